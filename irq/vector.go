@@ -1,0 +1,154 @@
+// Package irq holds interrupt plumbing for polling threads: eventfd-backed interrupt
+// vectors, an epoll Poller that a locked OS thread can sleep in, and the idle policies that
+// decide when a poll loop stops spinning and waits for an interrupt.
+package irq
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Kind says how a vector is delivered by the device.
+type Kind int
+
+// Interrupt kinds, in the order VFIO numbers its IRQ indexes.
+const (
+	INTx Kind = iota
+	MSI
+	MSIX
+)
+
+func (k Kind) String() string {
+	switch k {
+	case INTx:
+		return "intx"
+	case MSI:
+		return "msi"
+	case MSIX:
+		return "msix"
+	}
+	return fmt.Sprintf("irq.Kind(%d)", int(k))
+}
+
+// Vector is one interrupt vector of an opened device as a readable file descriptor.
+//
+// For MSI-X, MSI and VFIO INTx the descriptor is a nonblocking eventfd the kernel (or the
+// device model) signals. For uio_pci_generic it is the /dev/uioN descriptor, whose reads
+// return a cumulative 32-bit interrupt count; Vector hides the difference. Level-triggered
+// INTx is masked by the kernel when it fires: Rearm unmasks it again (it is a no-op for
+// message-signalled vectors).
+type Vector struct {
+	Kind  Kind
+	Index int // vector number within its kind
+
+	fd     int
+	owned  bool         // Close closes fd
+	uio    bool         // fd is a uio device: 4-byte cumulative counts
+	last   uint32       // uio: last count seen
+	rearm  func() error // INTx unmask, nil for MSI/MSI-X
+	mu     sync.Mutex   // guards Close against concurrent Signal
+	closed bool
+	buf    [8]byte
+}
+
+// NewEventfd returns a vector backed by a new nonblocking, close-on-exec eventfd. The
+// caller (a backend) hands Fd to the kernel or signals it itself.
+func NewEventfd(kind Kind, index int) (*Vector, error) {
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	return &Vector{Kind: kind, Index: index, fd: fd, owned: true}, nil
+}
+
+// NewUIO returns an INTx vector read from an opened (nonblocking) uio device descriptor.
+// rearm re-enables the interrupt after it fired. The vector does not own fd.
+func NewUIO(fd int, rearm func() error) *Vector {
+	return &Vector{Kind: INTx, fd: fd, uio: true, rearm: rearm}
+}
+
+// SetRearm sets the function Rearm calls (for INTx vectors whose unmask the backend
+// performs, such as VFIO's IRQ_SET_ACTION_UNMASK).
+func (v *Vector) SetRearm(fn func() error) { v.rearm = fn }
+
+// Fd is the descriptor to wait on for readability (epoll, poll).
+func (v *Vector) Fd() int { return v.fd }
+
+// Drain consumes pending notifications without blocking and returns how many interrupts
+// were signalled since the last Drain (0 if none).
+func (v *Vector) Drain() (uint64, error) {
+	if v.uio {
+		n, err := unix.Read(v.fd, v.buf[:4])
+		if err != nil {
+			if err == unix.EAGAIN {
+				return 0, nil
+			}
+			return 0, fmt.Errorf("read uio: %w", err)
+		}
+		if n != 4 {
+			return 0, fmt.Errorf("read uio: short read of %d bytes", n)
+		}
+		c := binary.NativeEndian.Uint32(v.buf[:4])
+		d := c - v.last
+		v.last = c
+		return uint64(d), nil
+	}
+	n, err := unix.Read(v.fd, v.buf[:8])
+	if err != nil {
+		if err == unix.EAGAIN {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("read eventfd: %w", err)
+	}
+	if n != 8 {
+		return 0, fmt.Errorf("read eventfd: short read of %d bytes", n)
+	}
+	return binary.NativeEndian.Uint64(v.buf[:8]), nil
+}
+
+// Signal adds one to an eventfd vector, as the kernel does when the interrupt fires. The
+// device model and tests use it; it fails on uio vectors and closed vectors.
+func (v *Vector) Signal() error {
+	if v.uio {
+		return errors.New("signal: uio vectors are signalled by the kernel")
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return unix.EBADF
+	}
+	var b [8]byte
+	binary.NativeEndian.PutUint64(b[:], 1)
+	_, err := unix.Write(v.fd, b[:])
+	if err == unix.EAGAIN { // counter saturated: an interrupt is pending anyway
+		return nil
+	}
+	return err
+}
+
+// Rearm re-enables a level-triggered interrupt after it fired. No-op when there is nothing
+// to rearm.
+func (v *Vector) Rearm() error {
+	if v.rearm == nil {
+		return nil
+	}
+	return v.rearm()
+}
+
+// Close releases the descriptor if the vector owns it. Safe to call more than once.
+func (v *Vector) Close() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return nil
+	}
+	v.closed = true
+	if v.owned {
+		return unix.Close(v.fd)
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+// Package nic is the NIC layer: the Port batch API every driver implements, packet buffers
+// and their mempool in DMA memory, and the Intel advanced-descriptor ring code shared by the
+// ixgbe and igb drivers.
+package nic
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/pci"
+)
+
+// Port is an initialised NIC port with its RX and TX queues running.
+//
+// Threading: each queue is used by one goroutine at a time (the dataplane gives every queue
+// to exactly one locked OS thread). Different queues may be used concurrently. Link, Stats,
+// MAC and the queue counts may be called from any goroutine.
+//
+// Buffer ownership: RxBurst hands the returned buffers to the caller, who must give each
+// one back exactly once, by Buf.Free or by passing it to TxBurst on any port. TxBurst takes
+// the buffers it accepted (a prefix of the slice) and frees them itself once the NIC has
+// sent them; the caller still owns the rest. A Mempool is not safe for concurrent use, so a
+// buffer received on one thread must be sent or freed on that same thread.
+type Port interface {
+	// MAC is the port's station address.
+	MAC() net.HardwareAddr
+	// NumRxQueues and NumTxQueues are the configured queue counts.
+	NumRxQueues() int
+	NumTxQueues() int
+	// RxBurst moves up to len(bufs) received frames from RX queue q into bufs[0:n] and
+	// returns n. It never blocks and never allocates; it refills the ring as it goes.
+	RxBurst(q int, bufs []*Buf) int
+	// TxBurst queues bufs[0:n] on TX queue q and returns n (0 ≤ n ≤ len(bufs)): fewer
+	// than len(bufs) when the ring is full. It reclaims completed descriptors first and
+	// rings the doorbell once per call.
+	TxBurst(q int, bufs []*Buf) int
+	// RxVector is the interrupt vector that fires for RX queue q, or nil if the port has
+	// no interrupts. In INTx mode every queue returns the same vector.
+	RxVector(q int) *irq.Vector
+	// EnableRxInterrupt unmasks RX queue q's interrupt, acknowledging and re-arming a
+	// level-triggered (INTx) vector, so that the next received frame fires RxVector(q).
+	EnableRxInterrupt(q int)
+	// DisableRxInterrupt masks RX queue q's interrupt.
+	DisableRxInterrupt(q int)
+	// Link reports the current link state.
+	Link() Link
+	// Stats returns the port's 64-bit counters since it was opened.
+	Stats() Stats
+	// Close stops the queues, masks interrupts and closes the device (bus mastering off,
+	// then DMA memory freed). Buffers still owned by callers must not be used afterwards.
+	Close() error
+}
+
+// Link is the state of a port's link.
+type Link struct {
+	Up        bool
+	SpeedMbps int
+}
+
+// Stats are a port's counters, accumulated in software from the NIC's read-to-clear
+// registers and the driver's own accounting.
+type Stats struct {
+	RxPackets uint64 // frames received by the NIC
+	RxBytes   uint64
+	TxPackets uint64 // frames sent by the NIC
+	TxBytes   uint64
+	RxMissed  uint64 // frames the NIC dropped for lack of a free descriptor
+	RxErrors  uint64 // bad write-backs (length, status, index) the driver refused
+	TxErrors  uint64
+}
+
+// Config selects how a driver brings a port up.
+type Config struct {
+	RxQueues    int           // number of RX queues (default 1)
+	TxQueues    int           // number of TX queues (default 1)
+	RxRing      int           // RX descriptors per queue, power of two (default 512)
+	TxRing      int           // TX descriptors per queue, power of two (default 512)
+	BufSize     int           // packet buffer size in bytes (default 2048)
+	PoolSize    int           // buffers per RX queue's mempool (default 2×RxRing + TxRing)
+	ITR         time.Duration // minimum interrupt interval; 0 = no moderation
+	Promiscuous bool
+	// Interrupts selects the interrupt mode: irq.MSIX (default) or irq.INTx. NoIRQ means
+	// poll only.
+	Interrupts irq.Kind
+	NoIRQ      bool
+	// LinkTimeout bounds the wait for link-up at open (default 2 s; the port opens with
+	// link down after it, and a warning is the caller's business).
+	LinkTimeout time.Duration
+}
+
+// Driver is a NIC driver that can open devices it recognises.
+type Driver struct {
+	Name  string
+	Match func(vendor, device uint16) bool
+	Open  func(dev pci.Device, cfg Config) (Port, error)
+}
+
+var (
+	driversMu sync.RWMutex
+	drivers   = map[string]Driver{}
+)
+
+// Register makes a driver available to Open. Drivers call it from init.
+func Register(d Driver) {
+	driversMu.Lock()
+	defer driversMu.Unlock()
+	if _, dup := drivers[d.Name]; dup {
+		panic("nic: driver registered twice: " + d.Name)
+	}
+	drivers[d.Name] = d
+}
+
+// Drivers lists the registered driver names, sorted.
+func Drivers() []string {
+	driversMu.RLock()
+	defer driversMu.RUnlock()
+	names := make([]string, 0, len(drivers))
+	for n := range drivers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ErrNoDriver is returned by Open when no registered driver supports the device.
+var ErrNoDriver = errors.New("no driver for device")
+
+// Open brings up dev with the named driver, or with the one that matches its vendor and
+// device id when name is "auto" or "".
+func Open(dev pci.Device, name string, cfg Config) (Port, error) {
+	vendor, err := pci.ReadConfig16(dev.Config(), pci.CfgVendorID)
+	if err != nil {
+		return nil, err
+	}
+	device, err := pci.ReadConfig16(dev.Config(), pci.CfgDeviceID)
+	if err != nil {
+		return nil, err
+	}
+	driversMu.RLock()
+	var d Driver
+	var ok bool
+	if name == "" || name == "auto" {
+		for _, n := range sortedKeys(drivers) {
+			if drivers[n].Match(vendor, device) {
+				d, ok = drivers[n], true
+				break
+			}
+		}
+	} else {
+		d, ok = drivers[name]
+	}
+	driversMu.RUnlock()
+	if !ok {
+		if name == "" || name == "auto" {
+			return nil, fmt.Errorf("%s (%04x:%04x): %w", dev.Addr(), vendor, device, ErrNoDriver)
+		}
+		return nil, fmt.Errorf("%s: unknown NIC driver %q (have %v): %w", dev.Addr(), name, Drivers(), ErrNoDriver)
+	}
+	if !d.Match(vendor, device) {
+		return nil, fmt.Errorf("%s (%04x:%04x): not supported by driver %s: %w", dev.Addr(), vendor, device, d.Name, ErrNoDriver)
+	}
+	return d.Open(dev, cfg)
+}
+
+func sortedKeys(m map[string]Driver) []string {
+	k := make([]string, 0, len(m))
+	for n := range m {
+		k = append(k, n)
+	}
+	sort.Strings(k)
+	return k
+}
