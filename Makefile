@@ -1,0 +1,38 @@
+# uiod — build and test entry points. `make test` is the one command that runs every test.
+GO      ?= go
+PKGS    := ./...
+# Packages whose tests do not measure time: run under the race detector too.
+RACE_PKGS := ./pci/... ./config/... ./irq/... ./wire/... ./nic/... ./sim/... ./vfio/... ./uio/... ./dmamem/... ./latency/... ./daemon/...
+
+.PHONY: all build test unit race lint qemu-setup bench clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -o bin/uiod ./cmd/uiod
+
+# Everything: formatting and vet, unit and model tests, race detector on the non-timing
+# packages, and the real-kernel tests in a QEMU guest (installed on demand when root).
+test: lint qemu-setup
+	$(GO) test -count=1 -timeout 40m $(PKGS)
+	$(GO) test -count=1 -short -race -timeout 20m $(RACE_PKGS)
+
+unit: lint
+	$(GO) test -count=1 -short $(PKGS)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+# Installs QEMU 10, busybox and a Debian kernel for the guest tests (root only; idempotent).
+# Without root it says why and the integration tests skip.
+qemu-setup:
+	@if [ "$$(id -u)" = 0 ]; then bash scripts/qemu-setup.sh; \
+	 else echo "qemu-setup: not root: QEMU integration tests will skip"; fi
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./nic/... ./dataplane/...
+
+clean:
+	rm -rf bin

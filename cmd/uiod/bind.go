@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/uiod/uiod/pci"
+)
+
+func init() { commands = append(commands, newBindCmd) }
+
+func newBindCmd() *cobra.Command {
+	var (
+		driver string
+		opts   pci.BindOptions
+		dryRun bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bind --driver DRIVER [--force] [--dry-run] [--noiommu-mode] ADDR...",
+		Short: "Bind PCI functions to vfio-pci, uio_pci_generic or a kernel driver",
+		Long: `Bind each function to DRIVER (vfio-pci, uio_pci_generic, or a kernel driver to give
+it back to the host). Every check runs before anything is touched: the function exists, is
+not active (its interface has no route) unless --force, and for vfio-pci the host has an
+IOMMU (or --noiommu-mode) and the function's IOMMU group is viable. The original driver is
+recorded under <root>/run/uiod/ for "uiod unbind --restore"; on any failure the functions
+are put back on their original drivers. --dry-run prints the exact writes instead.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if driver == "" {
+				return usagef("--driver is required: vfio-pci, uio_pci_generic, or a kernel driver name")
+			}
+			if err := pci.ValidDriverName(driver); err != nil {
+				return asUsage(fmt.Errorf("--driver: %w", err))
+			}
+			addrs, err := parsePCIArgs(args)
+			if err != nil {
+				return err
+			}
+			h := pciHost()
+			p, err := h.PlanBind(addrs, driver, opts)
+			if err != nil {
+				return pciPlanError(err)
+			}
+			return runPCIPlan(cmd, h, p, dryRun)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&driver, "driver", "", "driver to bind to: vfio-pci, uio_pci_generic, or a kernel driver")
+	f.BoolVar(&opts.Force, "force", false, "bind functions whose interfaces are active (have routes)")
+	f.BoolVar(&dryRun, "dry-run", false, "print the writes that would be made, and make none")
+	f.BoolVar(&opts.NoIOMMU, "noiommu-mode", false, "on a host without an IOMMU, enable vfio's UNSAFE no-IOMMU mode")
+	return cmd
+}
+
+// runPCIPlan prints the plan's warnings, then prints (dry run) or applies the plan.
+func runPCIPlan(cmd *cobra.Command, h *pci.Host, p *pci.Plan, dryRun bool) error {
+	stderr := cmd.ErrOrStderr()
+	for _, w := range p.Warnings {
+		writeWarning(stderr, w)
+	}
+	out := cmd.OutOrStdout()
+	if dryRun {
+		fmt.Fprintf(out, "# dry run: %s would make these changes\n%s", p.Op, p)
+		return nil
+	}
+	if err := h.Apply(p); err != nil {
+		return err
+	}
+	for _, d := range p.Devices {
+		fmt.Fprintln(out, pciResultLine(p.Op, d))
+	}
+	return nil
+}
+
+func pciResultLine(op string, d pci.DevicePlan) string {
+	name := func(s string) string {
+		if s == "" {
+			return "no driver"
+		}
+		return s
+	}
+	switch {
+	case len(d.Writes) == 0 && !d.DropState:
+		return fmt.Sprintf("%s: already on %s", d.Addr, name(d.From))
+	case op == "unbind" && d.To == "" && !d.Verify:
+		return fmt.Sprintf("%s: unbound from %s, kernel drivers probed", d.Addr, name(d.From))
+	}
+	return fmt.Sprintf("%s: %s -> %s", d.Addr, name(d.From), name(d.To))
+}
+
+// writeWarning prints a warning; the no-IOMMU one is framed so that nobody misses it.
+func writeWarning(w io.Writer, msg string) {
+	if msg == pci.WarnNoIOMMU {
+		bar := strings.Repeat("!", 78)
+		fmt.Fprintf(w, "%s\n!!! WARNING: %s\n%s\n", bar, msg, bar)
+		return
+	}
+	fmt.Fprintf(w, "warning: %s\n", msg)
+}

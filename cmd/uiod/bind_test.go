@@ -1,0 +1,192 @@
+package main
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/uiod/uiod/pci/pcitest"
+)
+
+func testBindRefused(t *testing.T, cli *uiodCLI) {
+	tests := []struct {
+		name  string
+		setup func(tr *pcitest.Tree)
+		args  []string
+		want  []string
+	}{
+		{"no driver flag", nil, []string{"bind", pcitest.Igb82576}, []string{"--driver is required"}},
+		{"no address", nil, []string{"bind", "--driver", "vfio-pci"}, []string{"requires at least 1 arg"}},
+		{"bad address", nil, []string{"bind", "--driver", "vfio-pci", "../../03:00.0"}, []string{"invalid PCI address", "../../03:00.0"}},
+		{"short address", nil, []string{"bind", "--driver", "vfio-pci", pcitest.Igb82576, "3:00.0"}, []string{"invalid PCI address", `"3:00.0"`}},
+		{"bad driver", nil, []string{"bind", "--driver", "../vfio", pcitest.Igb82576}, []string{"--driver", "../vfio"}},
+		{"unknown device", nil, []string{"bind", "--driver", "vfio-pci", "0000:42:00.0"}, []string{"no such PCI device 0000:42:00.0"}},
+		{"active", nil, []string{"bind", "--driver", "vfio-pci", pcitest.X540}, []string{pcitest.X540, "active", "ens2f0", "--force"}},
+		{"not viable", nil, []string{"bind", "--driver", "vfio-pci", pcitest.Port82599A}, []string{"IOMMU group 1", "0000:01:00.1 (bound to ixgbe)"}},
+		{"no iommu", func(tr *pcitest.Tree) { tr.DropIOMMU() }, []string{"bind", "--driver", "vfio-pci", pcitest.Igb82576}, []string{"no IOMMU groups", "--noiommu-mode"}},
+		{"bad flag", nil, []string{"bind", "--driver", "vfio-pci", "--frce", pcitest.Igb82576}, []string{"unknown flag"}},
+		{"unbind unknown", nil, []string{"unbind", "0000:42:00.0"}, []string{"0000:42:00.0"}},
+		{"unbind bad address", nil, []string{"unbind", "0000:42:00.0/../x"}, []string{"invalid PCI address"}},
+		{"unbind active", nil, []string{"unbind", "--restore", pcitest.X540}, []string{"active"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := pcitest.Standard(t)
+			if tt.setup != nil {
+				tt.setup(tr)
+			}
+			before := tr.Snapshot()
+			stdout, stderr, code := cli.run(t, append([]string{"--root", tr.Root}, tt.args...)...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2\n%s%s", code, stdout, stderr)
+			}
+			for _, s := range tt.want {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+			if !maps.Equal(before, tr.Snapshot()) {
+				t.Error("the tree changed")
+			}
+		})
+	}
+}
+
+func testBindDryRun(t *testing.T, cli *uiodCLI) {
+	tr := pcitest.Standard(t)
+	before := tr.Snapshot()
+	out, stderr, code := cli.run(t, "--root", tr.Root, "bind", "--dry-run", "--driver", "uio_pci_generic", pcitest.Igb82576, pcitest.Unbound)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		`echo -n uio_pci_generic > ` + tr.Path("sys/bus/pci/devices/0000:03:00.0/driver_override"),
+		`echo -n 0000:03:00.0 > ` + tr.Path("sys/bus/pci/drivers/igb/unbind"),
+		`echo -n 0000:03:00.0 > ` + tr.Path("sys/bus/pci/drivers_probe"),
+		`echo -n 0000:06:00.0 > ` + tr.Path("sys/bus/pci/drivers_probe"),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr, "warning: uio_pci_generic gives the device no DMA protection") {
+		t.Errorf("no DMA warning:\n%s", stderr)
+	}
+	// No-IOMMU mode: the loud warning and the parameter write, still nothing written.
+	tr.DropIOMMU()
+	tr.AddNoIOMMUParam()
+	before = tr.Snapshot()
+	out, stderr, code = cli.run(t, "--root", tr.Root, "bind", "--dry-run", "--noiommu-mode", "--driver", "vfio-pci", pcitest.Igb82576)
+	if code != 0 || !strings.Contains(stderr, "!!! WARNING: ENABLING UNSAFE NO-IOMMU MODE") ||
+		!strings.Contains(out, `echo -n 1 > `+tr.Path("sys/module/vfio/parameters/enable_unsafe_noiommu_mode")) {
+		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if !maps.Equal(before, tr.Snapshot()) {
+		t.Error("--dry-run changed the tree")
+	}
+}
+
+func testBindAlreadyBound(t *testing.T, cli *uiodCLI) {
+	tr := pcitest.Standard(t)
+	before := tr.Snapshot()
+	out, stderr, code := cli.run(t, "--root", tr.Root, "bind", "--driver", "vfio-pci", pcitest.I350)
+	if code != 0 || !strings.Contains(out, "0000:04:00.0: already on vfio-pci") {
+		t.Errorf("exit %d: %s%s", code, out, stderr)
+	}
+	if !maps.Equal(before, tr.Snapshot()) {
+		t.Error("an already bound function was written to")
+	}
+}
+
+// testBindRollbackCLI binds for real against a fixture whose "kernel" does not react:
+// the probe binds nothing, so verification fails and the bind is rolled back.
+func testBindRollbackCLI(t *testing.T, cli *uiodCLI) {
+	tr := pcitest.Standard(t)
+	_, stderr, code := cli.run(t, "--root", tr.Root, "bind", "--driver", "vfio-pci", pcitest.Igb82576)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	for _, want := range []string{"bind 0000:03:00.0: verify", "rolled back"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q: %s", want, stderr)
+		}
+	}
+	// The apply wrote override, unbind and probe; the fixture kernel did not unbind, so
+	// the rollback only cleared the override (the function is still on igb) and removed
+	// the state file.
+	for file, want := range map[string]string{
+		"sys/bus/pci/devices/0000:03:00.0/driver_override": "\n",
+		"sys/bus/pci/drivers/igb/unbind":                   pcitest.Igb82576,
+		"sys/bus/pci/drivers_probe":                        pcitest.Igb82576,
+		"sys/bus/pci/drivers/igb/bind":                     "",
+	} {
+		if got := tr.ReadFile(file); got != want {
+			t.Errorf("%s = %q, want %q", file, got, want)
+		}
+	}
+	if tr.Driver(pcitest.Igb82576) != "igb" {
+		t.Errorf("driver %q", tr.Driver(pcitest.Igb82576))
+	}
+	if _, err := os.Stat(tr.Path("run/uiod/0000:03:00.0.json")); !os.IsNotExist(err) {
+		t.Errorf("state file after rollback: %v", err)
+	}
+}
+
+func testBindModprobeCLI(t *testing.T, cli *uiodCLI) {
+	tr := pcitest.Standard(t)
+	tr.Remove("sys/bus/pci/drivers/uio_pci_generic")
+	bin := t.TempDir()
+	log := filepath.Join(bin, "modprobe.log")
+	script := "#!/bin/sh\necho \"$@\" >> " + log + "\nmkdir -p " + tr.Path("sys/bus/pci/drivers") + "/$1\n"
+	if err := os.WriteFile(filepath.Join(bin, "modprobe"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := *cli
+	c.env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	out, stderr, code := c.run(t, "--root", tr.Root, "bind", "--dry-run", "--driver", "uio_pci_generic", pcitest.Unbound)
+	if code != 0 || !strings.Contains(out, "modprobe uio_pci_generic") {
+		t.Errorf("dry run: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, err := os.Stat(log); !os.IsNotExist(err) {
+		t.Error("dry run ran modprobe")
+	}
+	// The real run loads the driver, then fails verification (no kernel) and rolls back.
+	_, stderr, code = c.run(t, "--root", tr.Root, "bind", "--driver", "uio_pci_generic", pcitest.Unbound)
+	if got, _ := os.ReadFile(log); string(got) != "uio_pci_generic\n" {
+		t.Errorf("modprobe log %q; exit %d %s", got, code, stderr)
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+}
+
+func testUnbindCLI(t *testing.T, cli *uiodCLI) {
+	tr := pcitest.Standard(t)
+	before := tr.Snapshot()
+	out, stderr, code := cli.run(t, "--root", tr.Root, "unbind", "--dry-run", "--restore", pcitest.I350, pcitest.Unbound)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		`echo -n 0000:04:00.0 > ` + tr.Path("sys/bus/pci/drivers/vfio-pci/unbind"),
+		`echo -n 0000:04:00.0 > ` + tr.Path("sys/bus/pci/drivers_probe"),
+		"0000:04:00.0: vfio-pci -> (kernel's choice)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if !maps.Equal(before, tr.Snapshot()) {
+		t.Error("--dry-run changed the tree")
+	}
+	// Without the fake kernel, an unbind write lands in the file and verification fails.
+	_, stderr, code = cli.run(t, "--root", tr.Root, "unbind", pcitest.I350)
+	if code != 1 || !strings.Contains(stderr, "unbind 0000:04:00.0: verify") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if got := tr.ReadFile("sys/bus/pci/drivers/vfio-pci/unbind"); got != pcitest.I350 {
+		t.Errorf("vfio-pci/unbind = %q", got)
+	}
+}

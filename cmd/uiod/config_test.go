@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// buildConfigTestBinary builds uiod into a temporary directory and returns its path.
+func buildConfigTestBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "uiod")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runConfigBinary runs the binary with stdin, and an environment with no UIOD_* variables
+// but env, and returns stdout, stderr and the exit code.
+func runConfigBinary(t *testing.T, bin string, stdin string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "UIOD_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return stdout.String(), stderr.String(), 0
+	case errors.As(err, &ee):
+		return stdout.String(), stderr.String(), ee.ExitCode()
+	}
+	t.Fatalf("run %v: %v", args, err)
+	return "", "", -1
+}
+
+func TestConfigCommands(t *testing.T) {
+	bin := buildConfigTestBinary(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(`
+ports:
+  - {name: a, driver: sim, wire: "pair:a", rx_ring: 100}
+  - {name: b, driver: sim, wire: "pair:b"}
+  - {name: c, driver: vfio-pci, pci: "0000:03:00.0", rx_rnig: 512}
+forward: {mode: reflect}
+poll: {mode: sleep, sleep_min: 1ms, sleep_max: 1ms}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(dir, "broken.yaml")
+	if err := os.WriteFile(broken, []byte("ports: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sim := filepath.Join("..", "..", "examples", "sim.yaml")
+	example, _, code := runConfigBinary(t, bin, "", nil, "config", "example")
+	if code != 0 || !strings.Contains(example, "# ") {
+		t.Fatalf("config example: exit %d, output %q", code, example)
+	}
+
+	tests := []struct {
+		name      string
+		stdin     string
+		env       []string
+		args      []string
+		code      int
+		stdout    []string // substrings
+		stderr    []string
+		stderrNot []string
+	}{
+		{"good file", "", nil, []string{"config", "validate", sim}, 0, []string{sim + ": ok"}, nil, nil},
+		{"example on stdin", example, nil, []string{"config", "validate", "-"}, 0, []string{"<stdin>: ok"}, nil, nil},
+		{"bad file names every field", "", nil, []string{"config", "validate", bad}, 2, nil, []string{
+			bad + ": ports[0].rx_ring = 100: must be a power of two",
+			bad + ": ports[2].rx_rnig: unknown key; did you mean rx_ring?",
+			bad + ": poll.sleep_min = 1ms: must be less than poll.sleep_max",
+			"uiod: " + bad + ": invalid configuration",
+		}, nil},
+		{"bad on stdin", "ports: []", nil, []string{"config", "validate", "-"}, 2, nil, []string{"<stdin>: ports: at least one port"}, nil},
+		{"syntax error", "", nil, []string{"config", "validate", broken}, 2, nil, []string{broken + ": parse config: yaml"}, nil},
+		{"missing file", "", nil, []string{"config", "validate", filepath.Join(dir, "nope.yaml")}, 2, nil, []string{"no such file"}, nil},
+		{"several files", "", nil, []string{"config", "validate", sim, bad}, 2, []string{sim + ": ok"}, []string{"1 of 2 configuration files are invalid"}, []string{sim + ": ports"}},
+		{"no file", "", nil, []string{"config", "validate"}, 2, nil, []string{"requires at least 1 arg"}, nil},
+		{"env override checked", "", []string{"UIOD_POLL_MODE=nap"}, []string{"config", "validate", sim}, 2, nil,
+			[]string{sim + `: poll.mode = "nap": want busy, adaptive or sleep (from $UIOD_POLL_MODE)`}, nil},
+		{"env override applied", "", []string{"UIOD_POLL_MODE=busy", "UIOD_METRICS_LISTEN="}, []string{"config", "validate", sim}, 0, []string{sim + ": ok"}, nil, nil},
+		{"example takes no args", "", nil, []string{"config", "example", "x"}, 2, nil, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runConfigBinary(t, bin, tt.stdin, tt.env, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
+			}
+			for _, s := range tt.stdout {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout)
+				}
+			}
+			for _, s := range tt.stderr {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+			for _, s := range tt.stderrNot {
+				if strings.Contains(stderr, s) {
+					t.Errorf("stderr has %q:\n%s", s, stderr)
+				}
+			}
+		})
+	}
+}

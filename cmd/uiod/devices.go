@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/uiod/uiod/pci"
+)
+
+func init() { commands = append(commands, newDevicesCmd) }
+
+// pciHost returns the host under --root, with pci.ids warnings going to the log.
+func pciHost() *pci.Host {
+	return &pci.Host{Root: g.root, Warn: func(msg string) { g.log.Warn(msg) }}
+}
+
+func newDevicesCmd() *cobra.Command {
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "devices [--all] [--json]",
+		Short: "List PCI network devices and the drivers they are bound to",
+		Long: `List PCI functions grouped like dpdk-devbind --status: bound to a userspace driver
+(vfio-pci, uio_pci_generic), bound to a kernel driver (with its interfaces, and *Active* if
+one has a route: the host is using it), and without a driver. Network controllers only,
+unless --all. A function whose sysfs files cannot be read is listed with its error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			devs, err := pciHost().Scan(all)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if devs == nil {
+					devs = []pci.DeviceInfo{}
+				}
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(devs)
+			}
+			writeDeviceGroups(cmd.OutOrStdout(), devs, all)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "list functions of every class, not only network controllers")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of objects")
+	return cmd
+}
+
+// writeDeviceGroups prints the functions in dpdk-devbind --status style.
+func writeDeviceGroups(w io.Writer, devs []pci.DeviceInfo, all bool) {
+	kind := "Network devices"
+	if all {
+		kind = "PCI devices"
+	}
+	groups := []struct {
+		title string
+		match func(d *pci.DeviceInfo) bool
+	}{
+		{kind + " using a userspace driver", func(d *pci.DeviceInfo) bool { return d.IsUserspace() }},
+		{kind + " using a kernel driver", func(d *pci.DeviceInfo) bool { return d.Driver != "" && !d.IsUserspace() }},
+		{kind + " without a driver", func(d *pci.DeviceInfo) bool { return d.Driver == "" }},
+	}
+	printed := false
+	for _, grp := range groups {
+		var lines []string
+		for i := range devs {
+			if grp.match(&devs[i]) {
+				lines = append(lines, deviceLine(&devs[i]))
+			}
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		if printed {
+			fmt.Fprintln(w)
+		}
+		printed = true
+		fmt.Fprintf(w, "%s\n%s\n", grp.title, strings.Repeat("=", len(grp.title)))
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
+	}
+	if !printed {
+		fmt.Fprintf(w, "No %s found\n", strings.ToLower(kind))
+	}
+}
+
+// deviceLine formats one function:
+// 0000:01:00.0 '82599ES 10-Gigabit SFI/SFP+ Network Connection 10fb' if=eth0 drv=ixgbe numa=0 iommu=1 msix=64 *Active*
+func deviceLine(d *pci.DeviceInfo) string {
+	var b strings.Builder
+	name := d.DeviceName
+	switch {
+	case name != "":
+		name += " " + d.DeviceID.String()
+	case d.VendorName != "":
+		name = d.VendorName + " device " + d.DeviceID.String()
+	default:
+		name = d.VendorID.String() + ":" + d.DeviceID.String()
+	}
+	fmt.Fprintf(&b, "%s '%s'", d.Addr, name)
+	if len(d.Interfaces) > 0 {
+		fmt.Fprintf(&b, " if=%s", strings.Join(d.Interfaces, ","))
+	}
+	if d.Driver != "" {
+		fmt.Fprintf(&b, " drv=%s", d.Driver)
+	}
+	if d.NUMANode >= 0 {
+		fmt.Fprintf(&b, " numa=%d", d.NUMANode)
+	}
+	if d.IOMMUGroup >= 0 {
+		fmt.Fprintf(&b, " iommu=%d", d.IOMMUGroup)
+		if len(d.IOMMUGroupMembers) > 0 {
+			m := make([]string, len(d.IOMMUGroupMembers))
+			for i, a := range d.IOMMUGroupMembers {
+				m[i] = a.String()
+			}
+			fmt.Fprintf(&b, "(+%s)", strings.Join(m, ","))
+		}
+	}
+	if d.MSIXVectors > 0 {
+		fmt.Fprintf(&b, " msix=%d", d.MSIXVectors)
+	}
+	if d.Active {
+		b.WriteString(" *Active*")
+	}
+	if d.Err != nil {
+		// The error already starts with the address; show what is wrong.
+		msg := strings.TrimPrefix(d.Err.Error(), d.Addr.String()+": ")
+		fmt.Fprintf(&b, " error=%q", strings.ReplaceAll(msg, "\n", "; "))
+	}
+	return b.String()
+}
+
+// parsePCIArgs parses the address arguments of bind and unbind; a bad one is a usage error.
+func parsePCIArgs(args []string) ([]pci.Addr, error) {
+	var addrs []pci.Addr
+	for _, s := range args {
+		a, err := pci.ParseAddr(s)
+		if err != nil {
+			return nil, asUsage(err)
+		}
+		addrs = append(addrs, a)
+	}
+	return addrs, nil
+}
+
+// pciPlanError turns an error of planning (nothing was touched) into the command's error:
+// a missing device or a refusal is the user's to fix (exit 2), anything else is a failure.
+func pciPlanError(err error) error {
+	if errors.Is(err, pci.ErrNoDevice) || errors.Is(err, pci.ErrRefused) || errors.Is(err, pci.ErrBadAddr) {
+		return asUsage(err)
+	}
+	return err
+}

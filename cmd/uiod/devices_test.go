@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/uiod/uiod/pci/pcitest"
+)
+
+// uiodCLI runs a uiod binary built for the PCI command tests.
+type uiodCLI struct {
+	bin string
+	env []string
+}
+
+// buildPCICLI builds the uiod binary into a temporary directory.
+func buildPCICLI(t *testing.T) *uiodCLI {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(t.TempDir(), "uiod")
+	out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return &uiodCLI{bin: bin}
+}
+
+// run runs uiod with args and returns stdout, stderr and the exit code.
+func (c *uiodCLI) run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(c.bin, args...)
+	cmd.Env = append(os.Environ(), c.env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func TestPCICommands(t *testing.T) {
+	cli := buildPCICLI(t)
+	t.Run("devices", func(t *testing.T) { testDevicesText(t, cli) })
+	t.Run("devices all", func(t *testing.T) { testDevicesAll(t, cli) })
+	t.Run("devices json", func(t *testing.T) { testDevicesJSON(t, cli) })
+	t.Run("devices bad flags", func(t *testing.T) { testDevicesBadFlags(t, cli) })
+	t.Run("bind refused", func(t *testing.T) { testBindRefused(t, cli) })
+	t.Run("bind dry run", func(t *testing.T) { testBindDryRun(t, cli) })
+	t.Run("bind already bound", func(t *testing.T) { testBindAlreadyBound(t, cli) })
+	t.Run("bind rollback", func(t *testing.T) { testBindRollbackCLI(t, cli) })
+	t.Run("bind modprobe", func(t *testing.T) { testBindModprobeCLI(t, cli) })
+	t.Run("unbind", func(t *testing.T) { testUnbindCLI(t, cli) })
+}
+
+func testDevicesText(t *testing.T, cli *uiodCLI) {
+	tr := pcitest.Standard(t)
+	tr.InstallPCIIDs()
+	before := tr.Snapshot()
+	out, stderr, code := cli.run(t, "--root", tr.Root, "devices")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	t.Logf("\n%s", out)
+	sections := []string{
+		"Network devices using a userspace driver\n========================================\n" +
+			"0000:04:00.0 'I350 Gigabit Network Connection 1521' drv=vfio-pci numa=0 iommu=4 msix=10\n",
+		"Network devices using a kernel driver\n",
+		"0000:02:00.0 'Ethernet Controller 10-Gigabit X540-AT2 1528' if=ens2f0 drv=ixgbe numa=1 iommu=2 msix=64 *Active*\n",
+		"0000:01:00.0 '82599ES 10-Gigabit SFI/SFP+ Network Connection 10fb' if=eth0 drv=ixgbe numa=0 iommu=1(+0000:00:01.0,0000:01:00.1) msix=64\n",
+		"0000:05:00.0 'Virtio 1.0 network device 1041' if=ens5 drv=virtio-pci iommu=5 msix=3\n",
+		"0000:03:00.0 'Intel Corporation device 10c9' if=ens3f0 drv=igb iommu=3 msix=10\n",
+		"Network devices without a driver\n",
+		"0000:06:00.0 'Intel Corporation device 10c9' numa=0 iommu=6 msix=10\n",
+		"0000:07:00.0 '0000:10fb' numa=0 iommu=7 error=",
+	}
+	for _, s := range sections {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q", s)
+		}
+	}
+	if strings.Contains(out, pcitest.SATA) || strings.Contains(out, pcitest.Bridge+" ") {
+		t.Error("non-network functions listed without --all")
+	}
+	if strings.Index(out, "userspace driver") > strings.Index(out, "kernel driver") ||
+		strings.Index(out, "kernel driver") > strings.Index(out, "without a driver") {
+		t.Error("groups out of order")
+	}
+	if !maps.Equal(before, tr.Snapshot()) {
+		t.Error("devices changed the tree")
+	}
+}
+
+func testDevicesAll(t *testing.T, cli *uiodCLI) {
+	tr := pcitest.Standard(t)
+	out, stderr, code := cli.run(t, "--root", tr.Root, "devices", "--all")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "PCI devices using a kernel driver") ||
+		!strings.Contains(out, "0000:00:1f.2 '8086:2922' drv=ahci") {
+		t.Errorf("output:\n%s", out)
+	}
+	// No pci.ids: one warning, ids only.
+	if n := strings.Count(stderr, "no pci.ids database"); n != 1 {
+		t.Errorf("%d warnings about pci.ids, want 1:\n%s", n, stderr)
+	}
+	if !strings.Contains(out, "0000:01:00.0 '8086:10fb' if=eth0") {
+		t.Errorf("without pci.ids, want ids only:\n%s", out)
+	}
+}
+
+func testDevicesJSON(t *testing.T, cli *uiodCLI) {
+	tr := pcitest.Standard(t)
+	tr.InstallPCIIDs()
+	out, stderr, code := cli.run(t, "--root", tr.Root, "devices", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var devs []map[string]any
+	if err := json.Unmarshal([]byte(out), &devs); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if len(devs) != 8 {
+		t.Errorf("%d objects, want 8", len(devs))
+	}
+	keys := []string{"address", "vendor_id", "device_id", "vendor_name", "device_name", "class", "driver", "interfaces",
+		"iommu_group", "iommu_group_members", "numa_node", "msix_vectors", "active", "error"}
+	byAddr := map[string]map[string]any{}
+	for _, d := range devs {
+		for _, k := range keys {
+			if _, ok := d[k]; !ok {
+				t.Errorf("%v lacks key %q", d["address"], k)
+			}
+		}
+		byAddr[d["address"].(string)] = d
+	}
+	x := byAddr[pcitest.X540]
+	if x["active"] != true || x["driver"] != "ixgbe" || x["vendor_name"] != "Intel Corporation" || x["numa_node"] != 1.0 ||
+		x["msix_vectors"] != 64.0 || x["iommu_group"] != 2.0 || x["error"] != "" {
+		t.Errorf("X540: %v", x)
+	}
+	if e, _ := byAddr[pcitest.Garbage]["error"].(string); !strings.Contains(e, "vendor") {
+		t.Errorf("garbage vendor error %q", e)
+	}
+	// An empty host prints an empty array, not null.
+	empty := pcitest.New(t)
+	out, _, code = cli.run(t, "--root", empty.Root, "devices", "--json")
+	if code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("empty host: exit %d, %q", code, out)
+	}
+}
+
+func testDevicesBadFlags(t *testing.T, cli *uiodCLI) {
+	tr := pcitest.Standard(t)
+	for _, args := range [][]string{{"devices", "extra"}, {"devices", "--bogus"}} {
+		if _, _, code := cli.run(t, append([]string{"--root", tr.Root}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	// A root without sysfs is a runtime failure.
+	if _, stderr, code := cli.run(t, "--root", t.TempDir(), "devices"); code != 1 || !strings.Contains(stderr, "sys/bus/pci/devices") {
+		t.Errorf("empty root: exit %d, %s", code, stderr)
+	}
+}

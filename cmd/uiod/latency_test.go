@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/wire"
+)
+
+// latencyExec runs `uiod ARGS` with stdout captured and returns the output and error.
+func latencyExec(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestLatencyBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--size", "63"}, "--size"},
+		{[]string{"--size", "2000"}, "--size"},
+		{[]string{"--count", "-1"}, "--count"},
+		{[]string{"--duration", "-1s"}, "--duration"},
+		{[]string{"--timeout", "0s"}, "--timeout"},
+		{[]string{"--interval", "0s"}, "--interval"},
+		{[]string{"--spin", "-1us"}, "--spin"},
+		{[]string{"--pattern", "square:1k"}, "--pattern"},
+		{[]string{"--pattern", "poisson:1k", "--interval", "1ms"}, "--interval"},
+		{[]string{"--load-rate", "lots"}, "--load-rate"},
+		{[]string{"--load-size", "100"}, "--load-size"},
+		{[]string{"--load-rate", "1k", "--load-size", "20"}, "--load-size"},
+		{[]string{"--plot", "out.jpg"}, "--plot"},
+		{[]string{"--plot", "png"}, "--plot"},
+		{[]string{"--policies", "busy,nap"}, "--policies"},
+		{[]string{"--policies", "sleep:200us-100us"}, "--policies"},
+		{[]string{"--policies", "busy,busy"}, "--policies"},
+		{[]string{"--policies", "busy+hk:100"}, "--policies"},
+		{[]string{"--rx", "pair:a"}, "--rx"},
+		{[]string{"--tx", "eth0"}, "--tx"},
+		{[]string{"--tx", "pair:a", "--rx", "tap:"}, "--rx"},
+		{[]string{"--tx", "pair:a", "--sim"}, "--sim"},
+		{[]string{"--tx", "pair:a", "--policies", "busy"}, "--policies"},
+		{[]string{"--bogus"}, "--bogus"},
+		{[]string{"extra-arg"}, "extra-arg"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			args := append([]string{"latency"}, tt.args...)
+			if code := run(args); code != exitUsage {
+				t.Fatalf("exit %d, want %d", code, exitUsage)
+			}
+			_, err := latencyExec(t, args...)
+			if err == nil || !strings.Contains(err.Error(), tt.flag) {
+				t.Fatalf("error %v does not name %s", err, tt.flag)
+			}
+		})
+	}
+}
+
+func TestParsePolicies(t *testing.T) {
+	ps, err := parsePolicies(defaultPolicies + ",adaptive:50us,threaded,busy+hk:100/10us")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]irq.PolicyConfig{
+		"busy":                {Mode: irq.Busy},
+		"adaptive":            {Mode: irq.Adaptive},
+		"auto":                {Mode: irq.Adaptive, Auto: true},
+		"sleep:100us-200us":   {Mode: irq.SleepRange, SleepMin: 100 * time.Microsecond, SleepMax: 200 * time.Microsecond},
+		"adaptive:50us":       {Mode: irq.Adaptive, IdleThreshold: 50 * time.Microsecond},
+		"threaded":            {Mode: irq.Adaptive, Delivery: irq.Threaded},
+		"busy+hk:100/10us":    {Mode: irq.Busy, HousekeepingHz: 100, HousekeepingLength: 10 * time.Microsecond},
+		"sleep:1000us-1100us": {Mode: irq.SleepRange, SleepMin: time.Millisecond, SleepMax: 1100 * time.Microsecond},
+	}
+	for _, p := range ps {
+		if w, ok := want[p.name]; ok && p.cfg != w {
+			t.Errorf("%s: %+v, want %+v", p.name, p.cfg, w)
+		}
+	}
+	if len(ps) != 9 {
+		t.Fatalf("%d policies", len(ps))
+	}
+}
+
+func TestLatencyPairWire(t *testing.T) {
+	dir := t.TempDir()
+	csvPath, jsonPath, plotPath := filepath.Join(dir, "h.csv"), filepath.Join(dir, "r.json"), filepath.Join(dir, "p.svg")
+	out, err := latencyExec(t, "latency", "--tx", "pair:cli-test", "--count", "300", "--interval", "100us",
+		"--label", "mem", "--csv", csvPath, "--json", jsonPath, "--plot", plotPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "[mem] Samples: 300, Average: ") || !strings.Contains(out, "p99.9: ") {
+		t.Fatalf("output %q", out)
+	}
+	f, _ := os.Open(csvPath)
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(rows) < 2 || rows[0][0] != "latency" || rows[0][1] != "count" {
+		t.Fatalf("CSV %q, %v", rows, err)
+	}
+	var j map[string]any
+	data, _ := os.ReadFile(jsonPath)
+	if err := json.Unmarshal(data, &j); err != nil || j["sent"] != 300.0 || j["received"] != 300.0 {
+		t.Fatalf("JSON sent %v received %v: %v", j["sent"], j["received"], err)
+	}
+	if svg, _ := os.ReadFile(plotPath); !bytes.Contains(svg, []byte("<svg")) {
+		t.Fatal("no SVG written")
+	}
+}
+
+func TestLatencySim(t *testing.T) {
+	out, err := latencyExec(t, "latency", "--sim", "--duration", "1s", "--policies", "busy,adaptive,sleep:100us-200us")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + out)
+	if strings.Contains(out, "Samples: 0,") {
+		t.Error("a policy forwarded no probe")
+	}
+	for _, want := range []string{"[busy] Samples: ", "[adaptive] Samples: ", "[sleep:100us-200us] Samples: ", "CPU %", "wakeups"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+// TestLatencyUnixWires runs the generator against a forwarder on unix datagram wires, as
+// against a `uiod run` with sim ports on unix wires or a QEMU guest.
+func TestLatencyUnixWires(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	in, err := wire.ListenUnix(p("d_in"), p("g_tx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := wire.ListenUnix(p("d_out"), p("g_rx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	in.SetHandler(func(f []byte, ts int64) { out.Send(f) })
+
+	stdout, err := latencyExec(t, "latency",
+		"--tx", "unix:"+p("g_tx")+","+p("d_in"), "--rx", "unix:"+p("g_rx")+","+p("d_out"),
+		"--count", "200", "--interval", "200us", "--size", "1514")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout, "[unix:"+p("g_tx")+","+p("d_in")+"] Samples: 200,") {
+		t.Fatalf("output %q", stdout)
+	}
+}
+
+// pingCommand returns the argv prefix of a ping that works here, or nil.
+func pingCommand() []string {
+	if p, err := exec.LookPath("ping"); err == nil {
+		return []string{p}
+	}
+	if p, err := exec.LookPath("busybox"); err == nil {
+		return []string{p, "ping"}
+	}
+	return nil
+}
+
+// TestIntegrationTAPDemo is scripts/tap-demo.sh in-process: two network namespaces, each
+// with a TAP interface that is the cable of one model 82599 port; the dataplane forwards
+// between the ports, so the namespaces can ping each other through uiod.
+func TestIntegrationTAPDemo(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skip("no /dev/net/tun")
+	}
+	ping := pingCommand()
+	if ping == nil {
+		t.Skip("no ping")
+	}
+	ipCmd := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v: %s", args, err, out)
+		}
+	}
+	var taps [2]wire.Port
+	var nss [2]string
+	for i := range taps {
+		nss[i] = fmt.Sprintf("uiod-demo-%d-%d", os.Getpid(), i)
+		name := fmt.Sprintf("uiodd%d%d", os.Getpid()%100000, i)
+		tap, err := wire.OpenTAP(name)
+		if err != nil {
+			t.Skipf("tap: %v", err)
+		}
+		taps[i] = tap
+		t.Cleanup(func() { tap.Close() })
+		ipCmd("netns", "add", nss[i])
+		ns := nss[i]
+		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+		// The TAP keeps working after it moves: the file descriptor stays attached.
+		ipCmd("link", "set", name, "netns", ns)
+		ipCmd("-n", ns, "addr", "add", fmt.Sprintf("10.78.0.%d/24", i+1), "dev", name)
+		ipCmd("-n", ns, "link", "set", name, "up")
+		ipCmd("-n", ns, "link", "set", "lo", "up")
+	}
+	s, err := openSimPorts(taps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	dp, err := s.forward(irq.PolicyConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dp.Stop()
+	argv := append([]string{"netns", "exec", nss[0]}, append(ping, "-c", "3", "-W", "2", "10.78.0.2")...)
+	out, err := exec.Command("ip", argv...).CombinedOutput()
+	if err != nil {
+		t.Errorf("model 0: %+v\nmodel 1: %+v\ndataplane: %+v", s.models[0].Stats(), s.models[1].Stats(), dp.Stats())
+		t.Fatalf("ping through uiod: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	var fwd uint64
+	for _, q := range dp.Stats() {
+		fwd += q.TxPackets
+	}
+	if fwd < 6 { // 3 echo requests + 3 replies, plus ARP
+		t.Fatalf("dataplane forwarded %d frames", fwd)
+	}
+}

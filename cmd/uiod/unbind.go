@@ -1,0 +1,42 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/uiod/uiod/pci"
+)
+
+func init() { commands = append(commands, newUnbindCmd) }
+
+func newUnbindCmd() *cobra.Command {
+	var (
+		opts   pci.UnbindOptions
+		dryRun bool
+	)
+	cmd := &cobra.Command{
+		Use:   "unbind [--restore] [--force] [--dry-run] ADDR...",
+		Short: "Unbind PCI functions from their driver, optionally giving them back to the original one",
+		Long: `Unbind each function from its driver and clear its driver_override. With --restore,
+bind it again to the driver recorded when uiod bound it (or, without a record, let the
+kernel pick one) and remove the record. Functions whose interfaces are active are refused
+unless --force. --dry-run prints the exact writes instead.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			addrs, err := parsePCIArgs(args)
+			if err != nil {
+				return err
+			}
+			h := pciHost()
+			p, err := h.PlanUnbind(addrs, opts)
+			if err != nil {
+				return pciPlanError(err)
+			}
+			return runPCIPlan(cmd, h, p, dryRun)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.Restore, "restore", false, "bind the driver recorded at bind time (or let the kernel pick)")
+	f.BoolVar(&opts.Force, "force", false, "unbind functions whose interfaces are active (have routes)")
+	f.BoolVar(&dryRun, "dry-run", false, "print the writes that would be made, and make none")
+	return cmd
+}

@@ -1,0 +1,256 @@
+// Package config is the uiod daemon's configuration: the YAML schema, its defaults, UIOD_*
+// environment overrides, and validation that reports every problem at once, each naming
+// the field path and the bad value.
+//
+// A configuration is read with Load or Read, which decode the file with viper's
+// UnmarshalExact (an unknown key is an error naming its full path, such as
+// "ports[1].rx_rnig"), apply the environment overrides, fill in defaults, and validate the
+// result. Errors about the content are a *ValidationError; a file that is not YAML gives a
+// *ParseError.
+//
+// Sim ports may leave pci out: Load then gives them a synthetic address in domain ffff
+// (ffff:00:00.0, ffff:00:01.0, ... in port order, skipping addresses already in use), so
+// that every port of a loaded configuration has a valid, unique address.
+package config
+
+import (
+	"time"
+
+	"github.com/uiod/uiod/pci"
+)
+
+// Config is the daemon's whole configuration. The mapstructure tags are the YAML keys.
+type Config struct {
+	Log      Log     `mapstructure:"log"`
+	Metrics  Metrics `mapstructure:"metrics"`
+	StateDir string  `mapstructure:"state_dir"`
+	Ports    []Port  `mapstructure:"ports"`
+	Forward  Forward `mapstructure:"forward"`
+	Poll     Poll    `mapstructure:"poll"`
+	Power    Power   `mapstructure:"power"`
+}
+
+// Log configures the daemon's logger.
+type Log struct {
+	Level  string `mapstructure:"level"`  // debug, info, warn or error
+	Format string `mapstructure:"format"` // console or json
+}
+
+// Metrics configures the Prometheus and /status HTTP endpoint.
+type Metrics struct {
+	// Listen is the host:port to serve on; "" turns the endpoint off.
+	Listen string `mapstructure:"listen"`
+}
+
+// Port is one NIC port the daemon opens.
+type Port struct {
+	// Name identifies the port in forward pairs, metrics and logs.
+	Name string `mapstructure:"name"`
+	// PCI is the function's address (DDDD:BB:DD.F or BB:DD.F). Optional for sim ports.
+	PCI string `mapstructure:"pci"`
+	// Driver is the backend that opens the function: vfio-pci, uio_pci_generic or sim.
+	Driver string `mapstructure:"driver"`
+	// NIC is the NIC driver: auto (by device id), ixgbe or igb.
+	NIC string `mapstructure:"nic"`
+	// Wire is what a sim port's cable is plugged into (sim ports only, required there).
+	Wire Wire `mapstructure:"wire"`
+	// RxQueues and TxQueues are the queue counts, 1 to 16.
+	RxQueues int `mapstructure:"rx_queues"`
+	TxQueues int `mapstructure:"tx_queues"`
+	// RxRing and TxRing are descriptors per queue: a power of two from 64 to 4096.
+	RxRing int `mapstructure:"rx_ring"`
+	TxRing int `mapstructure:"tx_ring"`
+	// ITR is the minimum interval between interrupts; 0 means no moderation.
+	ITR time.Duration `mapstructure:"itr"`
+	// Promiscuous makes the port accept every frame.
+	Promiscuous bool `mapstructure:"promiscuous"`
+	// Interrupts is msix or intx. Empty means the driver's default: intx for
+	// uio_pci_generic (it has nothing else), msix otherwise.
+	Interrupts string `mapstructure:"interrupts"`
+}
+
+// Forward configures the dataplane application.
+type Forward struct {
+	// Mode is l2fwd (each frame leaves by the other port of its pair) or reflect (MACs
+	// swapped, sent back out of the port it came in on).
+	Mode string `mapstructure:"mode"`
+	// Pairs are the l2fwd port pairs by name, forwarding in both directions. Without
+	// pairs, l2fwd pairs the ports in order: the first with the second, and so on.
+	Pairs [][]string `mapstructure:"pairs"`
+}
+
+// Poll configures the poll loops and their idle policy.
+type Poll struct {
+	// Mode is the idle policy: busy, adaptive or sleep.
+	Mode string `mapstructure:"mode"`
+	// IdleThreshold is how long adaptive polls without traffic before it arms interrupts
+	// and sleeps, or "auto" to decide from the traffic seen.
+	IdleThreshold Threshold `mapstructure:"idle_threshold"`
+	// WaitTimeout bounds one sleep in adaptive mode.
+	WaitTimeout time.Duration `mapstructure:"wait_timeout"`
+	// SleepMin and SleepMax bound the random sleep after each empty poll in sleep mode.
+	SleepMin time.Duration `mapstructure:"sleep_min"`
+	SleepMax time.Duration `mapstructure:"sleep_max"`
+	// Housekeeping gives the CPU away periodically under any policy.
+	Housekeeping Housekeeping `mapstructure:"housekeeping"`
+	// CPUs are the CPUs to run one pinned poll thread on each. Empty means one poll
+	// thread, not pinned.
+	CPUs []int `mapstructure:"cpus"`
+	// Delivery is inline (sleep in epoll on the polling thread itself) or threaded (a
+	// separate waiter thread hands wake-ups over a channel; for comparison only).
+	Delivery string `mapstructure:"delivery"`
+}
+
+// Housekeeping gives the CPU away for Length at most Hz times a second, preferably at an
+// empty poll. Hz = 0 turns it off.
+type Housekeeping struct {
+	Hz     int           `mapstructure:"hz"`
+	Length time.Duration `mapstructure:"length"`
+}
+
+// Power configures power-management knobs the daemon holds while it runs.
+type Power struct {
+	// CPUDMALatency is written to /dev/cpu_dma_latency (µs) and held open; -1 is off.
+	CPUDMALatency int `mapstructure:"cpu_dma_latency"`
+}
+
+// Values of the enumerated keys.
+const (
+	DriverVFIO = "vfio-pci"
+	DriverUIO  = "uio_pci_generic"
+	DriverSim  = "sim"
+
+	NICAuto  = "auto"
+	NICIxgbe = "ixgbe"
+	NICIgb   = "igb"
+
+	InterruptsMSIX = "msix"
+	InterruptsINTx = "intx"
+
+	ForwardL2fwd   = "l2fwd"
+	ForwardReflect = "reflect"
+
+	PollBusy     = "busy"
+	PollAdaptive = "adaptive"
+	PollSleep    = "sleep"
+
+	DeliveryInline   = "inline"
+	DeliveryThreaded = "threaded"
+)
+
+// Defaults.
+const (
+	DefaultMetricsListen = "127.0.0.1:9477"
+	DefaultStateDir      = "/run/uiod"
+	DefaultQueues        = 1
+	DefaultRing          = 512
+	DefaultIdleThreshold = 300 * time.Microsecond
+	DefaultWaitTimeout   = 10 * time.Millisecond
+	DefaultSleepMin      = 100 * time.Microsecond
+	DefaultSleepMax      = 200 * time.Microsecond
+)
+
+// Default returns a configuration with every default filled in and no ports (so it does
+// not validate until ports are added).
+func Default() *Config {
+	return &Config{
+		Log:      Log{Level: "info", Format: "console"},
+		Metrics:  Metrics{Listen: DefaultMetricsListen},
+		StateDir: DefaultStateDir,
+		Forward:  Forward{Mode: ForwardL2fwd},
+		Poll: Poll{
+			Mode:          PollAdaptive,
+			IdleThreshold: Threshold{Duration: DefaultIdleThreshold},
+			WaitTimeout:   DefaultWaitTimeout,
+			SleepMin:      DefaultSleepMin,
+			SleepMax:      DefaultSleepMax,
+			Delivery:      DeliveryInline,
+		},
+		Power: Power{CPUDMALatency: -1},
+	}
+}
+
+// DefaultPort returns a port with every default filled in; Name, Driver, PCI and Wire are
+// left for the caller.
+func DefaultPort() Port {
+	return Port{
+		NIC:      NICAuto,
+		RxQueues: DefaultQueues,
+		TxQueues: DefaultQueues,
+		RxRing:   DefaultRing,
+		TxRing:   DefaultRing,
+	}
+}
+
+// IdleThreshold returns the adaptive policy's idle threshold, or auto = true when the
+// loop is to choose it from the traffic it sees.
+func (c *Config) IdleThreshold() (d time.Duration, auto bool) {
+	return c.Poll.IdleThreshold.Duration, c.Poll.IdleThreshold.Auto
+}
+
+// MetricsEnabled reports whether the metrics endpoint is on.
+func (c *Config) MetricsEnabled() bool { return c.Metrics.Listen != "" }
+
+// CPUDMALatency returns the latency to hold in /dev/cpu_dma_latency, in microseconds, and
+// whether to hold it at all.
+func (c *Config) CPUDMALatency() (us int, ok bool) {
+	return c.Power.CPUDMALatency, c.Power.CPUDMALatency >= 0
+}
+
+// Port returns the port with the given name, or nil.
+func (c *Config) Port(name string) *Port {
+	for i := range c.Ports {
+		if c.Ports[i].Name == name {
+			return &c.Ports[i]
+		}
+	}
+	return nil
+}
+
+// ForwardPairs returns the l2fwd port pairs by name: forward.pairs if given, else the
+// ports paired in order. It returns nil in reflect mode.
+func (c *Config) ForwardPairs() [][2]string {
+	if c.Forward.Mode != ForwardL2fwd {
+		return nil
+	}
+	var pairs [][2]string
+	if len(c.Forward.Pairs) > 0 {
+		for _, p := range c.Forward.Pairs {
+			if len(p) == 2 {
+				pairs = append(pairs, [2]string{p[0], p[1]})
+			}
+		}
+		return pairs
+	}
+	for i := 0; i+1 < len(c.Ports); i += 2 {
+		pairs = append(pairs, [2]string{c.Ports[i].Name, c.Ports[i+1].Name})
+	}
+	return pairs
+}
+
+// Addr returns the port's PCI address. Every port of a configuration returned by Load or
+// Read has a valid one; otherwise an unparsable or missing address gives the zero Addr.
+func (p *Port) Addr() pci.Addr {
+	a, err := pci.ParseAddr(p.PCI)
+	if err != nil {
+		return pci.Addr{}
+	}
+	return a
+}
+
+// InterruptMode returns the interrupt mode, msix or intx, applying the driver's default
+// when Interrupts is empty.
+func (p *Port) InterruptMode() string {
+	if p.Interrupts != "" {
+		return p.Interrupts
+	}
+	return defaultInterrupts(p.Driver)
+}
+
+// defaultInterrupts is the interrupt mode a driver uses when none is configured.
+func defaultInterrupts(driver string) string {
+	if driver == DriverUIO {
+		return InterruptsINTx
+	}
+	return InterruptsMSIX
+}

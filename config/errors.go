@@ -1,0 +1,73 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FieldError is one problem with one configuration value.
+type FieldError struct {
+	// Path is the key's full path, such as "ports[1].rx_ring" or "poll.sleep_min".
+	Path string
+	// Value is the offending value, or nil when the problem is a missing value.
+	Value any
+	// Msg says what is wrong.
+	Msg string
+}
+
+// Error formats the error as "path = value: msg" (or "path: msg" without a value).
+func (e FieldError) Error() string {
+	if e.Value == nil {
+		return e.Path + ": " + e.Msg
+	}
+	return fmt.Sprintf("%s = %s: %s", e.Path, formatValue(e.Value), e.Msg)
+}
+
+func formatValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", v)
+	}
+	return fmt.Sprint(v)
+}
+
+// ValidationError lists every problem found in a configuration, in file order.
+type ValidationError struct {
+	Errors []FieldError
+}
+
+// Error returns one line per problem.
+func (e *ValidationError) Error() string {
+	lines := make([]string, len(e.Errors))
+	for i, fe := range e.Errors {
+		lines[i] = fe.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the individual FieldErrors, for errors.As.
+func (e *ValidationError) Unwrap() []error {
+	errs := make([]error, len(e.Errors))
+	for i, fe := range e.Errors {
+		errs[i] = fe
+	}
+	return errs
+}
+
+// ParseError is returned when the configuration is not readable YAML.
+type ParseError struct {
+	Err error
+}
+
+// Error describes the syntax problem.
+func (e *ParseError) Error() string { return "parse config: " + e.Err.Error() }
+
+// Unwrap returns the YAML parser's error.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// fieldErrors collects FieldErrors while a configuration is checked.
+type fieldErrors []FieldError
+
+func (l *fieldErrors) add(path string, value any, format string, args ...any) {
+	*l = append(*l, FieldError{Path: path, Value: value, Msg: fmt.Sprintf(format, args...)})
+}

@@ -1,0 +1,253 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
+)
+
+// EnvPrefix starts the name of every environment variable that overrides a key: the key
+// upper-cased with dots turned into underscores, such as UIOD_POLL_MODE for poll.mode.
+// Every scalar key can be overridden, and poll.cpus (as a CPU list, "0-3,6"); an
+// environment variable set to the empty string sets the key to "" (UIOD_METRICS_LISTEN=
+// turns metrics off).
+const EnvPrefix = "UIOD_"
+
+// Loader reads configurations. Its zero value reads the process environment and checks
+// the configuration against this machine.
+type Loader struct {
+	// Host is the machine the configuration is checked against; nil means LocalHost().
+	Host *Host
+	// LookupEnv reads environment overrides; nil means os.LookupEnv.
+	LookupEnv func(name string) (string, bool)
+}
+
+// Load reads, completes and validates the configuration file at path; "-" reads standard
+// input. See Loader.Read.
+func Load(path string) (*Config, error) { return Loader{}.Load(path) }
+
+// Read reads, completes and validates a configuration. See Loader.Read.
+func Read(r io.Reader) (*Config, error) { return Loader{}.Read(r) }
+
+// Load reads, completes and validates the configuration file at path; "-" reads standard
+// input.
+func (l Loader) Load(path string) (*Config, error) {
+	if path == "-" {
+		return l.Read(os.Stdin)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open config: %w", err)
+	}
+	defer f.Close()
+	return l.Read(f)
+}
+
+// Read reads a YAML configuration from r, applies the environment overrides, fills in
+// defaults and validates the result. A document that is not YAML gives a *ParseError;
+// unknown keys, values of the wrong type and every validation problem are reported
+// together in one *ValidationError.
+func (l Loader) Read(r io.Reader) (*Config, error) {
+	doc, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(doc)); err != nil {
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		return nil, &ParseError{Err: err}
+	}
+	lookup := l.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	fromEnv := map[string]string{} // key → environment variable
+	for _, key := range envKeys {
+		name := envName(key)
+		if val, ok := lookup(name); ok {
+			v.Set(key, val)
+			fromEnv[key] = name
+		}
+	}
+
+	// Decode onto the defaults: a key the file leaves out (or sets to null) keeps its
+	// default, one it sets explicitly, even to 0, is checked as given.
+	c := Default()
+	if ports, ok := v.Get("ports").([]any); ok {
+		c.Ports = make([]Port, len(ports))
+		for i := range c.Ports {
+			c.Ports[i] = DefaultPort()
+		}
+	}
+	err = v.UnmarshalExact(c, func(dc *mapstructure.DecoderConfig) {
+		dc.DecodeHook = mapstructure.DecodeHookFuncType(decodeHook)
+		dc.WeaklyTypedInput = false
+	})
+	errs := decodeFieldErrors(err)
+	var raw any
+	if yaml.Unmarshal(doc, &raw) == nil {
+		unknownKeys(raw, configType, "", &errs)
+	}
+	for i := range c.Ports {
+		if c.Ports[i].Interrupts == "" {
+			c.Ports[i].Interrupts = defaultInterrupts(c.Ports[i].Driver)
+		}
+	}
+	c.assignSimAddrs()
+
+	host := l.Host
+	if host == nil {
+		h := LocalHost()
+		host = &h
+	}
+	// A value that failed to decode has already been reported; what validation says
+	// about the default left in its place would only confuse.
+	for _, fe := range c.check(*host) {
+		if !coveredBy(fe.Path, errs) {
+			errs = append(errs, fe)
+		}
+	}
+	if len(errs) == 0 {
+		return c, nil
+	}
+	for i := range errs {
+		if name, ok := fromEnv[errs[i].Path]; ok {
+			errs[i].Msg += " (from $" + name + ")"
+		}
+	}
+	sortFieldErrors(errs)
+	return nil, &ValidationError{Errors: errs}
+}
+
+// coveredBy reports whether path is, or is inside, the path of one of errs.
+func coveredBy(path string, errs fieldErrors) bool {
+	for _, e := range errs {
+		if path == e.Path || strings.HasPrefix(path, e.Path) && (path[len(e.Path)] == '.' || path[len(e.Path)] == '[') {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeFieldErrors turns mapstructure's joined decode errors into FieldErrors.
+func decodeFieldErrors(err error) fieldErrors {
+	var errs fieldErrors
+	var walk func(err error)
+	walk = func(err error) {
+		if err == nil {
+			return
+		}
+		var de *mapstructure.DecodeError
+		if errors.As(err, &de) && err == error(de) {
+			errs = append(errs, fromDecodeError(de)...)
+			return
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		if inner := errors.Unwrap(err); inner != nil {
+			walk(inner)
+			return
+		}
+		errs = append(errs, FieldError{Path: "(config)", Msg: err.Error()})
+	}
+	walk(err)
+	return errs
+}
+
+const invalidKeys = "has invalid keys: "
+
+func fromDecodeError(de *mapstructure.DecodeError) []FieldError {
+	path := de.Name()
+	inner := de.Unwrap()
+	var hookErr *decodeError
+	var convErr *mapstructure.UnconvertibleTypeError
+	var parseErr *mapstructure.ParseError
+	switch {
+	case errors.As(inner, &hookErr):
+		return []FieldError{{Path: path, Value: hookErr.value, Msg: hookErr.msg}}
+	case strings.HasPrefix(inner.Error(), invalidKeys):
+		allowed := keysAt(path)
+		var errs []FieldError
+		for key := range strings.SplitSeq(strings.TrimPrefix(inner.Error(), invalidKeys), ", ") {
+			msg := "unknown key"
+			if s := suggest(key, allowed); s != "" {
+				msg += "; did you mean " + s + "?"
+			}
+			errs = append(errs, FieldError{Path: joinPath(path, key), Msg: msg})
+		}
+		return errs
+	case errors.As(inner, &convErr):
+		return []FieldError{{Path: path, Value: scalarOrNil(convErr.Value),
+			Msg: fmt.Sprintf("want %s, got %s", describeType(convErr.Expected.Type()), describe(convErr.Value))}}
+	case errors.As(inner, &parseErr):
+		return []FieldError{{Path: path, Value: scalarOrNil(parseErr.Value), Msg: parseErr.Err.Error()}}
+	}
+	if path == "" {
+		path = "(config)"
+	}
+	return []FieldError{{Path: path, Msg: inner.Error()}}
+}
+
+// joinPath appends key to the path of its parent mapping; a key that is empty or not a
+// plain word is quoted.
+func joinPath(parent, key string) string {
+	if checkName(key) != nil || strings.ContainsAny(key, ".") {
+		key = strconv.Quote(key)
+	}
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+func describeType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a mapping"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	}
+	return describe(reflect.Zero(t).Interface())
+}
+
+// envKeys are the keys environment variables can override: every scalar key outside
+// ports, and poll.cpus.
+var envKeys = scalarKeys(configType, "")
+
+func scalarKeys(t reflect.Type, prefix string) []string {
+	var keys []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		key := joinPath(prefix, f.Tag.Get("mapstructure"))
+		switch {
+		case f.Type == intSliceType, reflect.PointerTo(f.Type).Implements(textUnmarshalerType):
+			keys = append(keys, key)
+		case f.Type.Kind() == reflect.Struct:
+			keys = append(keys, scalarKeys(f.Type, key)...)
+		case f.Type.Kind() != reflect.Slice && f.Type.Kind() != reflect.Map:
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// envName is the environment variable that overrides key.
+func envName(key string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}

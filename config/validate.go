@@ -1,0 +1,338 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/wire"
+)
+
+// Limits the validation enforces.
+const (
+	MinRing       = 64
+	MaxRing       = 4096
+	MaxQueues     = 16
+	MaxSleep      = time.Second // sleep_max, and idle_threshold when not auto
+	MaxWait       = time.Second // wait_timeout: a raw epoll wait holds up GC for this long
+	MaxHousekeep  = 1000000     // housekeeping.hz
+	simPCIDomain  = 0xffff
+	maxSimDevices = 256 * 32
+)
+
+// Validate checks the configuration against this machine (see LocalHost). It returns nil
+// or a *ValidationError listing every problem.
+func (c *Config) Validate() error { return c.ValidateOn(LocalHost()) }
+
+// ValidateOn checks the configuration against the described machine. It returns nil or a
+// *ValidationError listing every problem, in schema order.
+func (c *Config) ValidateOn(h Host) error {
+	errs := c.check(h)
+	if len(errs) == 0 {
+		return nil
+	}
+	sortFieldErrors(errs)
+	return &ValidationError{Errors: errs}
+}
+
+// check returns every problem, unsorted.
+func (c *Config) check(h Host) fieldErrors {
+	var errs fieldErrors
+	oneOf(&errs, "log.level", c.Log.Level, "debug", "info", "warn", "error")
+	oneOf(&errs, "log.format", c.Log.Format, "console", "json")
+	if l := c.Metrics.Listen; l != "" {
+		if err := checkListen(l); err != nil {
+			errs.add("metrics.listen", l, "%v (\"\" turns metrics off)", err)
+		}
+	}
+	switch {
+	case c.StateDir == "":
+		errs.add("state_dir", nil, "required (default %s)", DefaultStateDir)
+	case !filepath.IsAbs(c.StateDir) || strings.IndexByte(c.StateDir, 0) >= 0:
+		errs.add("state_dir", c.StateDir, "must be an absolute path")
+	}
+	c.checkPorts(&errs)
+	c.checkForward(&errs)
+	c.checkPoll(&errs, h)
+	if c.Power.CPUDMALatency < -1 {
+		errs.add("power.cpu_dma_latency", c.Power.CPUDMALatency, "must be -1 (off) or a latency in µs ≥ 0")
+	}
+	return errs
+}
+
+func (c *Config) checkPorts(errs *fieldErrors) {
+	if len(c.Ports) == 0 {
+		errs.add("ports", nil, "at least one port is required")
+		return
+	}
+	names := map[string]int{}
+	addrs := map[pci.Addr]int{}
+	pairWires := map[string][]int{}
+	sockets := map[string]int{}
+	ifaces := map[string]int{}
+	for i := range c.Ports {
+		p := &c.Ports[i]
+		path := func(key string) string { return fmt.Sprintf("ports[%d].%s", i, key) }
+
+		if err := checkName(p.Name); err != nil {
+			errs.add(path("name"), p.Name, "port name %v", err)
+		} else if j, dup := names[p.Name]; dup {
+			errs.add(path("name"), p.Name, "duplicate of ports[%d].name", j)
+		} else {
+			names[p.Name] = i
+		}
+
+		driverOK := oneOf(errs, path("driver"), p.Driver, DriverVFIO, DriverUIO, DriverSim)
+		oneOf(errs, path("nic"), p.NIC, NICAuto, NICIxgbe, NICIgb)
+
+		switch {
+		case p.PCI == "" && p.Driver != DriverSim:
+			if driverOK {
+				errs.add(path("pci"), nil, "required for %s ports (DDDD:BB:DD.F)", p.Driver)
+			}
+		case p.PCI != "":
+			a, err := pci.ParseAddr(p.PCI)
+			if err != nil {
+				errs.add(path("pci"), p.PCI, "not a PCI address (want DDDD:BB:DD.F or BB:DD.F)")
+			} else if j, dup := addrs[a]; dup {
+				errs.add(path("pci"), p.PCI, "same function as ports[%d].pci", j)
+			} else {
+				addrs[a] = i
+			}
+		}
+
+		c.checkWire(errs, i, driverOK, pairWires, sockets, ifaces)
+
+		inRange(errs, path("rx_queues"), p.RxQueues, 1, MaxQueues)
+		inRange(errs, path("tx_queues"), p.TxQueues, 1, MaxQueues)
+		ringSize(errs, path("rx_ring"), p.RxRing)
+		ringSize(errs, path("tx_ring"), p.TxRing)
+		nonNegative(errs, path("itr"), p.ITR)
+		if p.Interrupts != "" && oneOf(errs, path("interrupts"), p.Interrupts, InterruptsMSIX, InterruptsINTx) &&
+			p.Driver == DriverUIO && p.Interrupts != InterruptsINTx {
+			errs.add(path("interrupts"), p.Interrupts, "uio_pci_generic only delivers intx")
+		}
+	}
+}
+
+func (c *Config) checkWire(errs *fieldErrors, i int, driverOK bool, pairWires map[string][]int, sockets, ifaces map[string]int) {
+	p := &c.Ports[i]
+	path := fmt.Sprintf("ports[%d].wire", i)
+	w := p.Wire
+	if w.Kind == "" {
+		if p.Driver == DriverSim {
+			errs.add(path, nil, "required for sim ports (pair:NAME, unix:LOCAL,REMOTE, afpacket:IFNAME or tap:IFNAME)")
+		}
+		return
+	}
+	if _, err := ParseWire(w.String()); err != nil {
+		errs.add(path, w.String(), "%v", err)
+		return
+	}
+	if p.Driver != DriverSim {
+		if driverOK {
+			errs.add(path, w.String(), "only sim ports have a wire; %s ports are cabled in hardware", p.Driver)
+		}
+		return
+	}
+	switch w.Kind {
+	case wire.KindPair:
+		ends := pairWires[w.Name]
+		if len(ends) >= 2 {
+			errs.add(path, w.String(), "wire already connects ports[%d] and ports[%d]; a wire has two ends", ends[0], ends[1])
+			return
+		}
+		pairWires[w.Name] = append(ends, i)
+	case wire.KindUnix:
+		if j, dup := sockets[w.Local]; dup {
+			errs.add(path, w.String(), "socket %s is already bound by ports[%d].wire", w.Local, j)
+			return
+		}
+		sockets[w.Local] = i
+	default: // an interface
+		if j, dup := ifaces[w.Name]; dup {
+			errs.add(path, w.String(), "interface %s is already used by ports[%d].wire", w.Name, j)
+			return
+		}
+		ifaces[w.Name] = i
+	}
+}
+
+func (c *Config) checkForward(errs *fieldErrors) {
+	f := &c.Forward
+	if !oneOf(errs, "forward.mode", f.Mode, ForwardL2fwd, ForwardReflect) {
+		return
+	}
+	if f.Mode == ForwardReflect {
+		if len(f.Pairs) > 0 {
+			errs.add("forward.pairs", nil, "pairs only apply to l2fwd; reflect sends each frame back out of its own port")
+		}
+		return
+	}
+	if len(f.Pairs) == 0 {
+		if n := len(c.Ports); n%2 != 0 {
+			errs.add("forward.pairs", nil, "l2fwd without pairs pairs the ports in order, but the number of ports is odd (%d): list the pairs", n)
+		}
+		return
+	}
+	exists := map[string]bool{}
+	for _, p := range c.Ports {
+		exists[p.Name] = true
+	}
+	pairedIn := map[string]int{}
+	before := len(*errs)
+	for j, pair := range f.Pairs {
+		path := fmt.Sprintf("forward.pairs[%d]", j)
+		if len(pair) != 2 {
+			errs.add(path, strings.Join(pair, ","), "a pair names exactly two ports, not %d", len(pair))
+			continue
+		}
+		if pair[0] == pair[1] {
+			errs.add(path, strings.Join(pair, ","), "a port cannot be paired with itself")
+			continue
+		}
+		for k, name := range pair {
+			ep := fmt.Sprintf("%s[%d]", path, k)
+			if !exists[name] {
+				errs.add(ep, name, "no port has this name")
+			} else if m, dup := pairedIn[name]; dup {
+				errs.add(ep, name, "port is already paired in forward.pairs[%d]", m)
+			} else {
+				pairedIn[name] = j
+			}
+		}
+	}
+	if len(*errs) > before {
+		return // an unpaired port is likely the one a bad pair meant
+	}
+	for _, p := range c.Ports {
+		if _, ok := pairedIn[p.Name]; !ok && p.Name != "" {
+			errs.add("forward.pairs", p.Name, "port is in no pair; l2fwd forwards every port to its partner")
+		}
+	}
+}
+
+func (c *Config) checkPoll(errs *fieldErrors, h Host) {
+	p := &c.Poll
+	oneOf(errs, "poll.mode", p.Mode, PollBusy, PollAdaptive, PollSleep)
+	if !p.IdleThreshold.Auto && nonNegative(errs, "poll.idle_threshold", p.IdleThreshold.Duration) &&
+		p.IdleThreshold.Duration > MaxSleep {
+		errs.add("poll.idle_threshold", p.IdleThreshold, "must be at most %v, or auto", MaxSleep)
+	}
+	if nonNegative(errs, "poll.wait_timeout", p.WaitTimeout) && p.Mode == PollAdaptive &&
+		(p.WaitTimeout == 0 || p.WaitTimeout > MaxWait) {
+		errs.add("poll.wait_timeout", p.WaitTimeout, "must be in (0, %v]: it bounds how long a sleeping poll thread can hold up the Go runtime", MaxWait)
+	}
+	minOK := nonNegative(errs, "poll.sleep_min", p.SleepMin)
+	maxOK := nonNegative(errs, "poll.sleep_max", p.SleepMax)
+	if p.Mode == PollSleep && minOK && maxOK {
+		if p.SleepMax > MaxSleep {
+			errs.add("poll.sleep_max", p.SleepMax, "must be at most %v", MaxSleep)
+		}
+		if p.SleepMin >= p.SleepMax {
+			errs.add("poll.sleep_min", p.SleepMin, "must be less than poll.sleep_max (%v)", p.SleepMax)
+		}
+	}
+	hk := &p.Housekeeping
+	lengthOK := nonNegative(errs, "poll.housekeeping.length", hk.Length)
+	switch {
+	case hk.Hz < 0 || hk.Hz > MaxHousekeep:
+		errs.add("poll.housekeeping.hz", hk.Hz, "must be in [0, %d] (0 is off)", MaxHousekeep)
+	case hk.Hz == 0 && hk.Length > 0:
+		errs.add("poll.housekeeping.hz", hk.Hz, "must be > 0 when poll.housekeeping.length is set")
+	case hk.Hz > 0 && lengthOK && hk.Length >= time.Second/time.Duration(hk.Hz):
+		errs.add("poll.housekeeping.length", hk.Length, "must be shorter than 1/hz = %v", time.Second/time.Duration(hk.Hz))
+	}
+	seen := map[int]int{}
+	for i, cpu := range p.CPUs {
+		path := fmt.Sprintf("poll.cpus[%d]", i)
+		if !h.hasCPU(cpu) {
+			errs.add(path, cpu, "no such CPU here (have %s)", h.cpuList())
+		} else if j, dup := seen[cpu]; dup {
+			errs.add(path, cpu, "duplicate of poll.cpus[%d]", j)
+		} else {
+			seen[cpu] = i
+		}
+	}
+	if oneOf(errs, "poll.delivery", p.Delivery, DeliveryInline, DeliveryThreaded) &&
+		p.Delivery == DeliveryThreaded && p.Mode != PollAdaptive {
+		errs.add("poll.delivery", p.Delivery, "threaded delivery needs poll.mode adaptive (only it waits for interrupts)")
+	}
+}
+
+// oneOf checks that v is one of the allowed values and reports whether it is.
+func oneOf(errs *fieldErrors, path, v string, allowed ...string) bool {
+	for _, a := range allowed {
+		if v == a {
+			return true
+		}
+	}
+	want := strings.Join(allowed[:len(allowed)-1], ", ") + " or " + allowed[len(allowed)-1]
+	if v == "" {
+		errs.add(path, nil, "required (%s)", want)
+	} else {
+		errs.add(path, v, "want %s", want)
+	}
+	return false
+}
+
+func inRange(errs *fieldErrors, path string, v, lo, hi int) {
+	if v < lo || v > hi {
+		errs.add(path, v, "must be in [%d, %d]", lo, hi)
+	}
+}
+
+func ringSize(errs *fieldErrors, path string, v int) {
+	if v < MinRing || v > MaxRing || v&(v-1) != 0 {
+		errs.add(path, v, "must be a power of two in [%d, %d]", MinRing, MaxRing)
+	}
+}
+
+func nonNegative(errs *fieldErrors, path string, d time.Duration) bool {
+	if d < 0 {
+		errs.add(path, d, "must not be negative")
+		return false
+	}
+	return true
+}
+
+func checkListen(s string) error {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("want host:port")
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || port == "" || strconv.FormatUint(n, 10) != port {
+		return fmt.Errorf("port %q is not a number in [0, 65535]", port)
+	}
+	return nil
+}
+
+// assignSimAddrs gives every sim port without a PCI address a synthetic one in domain
+// ffff, in port order, skipping addresses other ports already use.
+func (c *Config) assignSimAddrs() {
+	used := map[pci.Addr]bool{}
+	for _, p := range c.Ports {
+		if a, err := pci.ParseAddr(p.PCI); err == nil {
+			used[a] = true
+		}
+	}
+	next := 0
+	for i := range c.Ports {
+		p := &c.Ports[i]
+		if p.Driver != DriverSim || p.PCI != "" {
+			continue
+		}
+		for ; next < maxSimDevices; next++ {
+			a := pci.Addr{Domain: simPCIDomain, Bus: uint8(next / 32), Device: uint8(next % 32)}
+			if !used[a] {
+				used[a] = true
+				p.PCI = a.String()
+				break
+			}
+		}
+	}
+}

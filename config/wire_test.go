@@ -1,0 +1,133 @@
+package config
+
+import (
+	"cmp"
+	"strings"
+	"testing"
+
+	"github.com/uiod/uiod/wire"
+)
+
+func TestParseWire(t *testing.T) {
+	pair := func(name string) Wire { return Wire{wire.Spec{Kind: wire.KindPair, Name: name}} }
+	tests := []struct {
+		in   string
+		want Wire
+		out  string // String() of the result; "" means in
+		err  string // substring of the error; "" means valid
+	}{
+		{in: "", want: Wire{}},
+		{in: "pair:gen0", want: pair("gen0")},
+		{in: "pair:a.b-c_1", want: pair("a.b-c_1")},
+		{in: "unix:/run/a.sock,/run/b.sock", want: Wire{wire.Spec{Kind: wire.KindUnix, Local: "/run/a.sock", Remote: "/run/b.sock"}}},
+		{in: "unixpair:/tmp/a,/tmp/b", want: Wire{wire.Spec{Kind: wire.KindUnix, Local: "/tmp/a", Remote: "/tmp/b"}}, out: "unix:/tmp/a,/tmp/b"},
+		{in: "tap:tap0", want: Wire{wire.Spec{Kind: wire.KindTAP, Name: "tap0"}}},
+		{in: "afpacket:eth1", want: Wire{wire.Spec{Kind: wire.KindAFPacket, Name: "eth1"}}},
+		{in: "pair", err: "KIND:ARGS"},
+		{in: "pair:", err: "empty pair name"},
+		{in: "pair:a b", err: "space"},
+		{in: "PAIR:x", err: "unknown kind"},
+		{in: "unix:/tmp/a", err: "LOCAL,REMOTE"},
+		{in: "unixpair:/tmp/a", err: "LOCAL,REMOTE"},
+		{in: "unix:" + strings.Repeat("x", 108) + ",/b", err: "longer than 107"},
+		{in: "unix:/tmp/a,/tmp/a", err: "same path"},
+		{in: "tap:", err: "empty"},
+		{in: "tap:abcdefghijklmnop", err: "15 bytes"},
+		{in: "tap:a/b", err: "contains"},
+	}
+	for _, tt := range tests {
+		got, err := ParseWire(tt.in)
+		switch {
+		case tt.err == "" && err != nil:
+			t.Errorf("ParseWire(%q): %v", tt.in, err)
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("ParseWire(%q) error %v, want %q", tt.in, err, tt.err)
+		case got != tt.want:
+			t.Errorf("ParseWire(%q) = %+v, want %+v", tt.in, got, tt.want)
+		}
+		if want := cmp.Or(tt.out, tt.in); err == nil && got.String() != want {
+			t.Errorf("ParseWire(%q).String() = %q, want %q", tt.in, got.String(), want)
+		}
+	}
+}
+
+func TestParseThreshold(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want Threshold
+		ok   bool
+	}{
+		{"auto", Threshold{Auto: true}, true},
+		{"300us", Threshold{Duration: 300000}, true},
+		{"0", Threshold{}, true},
+		{"-1ms", Threshold{Duration: -1000000}, true}, // parsed; validation rejects it
+		{"Auto", Threshold{}, false},
+		{"300", Threshold{}, false},
+		{"", Threshold{}, false},
+	} {
+		got, err := ParseThreshold(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseThreshold(%q) = %+v, %v", tt.in, got, err)
+		}
+		if tt.ok {
+			if back, err := ParseThreshold(got.String()); err != nil || back != got {
+				t.Errorf("ParseThreshold(%q) does not round-trip: %+v, %v", got.String(), back, err)
+			}
+		}
+	}
+}
+
+func TestParseCPUList(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []int
+		ok   bool
+	}{
+		{"", []int{}, true},
+		{" ", []int{}, true},
+		{"0", []int{0}, true},
+		{"0-3", []int{0, 1, 2, 3}, true},
+		{"0-1, 4 ,6-7", []int{0, 1, 4, 6, 7}, true},
+		{"3-3", []int{3}, true},
+		{"3-1", nil, false},
+		{"-1", nil, false},
+		{"+1", nil, false},
+		{"1-", nil, false},
+		{"a", nil, false},
+		{"1,,2", nil, false},
+		{"0-99999", nil, false},
+		{"8191", []int{8191}, true},
+	} {
+		got, err := ParseCPUList(tt.in)
+		if (err == nil) != tt.ok {
+			t.Errorf("ParseCPUList(%q) error %v, want ok=%v", tt.in, err, tt.ok)
+			continue
+		}
+		if tt.ok && !equalInts(got, tt.want) {
+			t.Errorf("ParseCPUList(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestSuggest(t *testing.T) {
+	keys := []string{"rx_ring", "tx_ring", "rx_queues", "name"}
+	for in, want := range map[string]string{
+		"rx_rnig": "rx_ring", "rxring": "rx_ring", "nmae": "name", "rx_queue": "rx_queues", "colour": "",
+	} {
+		if got := suggest(in, keys); got != want {
+			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package dataplane
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
+	"go.uber.org/zap"
+)
+
+// App is what a dataplane does with the frames it receives.
+type App int
+
+// Applications. The zero App is L2Fwd.
+const (
+	// L2Fwd sends every frame received on a queue's RxPort/RxQ out of its TxPort/TxQ
+	// unchanged. Configure both directions of a port pair as two queues.
+	L2Fwd App = iota
+	// Reflect swaps the source and destination MAC addresses and sends the frame back out
+	// of the port it came in on.
+	Reflect
+)
+
+func (a App) String() string {
+	switch a {
+	case L2Fwd:
+		return "l2fwd"
+	case Reflect:
+		return "reflect"
+	}
+	return fmt.Sprintf("dataplane.App(%d)", int(a))
+}
+
+// ParseApp parses "l2fwd" or "reflect".
+func ParseApp(s string) (App, error) {
+	for _, a := range []App{L2Fwd, Reflect} {
+		if s == a.String() {
+			return a, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown app %q (want l2fwd or reflect)", s)
+}
+
+// Queue is one RX queue a thread polls and the TX queue its frames leave by.
+type Queue struct {
+	// Name labels the queue in statistics (default "t<thread>q<index>").
+	Name string
+	// RxPort and RxQ are the receive queue.
+	RxPort nic.Port
+	RxQ    int
+	// TxPort and TxQ are the transmit queue. For Reflect TxPort may be nil (or must be
+	// RxPort): frames go back out of the port they came from.
+	TxPort nic.Port
+	TxQ    int
+}
+
+// Thread is one polling thread and the queues it serves.
+type Thread struct {
+	// CPU pins the thread to that CPU; -1 leaves it unpinned.
+	CPU    int
+	Queues []Queue
+}
+
+// Config configures a Dataplane.
+type Config struct {
+	Threads []Thread
+	App     App
+	// Policy is every thread's idle policy.
+	Policy irq.PolicyConfig
+	// Batch is the most frames one RX burst takes from one queue (default 32).
+	Batch int
+	// Logger receives start-up and shutdown messages (default: none).
+	Logger *zap.Logger
+}
+
+// Limits of Config.
+const (
+	DefaultBatch = 32
+	MaxBatch     = 512
+	maxCPU       = 1024 // unix.CPUSet size
+)
+
+// validate fills in defaults and checks cfg, naming the field that is wrong.
+func (cfg *Config) validate() error {
+	if cfg.Batch == 0 {
+		cfg.Batch = DefaultBatch
+	}
+	if cfg.Batch < 0 || cfg.Batch > MaxBatch {
+		return fmt.Errorf("batch: %d outside [1, %d]", cfg.Batch, MaxBatch)
+	}
+	if cfg.App != L2Fwd && cfg.App != Reflect {
+		return fmt.Errorf("app: invalid value %d", int(cfg.App))
+	}
+	if err := cfg.Policy.Validate(); err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	if len(cfg.Threads) == 0 {
+		return errors.New("threads: none configured")
+	}
+	type portQueue struct {
+		port nic.Port
+		q    int
+	}
+	rxOwner := map[portQueue]string{}
+	txThread := map[portQueue]int{}
+	for ti := range cfg.Threads {
+		th := &cfg.Threads[ti]
+		if th.CPU < -1 || th.CPU >= maxCPU {
+			return fmt.Errorf("threads[%d].cpu: %d outside [-1, %d)", ti, th.CPU, maxCPU)
+		}
+		if len(th.Queues) == 0 {
+			return fmt.Errorf("threads[%d].queues: none configured", ti)
+		}
+		for qi := range th.Queues {
+			q := &th.Queues[qi]
+			if q.Name == "" {
+				q.Name = fmt.Sprintf("t%dq%d", ti, qi)
+			}
+			where := fmt.Sprintf("threads[%d].queues[%d] (%s)", ti, qi, q.Name)
+			if q.RxPort == nil {
+				return fmt.Errorf("%s.rx_port: missing", where)
+			}
+			if cfg.App == Reflect {
+				if q.TxPort == nil {
+					q.TxPort = q.RxPort
+				}
+				if q.TxPort != q.RxPort {
+					return fmt.Errorf("%s.tx_port: reflect sends back out of the RX port", where)
+				}
+			}
+			if q.TxPort == nil {
+				return fmt.Errorf("%s.tx_port: missing", where)
+			}
+			if n := q.RxPort.NumRxQueues(); q.RxQ < 0 || q.RxQ >= n {
+				return fmt.Errorf("%s.rx_queue: %d outside [0, %d)", where, q.RxQ, n)
+			}
+			if n := q.TxPort.NumTxQueues(); q.TxQ < 0 || q.TxQ >= n {
+				return fmt.Errorf("%s.tx_queue: %d outside [0, %d)", where, q.TxQ, n)
+			}
+			rx := portQueue{q.RxPort, q.RxQ}
+			if other, dup := rxOwner[rx]; dup {
+				return fmt.Errorf("%s.rx_queue: RX queue %d already polled by %s", where, q.RxQ, other)
+			}
+			rxOwner[rx] = q.Name
+			tx := portQueue{q.TxPort, q.TxQ}
+			if other, dup := txThread[tx]; dup && other != ti {
+				return fmt.Errorf("%s.tx_queue: TX queue %d already used by thread %d", where, q.TxQ, other)
+			}
+			txThread[tx] = ti
+			if cfg.Policy.Mode == irq.Adaptive && q.RxPort.RxVector(q.RxQ) == nil {
+				return fmt.Errorf("%s: adaptive policy needs an RX interrupt, and the port has none", where)
+			}
+		}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	return nil
+}

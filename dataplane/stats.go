@@ -1,0 +1,75 @@
+package dataplane
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/uiod/uiod/irq"
+)
+
+// QueueStats are one queue's counters. They are published by the polling thread about
+// every millisecond, before it sleeps and when it exits, so a reader may see values up to
+// a millisecond old. Arms, sleeps and wake-ups belong to the thread, which sleeps for all
+// its queues at once: see ThreadStats.
+type QueueStats struct {
+	Name       string
+	Thread     int    // index of the thread that polls the queue
+	RxPackets  uint64 // frames received
+	RxBytes    uint64
+	TxPackets  uint64 // frames the TX queue accepted
+	Drops      uint64 // frames the TX queue refused (freed); RxPackets = TxPackets + Drops
+	Polls      uint64 // RX bursts
+	EmptyPolls uint64 // RX bursts that returned nothing
+}
+
+// ThreadStats are one polling thread's counters.
+type ThreadStats struct {
+	Index int
+	CPU   int // pinned CPU, -1 if unpinned
+	// CPUTime is the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) and WallTime the time
+	// since it started, both sampled about every 10 ms: CPUTime/WallTime is its CPU share.
+	CPUTime  time.Duration
+	WallTime time.Duration
+	// State is what the thread is doing now.
+	State irq.State
+	// Idle are the idle policy's counters: arms, sleeps, wake-ups by interrupt, timeout
+	// and Stop, spurious wake-ups, time asleep, housekeeping yields.
+	Idle irq.IdleStats
+}
+
+// Queue counter indexes.
+const (
+	cRxPackets = iota
+	cRxBytes
+	cTxPackets
+	cDrops
+	cPolls
+	cEmptyPolls
+	numCounters
+)
+
+// queueCounters are kept in plain fields by the polling thread and copied to atomics by
+// publish, so the hot path executes no locked instruction.
+type queueCounters struct {
+	local [numCounters]uint64
+	pub   [numCounters]atomic.Uint64
+}
+
+func (c *queueCounters) publish() {
+	for i := range c.local {
+		c.pub[i].Store(c.local[i])
+	}
+}
+
+func (c *queueCounters) snapshot(name string, thread int) QueueStats {
+	return QueueStats{
+		Name:       name,
+		Thread:     thread,
+		RxPackets:  c.pub[cRxPackets].Load(),
+		RxBytes:    c.pub[cRxBytes].Load(),
+		TxPackets:  c.pub[cTxPackets].Load(),
+		Drops:      c.pub[cDrops].Load(),
+		Polls:      c.pub[cPolls].Load(),
+		EmptyPolls: c.pub[cEmptyPolls].Load(),
+	}
+}

@@ -1,0 +1,118 @@
+package guest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// guestNICs returns the addresses of the guest's igb NICs; it skips t outside the guest and
+// fails it when the guest has fewer than two.
+func guestNICs(t *testing.T) (vfioNIC, uioNIC string) {
+	t.Helper()
+	if os.Getenv("UIOD_GUEST") != "1" {
+		t.Skip("not in the QEMU guest (UIOD_GUEST=1 unset): run through go test ./integration/")
+	}
+	nics := strings.Fields(os.Getenv("UIOD_GUEST_NICS"))
+	if len(nics) < 2 {
+		t.Fatalf("UIOD_GUEST_NICS=%q: want two igb NICs", os.Getenv("UIOD_GUEST_NICS"))
+	}
+	return nics[0], nics[1]
+}
+
+// noIOMMU reports whether the guest runs vfio in unsafe no-IOMMU mode.
+func noIOMMU() bool { return os.Getenv("UIOD_GUEST_NOIOMMU") == "1" }
+
+// uiod runs the uiod binary with args and returns its combined output and exit status.
+func uiod(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var out bytes.Buffer
+	code := runUIOD(t, &out, &out, args...)
+	return out.String(), code
+}
+
+// runUIOD runs the uiod binary with args, its stdout and stderr going to the writers, and
+// returns its exit status.
+func runUIOD(t *testing.T, stdout, stderr *bytes.Buffer, args ...string) int {
+	t.Helper()
+	bin, err := exec.LookPath("uiod")
+	if err != nil {
+		t.Fatalf("uiod binary: %v", err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	default:
+		t.Fatalf("run uiod %s: %v", strings.Join(args, " "), err)
+		return -1
+	}
+}
+
+// mustUIOD runs uiod and fails t unless it exits 0.
+func mustUIOD(t *testing.T, args ...string) string {
+	t.Helper()
+	out, code := uiod(t, args...)
+	if code != 0 {
+		t.Fatalf("uiod %s: exit status %d:\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// driverOf returns the name of the driver a function is bound to ("" for none), from sysfs.
+func driverOf(t *testing.T, addr string) string {
+	t.Helper()
+	l, err := os.Readlink(filepath.Join("/sys/bus/pci/devices", addr, "driver"))
+	if errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Base(l)
+}
+
+// overrideOf returns a function's driver_override ("" for none).
+func overrideOf(t *testing.T, addr string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("/sys/bus/pci/devices", addr, "driver_override"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "(null)" {
+		return ""
+	}
+	return s
+}
+
+// devicesJSON runs `uiod devices --json` and returns each function's driver by address.
+func devicesJSON(t *testing.T) map[string]string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := runUIOD(t, &stdout, &stderr, "devices", "--json"); code != 0 {
+		t.Fatalf("uiod devices --json: exit status %d:\n%s%s", code, stdout.Bytes(), stderr.Bytes())
+	}
+	var devs []struct {
+		Address string `json:"address"`
+		Driver  string `json:"driver"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &devs); err != nil {
+		t.Fatalf("uiod devices --json: %v:\n%s", err, stdout.Bytes())
+	}
+	m := make(map[string]string, len(devs))
+	for _, d := range devs {
+		m[d.Address] = d.Driver
+	}
+	return m
+}

@@ -1,0 +1,53 @@
+package qemutest
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestIntegrationBoot boots each available kernel with a small script and checks the whole
+// protocol: the script's output and exit status, the NICs the guest found, the modules it
+// loaded, the environment it exported.
+func TestIntegrationBoot(t *testing.T) {
+	kernels := map[string]func() (Kernel, error){"debian": DebianKernel, "shared": SharedKernel}
+	for _, name := range []string{"debian", "shared"} {
+		t.Run(name, func(t *testing.T) {
+			k, err := kernels[name]()
+			skipUnlessReady(t, err)
+			vm := Start(t, Options{
+				Kernel: k,
+				IOMMU:  true,
+				Script: `echo "hello $UIOD_GUEST $UIOD_GUEST_NICS"
+for a in $UIOD_GUEST_NICS; do echo "driver $a $(basename $(readlink /sys/bus/pci/devices/$a/driver))"; done
+ls /sys/kernel/iommu_groups | wc -l | sed 's/^/groups /'
+exit 3`,
+			})
+			if len(vm.NICs) != 2 {
+				t.Fatalf("VM has %d NICs, want 2", len(vm.NICs))
+			}
+			r, err := vm.Wait()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: boot %v, script %v, wall %v\n%s", r.Kernel, r.Boot, r.Script, r.Wall, r.Output)
+			if r.Exit != 3 {
+				t.Errorf("exit status %d, want 3", r.Exit)
+			}
+			if len(r.NICs) != 2 {
+				t.Fatalf("guest found NICs %q, want 2", r.NICs)
+			}
+			want := "hello 1 " + strings.Join(r.NICs, " ")
+			if !strings.Contains(r.Output, want) {
+				t.Errorf("output lacks %q", want)
+			}
+			for _, a := range r.NICs {
+				if !strings.Contains(r.Output, "driver "+a+" igb") {
+					t.Errorf("NIC %s not on igb at start:\n%s", a, r.Output)
+				}
+			}
+			if strings.Contains(r.Console, "insmod") {
+				t.Errorf("a module failed to load:\n%s", r.Console)
+			}
+		})
+	}
+}

@@ -1,0 +1,88 @@
+package qemutest
+
+import (
+	"bufio"
+	"compress/gzip"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+)
+
+// initramfsConfig is what goes into a guest's initramfs.
+type initramfsConfig struct {
+	Busybox string   // static busybox on the host
+	Init    string   // the /init script
+	Script  string   // /etc/uiod/run.sh
+	Kernel  Kernel   // its modules, when modular
+	Modules []string // module names to load
+	Files   []Entry  // extra files
+}
+
+// writeInitramfs writes a gzip-compressed newc initramfs to file.
+func writeInitramfs(file string, c initramfsConfig) (err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	// Fast compression: the archive is built for every boot, and the guest unpacks it quickly.
+	zw, err := gzip.NewWriterLevel(bw, gzip.BestSpeed)
+	if err != nil {
+		return err
+	}
+	w := newNewcWriter(zw)
+
+	entries := []Entry{
+		{Name: "dev", Mode: modeDir | 0o755},
+		{Name: "dev/console", Mode: modeCharDev | 0o600, Major: 5, Minor: 1},
+		{Name: "proc", Mode: modeDir | 0o755},
+		{Name: "sys", Mode: modeDir | 0o755},
+		{Name: "tmp", Mode: modeDir | 0o1777},
+		{Name: "run", Mode: modeDir | 0o755},
+		{Name: "sbin", Mode: modeDir | 0o755},
+		{Name: "bin/busybox", Mode: modeRegular | 0o755, Source: c.Busybox},
+		{Name: "bin/sh", Mode: modeSymlink | 0o777, Link: "busybox"},
+		{Name: "init", Mode: modeRegular | 0o755, Data: []byte(c.Init)},
+		{Name: "etc/uiod/run.sh", Mode: modeRegular | 0o755, Data: []byte(c.Script)},
+	}
+	if c.Kernel.Modular() {
+		mods, err := ResolveModules(c.Kernel.Modules, c.Modules)
+		if err != nil {
+			return fmt.Errorf("kernel %s: %w", c.Kernel.Name, err)
+		}
+		ver := path.Base(c.Kernel.Modules)
+		dir := "lib/modules/" + ver + "/"
+		var order strings.Builder
+		for _, m := range mods {
+			entries = append(entries, Entry{Name: dir + m.Rel, Mode: modeRegular | 0o644, Data: m.Data})
+			order.WriteString(m.Rel + "\n")
+		}
+		entries = append(entries,
+			Entry{Name: dir + "modules.dep", Mode: modeRegular | 0o644, Data: ModulesDep(mods)},
+			Entry{Name: "etc/uiod/modules", Mode: modeRegular | 0o644, Data: []byte(order.String())})
+		for _, name := range []string{"modules.builtin", "modules.order"} {
+			if _, err := os.Stat(c.Kernel.Modules + "/" + name); err == nil {
+				entries = append(entries, Entry{Name: dir + name, Mode: modeRegular | 0o644, Source: c.Kernel.Modules + "/" + name})
+			}
+		}
+	}
+	entries = append(entries, c.Files...)
+	for _, e := range entries {
+		if err := w.add(e); err != nil {
+			return err
+		}
+	}
+	if err := w.close(); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,344 @@
+// Package qemutest boots a QEMU guest for uiod's real-kernel integration tests.
+//
+// The guest is a q35 machine under TCG with emulated igb NICs (QEMU's 82576), each behind
+// its own PCIe root port, optionally an emulated Intel IOMMU with interrupt remapping, and a
+// kernel that is either Debian's (extracted by scripts/qemu-setup.sh, drivers as modules)
+// or the shared one with every driver built in (no-IOMMU mode and iommufd included). Its
+// root file system is an initramfs built for each boot: static busybox, the needed kernel
+// modules with their dependencies, the files the test adds (usually static uiod and test
+// binaries, see BuildUIOD and BuildTest), and a generated /init that runs the test's script
+// and powers off.
+//
+// Each NIC's wire is a pair of unix datagram sockets (QEMU's -netdev dgram, one raw Ethernet
+// frame per datagram) whose paths are in VM.NICs, so a host-side test can exchange frames
+// with the guest while it runs. The script's output and exit status come back on a second
+// serial port (see ResultMarker); Result.Report turns `go test -v` output of a guest test
+// binary into host subtests.
+//
+// Start and Run skip the calling test, with the reason, when QEMU, busybox or the kernel is
+// missing (scripts/qemu-setup.sh installs them), when not running as root, or in -short
+// mode.
+package qemutest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Options say how to build and boot a guest. The zero value boots the Debian kernel with two
+// NICs, no IOMMU, and an empty script.
+type Options struct {
+	// Kernel is the guest kernel; the zero value means DebianKernel.
+	Kernel Kernel
+	// IOMMU adds an emulated Intel IOMMU with interrupt remapping and boots with
+	// intel_iommu=on iommu=pt (passthrough for the host's own drivers, so a uio device's
+	// DMA uses physical addresses; vfio-pci devices still get translated domains).
+	IOMMU bool
+	// UnsafeNoIOMMU makes the guest enable vfio's unsafe no-IOMMU mode before the script
+	// runs, where the kernel has it (the shared kernel; Debian's do not).
+	UnsafeNoIOMMU bool
+	// NICs is the number of igb NICs; 0 means 2.
+	NICs int
+	// Memory is the guest RAM in QEMU syntax; "" means 512M.
+	Memory string
+	// CPUs is the number of guest CPUs; 0 means 1.
+	CPUs int
+	// HugePages is the number of 2 MiB huge pages the guest reserves at boot.
+	HugePages int
+	// Cmdline holds extra kernel command line words.
+	Cmdline []string
+	// Modules are the modules a modular kernel loads, each after its dependencies; nil
+	// means DefaultModules.
+	Modules []string
+	// Files are added to the initramfs (see Binary).
+	Files []Entry
+	// Script is the sh script the guest runs, in /tmp, with the UIOD_GUEST* environment
+	// (see the package initScript); its output and exit status are the Result.
+	Script string
+	// Timeout bounds the boot and the script; 0 means 5 minutes. QEMU is killed after it.
+	Timeout time.Duration
+	// Log, if set, receives each console line as it arrives. With env UIOD_QEMU_CONSOLE=1
+	// and no Log, the console goes to the test's log as it arrives.
+	Log func(line string)
+}
+
+// NIC is the host's view of one emulated igb NIC's wire.
+type NIC struct {
+	MAC net.HardwareAddr
+	// GuestSocket is QEMU's end: a datagram sent to it arrives at the guest NIC as a
+	// received frame.
+	GuestSocket string
+	// HostSocket is the host's end: QEMU sends each frame the guest NIC transmits to it.
+	// Bind a unix datagram socket to it to receive them (frames sent while nothing is
+	// bound there are dropped).
+	HostSocket string
+}
+
+// VM is a running guest.
+type VM struct {
+	// NICs are the guest's NICs in PCI order: NICs[i] is the i-th address of
+	// UIOD_GUEST_NICS in the guest.
+	NICs []NIC
+
+	kernel  Kernel
+	dir     string
+	cmd     *exec.Cmd
+	ctx     context.Context
+	cancel  context.CancelFunc
+	console *consoleBuffer
+	start   time.Time
+	done    chan struct{}
+	waitErr error
+
+	once sync.Once
+	res  *Result
+	err  error
+}
+
+// skipUnlessReady skips t when the guest cannot be built or booted here.
+func skipUnlessReady(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		if errors.Is(err, ErrMissing) {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+}
+
+// Require skips t unless a guest can boot here: not in -short mode, as root, with QEMU and
+// a static busybox installed. Call it before expensive preparation; Start calls it too.
+func Require(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("QEMU guest tests do not run in -short mode")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("QEMU guest tests need root")
+	}
+	_, err := QEMU()
+	skipUnlessReady(t, err)
+	_, err = Busybox()
+	skipUnlessReady(t, err)
+}
+
+// Start builds the initramfs and boots a guest; QEMU is killed when t ends. It skips t in
+// -short mode, when not root, or when QEMU, busybox or the kernel is missing.
+func Start(t testing.TB, o Options) *VM {
+	t.Helper()
+	Require(t)
+	qemu, err := QEMU()
+	skipUnlessReady(t, err)
+	busybox, err := Busybox()
+	skipUnlessReady(t, err)
+	if o.Kernel.Image == "" {
+		o.Kernel, err = DebianKernel()
+		skipUnlessReady(t, err)
+	}
+	if o.NICs == 0 {
+		o.NICs = 2
+	}
+	if o.Memory == "" {
+		o.Memory = "512M"
+	}
+	if o.CPUs == 0 {
+		o.CPUs = 1
+	}
+	if o.Modules == nil {
+		o.Modules = DefaultModules
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if o.Log == nil && os.Getenv("UIOD_QEMU_CONSOLE") == "1" {
+		o.Log = func(line string) { t.Log(line) }
+	}
+
+	// A short directory of its own: unix socket paths must fit in 108 bytes.
+	dir, err := os.MkdirTemp("", "uiod-qemu-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+
+	initrd := filepath.Join(dir, "initramfs.cpio.gz")
+	err = writeInitramfs(initrd, initramfsConfig{
+		Busybox: busybox,
+		Init:    initScript(initConfig{UnsafeNoIOMMU: o.UnsafeNoIOMMU, IOMMU: o.IOMMU, Kernel: o.Kernel.Name}),
+		Script:  o.Script,
+		Kernel:  o.Kernel,
+		Modules: o.Modules,
+		Files:   o.Files,
+	})
+	if err != nil {
+		t.Fatalf("build initramfs: %v", err)
+	}
+
+	vm := &VM{kernel: o.Kernel, dir: dir, done: make(chan struct{}), console: &consoleBuffer{log: o.Log}}
+	args := vm.qemuArgs(o, initrd)
+	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+	vm.ctx, vm.cancel = ctx, cancel
+	cmd := exec.CommandContext(ctx, qemu, args...)
+	cmd.Stdin = nil
+	cmd.Stdout = vm.console
+	cmd.Stderr = vm.console
+	cmd.WaitDelay = 5 * time.Second
+	// Die with the test binary, even if it is killed before its cleanups run.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	vm.cmd = cmd
+	vm.start = time.Now()
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start %s: %v", qemu, err)
+	}
+	go func() {
+		vm.waitErr = cmd.Wait()
+		cancel()
+		close(vm.done)
+	}()
+	t.Cleanup(vm.Kill)
+	return vm
+}
+
+// qemuArgs returns QEMU's command line; it fills vm.NICs.
+func (vm *VM) qemuArgs(o Options, initrd string) []string {
+	// no_timer_check: under a loaded TCG host the IO-APIC timer check can fail, and with
+	// interrupt remapping that is a panic.
+	cmdline := []string{"console=ttyS0", "panic=-1", "quiet", "loglevel=4", "no_timer_check"}
+	args := []string{
+		"-machine", "q35", "-accel", "tcg", "-cpu", "max",
+		"-m", o.Memory, "-smp", fmt.Sprint(o.CPUs),
+		"-display", "none", "-nodefaults", "-no-reboot", "-monitor", "none",
+		"-serial", "stdio",
+		"-serial", "file:" + filepath.Join(vm.dir, "result.log"),
+		"-kernel", o.Kernel.Image, "-initrd", initrd,
+	}
+	if o.IOMMU {
+		// The IOMMU must come before the devices it translates.
+		args = append(args, "-device", "intel-iommu,intremap=on")
+		cmdline = append(cmdline, "intel_iommu=on", "iommu=pt")
+	} else {
+		cmdline = append(cmdline, "intel_iommu=off")
+	}
+	if o.HugePages > 0 {
+		cmdline = append(cmdline, "hugepagesz=2M", fmt.Sprintf("hugepages=%d", o.HugePages))
+	}
+	cmdline = append(cmdline, o.Cmdline...)
+	for i := 0; i < o.NICs; i++ {
+		nic := NIC{
+			MAC:         net.HardwareAddr{0x52, 0x54, 0x00, 0x12, 0x34, byte(0x56 + i)},
+			GuestSocket: filepath.Join(vm.dir, fmt.Sprintf("guest-nic%d.sock", i)),
+			HostSocket:  filepath.Join(vm.dir, fmt.Sprintf("host-nic%d.sock", i)),
+		}
+		vm.NICs = append(vm.NICs, nic)
+		args = append(args,
+			"-netdev", fmt.Sprintf("dgram,id=n%d,local.type=unix,local.path=%s,remote.type=unix,remote.path=%s",
+				i, nic.GuestSocket, nic.HostSocket),
+			// One root port each: igb reserves slots for its SR-IOV VFs, so two igb
+			// functions on pcie.0 collide.
+			"-device", fmt.Sprintf("pcie-root-port,id=rp%d,bus=pcie.0,chassis=%d,slot=%d", i, i+1, i+1),
+			"-device", fmt.Sprintf("igb,bus=rp%d,netdev=n%d,mac=%s", i, i, nic.MAC))
+	}
+	return append(args, "-append", strings.Join(cmdline, " "))
+}
+
+// Kill stops the guest at once if it is still running.
+func (vm *VM) Kill() {
+	vm.cancel()
+	<-vm.done
+}
+
+// Wait waits for the guest to power off (or be killed at the timeout) and returns what it
+// reported. The error says why the run did not complete: QEMU failed, the guest timed out,
+// or it never reported the script's exit status; the Result is filled as far as it goes.
+func (vm *VM) Wait() (*Result, error) {
+	vm.once.Do(func() { vm.res, vm.err = vm.wait() })
+	return vm.res, vm.err
+}
+
+func (vm *VM) wait() (*Result, error) {
+	<-vm.done
+	r := &Result{Kernel: vm.kernel.Name, Wall: time.Since(vm.start), Console: vm.console.String()}
+	data, err := os.ReadFile(filepath.Join(vm.dir, "result.log"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return r, err
+	}
+	perr := parseResultPort(string(data), r)
+	r.Tests, r.Rest = ParseGoTest(r.Output)
+	switch {
+	case errors.Is(vm.ctx.Err(), context.DeadlineExceeded):
+		return r, fmt.Errorf("guest (%s) timed out after %v and was killed; console tail:\n%s",
+			vm.kernel.Name, r.Wall.Round(time.Millisecond), tail(r.Console, 40))
+	case vm.waitErr != nil:
+		return r, fmt.Errorf("qemu (%s): %w; console tail:\n%s", vm.kernel.Name, vm.waitErr, tail(r.Console, 40))
+	case perr != nil:
+		return r, fmt.Errorf("guest (%s): %w; console tail:\n%s", vm.kernel.Name, perr, tail(r.Console, 40))
+	}
+	return r, nil
+}
+
+// Run boots a guest, waits for it and returns its result; a run that did not complete
+// fails t. It skips t like Start.
+func Run(t testing.TB, o Options) *Result {
+	t.Helper()
+	r, err := Start(t, o).Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// consoleBuffer collects the serial console and passes complete lines to log.
+type consoleBuffer struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	partial []byte
+	log     func(string)
+}
+
+func (c *consoleBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Write(p)
+	if c.log != nil {
+		c.partial = append(c.partial, p...)
+		for {
+			line, rest, ok := bytes.Cut(c.partial, []byte{'\n'})
+			if !ok {
+				break
+			}
+			c.log(strings.TrimRight(string(line), "\r"))
+			c.partial = append(c.partial[:0], rest...)
+		}
+	}
+	return len(p), nil
+}
+
+func (c *consoleBuffer) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.ReplaceAll(c.buf.String(), "\r", "")
+}
+
+var _ io.Writer = (*consoleBuffer)(nil)

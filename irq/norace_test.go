@@ -1,0 +1,5 @@
+//go:build !race
+
+package irq
+
+const raceEnabled = false

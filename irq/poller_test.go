@@ -1,0 +1,125 @@
+package irq
+
+import (
+	"testing"
+	"time"
+)
+
+func newVectors(t *testing.T, n int) []*Vector {
+	t.Helper()
+	vs := make([]*Vector, n)
+	for i := range vs {
+		v, err := NewEventfd(MSIX, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { v.Close() })
+		vs[i] = v
+	}
+	return vs
+}
+
+func TestPollerWake(t *testing.T) {
+	for _, mode := range []WaitMode{WaitRaw, WaitBlocking} {
+		t.Run(mode.String(), func(t *testing.T) {
+			vs := newVectors(t, 2)
+			// Duplicates and nil vectors are watched once / skipped.
+			p, err := NewPoller(mode, vs[0], nil, vs[1], vs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			if got := len(p.Vectors()); got != 2 {
+				t.Fatalf("watching %d vectors, want 2", got)
+			}
+			if w, err := p.Wait(time.Millisecond); err != nil || w != WakeTimeout {
+				t.Fatalf("Wait on quiet vectors = %v, %v; want timeout", w, err)
+			}
+			vs[1].Signal()
+			vs[1].Signal()
+			if w, err := p.Wait(time.Second); err != nil || w != WakeInterrupt {
+				t.Fatalf("Wait after Signal = %v, %v; want interrupt", w, err)
+			}
+			// Wait does not consume: level-triggered until drained.
+			if w, _ := p.Wait(time.Second); w != WakeInterrupt {
+				t.Fatalf("second Wait before Drain = %v, want interrupt", w)
+			}
+			if n, err := p.Drain(); err != nil || n != 2 {
+				t.Fatalf("Drain = %d, %v; want 2", n, err)
+			}
+			if w, _ := p.Wait(0); w != WakeTimeout {
+				t.Fatalf("Wait after Drain = %v, want timeout", w)
+			}
+			if p.Stopped() {
+				t.Fatal("Stopped before Stop")
+			}
+			done := make(chan Wake)
+			go func() {
+				w, _ := p.Wait(time.Minute)
+				done <- w
+			}()
+			time.Sleep(5 * time.Millisecond)
+			if err := p.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case w := <-done:
+				if w != WakeStop {
+					t.Fatalf("Wait woken by Stop = %v", w)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("Stop did not wake the waiter")
+			}
+			// Sticky: every later Wait returns at once, even with a long timeout.
+			for i := 0; i < 3; i++ {
+				if w, _ := p.Wait(time.Minute); w != WakeStop {
+					t.Fatalf("Wait after Stop = %v", w)
+				}
+			}
+			if !p.Stopped() {
+				t.Fatal("Stopped false after Stop")
+			}
+			if err := p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Close(); err != nil {
+				t.Fatalf("second Close: %v", err)
+			}
+		})
+	}
+}
+
+func TestPollerBadMode(t *testing.T) {
+	if _, err := NewPoller(WaitMode(7)); err == nil {
+		t.Fatal("NewPoller accepted an invalid mode")
+	}
+}
+
+func TestPollerWaitAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	vs := newVectors(t, 1)
+	p, err := NewPoller(WaitRaw, vs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	allocs := testing.AllocsPerRun(200, func() {
+		vs[0].Signal()
+		p.Wait(time.Second)
+		p.Drain()
+	})
+	if allocs != 0 {
+		t.Fatalf("Signal+Wait+Drain allocates %v times per run", allocs)
+	}
+}
+
+func TestProcsFor(t *testing.T) {
+	if got := ProcsFor(64); got != 64+SpareProcs {
+		t.Fatalf("ProcsFor(64) = %d", got)
+	}
+	if got := ProcsFor(0); got < SpareProcs {
+		t.Fatalf("ProcsFor(0) = %d", got)
+	}
+}

@@ -1,0 +1,24 @@
+package irq
+
+import (
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// epollWaitRaw is epoll_pwait(epfd, events, msec, NULL) without entering the scheduler's
+// syscall state: the calling goroutine keeps its P while the thread sleeps (see WaitRaw).
+func epollWaitRaw(epfd int, events []unix.EpollEvent, msec int) (int, unix.Errno) {
+	r, _, e := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd),
+		uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
+	return int(r), unix.Errno(e)
+}
+
+// nanosleepRaw sleeps for ts without entering the scheduler's syscall state, so a short
+// sleep does not give the P away. It returns EINTR with the time left in rem when a signal
+// interrupts it.
+func nanosleepRaw(ts, rem *unix.Timespec) unix.Errno {
+	_, _, e := syscall.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(ts)), uintptr(unsafe.Pointer(rem)), 0)
+	return unix.Errno(e)
+}

@@ -1,0 +1,471 @@
+package nictest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/sim"
+)
+
+// Open checks a strict init in both interrupt modes: no unknown register, the model's MAC,
+// link up at the model's speed, the queues and vectors asked for.
+func Open(t *testing.T, drv Driver) {
+	for _, kind := range []irq.Kind{irq.MSIX, irq.INTx} {
+		t.Run(kind.String(), func(t *testing.T) {
+			h := New(t, drv, nic.Config{RxQueues: 2, TxQueues: 2, Interrupts: kind})
+			if !bytes.Equal(h.Port.MAC(), h.Model.MAC()) {
+				t.Errorf("MAC %v, model has %v", h.Port.MAC(), h.Model.MAC())
+			}
+			if l := h.Port.Link(); !l.Up || l.SpeedMbps != drv.SpeedMbps {
+				t.Errorf("link %+v, want up at %d", l, drv.SpeedMbps)
+			}
+			if got, ok := h.Port.IRQKind(); !ok || got != kind {
+				t.Errorf("irq kind %v %v, want %v", got, ok, kind)
+			}
+			if h.Port.NumRxQueues() != 2 || h.Port.NumTxQueues() != 2 {
+				t.Errorf("queues %d/%d", h.Port.NumRxQueues(), h.Port.NumTxQueues())
+			}
+			if err := h.Dev.Err(); err != nil {
+				t.Fatalf("init: %v", err)
+			}
+		})
+	}
+}
+
+// Forward sends frames of random sizes (60 bytes up to the buffer size) from the peer,
+// receives them, sends them back and checks every byte on both legs, across many ring
+// wraps: a million frames each way (100 000 with -short).
+func Forward(t *testing.T, drv Driver) {
+	const ring = 64
+	h := New(t, drv, nic.Config{RxRing: ring, TxRing: ring, PoolSize: 160, NoIRQ: true})
+	rng := rand.New(rand.NewPCG(11, 12))
+	frames := 1_000_000
+	if testing.Short() {
+		frames = 100_000
+	}
+	maxLen := nic.DefaultBufSize
+	bufs := make([]*nic.Buf, 48)
+	templ := make([][]byte, 256)
+	for i := range templ {
+		templ[i] = Frame(rng, Broadcast, [4]byte{10, 0, 0, 1}, [4]byte{10, 0, 0, 2}, 1000, 2000, 60+rng.IntN(maxLen-60+1))
+	}
+	var sent [][]byte
+	done := 0
+	for done < frames {
+		k := 1 + rng.IntN(len(bufs))
+		sent = sent[:0]
+		for i := 0; i < k; i++ {
+			f := templ[rng.IntN(len(templ))]
+			f[len(f)-1] = byte(done + i) // consecutive frames differ
+			if err := h.Peer.Send(f); err != nil {
+				t.Fatal(err)
+			}
+			sent = append(sent, append([]byte(nil), f...))
+		}
+		got := 0
+		for got < k {
+			n := h.Port.RxBurst(0, bufs[got:k])
+			if n == 0 {
+				t.Fatalf("after %d frames: got %d of %d (model %+v, port %+v)", done, got, k, h.Model.Stats(), h.Port.Stats())
+			}
+			for j, b := range bufs[got : got+n] {
+				if !bytes.Equal(b.Bytes(), sent[got+j]) {
+					t.Fatalf("frame %d: received %d bytes, sent %d: contents differ", done+got+j, b.Len(), len(sent[got+j]))
+				}
+			}
+			got += n
+		}
+		for off := 0; off < k; {
+			n := h.Port.TxBurst(0, bufs[off:k])
+			if n == 0 {
+				t.Fatalf("tx ring stuck after %d frames", done)
+			}
+			off += n
+		}
+		back := h.Received()
+		if len(back) != k {
+			t.Fatalf("peer got %d of %d frames back", len(back), k)
+		}
+		for i := range back {
+			if !bytes.Equal(back[i], sent[i]) {
+				t.Fatalf("frame %d: sent back %d bytes, want %d: contents differ", done+i, len(back[i]), len(sent[i]))
+			}
+		}
+		done += k
+	}
+	h.Port.TxQueue(0).Reclaim()
+	st := h.Port.Stats()
+	if st.RxPackets != uint64(done) || st.TxPackets != uint64(done) || st.RxErrors != 0 || st.RxMissed != 0 {
+		t.Fatalf("stats %+v after %d frames each way", st, done)
+	}
+	t.Logf("%d frames each way, %d ring wraps", done, done/ring)
+}
+
+// InterruptsMSIX checks per-queue vectors: none while masked, the pending cause fires on
+// unmask, each frame fires once unmoderated, none after disable, spurious messages are
+// empty wakeups.
+func InterruptsMSIX(t *testing.T, drv Driver) {
+	h := New(t, drv, nic.Config{RxQueues: 2, TxQueues: 1, Interrupts: irq.MSIX})
+	v0, v1 := h.Port.RxVector(0), h.Port.RxVector(1)
+	if v0 == nil || v1 == nil || v0 == v1 {
+		t.Fatalf("vectors %v %v: want one per queue", v0, v1)
+	}
+	Drain(t, v0)
+	Drain(t, v1)
+	h.Send(1)
+	if n := Drain(t, v0) + Drain(t, v1); n != 0 {
+		t.Fatalf("%d interrupts while masked", n)
+	}
+	h.Port.EnableRxInterrupt(0)
+	if n := WaitFired(t, v0); n != 1 {
+		t.Fatalf("pending interrupt on unmask: %d, want 1", n)
+	}
+	if h.Consume(0) != 1 {
+		t.Fatal("frame not received")
+	}
+	for i := 0; i < 3; i++ {
+		h.Send(1)
+		if n := WaitFired(t, v0); n != 1 {
+			t.Fatalf("frame %d: %d interrupts, want 1", i, n)
+		}
+		h.Consume(0)
+	}
+	if Drain(t, v1) != 0 {
+		t.Fatal("queue 1's vector fired for queue 0's frames")
+	}
+	h.Port.DisableRxInterrupt(0)
+	h.Send(2)
+	time.Sleep(time.Millisecond)
+	if n := Drain(t, v0); n != 0 {
+		t.Fatalf("%d interrupts after disable", n)
+	}
+	h.Consume(0)
+	h.Model.SpuriousInterrupt(0)
+	if WaitFired(t, v0) != 1 || h.Consume(0) != 0 {
+		t.Fatal("spurious interrupt not delivered as an empty wakeup")
+	}
+}
+
+// InterruptsINTx checks the legacy line: none while masked, each armed frame fires once,
+// arming (acknowledge + re-arm) never leaves the line stuck, and a frame that arrived
+// before arming is found by the poll after arming.
+func InterruptsINTx(t *testing.T, drv Driver) {
+	h := New(t, drv, nic.Config{Interrupts: irq.INTx})
+	v := h.Port.RxVector(0)
+	if v == nil || v.Kind != irq.INTx {
+		t.Fatalf("vector %+v, want intx", v)
+	}
+	Drain(t, v)
+	h.Send(1)
+	time.Sleep(time.Millisecond)
+	if n := Drain(t, v); n != 0 {
+		t.Fatalf("%d interrupts while masked", n)
+	}
+	h.Consume(0)
+	for i := 0; i < 5; i++ {
+		h.Port.EnableRxInterrupt(0)
+		h.Send(1)
+		if n := WaitFired(t, v); n != 1 {
+			t.Fatalf("frame %d: %d interrupts, want 1", i, n)
+		}
+		h.Port.DisableRxInterrupt(0)
+		if h.Consume(0) != 1 {
+			t.Fatalf("frame %d not received", i)
+		}
+	}
+	h.Send(1)
+	h.Port.EnableRxInterrupt(0)
+	if h.Consume(0) != 1 {
+		t.Fatal("frame before arming lost")
+	}
+	time.Sleep(time.Millisecond)
+	Drain(t, v)
+	h.Port.EnableRxInterrupt(0)
+	h.Send(1)
+	if n := WaitFired(t, v); n != 1 {
+		t.Fatalf("after re-arm: %d interrupts, want 1", n)
+	}
+}
+
+// Moderation checks EITR: with a 1 ms interval a stream of frames raises at most one
+// interrupt per interval (plus the first); without moderation every frame raises one.
+func Moderation(t *testing.T, drv Driver) {
+	const frames = 200
+	for _, itr := range []time.Duration{0, time.Millisecond} {
+		h := New(t, drv, nic.Config{Interrupts: irq.MSIX, ITR: itr})
+		v := h.Port.RxVector(0)
+		Drain(t, v)
+		h.Port.EnableRxInterrupt(0)
+		start := time.Now()
+		for i := 0; i < frames; i++ {
+			h.Send(1)
+			if i%20 == 0 {
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+		elapsed := time.Since(start)
+		time.Sleep(3 * time.Millisecond) // let a throttled interrupt go out
+		fired := Drain(t, v)
+		if itr == 0 {
+			if fired != frames {
+				t.Errorf("no moderation: %d interrupts for %d frames", fired, frames)
+			}
+		} else if max := uint64(elapsed/itr) + 2; fired == 0 || fired > max {
+			t.Errorf("itr %v: %d interrupts in %v, want 1..%d", itr, fired, elapsed, max)
+		}
+		h.Consume(0)
+	}
+}
+
+// LinkChange checks that link-status-change interrupts reach the driver.
+func LinkChange(t *testing.T, drv Driver) {
+	h := New(t, drv, nic.Config{Interrupts: irq.MSIX})
+	h.Model.SetLink(false)
+	if !waitFor(func() bool { return h.Port.LinkChanges() > 0 }) {
+		t.Fatal("link change interrupt not handled")
+	}
+	if h.Port.Link().Up {
+		t.Fatal("link up after the cable went down")
+	}
+	h.Model.SetLink(true)
+	if !waitFor(func() bool { return h.Port.LinkChanges() >= 2 && h.Port.Link().Up }) {
+		t.Fatalf("link up not seen: %d changes, %+v", h.Port.LinkChanges(), h.Port.Link())
+	}
+}
+
+// Faults injects every fault the model offers: each must end as a counted error or drop,
+// with no panic, no hang and (checked at close) no buffer lost, and the port must work
+// afterwards.
+func Faults(t *testing.T, drv Driver) {
+	tests := []struct {
+		name         string
+		inject       func(h *Harness)
+		send, wantRx int
+		check        func(t *testing.T, h *Harness)
+		faultsOK     bool
+	}{
+		{
+			name:   "drop",
+			inject: func(h *Harness) { h.Model.DropNext(3) },
+			send:   5, wantRx: 2,
+			check: func(t *testing.T, h *Harness) {
+				if d := h.Model.Stats().Dropped; d != 3 {
+					t.Errorf("model dropped %d, want 3", d)
+				}
+			},
+		},
+		{
+			name:   "oversize length",
+			inject: func(h *Harness) { h.Model.OversizeNext(2) },
+			send:   5, wantRx: 3,
+			check: func(t *testing.T, h *Harness) {
+				if e := h.Port.Stats().RxErrors; e != 2 {
+					t.Errorf("RxErrors %d, want 2", e)
+				}
+			},
+		},
+		{
+			name: "DD on an unposted descriptor",
+			inject: func(h *Harness) {
+				if err := h.Model.WriteUnpostedDD(0); err != nil {
+					h.T.Fatal(err)
+				}
+			},
+			send: 5, wantRx: 5,
+			check: func(t *testing.T, h *Harness) {
+				if e := h.Port.RxQueue(0).Stats().Errors; e != 1 {
+					t.Errorf("queue errors %d, want 1", e)
+				}
+			},
+		},
+		{
+			name:   "bad DMA address",
+			inject: func(h *Harness) { h.Model.BadDMANext(1) },
+			send:   3, wantRx: 2,
+			check: func(t *testing.T, h *Harness) {
+				if h.Dev.IOMMU().Faults() == 0 {
+					t.Error("IOMMU saw no fault")
+				}
+			},
+			faultsOK: true,
+		},
+		{
+			name: "rx stall",
+			inject: func(h *Harness) {
+				h.Model.StallRX(true)
+				h.Send(4)
+				if n := h.Consume(0); n != 0 {
+					h.T.Errorf("%d frames received while stalled", n)
+				}
+				h.Model.StallRX(false)
+			},
+			send: 1, wantRx: 5,
+		},
+		{
+			name: "interrupt storm",
+			inject: func(h *Harness) {
+				h.Port.EnableRxInterrupt(0)
+				h.Model.InterruptStorm(0, 1000)
+				if Drain(h.T, h.Port.RxVector(0)) == 0 {
+					h.T.Error("storm not delivered")
+				}
+			},
+			send: 2, wantRx: 2,
+		},
+		{
+			name: "link flap",
+			inject: func(h *Harness) {
+				h.Model.FlapLink(5 * time.Millisecond)
+				waitFor(func() bool { return h.Port.LinkChanges() >= 2 && h.Port.Link().Up })
+			},
+			send: 3, wantRx: 3,
+			check: func(t *testing.T, h *Harness) {
+				if h.Port.LinkChanges() < 2 {
+					t.Errorf("%d link changes seen, want 2", h.Port.LinkChanges())
+				}
+			},
+		},
+		{
+			name:   "ring full",
+			inject: func(h *Harness) { h.Send(100) }, // 63 descriptors posted
+			send:   0, wantRx: 63,
+			check: func(t *testing.T, h *Harness) {
+				if m := h.Port.Stats().RxMissed; m != 37 {
+					t.Errorf("RxMissed %d, want 37", m)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := New(t, drv, nic.Config{RxRing: 64, TxRing: 64, Interrupts: irq.MSIX})
+			h.FaultsOK = tt.faultsOK
+			tt.inject(h)
+			h.Send(tt.send)
+			if got := h.Consume(0); got != tt.wantRx {
+				t.Errorf("received %d frames, want %d (model %+v)", got, tt.wantRx, h.Model.Stats())
+			}
+			if tt.check != nil {
+				tt.check(t, h)
+			}
+			h.Send(3)
+			if got := h.Consume(0); got != 3 {
+				t.Errorf("after the fault: received %d of 3", got)
+			}
+		})
+	}
+}
+
+// IOMMU corrupts a posted descriptor's buffer address in the driver's ring: the model's
+// IOMMU must refuse the DMA and the strict model must report it.
+func IOMMU(t *testing.T, drv Driver) {
+	h := New(t, drv, nic.Config{RxRing: 64, TxRing: 64, NoIRQ: true})
+	h.FaultsOK = true
+	rq := h.Port.RxQueue(0)
+	ring, err := h.Dev.IOMMU().Translate(rq.IOVA(), rq.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint64(ring[0:], 0x7777_0000_0000) // descriptor 0: filled next
+	h.Send(1)
+	if h.Dev.IOMMU().Faults() == 0 {
+		t.Fatal("DMA to an unmapped bus address went through")
+	}
+	faults, _ := h.Dev.Faults()
+	var dma bool
+	for _, f := range faults {
+		dma = dma || f.Kind == sim.DMAFault
+	}
+	if !dma || h.Dev.Err() == nil {
+		t.Fatalf("faults %v, strict error %v: no DMA fault reported", faults, h.Dev.Err())
+	}
+	if n := h.Consume(0); n != 0 {
+		t.Fatalf("received %d frames through a bad descriptor", n)
+	}
+}
+
+// RSS checks that one flow stays on one queue and many flows reach every queue.
+func RSS(t *testing.T, drv Driver) {
+	const queues = 4
+	h := New(t, drv, nic.Config{RxQueues: queues, TxQueues: 1, RxRing: 256, NoIRQ: true})
+	rng := rand.New(rand.NewPCG(21, 22))
+	counts := func() [queues]int {
+		var c [queues]int
+		for q := 0; q < queues; q++ {
+			c[q] = h.Consume(q)
+		}
+		return c
+	}
+	for i := 0; i < 100; i++ {
+		h.Peer.Send(Frame(rng, Broadcast, [4]byte{192, 168, 1, 1}, [4]byte{192, 168, 1, 2}, 4000, 53, 80))
+	}
+	one, used := counts(), 0
+	for _, n := range one {
+		if n > 0 {
+			used++
+		}
+		if n != 0 && n != 100 {
+			t.Fatalf("one flow split over queues: %v", one)
+		}
+	}
+	if used != 1 {
+		t.Fatalf("one flow: per-queue counts %v", one)
+	}
+	for i := 0; i < 400; i++ {
+		src := [4]byte{10, byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256))}
+		h.Peer.Send(Frame(rng, Broadcast, src, [4]byte{10, 0, 0, 1}, uint16(rng.IntN(65536)), 80, 80))
+	}
+	many, total := counts(), 0
+	for q, n := range many {
+		if n < 400/queues/4 {
+			t.Errorf("queue %d got %d of 400 frames: %v", q, n, many)
+		}
+		total += n
+	}
+	if total != 400 {
+		t.Fatalf("received %d of 400", total)
+	}
+}
+
+// AcrossAddressSpaces forwards from one port to a port behind another IOMMU (vfio to
+// uio, say): the transmit side must copy and never hand the NIC a bus address it cannot
+// reach, and the originals go back to their pool at once.
+func AcrossAddressSpaces(t *testing.T, drv Driver) {
+	cfg := nic.Config{RxRing: 64, TxRing: 64, NoIRQ: true}
+	a, b := New(t, drv, cfg), New(t, drv, cfg)
+	rng := rand.New(rand.NewPCG(31, 32))
+	bufs := make([]*nic.Buf, 32)
+	var sent [][]byte
+	for round := 0; round < 50; round++ {
+		for i := 0; i < 20; i++ {
+			f := Frame(rng, Broadcast, [4]byte{1, 2, 3, 4}, [4]byte{5, 6, 7, 8}, 9, 10, 60+rng.IntN(1400))
+			sent = append(sent, f)
+			a.Peer.Send(f)
+		}
+		n := a.Port.RxBurst(0, bufs)
+		if got := b.Port.TxBurst(0, bufs[:n]); got != n {
+			t.Fatalf("round %d: tx took %d of %d", round, got, n)
+		}
+	}
+	got := b.Received()
+	if len(got) != len(sent) {
+		t.Fatalf("forwarded %d of %d", len(got), len(sent))
+	}
+	for i := range got {
+		if !bytes.Equal(got[i], sent[i]) {
+			t.Fatalf("frame %d differs", i)
+		}
+	}
+	if c := b.Port.TxQueue(0).Stats().Copies; c != uint64(len(sent)) {
+		t.Fatalf("%d copies, want %d", c, len(sent))
+	}
+	rq := a.Port.RxQueue(0)
+	if p := rq.Pool(); p.Avail() != p.Size()-rq.Fill() {
+		t.Fatalf("source pool: %d of %d free: originals not freed", p.Avail(), p.Size())
+	}
+}

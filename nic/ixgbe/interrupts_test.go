@@ -1,0 +1,24 @@
+package ixgbe
+
+import (
+	"testing"
+	"time"
+)
+
+func TestITRValue(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want uint32
+	}{
+		{0, 0},
+		{time.Nanosecond, 1 << 3},
+		{2048 * time.Nanosecond, 1 << 3},
+		{100 * time.Microsecond, 48 << 3},
+		{time.Second, 0x1ff << 3},
+	}
+	for _, tt := range tests {
+		if got := itrValue(tt.d) &^ eitrCntWDis; got != tt.want {
+			t.Errorf("itrValue(%v) = %#x, want %#x", tt.d, got, tt.want)
+		}
+	}
+}

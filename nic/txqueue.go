@@ -1,0 +1,229 @@
+package nic
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/uiod/uiod/pci"
+)
+
+// TxConfig describes one TX descriptor ring.
+type TxConfig struct {
+	DMA  pci.DMA  // the device's allocator, for the ring and the copy pool
+	Size int      // descriptors: a power of two, at least 8
+	Tail Doorbell // the queue's TDT register
+	// CopyBufs and BufSize size the queue's copy pool (default Size buffers of 2048 bytes),
+	// used for buffers the device cannot address; CopyBufs < 0 disables it and such
+	// buffers are dropped and counted.
+	CopyBufs int
+	BufSize  int
+}
+
+// TxQueueStats are one TX queue's software counters.
+type TxQueueStats struct {
+	Packets uint64 // frames queued to the NIC
+	Bytes   uint64
+	Errors  uint64 // frames refused: length 0, too long, or not copyable
+	Copies  uint64 // frames copied from a pool in another DMA address space
+}
+
+// TxQueue is the driver side of one TX descriptor ring.
+//
+// Every descriptor carries one whole frame with DTYP_DATA|DEXT|IFCS|EOP|RS: the NIC writes
+// DD back on each, and the next burst frees the buffers of completed descriptors to their
+// pools. Descriptors [clean, tail) are queued to the NIC.
+//
+// A buffer whose pool lives in another DMA address space than the device (a frame
+// received on a vfio port and sent on a uio port, say) cannot be handed to the NIC: it is
+// copied into a buffer of the queue's own copy pool and the original is freed at once.
+type TxQueue struct {
+	desc  []advDesc
+	bufs  []*Buf // buffer queued at each slot, nil if none
+	mask  uint32
+	clean uint32 // oldest slot not yet reclaimed
+	tail  uint32 // last value written to TDT
+	db    Doorbell
+	mem   pci.Mem
+	dma   pci.DMA
+	copy  *Mempool
+
+	lastPool  *Mempool // cache of the last pool seen and whether the device can address it
+	lastLocal bool
+
+	packets, bytes, errors, copies atomic.Uint64
+}
+
+// NewTxQueue allocates the descriptor ring and the copy pool.
+func NewTxQueue(cfg TxConfig) (*TxQueue, error) {
+	if cfg.Tail.Reg == nil {
+		return nil, fmt.Errorf("tx ring: no tail register")
+	}
+	mem, d, err := ringMem(cfg.DMA, cfg.Size)
+	if err != nil {
+		return nil, fmt.Errorf("tx %w", err)
+	}
+	q := &TxQueue{
+		desc: d,
+		bufs: make([]*Buf, cfg.Size),
+		mask: uint32(cfg.Size - 1),
+		db:   cfg.Tail,
+		mem:  mem,
+		dma:  cfg.DMA,
+	}
+	if cfg.CopyBufs >= 0 {
+		n, size := cfg.CopyBufs, cfg.BufSize
+		if n == 0 {
+			n = cfg.Size
+		}
+		if size == 0 {
+			size = 2048
+		}
+		if q.copy, err = NewMempool(cfg.DMA, n, size); err != nil {
+			cfg.DMA.Free(mem)
+			return nil, fmt.Errorf("tx copy pool: %w", err)
+		}
+	}
+	return q, nil
+}
+
+// IOVA is the bus address of the descriptor ring (TDBAL/TDBAH).
+func (q *TxQueue) IOVA() uint64 { return q.mem.IOVA }
+
+// Len is the ring's size in bytes (TDLEN).
+func (q *TxQueue) Len() int { return len(q.desc) * DescSize }
+
+// Size is the number of descriptors.
+func (q *TxQueue) Size() int { return len(q.desc) }
+
+// CopyPool is the pool for frames copied from foreign address spaces (nil if disabled).
+func (q *TxQueue) CopyPool() *Mempool { return q.copy }
+
+// InFlight is the number of descriptors queued and not yet reclaimed.
+func (q *TxQueue) InFlight() int { return int((q.tail - q.clean) & q.mask) }
+
+// Burst reclaims completed descriptors, queues bufs[0:n] and writes the tail register
+// once. It returns n, fewer than len(bufs) when the ring (or the copy pool) is full; the
+// queue owns the accepted buffers and frees them when the NIC is done. A buffer with
+// length 0 or longer than MaxTxFrame is accepted, counted as an error and freed.
+func (q *TxQueue) Burst(bufs []*Buf) int {
+	q.Reclaim()
+	mask := q.mask
+	free := (q.clean - q.tail - 1) & mask
+	t := q.tail
+	n := 0
+	var bytes, errs, copies uint64
+	for n < len(bufs) && free > 0 {
+		b := bufs[n]
+		if b.pool != q.lastPool {
+			q.lastPool = b.pool
+			q.lastLocal = sameDMA(b.pool.dma, q.dma)
+		}
+		if !q.lastLocal {
+			if q.copy == nil || b.n > len(q.copy.bufs[0].data) {
+				errs++
+				b.pool.Put(b)
+				n++
+				continue
+			}
+			c := q.copy.Get()
+			if c == nil {
+				break
+			}
+			c.n = copy(c.data, b.data[:b.n])
+			b.pool.Put(b)
+			b = c
+			copies++
+		}
+		if b.n == 0 || b.n > MaxTxFrame {
+			errs++
+			b.pool.Put(b)
+			n++
+			continue
+		}
+		d := &q.desc[t]
+		d.qw0 = b.iova
+		d.w2 = uint32(b.n) | txCmd
+		d.w3 = uint32(b.n) << txPaylenShift
+		q.bufs[t] = b
+		t = (t + 1) & mask
+		free--
+		n++
+		bytes += uint64(b.n)
+	}
+	if t != q.tail {
+		q.packets.Store(q.packets.Load() + uint64((t-q.tail)&mask))
+		q.bytes.Store(q.bytes.Load() + bytes)
+		q.tail = t
+		q.db.Ring(t)
+	}
+	if errs > 0 {
+		q.errors.Store(q.errors.Load() + errs)
+	}
+	if copies > 0 {
+		q.copies.Store(q.copies.Load() + copies)
+	}
+	return n
+}
+
+// Reclaim frees the buffers of descriptors the NIC has completed (DD written back) and
+// returns how many it freed. Burst calls it; a caller may call it to return buffers to
+// their pools when it has nothing to send.
+func (q *TxQueue) Reclaim() int {
+	c, mask := q.clean, q.mask
+	n := 0
+	for c != q.tail {
+		d := &q.desc[c]
+		if atomic.LoadUint32(&d.w3)&txStatDD == 0 {
+			break
+		}
+		b := q.bufs[c]
+		q.bufs[c] = nil
+		b.pool.Put(b)
+		c = (c + 1) & mask
+		n++
+	}
+	q.clean = c
+	return n
+}
+
+// Release frees every queued buffer and resets the ring to empty. Call it only after the
+// NIC's queue is disabled.
+func (q *TxQueue) Release() {
+	for i, b := range q.bufs {
+		if b != nil {
+			q.bufs[i] = nil
+			b.pool.Put(b)
+		}
+	}
+	for i := range q.desc {
+		q.desc[i] = advDesc{}
+	}
+	q.clean, q.tail = 0, 0
+}
+
+// Free releases the ring's and the copy pool's memory (after Release, with the queue
+// disabled). A device's Close frees them too; Free is for error paths that keep the device.
+func (q *TxQueue) Free() error {
+	var err error
+	if q.copy != nil {
+		err = q.copy.Close()
+		q.copy = nil
+	}
+	if q.mem.Bytes != nil {
+		if e := q.dma.Free(q.mem); err == nil {
+			err = e
+		}
+		q.mem, q.desc = pci.Mem{}, nil
+	}
+	return err
+}
+
+// Stats returns the queue's counters. It may be called from any goroutine.
+func (q *TxQueue) Stats() TxQueueStats {
+	return TxQueueStats{
+		Packets: q.packets.Load(),
+		Bytes:   q.bytes.Load(),
+		Errors:  q.errors.Load(),
+		Copies:  q.copies.Load(),
+	}
+}

@@ -1,0 +1,221 @@
+package pci
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Userspace driver names.
+const (
+	DriverVFIO = "vfio-pci"
+	DriverUIO  = "uio_pci_generic"
+)
+
+// noIOMMUParam is the vfio module parameter that allows groups without an IOMMU.
+const noIOMMUParam = "sys/module/vfio/parameters/enable_unsafe_noiommu_mode"
+
+// BindOptions change the checks PlanBind makes.
+type BindOptions struct {
+	// Force binds functions whose interfaces are active (have routes).
+	Force bool
+	// NoIOMMU enables vfio's unsafe no-IOMMU mode when the host has no IOMMU groups.
+	NoIOMMU bool
+}
+
+// WarnUIO is the warning for a bind to uio_pci_generic.
+const WarnUIO = "uio_pci_generic gives the device no DMA protection: while bound, the NIC can " +
+	"write to any memory, and if uiod dies without resetting it, it keeps writing to pages the " +
+	"kernel has given to someone else. Prefer vfio-pci wherever there is an IOMMU."
+
+// WarnNoIOMMU is the warning for enabling vfio's no-IOMMU mode.
+const WarnNoIOMMU = "ENABLING UNSAFE NO-IOMMU MODE: vfio-pci will hand out devices with no DMA " +
+	"isolation; a device (or a bug in its driver) can read and write ALL of the host's memory, " +
+	"and the kernel is tainted. Use it only on a machine without an IOMMU that you can afford to lose."
+
+// PlanBind checks that every function can be bound to driver and returns the plan that
+// would do it, touching nothing. Each function must exist (else ErrNoDevice) and not be
+// active unless opts.Force; for vfio-pci the host must have IOMMU groups (or opts.NoIOMMU)
+// and each function's group must be viable: every other member unbound, on vfio-pci, a
+// bridge, or in addrs. Refusals wrap ErrRefused and name the functions at fault. A function
+// already on driver gets no writes.
+func (h *Host) PlanBind(addrs []Addr, driver string, opts BindOptions) (*Plan, error) {
+	if err := ValidDriverName(driver); err != nil {
+		return nil, err
+	}
+	if len(addrs) == 0 {
+		return nil, errors.New("no PCI addresses given")
+	}
+	addrs = dedupe(addrs)
+	p := &Plan{Op: "bind"}
+	if _, err := os.Stat(h.driverDir(driver)); errors.Is(err, os.ErrNotExist) {
+		p.Load = append(p.Load, driver)
+	} else if err != nil {
+		return nil, fmt.Errorf("driver %s: %w", driver, err)
+	}
+	switch driver {
+	case DriverUIO:
+		p.Warnings = append(p.Warnings, WarnUIO)
+	case DriverVFIO:
+		if err := h.planIOMMU(p, opts); err != nil {
+			return nil, err
+		}
+	}
+	active, aerr := h.activeInterfaces()
+	var refusals []error
+	for _, a := range addrs {
+		ok, err := h.exists(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, err)
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w %s (no %s)", ErrNoDevice, a, h.devDir(a))
+		}
+		d := h.describe(a, active, aerr)
+		if d.Err != nil {
+			return nil, fmt.Errorf("cannot bind: %w", d.Err)
+		}
+		if d.Driver == driver {
+			p.Devices = append(p.Devices, DevicePlan{Addr: a, From: d.Driver, To: driver})
+			continue
+		}
+		if d.Active && !opts.Force {
+			refusals = append(refusals, fmt.Errorf("%s is active: interface %s has routes (use --force to take it from the host anyway)",
+				a, strings.Join(d.Interfaces, ", ")))
+		}
+		if driver == DriverVFIO && !h.noIOMMUPlanned(p) {
+			if err := h.checkViable(d, addrs); err != nil {
+				refusals = append(refusals, err)
+			}
+		}
+		dp, err := h.planDeviceBind(d, driver)
+		if err != nil {
+			return nil, err
+		}
+		p.Devices = append(p.Devices, dp)
+	}
+	if len(refusals) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrRefused, errors.Join(refusals...))
+	}
+	return p, nil
+}
+
+// noIOMMUPlanned reports whether the plan relies on no-IOMMU mode (already enabled or to
+// be enabled), in which case there are no groups to check.
+func (h *Host) noIOMMUPlanned(p *Plan) bool {
+	return slices.Contains(p.Warnings, WarnNoIOMMU)
+}
+
+// planIOMMU checks that vfio-pci can work on this host, and plans enabling no-IOMMU mode
+// if it was asked for and is needed.
+func (h *Host) planIOMMU(p *Plan, opts BindOptions) error {
+	on, err := h.iommuEnabled()
+	if err != nil {
+		return fmt.Errorf("read IOMMU groups: %w", err)
+	}
+	if on {
+		if opts.NoIOMMU {
+			p.Warnings = append(p.Warnings, "--noiommu-mode ignored: the host has an IOMMU")
+		}
+		return nil
+	}
+	if !opts.NoIOMMU {
+		return fmt.Errorf("%w: vfio-pci needs an IOMMU, but %s has no IOMMU groups: enable the IOMMU "+
+			"(firmware VT-d/AMD-Vi and intel_iommu=on or amd_iommu=on on the kernel command line), bind to "+
+			"uio_pci_generic, or pass --noiommu-mode to use vfio without DMA isolation (unsafe)",
+			ErrRefused, h.path("sys/kernel/iommu_groups"))
+	}
+	p.Warnings = append(p.Warnings, WarnNoIOMMU)
+	param := h.path(noIOMMUParam)
+	b, err := os.ReadFile(param)
+	switch {
+	case err == nil && strings.TrimSpace(string(b)) == "Y":
+		return nil // already on
+	case err == nil:
+	case errors.Is(err, os.ErrNotExist) && len(p.Load) > 0:
+		// vfio is not loaded yet; the parameter appears with it (or Apply fails).
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("vfio has no %s: this kernel was built without CONFIG_VFIO_NOIOMMU, "+
+			"so vfio-pci cannot work without an IOMMU here; use uio_pci_generic", param)
+	default:
+		return fmt.Errorf("read %s: %w", param, err)
+	}
+	p.Setup = append(p.Setup, Write{Path: param, Value: "1", Step: "enable vfio no-IOMMU mode"})
+	return nil
+}
+
+// checkViable refuses a function whose IOMMU group holds a member that is bound to a driver
+// other than vfio-pci, is not a bridge, and is not being bound along with it.
+func (h *Host) checkViable(d DeviceInfo, addrs []Addr) error {
+	if d.IOMMUGroup < 0 {
+		return fmt.Errorf("%s has no IOMMU group, so vfio-pci cannot take it", d.Addr)
+	}
+	var bad []string
+	for _, m := range d.IOMMUGroupMembers {
+		if slices.Contains(addrs, m) {
+			continue
+		}
+		drv, err := linkBase(filepath.Join(h.devDir(m), "driver"))
+		if err != nil {
+			return fmt.Errorf("IOMMU group %d member %s: read driver link: %w", d.IOMMUGroup, m, err)
+		}
+		if drv == "" || drv == DriverVFIO {
+			continue
+		}
+		var class Class
+		err = readAttr(h.devDir(m), "class", func(b []byte) (err error) { class, err = parseClass(b); return })
+		if err != nil {
+			return fmt.Errorf("IOMMU group %d member %s: %w", d.IOMMUGroup, m, err)
+		}
+		if class.IsBridge() {
+			continue
+		}
+		bad = append(bad, fmt.Sprintf("%s (bound to %s)", m, drv))
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("IOMMU group %d of %s is not viable: %s; bind them to vfio-pci too (name them on the command line) or unbind them",
+			d.IOMMUGroup, d.Addr, strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// planDeviceBind lists the writes that move one function to driver.
+func (h *Host) planDeviceBind(d DeviceInfo, driver string) (DevicePlan, error) {
+	a := d.Addr
+	ov, err := h.readOverride(a)
+	if err != nil {
+		return DevicePlan{}, fmt.Errorf("%s: %w", a, err)
+	}
+	dp := DevicePlan{Addr: a, From: d.Driver, To: driver, Verify: true, override: ov}
+	st, ok, err := h.State(a)
+	if err != nil {
+		return DevicePlan{}, err
+	}
+	switch {
+	case !ok:
+		dp.Record = &BindState{Addr: a, Driver: d.Driver, Override: ov, BoundTo: driver}
+	case st.Driver == driver:
+		dp.DropState = true // back on the original driver: nothing left to restore
+	}
+	dev := h.devDir(a)
+	dp.Writes = append(dp.Writes, Write{Path: filepath.Join(dev, "driver_override"), Value: driver, Step: "set driver_override"})
+	if d.Driver != "" {
+		dp.Writes = append(dp.Writes, Write{Path: filepath.Join(h.driverDir(d.Driver), "unbind"), Value: a.String(),
+			Step: "unbind from " + d.Driver})
+	}
+	dp.Writes = append(dp.Writes, Write{Path: h.path("sys/bus/pci/drivers_probe"), Value: a.String(), Step: "probe " + driver})
+	return dp, nil
+}
+
+func dedupe(addrs []Addr) []Addr {
+	var out []Addr
+	for _, a := range addrs {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}

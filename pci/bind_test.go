@@ -1,0 +1,541 @@
+package pci_test
+
+import (
+	"errors"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcitest"
+)
+
+// host returns a Host on the standard tree with a fake kernel behind it.
+func host(t *testing.T) (*pci.Host, *pcitest.Tree, *pcitest.Kernel) {
+	t.Helper()
+	tr := pcitest.Standard(t)
+	k := tr.Kernel()
+	return &pci.Host{Root: tr.Root, Writer: k, Modprobe: k.Modprobe}, tr, k
+}
+
+func addrs(s ...string) []pci.Addr {
+	var out []pci.Addr
+	for _, a := range s {
+		out = append(out, pci.MustParseAddr(a))
+	}
+	return out
+}
+
+// w builds the expected write of value to rel under the tree.
+func w(tr *pcitest.Tree, rel, value string) pcitest.Write {
+	return pcitest.Write{Path: tr.Path(rel), Value: value}
+}
+
+func planWrites(p *pci.Plan) []pcitest.Write {
+	var out []pcitest.Write
+	for _, x := range p.Writes() {
+		out = append(out, pcitest.Write{Path: x.Path, Value: x.Value})
+	}
+	return out
+}
+
+func dev(a, f string) string { return "sys/bus/pci/devices/" + a + "/" + f }
+
+func checkWrites(t *testing.T, got, want []pcitest.Write) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("writes:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestBindWrites(t *testing.T) {
+	tests := []struct {
+		name   string
+		addrs  []string
+		driver string
+		opts   pci.BindOptions
+		want   func(tr *pcitest.Tree) []pcitest.Write
+	}{
+		{"kernel driver to vfio", []string{pcitest.Igb82576}, pci.DriverVFIO, pci.BindOptions{}, func(tr *pcitest.Tree) []pcitest.Write {
+			return []pcitest.Write{
+				w(tr, dev(pcitest.Igb82576, "driver_override"), "vfio-pci"),
+				w(tr, "sys/bus/pci/drivers/igb/unbind", pcitest.Igb82576),
+				w(tr, "sys/bus/pci/drivers_probe", pcitest.Igb82576),
+			}
+		}},
+		{"unbound to uio", []string{pcitest.Unbound}, pci.DriverUIO, pci.BindOptions{}, func(tr *pcitest.Tree) []pcitest.Write {
+			return []pcitest.Write{
+				w(tr, dev(pcitest.Unbound, "driver_override"), "uio_pci_generic"),
+				w(tr, "sys/bus/pci/drivers_probe", pcitest.Unbound),
+			}
+		}},
+		{"already bound", []string{pcitest.I350}, pci.DriverVFIO, pci.BindOptions{}, func(tr *pcitest.Tree) []pcitest.Write { return nil }},
+		{"vfio back to igb", []string{pcitest.I350}, "igb", pci.BindOptions{}, func(tr *pcitest.Tree) []pcitest.Write {
+			return []pcitest.Write{
+				w(tr, dev(pcitest.I350, "driver_override"), "igb"),
+				w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", pcitest.I350),
+				w(tr, "sys/bus/pci/drivers_probe", pcitest.I350),
+			}
+		}},
+		{"active with force", []string{pcitest.X540}, pci.DriverVFIO, pci.BindOptions{Force: true}, func(tr *pcitest.Tree) []pcitest.Write {
+			return []pcitest.Write{
+				w(tr, dev(pcitest.X540, "driver_override"), "vfio-pci"),
+				w(tr, "sys/bus/pci/drivers/ixgbe/unbind", pcitest.X540),
+				w(tr, "sys/bus/pci/drivers_probe", pcitest.X540),
+			}
+		}},
+		{"whole group (bridge exempt)", []string{pcitest.Port82599A, pcitest.Port82599B, pcitest.Port82599A}, pci.DriverVFIO, pci.BindOptions{}, func(tr *pcitest.Tree) []pcitest.Write {
+			return []pcitest.Write{
+				w(tr, dev(pcitest.Port82599A, "driver_override"), "vfio-pci"),
+				w(tr, "sys/bus/pci/drivers/ixgbe/unbind", pcitest.Port82599A),
+				w(tr, "sys/bus/pci/drivers_probe", pcitest.Port82599A),
+				w(tr, dev(pcitest.Port82599B, "driver_override"), "vfio-pci"),
+				w(tr, "sys/bus/pci/drivers/ixgbe/unbind", pcitest.Port82599B),
+				w(tr, "sys/bus/pci/drivers_probe", pcitest.Port82599B),
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, tr, k := host(t)
+			before := tr.Snapshot()
+			p, err := h.PlanBind(addrs(tt.addrs...), tt.driver, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(before, tr.Snapshot()) {
+				t.Fatal("PlanBind changed the tree")
+			}
+			want := tt.want(tr)
+			checkWrites(t, planWrites(p), want)
+			if err := h.Apply(p); err != nil {
+				t.Fatal(err)
+			}
+			checkWrites(t, k.Writes(), want)
+			for _, a := range tt.addrs {
+				if got := tr.Driver(a); got != tt.driver {
+					t.Errorf("%s driver = %q, want %q", a, got, tt.driver)
+				}
+			}
+		})
+	}
+}
+
+func TestBindRecordsState(t *testing.T) {
+	h, tr, _ := host(t)
+	a := pci.MustParseAddr(pcitest.Igb82576)
+	p, err := h.PlanBind([]pci.Addr{a}, pci.DriverVFIO, pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	st, ok, err := h.State(a)
+	if err != nil || !ok || st.Driver != "igb" || st.BoundTo != pci.DriverVFIO || st.Addr != a {
+		t.Fatalf("state = %+v %v %v, want original driver igb", st, ok, err)
+	}
+	if h.StatePath(a) != filepath.Join(tr.Root, "run/uiod/"+pcitest.Igb82576+".json") {
+		t.Errorf("state path %s", h.StatePath(a))
+	}
+	// Moving it on to uio keeps the original record.
+	p, err = h.PlanBind([]pci.Addr{a}, pci.DriverUIO, pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	if st, _, _ := h.State(a); st.Driver != "igb" {
+		t.Errorf("state after rebind: %+v, want original igb", st)
+	}
+	// Binding back to the original driver drops the record.
+	p, err = h.PlanBind([]pci.Addr{a}, "igb", pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := h.State(a); ok || tr.Driver(pcitest.Igb82576) != "igb" {
+		t.Errorf("state kept (%v) or driver %q after binding back", ok, tr.Driver(pcitest.Igb82576))
+	}
+}
+
+func TestBindRefused(t *testing.T) {
+	tests := []struct {
+		name   string
+		setup  func(tr *pcitest.Tree)
+		addrs  []string
+		driver string
+		opts   pci.BindOptions
+		is     error
+		want   []string
+		reject []string
+	}{
+		{"unknown device", nil, []string{"0000:42:00.0"}, pci.DriverVFIO, pci.BindOptions{}, pci.ErrNoDevice, []string{"0000:42:00.0"}, nil},
+		{"active", nil, []string{pcitest.X540}, pci.DriverVFIO, pci.BindOptions{}, pci.ErrRefused, []string{pcitest.X540, "ens2f0", "--force"}, nil},
+		{"active to uio", nil, []string{pcitest.X540}, pci.DriverUIO, pci.BindOptions{}, pci.ErrRefused, []string{"active"}, nil},
+		{"group not viable", nil, []string{pcitest.Port82599A}, pci.DriverVFIO, pci.BindOptions{}, pci.ErrRefused,
+			[]string{"IOMMU group 1", pcitest.Port82599B, "ixgbe"}, []string{pcitest.Bridge}},
+		{"no IOMMU", func(tr *pcitest.Tree) { tr.DropIOMMU() }, []string{pcitest.Igb82576}, pci.DriverVFIO, pci.BindOptions{}, pci.ErrRefused,
+			[]string{"IOMMU", "--noiommu-mode"}, nil},
+		{"bad driver name", nil, []string{pcitest.Igb82576}, "../../x", pci.BindOptions{}, nil, []string{"invalid driver name"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, tr, k := host(t)
+			if tt.setup != nil {
+				tt.setup(tr)
+			}
+			before := tr.Snapshot()
+			_, err := h.PlanBind(addrs(tt.addrs...), tt.driver, tt.opts)
+			if err == nil {
+				t.Fatal("PlanBind succeeded")
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("error %v is not %v", err, tt.is)
+			}
+			for _, s := range tt.want {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not mention %q", err, s)
+				}
+			}
+			for _, s := range tt.reject {
+				if strings.Contains(err.Error(), s) {
+					t.Errorf("error %q mentions %q", err, s)
+				}
+			}
+			if len(k.Writes()) != 0 || !maps.Equal(before, tr.Snapshot()) {
+				t.Error("a refused plan touched the tree")
+			}
+		})
+	}
+}
+
+func TestBindNoIOMMUMode(t *testing.T) {
+	h, tr, k := host(t)
+	tr.DropIOMMU()
+	tr.AddNoIOMMUParam()
+	p, err := h.PlanBind(addrs(pcitest.Port82599A), pci.DriverVFIO, pci.BindOptions{NoIOMMU: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(p.Warnings, pci.WarnNoIOMMU) {
+		t.Errorf("warnings %q lack the no-IOMMU warning", p.Warnings)
+	}
+	param := "sys/module/vfio/parameters/enable_unsafe_noiommu_mode"
+	want := []pcitest.Write{
+		w(tr, param, "1"),
+		w(tr, dev(pcitest.Port82599A, "driver_override"), "vfio-pci"),
+		w(tr, "sys/bus/pci/drivers/ixgbe/unbind", pcitest.Port82599A),
+		w(tr, "sys/bus/pci/drivers_probe", pcitest.Port82599A),
+	}
+	checkWrites(t, planWrites(p), want)
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	checkWrites(t, k.Writes(), want)
+	if got := tr.ReadFile(param); got != "Y\n" {
+		t.Errorf("noiommu param = %q", got)
+	}
+	// Once on, it is not written again.
+	p, err = h.PlanBind(addrs(pcitest.Port82599B), pci.DriverVFIO, pci.BindOptions{NoIOMMU: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Setup) != 0 {
+		t.Errorf("setup writes %v with the mode already on", p.Setup)
+	}
+}
+
+func TestBindNoIOMMUUnsupported(t *testing.T) {
+	h, tr, _ := host(t)
+	tr.DropIOMMU()
+	_, err := h.PlanBind(addrs(pcitest.Igb82576), pci.DriverVFIO, pci.BindOptions{NoIOMMU: true})
+	if err == nil || !strings.Contains(err.Error(), "CONFIG_VFIO_NOIOMMU") {
+		t.Errorf("error = %v, want one about CONFIG_VFIO_NOIOMMU", err)
+	}
+}
+
+func TestBindUIOWarns(t *testing.T) {
+	h, _, _ := host(t)
+	p, err := h.PlanBind(addrs(pcitest.Igb82576), pci.DriverUIO, pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(p.Warnings, pci.WarnUIO) || !strings.Contains(pci.WarnUIO, "DMA") {
+		t.Errorf("warnings %q", p.Warnings)
+	}
+}
+
+func TestBindModprobe(t *testing.T) {
+	h, tr, k := host(t)
+	tr.Remove("sys/bus/pci/drivers/uio_pci_generic")
+	p, err := h.PlanBind(addrs(pcitest.Igb82576), pci.DriverUIO, pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Load, []string{pci.DriverUIO}) || !strings.Contains(p.String(), "modprobe uio_pci_generic") {
+		t.Errorf("plan loads %v:\n%s", p.Load, p)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(k.Modprobes(), []string{pci.DriverUIO}) || tr.Driver(pcitest.Igb82576) != pci.DriverUIO {
+		t.Errorf("modprobes %v, driver %q", k.Modprobes(), tr.Driver(pcitest.Igb82576))
+	}
+}
+
+func TestBindModprobeFails(t *testing.T) {
+	h, tr, k := host(t)
+	tr.Remove("sys/bus/pci/drivers/uio_pci_generic")
+	k.FailModprobe(errors.New("module not found"))
+	p, err := h.PlanBind(addrs(pcitest.Igb82576), pci.DriverUIO, pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := tr.Snapshot()
+	err = h.Apply(p)
+	if err == nil || !strings.Contains(err.Error(), "load driver uio_pci_generic") {
+		t.Errorf("error = %v", err)
+	}
+	if len(k.Writes()) != 0 || !maps.Equal(before, tr.Snapshot()) {
+		t.Error("writes after a failed modprobe")
+	}
+}
+
+func TestBindRollback(t *testing.T) {
+	a, b := pcitest.Igb82576, pcitest.Unbound
+	tests := []struct {
+		name   string
+		addrs  []string
+		inject func(k *pcitest.Kernel)
+		step   string
+		after  func(tr *pcitest.Tree) []pcitest.Write // writes after the failing one
+	}{
+		{"probe binds nothing", []string{a}, func(k *pcitest.Kernel) { k.IgnoreWrite("sys/bus/pci/drivers_probe") }, "verify",
+			func(tr *pcitest.Tree) []pcitest.Write {
+				return []pcitest.Write{
+					w(tr, dev(a, "driver_override"), "\n"),
+					w(tr, "sys/bus/pci/drivers/igb/bind", a),
+				}
+			}},
+		{"unbind fails", []string{a}, func(k *pcitest.Kernel) { k.FailWrite("sys/bus/pci/drivers/igb/unbind", syscall.EBUSY) }, "unbind from igb",
+			func(tr *pcitest.Tree) []pcitest.Write {
+				return []pcitest.Write{w(tr, dev(a, "driver_override"), "\n")}
+			}},
+		{"probe fails", []string{a}, func(k *pcitest.Kernel) { k.FailWrite("sys/bus/pci/drivers_probe", syscall.EINVAL) }, "probe vfio-pci",
+			func(tr *pcitest.Tree) []pcitest.Write {
+				return []pcitest.Write{
+					w(tr, dev(a, "driver_override"), "\n"),
+					w(tr, "sys/bus/pci/drivers/igb/bind", a),
+				}
+			}},
+		{"second function fails", []string{a, b}, func(k *pcitest.Kernel) { k.FailNext(dev(b, "driver_override"), syscall.EACCES) }, "set driver_override",
+			func(tr *pcitest.Tree) []pcitest.Write {
+				return []pcitest.Write{
+					w(tr, dev(b, "driver_override"), "\n"), // b: nothing else to undo
+					w(tr, dev(a, "driver_override"), "\n"), // a: already on vfio-pci
+					w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", a),
+					w(tr, "sys/bus/pci/drivers/igb/bind", a),
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, tr, k := host(t)
+			tt.inject(k)
+			p, err := h.PlanBind(addrs(tt.addrs...), pci.DriverVFIO, pci.BindOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = h.Apply(p)
+			if err == nil {
+				t.Fatal("Apply succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.step) || !strings.Contains(err.Error(), "rolled back") {
+				t.Errorf("error %q does not name step %q and the rollback", err, tt.step)
+			}
+			got := k.Writes()
+			// Find the failing write: the plan's writes up to it were made, then the rollback.
+			pw := planWrites(p)
+			n := 0
+			for n < len(pw) && n < len(got) && got[n] == pw[n] {
+				n++
+			}
+			checkWrites(t, got[n:], tt.after(tr))
+			if tr.Driver(a) != "igb" {
+				t.Errorf("%s driver %q after rollback, want igb", a, tr.Driver(a))
+			}
+			for _, x := range tt.addrs {
+				if ov := tr.ReadFile(dev(x, "driver_override")); ov != "(null)\n" {
+					t.Errorf("%s override %q after rollback", x, ov)
+				}
+				if _, ok, _ := h.State(pci.MustParseAddr(x)); ok {
+					t.Errorf("%s state file left after rollback", x)
+				}
+			}
+		})
+	}
+}
+
+func TestUnbind(t *testing.T) {
+	tests := []struct {
+		name   string
+		addr   string
+		opts   pci.UnbindOptions
+		want   func(tr *pcitest.Tree) []pcitest.Write
+		driver string
+	}{
+		{"vfio no state", pcitest.I350, pci.UnbindOptions{}, func(tr *pcitest.Tree) []pcitest.Write {
+			return []pcitest.Write{w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", pcitest.I350)}
+		}, ""},
+		{"restore without state: kernel picks", pcitest.I350, pci.UnbindOptions{Restore: true}, func(tr *pcitest.Tree) []pcitest.Write {
+			return []pcitest.Write{
+				w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", pcitest.I350),
+				w(tr, "sys/bus/pci/drivers_probe", pcitest.I350),
+			}
+		}, "igb"},
+		{"nothing to do", pcitest.Unbound, pci.UnbindOptions{}, func(tr *pcitest.Tree) []pcitest.Write { return nil }, ""},
+		{"active with force", pcitest.X540, pci.UnbindOptions{Force: true}, func(tr *pcitest.Tree) []pcitest.Write {
+			return []pcitest.Write{w(tr, "sys/bus/pci/drivers/ixgbe/unbind", pcitest.X540)}
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, tr, k := host(t)
+			before := tr.Snapshot()
+			p, err := h.PlanUnbind(addrs(tt.addr), tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(before, tr.Snapshot()) {
+				t.Fatal("PlanUnbind changed the tree")
+			}
+			checkWrites(t, planWrites(p), tt.want(tr))
+			if err := h.Apply(p); err != nil {
+				t.Fatal(err)
+			}
+			checkWrites(t, k.Writes(), tt.want(tr))
+			if got := tr.Driver(tt.addr); got != tt.driver {
+				t.Errorf("driver = %q, want %q", got, tt.driver)
+			}
+		})
+	}
+}
+
+func TestUnbindRefused(t *testing.T) {
+	h, tr, k := host(t)
+	before := tr.Snapshot()
+	for _, a := range []string{pcitest.X540, "0000:42:00.0"} {
+		if _, err := h.PlanUnbind(addrs(a), pci.UnbindOptions{}); err == nil || !strings.Contains(err.Error(), a) {
+			t.Errorf("unbind %s: error %v", a, err)
+		}
+	}
+	if len(k.Writes()) != 0 || !maps.Equal(before, tr.Snapshot()) {
+		t.Error("refused unbind touched the tree")
+	}
+}
+
+func TestBindThenRestore(t *testing.T) {
+	h, tr, k := host(t)
+	a := pcitest.Igb82576
+	p, err := h.PlanBind(addrs(a), pci.DriverVFIO, pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	n := len(k.Writes())
+	p, err = h.PlanUnbind(addrs(a), pci.UnbindOptions{Restore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	checkWrites(t, k.Writes()[n:], []pcitest.Write{
+		w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", a),
+		w(tr, dev(a, "driver_override"), "\n"),
+		w(tr, "sys/bus/pci/drivers/igb/bind", a),
+	})
+	if tr.Driver(a) != "igb" || tr.ReadFile(dev(a, "driver_override")) != "(null)\n" {
+		t.Errorf("driver %q override %q", tr.Driver(a), tr.ReadFile(dev(a, "driver_override")))
+	}
+	if _, ok, _ := h.State(pci.MustParseAddr(a)); ok {
+		t.Error("state file left after restore")
+	}
+}
+
+func TestPlanString(t *testing.T) {
+	h, tr, _ := host(t)
+	p, err := h.PlanBind(addrs(pcitest.Igb82576, pcitest.I350), pci.DriverVFIO, pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.String()
+	for _, want := range []string{
+		"# 0000:03:00.0: igb -> vfio-pci",
+		`echo -n vfio-pci > ` + tr.Path(dev(pcitest.Igb82576, "driver_override")),
+		`echo -n 0000:03:00.0 > ` + tr.Path("sys/bus/pci/drivers/igb/unbind"),
+		"record original driver \"igb\"",
+		"0000:04:00.0: already on vfio-pci, nothing to do",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("plan text lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// TestBindViableGroupMembers binds the two 82599 ports one at a time: a group member that
+// is unbound, on vfio-pci or a bridge does not make the group unviable.
+func TestBindViableGroupMembers(t *testing.T) {
+	h, tr, _ := host(t)
+	apply := func(p *pci.Plan, err error) {
+		t.Helper()
+		if err == nil {
+			err = h.Apply(p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// B unbound: A's group holds the bridge and an unbound function.
+	apply(h.PlanUnbind(addrs(pcitest.Port82599B), pci.UnbindOptions{}))
+	apply(h.PlanBind(addrs(pcitest.Port82599A), pci.DriverVFIO, pci.BindOptions{}))
+	// B's group now holds the bridge and A on vfio-pci.
+	apply(h.PlanBind(addrs(pcitest.Port82599B), pci.DriverVFIO, pci.BindOptions{}))
+	for _, a := range []string{pcitest.Port82599A, pcitest.Port82599B} {
+		if tr.Driver(a) != pci.DriverVFIO {
+			t.Errorf("%s on %q", a, tr.Driver(a))
+		}
+	}
+}
+
+func TestUnbindRestoreLoadsDriver(t *testing.T) {
+	h, tr, k := host(t)
+	a := pcitest.Igb82576
+	p, err := h.PlanBind(addrs(a), pci.DriverVFIO, pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	tr.Remove("sys/bus/pci/drivers/igb") // igb was unloaded meanwhile
+	p, err = h.PlanUnbind(addrs(a), pci.UnbindOptions{Restore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(k.Modprobes(), []string{"igb"}) || tr.Driver(a) != "igb" {
+		t.Errorf("modprobes %v, driver %q", k.Modprobes(), tr.Driver(a))
+	}
+}

@@ -1,0 +1,61 @@
+package pci
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// ErrNoCapability is returned by FindCapability when the list does not hold the capability.
+var ErrNoCapability = errors.New("capability not present")
+
+// ErrTruncated is returned by FindCapability when the list leads beyond the bytes given,
+// as it does when an unprivileged reader gets only the first 64 bytes of sysfs config.
+var ErrTruncated = errors.New("config space truncated")
+
+// maxCaps bounds the walk: 256 bytes hold at most 48 capabilities of 4 bytes after 0x40.
+const maxCaps = 48
+
+// FindCapability walks the standard capability list in cfg, a copy of configuration space
+// from offset 0, and returns the offset of the first capability with the given id. A list
+// that loops, points into the header or is not dword aligned is an error wrapping
+// ErrMalformed; one that runs past the end of cfg is ErrTruncated.
+func FindCapability(cfg []byte, id uint8) (int, error) {
+	if len(cfg) < CfgCapPointer+1 {
+		return 0, fmt.Errorf("%w: %d bytes, need the header", ErrTruncated, len(cfg))
+	}
+	if binary.LittleEndian.Uint16(cfg[CfgStatus:])&StatusCapList == 0 {
+		return 0, ErrNoCapability
+	}
+	ptr := int(cfg[CfgCapPointer])
+	for range maxCaps {
+		if ptr == 0 {
+			return 0, ErrNoCapability
+		}
+		if ptr < 0x40 || ptr > 0xfc || ptr&3 != 0 {
+			return 0, fmt.Errorf("%w capability list: pointer 0x%02x", ErrMalformed, ptr)
+		}
+		if ptr+2 > len(cfg) {
+			return 0, fmt.Errorf("%w: capability at 0x%02x beyond %d bytes", ErrTruncated, ptr, len(cfg))
+		}
+		if cfg[ptr] == id {
+			return ptr, nil
+		}
+		ptr = int(cfg[ptr+1])
+	}
+	return 0, fmt.Errorf("%w capability list: more than %d entries (a loop)", ErrMalformed, maxCaps)
+}
+
+// MSIXTableSize returns the number of MSI-X vectors the function supports (the table size
+// field of the MSI-X message control word plus one), or ErrNoCapability.
+func MSIXTableSize(cfg []byte) (int, error) {
+	off, err := FindCapability(cfg, CapIDMSIX)
+	if err != nil {
+		return 0, err
+	}
+	if off+4 > len(cfg) {
+		return 0, fmt.Errorf("%w: MSI-X capability at 0x%02x beyond %d bytes", ErrTruncated, off, len(cfg))
+	}
+	ctrl := binary.LittleEndian.Uint16(cfg[off+2:])
+	return int(ctrl&MSIXTableSizeMk) + 1, nil
+}

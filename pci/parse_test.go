@@ -1,0 +1,202 @@
+package pci
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+)
+
+func TestParseHex(t *testing.T) {
+	tests := []struct {
+		in     string
+		digits int
+		want   uint32
+		ok     bool
+	}{
+		{"0x8086\n", 4, 0x8086, true},
+		{"0x10FB\n", 4, 0x10fb, true},
+		{"8086", 4, 0x8086, true},
+		{"0x0\n", 4, 0, true},
+		{"0x020000\n", 6, 0x020000, true},
+		{"0x0200000\n", 6, 0, false},
+		{"0x\n", 4, 0, false},
+		{"\n", 4, 0, false},
+		{"", 4, 0, false},
+		{"0xzz86\n", 4, 0, false},
+		{"0x8086\n\n", 4, 0, false},
+		{" 0x8086", 4, 0, false},
+		{"-0x1", 4, 0, false},
+		{"0x80 86", 4, 0, false},
+	}
+	for _, tt := range tests {
+		got, err := parseHex([]byte(tt.in), tt.digits)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parseHex(%q, %d) = %#x, %v; want %#x ok=%v", tt.in, tt.digits, got, err, tt.want, tt.ok)
+		}
+		if err != nil && !errors.Is(err, ErrMalformed) {
+			t.Errorf("parseHex(%q) error %v is not ErrMalformed", tt.in, err)
+		}
+	}
+}
+
+func TestParseInt(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"-1\n", -1, true}, {"0\n", 0, true}, {"3", 3, true},
+		{"", 0, false}, {"x\n", 0, false}, {"1 \n", 0, false}, {"99999999999999999999", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := parseInt([]byte(tt.in))
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parseInt(%q) = %d, %v; want %d ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestClass(t *testing.T) {
+	tests := []struct {
+		c               Class
+		network, bridge bool
+		s               string
+	}{
+		{0x020000, true, false, "020000"},
+		{0x028000, true, false, "028000"},
+		{0x060400, false, true, "060400"},
+		{0x060401, false, true, "060401"},
+		{0x060000, false, false, "060000"},
+		{0x010601, false, false, "010601"},
+	}
+	for _, tt := range tests {
+		if tt.c.IsNetwork() != tt.network || tt.c.IsBridge() != tt.bridge || tt.c.String() != tt.s {
+			t.Errorf("%06x: network %v bridge %v string %q", uint32(tt.c), tt.c.IsNetwork(), tt.c.IsBridge(), tt.c)
+		}
+	}
+}
+
+// config builds config space with capabilities at the given offsets, linked in order.
+func config(caps ...[2]int) []byte {
+	c := make([]byte, 256)
+	binary.LittleEndian.PutUint16(c[CfgStatus:], StatusCapList)
+	if len(caps) > 0 {
+		c[CfgCapPointer] = byte(caps[0][0])
+	}
+	for i, cp := range caps {
+		c[cp[0]] = byte(cp[1])
+		if i+1 < len(caps) {
+			c[cp[0]+1] = byte(caps[i+1][0])
+		}
+	}
+	return c
+}
+
+func TestFindCapability(t *testing.T) {
+	msix := config([2]int{0x40, 1}, [2]int{0x50, CapIDMSI}, [2]int{0x70, CapIDMSIX})
+	binary.LittleEndian.PutUint16(msix[0x72:], 63)
+	noList := config([2]int{0x40, CapIDMSIX})
+	noList[CfgStatus] = 0
+	loop := config([2]int{0x40, 1}, [2]int{0x50, 5})
+	loop[0x51] = 0x40
+	intoHeader := config([2]int{0x40, 1})
+	intoHeader[0x41] = 0x3c
+	unaligned := config([2]int{0x40, 1})
+	unaligned[0x41] = 0x51
+	tests := []struct {
+		name string
+		cfg  []byte
+		want int
+		err  error
+	}{
+		{"msix", msix, 64, nil},
+		{"no cap list", noList, 0, ErrNoCapability},
+		{"no msix", config([2]int{0x40, 1}, [2]int{0x50, CapIDMSI}), 0, ErrNoCapability},
+		{"empty list", config(), 0, ErrNoCapability},
+		{"loop", loop, 0, ErrMalformed},
+		{"into header", intoHeader, 0, ErrMalformed},
+		{"unaligned", unaligned, 0, ErrMalformed},
+		{"truncated 64", msix[:64], 0, ErrTruncated},
+		{"truncated header", msix[:16], 0, ErrTruncated},
+		{"truncated in cap", msix[:0x73], 0, ErrTruncated},
+	}
+	for _, tt := range tests {
+		got, err := MSIXTableSize(tt.cfg)
+		if got != tt.want || !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
+			t.Errorf("%s: MSIXTableSize = %d, %v; want %d, %v", tt.name, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+func TestRoutes(t *testing.T) {
+	v4 := "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n" +
+		"eth0\t00000000\t0100A8C0\t0003\t0\t0\t100\t00000000\t0\t0\t0\n" +
+		"eth1\t0000FEA9\t00000000\t0001\t0\t0\t1000\t0000FFFF\t0\t0\t0\n" +
+		"eth2\t0001A8C0\t00000000\t0000\t0\t0\t0\t00FFFFFF\t0\t0\t0\n" + // down
+		"eth3\t0002A8C0\t00000000\t0201\t0\t0\t0\t00FFFFFF\t0\t0\t0\n" // reject
+	v6 := "fe800000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth4\n" +
+		"ff000000000000000000000000000000 08 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth4\n" +
+		"20010db8000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth5\n" +
+		"00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200200       lo\n"
+	active := map[string]bool{}
+	if err := parseIPv4Routes([]byte(v4), active); err != nil {
+		t.Fatal(err)
+	}
+	if err := parseIPv6Routes([]byte(v6), active); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"eth0": true, "eth5": true}
+	if len(active) != len(want) || !active["eth0"] || !active["eth5"] {
+		t.Errorf("active = %v, want %v", active, want)
+	}
+	bad := []struct {
+		name string
+		v4   bool
+		in   string
+	}{
+		{"no header", true, "eth0\t00000000\t0\t0003\t0\t0\t0\t0\n"},
+		{"short line", true, "Iface\tDestination\neth0\t00000000\n"},
+		{"bad dest", true, "Iface\nXXX\t0000000G\t0\t0003\t0\t0\t0\t0\n"},
+		{"v6 short", false, "fe80 40 eth0\n"},
+		{"v6 bad hex", false, "fe80000000000000000000000000000x 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001 eth4\n"},
+	}
+	for _, tt := range bad {
+		f := parseIPv6Routes
+		if tt.v4 {
+			f = parseIPv4Routes
+		}
+		if err := f([]byte(tt.in), map[string]bool{}); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: error %v, want ErrMalformed", tt.name, err)
+		}
+	}
+}
+
+func TestValidDriverName(t *testing.T) {
+	for _, n := range []string{"vfio-pci", "uio_pci_generic", "igb", "ixgbe"} {
+		if err := ValidDriverName(n); err != nil {
+			t.Errorf("%q: %v", n, err)
+		}
+	}
+	for _, n := range []string{"", "..", "a/b", "../vfio", "vfio pci", "x\n"} {
+		if ValidDriverName(n) == nil {
+			t.Errorf("%q accepted", n)
+		}
+	}
+}
+
+func TestWriteString(t *testing.T) {
+	tests := []struct {
+		w    Write
+		want string
+	}{
+		{Write{Path: "/sys/x/driver_override", Value: "vfio-pci"}, "echo -n vfio-pci > /sys/x/driver_override"},
+		{Write{Path: "/sys/x/driver_override", Value: "\n"}, "echo > /sys/x/driver_override"},
+		{Write{Path: "/sys/bus/pci/drivers_probe", Value: "0000:03:00.0"}, "echo -n 0000:03:00.0 > /sys/bus/pci/drivers_probe"},
+		{Write{Path: "/p", Value: "a b'c"}, `echo -n 'a b'\''c' > /p`},
+	}
+	for _, tt := range tests {
+		if got := tt.w.String(); got != tt.want {
+			t.Errorf("%q: got %q, want %q", tt.w.Value, got, tt.want)
+		}
+	}
+}

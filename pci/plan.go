@@ -1,0 +1,287 @@
+package pci
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ErrRefused is wrapped by errors of a plan that refuses to touch a function as asked:
+// it is active, its IOMMU group is not viable, or there is no IOMMU. Nothing was written.
+var ErrRefused = errors.New("refused")
+
+// Write is one value a plan writes to one host file.
+type Write struct {
+	// Path is the full path of the file, including the host root.
+	Path string
+	// Value is the exact bytes written.
+	Value string
+	// Step names the step in errors: "set driver_override", "unbind from ixgbe", ...
+	Step string
+}
+
+// String formats the write as a shell command that would make it.
+func (w Write) String() string {
+	if w.Value == "\n" {
+		return "echo > " + w.Path
+	}
+	return fmt.Sprintf("echo -n %s > %s", shellQuote(w.Value), w.Path)
+}
+
+// shellQuote quotes s for a POSIX shell: as is if it is made of safe characters (driver
+// names, PCI addresses), else in single quotes.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Plan is the complete list of changes a bind or unbind makes, worked out and checked
+// before anything is touched. Print it for a dry run, or give it to Host.Apply.
+type Plan struct {
+	// Op is "bind" or "unbind".
+	Op string
+	// Load are the kernel modules to load before any write, because their driver
+	// directory is missing.
+	Load []string
+	// Setup are writes made once before the functions' (enabling no-IOMMU mode).
+	Setup []Write
+	// Devices are the per-function steps, in order.
+	Devices []DevicePlan
+	// Warnings should be shown to the user whether or not the plan is applied.
+	Warnings []string
+}
+
+// DevicePlan is the part of a plan about one function.
+type DevicePlan struct {
+	Addr Addr
+	// From is the function's driver now, "" if none.
+	From string
+	// To is the driver the function is to end up with. "" with Verify set means no
+	// driver; "" without Verify means whatever the kernel picks.
+	To string
+	// Writes are made in order; none for a function that is already as asked.
+	Writes []Write
+	// Verify checks the driver link names To after the writes.
+	Verify bool
+	// Record is the state to save before the first write, nil if a state file exists.
+	Record *BindState
+	// DropState removes the state file after the writes succeed.
+	DropState bool
+	// override is driver_override before the plan, restored on rollback.
+	override string
+}
+
+// Writes returns every write of the plan, in the order Apply makes them.
+func (p *Plan) Writes() []Write {
+	out := append([]Write(nil), p.Setup...)
+	for _, d := range p.Devices {
+		out = append(out, d.Writes...)
+	}
+	return out
+}
+
+// String renders the plan for a dry run: the modules to load, the state files, and the
+// exact writes.
+func (p *Plan) String() string {
+	var b strings.Builder
+	for _, m := range p.Load {
+		fmt.Fprintf(&b, "modprobe %s\n", m)
+	}
+	for _, w := range p.Setup {
+		fmt.Fprintf(&b, "%s\n", w)
+	}
+	for _, d := range p.Devices {
+		to := d.To
+		if to == "" {
+			to = "(no driver)"
+			if !d.Verify {
+				to = "(kernel's choice)"
+			}
+		}
+		from := d.From
+		if from == "" {
+			from = "(no driver)"
+		}
+		if len(d.Writes) == 0 && !d.DropState {
+			fmt.Fprintf(&b, "# %s: already on %s, nothing to do\n", d.Addr, from)
+			continue
+		}
+		fmt.Fprintf(&b, "# %s: %s -> %s\n", d.Addr, from, to)
+		if d.Record != nil {
+			fmt.Fprintf(&b, "# record original driver %q in %s\n", d.Record.Driver, d.stateNote())
+		}
+		for _, w := range d.Writes {
+			fmt.Fprintf(&b, "%s\n", w)
+		}
+		if d.DropState {
+			fmt.Fprintf(&b, "# remove %s\n", d.stateNote())
+		}
+	}
+	return b.String()
+}
+
+func (d *DevicePlan) stateNote() string { return d.Addr.String() + ".json under run/uiod" }
+
+// Apply carries out a plan made by PlanBind or PlanUnbind. A bind that fails at any step
+// is rolled back — the override cleared, the original driver bound again — for the failing
+// function and every function the plan already moved, and the error names the function and
+// the step. An unbind is not rolled back (its functions end up unbound or on their
+// recorded driver); its state files stay until a restore succeeds.
+func (h *Host) Apply(p *Plan) error {
+	for _, m := range p.Load {
+		if err := h.modprobe(m); err != nil {
+			return fmt.Errorf("load driver %s: %w", m, err)
+		}
+		if _, err := os.Stat(h.driverDir(m)); err != nil {
+			return fmt.Errorf("load driver %s: modprobe succeeded but %s is missing", m, h.driverDir(m))
+		}
+	}
+	for _, w := range p.Setup {
+		if err := h.write(w.Path, w.Value); err != nil {
+			return fmt.Errorf("%s: %w", w.Step, err)
+		}
+	}
+	for i := range p.Devices {
+		d := &p.Devices[i]
+		err := h.applyDevice(d, p.Op != "bind")
+		if err == nil {
+			continue
+		}
+		err = fmt.Errorf("%s %s: %w", p.Op, d.Addr, err)
+		if p.Op != "bind" {
+			return err
+		}
+		var rerrs []error
+		for j := i; j >= 0; j-- {
+			if rerr := h.rollback(&p.Devices[j]); rerr != nil {
+				rerrs = append(rerrs, fmt.Errorf("roll back %s: %w", p.Devices[j].Addr, rerr))
+			}
+		}
+		if len(rerrs) > 0 {
+			return errors.Join(append([]error{err}, rerrs...)...)
+		}
+		return fmt.Errorf("%w (rolled back)", err)
+	}
+	// A bind drops state files only once every function is bound, so a rollback never
+	// loses a record.
+	var errs []error
+	for _, d := range p.Devices {
+		if p.Op == "bind" && d.DropState {
+			errs = append(errs, h.removeState(d.Addr))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// applyDevice makes one function's writes and checks the result.
+func (h *Host) applyDevice(d *DevicePlan, dropState bool) error {
+	if d.Record != nil {
+		if err := h.saveState(*d.Record); err != nil {
+			return err
+		}
+	}
+	for _, w := range d.Writes {
+		if err := h.write(w.Path, w.Value); err != nil {
+			return fmt.Errorf("%s: %w", w.Step, err)
+		}
+	}
+	if d.Verify {
+		if err := h.waitDriver(d.Addr, d.To); err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+	}
+	if dropState && d.DropState {
+		return h.removeState(d.Addr)
+	}
+	return nil
+}
+
+// Probing runs synchronously in the write for most drivers, but a driver may probe
+// asynchronously: waitDriver gives the link this long to appear.
+const probeWait = 200 * time.Millisecond
+
+// waitDriver checks that the function's driver link names want ("" = no driver).
+func (h *Host) waitDriver(a Addr, want string) error {
+	deadline := time.Now().Add(probeWait)
+	for {
+		got, err := linkBase(filepath.Join(h.devDir(a), "driver"))
+		if err != nil {
+			return fmt.Errorf("read driver link: %w", err)
+		}
+		if got == want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if got == "" {
+				got = "no driver"
+			}
+			if want == "" {
+				want = "no driver"
+			}
+			return fmt.Errorf("function has %s, want %s", got, want)
+		}
+		time.Sleep(probeWait / 10)
+	}
+}
+
+// rollback puts a function back on its original driver: clear (or restore) the override,
+// unbind from whatever it has now, bind the original driver through its bind file.
+func (h *Host) rollback(d *DevicePlan) error {
+	if len(d.Writes) == 0 {
+		return nil
+	}
+	var errs []error
+	ov := d.override
+	if ov == "" {
+		ov = "\n"
+	}
+	if err := h.write(filepath.Join(h.devDir(d.Addr), "driver_override"), ov); err != nil {
+		errs = append(errs, fmt.Errorf("restore driver_override: %w", err))
+	}
+	cur, err := linkBase(filepath.Join(h.devDir(d.Addr), "driver"))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("read driver link: %w", err))
+	}
+	if cur != d.From {
+		if cur != "" {
+			if err := h.write(filepath.Join(h.driverDir(cur), "unbind"), d.Addr.String()); err != nil {
+				errs = append(errs, fmt.Errorf("unbind from %s: %w", cur, err))
+			}
+		}
+		if d.From != "" {
+			if err := h.write(filepath.Join(h.driverDir(d.From), "bind"), d.Addr.String()); err != nil {
+				errs = append(errs, fmt.Errorf("bind to %s: %w", d.From, err))
+			}
+		}
+		if err := h.waitDriver(d.Addr, d.From); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if d.Record != nil {
+		if err := h.removeState(d.Addr); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readOverride returns the function's driver_override, "" if none ("(null)").
+func (h *Host) readOverride(a Addr) (string, error) {
+	b, err := os.ReadFile(filepath.Join(h.devDir(a), "driver_override"))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read driver_override: %w", err)
+	}
+	s := strings.TrimSuffix(string(b), "\n")
+	if s == "(null)" {
+		return "", nil
+	}
+	return s, nil
+}

@@ -1,0 +1,96 @@
+package pci
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// UnbindOptions change what PlanUnbind does.
+type UnbindOptions struct {
+	// Restore gives each function back to the driver recorded when uiod bound it, or lets
+	// the kernel pick one (drivers_probe) if there is no record.
+	Restore bool
+	// Force unbinds functions whose interfaces are active (have routes).
+	Force bool
+}
+
+// PlanUnbind returns the plan that unbinds each function from its driver and clears its
+// driver_override, and with opts.Restore binds the original driver again. Nothing is
+// touched. A function with no driver, no override and nothing to restore gets no writes.
+func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
+	if len(addrs) == 0 {
+		return nil, errors.New("no PCI addresses given")
+	}
+	addrs = dedupe(addrs)
+	p := &Plan{Op: "unbind"}
+	active, aerr := h.activeInterfaces()
+	var refusals []error
+	for _, a := range addrs {
+		ok, err := h.exists(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, err)
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w %s (no %s)", ErrNoDevice, a, h.devDir(a))
+		}
+		d := h.describe(a, active, aerr)
+		drv, err := linkBase(filepath.Join(h.devDir(a), "driver"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: read driver link: %w", a, err)
+		}
+		if d.Active && !opts.Force {
+			refusals = append(refusals, fmt.Errorf("%s is active: interface %s has routes (use --force to take it from the host anyway)",
+				a, strings.Join(d.Interfaces, ", ")))
+		}
+		ov, err := h.readOverride(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, err)
+		}
+		dp := DevicePlan{Addr: a, From: drv, Verify: true}
+		dev := h.devDir(a)
+		var target string
+		var st BindState
+		var recorded bool
+		if opts.Restore {
+			st, recorded, err = h.State(a)
+			if err != nil {
+				return nil, err
+			}
+			target = st.Driver
+		}
+		restoreToCurrent := opts.Restore && recorded && target != "" && target == drv
+		if drv != "" && !restoreToCurrent {
+			dp.Writes = append(dp.Writes, Write{Path: filepath.Join(h.driverDir(drv), "unbind"), Value: a.String(), Step: "unbind from " + drv})
+		}
+		if ov != "" {
+			dp.Writes = append(dp.Writes, Write{Path: filepath.Join(dev, "driver_override"), Value: "\n", Step: "clear driver_override"})
+		}
+		switch {
+		case !opts.Restore:
+		case restoreToCurrent:
+			dp.To = drv
+			dp.DropState = true
+		case recorded && target == "":
+			dp.DropState = true // it had no driver before uiod bound it
+		case recorded:
+			if _, err := os.Stat(h.driverDir(target)); errors.Is(err, os.ErrNotExist) && !slices.Contains(p.Load, target) {
+				p.Load = append(p.Load, target)
+			}
+			dp.Writes = append(dp.Writes, Write{Path: filepath.Join(h.driverDir(target), "bind"), Value: a.String(), Step: "bind to " + target})
+			dp.To = target
+			dp.DropState = true
+		default:
+			dp.Writes = append(dp.Writes, Write{Path: h.path("sys/bus/pci/drivers_probe"), Value: a.String(), Step: "probe drivers"})
+			dp.Verify = false
+		}
+		p.Devices = append(p.Devices, dp)
+	}
+	if len(refusals) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrRefused, errors.Join(refusals...))
+	}
+	return p, nil
+}

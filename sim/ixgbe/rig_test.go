@@ -1,0 +1,222 @@
+package ixgbe
+
+import (
+	"encoding/binary"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/sim"
+	"github.com/uiod/uiod/wire"
+)
+
+// rig is a hand-written minimal "driver" poking the model's registers directly.
+type rig struct {
+	t    *testing.T
+	m    *Model
+	dev  *sim.Device
+	r    pci.Region
+	peer wire.Port
+
+	mu     sync.Mutex
+	frames [][]byte // received by the peer
+
+	rx [4]ring
+	tx [4]ring
+
+	allowFaults bool
+}
+
+type ring struct {
+	n     int
+	desc  pci.Mem
+	bufs  pci.Mem
+	bsize int
+}
+
+func newRig(t *testing.T, cfg Config) *rig {
+	t.Helper()
+	a, b := wire.Pair()
+	cfg.Wire = a
+	cfg.Addr = pci.MustParseAddr("0000:01:00.0")
+	cfg.Strict = true
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &rig{t: t, m: m, dev: m.Device(), peer: b}
+	g.r, err = g.dev.Region(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.SetHandler(func(f []byte, _ int64) {
+		g.mu.Lock()
+		g.frames = append(g.frames, append([]byte(nil), f...))
+		g.mu.Unlock()
+	})
+	if err := pci.SetBusMaster(g.dev.Config(), true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		m.Close()
+		if err := g.dev.Err(); err != nil && !g.allowFaults {
+			t.Errorf("model faults: %v", err)
+		}
+	})
+	return g
+}
+
+func (g *rig) rd(off uint32) uint32       { return g.r.Read32(off) }
+func (g *rig) wr(off, v uint32)           { g.r.Write32(off, v) }
+func (g *rig) setBits(off, v uint32)      { g.wr(off, g.rd(off)|v) }
+func (g *rig) clearBits(off, v uint32)    { g.wr(off, g.rd(off)&^v) }
+func (g *rig) rxq(q int, r uint32) uint32 { return g.m.l.rxq(q, r) }
+func (g *rig) txq(q int, r uint32) uint32 { return g.m.l.txq(q, r) }
+
+// waitSet polls until the bits are set, as a driver's bounded wait does.
+func (g *rig) waitSet(off, bits uint32) {
+	g.t.Helper()
+	for i := 0; i < 1000; i++ {
+		if g.rd(off)&bits == bits {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	g.t.Fatalf("register 0x%x: bits 0x%x never set", off, bits)
+}
+
+// initDevice runs the 82599 datasheet init: mask, reset, wait for EEPROM and DMA init,
+// link setup, statistics cleared, RX and TX global setup.
+func (g *rig) initDevice() {
+	g.t.Helper()
+	g.wr(g.m.l.eimc, 0x7FFFFFFF)
+	g.wr(ctrl, ctrlRST|ctrlLNKRS)
+	for g.rd(ctrl)&(ctrlRST|ctrlLNKRS) != 0 {
+	}
+	g.wr(g.m.l.eimc, 0x7FFFFFFF)
+	g.waitSet(eec, eecAutoRead)
+	g.waitSet(rdrxctl, rdrxctlDMAIDone)
+	g.wr(autoc, g.rd(autoc)&^(7<<13)|3<<13)
+	g.setBits(autoc, autocANRestart)
+	for _, off := range []uint32{gprc, gptc, gorcl, gorch, gotcl, gotch} {
+		g.rd(off)
+	}
+	g.clearBits(rxctrl, 1)
+	g.setBits(hlreg0, hlreg0RxCRCStrip|hlreg0TxCRC|hlreg0TxPad)
+	g.setBits(rdrxctl, 2)
+	g.setBits(fctrl, fctrlBAM|fctrlUPE|fctrlMPE)
+	g.setBits(ctrlExt, 1<<16)
+	g.wr(dmatxctl, 1)
+}
+
+// setupRX allocates and posts an RX ring of n descriptors with bsize-byte buffers on
+// queue q, and enables the queue and the receiver.
+func (g *rig) setupRX(q, n, bsize int, dropEn bool) *ring {
+	g.t.Helper()
+	dma := g.dev.DMA()
+	desc, err := dma.Alloc(16 * n)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	bufs, err := dma.Alloc(bsize * n)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	rg := &g.rx[q]
+	*rg = ring{n: n, desc: desc, bufs: bufs, bsize: bsize}
+	for i := 0; i < n; i++ {
+		rg.post(i)
+	}
+	srr := uint32(srrctlDescAdv<<25 | bsize/1024)
+	if dropEn {
+		srr |= g.m.l.srrctlDropEn
+	}
+	g.wr(g.m.l.srrctl(q), srr)
+	g.wr(g.rxq(q, qBAL), uint32(desc.IOVA))
+	g.wr(g.rxq(q, qBAH), uint32(desc.IOVA>>32))
+	g.wr(g.rxq(q, qLEN), uint32(16*n))
+	g.wr(g.rxq(q, qH), 0)
+	g.wr(g.rxq(q, qT), 0)
+	g.setBits(g.rxq(q, qDCTL), dctlEnable)
+	g.waitSet(g.rxq(q, qDCTL), dctlEnable)
+	g.wr(g.rxq(q, qT), uint32(n-1))
+	g.setBits(rxctrl, 1)
+	return rg
+}
+
+// post gives descriptor i (with its own buffer) to the device.
+func (rg *ring) post(i int) {
+	d := rg.desc.Bytes[16*i:]
+	binary.LittleEndian.PutUint64(d, rg.bufs.IOVA+uint64(i*rg.bsize))
+	binary.LittleEndian.PutUint64(d[8:], 0)
+}
+
+// wb reads descriptor i's write-back: status (atomically, first) then length.
+func (rg *ring) wb(i int) (status uint32, length int) {
+	d := rg.desc.Bytes[16*i:]
+	status = sim.LoadUint32(d[8:])
+	if status&rxStatusDD == 0 {
+		return status, 0 // the length is not ours to read yet
+	}
+	return status, int(binary.LittleEndian.Uint16(d[12:]))
+}
+
+func (rg *ring) buf(i int) []byte { return rg.bufs.Bytes[i*rg.bsize : (i+1)*rg.bsize] }
+
+// setupTX allocates a TX ring of n descriptors with bsize-byte buffers on queue q and
+// enables it.
+func (g *rig) setupTX(q, n, bsize int) *ring {
+	g.t.Helper()
+	dma := g.dev.DMA()
+	desc, err := dma.Alloc(16 * n)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	bufs, err := dma.Alloc(bsize * n)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	rg := &g.tx[q]
+	*rg = ring{n: n, desc: desc, bufs: bufs, bsize: bsize}
+	g.wr(g.txq(q, qBAL), uint32(desc.IOVA))
+	g.wr(g.txq(q, qBAH), uint32(desc.IOVA>>32))
+	g.wr(g.txq(q, qLEN), uint32(16*n))
+	g.wr(g.txq(q, qH), 0)
+	g.wr(g.txq(q, qT), 0)
+	g.setBits(g.txq(q, qDCTL), dctlEnable)
+	g.waitSet(g.txq(q, qDCTL), dctlEnable)
+	return rg
+}
+
+// fillTX writes frame into TX descriptor i as one advanced data descriptor.
+func (rg *ring) fillTX(i int, frame []byte, cmd uint32) {
+	copy(rg.buf(i), frame)
+	d := rg.desc.Bytes[16*i:]
+	binary.LittleEndian.PutUint64(d, rg.bufs.IOVA+uint64(i*rg.bsize))
+	binary.LittleEndian.PutUint32(d[8:], uint32(len(frame))|txdTypeData<<20|cmd)
+	binary.LittleEndian.PutUint32(d[12:], uint32(len(frame))<<14)
+}
+
+const txCmd = txdDEXT | txdRS | txdIFCS | txdEOP
+
+// received returns and forgets the frames the peer got.
+func (g *rig) received() [][]byte {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f := g.frames
+	g.frames = nil
+	return f
+}
+
+// frame returns an n-byte unicast frame to the model's MAC with a recognisable payload.
+func (g *rig) frame(n int, seed byte) []byte {
+	f := make([]byte, n)
+	copy(f, g.m.cfg.MAC)
+	copy(f[6:], []byte{0x02, 0xaa, 0, 0, 0, 1})
+	binary.BigEndian.PutUint16(f[12:], 0x88b5)
+	for i := 14; i < n; i++ {
+		f[i] = seed + byte(i)
+	}
+	return f
+}

@@ -1,0 +1,100 @@
+package vfio
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ioctl issues a VFIO or iommufd ioctl whose argument is a pointer. arg must point to a
+// struct from abi.go (or an encoded vfio_irq_set) that lives until the call returns.
+func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(arg))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// ioctlValue issues an ioctl whose argument is a plain integer and returns its result.
+func ioctlValue(fd int, req uintptr, arg uintptr) (int, error) {
+	r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, arg)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(r), nil
+}
+
+func ioctlGroupStatus(fd int, s *groupStatus) error {
+	return ioctl(fd, vfioGroupGetStatus, unsafe.Pointer(s))
+}
+
+func ioctlSetContainer(groupFD int, containerFD *int32) error {
+	return ioctl(groupFD, vfioGroupSetContainer, unsafe.Pointer(containerFD))
+}
+
+// ioctlGetDeviceFD asks a group for the device named by its PCI address.
+func ioctlGetDeviceFD(groupFD int, name string) (int, error) {
+	p, err := unix.BytePtrFromString(name)
+	if err != nil {
+		return 0, err
+	}
+	r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(groupFD), vfioGroupGetDeviceFD, uintptr(unsafe.Pointer(p)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(r), nil
+}
+
+func ioctlDeviceInfo(fd int, info *deviceInfo) error {
+	return ioctl(fd, vfioDeviceGetInfo, unsafe.Pointer(info))
+}
+
+func ioctlRegionInfo(fd int, info *regionInfo) error {
+	return ioctl(fd, vfioDeviceGetRegionInfo, unsafe.Pointer(info))
+}
+
+func ioctlIRQInfo(fd int, info *irqInfo) error {
+	return ioctl(fd, vfioDeviceGetIRQInfo, unsafe.Pointer(info))
+}
+
+// ioctlSetIRQs passes an encoded struct vfio_irq_set (see encodeIRQSet).
+func ioctlSetIRQs(fd int, set []byte) error {
+	return ioctl(fd, vfioDeviceSetIRQs, unsafe.Pointer(unsafe.SliceData(set)))
+}
+
+func ioctlMapDMA(fd int, m *dmaMap) error {
+	return ioctl(fd, vfioIOMMUMapDMA, unsafe.Pointer(m))
+}
+
+func ioctlUnmapDMA(fd int, m *dmaUnmap) error {
+	return ioctl(fd, vfioIOMMUUnmapDMA, unsafe.Pointer(m))
+}
+
+func ioctlBindIOMMUFD(fd int, b *bindIOMMUFD) error {
+	return ioctl(fd, vfioDeviceBindIOMMUFD, unsafe.Pointer(b))
+}
+
+func ioctlAttachIOMMUFDPT(fd int, a *attachIOMMUFDPT) error {
+	return ioctl(fd, vfioDeviceAttachIOMMUFD, unsafe.Pointer(a))
+}
+
+func ioctlDetachIOMMUFDPT(fd int, d *detachIOMMUFDPT) error {
+	return ioctl(fd, vfioDeviceDetachIOMMUFD, unsafe.Pointer(d))
+}
+
+func ioctlIOASAlloc(fd int, a *ioasAlloc) error {
+	return ioctl(fd, iommuIOASAlloc, unsafe.Pointer(a))
+}
+
+func ioctlIOMMUDestroy(fd int, d *iommuDestroyArg) error {
+	return ioctl(fd, iommuDestroy, unsafe.Pointer(d))
+}
+
+func ioctlIOASMap(fd int, m *ioasMap) error {
+	return ioctl(fd, iommuIOASMap, unsafe.Pointer(m))
+}
+
+func ioctlIOASUnmap(fd int, m *ioasUnmap) error {
+	return ioctl(fd, iommuIOASUnmap, unsafe.Pointer(m))
+}

@@ -1,0 +1,132 @@
+package vfio
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sort"
+)
+
+// IOVAGranule is the smallest unit of IOVA space the allocator hands out.
+const IOVAGranule = 4 << 10
+
+// ErrIOVAExhausted is returned when no free IOVA range is large enough.
+var ErrIOVAExhausted = errors.New("iova space exhausted")
+
+// span is a half-open range [start, end) of IOVA space.
+type span struct{ start, end uint64 }
+
+// IOVAAllocator hands out ranges of a device's I/O virtual address space: first fit over
+// a sorted list of free ranges, with neighbours merged on Free. It is not safe for
+// concurrent use.
+type IOVAAllocator struct {
+	free  []span            // sorted, disjoint, never adjacent
+	used  map[uint64]uint64 // start → size of live allocations
+	total uint64
+}
+
+// NewIOVAAllocator returns an allocator with no address space; add some with AddRange.
+func NewIOVAAllocator() *IOVAAllocator {
+	return &IOVAAllocator{used: make(map[uint64]uint64)}
+}
+
+// AddRange makes [start, end) available. Both ends must be granule-aligned, the range
+// must be non-empty and must not overlap space already added.
+func (a *IOVAAllocator) AddRange(start, end uint64) error {
+	if start%IOVAGranule != 0 || end%IOVAGranule != 0 || start >= end {
+		return fmt.Errorf("iova range [%#x, %#x): not a non-empty range aligned to %#x", start, end, IOVAGranule)
+	}
+	for _, s := range a.free {
+		if start < s.end && s.start < end {
+			return fmt.Errorf("iova range [%#x, %#x) overlaps [%#x, %#x)", start, end, s.start, s.end)
+		}
+	}
+	for u, n := range a.used {
+		if start < u+n && u < end {
+			return fmt.Errorf("iova range [%#x, %#x) overlaps an allocation at %#x", start, end, u)
+		}
+	}
+	a.total += end - start
+	a.insert(span{start, end})
+	return nil
+}
+
+// Alloc returns the start of a free range of size bytes (rounded up to the granule)
+// aligned to align, which must be a power of two (values below the granule mean the
+// granule).
+func (a *IOVAAllocator) Alloc(size, align uint64) (uint64, error) {
+	if size == 0 || size > 1<<63 {
+		return 0, fmt.Errorf("iova alloc: invalid size %#x", size)
+	}
+	if align < IOVAGranule {
+		align = IOVAGranule
+	}
+	if bits.OnesCount64(align) != 1 {
+		return 0, fmt.Errorf("iova alloc: alignment %#x is not a power of two", align)
+	}
+	size = (size + IOVAGranule - 1) &^ (IOVAGranule - 1)
+	for i, s := range a.free {
+		start := (s.start + align - 1) &^ (align - 1)
+		if start < s.start { // overflow
+			continue
+		}
+		if start >= s.end || s.end-start < size {
+			continue
+		}
+		end := start + size
+		// Carve [start, end) out of s: up to two pieces remain.
+		var rest []span
+		if s.start < start {
+			rest = append(rest, span{s.start, start})
+		}
+		if end < s.end {
+			rest = append(rest, span{end, s.end})
+		}
+		a.free = append(a.free[:i], append(rest, a.free[i+1:]...)...)
+		a.used[start] = size
+		return start, nil
+	}
+	return 0, fmt.Errorf("iova alloc %#x bytes aligned %#x: %w", size, align, ErrIOVAExhausted)
+}
+
+// Free returns a range that Alloc handed out. size must be the size passed to Alloc.
+func (a *IOVAAllocator) Free(iova, size uint64) error {
+	n, ok := a.used[iova]
+	if !ok {
+		return fmt.Errorf("iova free %#x: not allocated", iova)
+	}
+	if want := (size + IOVAGranule - 1) &^ (IOVAGranule - 1); want != n {
+		return fmt.Errorf("iova free %#x: size %#x, allocated %#x", iova, size, n)
+	}
+	delete(a.used, iova)
+	a.insert(span{iova, iova + n})
+	return nil
+}
+
+// Available returns the number of free bytes.
+func (a *IOVAAllocator) Available() uint64 {
+	var n uint64
+	for _, s := range a.free {
+		n += s.end - s.start
+	}
+	return n
+}
+
+// Total returns the number of bytes added with AddRange.
+func (a *IOVAAllocator) Total() uint64 { return a.total }
+
+// insert adds a free span and merges it with adjacent neighbours.
+func (a *IOVAAllocator) insert(n span) {
+	i := sort.Search(len(a.free), func(i int) bool { return a.free[i].start >= n.start })
+	a.free = append(a.free, span{})
+	copy(a.free[i+1:], a.free[i:])
+	a.free[i] = n
+	if i+1 < len(a.free) && a.free[i].end == a.free[i+1].start {
+		a.free[i].end = a.free[i+1].end
+		a.free = append(a.free[:i+1], a.free[i+2:]...)
+	}
+	if i > 0 && a.free[i-1].end == a.free[i].start {
+		a.free[i-1].end = a.free[i].end
+		a.free = append(a.free[:i], a.free[i+1:]...)
+	}
+}

@@ -1,0 +1,112 @@
+package vfio
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// regionFile returns an open file of size bytes standing in for a device fd.
+func regionFile(t *testing.T, size int) *os.File {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "dev"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := f.Truncate(int64(size)); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestMMIORegion(t *testing.T) {
+	f := regionFile(t, 3*4096)
+	r, err := mapRegion(int(f.Fd()), 4096, 8192)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.unmap()
+	if r.Len() != 8192 {
+		t.Errorf("Len = %d", r.Len())
+	}
+	r.Write32(0x8, 0xdeadbeef)
+	r.Write64(0x10, 0x0123456789abcdef)
+	if got := r.Read32(0x8); got != 0xdeadbeef {
+		t.Errorf("Read32 = %#x", got)
+	}
+	if got := r.Read64(0x10); got != 0x0123456789abcdef {
+		t.Errorf("Read64 = %#x", got)
+	}
+	// The writes reached the file at the region's offset, low half first in memory.
+	var b [16]byte
+	if _, err := f.ReadAt(b[:], 4096+0x8); err != nil {
+		t.Fatal(err)
+	}
+	if binary.LittleEndian.Uint32(b[0:]) != 0xdeadbeef || binary.LittleEndian.Uint64(b[8:]) != 0x0123456789abcdef {
+		t.Errorf("file holds % x", b)
+	}
+	if n := testing.AllocsPerRun(100, func() { r.Write32(4, r.Read32(4)+1) }); n != 0 {
+		t.Errorf("register access allocates %v times", n)
+	}
+	for _, bad := range []func(){
+		func() { r.Read32(2) },
+		func() { r.Read32(8192) },
+		func() { r.Write32(8190, 1) },
+		func() { r.Read64(4) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("bad access did not panic")
+				}
+			}()
+			bad()
+		}()
+	}
+}
+
+func TestFileRegionAndConfig(t *testing.T) {
+	f := regionFile(t, 4096)
+	fd := int(f.Fd())
+	r := &fileRegion{fd: fd, offset: 1024, size: 256, bar: 2}
+	r.Write32(4, 0xcafef00d)
+	r.Write64(8, 0x1122334455667788)
+	if got := r.Read32(4); got != 0xcafef00d {
+		t.Errorf("Read32 = %#x", got)
+	}
+	if got := r.Read64(8); got != 0x1122334455667788 {
+		t.Errorf("Read64 = %#x", got)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("access beyond the region did not panic")
+			}
+		}()
+		r.Read32(256)
+	}()
+
+	c := &configSpace{fd: fd, offset: 2048, size: 256}
+	if err := writeCmd(c, 0x0406); err != nil {
+		t.Fatal(err)
+	}
+	var b [2]byte
+	if _, err := f.ReadAt(b[:], 2048+4); err != nil || binary.LittleEndian.Uint16(b[:]) != 0x0406 {
+		t.Errorf("command register in file: % x, %v", b, err)
+	}
+	if _, err := c.ReadAt(make([]byte, 4), 254); err == nil {
+		t.Error("read beyond config space succeeded")
+	}
+	if _, err := c.WriteAt(make([]byte, 1), -1); err == nil {
+		t.Error("write at a negative offset succeeded")
+	}
+}
+
+func writeCmd(c *configSpace, v uint16) error {
+	var b [2]byte
+	binary.LittleEndian.PutUint16(b[:], v)
+	_, err := c.WriteAt(b[:], 4)
+	return err
+}

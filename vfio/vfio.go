@@ -1,0 +1,97 @@
+// Package vfio opens PCI functions bound to vfio-pci and returns them as pci.Device:
+// BARs mapped into the process, configuration space through the device's config region,
+// DMA memory mapped into the device's IOMMU address space, and interrupts (MSI-X, MSI,
+// INTx) delivered to eventfds.
+//
+// Three kernel interfaces are supported, chosen by Mode:
+//   - the type1 container/group interface (/dev/vfio/vfio + /dev/vfio/N), the common case;
+//   - no-IOMMU groups (/dev/vfio/noiommu-N, vfio's enable_unsafe_noiommu_mode): no DMA
+//     isolation, bus addresses are physical addresses from /proc/self/pagemap;
+//   - the device cdev with iommufd (/dev/vfio/devices/vfioN + /dev/iommu).
+//
+// A Container is one DMA address space. Devices opened through the same Container share
+// its DMA allocator, so a buffer allocated for one can be handed to the other.
+// Every host path is taken relative to Options.Root.
+package vfio
+
+import (
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/uiod/uiod/dmamem"
+)
+
+// Errors callers may match with errors.Is.
+var (
+	// ErrNoVFIO means the kernel offers no VFIO interface under the root.
+	ErrNoVFIO = errors.New("vfio not available")
+	// ErrNotBound means the device is not bound to vfio-pci.
+	ErrNotBound = errors.New("device not bound to vfio-pci")
+	// ErrNotViable means a device of the IOMMU group is bound to a host driver.
+	ErrNotViable = errors.New("iommu group not viable")
+	// ErrNotSupported means the kernel or the device lacks a feature.
+	ErrNotSupported = errors.New("not supported")
+)
+
+// Mode selects the kernel interface.
+type Mode int
+
+const (
+	// ModeAuto uses the group interface when /dev/vfio/vfio exists, else the cdev
+	// interface with iommufd.
+	ModeAuto Mode = iota
+	// ModeGroup uses /dev/vfio/vfio and a type1 or no-IOMMU group.
+	ModeGroup
+	// ModeIOMMUFD uses the device cdev /dev/vfio/devices/vfioN and /dev/iommu.
+	ModeIOMMUFD
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeAuto:
+		return "auto"
+	case ModeGroup:
+		return "group"
+	case ModeIOMMUFD:
+		return "iommufd"
+	}
+	return fmt.Sprintf("vfio.Mode(%d)", int(m))
+}
+
+// Default IOVA ranges handed to devices: below the x86 MSI window at 0xFEE00000 (so
+// devices limited to 32-bit DMA work) and from 4 GiB up to 2^39, the smallest address
+// width of Intel IOMMUs.
+var defaultIOVARanges = [][2]uint64{
+	{1 << 30, 0xFEE0_0000},
+	{1 << 32, 1 << 39},
+}
+
+// Options configure how devices are opened.
+type Options struct {
+	// Root prefixes every host path ("/" when empty).
+	Root string
+	// Mode selects the kernel interface (default ModeAuto).
+	Mode Mode
+	// HugePages is the DMA memory page policy.
+	HugePages dmamem.HugePages
+	// NoReset skips the function reset on open.
+	NoReset bool
+	// Log receives warnings (no-IOMMU, hugepage fallback, failed reset). Nil discards.
+	Log *zap.Logger
+}
+
+func (o Options) root() string {
+	if o.Root == "" {
+		return "/"
+	}
+	return o.Root
+}
+
+func (o Options) log() *zap.Logger {
+	if o.Log == nil {
+		return zap.NewNop()
+	}
+	return o.Log
+}

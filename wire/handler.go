@@ -1,0 +1,51 @@
+package wire
+
+import "sync/atomic"
+
+// handlerSlot holds a Port's current Handler so that a reader goroutine can load it
+// without a lock on every frame.
+type handlerSlot struct{ p atomic.Pointer[Handler] }
+
+func (s *handlerSlot) set(h Handler) {
+	if h == nil {
+		s.p.Store(nil)
+		return
+	}
+	s.p.Store(&h)
+}
+
+// deliver hands frame to the current handler, if any.
+func (s *handlerSlot) deliver(frame []byte, ts int64) {
+	if h := s.p.Load(); h != nil {
+		(*h)(frame, ts)
+	}
+}
+
+// maxFrame is the largest frame a reader goroutine accepts (a 9000-byte jumbo frame plus
+// its Ethernet and VLAN headers, rounded up). Longer datagrams are truncated by the kernel.
+const maxFrame = 9216
+
+// MinFrame is the shortest Ethernet frame on a cable, without its FCS. The kernel hands
+// TAP and AF_PACKET readers its frames before a NIC would pad them (an ARP request is 42
+// bytes), so readers pad shorter frames with zeros to MinFrame, as the NIC would.
+const MinFrame = 60
+
+// readLoop calls read until it fails, stamping each frame with Now the moment read
+// returns, padding it to MinFrame and handing it to s. It returns when read returns an
+// error (the port closed).
+func readLoop(read func([]byte) (int, error), s *handlerSlot, done chan<- struct{}) {
+	defer close(done)
+	buf := make([]byte, maxFrame)
+	for {
+		n, err := read(buf)
+		ts := Now()
+		if err != nil {
+			return
+		}
+		if n < MinFrame {
+			clear(buf[n:MinFrame])
+			n = MinFrame
+		}
+		s.deliver(buf[:n], ts)
+	}
+}

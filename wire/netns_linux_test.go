@@ -1,0 +1,193 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+var netnsSeq int
+
+// testNetns creates a network namespace for the test (deleted at cleanup) and returns its
+// name. It skips the test unless running as root with the ip tool.
+func testNetns(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("needs the ip tool")
+	}
+	netnsSeq++
+	name := fmt.Sprintf("uiod-wire-%d-%d", os.Getpid(), netnsSeq)
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Skipf("ip netns add: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
+	return name
+}
+
+// inNetns runs cmd (an ip command line) inside namespace ns.
+func inNetns(t *testing.T, ns string, args ...string) {
+	t.Helper()
+	out, err := exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %v: %s", args, err, out)
+	}
+}
+
+// openInNetns runs open on an OS thread that has entered namespace ns, so the sockets and
+// devices it creates belong to ns, then returns the thread to the original namespace.
+func openInNetns(t *testing.T, ns string, open func() (Port, error)) Port {
+	t.Helper()
+	type result struct {
+		p   Port
+		err error
+	}
+	ch := make(chan result)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			ch <- result{nil, err}
+			return // thread is unchanged; unlocking is safe
+		}
+		defer orig.Close()
+		target, err := os.Open("/run/netns/" + ns)
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{nil, err}
+			return
+		}
+		defer target.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{nil, fmt.Errorf("setns: %w", err)}
+			return
+		}
+		p, err := open()
+		if unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread() // back home; otherwise the thread dies with the goroutine
+		}
+		ch <- result{p, err}
+	}()
+	r := <-ch
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	t.Cleanup(func() { r.p.Close() })
+	return r.p
+}
+
+func TestIntegrationTAP(t *testing.T) {
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skip("no /dev/net/tun")
+	}
+	ns := testNetns(t)
+	p := openInNetns(t, ns, func() (Port, error) { return Open("tap:uiodtap0") })
+	if name := p.(*TAPPort).Name(); name != "uiodtap0" {
+		t.Fatalf("Name() = %q", name)
+	}
+	inNetns(t, ns, "ip", "addr", "add", "10.77.0.1/24", "dev", "uiodtap0")
+	inNetns(t, ns, "ip", "link", "set", "uiodtap0", "up")
+
+	replies := make(chan []byte, 16)
+	p.SetHandler(func(f []byte, ts int64) {
+		if len(f) >= 42 && binary.BigEndian.Uint16(f[12:]) == 0x0806 && binary.BigEndian.Uint16(f[20:]) == 2 {
+			replies <- append([]byte(nil), f...)
+		}
+	})
+	// ARP: who has 10.77.0.1? tell 10.77.0.2 (02:00:00:00:00:02).
+	me := []byte{2, 0, 0, 0, 0, 2}
+	req := make([]byte, 60)
+	copy(req[0:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	copy(req[6:], me)
+	binary.BigEndian.PutUint16(req[12:], 0x0806)
+	copy(req[14:], []byte{0, 1, 8, 0, 6, 4, 0, 1})
+	copy(req[22:], me)
+	copy(req[28:], []byte{10, 77, 0, 2})
+	copy(req[38:], []byte{10, 77, 0, 1})
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := p.Send(req); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case f := <-replies:
+			if len(f) != MinFrame {
+				t.Fatalf("42-byte ARP reply arrived as %d bytes, want it padded to %d", len(f), MinFrame)
+			}
+			if !bytes.Equal(f[0:6], me) || !bytes.Equal(f[28:32], []byte{10, 77, 0, 1}) {
+				t.Fatalf("unexpected ARP reply % x", f[:42])
+			}
+			return
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("no ARP reply from the kernel through the TAP")
+		}
+	}
+}
+
+func TestIntegrationAFPacket(t *testing.T) {
+	ns := testNetns(t)
+	inNetns(t, ns, "ip", "link", "add", "uiodva", "type", "veth", "peer", "name", "uiodvb")
+	inNetns(t, ns, "ip", "link", "set", "uiodva", "up")
+	inNetns(t, ns, "ip", "link", "set", "uiodvb", "up")
+	a := openInNetns(t, ns, func() (Port, error) { return Open("afpacket:uiodva") })
+	b := openInNetns(t, ns, func() (Port, error) { return Open("afpacket:uiodvb") })
+
+	frame := make([]byte, 128)
+	copy(frame[0:], []byte{2, 0, 0, 0, 0, 0xbb}) // not the veth's own address: needs promiscuous mode
+	copy(frame[6:], []byte{2, 0, 0, 0, 0, 0xaa})
+	binary.BigEndian.PutUint16(frame[12:], 0x88b5) // local experimental ethertype
+	copy(frame[14:], "uiod afpacket test")
+
+	got := make(chan []byte, 16)
+	b.SetHandler(func(f []byte, ts int64) {
+		if len(f) >= 14 && binary.BigEndian.Uint16(f[12:]) == 0x88b5 {
+			got <- append([]byte(nil), f...)
+		}
+	})
+	own := make(chan struct{}, 16)
+	a.SetHandler(func(f []byte, ts int64) {
+		if len(f) >= 14 && binary.BigEndian.Uint16(f[12:]) == 0x88b5 {
+			own <- struct{}{}
+		}
+	})
+	// The veth may still be without carrier for a moment after it came up: resend.
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for delivered := false; !delivered; {
+		if err := a.Send(frame); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case f := <-got:
+			if !bytes.Equal(f, frame) {
+				t.Fatalf("received % x", f)
+			}
+			delivered = true
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("frame not delivered across the veth")
+		}
+	}
+	select {
+	case <-own:
+		t.Fatal("sender saw its own outgoing frame")
+	default:
+	}
+	if err := a.Send(frame[:10]); err == nil {
+		t.Fatal("Send of a 10-byte frame succeeded")
+	}
+}

@@ -1,0 +1,78 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// TAPPort is a wire whose other end is a Linux TAP interface: frames sent on the port
+// appear as received on the interface, frames the kernel transmits on the interface are
+// delivered to the handler by a reader goroutine.
+type TAPPort struct {
+	f    *os.File
+	name string
+	slot handlerSlot
+	done chan struct{}
+	once sync.Once
+}
+
+// OpenTAP attaches to the TAP interface name, creating it (non-persistent) if it does not
+// exist, with IFF_TAP|IFF_NO_PI: the frames carry no packet-information header. The
+// interface is left down; bring it up with `ip link set NAME up`. It needs CAP_NET_ADMIN.
+func OpenTAP(name string) (*TAPPort, error) {
+	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open /dev/net/tun: %w", err)
+	}
+	ifr, err := unix.NewIfreq(name)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("tap %q: %w", name, err)
+	}
+	ifr.SetUint16(unix.IFF_TAP | unix.IFF_NO_PI)
+	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("tap %s: TUNSETIFF: %w", name, err)
+	}
+	p := &TAPPort{
+		f:    os.NewFile(uintptr(fd), "tap:"+ifr.Name()),
+		name: ifr.Name(),
+		done: make(chan struct{}),
+	}
+	go readLoop(p.f.Read, &p.slot, p.done)
+	return p, nil
+}
+
+// Name is the interface's name as the kernel assigned it.
+func (p *TAPPort) Name() string { return p.name }
+
+// Send hands frame to the kernel as if the interface had received it. It fails with EIO
+// while the interface is down.
+func (p *TAPPort) Send(frame []byte) error {
+	if _, err := p.f.Write(frame); err != nil {
+		if errors.Is(err, os.ErrClosed) {
+			return ErrClosed
+		}
+		return fmt.Errorf("send on tap %s: %w", p.name, err)
+	}
+	return nil
+}
+
+// SetHandler installs the receiver for frames the kernel sends out of the interface.
+func (p *TAPPort) SetHandler(h Handler) { p.slot.set(h) }
+
+// Close detaches from the interface (which disappears unless it was made persistent) and
+// waits for the reader goroutine.
+func (p *TAPPort) Close() error {
+	var err error
+	p.once.Do(func() {
+		p.slot.set(nil)
+		err = p.f.Close()
+		<-p.done
+	})
+	return err
+}
