@@ -84,9 +84,9 @@ type Poll struct {
 	// Mode is the idle policy: busy, adaptive or sleep.
 	Mode string `mapstructure:"mode"`
 	// IdleThreshold is how long adaptive polls without traffic before it arms interrupts
-	// and sleeps, or "auto" to decide from the traffic seen.
+	// and sleeps (0: at the first empty poll), or "auto" to decide from the traffic seen.
 	IdleThreshold Threshold `mapstructure:"idle_threshold"`
-	// WaitTimeout bounds one sleep in adaptive mode.
+	// WaitTimeout bounds one sleep in adaptive mode: 1ms to 1s.
 	WaitTimeout time.Duration `mapstructure:"wait_timeout"`
 	// SleepMin and SleepMax bound the random sleep after each empty poll in sleep mode.
 	SleepMin time.Duration `mapstructure:"sleep_min"`

@@ -203,7 +203,6 @@ forward: {mode: reflect}`, func(c *Config) bool { return c.Ports[0].Addr().Strin
 		{"sleep mode", simPorts + "poll: {mode: sleep, sleep_min: 0, sleep_max: 1s}", func(c *Config) bool { return c.Poll.SleepMax == time.Second }},
 		{"sleep bounds ignored in busy mode", simPorts + "poll: {mode: busy, sleep_min: 5ms, sleep_max: 1ms}", nil},
 		{"housekeeping", simPorts + "poll: {housekeeping: {hz: 1000, length: 999us}}", func(c *Config) bool { return c.Poll.Housekeeping.Hz == 1000 }},
-		{"housekeeping zero length", simPorts + "poll: {housekeeping: {hz: 10}}", nil},
 		{"threaded delivery", simPorts + "poll: {delivery: threaded}", nil},
 		{"cpus", simPorts + "poll: {cpus: [3, 0, 1]}", func(c *Config) bool { return reflect.DeepEqual(c.Poll.CPUs, []int{3, 0, 1}) }},
 		{"cpu list string", simPorts + "poll: {cpus: \"0-2\"}", func(c *Config) bool { return reflect.DeepEqual(c.Poll.CPUs, []int{0, 1, 2}) }},
@@ -314,6 +313,13 @@ ports:
 		{"tx_ring too big", port0("tx_ring", "8192"), "ports[0].tx_ring", "= 8192"},
 		{"ring not a number", port0("tx_ring", "big"), "ports[0].tx_ring", "integer"},
 		{"ring fractional", port0("tx_ring", "512.5"), "ports[0].tx_ring", "whole number"},
+		{"ring huge", port0("rx_ring", "18446744073709551615"), "ports[0].rx_ring", "out of range"},
+		{"ring huge float", port0("rx_ring", "1e30"), "ports[0].rx_ring", "out of range"},
+		{"ring hex string", port0("rx_ring", `"0x200"`), "ports[0].rx_ring", "want an integer"},
+		{"queues beyond int32", port0("rx_queues", "99999999999"), "ports[0].rx_queues", "= 99999999999: must be in [1, 16]"},
+		{"pci not a string", port0("pci", "[a]"), "ports[0].pci", "want a string, got a list"},
+		{"itr boolean", port0("itr", "true"), "ports[0].itr", "want a duration"},
+		{"promiscuous word", port0("promiscuous", "yes"), "ports[0].promiscuous", `"yes": want true or false`},
 		{"itr negative", port0("itr", "-1us"), "ports[0].itr", "negative"},
 		{"itr no unit", port0("itr", "100"), "ports[0].itr", "unit"},
 		{"itr garbage", port0("itr", "soon"), "ports[0].itr", `"soon"`},
@@ -347,13 +353,16 @@ forward: {pairs: [[a, b]]}`, "forward.pairs", `"c"`},
 		{"idle_threshold too long", simPorts + "poll: {idle_threshold: 2s}", "poll.idle_threshold", "= 2s"},
 		{"idle_threshold negative", simPorts + "poll: {idle_threshold: -1ms}", "poll.idle_threshold", "negative"},
 		{"idle_threshold word", simPorts + "poll: {idle_threshold: automatic}", "poll.idle_threshold", "or auto"},
-		{"wait_timeout zero", simPorts + "poll: {wait_timeout: 0}", "poll.wait_timeout", "(0, 1s]"},
-		{"wait_timeout negative", simPorts + "poll: {mode: busy, wait_timeout: -1s}", "poll.wait_timeout", "negative"},
+		{"wait_timeout zero", simPorts + "poll: {wait_timeout: 0}", "poll.wait_timeout", "[1ms, 1s]"},
+		{"wait_timeout short, any mode", simPorts + "poll: {mode: busy, wait_timeout: 500us}", "poll.wait_timeout", "= 500µs"},
+		{"wait_timeout long", simPorts + "poll: {wait_timeout: 2s}", "poll.wait_timeout", "[1ms, 1s]"},
+		{"wait_timeout negative", simPorts + "poll: {mode: busy, wait_timeout: -1s}", "poll.wait_timeout", "= -1s"},
 		{"sleep_min equals max", simPorts + "poll: {mode: sleep, sleep_min: 50us, sleep_max: 50us}", "poll.sleep_min", "less than poll.sleep_max"},
 		{"sleep_min above max", simPorts + "poll: {mode: sleep, sleep_min: 1ms, sleep_max: 10us}", "poll.sleep_min", "= 1ms"},
 		{"sleep_max over 1s", simPorts + "poll: {mode: sleep, sleep_max: 1001ms}", "poll.sleep_max", "at most 1s"},
 		{"sleep_min negative", simPorts + "poll: {sleep_min: -5us}", "poll.sleep_min", "negative"},
 		{"housekeeping length too long", simPorts + "poll: {housekeeping: {hz: 1000, length: 1ms}}", "poll.housekeeping.length", "1/hz = 1ms"},
+		{"housekeeping without length", simPorts + "poll: {housekeeping: {hz: 10}}", "poll.housekeeping.length", "required"},
 		{"housekeeping without hz", simPorts + "poll: {housekeeping: {length: 1ms}}", "poll.housekeeping.hz", "> 0"},
 		{"housekeeping hz negative", simPorts + "poll: {housekeeping: {hz: -5}}", "poll.housekeeping.hz", "= -5"},
 		{"housekeeping length negative", simPorts + "poll: {housekeeping: {hz: 5, length: -1ms}}", "poll.housekeeping.length", "negative"},
@@ -477,12 +486,18 @@ func TestEnvOverrides(t *testing.T) {
 		t.Errorf("overrides not applied: %+v", c)
 	}
 
-	_, err = read(t, simPorts, "UIOD_POLL_HOUSEKEEPING_HZ", "often", "UIOD_POLL_MODE", "nap")
-	errs := fieldErrs(t, err)
-	if len(errs) != 2 ||
-		errs[0].Error() != `poll.mode = "nap": want busy, adaptive or sleep (from $UIOD_POLL_MODE)` ||
-		errs[1].Error() != `poll.housekeeping.hz = "often": want an integer (from $UIOD_POLL_HOUSEKEEPING_HZ)` {
-		t.Errorf("bad overrides reported as:\n%v", err)
+	_, err = read(t, simPorts, "UIOD_POLL_HOUSEKEEPING_HZ", "often", "UIOD_POLL_MODE", "nap", "UIOD_POLL_CPUS", "0,9")
+	var got []string
+	for _, fe := range fieldErrs(t, err) {
+		got = append(got, fe.Error())
+	}
+	want := []string{
+		`poll.mode = "nap": want busy, adaptive or sleep (from $UIOD_POLL_MODE)`,
+		`poll.housekeeping.hz = "often": want an integer (from $UIOD_POLL_HOUSEKEEPING_HZ)`,
+		`poll.cpus[1] = 9: no such CPU here (have 0-3) (from $UIOD_POLL_CPUS)`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("bad overrides reported as\n%q\nwant\n%q", got, want)
 	}
 }
 
@@ -544,6 +559,39 @@ func TestLoadStdin(t *testing.T) {
 	}
 	if c.Poll.Mode != PollBusy || len(c.Ports) != 2 {
 		t.Errorf("stdin config not read: %+v", c)
+	}
+}
+
+func TestErrorTypes(t *testing.T) {
+	_, err := read(t, port0("rx_ring", "3", "tx_ring", "5"))
+	var fe FieldError
+	if !errors.As(err, &fe) || fe.Path != "ports[0].rx_ring" || fe.Value != 3 {
+		t.Errorf("errors.As(FieldError) = %#v", fe)
+	}
+	_, err = read(t, "a: [")
+	var pe *ParseError
+	if !errors.As(err, &pe) || errors.Unwrap(pe) == nil || !strings.HasPrefix(err.Error(), "parse config: ") {
+		t.Errorf("parse error %v", err)
+	}
+	if got := (FieldError{Path: "ports", Msg: "x"}).Error(); got != "ports: x" {
+		t.Errorf("FieldError without value: %q", got)
+	}
+	for _, m := range []interface{ MarshalText() ([]byte, error) }{Threshold{Auto: true}, Threshold{Duration: time.Millisecond}, Wire{wire.Spec{Kind: wire.KindTAP, Name: "t"}}} {
+		b, _ := m.MarshalText()
+		var back any
+		switch m.(type) {
+		case Threshold:
+			var th Threshold
+			err = th.UnmarshalText(b)
+			back = th
+		case Wire:
+			var w Wire
+			err = w.UnmarshalText(b)
+			back = w
+		}
+		if err != nil || back != m {
+			t.Errorf("%#v does not round-trip through %q: %v", m, b, err)
+		}
 	}
 }
 

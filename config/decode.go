@@ -167,12 +167,15 @@ func decodeInt(to reflect.Type, data any) (any, error) {
 		n = int64(v.Uint())
 	case reflect.Float32, reflect.Float64:
 		f := v.Float()
-		if f != math.Trunc(f) || f < math.MinInt64 || f >= math.MaxInt64 {
+		if f != math.Trunc(f) {
 			return nil, badValue(data, "want a whole number")
+		}
+		if f < math.MinInt64 || f >= math.MaxInt64 {
+			return nil, badValue(data, "out of range")
 		}
 		n = int64(f)
 	case reflect.String:
-		i, err := strconv.ParseInt(strings.TrimSpace(v.String()), 0, 64)
+		i, err := strconv.ParseInt(strings.TrimSpace(v.String()), 10, 64)
 		if err != nil {
 			return nil, badValue(data, "want an integer")
 		}

@@ -31,7 +31,8 @@ func formatValue(v any) string {
 	return fmt.Sprint(v)
 }
 
-// ValidationError lists every problem found in a configuration, in file order.
+// ValidationError lists every problem found in a configuration, in schema order (the
+// order of the keys in Config; list items by index).
 type ValidationError struct {
 	Errors []FieldError
 }

@@ -122,9 +122,11 @@ func (l Loader) Read(r io.Reader) (*Config, error) {
 	if len(errs) == 0 {
 		return c, nil
 	}
-	for i := range errs {
-		if name, ok := fromEnv[errs[i].Path]; ok {
-			errs[i].Msg += " (from $" + name + ")"
+	for key, name := range fromEnv {
+		for i := range errs {
+			if coveredBy(errs[i].Path, fieldErrors{{Path: key}}) {
+				errs[i].Msg += " (from $" + name + ")"
+			}
 		}
 	}
 	sortFieldErrors(errs)
@@ -176,8 +178,6 @@ func fromDecodeError(de *mapstructure.DecodeError) []FieldError {
 	path := de.Name()
 	inner := de.Unwrap()
 	var hookErr *decodeError
-	var convErr *mapstructure.UnconvertibleTypeError
-	var parseErr *mapstructure.ParseError
 	switch {
 	case errors.As(inner, &hookErr):
 		return []FieldError{{Path: path, Value: hookErr.value, Msg: hookErr.msg}}
@@ -192,11 +192,6 @@ func fromDecodeError(de *mapstructure.DecodeError) []FieldError {
 			errs = append(errs, FieldError{Path: joinPath(path, key), Msg: msg})
 		}
 		return errs
-	case errors.As(inner, &convErr):
-		return []FieldError{{Path: path, Value: scalarOrNil(convErr.Value),
-			Msg: fmt.Sprintf("want %s, got %s", describeType(convErr.Expected.Type()), describe(convErr.Value))}}
-	case errors.As(inner, &parseErr):
-		return []FieldError{{Path: path, Value: scalarOrNil(parseErr.Value), Msg: parseErr.Err.Error()}}
 	}
 	if path == "" {
 		path = "(config)"
@@ -214,16 +209,6 @@ func joinPath(parent, key string) string {
 		return key
 	}
 	return parent + "." + key
-}
-
-func describeType(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Struct, reflect.Map:
-		return "a mapping"
-	case reflect.Slice, reflect.Array:
-		return "a list"
-	}
-	return describe(reflect.Zero(t).Interface())
 }
 
 // envKeys are the keys environment variables can override: every scalar key outside

@@ -14,12 +14,18 @@ import (
 
 // Limits the validation enforces.
 const (
-	MinRing       = 64
-	MaxRing       = 4096
-	MaxQueues     = 16
-	MaxSleep      = time.Second // sleep_max, and idle_threshold when not auto
-	MaxWait       = time.Second // wait_timeout: a raw epoll wait holds up GC for this long
-	MaxHousekeep  = 1000000     // housekeeping.hz
+	MinRing           = 64
+	MaxRing           = 4096
+	MaxQueues         = 16
+	MaxIdleThreshold  = time.Second // poll.idle_threshold, when not auto
+	MaxSleep          = time.Second // poll.sleep_max, as the KNI module bounds its interval
+	MinWaitTimeout    = time.Millisecond
+	MaxWaitTimeout    = time.Second // poll.wait_timeout: a raw epoll wait holds up GC this long
+	MaxHousekeepingHz = 1000000     // poll.housekeeping.hz
+)
+
+// Synthetic addresses of sim ports without one: ffff:BB:DD.0.
+const (
 	simPCIDomain  = 0xffff
 	maxSimDevices = 256 * 32
 )
@@ -220,12 +226,11 @@ func (c *Config) checkPoll(errs *fieldErrors, h Host) {
 	p := &c.Poll
 	oneOf(errs, "poll.mode", p.Mode, PollBusy, PollAdaptive, PollSleep)
 	if !p.IdleThreshold.Auto && nonNegative(errs, "poll.idle_threshold", p.IdleThreshold.Duration) &&
-		p.IdleThreshold.Duration > MaxSleep {
-		errs.add("poll.idle_threshold", p.IdleThreshold, "must be at most %v, or auto", MaxSleep)
+		p.IdleThreshold.Duration > MaxIdleThreshold {
+		errs.add("poll.idle_threshold", p.IdleThreshold, "must be at most %v, or auto", MaxIdleThreshold)
 	}
-	if nonNegative(errs, "poll.wait_timeout", p.WaitTimeout) && p.Mode == PollAdaptive &&
-		(p.WaitTimeout == 0 || p.WaitTimeout > MaxWait) {
-		errs.add("poll.wait_timeout", p.WaitTimeout, "must be in (0, %v]: it bounds how long a sleeping poll thread can hold up the Go runtime", MaxWait)
+	if p.WaitTimeout < MinWaitTimeout || p.WaitTimeout > MaxWaitTimeout {
+		errs.add("poll.wait_timeout", p.WaitTimeout, "must be in [%v, %v]: it bounds how long a sleeping poll thread can hold up the Go runtime", MinWaitTimeout, MaxWaitTimeout)
 	}
 	minOK := nonNegative(errs, "poll.sleep_min", p.SleepMin)
 	maxOK := nonNegative(errs, "poll.sleep_max", p.SleepMax)
@@ -240,10 +245,12 @@ func (c *Config) checkPoll(errs *fieldErrors, h Host) {
 	hk := &p.Housekeeping
 	lengthOK := nonNegative(errs, "poll.housekeeping.length", hk.Length)
 	switch {
-	case hk.Hz < 0 || hk.Hz > MaxHousekeep:
-		errs.add("poll.housekeeping.hz", hk.Hz, "must be in [0, %d] (0 is off)", MaxHousekeep)
+	case hk.Hz < 0 || hk.Hz > MaxHousekeepingHz:
+		errs.add("poll.housekeeping.hz", hk.Hz, "must be in [0, %d] (0 is off)", MaxHousekeepingHz)
 	case hk.Hz == 0 && hk.Length > 0:
 		errs.add("poll.housekeeping.hz", hk.Hz, "must be > 0 when poll.housekeeping.length is set")
+	case hk.Hz > 0 && lengthOK && hk.Length == 0:
+		errs.add("poll.housekeeping.length", nil, "required when poll.housekeeping.hz is set (how long to give the CPU away)")
 	case hk.Hz > 0 && lengthOK && hk.Length >= time.Second/time.Duration(hk.Hz):
 		errs.add("poll.housekeeping.length", hk.Length, "must be shorter than 1/hz = %v", time.Second/time.Duration(hk.Hz))
 	}

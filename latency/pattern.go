@@ -32,6 +32,7 @@ type Constant struct{ Gap time.Duration }
 // Schedule implements Pattern.
 func (c Constant) Schedule(uint64) Schedule { return &constantSchedule{gap: c.Gap, n: -1} }
 
+// String returns "constant:GAP".
 func (c Constant) String() string { return "constant:" + c.Gap.String() }
 
 type constantSchedule struct {
@@ -55,6 +56,7 @@ func (o OnOff) Schedule(uint64) Schedule {
 	return &onOffSchedule{gap: time.Duration(float64(time.Second) / o.Rate), on: o.On, period: o.On + o.Off, n: -1}
 }
 
+// String returns "onoff:RATE,ON,OFF".
 func (o OnOff) String() string {
 	return "onoff:" + formatRate(o.Rate) + "," + o.On.String() + "," + o.Off.String()
 }
@@ -83,6 +85,7 @@ func (p Poisson) Schedule(seed uint64) Schedule {
 	return &poissonSchedule{mean: float64(time.Second) / p.Rate, rng: rand.New(rand.NewPCG(seed, 0x75696f64)), at: -1}
 }
 
+// String returns "poisson:RATE".
 func (p Poisson) String() string { return "poisson:" + formatRate(p.Rate) }
 
 type poissonSchedule struct {

@@ -37,7 +37,8 @@ type Port interface {
 	RxBurst(q int, bufs []*Buf) int
 	// TxBurst queues bufs[0:n] on TX queue q and returns n (0 ≤ n ≤ len(bufs)): fewer
 	// than len(bufs) when the ring is full. It reclaims completed descriptors first and
-	// rings the doorbell once per call.
+	// rings the doorbell once per call. A buffer from a pool the device cannot address
+	// (another DMA address space) is copied into a buffer of the queue's own and freed.
 	TxBurst(q int, bufs []*Buf) int
 	// RxVector is the interrupt vector that fires for RX queue q, or nil if the port has
 	// no interrupts. In INTx mode every queue returns the same vector.
@@ -84,8 +85,9 @@ type Config struct {
 	PoolSize    int           // buffers per RX queue's mempool (default 2×RxRing + TxRing)
 	ITR         time.Duration // minimum interrupt interval; 0 = no moderation
 	Promiscuous bool
-	// Interrupts selects the interrupt mode: irq.MSIX (default) or irq.INTx. NoIRQ means
-	// poll only.
+	// Interrupts selects the interrupt mode: irq.MSIX or irq.INTx. Set it explicitly: the
+	// zero value is irq.INTx. The Intel drivers fall back from MSI-X to INTx when the
+	// backend has no MSI-X (uio_pci_generic). NoIRQ means poll only.
 	Interrupts irq.Kind
 	NoIRQ      bool
 	// LinkTimeout bounds the wait for link-up at open (default 2 s; the port opens with

@@ -86,7 +86,7 @@ func (h *Host) PlanBind(addrs []Addr, driver string, opts BindOptions) (*Plan, e
 			refusals = append(refusals, fmt.Errorf("%s is active: interface %s has routes (use --force to take it from the host anyway)",
 				a, strings.Join(d.Interfaces, ", ")))
 		}
-		if driver == DriverVFIO && !h.noIOMMUPlanned(p) {
+		if driver == DriverVFIO && !p.noIOMMU {
 			if err := h.checkViable(d, addrs); err != nil {
 				refusals = append(refusals, err)
 			}
@@ -101,12 +101,6 @@ func (h *Host) PlanBind(addrs []Addr, driver string, opts BindOptions) (*Plan, e
 		return nil, fmt.Errorf("%w: %w", ErrRefused, errors.Join(refusals...))
 	}
 	return p, nil
-}
-
-// noIOMMUPlanned reports whether the plan relies on no-IOMMU mode (already enabled or to
-// be enabled), in which case there are no groups to check.
-func (h *Host) noIOMMUPlanned(p *Plan) bool {
-	return slices.Contains(p.Warnings, WarnNoIOMMU)
 }
 
 // planIOMMU checks that vfio-pci can work on this host, and plans enabling no-IOMMU mode
@@ -129,6 +123,7 @@ func (h *Host) planIOMMU(p *Plan, opts BindOptions) error {
 			ErrRefused, h.path("sys/kernel/iommu_groups"))
 	}
 	p.Warnings = append(p.Warnings, WarnNoIOMMU)
+	p.noIOMMU = true // no groups to check
 	param := h.path(noIOMMUParam)
 	b, err := os.ReadFile(param)
 	switch {

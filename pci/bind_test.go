@@ -539,3 +539,35 @@ func TestUnbindRestoreLoadsDriver(t *testing.T) {
 		t.Errorf("modprobes %v, driver %q", k.Modprobes(), tr.Driver(a))
 	}
 }
+
+func TestRestoreOriginalOverride(t *testing.T) {
+	h, tr, k := host(t)
+	a := pcitest.Igb82576
+	tr.WriteFile(dev(a, "driver_override"), "igb\n") // an admin pinned it to igb
+	p, err := h.PlanBind(addrs(a), pci.DriverVFIO, pci.BindOptions{})
+	if err == nil {
+		err = h.Apply(p)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _, _ := h.State(pci.MustParseAddr(a)); st.Override != "igb" {
+		t.Fatalf("state %+v does not record the override", st)
+	}
+	n := len(k.Writes())
+	p, err = h.PlanUnbind(addrs(a), pci.UnbindOptions{Restore: true})
+	if err == nil {
+		err = h.Apply(p)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWrites(t, k.Writes()[n:], []pcitest.Write{
+		w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", a),
+		w(tr, dev(a, "driver_override"), "igb"),
+		w(tr, "sys/bus/pci/drivers/igb/bind", a),
+	})
+	if tr.Driver(a) != "igb" || tr.ReadFile(dev(a, "driver_override")) != "igb\n" {
+		t.Errorf("driver %q override %q", tr.Driver(a), tr.ReadFile(dev(a, "driver_override")))
+	}
+}

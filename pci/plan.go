@@ -54,6 +54,8 @@ type Plan struct {
 	Devices []DevicePlan
 	// Warnings should be shown to the user whether or not the plan is applied.
 	Warnings []string
+	// noIOMMU is set when vfio-pci is to run in no-IOMMU mode.
+	noIOMMU bool
 }
 
 // DevicePlan is the part of a plan about one function.

@@ -66,8 +66,20 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 		if drv != "" && !restoreToCurrent {
 			dp.Writes = append(dp.Writes, Write{Path: filepath.Join(h.driverDir(drv), "unbind"), Value: a.String(), Step: "unbind from " + drv})
 		}
-		if ov != "" {
-			dp.Writes = append(dp.Writes, Write{Path: filepath.Join(dev, "driver_override"), Value: "\n", Step: "clear driver_override"})
+		// The override goes back to what it was before uiod (usually none). The kernel
+		// binds only the override's driver, so an override naming another driver than
+		// the one to restore is set after that driver is bound.
+		var restoreOv string
+		if recorded {
+			restoreOv = st.Override
+		}
+		ovWrite := Write{Path: filepath.Join(dev, "driver_override"), Value: "\n", Step: "clear driver_override"}
+		if restoreOv != "" {
+			ovWrite = Write{Path: ovWrite.Path, Value: restoreOv, Step: "restore driver_override"}
+		}
+		ovLate := restoreOv != "" && target != "" && restoreOv != target
+		if ov != restoreOv && !ovLate {
+			dp.Writes = append(dp.Writes, ovWrite)
 		}
 		switch {
 		case !opts.Restore:
@@ -86,6 +98,9 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 		default:
 			dp.Writes = append(dp.Writes, Write{Path: h.path("sys/bus/pci/drivers_probe"), Value: a.String(), Step: "probe drivers"})
 			dp.Verify = false
+		}
+		if ov != restoreOv && ovLate {
+			dp.Writes = append(dp.Writes, ovWrite)
 		}
 		p.Devices = append(p.Devices, dp)
 	}

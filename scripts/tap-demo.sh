@@ -47,7 +47,8 @@ fi
 
 if ! "$UIOD" run --help >/dev/null 2>&1; then
 	echo "tap-demo: $UIOD has no 'run' command; running the in-process equivalent test"
-	cd "$REPO" && exec go test -count=1 -v -run TestIntegrationTAPDemo ./cmd/uiod
+	(cd "$REPO" && go test -count=1 -v -run TestIntegrationTAPDemo ./cmd/uiod)
+	exit
 fi
 
 cat >"$TMP/uiod.yaml" <<YAML

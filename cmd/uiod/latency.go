@@ -93,7 +93,7 @@ Patterns: constant:400us, constant:2.5kpps, onoff:100kpps,10ms,90ms, poisson:10k
 	fl.DurationVar(&f.duration, "duration", 0, "how long to send probes (per policy with --sim; default 4s with --sim, 10s otherwise)")
 	fl.IntVar(&f.count, "count", 0, "stop after this many probes (0: no limit)")
 	fl.DurationVar(&f.interval, "interval", latency.DefaultInterval, "gap between probes (shorthand for --pattern constant:GAP)")
-	fl.StringVar(&f.pattern, "pattern", "", "traffic pattern of the probes (overrides --interval)")
+	fl.StringVar(&f.pattern, "pattern", "", "traffic pattern of the probes (instead of --interval)")
 	fl.IntVar(&f.size, "size", latency.DefaultSize, "probe frame size in bytes without FCS (64-1514)")
 	fl.DurationVar(&f.timeout, "timeout", latency.DefaultTimeout, "a probe slower than this counts as late")
 	fl.DurationVar(&f.spin, "spin", latency.DefaultSpin, "busy-wait this long before each send instead of sleeping (0: never)")
@@ -184,6 +184,7 @@ func runLatency(cmd *cobra.Command, f *latencyFlags) error {
 	defer stop()
 
 	var results []*latency.Result
+	var rows []policyRow
 	if simMode {
 		policies, err := parsePolicies(f.policies)
 		if err != nil {
@@ -197,7 +198,7 @@ func runLatency(cmd *cobra.Command, f *latencyFlags) error {
 		} else {
 			cfg.Duration = f.duration
 		}
-		rows, err := runSimPolicies(ctx, cmd.ErrOrStderr(), policies, cfg)
+		rows, err = runSimPolicies(ctx, cmd.ErrOrStderr(), policies, cfg)
 		if err != nil {
 			return err
 		}
@@ -235,7 +236,7 @@ func runLatency(cmd *cobra.Command, f *latencyFlags) error {
 		fmt.Fprintln(cmd.OutOrStdout(), res.MoonGen())
 		results = append(results, res)
 	}
-	return writeLatencyFiles(cmd.OutOrStdout(), f, results)
+	return writeLatencyFiles(cmd.OutOrStdout(), f, results, rows)
 }
 
 // runWires measures one run from tx to rx.
@@ -390,11 +391,22 @@ func fmtNs(ns int64) string {
 	return fmt.Sprintf("%dns", ns)
 }
 
-// writeLatencyFiles writes --csv, --json and --plot.
-func writeLatencyFiles(stdout io.Writer, f *latencyFlags, results []*latency.Result) error {
+// policyJSON is one --sim policy's row in the --json output.
+type policyJSON struct {
+	Policy     string          `json:"policy"`
+	CPUPercent float64         `json:"cpu_percent"`
+	Wakeups    uint64          `json:"wakeups"`
+	Sleeps     uint64          `json:"sleeps"`
+	Latency    *latency.Result `json:"latency"`
+}
+
+// writeLatencyFiles writes --csv, --json and --plot. With --sim (rows not nil) the JSON is
+// a list of policies with their CPU share, wake-ups and latency result; otherwise it is
+// the one result.
+func writeLatencyFiles(stdout io.Writer, f *latencyFlags, results []*latency.Result, rows []policyRow) error {
 	if f.csv != "" {
 		if err := writeOutput(stdout, f.csv, func(w io.Writer) error {
-			if len(results) == 1 {
+			if rows == nil {
 				return results[0].WriteCSV(w)
 			}
 			return latency.WriteCSVRuns(w, results)
@@ -406,10 +418,14 @@ func writeLatencyFiles(stdout io.Writer, f *latencyFlags, results []*latency.Res
 		if err := writeOutput(stdout, f.json, func(w io.Writer) error {
 			e := json.NewEncoder(w)
 			e.SetIndent("", "  ")
-			if len(results) == 1 {
+			if rows == nil {
 				return e.Encode(results[0])
 			}
-			return e.Encode(results)
+			out := make([]policyJSON, len(rows))
+			for i, r := range rows {
+				out[i] = policyJSON{r.name, r.cpu, r.wakeups, r.sleeps, r.res}
+			}
+			return e.Encode(out)
 		}); err != nil {
 			return fmt.Errorf("--json: %w", err)
 		}
@@ -482,6 +498,19 @@ func (s *simPorts) close() {
 	}
 }
 
+// drops describes the frames the model ports and drivers lost so far ("" if none).
+func (s *simPorts) drops() string {
+	var out string
+	for i, m := range s.models {
+		ms, ps := m.Stats(), s.ports[i].Stats()
+		if n := ms.Missed + ms.Dropped + ms.BadFrames + ms.Filtered + ms.RxOff + ms.TxErrors + ms.TxLinkDown + ms.WireLost + ps.RxErrors + ps.TxErrors; n > 0 {
+			out += fmt.Sprintf(" (port %d: missed %d, refused %d, tx errors %d, wire lost %d)", i,
+				ms.Missed, ms.BadFrames+ms.Filtered+ms.RxOff+ps.RxErrors, ms.TxErrors+ps.TxErrors+ms.TxLinkDown, ms.WireLost)
+		}
+	}
+	return out
+}
+
 // forward starts a dataplane with one polling thread forwarding l2fwd between the two
 // ports under policy pol.
 func (s *simPorts) forward(pol irq.PolicyConfig) (*dataplane.Dataplane, error) {
@@ -533,8 +562,9 @@ func runSimPolicies(ctx context.Context, progress io.Writer, policies []policy, 
 		if label != "" {
 			row.res.Label = label + " " + pol.name
 		}
-		s := row.res.Summary()
-		fmt.Fprintf(progress, "latency: [%d/%d] %s: CPU %.1f%%, p50 %s, p99 %s, lost %d\n", i+1, len(policies), pol.name, row.cpu, fmtNs(s.Median), fmtNs(s.P99), row.res.Lost)
+		sum := row.res.Summary()
+		fmt.Fprintf(progress, "latency: [%d/%d] %s: CPU %.1f%%, p50 %s, p99 %s, lost %d, late %d%s\n", i+1, len(policies), pol.name,
+			row.cpu, fmtNs(sum.Median), fmtNs(sum.P99), row.res.Lost, row.res.Late, s.drops())
 		rows = append(rows, row)
 	}
 	return rows, nil

@@ -126,13 +126,31 @@ func TestLatencyPairWire(t *testing.T) {
 }
 
 func TestLatencySim(t *testing.T) {
-	out, err := latencyExec(t, "latency", "--sim", "--duration", "1s", "--policies", "busy,adaptive,sleep:100us-200us")
+	dir := t.TempDir()
+	jsonPath, csvPath, plotPath := filepath.Join(dir, "sim.json"), filepath.Join(dir, "sim.csv"), filepath.Join(dir, "sim.png")
+	out, err := latencyExec(t, "latency", "--sim", "--duration", "1s", "--policies", "busy,adaptive,sleep:100us-200us",
+		"--json", jsonPath, "--csv", csvPath, "--plot", plotPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + out)
 	if strings.Contains(out, "Samples: 0,") {
 		t.Error("a policy forwarded no probe")
+	}
+	var rows []struct {
+		Policy     string
+		CPUPercent float64 `json:"cpu_percent"`
+		Latency    struct{ Samples int }
+	}
+	data, _ := os.ReadFile(jsonPath)
+	if err := json.Unmarshal(data, &rows); err != nil || len(rows) != 3 || rows[1].Policy != "adaptive" || rows[1].Latency.Samples == 0 {
+		t.Errorf("JSON %+v, %v", rows, err)
+	}
+	if b, _ := os.ReadFile(csvPath); !bytes.HasPrefix(b, []byte("label,latency,count\nbusy,")) {
+		t.Errorf("CSV starts %q", b[:min(len(b), 40)])
+	}
+	if b, _ := os.ReadFile(plotPath); !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Error("no PNG written")
 	}
 	for _, want := range []string{"[busy] Samples: ", "[adaptive] Samples: ", "[sleep:100us-200us] Samples: ", "CPU %", "wakeups"} {
 		if !strings.Contains(out, want) {

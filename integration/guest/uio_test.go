@@ -47,6 +47,8 @@ func exerciseUIO(t *testing.T, addr pci.Addr) {
 	t.Logf("opened %s as %s", addr, d.UIOPath())
 	bar0 := checkIdentity(t, d)
 	checkDMA(t, d.DMA(), true)
+	checkDeviceDMA(t, d, bar0)
+	checkOtherBARs(t, d, bar0)
 
 	// Physical addresses: what pagemap says.
 	m, err := d.DMA().Alloc(4096)

@@ -1,6 +1,7 @@
 package guest
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -30,6 +31,21 @@ const (
 	igbEIAC   = 0x152C
 	igbEICR   = 0x1580 // write 1 to clear
 	igbRAL0   = 0x5400
+	igbTCTL   = 0x0400
+	igbTDBAL  = 0xE000 // TX queue 0 ring registers
+	igbTDBAH  = 0xE004
+	igbTDLEN  = 0xE008
+	igbTDH    = 0xE010
+	igbTDT    = 0xE018
+	igbTXDCTL = 0xE028
+
+	tctlEN       = 1 << 1
+	txdctlEnable = 1 << 25
+	txdDTYPData  = 0x00300000
+	txdDEXT      = 1 << 29
+	txdRS        = 1 << 27
+	txdIFCS      = 1 << 25
+	txdEOP       = 1 << 24
 
 	gpieMSIXMode = 1 << 4
 	gpiePBA      = 1 << 31
@@ -130,6 +146,35 @@ func checkIdentity(t *testing.T, d pci.Device) pci.Region {
 	return bar0
 }
 
+// checkOtherBARs reads the MSI-X BAR and, through VFIO, the I/O port BAR, whose
+// IOADDR/IODATA window (offsets 0 and 4) gives indirect access to the registers.
+func checkOtherBARs(t *testing.T, d pci.Device, bar0 pci.Region) {
+	t.Helper()
+	bar3, err := d.Region(3)
+	if err != nil {
+		t.Errorf("Region(3) (MSI-X table): %v", err)
+	} else if bar3.Len() < 0x4000 {
+		t.Errorf("BAR3 is %#x bytes", bar3.Len())
+	}
+	if _, ok := d.(*vfio.Device); !ok {
+		return
+	}
+	io, err := d.Region(2)
+	if err != nil {
+		t.Errorf("Region(2) (I/O ports): %v", err)
+		return
+	}
+	io.Write32(0, igbRAL0)
+	io.Write32(4, 0x0badcafe)
+	if got := bar0.Read32(igbRAL0); got != 0x0badcafe {
+		t.Errorf("RAL0 = %#x after writing 0x0badcafe through the I/O BAR", got)
+	}
+	io.Write32(0, igbStatus)
+	if got, want := io.Read32(4), bar0.Read32(igbStatus); got != want {
+		t.Errorf("STATUS through the I/O BAR = %#x, through BAR0 %#x", got, want)
+	}
+}
+
 // checkDMA allocates, inspects and frees DMA memory. With physical addresses (uio,
 // no-IOMMU) an allocation beyond one 2 MiB hugepage is contiguous only by luck: the
 // allocator must then either prove it contiguous or refuse with ErrNotContiguous.
@@ -154,6 +199,61 @@ func checkDMA(t *testing.T, dma pci.DMA, physical bool) {
 			t.Errorf("Free(%d): %v", size, err)
 		}
 	}
+}
+
+// checkDeviceDMA makes the NIC read a TX descriptor and a frame from DMA memory and write
+// the descriptor back: proof that the bus addresses DMA() returns are the ones the device
+// reaches (through the IOMMU, or physically).
+func checkDeviceDMA(t *testing.T, d pci.Device, bar0 pci.Region) {
+	t.Helper()
+	ring, err := d.DMA().Alloc(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.DMA().Free(ring)
+	buf, err := d.DMA().Alloc(2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.DMA().Free(buf)
+	const frameLen = 60
+	frame := buf.Bytes[:frameLen]
+	copy(frame, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x52, 0x54, 0, 0x12, 0x34, 0x56, 0x88, 0xb5})
+	copy(frame[14:], "uiod device DMA check")
+	le := binary.LittleEndian
+	le.PutUint64(ring.Bytes[0:], buf.IOVA)
+	le.PutUint32(ring.Bytes[8:], frameLen|txdDTYPData|txdDEXT|txdRS|txdIFCS|txdEOP)
+	le.PutUint32(ring.Bytes[12:], frameLen<<14)
+
+	bar0.Write32(igbTCTL, 0)
+	bar0.Write32(igbTXDCTL, 0)
+	bar0.Write32(igbTDBAL, uint32(ring.IOVA))
+	bar0.Write32(igbTDBAH, uint32(ring.IOVA>>32))
+	bar0.Write32(igbTDLEN, 8*16)
+	bar0.Write32(igbTDH, 0)
+	bar0.Write32(igbTDT, 0)
+	bar0.Write32(igbTXDCTL, txdctlEnable)
+	bar0.Write32(igbTCTL, tctlEN)
+	bar0.Write32(igbTDT, 1)
+	defer func() {
+		bar0.Write32(igbTCTL, 0)
+		bar0.Write32(igbTXDCTL, 0)
+	}()
+	deadline := time.Now().Add(irqTimeout)
+	for {
+		// Write-back format: status (DD = bit 0) in the last 32-bit word.
+		if atomicLoad32(ring.Bytes[12:16])&1 != 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("TX descriptor at bus address %#x not written back within %v (TDH %d)", ring.IOVA, irqTimeout, bar0.Read32(igbTDH))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if h := bar0.Read32(igbTDH); h != 1 {
+		t.Errorf("TDH = %d after one descriptor, want 1", h)
+	}
+	t.Logf("device read descriptor at %#x and frame at %#x and wrote the descriptor back", ring.IOVA, buf.IOVA)
 }
 
 // fireMSIX raises vector v of an igb in MSI-X mode through EICS and checks that exactly
@@ -302,6 +402,8 @@ func exerciseVFIO(t *testing.T, addr pci.Addr, opts vfio.Options) {
 	}
 	bar0 := checkIdentity(t, d)
 	checkDMA(t, d.DMA(), d.Container().NoIOMMU())
+	checkDeviceDMA(t, d, bar0)
+	checkOtherBARs(t, d, bar0)
 
 	// MSI-X: every vector the device has, each with its own eventfd.
 	n, err := d.IRQInfo(irq.MSIX)

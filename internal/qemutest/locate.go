@@ -99,7 +99,8 @@ type Kernel struct {
 func (k Kernel) Modular() bool { return k.Modules != "" }
 
 // DebianKernel returns the Debian kernel that scripts/qemu-setup.sh extracts into
-// .cache/qemu/debian-kernel in the repository (env UIOD_QEMU_CACHE overrides .cache/qemu).
+// .cache/qemu/debian-kernel in the repository (env UIOD_QEMU_CACHE overrides .cache/qemu):
+// its uncompressed boot/vmlinux-* when that has a PVH entry, else boot/vmlinuz-*.
 func DebianKernel() (Kernel, error) {
 	cache := os.Getenv("UIOD_QEMU_CACHE")
 	if cache == "" {
@@ -120,6 +121,11 @@ func DebianKernel() (Kernel, error) {
 	mods := filepath.Join(dir, "lib", "modules", ver)
 	if _, err := os.Stat(filepath.Join(mods, "kernel")); err != nil {
 		return Kernel{}, fmt.Errorf("%w: debian kernel %s has no modules in %s: %s", ErrMissing, ver, mods, setupHint)
+	}
+	// The uncompressed vmlinux boots directly through its PVH entry, without seconds of
+	// decompression under TCG; qemu-setup.sh extracts it where it can.
+	if vmlinux := filepath.Join(dir, "boot", "vmlinux-"+ver); hasPVHEntry(vmlinux) {
+		img = vmlinux
 	}
 	return Kernel{Name: "debian " + ver, Image: img, Modules: mods}, nil
 }

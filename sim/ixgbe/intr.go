@@ -82,10 +82,18 @@ func (ic *intrState) queueVector(q int, tx bool) int {
 	return v
 }
 
-// raiseQueue raises queue q's RX or TX cause.
+// raiseQueue raises queue q's RX or TX cause. The 82576 also raises the legacy cause
+// (ICR.RXDW or TXDW), which is what drives INTx there.
 func (ic *intrState) raiseQueue(q int, tx bool) {
 	if v := ic.queueVector(q, tx); v >= 0 {
 		ic.raiseVec(v)
+	}
+	if ic.m.cfg.Flavor == X82576 {
+		if tx {
+			ic.raiseMisc(icrTXDW)
+		} else {
+			ic.raiseMisc(icrRXDW)
+		}
 	}
 }
 
@@ -128,6 +136,9 @@ func (ic *intrState) raiseMisc(causes uint32) {
 
 // pending reports whether vector v has an unmasked cause.
 func (ic *intrState) pending(v int) bool {
+	if v >= 64 {
+		return false
+	}
 	if ic.vcause&ic.vmask&(1<<v) != 0 {
 		return true
 	}
@@ -194,7 +205,10 @@ func (ic *intrState) updateINTx() {
 		ic.m.dev.SetINTx(false)
 		return
 	}
-	level := ic.vcause&ic.vmask&ic.visible() != 0 || ic.misc&ic.miscMask != 0
+	level := ic.misc&ic.miscMask != 0
+	if ic.m.cfg.Flavor == X82599 {
+		level = level || ic.vcause&ic.vmask&ic.visible() != 0
+	}
 	ic.m.dev.SetINTx(level)
 }
 
@@ -234,8 +248,8 @@ func (ic *intrState) eicr() uint32 {
 	v := uint32(ic.vcause & ic.visible())
 	if ic.m.cfg.Flavor == X82599 {
 		v |= ic.misc & eicrMiscMask
-	} else if ic.misc != 0 {
-		v |= 1 << 31 // 82576: "other" causes are in ICR
+	} else if !ic.msix() && ic.misc&ic.miscMask != 0 {
+		v |= 1 << 31 // 82576 legacy mode: EICR.OTHER mirrors an asserted ICR
 	}
 	return v
 }

@@ -105,13 +105,14 @@ type Model struct {
 	txq       [64]txPartial
 	closing   bool
 	eeprom    [64]uint16
+	phy       phyState
 	swsmHeld  bool
 }
 
 // New builds a model. Its registers start at their power-on values, with the MAC address
 // loaded into RAL0/RAH0.
 func New(cfg Config) (*Model, error) {
-	if cfg.Flavor != X82599 {
+	if cfg.Flavor != X82599 && cfg.Flavor != X82576 {
 		return nil, fmt.Errorf("sim ixgbe: unknown flavor %v", cfg.Flavor)
 	}
 	if cfg.DeviceID == 0 {
@@ -213,6 +214,7 @@ func (m *Model) resetLocked() {
 	d.Set(m.l.ral(0), uint32(mac[0])|uint32(mac[1])<<8|uint32(mac[2])<<16|uint32(mac[3])<<24)
 	d.Set(m.l.rah(0), uint32(mac[4])|uint32(mac[5])<<8|rahAV)
 	m.ic.reset()
+	m.phy.reset()
 	m.fifo.clear()
 	m.link.reset(m)
 }

@@ -279,7 +279,8 @@ func (m *Model) writeCTRL(_ int, _, v uint32) {
 	case v&ctrlRST != 0:
 		m.st.Resets++
 		m.dev.ResetRegisters()
-	case v&ctrlLNKRS != 0:
+	case m.cfg.Flavor == X82599 && v&ctrlLNKRS != 0,
+		m.cfg.Flavor == X82576 && v&ctrlPHYRST != 0:
 		m.link.reset(m)
 	}
 }
@@ -301,7 +302,11 @@ func (m *Model) writeEERD(_ int, _, v uint32) {
 	if int(addr) < len(m.eeprom) {
 		word = uint32(m.eeprom[addr])
 	}
-	m.set(eerd, word<<16|addr<<2|eerdDone)
+	off := uint32(eerd)
+	if m.cfg.Flavor == X82576 {
+		off = eerd82576
+	}
+	m.set(off, word<<16|addr<<2|eerdDone)
 }
 
 // readSWSM implements the software semaphore: a read returns SMBI clear to exactly one

@@ -13,7 +13,7 @@ import (
 
 // rig is a hand-written minimal "driver" poking the model's registers directly.
 type rig struct {
-	t    *testing.T
+	t    testing.TB
 	m    *Model
 	dev  *sim.Device
 	r    pci.Region
@@ -37,18 +37,30 @@ type ring struct {
 
 func newRig(t *testing.T, cfg Config) *rig {
 	t.Helper()
+	return newRigTB(t, t, cfg)
+}
+
+// newRigB is newRig for benchmarks, initialised.
+func newRigB(b *testing.B, _ *testing.T) *rig {
+	g := newRigTB(b, nil, Config{})
+	g.initDevice()
+	return g
+}
+
+func newRigTB(tb testing.TB, t *testing.T, cfg Config) *rig {
+	tb.Helper()
 	a, b := wire.Pair()
 	cfg.Wire = a
 	cfg.Addr = pci.MustParseAddr("0000:01:00.0")
 	cfg.Strict = true
 	m, err := New(cfg)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	g := &rig{t: t, m: m, dev: m.Device(), peer: b}
+	g := &rig{t: tb, m: m, dev: m.Device(), peer: b}
 	g.r, err = g.dev.Region(0)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	b.SetHandler(func(f []byte, _ int64) {
 		g.mu.Lock()
@@ -56,12 +68,12 @@ func newRig(t *testing.T, cfg Config) *rig {
 		g.mu.Unlock()
 	})
 	if err := pci.SetBusMaster(g.dev.Config(), true); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		m.Close()
 		if err := g.dev.Err(); err != nil && !g.allowFaults {
-			t.Errorf("model faults: %v", err)
+			tb.Errorf("model faults: %v", err)
 		}
 	})
 	return g
@@ -90,6 +102,10 @@ func (g *rig) waitSet(off, bits uint32) {
 // link setup, statistics cleared, RX and TX global setup.
 func (g *rig) initDevice() {
 	g.t.Helper()
+	if g.m.cfg.Flavor == X82576 {
+		g.init82576()
+		return
+	}
 	g.wr(g.m.l.eimc, 0x7FFFFFFF)
 	g.wr(ctrl, ctrlRST|ctrlLNKRS)
 	for g.rd(ctrl)&(ctrlRST|ctrlLNKRS) != 0 {
@@ -141,7 +157,11 @@ func (g *rig) setupRX(q, n, bsize int, dropEn bool) *ring {
 	g.setBits(g.rxq(q, qDCTL), dctlEnable)
 	g.waitSet(g.rxq(q, qDCTL), dctlEnable)
 	g.wr(g.rxq(q, qT), uint32(n-1))
-	g.setBits(rxctrl, 1)
+	if g.m.cfg.Flavor == X82576 {
+		g.setBits(rctl, rctlEN)
+	} else {
+		g.setBits(rxctrl, 1)
+	}
 	return rg
 }
 
@@ -219,4 +239,49 @@ func (g *rig) frame(n int, seed byte) []byte {
 		f[i] = seed + byte(i)
 	}
 	return f
+}
+
+// mdicRead reads a PHY register through MDIC, waiting for READY.
+func (g *rig) mdicRead(reg uint32) uint16 {
+	g.t.Helper()
+	g.wr(mdic, reg<<16|1<<21|mdicOpR)
+	g.waitSet(mdic, mdicReady)
+	v := g.rd(mdic)
+	if v&mdicError != 0 {
+		g.t.Fatalf("MDIC read of PHY register %d failed", reg)
+	}
+	return uint16(v)
+}
+
+func (g *rig) mdicWrite(reg uint32, v uint16) {
+	g.t.Helper()
+	g.wr(mdic, uint32(v)|reg<<16|1<<21|mdicOpW)
+	g.waitSet(mdic, mdicReady)
+}
+
+// init82576 is the igb init: mask, reset, EEPROM auto-read, PHY auto-negotiation through
+// MDIC, link wait, RX and TX global setup.
+func (g *rig) init82576() {
+	g.t.Helper()
+	g.wr(imc, ^uint32(0))
+	g.wr(g.m.l.eimc, ^uint32(0))
+	g.wr(ctrl, ctrlRST)
+	for g.rd(ctrl)&ctrlRST != 0 {
+	}
+	g.wr(imc, ^uint32(0))
+	g.rd(icr)
+	g.waitSet(eecd, eecAutoRead)
+	g.mdicWrite(phyBMCR, g.mdicRead(phyBMCR)|bmcrANEnable|bmcrANRestrt)
+	for i := 0; g.mdicRead(phyBMSR)&bmsrANDone == 0; i++ {
+		if i > 1000 {
+			g.t.Fatal("auto-negotiation never completed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	g.waitSet(status, statusLU82576)
+	for _, off := range []uint32{gprc, gptc, gorcl, gorch, gotcl, gotch} {
+		g.rd(off)
+	}
+	g.wr(rctl, rctlBAM|rctlUPE|rctlMPE|rctlSECRC)
+	g.wr(tctl, tctlEN|tctlPSP)
 }

@@ -173,7 +173,7 @@ func (m *Model) selectQueue(frame []byte) (q int, hash, typ uint32) {
 	mrqc := m.get(m.l.mrqc)
 	rss := mrqc&0xF == 1
 	if m.cfg.Flavor == X82576 {
-		rss = mrqc&7 == 2
+		rss = mrqc&3 == 2
 	}
 	if !rss {
 		return 0, 0, rssTypeNone
@@ -287,6 +287,10 @@ func (m *Model) countRx(q, n int) {
 	m.st.RxBytes += uint64(n)
 	m.add(gprc, 1)
 	m.add64(gorcl, gorch, uint64(n+4)) // hardware counts the FCS
+	if m.cfg.Flavor == X82576 {
+		m.add(0x10010+0x100*uint32(q), 1)         // PQGPRC
+		m.add(0x10018+0x100*uint32(q), uint32(n)) // PQGORC
+	}
 	if m.cfg.Flavor == X82599 && q < 16 {
 		m.add(0x1030+0x40*uint32(q), 1)                                  // QPRC
 		m.add64(0x1034+0x40*uint32(q), 0x1038+0x40*uint32(q), uint64(n)) // QBRC

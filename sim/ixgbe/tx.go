@@ -209,6 +209,10 @@ func (m *Model) finish(q int, p *txPartial, out int) bool {
 	m.st.TxBytes += uint64(n)
 	m.add(gptc, 1)
 	m.add64(gotcl, gotch, uint64(n+4))
+	if m.cfg.Flavor == X82576 {
+		m.add(0x10014+0x100*uint32(q), 1)         // PQGPTC
+		m.add(0x10034+0x100*uint32(q), uint32(n)) // PQGOTC
+	}
 	if m.cfg.Flavor == X82599 && q < 16 {
 		m.add(0x8680+4*uint32(q), 1)                               // QPTC
 		m.add64(0x8700+8*uint32(q), 0x8704+8*uint32(q), uint64(n)) // QBTC

@@ -38,8 +38,6 @@ type Driver struct {
 	Flavor simixgbe.Flavor
 	// SpeedMbps is the link speed the model reports.
 	SpeedMbps int
-	// PerQueueINTx is true when a driver can mask single queues in INTx mode.
-	PerQueueINTx bool
 }
 
 // Harness is one port on a strict model.

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const runTestConfig = `
+metrics: {listen: "127.0.0.1:0"}
+ports:
+  - {name: a, driver: sim, wire: "pair:a"}
+  - {name: b, driver: sim, wire: "pair:b"}
+forward: {mode: l2fwd}
+poll: {mode: adaptive}
+`
+
+func TestRunSIGTERM(t *testing.T) {
+	bin := uiodBinary(t)
+	cfg := filepath.Join(t.TempDir(), "uiod.yaml")
+	if err := os.WriteFile(cfg, []byte(runTestConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(bin, "run", "--config", cfg)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			running := make(chan struct{})
+			var log strings.Builder
+			go func() {
+				sc := bufio.NewScanner(stderr)
+				once := false
+				for sc.Scan() {
+					log.WriteString(sc.Text() + "\n")
+					if !once && strings.Contains(sc.Text(), "dataplane running") {
+						once = true
+						close(running)
+					}
+				}
+			}()
+			select {
+			case <-running:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("daemon did not start:\n%s", log.String())
+			}
+			start := time.Now()
+			cmd.Process.Signal(sig)
+			err = cmd.Wait()
+			took := time.Since(start)
+			if err != nil {
+				t.Fatalf("exit after %v: %v\n%s", sig, err, log.String())
+			}
+			// The target is well under a second; the bound is loose because this machine's
+			// scheduling is noisy.
+			if took > 5*time.Second {
+				t.Errorf("shutdown took %v", took)
+			}
+			t.Logf("%v → exit 0 in %v", sig, took)
+			if !strings.Contains(log.String(), "stopped cleanly") {
+				t.Errorf("no clean-stop message:\n%s", log.String())
+			}
+		})
+	}
+}
+
+func TestRunBadConfig(t *testing.T) {
+	bin := uiodBinary(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte(strings.Replace(runTestConfig, "rx_ring", "rx_rnig", 1)+"\nports_x: 1\n"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no config flag", []string{"run"}, "--config"},
+		{"missing file", []string{"run", "--config", filepath.Join(dir, "nope.yaml")}, "nope.yaml"},
+		{"unknown key", []string{"run", "--config", bad}, "ports_x"},
+		{"extra arg", []string{"run", "--config", bad, "extra"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := exec.Command(bin, tt.args...).CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Fatalf("exit = %v, want 2\n%s", err, out)
+			}
+			if !strings.Contains(string(out), tt.want) {
+				t.Errorf("output does not name %q:\n%s", tt.want, out)
+			}
+		})
+	}
+}

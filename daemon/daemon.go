@@ -1,0 +1,296 @@
+// Package daemon turns a validated configuration into a running dataplane: it opens every
+// port through its backend, starts the poll threads, serves Prometheus metrics and a JSON
+// status page, and shuts everything down in the order that keeps DMA from outliving its
+// memory: loops stopped (sleepers woken), queues stopped, interrupts masked, bus mastering
+// off, and only then DMA memory freed and devices closed.
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/dataplane"
+	"github.com/uiod/uiod/irq"
+)
+
+// Options are what the daemon takes from its environment rather than its configuration.
+type Options struct {
+	// Root prefixes every host path ("/" when empty).
+	Root string
+	// Log is the daemon's logger (nil: none).
+	Log *zap.Logger
+}
+
+// Daemon is a running (or ready to run) uiod dataplane.
+type Daemon struct {
+	cfg  *config.Config
+	opts Options
+	log  *zap.Logger
+
+	mu       sync.Mutex
+	started  time.Time
+	backends backends
+	ports    []*port
+	dp       *dataplane.Dataplane
+	http     *http.Server
+	listener net.Listener
+	dmaLat   *os.File
+	running  bool
+}
+
+// New prepares a daemon for cfg, which must have been validated (config.Load does).
+func New(cfg *config.Config, opts Options) *Daemon {
+	if opts.Root == "" {
+		opts.Root = "/"
+	}
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	return &Daemon{cfg: cfg, opts: opts, log: opts.Log, backends: backends{root: opts.Root, log: opts.Log}}
+}
+
+// Start opens the ports, starts the poll threads and the metrics endpoint. If any step
+// fails, Start undoes what it did and returns an error naming the step; the daemon can
+// then be discarded.
+func (d *Daemon) Start() (err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.running {
+		return errors.New("daemon already started")
+	}
+	defer func() {
+		if err != nil {
+			d.shutdownLocked()
+		}
+	}()
+	if us, ok := d.cfg.CPUDMALatency(); ok {
+		f, err := holdCPUDMALatency(d.opts.Root, us)
+		if err != nil {
+			return err
+		}
+		d.dmaLat = f
+	}
+	for _, pc := range d.cfg.Ports {
+		p, err := d.backends.openPort(pc)
+		if err != nil {
+			return err
+		}
+		d.ports = append(d.ports, p)
+		link := p.nic.Link()
+		d.log.Info("port up", zap.String("port", pc.Name), zap.String("pci", p.addr.String()),
+			zap.String("driver", pc.Driver), zap.String("mac", p.nic.MAC().String()),
+			zap.Bool("link", link.Up), zap.Int("speed_mbps", link.SpeedMbps))
+	}
+	dcfg, err := d.dataplaneConfig()
+	if err != nil {
+		return err
+	}
+	threads := len(dcfg.Threads)
+	if procs := irq.ProcsFor(threads); runtime.GOMAXPROCS(0) < procs {
+		runtime.GOMAXPROCS(procs)
+	}
+	dp, err := dataplane.New(dcfg)
+	if err != nil {
+		return fmt.Errorf("dataplane: %w", err)
+	}
+	if err := dp.Start(); err != nil {
+		return fmt.Errorf("start dataplane: %w", err)
+	}
+	d.dp = dp
+	if d.cfg.MetricsEnabled() {
+		if err := d.serveMetrics(); err != nil {
+			return err
+		}
+	}
+	d.started = time.Now()
+	d.running = true
+	d.log.Info("dataplane running", zap.Int("threads", threads), zap.String("mode", d.cfg.Poll.Mode),
+		zap.String("idle_threshold", d.cfg.Poll.IdleThreshold.String()), zap.String("app", d.cfg.Forward.Mode))
+	return nil
+}
+
+// dataplaneConfig maps the ports and forward pairs onto queues and the queues onto
+// threads (round robin over poll.cpus; one unpinned thread when none are given). A TX
+// queue is only ever used by the thread that owns the RX queue feeding it.
+func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
+	byName := map[string]*port{}
+	for _, p := range d.ports {
+		byName[p.cfg.Name] = p
+	}
+	var queues []dataplane.Queue
+	addDir := func(rx, tx *port) error {
+		if rx.nic.NumRxQueues() > tx.nic.NumTxQueues() {
+			return fmt.Errorf("forward: port %s has %d rx_queues but %s only %d tx_queues: each RX queue needs its own TX queue on the peer",
+				rx.cfg.Name, rx.nic.NumRxQueues(), tx.cfg.Name, tx.nic.NumTxQueues())
+		}
+		for q := 0; q < rx.nic.NumRxQueues(); q++ {
+			queues = append(queues, dataplane.Queue{
+				Name:   fmt.Sprintf("%s/rx%d", rx.cfg.Name, q),
+				RxPort: rx.nic, RxQ: q, TxPort: tx.nic, TxQ: q,
+			})
+		}
+		return nil
+	}
+	app, err := dataplane.ParseApp(d.cfg.Forward.Mode)
+	if err != nil {
+		return dataplane.Config{}, fmt.Errorf("forward.mode: %w", err)
+	}
+	switch app {
+	case dataplane.Reflect:
+		for _, p := range d.ports {
+			if err := addDir(p, p); err != nil {
+				return dataplane.Config{}, err
+			}
+		}
+	default:
+		pairs := d.cfg.Forward.Pairs
+		if len(pairs) == 0 {
+			for i := 0; i+1 < len(d.ports); i += 2 {
+				pairs = append(pairs, []string{d.ports[i].cfg.Name, d.ports[i+1].cfg.Name})
+			}
+			if len(d.ports)%2 == 1 {
+				return dataplane.Config{}, fmt.Errorf("forward: l2fwd without pairs needs an even number of ports, have %d", len(d.ports))
+			}
+		}
+		for _, pr := range pairs {
+			a, b := byName[pr[0]], byName[pr[1]]
+			if a == nil || b == nil {
+				return dataplane.Config{}, fmt.Errorf("forward.pairs: %v names an unknown port", pr)
+			}
+			if err := addDir(a, b); err != nil {
+				return dataplane.Config{}, err
+			}
+			if err := addDir(b, a); err != nil {
+				return dataplane.Config{}, err
+			}
+		}
+	}
+	cpus := d.cfg.Poll.CPUs
+	if len(cpus) == 0 {
+		cpus = []int{-1}
+	}
+	threads := make([]dataplane.Thread, len(cpus))
+	for i, c := range cpus {
+		threads[i].CPU = c
+	}
+	for i, q := range queues {
+		t := &threads[i%len(threads)]
+		t.Queues = append(t.Queues, q)
+	}
+	// A thread without queues has nothing to do.
+	used := threads[:0]
+	for _, t := range threads {
+		if len(t.Queues) > 0 {
+			used = append(used, t)
+		}
+	}
+	pol, err := policyConfig(d.cfg.Poll)
+	if err != nil {
+		return dataplane.Config{}, err
+	}
+	return dataplane.Config{Threads: used, App: app, Policy: pol, Logger: d.log.Named("dataplane")}, nil
+}
+
+// policyConfig maps the poll section onto the idle policy.
+func policyConfig(p config.Poll) (irq.PolicyConfig, error) {
+	mode, err := irq.ParseMode(p.Mode)
+	if err != nil {
+		return irq.PolicyConfig{}, fmt.Errorf("poll.mode: %w", err)
+	}
+	del, err := irq.ParseDelivery(p.Delivery)
+	if err != nil {
+		return irq.PolicyConfig{}, fmt.Errorf("poll.delivery: %w", err)
+	}
+	pc := irq.PolicyConfig{
+		Mode:               mode,
+		IdleThreshold:      p.IdleThreshold.Duration,
+		Auto:               p.IdleThreshold.Auto,
+		WaitTimeout:        p.WaitTimeout,
+		SleepMin:           p.SleepMin,
+		SleepMax:           p.SleepMax,
+		HousekeepingHz:     p.Housekeeping.Hz,
+		HousekeepingLength: p.Housekeeping.Length,
+		Delivery:           del,
+	}
+	if err := pc.Validate(); err != nil {
+		return irq.PolicyConfig{}, fmt.Errorf("poll: %w", err)
+	}
+	return pc, nil
+}
+
+// Stop shuts the daemon down in order: metrics endpoint, poll loops (sleepers woken),
+// then every port (queues stopped, interrupts masked, bus mastering off, DMA freed), the
+// shared DMA address spaces, and the cpu_dma_latency hold. Safe to call more than once.
+func (d *Daemon) Stop() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.shutdownLocked()
+}
+
+func (d *Daemon) shutdownLocked() error {
+	var errs []error
+	if d.http != nil {
+		_ = d.http.Close()
+		d.http = nil
+	}
+	if d.dp != nil {
+		d.dp.Stop()
+		d.dp = nil
+	}
+	for i := len(d.ports) - 1; i >= 0; i-- {
+		p := d.ports[i]
+		if err := p.close(); err != nil {
+			errs = append(errs, fmt.Errorf("close port %s: %w", p.cfg.Name, err))
+		} else {
+			d.log.Info("port closed", zap.String("port", p.cfg.Name))
+		}
+	}
+	d.ports = nil
+	if err := d.backends.close(); err != nil {
+		errs = append(errs, err)
+	}
+	if d.dmaLat != nil {
+		_ = d.dmaLat.Close()
+		d.dmaLat = nil
+	}
+	d.running = false
+	return errors.Join(errs...)
+}
+
+// MetricsAddr is the address the metrics endpoint listens on, or "" when it is off.
+func (d *Daemon) MetricsAddr() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.listener == nil {
+		return ""
+	}
+	return d.listener.Addr().String()
+}
+
+// holdCPUDMALatency writes us to <root>/dev/cpu_dma_latency and keeps the file open: the
+// kernel honours the request while the file is open.
+func holdCPUDMALatency(root string, us int) (*os.File, error) {
+	path := filepath.Join(root, "dev/cpu_dma_latency")
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("power.cpu_dma_latency: %w", err)
+	}
+	var b [4]byte
+	v := uint32(int32(us))
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+	if _, err := f.Write(b[:]); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("power.cpu_dma_latency: write %s: %w", path, err)
+	}
+	return f, nil
+}

@@ -1,0 +1,177 @@
+package daemon
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/wire"
+)
+
+// simConfig returns a validated two-port sim configuration whose wires are the pairs
+// NAME0 and NAME1, with the metrics endpoint on an ephemeral port.
+func simConfig(t *testing.T, name, mode, extra string) *config.Config {
+	t.Helper()
+	y := fmt.Sprintf(`
+metrics: {listen: "127.0.0.1:0"}
+ports:
+  - {name: a, driver: sim, wire: "pair:%[1]s0", promiscuous: true}
+  - {name: b, driver: sim, wire: "pair:%[1]s1", promiscuous: true}
+forward: {mode: l2fwd, pairs: [[a, b]]}
+poll: {mode: %[2]s, wait_timeout: 5ms %[3]s}
+`, name, mode, extra)
+	cfg, err := config.Read(strings.NewReader(y))
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	return cfg
+}
+
+// collector counts frames arriving on a wire end by their sequence number.
+type frameSink struct {
+	mu   sync.Mutex
+	seen map[uint32]int
+}
+
+func (s *frameSink) handler(f []byte, ts int64) {
+	if len(f) < 64 {
+		return
+	}
+	s.mu.Lock()
+	s.seen[binary.BigEndian.Uint32(f[60:])]++
+	s.mu.Unlock()
+}
+
+func (s *frameSink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.seen)
+}
+
+func frame(seq uint32) []byte {
+	f := make([]byte, 64)
+	copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 9, 0x88, 0xb5})
+	binary.BigEndian.PutUint32(f[60:], seq)
+	return f
+}
+
+func TestDaemonForwardsAndStops(t *testing.T) {
+	for _, mode := range []string{"busy", "adaptive", "sleep"} {
+		t.Run(mode, func(t *testing.T) {
+			name := "dtest" + mode
+			cfg := simConfig(t, name, mode, "")
+			d := New(cfg, Options{})
+			if err := d.Start(); err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			defer d.Stop()
+			gen0, err := wire.Open("pair:" + name + "0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen1, err := wire.Open("pair:" + name + "1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sink1, sink0 := &frameSink{seen: map[uint32]int{}}, &frameSink{seen: map[uint32]int{}}
+			gen1.SetHandler(sink1.handler)
+			gen0.SetHandler(sink0.handler)
+			const n = 2000
+			for i := uint32(0); i < n; i++ {
+				if err := gen0.Send(frame(i)); err != nil {
+					t.Fatal(err)
+				}
+				if err := gen1.Send(frame(i)); err != nil {
+					t.Fatal(err)
+				}
+				if i%64 == 0 {
+					time.Sleep(200 * time.Microsecond) // let the ring drain; sleeps cross the idle threshold
+				}
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for (sink1.count() < n || sink0.count() < n) && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if sink1.count() != n || sink0.count() != n {
+				t.Logf("status: %+v", d.Status())
+				t.Fatalf("forwarded a→b %d, b→a %d of %d", sink1.count(), sink0.count(), n)
+			}
+
+			// Status and metrics are served and add up.
+			addr := d.MetricsAddr()
+			st := getStatus(t, "http://"+addr+"/status")
+			var rx, tx, drops uint64
+			for _, q := range st.Queues {
+				rx, tx, drops = rx+q.RxPackets, tx+q.TxPackets, drops+q.Drops
+			}
+			if rx < 2*n-64 || rx != tx+drops { // published about every ms: allow the last burst to lag
+				t.Errorf("queues: rx %d tx %d drops %d (sent %d)", rx, tx, drops, 2*n)
+			}
+			body := get(t, "http://"+addr+"/metrics")
+			for _, m := range []string{"uiod_port_rx_packets_total{port=\"a\"}", "uiod_thread_cpu_seconds_total", "uiod_thread_sleeps_total"} {
+				if !strings.Contains(body, m) {
+					t.Errorf("metrics lack %s", m)
+				}
+			}
+			if mode == "busy" && st.Threads[0].Sleeps != 0 {
+				t.Errorf("busy policy slept %d times", st.Threads[0].Sleeps)
+			}
+			if mode == "adaptive" && st.Threads[0].WakeInterrupt == 0 {
+				t.Errorf("adaptive policy never woke by interrupt: %+v", st.Threads[0])
+			}
+			start := time.Now()
+			if err := d.Stop(); err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			t.Logf("stop took %v", time.Since(start))
+			if err := gen0.Send(frame(0)); err != wire.ErrClosed {
+				t.Errorf("wire still open after Stop: %v", err)
+			}
+		})
+	}
+}
+
+func TestDaemonStartFailureReleases(t *testing.T) {
+	cfg := simConfig(t, "dfail", "adaptive", "")
+	// The second port asks for a NIC driver that does not exist: start-up must fail
+	// naming the port, and close the first port (its wire end) again.
+	cfg.Ports[1].NIC = "nosuch"
+	d := New(cfg, Options{})
+	err := d.Start()
+	if err == nil || !strings.Contains(err.Error(), "port b") {
+		t.Fatalf("Start = %v, want an error naming port b", err)
+	}
+	gen0, _ := wire.Open("pair:dfail0")
+	if err := gen0.Send(frame(1)); err != wire.ErrClosed {
+		t.Errorf("port a's wire still open after failed start: %v", err)
+	}
+	if d.MetricsAddr() != "" {
+		t.Error("metrics endpoint left running")
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	r, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	return string(b)
+}
+
+func getStatus(t *testing.T, url string) Status {
+	var st Status
+	if err := json.Unmarshal([]byte(get(t, url)), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}

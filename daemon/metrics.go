@@ -1,0 +1,154 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+)
+
+// serveMetrics starts the HTTP endpoint: Prometheus text at /metrics, JSON at /status.
+func (d *Daemon) serveMetrics() error {
+	ln, err := net.Listen("tcp", d.cfg.Metrics.Listen)
+	if err != nil {
+		return fmt.Errorf("metrics.listen: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &collector{d: d})
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(d.Status())
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintln(w, "uiod: /metrics (Prometheus), /status (JSON)")
+	})
+	d.listener = ln
+	d.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := d.http
+	go func() {
+		if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+			d.log.Error("metrics endpoint", zap.Error(err))
+		}
+	}()
+	d.log.Info("metrics endpoint", zap.String("listen", ln.Addr().String()))
+	return nil
+}
+
+var (
+	portLabels   = []string{"port"}
+	queueLabels  = []string{"queue", "thread"}
+	threadLabels = []string{"thread", "cpu"}
+
+	mPortRx       = prometheus.NewDesc("uiod_port_rx_packets_total", "Frames received by the NIC.", portLabels, nil)
+	mPortRxBytes  = prometheus.NewDesc("uiod_port_rx_bytes_total", "Bytes received by the NIC.", portLabels, nil)
+	mPortTx       = prometheus.NewDesc("uiod_port_tx_packets_total", "Frames sent by the NIC.", portLabels, nil)
+	mPortTxBytes  = prometheus.NewDesc("uiod_port_tx_bytes_total", "Bytes sent by the NIC.", portLabels, nil)
+	mPortMissed   = prometheus.NewDesc("uiod_port_rx_missed_total", "Frames the NIC dropped for lack of a free RX descriptor.", portLabels, nil)
+	mPortRxErrors = prometheus.NewDesc("uiod_port_rx_errors_total", "Bad RX write-backs the driver refused.", portLabels, nil)
+	mPortTxErrors = prometheus.NewDesc("uiod_port_tx_errors_total", "TX errors.", portLabels, nil)
+	mPortLink     = prometheus.NewDesc("uiod_port_link_up", "1 if the port's link is up.", portLabels, nil)
+
+	mQueueRx     = prometheus.NewDesc("uiod_queue_rx_packets_total", "Frames taken from the RX queue.", queueLabels, nil)
+	mQueueRxB    = prometheus.NewDesc("uiod_queue_rx_bytes_total", "Bytes taken from the RX queue.", queueLabels, nil)
+	mQueueTx     = prometheus.NewDesc("uiod_queue_tx_packets_total", "Frames the paired TX queue accepted.", queueLabels, nil)
+	mQueueDrops  = prometheus.NewDesc("uiod_queue_drops_total", "Frames the paired TX queue refused.", queueLabels, nil)
+	mQueuePolls  = prometheus.NewDesc("uiod_queue_polls_total", "RX bursts.", queueLabels, nil)
+	mQueueEmpty  = prometheus.NewDesc("uiod_queue_empty_polls_total", "RX bursts that found nothing.", queueLabels, nil)
+	mThreadCPU   = prometheus.NewDesc("uiod_thread_cpu_seconds_total", "Poll thread CPU time (CLOCK_THREAD_CPUTIME_ID).", threadLabels, nil)
+	mThreadWall  = prometheus.NewDesc("uiod_thread_wall_seconds_total", "Time since the poll thread started.", threadLabels, nil)
+	mArms        = prometheus.NewDesc("uiod_thread_arms_total", "Times the thread armed its queues' interrupts.", threadLabels, nil)
+	mArmRaces    = prometheus.NewDesc("uiod_thread_arm_races_total", "Re-polls after arming that found frames (the race the re-poll closes).", threadLabels, nil)
+	mSleeps      = prometheus.NewDesc("uiod_thread_sleeps_total", "Waits in epoll or range sleeps.", threadLabels, nil)
+	mWakeups     = prometheus.NewDesc("uiod_thread_wakeups_total", "Wake-ups from a sleep, by cause: interrupt, timeout or stop.", append(threadLabels, "cause"), nil)
+	mSpurious    = prometheus.NewDesc("uiod_thread_spurious_wakeups_total", "Interrupt wake-ups whose next poll found nothing (included in the interrupt wake-ups).", threadLabels, nil)
+	mAsleep      = prometheus.NewDesc("uiod_thread_asleep_seconds_total", "Time asleep.", threadLabels, nil)
+	mYields      = prometheus.NewDesc("uiod_thread_housekeeping_yields_total", "Housekeeping yields.", threadLabels, nil)
+	mIdleErrors  = prometheus.NewDesc("uiod_thread_idle_errors_total", "Failed waits and drains.", threadLabels, nil)
+	mThreshold   = prometheus.NewDesc("uiod_thread_idle_threshold_seconds", "Idle threshold in force (auto: the current decision).", threadLabels, nil)
+	mGapEstimate = prometheus.NewDesc("uiod_thread_gap_estimate_seconds", "Auto policy: running estimate of the inter-arrival gap.", threadLabels, nil)
+	mWakeCost    = prometheus.NewDesc("uiod_thread_wake_cost_seconds", "Auto policy: running estimate of one arm-sleep-wake cycle.", threadLabels, nil)
+)
+
+// collector turns Status into Prometheus metrics at scrape time.
+type collector struct{ d *Daemon }
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortLink,
+		mQueueRx, mQueueRxB, mQueueTx, mQueueDrops, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
+		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mIdleErrors, mThreshold, mGapEstimate, mWakeCost} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	st := c.d.Status()
+	counter := func(d *prometheus.Desc, v float64, l ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, l ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
+	}
+	for _, p := range st.Ports {
+		s := p.Stats
+		counter(mPortRx, float64(s.RxPackets), p.Name)
+		counter(mPortRxBytes, float64(s.RxBytes), p.Name)
+		counter(mPortTx, float64(s.TxPackets), p.Name)
+		counter(mPortTxBytes, float64(s.TxBytes), p.Name)
+		counter(mPortMissed, float64(s.RxMissed), p.Name)
+		counter(mPortRxErrors, float64(s.RxErrors), p.Name)
+		counter(mPortTxErrors, float64(s.TxErrors), p.Name)
+		link := 0.0
+		if p.LinkUp {
+			link = 1
+		}
+		gauge(mPortLink, link, p.Name)
+	}
+	for _, q := range st.Queues {
+		t := strconv.Itoa(q.Thread)
+		counter(mQueueRx, float64(q.RxPackets), q.Name, t)
+		counter(mQueueRxB, float64(q.RxBytes), q.Name, t)
+		counter(mQueueTx, float64(q.TxPackets), q.Name, t)
+		counter(mQueueDrops, float64(q.Drops), q.Name, t)
+		counter(mQueuePolls, float64(q.Polls), q.Name, t)
+		counter(mQueueEmpty, float64(q.EmptyPolls), q.Name, t)
+	}
+	c.d.mu.Lock()
+	dp := c.d.dp
+	c.d.mu.Unlock()
+	if dp == nil {
+		return
+	}
+	for _, t := range dp.Threads() {
+		l := []string{strconv.Itoa(t.Index), strconv.Itoa(t.CPU)}
+		counter(mThreadCPU, t.CPUTime.Seconds(), l...)
+		counter(mThreadWall, t.WallTime.Seconds(), l...)
+		counter(mArms, float64(t.Idle.Arms), l...)
+		counter(mArmRaces, float64(t.Idle.ArmRaces), l...)
+		counter(mSleeps, float64(t.Idle.Sleeps), l...)
+		counter(mWakeups, float64(t.Idle.WakeInterrupt), append(l, "interrupt")...)
+		counter(mWakeups, float64(t.Idle.WakeTimeout), append(l, "timeout")...)
+		counter(mWakeups, float64(t.Idle.WakeStop), append(l, "stop")...)
+		counter(mSpurious, float64(t.Idle.WakeSpurious), l...)
+		counter(mAsleep, t.Idle.Asleep.Seconds(), l...)
+		counter(mYields, float64(t.Idle.Yields), l...)
+		counter(mIdleErrors, float64(t.Idle.Errors), l...)
+		gauge(mThreshold, t.Idle.Threshold.Seconds(), l...)
+		gauge(mGapEstimate, t.Idle.GapEstimate.Seconds(), l...)
+		gauge(mWakeCost, t.Idle.WakeCost.Seconds(), l...)
+	}
+}

@@ -1,0 +1,140 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
+	_ "github.com/uiod/uiod/nic/igb"   // registers the igb driver
+	_ "github.com/uiod/uiod/nic/ixgbe" // registers the ixgbe driver
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/sim"
+	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/uio"
+	"github.com/uiod/uiod/vfio"
+	"github.com/uiod/uiod/wire"
+)
+
+// port is one opened port: the driver's nic.Port and what is behind it.
+type port struct {
+	cfg   config.Port
+	addr  pci.Addr
+	nic   nic.Port
+	model *simixgbe.Model // sim ports only
+	wire  wire.Port       // sim ports only
+}
+
+// backends holds the shared DMA address spaces: every vfio port joins one container and
+// every sim port one model IOMMU, so l2fwd between them moves buffers without copying.
+type backends struct {
+	root     string
+	log      *zap.Logger
+	vfio     *vfio.Container
+	simIOMMU *sim.IOMMU
+}
+
+// openPort opens p through its backend and brings it up with its NIC driver. On error
+// nothing it opened stays open.
+func (b *backends) openPort(p config.Port) (_ *port, err error) {
+	addr, err := pci.ParseAddr(p.PCI)
+	if err != nil {
+		return nil, fmt.Errorf("port %s: %w", p.Name, err)
+	}
+	op := &port{cfg: p, addr: addr}
+	var dev pci.Device
+	switch p.Driver {
+	case config.DriverSim:
+		if b.simIOMMU == nil {
+			b.simIOMMU = sim.NewIOMMU()
+		}
+		w, err := openWire(p.Wire)
+		if err != nil {
+			return nil, fmt.Errorf("port %s: wire %s: %w", p.Name, p.Wire, err)
+		}
+		m, err := simixgbe.New(simixgbe.Config{Addr: addr, Wire: w, IOMMU: b.simIOMMU, Log: b.log.Named("sim." + p.Name)})
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("port %s: device model: %w", p.Name, err)
+		}
+		op.model, op.wire, dev = m, w, m.Device()
+	case config.DriverVFIO:
+		if b.vfio == nil {
+			c, err := vfio.NewContainer(vfio.Options{Root: b.root, Log: b.log.Named("vfio")})
+			if err != nil {
+				return nil, fmt.Errorf("port %s: %w", p.Name, err)
+			}
+			b.vfio = c
+		}
+		d, err := b.vfio.Open(addr)
+		if err != nil {
+			return nil, fmt.Errorf("port %s: open %s with vfio-pci: %w", p.Name, addr, err)
+		}
+		dev = d
+	case config.DriverUIO:
+		d, err := uio.Open(addr, uio.Options{Root: b.root, Log: b.log.Named("uio")})
+		if err != nil {
+			return nil, fmt.Errorf("port %s: open %s with uio_pci_generic: %w", p.Name, addr, err)
+		}
+		b.log.Warn("uio_pci_generic gives the NIC unrestricted DMA to physical memory; prefer vfio-pci", zap.String("port", p.Name))
+		dev = d
+	default:
+		return nil, fmt.Errorf("port %s: unknown driver %q", p.Name, p.Driver)
+	}
+	ncfg := nic.Config{
+		RxQueues:    p.RxQueues,
+		TxQueues:    p.TxQueues,
+		RxRing:      p.RxRing,
+		TxRing:      p.TxRing,
+		ITR:         p.ITR,
+		Promiscuous: p.Promiscuous,
+		Interrupts:  irq.MSIX,
+	}
+	if p.Interrupts == config.InterruptsINTx || (p.Interrupts == "" && p.Driver == config.DriverUIO) {
+		ncfg.Interrupts = irq.INTx
+	}
+	np, err := nic.Open(dev, p.NIC, ncfg)
+	if err != nil {
+		dev.Close()
+		if op.model != nil {
+			op.model.Close()
+			op.wire.Close()
+		}
+		return nil, fmt.Errorf("port %s: %w", p.Name, err)
+	}
+	op.nic = np
+	return op, nil
+}
+
+// close stops the port (queues off, interrupts masked, bus mastering off, DMA freed), then
+// the model and its wire.
+func (p *port) close() error {
+	err := p.nic.Close()
+	if p.model != nil {
+		err = errors.Join(err, p.model.Close())
+	}
+	if p.wire != nil {
+		err = errors.Join(err, p.wire.Close())
+	}
+	return err
+}
+
+func (b *backends) close() error {
+	var err error
+	if b.vfio != nil {
+		err = b.vfio.Close()
+		b.vfio = nil
+	}
+	return err
+}
+
+// openWire opens a sim port's cable.
+func openWire(w config.Wire) (wire.Port, error) {
+	if w.Kind == "" {
+		return nil, errors.New("sim port needs a wire")
+	}
+	return w.Spec.Open()
+}

@@ -1,0 +1,134 @@
+package daemon
+
+import (
+	"time"
+
+	"github.com/uiod/uiod/dataplane"
+	"github.com/uiod/uiod/nic"
+)
+
+// Status is the daemon's state as /status serves it.
+type Status struct {
+	Uptime  string         `json:"uptime"`
+	Policy  PolicyStatus   `json:"policy"`
+	Ports   []PortStatus   `json:"ports"`
+	Queues  []QueueStatus  `json:"queues"`
+	Threads []ThreadStatus `json:"threads"`
+}
+
+// PolicyStatus is the configured idle policy.
+type PolicyStatus struct {
+	Mode          string `json:"mode"`
+	IdleThreshold string `json:"idle_threshold"`
+	WaitTimeout   string `json:"wait_timeout"`
+	Delivery      string `json:"delivery"`
+	App           string `json:"app"`
+}
+
+// PortStatus is one port's identity, link and counters.
+type PortStatus struct {
+	Name      string    `json:"name"`
+	PCI       string    `json:"pci"`
+	Driver    string    `json:"driver"`
+	MAC       string    `json:"mac"`
+	LinkUp    bool      `json:"link_up"`
+	SpeedMbps int       `json:"speed_mbps"`
+	Stats     nic.Stats `json:"stats"`
+}
+
+// QueueStatus is one polled queue's counters.
+type QueueStatus struct {
+	Name       string `json:"name"`
+	Thread     int    `json:"thread"`
+	RxPackets  uint64 `json:"rx_packets"`
+	RxBytes    uint64 `json:"rx_bytes"`
+	TxPackets  uint64 `json:"tx_packets"`
+	Drops      uint64 `json:"drops"`
+	Polls      uint64 `json:"polls"`
+	EmptyPolls uint64 `json:"empty_polls"`
+}
+
+// ThreadStatus is one poll thread's CPU use and idle-policy counters.
+type ThreadStatus struct {
+	Index         int     `json:"index"`
+	CPU           int     `json:"cpu"`
+	State         string  `json:"state"`
+	CPUPercent    float64 `json:"cpu_percent"`
+	CPUSeconds    float64 `json:"cpu_seconds"`
+	WallSeconds   float64 `json:"wall_seconds"`
+	Arms          uint64  `json:"arms"`
+	ArmRaces      uint64  `json:"arm_races"`
+	Sleeps        uint64  `json:"sleeps"`
+	WakeInterrupt uint64  `json:"wakeups_interrupt"`
+	WakeTimeout   uint64  `json:"wakeups_timeout"`
+	WakeStop      uint64  `json:"wakeups_stop"`
+	WakeSpurious  uint64  `json:"wakeups_spurious"`
+	AsleepSeconds float64 `json:"asleep_seconds"`
+	Yields        uint64  `json:"housekeeping_yields"`
+	Errors        uint64  `json:"errors"`
+	Threshold     string  `json:"idle_threshold"`
+	GapEstimate   string  `json:"gap_estimate,omitempty"`
+	WakeCost      string  `json:"wake_cost,omitempty"`
+}
+
+// Status returns a snapshot of the daemon. It may be called from any goroutine.
+func (d *Daemon) Status() Status {
+	d.mu.Lock()
+	ports, dp := d.ports, d.dp
+	started := d.started
+	d.mu.Unlock()
+	st := Status{
+		Policy: PolicyStatus{
+			Mode:          d.cfg.Poll.Mode,
+			IdleThreshold: d.cfg.Poll.IdleThreshold.String(),
+			WaitTimeout:   d.cfg.Poll.WaitTimeout.String(),
+			Delivery:      d.cfg.Poll.Delivery,
+			App:           d.cfg.Forward.Mode,
+		},
+		Ports:   []PortStatus{},
+		Queues:  []QueueStatus{},
+		Threads: []ThreadStatus{},
+	}
+	if !started.IsZero() {
+		st.Uptime = time.Since(started).Round(time.Millisecond).String()
+	}
+	for _, p := range ports {
+		l := p.nic.Link()
+		st.Ports = append(st.Ports, PortStatus{
+			Name: p.cfg.Name, PCI: p.addr.String(), Driver: p.cfg.Driver, MAC: p.nic.MAC().String(),
+			LinkUp: l.Up, SpeedMbps: l.SpeedMbps, Stats: p.nic.Stats(),
+		})
+	}
+	if dp == nil {
+		return st
+	}
+	for _, q := range dp.Stats() {
+		st.Queues = append(st.Queues, QueueStatus{
+			Name: q.Name, Thread: q.Thread, RxPackets: q.RxPackets, RxBytes: q.RxBytes,
+			TxPackets: q.TxPackets, Drops: q.Drops, Polls: q.Polls, EmptyPolls: q.EmptyPolls,
+		})
+	}
+	for _, t := range dp.Threads() {
+		st.Threads = append(st.Threads, threadStatus(t))
+	}
+	return st
+}
+
+func threadStatus(t dataplane.ThreadStats) ThreadStatus {
+	ts := ThreadStatus{
+		Index: t.Index, CPU: t.CPU, State: t.State.String(),
+		CPUSeconds: t.CPUTime.Seconds(), WallSeconds: t.WallTime.Seconds(),
+		Arms: t.Idle.Arms, ArmRaces: t.Idle.ArmRaces, Sleeps: t.Idle.Sleeps,
+		WakeInterrupt: t.Idle.WakeInterrupt, WakeTimeout: t.Idle.WakeTimeout,
+		WakeStop: t.Idle.WakeStop, WakeSpurious: t.Idle.WakeSpurious,
+		AsleepSeconds: t.Idle.Asleep.Seconds(), Yields: t.Idle.Yields, Errors: t.Idle.Errors,
+		Threshold: t.Idle.Threshold.String(),
+	}
+	if t.WallTime > 0 {
+		ts.CPUPercent = 100 * t.CPUTime.Seconds() / t.WallTime.Seconds()
+	}
+	if t.Idle.GapEstimate > 0 || t.Idle.WakeCost > 0 {
+		ts.GapEstimate, ts.WakeCost = t.Idle.GapEstimate.String(), t.Idle.WakeCost.String()
+	}
+	return ts
+}
