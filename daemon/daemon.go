@@ -222,6 +222,11 @@ func policyConfig(p config.Poll) (irq.PolicyConfig, error) {
 		HousekeepingLength: p.Housekeeping.Length,
 		Delivery:           del,
 	}
+	if !pc.Auto && pc.IdleThreshold == 0 {
+		// In the configuration 0 means "sleep at the first empty poll"; irq reads 0 as
+		// "the default", so ask for the smallest positive threshold instead.
+		pc.IdleThreshold = time.Nanosecond
+	}
 	if err := pc.Validate(); err != nil {
 		return irq.PolicyConfig{}, fmt.Errorf("poll: %w", err)
 	}

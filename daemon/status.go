@@ -33,7 +33,23 @@ type PortStatus struct {
 	MAC       string    `json:"mac"`
 	LinkUp    bool      `json:"link_up"`
 	SpeedMbps int       `json:"speed_mbps"`
-	Stats     nic.Stats `json:"stats"`
+	Stats     PortStats `json:"stats"`
+}
+
+// PortStats are a port's NIC counters.
+type PortStats struct {
+	RxPackets uint64 `json:"rx_packets"`
+	RxBytes   uint64 `json:"rx_bytes"`
+	TxPackets uint64 `json:"tx_packets"`
+	TxBytes   uint64 `json:"tx_bytes"`
+	RxMissed  uint64 `json:"rx_missed"`
+	RxErrors  uint64 `json:"rx_errors"`
+	TxErrors  uint64 `json:"tx_errors"`
+}
+
+func portStats(s nic.Stats) PortStats {
+	return PortStats{RxPackets: s.RxPackets, RxBytes: s.RxBytes, TxPackets: s.TxPackets, TxBytes: s.TxBytes,
+		RxMissed: s.RxMissed, RxErrors: s.RxErrors, TxErrors: s.TxErrors}
 }
 
 // QueueStatus is one polled queue's counters.
@@ -96,7 +112,7 @@ func (d *Daemon) Status() Status {
 		l := p.nic.Link()
 		st.Ports = append(st.Ports, PortStatus{
 			Name: p.cfg.Name, PCI: p.addr.String(), Driver: p.cfg.Driver, MAC: p.nic.MAC().String(),
-			LinkUp: l.Up, SpeedMbps: l.SpeedMbps, Stats: p.nic.Stats(),
+			LinkUp: l.Up, SpeedMbps: l.SpeedMbps, Stats: portStats(p.nic.Stats()),
 		})
 	}
 	if dp == nil {

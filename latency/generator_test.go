@@ -143,7 +143,7 @@ func TestRunAccounting(t *testing.T) {
 		},
 	}
 	res, err := Run(context.Background(), w, w, Config{
-		Label: "script", Count: 20, Pattern: Constant{Gap: 50 * time.Microsecond}, Timeout: 50 * time.Millisecond,
+		Label: "script", Count: 20, Pattern: Constant{Gap: 50 * time.Microsecond}, Timeout: 500 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ const (
 	Protocol
 )
 
+// String names the kind.
 func (k FaultKind) String() string {
 	switch k {
 	case UnknownRead:
@@ -42,6 +43,7 @@ type Fault struct {
 	Msg  string // what the model was doing
 }
 
+// Error describes the fault.
 func (f Fault) Error() string {
 	switch f.Kind {
 	case UnknownRead, UnknownWrite, AccessAfterClose:

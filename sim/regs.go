@@ -19,6 +19,7 @@ const (
 	W1C
 )
 
+// String names the access kind.
 func (a Access) String() string {
 	switch a {
 	case RW:

@@ -198,3 +198,39 @@ const (
 	sizeofIOASMap         = 40
 	sizeofIOASUnmap       = 24
 )
+
+// IOVA range discovery: VFIO_IOMMU_GET_INFO (type1) with its capability chain, and
+// IOMMU_IOAS_IOVA_RANGES (iommufd).
+const (
+	iommuIOASIOVARanges = vfioType<<8 | (iommufdBase + 4) // 0x3B84
+
+	iommuInfoPgSizes = 1 << 0
+	iommuInfoCaps    = 1 << 1
+
+	iommuType1InfoCapIOVARange = 1 // VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE
+
+	sizeofType1Info     = 24 // struct vfio_iommu_type1_info
+	sizeofCapHeader     = 8  // struct vfio_info_cap_header: id u16, version u16, next u32
+	sizeofIOVARangeCap  = 16 // header + nr_iovas u32 + reserved u32, then the ranges
+	sizeofIOVARange     = 16 // struct vfio_iova_range / iommu_iova_range: start, end (inclusive)
+	sizeofIOASIOVARange = 32 // struct iommu_ioas_iova_ranges
+)
+
+// struct vfio_iommu_type1_info
+type type1Info struct {
+	Argsz      uint32
+	Flags      uint32
+	IOVAPgsize uint64
+	CapOffset  uint32
+	Pad        uint32
+}
+
+// struct iommu_ioas_iova_ranges
+type ioasIOVARanges struct {
+	Size             uint32
+	IOASID           uint32
+	NumIOVAs         uint32
+	Reserved         uint32
+	AllowedIOVAs     uint64 // pointer to []struct iommu_iova_range
+	OutIOVAAlignment uint64
+}

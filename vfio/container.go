@@ -261,6 +261,7 @@ func (c *Container) attachGroup(root string, n int) (int, error) {
 		}
 	}
 	c.groups[n] = gfd
+	c.refreshIOVA()
 	return gfd, nil
 }
 
@@ -298,6 +299,14 @@ func (c *Container) setIOMMU(noiommu bool) error {
 	return fmt.Errorf("%s: no type1 IOMMU backend (load vfio_iommu_type1): %w", c.path, ErrNotSupported)
 }
 
+// refreshIOVA narrows the IOVA allocator to the ranges the kernel reports after a group
+// or device joined; without a report the built-in ranges stay. Called with c.mu held.
+func (c *Container) refreshIOVA() {
+	if err := c.restrictIOVA(); err != nil {
+		c.log.Warn("cannot read the IOMMU's usable IOVA ranges; using the built-in ranges", zap.Error(err))
+	}
+}
+
 // bindCdev opens the function's cdev, binds it to the iommufd and attaches it to the
 // container's IOAS. Called with c.mu held.
 func (c *Container) bindCdev(addr pci.Addr) (int, error) {
@@ -321,6 +330,7 @@ func (c *Container) bindCdev(addr pci.Addr) (int, error) {
 		unix.Close(fd)
 		return -1, fmt.Errorf("%s: attach to IOAS %d: %w", path, c.ioas, err)
 	}
+	c.refreshIOVA()
 	return fd, nil
 }
 

@@ -1,6 +1,7 @@
 package vfio
 
 import (
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -97,4 +98,21 @@ func ioctlIOASMap(fd int, m *ioasMap) error {
 
 func ioctlIOASUnmap(fd int, m *ioasUnmap) error {
 	return ioctl(fd, iommuIOASUnmap, unsafe.Pointer(m))
+}
+
+// ioctlType1Info issues VFIO_IOMMU_GET_INFO into buf, which starts with a type1Info whose
+// argsz is len(buf).
+func ioctlType1Info(fd int, buf []byte) error {
+	return ioctl(fd, vfioIOMMUGetInfo, unsafe.Pointer(unsafe.SliceData(buf)))
+}
+
+// ioctlIOASIOVARanges issues IOMMU_IOAS_IOVA_RANGES; the kernel fills ranges (pairs of
+// start, last) up to len(ranges)/2 entries.
+func ioctlIOASIOVARanges(fd int, r *ioasIOVARanges, ranges []uint64) error {
+	if len(ranges) > 0 {
+		r.AllowedIOVAs = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(ranges))))
+	}
+	err := ioctl(fd, iommuIOASIOVARanges, unsafe.Pointer(r))
+	runtime.KeepAlive(ranges)
+	return err
 }

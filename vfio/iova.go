@@ -130,3 +130,42 @@ func (a *IOVAAllocator) insert(n span) {
 		a.free = append(a.free[:i], a.free[i+1:]...)
 	}
 }
+
+// Restrict removes from the free space everything outside allowed (half-open spans, in
+// any order). Live allocations are left alone.
+func (a *IOVAAllocator) Restrict(allowed []span) {
+	var out []span
+	for _, f := range a.free {
+		for _, r := range allowed {
+			start, end := max(f.start, r.start), min(f.end, r.end)
+			start = (start + IOVAGranule - 1) &^ (IOVAGranule - 1)
+			end &^= IOVAGranule - 1
+			if start < end {
+				out = append(out, span{start, end})
+			}
+		}
+	}
+	removed := a.Available()
+	a.free = a.free[:0]
+	for _, s := range out {
+		a.insertOverlapping(s)
+	}
+	removed -= a.Available()
+	a.total -= removed
+}
+
+// insertOverlapping adds s to the free list, merging it with spans it overlaps or touches
+// (allowed ranges from the kernel may overlap each other).
+func (a *IOVAAllocator) insertOverlapping(s span) {
+	var out []span
+	for _, f := range a.free {
+		if f.end < s.start || s.end < f.start {
+			out = append(out, f)
+			continue
+		}
+		s.start, s.end = min(s.start, f.start), max(s.end, f.end)
+	}
+	out = append(out, s)
+	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	a.free = out
+}

@@ -74,6 +74,11 @@ func testBindDryRun(t *testing.T, cli *uiodCLI) {
 	if !strings.Contains(stderr, "warning: uio_pci_generic gives the device no DMA protection") {
 		t.Errorf("no DMA warning:\n%s", stderr)
 	}
+	// The short form BB:DD.F means domain 0000.
+	out, stderr, code = cli.run(t, "--root", tr.Root, "bind", "--dry-run", "--driver", "vfio-pci", "03:00.0")
+	if code != 0 || !strings.Contains(out, "# 0000:03:00.0: igb -> vfio-pci") {
+		t.Errorf("short address: exit %d\n%s%s", code, out, stderr)
+	}
 	// No-IOMMU mode: the loud warning and the parameter write, still nothing written.
 	tr.DropIOMMU()
 	tr.AddNoIOMMUParam()

@@ -241,8 +241,9 @@ func checkDeviceDMA(t *testing.T, d pci.Device, bar0 pci.Region) {
 	}()
 	deadline := time.Now().Add(irqTimeout)
 	for {
-		// Write-back format: status (DD = bit 0) in the last 32-bit word.
-		if atomicLoad32(ring.Bytes[12:16])&1 != 0 {
+		// Write-back format: status (DD = bit 0) in the last 32-bit word. The register
+		// read and the sleep in each round keep the compiler from caching the load.
+		if bar0.Read32(igbTDH) == 1 && le.Uint32(ring.Bytes[12:16])&1 != 0 {
 			break
 		}
 		if time.Now().After(deadline) {

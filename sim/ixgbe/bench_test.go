@@ -5,7 +5,7 @@ import "testing"
 // BenchmarkModelRXTX measures the model's own cost per frame: one frame received from the
 // wire into a ring and one transmitted from a ring to the wire.
 func BenchmarkModelRXTX(b *testing.B) {
-	g := newRigB(b, nil)
+	g := newRigB(b)
 	const n = 256
 	rx := g.setupRX(0, n, 2048, true)
 	tx := g.setupTX(0, n, 2048)

@@ -41,6 +41,7 @@ const (
 	X82576
 )
 
+// String names the controller.
 func (f Flavor) String() string {
 	switch f {
 	case X82599:

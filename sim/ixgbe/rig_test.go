@@ -37,17 +37,17 @@ type ring struct {
 
 func newRig(t *testing.T, cfg Config) *rig {
 	t.Helper()
-	return newRigTB(t, t, cfg)
+	return newRigTB(t, cfg)
 }
 
 // newRigB is newRig for benchmarks, initialised.
-func newRigB(b *testing.B, _ *testing.T) *rig {
-	g := newRigTB(b, nil, Config{})
+func newRigB(b *testing.B) *rig {
+	g := newRigTB(b, Config{})
 	g.initDevice()
 	return g
 }
 
-func newRigTB(tb testing.TB, t *testing.T, cfg Config) *rig {
+func newRigTB(tb testing.TB, cfg Config) *rig {
 	tb.Helper()
 	a, b := wire.Pair()
 	cfg.Wire = a
