@@ -9,7 +9,8 @@ type Access uint8
 const (
 	// RW registers store what is written (only the bits in Mask; the rest keep their value).
 	RW Access = iota
-	// RO registers ignore writes.
+	// RO registers ignore writes (a Write hook still runs: a model may keep the state
+	// elsewhere, as for interrupt cause registers).
 	RO
 	// WO registers store writes but read as zero (unless a Read hook says otherwise).
 	WO

@@ -291,15 +291,18 @@ func FuzzParseIOVARangeCap(f *testing.F) {
 				inside = inside || (f.start >= r.start && f.end <= r.end)
 			}
 			if !inside && ok {
-				// Merged neighbours may span two touching allowed ranges; check by pages.
-				for p := f.start; p < f.end; p += IOVAGranule {
-					allowed := false
+				// Merged neighbours may span touching allowed ranges: walk the cover.
+				for cur := f.start; cur < f.end; {
+					next := cur
 					for _, r := range ranges {
-						allowed = allowed || (p >= r.start && p+IOVAGranule <= r.end)
+						if r.start <= cur && cur < r.end {
+							next = max(next, r.end)
+						}
 					}
-					if !allowed {
-						t.Fatalf("page %#x of free span %#v outside the allowed ranges %#v", p, f, ranges)
+					if next == cur {
+						t.Fatalf("address %#x of free span %#v outside the allowed ranges %#v", cur, f, ranges)
 					}
+					cur = next
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package qemutest
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestIntegrationBoot boots each available kernel with a small script and checks the whole
@@ -49,5 +50,38 @@ exit 3`,
 				t.Errorf("a module failed to load:\n%s", r.Console)
 			}
 		})
+	}
+}
+
+// TestIntegrationControl checks the host → guest control port and WaitOutput: the guest
+// says it is ready, waits for a line from the host and echoes it.
+func TestIntegrationControl(t *testing.T) {
+	k, err := SharedKernel()
+	if err != nil {
+		k, err = DebianKernel()
+	}
+	skipUnlessReady(t, err)
+	vm := Start(t, Options{Kernel: k, Script: `echo ready
+read -r line <$UIOD_GUEST_CONTROL
+echo "got: $line"
+read -r line <$UIOD_GUEST_CONTROL
+echo "then: $line"`})
+	if _, err := vm.WaitOutput("ready", 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{"hello guest", "second line"} {
+		if err := vm.Send(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := vm.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "ready\ngot: hello guest\nthen: second line"; r.Output != want {
+		t.Errorf("guest output %q, want %q", r.Output, want)
+	}
+	if err := vm.Send("too late"); err == nil {
+		t.Error("Send to a powered-off guest succeeded")
 	}
 }

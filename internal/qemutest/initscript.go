@@ -69,7 +69,8 @@ for d in /sys/bus/pci/devices/*; do
 	[ "$(cat $d/vendor):$(cat $d/device)" = %s ] && NICS="$NICS ${d##*/}"
 done
 export UIOD_GUEST=1 UIOD_GUEST_NICS="${NICS# }" UIOD_GUEST_IOMMU=%d UIOD_GUEST_NOIOMMU=%d
-export UIOD_GUEST_KERNEL=%q HOME=/tmp TMPDIR=/tmp
+export UIOD_GUEST_KERNEL=%q UIOD_GUEST_CONTROL=/dev/ttyS2 HOME=/tmp TMPDIR=/tmp
+stty -F /dev/ttyS2 -echo 2>/dev/null
 mark "nics $UIOD_GUEST_NICS"
 log "nics: $UIOD_GUEST_NICS; modules: $(cut -d' ' -f1 /proc/modules 2>/dev/null | tr '\n' ' ')"
 cd /tmp

@@ -105,6 +105,9 @@ type VM struct {
 	once sync.Once
 	res  *Result
 	err  error
+
+	controlMu sync.Mutex
+	control   net.Conn
 }
 
 // skipUnlessReady skips t when the guest cannot be built or booted here.
@@ -223,6 +226,9 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 		"-display", "none", "-nodefaults", "-no-reboot", "-monitor", "none",
 		"-serial", "stdio",
 		"-serial", "file:" + filepath.Join(vm.dir, "result.log"),
+		// ttyS2: lines from the host (Send), QEMU listening on a unix socket.
+		"-chardev", "socket,id=control,server=on,wait=off,path=" + filepath.Join(vm.dir, "control.sock"),
+		"-serial", "chardev:control",
 		"-kernel", o.Kernel.Image, "-initrd", initrd,
 	}
 	if o.IOMMU {
@@ -258,6 +264,54 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 func (vm *VM) Kill() {
 	vm.cancel()
 	<-vm.done
+	vm.controlMu.Lock()
+	if vm.control != nil {
+		vm.control.Close()
+	}
+	vm.controlMu.Unlock()
+}
+
+// Send writes line and a newline to the guest's control port, /dev/ttyS2 (env
+// UIOD_GUEST_CONTROL in the guest, echo off): a guest script waits for the host with
+// `read cmd <$UIOD_GUEST_CONTROL`. Lines sent before the guest reads are kept.
+func (vm *VM) Send(line string) error {
+	vm.controlMu.Lock()
+	defer vm.controlMu.Unlock()
+	if vm.control == nil {
+		c, err := net.Dial("unix", filepath.Join(vm.dir, "control.sock"))
+		if err != nil {
+			return fmt.Errorf("guest control port: %w", err)
+		}
+		vm.control = c
+	}
+	if _, err := io.WriteString(vm.control, line+"\n"); err != nil {
+		return fmt.Errorf("guest control port: %w", err)
+	}
+	return nil
+}
+
+// WaitOutput waits until the guest script's output so far contains s, and returns that
+// output; it gives up when the guest powers off or after timeout. Use it to start the
+// host's side of a test when the guest is ready.
+func (vm *VM) WaitOutput(s string, timeout time.Duration) (string, error) {
+	deadline := time.After(timeout)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		data, _ := os.ReadFile(filepath.Join(vm.dir, "result.log"))
+		var r Result
+		parseResultPort(string(data), &r)
+		if strings.Contains(r.Output, s) {
+			return r.Output, nil
+		}
+		select {
+		case <-vm.done:
+			return r.Output, fmt.Errorf("guest powered off before its output had %q", s)
+		case <-deadline:
+			return r.Output, fmt.Errorf("guest output lacks %q after %v", s, timeout)
+		case <-tick.C:
+		}
+	}
 }
 
 // Wait waits for the guest to power off (or be killed at the timeout) and returns what it

@@ -10,7 +10,6 @@ import (
 // GPIE bits (both flavours).
 const (
 	gpieMSIXMode = 1 << 4
-	gpieOCD      = 1 << 5
 	gpieEIAME    = 1 << 30
 )
 

@@ -113,6 +113,8 @@ func (m *Model) gather(q int) int {
 	p := &m.txq[q]
 	out := 0
 	completed := false
+	wbal := m.get(l.txq(q, qWBAL))
+	headWB := wbal&tdwbalEnable != 0 // replaces descriptor (DD) write-back
 	for h != t {
 		desc, err := d.DMAAt(base+16*uint64(h), 16, "tx descriptor")
 		if err != nil {
@@ -156,18 +158,18 @@ func (m *Model) gather(q int) int {
 				out++
 			}
 		}
-		if rs {
+		if rs && !headWB {
 			if legacy {
 				sim.StoreUint32(desc[12:], sim.LoadUint32(desc[12:])&^0xF|txStatusDD)
 			} else {
 				sim.StoreUint32(desc[12:], txStatusDD)
 			}
-			completed = true
 		}
+		completed = completed || rs
 		h = (h + 1) % n
 	}
 	m.set(l.txq(q, qH), h)
-	if wbal := m.get(l.txq(q, qWBAL)); wbal&tdwbalEnable != 0 {
+	if headWB {
 		iova := uint64(m.get(l.txq(q, qWBAH)))<<32 | uint64(wbal&^3)
 		if b, err := d.DMAAt(iova, 4, "tx head write-back"); err == nil {
 			sim.StoreUint32(b, h)
