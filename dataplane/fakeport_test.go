@@ -67,9 +67,12 @@ type fakePort struct {
 
 const fakeRing = 256
 
+var fakePortID atomic.Uint32
+
 func newFakePort(t testing.TB, dma *goDMA, nrx, ntx int, withIRQ bool) *fakePort {
 	t.Helper()
-	p := &fakePort{mac: net.HardwareAddr{2, 0, 0, 0, 0, byte(len(t.Name()))}, ntx: ntx}
+	id := fakePortID.Add(1)
+	p := &fakePort{mac: net.HardwareAddr{2, 0, 0, 0, byte(id >> 8), byte(id)}, ntx: ntx}
 	for i := 0; i < nrx; i++ {
 		pool, err := nic.NewMempool(dma, 2*fakeRing, 2048)
 		if err != nil {

@@ -39,6 +39,7 @@ const (
 	HugeOff
 )
 
+// String returns the policy's name.
 func (h HugePages) String() string {
 	switch h {
 	case HugeAuto:
@@ -111,11 +112,20 @@ func (a *Allocator) Alloc(size int) (pci.Mem, error) {
 	if a.closed {
 		return pci.Mem{}, ErrClosed
 	}
-	b, huge, err := a.mmap(size)
+	b, huge, err := a.mmap(size, false)
 	if err != nil {
 		return pci.Mem{}, fmt.Errorf("dma alloc %d bytes: %w", size, err)
 	}
 	bus, err := a.mapper.Map(b)
+	if errors.Is(err, ErrNotContiguous) {
+		// Physical addresses, several pages: try again with the pages faulted in the
+		// other order before giving up.
+		unmapMemory(b)
+		if b, huge, err = a.mmap(size, true); err != nil {
+			return pci.Mem{}, fmt.Errorf("dma alloc %d bytes: %w", size, err)
+		}
+		bus, err = a.mapper.Map(b)
+	}
 	if err != nil {
 		unmapMemory(b)
 		if !huge && len(b) > PageSize && errors.Is(err, ErrNotContiguous) {
@@ -129,9 +139,9 @@ func (a *Allocator) Alloc(size int) (pci.Mem, error) {
 }
 
 // mmap maps size bytes rounded up to the page size the policy picks.
-func (a *Allocator) mmap(size int) ([]byte, bool, error) {
+func (a *Allocator) mmap(size int, reverse bool) ([]byte, bool, error) {
 	if a.huge != HugeOff {
-		b, err := mapMemory(roundUp(size, HugePageSize), true)
+		b, err := mapMemory(roundUp(size, HugePageSize), true, reverse)
 		if err == nil {
 			return b, true, nil
 		}
@@ -145,7 +155,7 @@ func (a *Allocator) mmap(size int) ([]byte, bool, error) {
 				zap.Error(err))
 		}
 	}
-	b, err := mapMemory(roundUp(size, PageSize), false)
+	b, err := mapMemory(roundUp(size, PageSize), false, reverse)
 	return b, false, err
 }
 

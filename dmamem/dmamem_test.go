@@ -316,3 +316,39 @@ func TestOpenPagemapMissing(t *testing.T) {
 		t.Errorf("OpenPagemap on an empty root: %v, want an error naming the path", err)
 	}
 }
+
+// flakyMapper refuses the first mapping as not contiguous, like pagemap does when pages
+// came in the wrong order.
+type flakyMapper struct {
+	fakeMapper
+	refused int
+}
+
+func (f *flakyMapper) Map(b []byte) (uint64, error) {
+	if f.refused == 0 {
+		f.refused++
+		return 0, ErrNotContiguous
+	}
+	return f.fakeMapper.Map(b)
+}
+
+func TestAllocRetriesInReverseOrder(t *testing.T) {
+	m := &flakyMapper{fakeMapper: *newFakeMapper()}
+	a := New(m, Options{HugePages: HugeOff})
+	defer a.Close()
+	mem, err := a.Alloc(4 * PageSize)
+	if err != nil {
+		t.Fatalf("Alloc: %v", err)
+	}
+	if m.refused != 1 {
+		t.Errorf("mapper refused %d times", m.refused)
+	}
+	if n, bytes := a.InUse(); n != 1 || bytes != 4*PageSize {
+		t.Errorf("InUse = %d, %d after a retried Alloc", n, bytes)
+	}
+	for i, c := range mem.Bytes {
+		if c != 0 {
+			t.Fatalf("byte %d = %#x after the reverse fault-in", i, c)
+		}
+	}
+}

@@ -8,15 +8,28 @@ import (
 )
 
 // mapMemory maps size bytes of anonymous memory, populated and locked so that the pages
-// stay where the device was told they are. huge selects 2 MiB hugepages.
-func mapMemory(size int, huge bool) ([]byte, error) {
-	flags := unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_POPULATE | unix.MAP_LOCKED
+// stay where the device was told they are. huge selects 2 MiB hugepages. reverse faults
+// the pages in from the last to the first: the kernel hands out free pages (hugepages
+// above all) last-freed first, often in descending physical order, so faulting them in
+// backwards often yields physically ascending, contiguous memory.
+func mapMemory(size int, huge, reverse bool) ([]byte, error) {
+	flags := unix.MAP_PRIVATE | unix.MAP_ANONYMOUS
+	if !reverse {
+		flags |= unix.MAP_POPULATE | unix.MAP_LOCKED
+	}
+	page := PageSize
 	if huge {
 		flags |= unix.MAP_HUGETLB | unix.MAP_HUGE_2MB
+		page = HugePageSize
 	}
 	b, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, flags)
 	if err != nil {
 		return nil, fmt.Errorf("mmap %d bytes: %w", size, err)
+	}
+	if reverse {
+		for off := size - page; off >= 0; off -= page {
+			b[off] = 0 // fault the page in
+		}
 	}
 	// MAP_LOCKED is best effort; mlock reports a failure.
 	if err := unix.Mlock(b); err != nil {

@@ -337,6 +337,7 @@ func (c *Container) bindCdev(addr pci.Addr) (int, error) {
 // containerMapper maps DMA memory into the container's address space.
 type containerMapper struct{ c *Container }
 
+// Map gives b an IOVA in the container (or its physical address without an IOMMU).
 func (m containerMapper) Map(b []byte) (uint64, error) {
 	c := m.c
 	c.mu.Lock()
@@ -372,6 +373,7 @@ func (m containerMapper) Map(b []byte) (uint64, error) {
 	return iova, nil
 }
 
+// Unmap removes b from the container's IOMMU and frees its IOVA.
 func (m containerMapper) Unmap(b []byte, iova uint64) error {
 	c := m.c
 	c.mu.Lock()

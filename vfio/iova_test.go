@@ -245,10 +245,14 @@ func TestParseIOVARangeCap(t *testing.T) {
 		t.Errorf("full range: %#v, %v", full, err)
 	}
 	bad := map[string][]byte{
-		"short":      make([]byte, 8),
-		"reversed":   build(iommuInfoCaps, rangeCap([2]uint64{0x2000, 0x1000})),
-		"overrun":    build(iommuInfoCaps, rangeCap([2]uint64{0, 1}))[:sizeofType1Info+20],
-		"loop":       func() []byte { b := build(iommuInfoCaps, otherCap()); ne.PutUint32(b[sizeofType1Info+4:], sizeofType1Info); return b }(),
+		"short":    make([]byte, 8),
+		"reversed": build(iommuInfoCaps, rangeCap([2]uint64{0x2000, 0x1000})),
+		"overrun":  build(iommuInfoCaps, rangeCap([2]uint64{0, 1}))[:sizeofType1Info+20],
+		"loop": func() []byte {
+			b := build(iommuInfoCaps, otherCap())
+			ne.PutUint32(b[sizeofType1Info+4:], sizeofType1Info)
+			return b
+		}(),
 		"cap beyond": func() []byte { b := build(iommuInfoCaps); ne.PutUint32(b[16:], 4096); return b }(),
 	}
 	for name, b := range bad {

@@ -24,6 +24,7 @@ func mapRegion(fd int, offset int64, size int) (*mmioRegion, error) {
 	return &mmioRegion{mem: b}, nil
 }
 
+// reg32 returns the register at off; it panics on a misaligned or out-of-range offset.
 func (r *mmioRegion) reg32(off uint32) *uint32 {
 	if off%4 != 0 {
 		panic(fmt.Sprintf("vfio: unaligned 32-bit register access at %#x", off))
@@ -31,7 +32,10 @@ func (r *mmioRegion) reg32(off uint32) *uint32 {
 	return (*uint32)(unsafe.Pointer(&r.mem[off : off+4][0]))
 }
 
-func (r *mmioRegion) Read32(off uint32) uint32     { return atomic.LoadUint32(r.reg32(off)) }
+// Read32 reads a 32-bit register with one load.
+func (r *mmioRegion) Read32(off uint32) uint32 { return atomic.LoadUint32(r.reg32(off)) }
+
+// Write32 writes a 32-bit register with one store.
 func (r *mmioRegion) Write32(off uint32, v uint32) { atomic.StoreUint32(r.reg32(off), v) }
 
 // Read64 reads the low half, then the high half.
@@ -53,13 +57,16 @@ func (r *mmioRegion) Write64(off uint32, v uint64) {
 	r.Write32(off+4, uint32(v>>32))
 }
 
+// Len is the size of the BAR.
 func (r *mmioRegion) Len() int { return len(r.mem) }
 
+// unmap removes the mapping; later accesses panic (index out of range) instead of
+// faulting.
 func (r *mmioRegion) unmap() error {
 	if r.mem == nil {
 		return nil
 	}
-	err := unix.Munmap(r.mem)
+	mem := r.mem
 	r.mem = nil
-	return err
+	return unix.Munmap(mem)
 }

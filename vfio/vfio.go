@@ -48,6 +48,7 @@ const (
 	ModeIOMMUFD
 )
 
+// String returns the mode's name.
 func (m Mode) String() string {
 	switch m {
 	case ModeAuto:

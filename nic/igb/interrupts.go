@@ -110,7 +110,13 @@ func (p *Port) EnableRxInterrupt(q int) {
 		return
 	}
 	if p.kind == irq.INTx {
-		if icr := p.bar.Read32(regICR); icr&icrLSC != 0 {
+		// Reading ICR clears it (GPIE.NSICR); writing the bits back clears them again,
+		// which also lowers the line on models that only lower it on a write (QEMU).
+		icr := p.bar.Read32(regICR)
+		if icr != 0 {
+			p.bar.Write32(regICR, icr)
+		}
+		if icr&icrLSC != 0 {
 			p.linkChanged()
 		}
 		p.bar.Write32(regIMS, icrRXDW)

@@ -168,7 +168,9 @@ func (m *Model) Flavor() Flavor { return m.cfg.Flavor }
 func (m *Model) MAC() net.HardwareAddr { return append(net.HardwareAddr(nil), m.cfg.MAC...) }
 
 // Attach plugs the port into a wire (replacing any previous one): frames from the wire
-// are received, transmitted frames go to it, and the link comes up.
+// are received, transmitted frames go to it, and the link comes up. Transmitted frames are
+// sent on the goroutine that rang the TX doorbell, so the far end's handler must not ring
+// this model's TX doorbell itself (it may send frames back to it).
 func (m *Model) Attach(w wire.Port) {
 	m.wireMu.Lock()
 	old := m.wire

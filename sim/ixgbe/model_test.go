@@ -810,3 +810,152 @@ func TestCloseStopsModel(t *testing.T) {
 		t.Fatal("model wrote after Close")
 	}
 }
+
+func TestProtocolFaults(t *testing.T) {
+	tests := []struct {
+		name string
+		do   func(g *rig)
+	}{
+		{"rx queue enabled without a ring", func(g *rig) {
+			g.setBits(g.rxq(0, qDCTL), dctlEnable)
+			g.setBits(rxctrl, 1)
+			g.peer.Send(g.frame(64, 0))
+		}},
+		{"rx buffer size zero", func(g *rig) {
+			g.setupRX(0, 8, 2048, true)
+			g.wr(g.m.l.srrctl(0), srrctlDescAdv<<25)
+			g.peer.Send(g.frame(64, 0))
+		}},
+		{"tx tail beyond the ring", func(g *rig) {
+			g.setupTX(0, 8, 2048)
+			g.wr(g.txq(0, qT), 9)
+		}},
+		{"tx unknown descriptor type", func(g *rig) {
+			tx := g.setupTX(0, 8, 2048)
+			tx.fillTX(0, g.frame(64, 0), txCmd)
+			d := tx.desc.Bytes[8:]
+			binary.LittleEndian.PutUint32(d, binary.LittleEndian.Uint32(d)&^(0xF<<20)|7<<20)
+			g.wr(g.txq(0, qT), 1)
+		}},
+		{"unknown register", func(g *rig) { g.rd(0x1FFFC) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newRig(t, Config{})
+			g.allowFaults = true
+			g.initDevice()
+			tt.do(g)
+			if g.dev.Err() == nil {
+				t.Fatal("strict model did not report the violation")
+			}
+		})
+	}
+}
+
+func TestLegacyTXDescriptor(t *testing.T) {
+	g := newRig(t, Config{})
+	g.initDevice()
+	tx := g.setupTX(0, 8, 2048)
+	f := g.frame(100, 7)
+	copy(tx.buf(0), f)
+	d := tx.desc.Bytes
+	binary.LittleEndian.PutUint64(d, tx.bufs.IOVA)
+	binary.LittleEndian.PutUint32(d[8:], uint32(len(f))|uint32(legacyEOP|legacyIFCS|legacyRS)<<24)
+	binary.LittleEndian.PutUint32(d[12:], 0)
+	g.wr(g.txq(0, qT), 1)
+	if got := g.received(); len(got) != 1 || !bytes.Equal(got[0], f) {
+		t.Fatal("legacy descriptor not sent")
+	}
+	if d[12]&txStatusDD == 0 {
+		t.Fatal("no DD in the legacy status byte")
+	}
+}
+
+func TestFunctionLevelReset(t *testing.T) {
+	g := newRig(t, Config{})
+	g.initDevice()
+	g.wr(g.m.l.gpie, gpieMSIXMode)
+	if err := g.dev.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if g.rd(g.m.l.gpie) != 0 || g.rd(g.m.l.ral(0)) != 0x01000002 {
+		t.Fatal("FLR did not restore reset values and the MAC")
+	}
+	cmd, _ := pci.ReadConfig16(g.dev.Config(), pci.CfgCommand)
+	if cmd&pci.CmdBusMaster == 0 {
+		t.Fatal("FLR dropped the (VFIO-restored) command register")
+	}
+}
+
+func TestExtendedVectorsAndMisc(t *testing.T) {
+	g := newRig(t, Config{})
+	g.initDevice()
+	vs, err := g.dev.IRQs(irq.MSIX, 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.wr(g.m.l.gpie, gpieMSIXMode)
+	// RX queue 3 → vector 20, beyond EICR's 16 vector bits: EIMS_EX/EIMC_EX/EICS_EX.
+	g.wr(g.m.l.ivar0+4*1, 0x94<<16)
+	g.setupRX(3, 8, 2048, true)
+	for i := 0; i < 32; i++ {
+		g.wr(g.m.l.reta+4*uint32(i), 0x03030303)
+	}
+	g.wr(rxcsum, rxcsumPCSD)
+	g.wr(g.m.l.mrqc, 1|mrqcFieldIPv4)
+	g.peer.Send(frameForMAC(g, 9))
+	if drain(t, vs[20]) != 0 {
+		t.Fatal("masked extended vector fired")
+	}
+	g.wr(eimsEx0, 1<<20)
+	if g.rd(eimsEx0) != 1<<20 || drain(t, vs[20]) != 1 {
+		t.Fatal("EIMS_EX unmask did not fire vector 20")
+	}
+	g.wr(eimcEx0, 1<<20)
+	if g.rd(eimsEx0) != 0 {
+		t.Fatal("EIMC_EX did not mask")
+	}
+	g.wr(eimsEx0, 1<<21)
+	g.wr(eicsEx0, 1<<21)
+	if drain(t, vs[21]) != 1 {
+		t.Fatal("EICS_EX did not fire vector 21")
+	}
+
+	// EEPROM read through EERD, the software semaphore, accessors.
+	g.wr(eerd, 3<<2|eerdStart)
+	if g.rd(eerd)&eerdDone == 0 {
+		t.Fatal("EERD not done")
+	}
+	if g.rd(swsm)&1 != 0 || g.rd(swsm)&1 == 0 {
+		t.Fatal("SWSM semaphore: first read must get it, second must see it taken")
+	}
+	g.wr(swsm, 0)
+	if g.rd(swsm)&1 != 0 {
+		t.Fatal("SWSM not released")
+	}
+	if !g.m.Link() || g.m.Flavor() != X82599 || g.m.MAC().String() != "02:00:00:01:00:01" {
+		t.Fatal("accessors")
+	}
+}
+
+func TestIGBPHYAndICRWrite(t *testing.T) {
+	g := newRig(t, Config{Flavor: X82576})
+	g.initDevice()
+	g.mdicWrite(phyANAR, 0x0DE1)
+	if g.mdicRead(phyANAR) != 0x0DE1 || g.mdicRead(phyGSR) == 0 || g.mdicRead(phyANLPAR) == 0 {
+		t.Fatal("PHY registers")
+	}
+	g.wr(mdic, 1<<16|2<<21|mdicOpR) // PHY address 2 does not exist
+	if g.rd(mdic)&(mdicReady|mdicError) != mdicReady|mdicError {
+		t.Fatal("MDIC to a missing PHY did not report an error")
+	}
+	g.m.SetLink(false)
+	if g.mdicRead(phyBMSR)&bmsrLink != 0 || g.rd(status)&statusLU82576 != 0 {
+		t.Fatal("link down not visible in BMSR and STATUS")
+	}
+	g.wr(ics, icrLSC|icrRXDW)
+	g.wr(icr, icrLSC) // write 1 to clear
+	if g.m.ic.misc != icrRXDW {
+		t.Fatalf("ICR after W1C = %#x", g.m.ic.misc)
+	}
+}

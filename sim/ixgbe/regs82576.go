@@ -98,7 +98,8 @@ func (m *Model) registers82576() []sim.Reg {
 		{Name: "ICS", Off: ics, Access: sim.WO, Write: func(_ int, _, v uint32) { m.ic.raiseMisc(v) }},
 		{Name: "IMS", Off: ims, Access: sim.RO, Read: func(int, uint32) uint32 { return m.ic.miscMask },
 			Write: func(_ int, _, v uint32) { m.ic.setMask(0, v&imsValid) }},
-		{Name: "IMC", Off: imc, Access: sim.WO, Write: func(_ int, _, v uint32) { m.ic.clearMask(0, v) }},
+		{Name: "IMC", Off: imc, Access: sim.WO, Write: func(_ int, _, v uint32) { m.ic.clearMask(0, v) },
+			Read: func(int, uint32) uint32 { return m.ic.miscMask }}, // reads return IMS (8.8.10)
 		rw("IAM", iam, 1, 0, 0),
 		{Name: "GPIE", Off: l.gpie, Access: sim.RW, Write: m.writeGPIE},
 		{Name: "EICS", Off: l.eics, Access: sim.WO, Read: m.readEICS, Write: m.writeEICS},

@@ -1,0 +1,175 @@
+package dataplane
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/irq"
+	"golang.org/x/sys/unix"
+)
+
+// benchGap is the probe rate of the wake-up and CPU benchmarks: one frame per 400 µs
+// (2.5 kpps), the rate of the DESIGN §3 measurements.
+const benchGap = 400 * time.Microsecond
+
+// BenchmarkPolicies measures, for each idle policy in one run, the wake-up latency (frame
+// injected → frame handed to TX on the polling thread) and the polling thread's CPU share
+// at one frame per 400 µs. b.N is the number of frames (use -benchtime=Nx). Metrics:
+// p50/p90/p99/max latency in ns, cpu% of the polling thread, and interrupt wake-ups per
+// frame. With UIOD_CFLOOR pointing at bench/cfloor's binary, the sub-benchmark "cfloor"
+// runs the C floor (eventfd → epoll_wait) with the same count and gap in the same run.
+//
+//	gcc -O2 -pthread -o /tmp/floor bench/cfloor/floor.c
+//	UIOD_CFLOOR=/tmp/floor go test -run '^$' -bench Policies -benchtime 5000x ./dataplane
+func BenchmarkPolicies(b *testing.B) {
+	us := time.Microsecond
+	adaptive := irq.PolicyConfig{Mode: irq.Adaptive}
+	blocking := irq.PolicyConfig{Mode: irq.Adaptive, WaitMode: irq.WaitBlocking}
+	threaded := irq.PolicyConfig{Mode: irq.Adaptive, Delivery: irq.Threaded}
+	auto := irq.PolicyConfig{Mode: irq.Adaptive, Auto: true}
+	sleep := func(min, max time.Duration) irq.PolicyConfig {
+		return irq.PolicyConfig{Mode: irq.SleepRange, SleepMin: min, SleepMax: max}
+	}
+	// Threshold 1 ns: every frame arrives by interrupt, which isolates the wake-up path.
+	wake := func(p irq.PolicyConfig) irq.PolicyConfig { p.IdleThreshold = time.Nanosecond; return p }
+	cases := []struct {
+		name   string
+		policy irq.PolicyConfig
+	}{
+		{"wake/adaptive-inline-raw", wake(adaptive)},
+		{"wake/adaptive-inline-blocking", wake(blocking)},
+		{"wake/adaptive-threaded", wake(threaded)},
+		{"wake/busy", irq.PolicyConfig{Mode: irq.Busy}},
+		{"cpu/busy", irq.PolicyConfig{Mode: irq.Busy}},
+		{"cpu/adaptive-300us", adaptive},
+		{"cpu/adaptive-auto", auto},
+		{"cpu/sleep-5-10us", sleep(5*us, 10*us)},
+		{"cpu/sleep-20-50us", sleep(20*us, 50*us)},
+		{"cpu/sleep-50-100us", sleep(50*us, 100*us)},
+		{"cpu/sleep-100-200us", sleep(100*us, 200*us)},
+		{"cpu/sleep-1000-1100us", sleep(1000*us, 1100*us)},
+	}
+	if path := os.Getenv("UIOD_CFLOOR"); path != "" {
+		b.Run("wake/cfloor", func(b *testing.B) { benchCFloor(b, path) })
+	}
+	prev := runtime.GOMAXPROCS(irq.ProcsFor(1))
+	defer runtime.GOMAXPROCS(prev)
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) { benchPaced(b, c.policy, benchGap) })
+	}
+	b.Run("cpu/adaptive-300us-idle", func(b *testing.B) { benchIdle(b, irq.PolicyConfig{}) })
+}
+
+// benchPaced sends b.N frames at the given gap through a reflect dataplane and reports
+// latency percentiles and the polling thread's CPU share.
+func benchPaced(b *testing.B, policy irq.PolicyConfig, gap time.Duration) {
+	dma := &goDMA{}
+	port := newFakePort(b, dma, 1, 1, true)
+	rec := newRecorder(b.N)
+	port.onTx = rec.hook(0)
+	dp, err := New(Config{App: Reflect, Policy: policy, Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: port}}}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := dp.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer dp.Stop()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	var buf [frameLen]byte
+	before := dp.Threads()[0]
+	b.ResetTimer()
+	next := time.Now()
+	for i := 0; i < b.N; i++ {
+		next = next.Add(gap)
+		pause(time.Until(next))
+		port.inject(0, makeFrame(buf[:], port.mac, port.mac, uint64(i), irq.Now()))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for rec.count.Load() < int64(b.N) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	b.StopTimer()
+	dp.Stop()
+	after := dp.Threads()[0]
+	lat := slices.Clone(rec.lat)
+	slices.Sort(lat)
+	lost := 0
+	for lost < len(lat) && lat[lost] == 0 {
+		lost++
+	}
+	lat = lat[lost:]
+	if len(lat) == 0 {
+		b.Fatal("no frame came back")
+	}
+	pct := func(p int) float64 { return float64(lat[(len(lat)-1)*p/100]) }
+	b.ReportMetric(pct(50), "p50-ns")
+	b.ReportMetric(pct(90), "p90-ns")
+	b.ReportMetric(pct(99), "p99-ns")
+	b.ReportMetric(float64(lat[len(lat)-1]), "max-ns")
+	wall := after.WallTime - before.WallTime
+	if wall > 0 {
+		b.ReportMetric(100*float64(after.CPUTime-before.CPUTime)/float64(wall), "cpu%")
+	}
+	b.ReportMetric(float64(after.Idle.WakeInterrupt-before.Idle.WakeInterrupt)/float64(b.N), "irqwakes/frame")
+	if lost > 0 {
+		b.ReportMetric(float64(lost), "lost")
+	}
+}
+
+// benchIdle reports the polling thread's CPU share with no traffic at all, over b.N
+// wait_timeouts.
+func benchIdle(b *testing.B, policy irq.PolicyConfig) {
+	dma := &goDMA{}
+	port := newFakePort(b, dma, 1, 1, true)
+	dp, err := New(Config{App: Reflect, Policy: policy, Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: port}}}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := dp.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer dp.Stop()
+	time.Sleep(20 * time.Millisecond)
+	before := dp.Threads()[0]
+	b.ResetTimer()
+	time.Sleep(time.Duration(b.N) * dp.cfg.Policy.WithDefaults().WaitTimeout / 10)
+	b.StopTimer()
+	dp.Stop()
+	after := dp.Threads()[0]
+	if wall := after.WallTime - before.WallTime; wall > 0 {
+		b.ReportMetric(100*float64(after.CPUTime-before.CPUTime)/float64(wall), "cpu%")
+	}
+}
+
+// benchCFloor runs the C floor program with b.N wake-ups at benchGap and reports its
+// percentiles.
+func benchCFloor(b *testing.B, path string) {
+	out, err := exec.Command(path, strconv.Itoa(b.N), strconv.Itoa(int(benchGap/time.Microsecond))).Output()
+	if err != nil {
+		b.Fatalf("%s: %v", path, err)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		for _, f := range strings.Fields(sc.Text()) {
+			k, v, ok := strings.Cut(f, "=")
+			if !ok || !strings.HasSuffix(k, "_ns") {
+				continue
+			}
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatalf("floor output %q: %v", f, err)
+			}
+			b.ReportMetric(n, strings.TrimSuffix(k, "_ns")+"-ns")
+		}
+	}
+}
