@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/igb"   // registers the igb driver
@@ -35,6 +36,8 @@ type backends struct {
 	log      *zap.Logger
 	vfio     *vfio.Container
 	simIOMMU *sim.IOMMU
+	uioDMA   *dmamem.Allocator // physical addresses, shared by every uio port
+	pagemap  *dmamem.Pagemap
 }
 
 // openPort opens p through its backend and brings it up with its NIC driver. On error
@@ -75,7 +78,14 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		}
 		dev = d
 	case config.DriverUIO:
-		d, err := uio.Open(addr, uio.Options{Root: b.root, Log: b.log.Named("uio")})
+		if b.uioDMA == nil {
+			a, pm, err := uio.NewDMA(b.root, dmamem.HugeAuto, b.log.Named("uio"))
+			if err != nil {
+				return nil, fmt.Errorf("port %s: DMA memory for uio: %w", p.Name, err)
+			}
+			b.uioDMA, b.pagemap = a, pm
+		}
+		d, err := uio.Open(addr, uio.Options{Root: b.root, DMA: b.uioDMA, Log: b.log.Named("uio")})
 		if err != nil {
 			return nil, fmt.Errorf("port %s: open %s with uio_pci_generic: %w", p.Name, addr, err)
 		}
@@ -122,11 +132,16 @@ func (p *port) close() error {
 	return err
 }
 
+// close releases the shared address spaces; every port using them is closed already.
 func (b *backends) close() error {
 	var err error
 	if b.vfio != nil {
 		err = b.vfio.Close()
 		b.vfio = nil
+	}
+	if b.uioDMA != nil {
+		err = errors.Join(err, b.uioDMA.Close(), b.pagemap.Close())
+		b.uioDMA, b.pagemap = nil, nil
 	}
 	return err
 }

@@ -125,6 +125,13 @@ func (a *Allocator) Alloc(size int) (pci.Mem, error) {
 			return pci.Mem{}, fmt.Errorf("dma alloc %d bytes: %w", size, err)
 		}
 		bus, err = a.mapper.Map(b)
+		if errors.Is(err, ErrNotContiguous) && huge && len(b) > HugePageSize {
+			unmapMemory(b)
+			if b, err = assembleHugePages(len(b)/HugePageSize, a.physOf); err != nil {
+				return pci.Mem{}, fmt.Errorf("dma alloc %d bytes: %w", size, err)
+			}
+			bus, err = a.mapper.Map(b)
+		}
 	}
 	if err != nil {
 		unmapMemory(b)
@@ -157,6 +164,15 @@ func (a *Allocator) mmap(size int, reverse bool) ([]byte, bool, error) {
 	}
 	b, err := mapMemory(roundUp(size, PageSize), false, reverse)
 	return b, false, err
+}
+
+// physOf returns the bus address of one page for assembleHugePages.
+func (a *Allocator) physOf(b []byte) (uint64, error) {
+	bus, err := a.mapper.Map(b)
+	if err != nil {
+		return 0, err
+	}
+	return bus, a.mapper.Unmap(b, bus)
 }
 
 // Free unmaps m from the device and releases it. The device must no longer use it.
