@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"bufio"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
@@ -62,7 +63,7 @@ func BenchmarkPolicies(b *testing.B) {
 	prev := runtime.GOMAXPROCS(irq.ProcsFor(1))
 	defer runtime.GOMAXPROCS(prev)
 	for _, c := range cases {
-		b.Run(c.name, func(b *testing.B) { benchPaced(b, c.policy, benchGap) })
+		b.Run(c.name, func(b *testing.B) { benchPaced(b, c.policy, constantGap(benchGap)) })
 	}
 	b.Run("cpu/adaptive-300us-idle", func(b *testing.B) { benchIdle(b, irq.PolicyConfig{}) })
 	for _, c := range cases[:4] {
@@ -98,9 +99,52 @@ func benchModel(b *testing.B, policy irq.PolicyConfig, gap time.Duration) {
 	reportPaced(b, r.lat, before, r.dp.Threads()[0])
 }
 
-// benchPaced sends b.N frames at the given gap through a reflect dataplane and reports
-// latency percentiles and the polling thread's CPU share.
-func benchPaced(b *testing.B, policy irq.PolicyConfig, gap time.Duration) {
+// BenchmarkAutoThreshold compares busy polling, the fixed 300 µs threshold and
+// idle_threshold: auto (issue 8) on four traffic patterns, one frame per b.N:
+//
+//	go test -run '^$' -bench AutoThreshold -benchtime 5000x ./dataplane
+func BenchmarkAutoThreshold(b *testing.B) {
+	prev := runtime.GOMAXPROCS(irq.ProcsFor(1))
+	defer runtime.GOMAXPROCS(prev)
+	patterns := []struct {
+		name string
+		gap  func(i int, rng *rand.Rand) time.Duration
+	}{
+		{"2.5kpps", constantGap(400 * time.Microsecond)},
+		{"50kpps", constantGap(20 * time.Microsecond)},
+		{"bursts", func(i int, _ *rand.Rand) time.Duration { // 10 ms at 100 kpps, 90 ms silent
+			if i%100 == 0 {
+				return 90 * time.Millisecond
+			}
+			return 10 * time.Microsecond
+		}},
+		{"poisson-10kpps", func(_ int, rng *rand.Rand) time.Duration {
+			return time.Duration(rng.ExpFloat64() * float64(100*time.Microsecond))
+		}},
+	}
+	policies := []struct {
+		name   string
+		policy irq.PolicyConfig
+	}{
+		{"busy", irq.PolicyConfig{Mode: irq.Busy}},
+		{"fixed-300us", irq.PolicyConfig{}},
+		{"auto", irq.PolicyConfig{Auto: true}},
+	}
+	for _, pat := range patterns {
+		for _, pol := range policies {
+			b.Run(pat.name+"/"+pol.name, func(b *testing.B) { benchPaced(b, pol.policy, pat.gap) })
+		}
+	}
+}
+
+// constantGap paces frames at a fixed gap.
+func constantGap(gap time.Duration) func(int, *rand.Rand) time.Duration {
+	return func(int, *rand.Rand) time.Duration { return gap }
+}
+
+// benchPaced sends b.N frames, frame i gap(i) after the one before, through a reflect
+// dataplane and reports latency percentiles and the polling thread's CPU share.
+func benchPaced(b *testing.B, policy irq.PolicyConfig, gap func(int, *rand.Rand) time.Duration) {
 	dma := &goDMA{}
 	port := newFakePort(b, dma, 1, 1, true)
 	rec := newRecorder(b.N)
@@ -118,10 +162,11 @@ func benchPaced(b *testing.B, policy irq.PolicyConfig, gap time.Duration) {
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	var buf [frameLen]byte
 	before := dp.Threads()[0]
+	rng := rand.New(rand.NewPCG(5, 6))
 	b.ResetTimer()
 	next := time.Now()
 	for i := 0; i < b.N; i++ {
-		next = next.Add(gap)
+		next = next.Add(gap(i, rng))
 		pause(time.Until(next))
 		port.inject(0, makeFrame(buf[:], port.mac, port.mac, uint64(i), irq.Now()))
 	}

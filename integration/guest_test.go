@@ -27,7 +27,8 @@ func TestMain(m *testing.M) {
 }
 
 // guestFiles builds (once) the static uiod binary and the guest test binary and returns the
-// initramfs entries that install them as /bin/uiod and /bin/guest.test.
+// initramfs entries that install them as /bin/uiod and /bin/guest.test, and the host's
+// pci.ids if it has one.
 func guestFiles(t *testing.T) []qemutest.Entry {
 	t.Helper()
 	binaries.once.Do(func() {
@@ -41,10 +42,18 @@ func guestFiles(t *testing.T) []qemutest.Entry {
 	if binaries.failed {
 		t.Fatal("building the guest binaries failed (see the first test that tried)")
 	}
-	return []qemutest.Entry{
+	files := []qemutest.Entry{
 		qemutest.Binary("uiod", binaries.uiod),
 		qemutest.Binary("guest.test", binaries.test),
 	}
+	// The host's PCI name database, where it has one, so the guest's uiod shows names.
+	for _, p := range []string{"/usr/share/misc/pci.ids", "/usr/share/hwdata/pci.ids"} {
+		if _, err := os.Stat(p); err == nil {
+			files = append(files, qemutest.File(p[1:], p))
+			break
+		}
+	}
+	return files
 }
 
 // builder is a testing.TB whose TempDir outlives the test, so binaries built in the first

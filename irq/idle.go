@@ -93,8 +93,9 @@ type idleCounters struct {
 // queues, drains the vectors, polls once more (a frame that arrived before the interrupt
 // was armed would otherwise wait for the timeout), and only if that poll is empty blocks
 // in epoll on the vectors and the Stop descriptor, on the calling thread, for at most
-// WaitTimeout; then it drains the vectors, disarms and returns to polling. A wake-up by
-// timeout does not restart the threshold, so an idle thread sleeps again after one poll.
+// WaitTimeout; then it disarms and returns to polling (the next arm drains the vectors).
+// A wake-up by timeout does not restart the threshold, so an idle thread sleeps again
+// after one poll.
 //
 // Housekeeping: a yield is due 1/HousekeepingHz after the previous one started; it is taken
 // at the first empty poll from then on and, under unbroken traffic, at the latest a quarter
@@ -260,12 +261,9 @@ func (d *Idler) sleep(now int64) {
 		}
 	}
 	t1 := Now()
-	d.st.Store(int32(Armed))
-	if d.tokens == nil {
-		if _, err := d.p.Drain(); err != nil {
-			d.c.errors.Add(1)
-		}
-	}
+	// The vectors are not drained here: nothing waits on them before the next arm,
+	// which drains them anyway, and a read would delay the frame that woke us by a
+	// system call.
 	d.q.Disarm()
 	d.st.Store(int32(Polling))
 	d.c.sleeps.Add(1)

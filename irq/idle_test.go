@@ -1,6 +1,7 @@
 package irq
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -351,4 +352,30 @@ func TestIdlerAllocs(t *testing.T) {
 	if allocs := testing.AllocsPerRun(100, func() { d.Empty(Now()) }); allocs != 0 {
 		t.Fatalf("%v allocations per range sleep", allocs)
 	}
+}
+
+func TestGCDoesNotWaitForRawSleeper(t *testing.T) {
+	// A raw sleeper holds its P. The garbage collector's stop-the-world must still get
+	// through at once (its preemption signal ends the wait with EINTR and the retry
+	// stops), not after the one-second wait_timeout: if it had to wait, the sleep would
+	// have ended by timeout before runtime.GC returned.
+	d, _ := newIdler(t, PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second})
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		d.Empty(Now())
+		close(done)
+	}()
+	for d.State() != Asleep {
+		time.Sleep(100 * time.Microsecond)
+	}
+	for i := 0; i < 3; i++ {
+		runtime.GC()
+	}
+	if s := d.Stats(); s.WakeTimeout != 0 || s.Sleeps != 0 {
+		t.Fatalf("%+v: the collection waited for the sleeper's timeout", s)
+	}
+	d.Stop()
+	<-done
 }

@@ -9,6 +9,10 @@ import (
 
 // epollWaitRaw is epoll_pwait(epfd, events, msec, NULL) without entering the scheduler's
 // syscall state: the calling goroutine keeps its P while the thread sleeps (see WaitRaw).
+// It is never inlined, so that its prologue is a preemption point: a stop-the-world
+// signal ends the wait with EINTR, and the retry's call lets the runtime stop us.
+//
+//go:noinline
 func epollWaitRaw(epfd int, events []unix.EpollEvent, msec int) (int, unix.Errno) {
 	r, _, e := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd),
 		uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
@@ -17,7 +21,9 @@ func epollWaitRaw(epfd int, events []unix.EpollEvent, msec int) (int, unix.Errno
 
 // nanosleepRaw sleeps for ts without entering the scheduler's syscall state, so a short
 // sleep does not give the P away. It returns EINTR with the time left in rem when a signal
-// interrupts it.
+// interrupts it. Never inlined, for the same reason as epollWaitRaw.
+//
+//go:noinline
 func nanosleepRaw(ts, rem *unix.Timespec) unix.Errno {
 	_, _, e := syscall.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(ts)), uintptr(unsafe.Pointer(rem)), 0)
 	return unix.Errno(e)

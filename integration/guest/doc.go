@@ -9,8 +9,10 @@
 //	UIOD_GUEST_IOMMU    1 when the guest has an (emulated Intel) IOMMU
 //	UIOD_GUEST_NOIOMMU  1 when vfio's unsafe no-IOMMU mode was asked for
 //	UIOD_GUEST_KERNEL   which kernel booted (e.g. "debian 6.1.0-57-amd64", "shared 6.12.117-vfio")
+//	UIOD_GUEST_CONTROL  a file to read lines from the host test from (qemutest.VM.Send)
 //
-// and puts the static uiod binary at /bin/uiod.
+// and puts the static uiod binary at /bin/uiod. The NICs start out on the kernel's igb
+// driver.
 //
 // Order. The tests share the two NICs, so they run in a fixed order: Go runs tests in the
 // order of their files' names, then in source order. bind_test.go runs first: it binds NIC 1

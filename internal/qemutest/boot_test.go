@@ -61,7 +61,7 @@ func TestIntegrationControl(t *testing.T) {
 		k, err = DebianKernel()
 	}
 	skipUnlessReady(t, err)
-	vm := Start(t, Options{Kernel: k, Script: `echo ready
+	vm := Start(t, Options{Kernel: k, Timeout: time.Minute, Script: `echo ready
 read -r line <$UIOD_GUEST_CONTROL
 echo "got: $line"
 read -r line <$UIOD_GUEST_CONTROL

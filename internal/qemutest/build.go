@@ -54,5 +54,11 @@ func BuildTest(t testing.TB, pkg string) string {
 // Binary returns the initramfs entry that installs the host executable at path as
 // /bin/name in the guest.
 func Binary(name, path string) Entry {
-	return Entry{Name: "bin/" + name, Mode: modeRegular | 0o755, Source: path}
+	return Entry{Name: "bin/" + name, Mode: ModeRegular | 0o755, Source: path}
+}
+
+// File returns the initramfs entry that installs the host file at path as name (a path
+// without the leading '/') in the guest, readable by all.
+func File(name, path string) Entry {
+	return Entry{Name: name, Mode: ModeRegular | 0o644, Source: path}
 }

@@ -8,18 +8,18 @@ import (
 	"strings"
 )
 
-// File mode type bits as the newc format stores them (the same as Linux's S_IF*).
+// File type bits of Entry.Mode, as the newc format stores them (Linux's S_IF*).
 const (
-	modeDir     = 0o040000
-	modeRegular = 0o100000
-	modeSymlink = 0o120000
-	modeCharDev = 0o020000
+	ModeDir     = 0o040000 // a directory
+	ModeRegular = 0o100000 // a regular file
+	ModeSymlink = 0o120000 // a symbolic link
+	ModeCharDev = 0o020000 // a character device node
 )
 
 // Entry is one file of an initramfs.
 type Entry struct {
 	Name string // path inside the archive, without a leading '/'
-	Mode uint32 // type and permission bits (modeRegular|0o755, …)
+	Mode uint32 // type and permission bits (ModeRegular|0o755, …)
 	Data []byte // contents; or, when Source is set, nothing
 	// Source is a host file copied in as the contents (read when the archive is written).
 	Source string
@@ -52,17 +52,17 @@ func (c *newcWriter) add(e Entry) error {
 		return err
 	}
 	switch e.Mode &^ 0o7777 {
-	case modeDir:
+	case ModeDir:
 		if c.dirs[name] {
 			return nil
 		}
 		c.dirs[name] = true
 		return c.header(name, e.Mode, 0, 0, 0, nil)
-	case modeSymlink:
+	case ModeSymlink:
 		return c.header(name, e.Mode, 0, 0, int64(len(e.Link)), strings.NewReader(e.Link))
-	case modeCharDev:
+	case ModeCharDev:
 		return c.header(name, e.Mode, e.Major, e.Minor, 0, nil)
-	case modeRegular:
+	case ModeRegular:
 		if e.Source == "" {
 			return c.header(name, e.Mode, 0, 0, int64(len(e.Data)), strings.NewReader(string(e.Data)))
 		}
@@ -89,7 +89,7 @@ func (c *newcWriter) parents(dir string) error {
 		return err
 	}
 	c.dirs[dir] = true
-	return c.header(dir, modeDir|0o755, 0, 0, 0, nil)
+	return c.header(dir, ModeDir|0o755, 0, 0, 0, nil)
 }
 
 // header writes one record: the 110-byte header, the NUL-terminated name padded to 4
@@ -99,7 +99,7 @@ func (c *newcWriter) header(name string, mode, major, minor uint32, size int64, 
 		return fmt.Errorf("initramfs entry %s: %d bytes is too large for newc", name, size)
 	}
 	nlink := uint32(1)
-	if mode&^0o7777 == modeDir {
+	if mode&^0o7777 == ModeDir {
 		nlink = 2
 	}
 	hdr := fmt.Sprintf("070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X",

@@ -75,31 +75,31 @@ func TestNewcWriter(t *testing.T) {
 	}{{
 		name: "parents first, each once",
 		entries: []Entry{
-			{Name: "a/b/c.txt", Mode: modeRegular | 0o644, Data: []byte("xyz")},
-			{Name: "/a/b/d", Mode: modeRegular | 0o755, Data: []byte("12345")},
-			{Name: "a", Mode: modeDir | 0o700},
+			{Name: "a/b/c.txt", Mode: ModeRegular | 0o644, Data: []byte("xyz")},
+			{Name: "/a/b/d", Mode: ModeRegular | 0o755, Data: []byte("12345")},
+			{Name: "a", Mode: ModeDir | 0o700},
 		},
 		want: []newcRecord{
-			{Name: "a", Mode: modeDir | 0o755},
-			{Name: "a/b", Mode: modeDir | 0o755},
-			{Name: "a/b/c.txt", Mode: modeRegular | 0o644, Data: "xyz"},
-			{Name: "a/b/d", Mode: modeRegular | 0o755, Data: "12345"},
+			{Name: "a", Mode: ModeDir | 0o755},
+			{Name: "a/b", Mode: ModeDir | 0o755},
+			{Name: "a/b/c.txt", Mode: ModeRegular | 0o644, Data: "xyz"},
+			{Name: "a/b/d", Mode: ModeRegular | 0o755, Data: "12345"},
 		},
 	}, {
 		name: "symlink, device, host file",
 		entries: []Entry{
-			{Name: "bin/sh", Mode: modeSymlink | 0o777, Link: "busybox"},
-			{Name: "dev/console", Mode: modeCharDev | 0o600, Major: 5, Minor: 1},
-			{Name: "blob", Mode: modeRegular | 0o644, Source: src},
-			{Name: "empty", Mode: modeRegular | 0o644},
+			{Name: "bin/sh", Mode: ModeSymlink | 0o777, Link: "busybox"},
+			{Name: "dev/console", Mode: ModeCharDev | 0o600, Major: 5, Minor: 1},
+			{Name: "blob", Mode: ModeRegular | 0o644, Source: src},
+			{Name: "empty", Mode: ModeRegular | 0o644},
 		},
 		want: []newcRecord{
-			{Name: "bin", Mode: modeDir | 0o755},
-			{Name: "bin/sh", Mode: modeSymlink | 0o777, Data: "busybox"},
-			{Name: "dev", Mode: modeDir | 0o755},
-			{Name: "dev/console", Mode: modeCharDev | 0o600, Major: 5, Minor: 1},
-			{Name: "blob", Mode: modeRegular | 0o644, Data: "from a host file"},
-			{Name: "empty", Mode: modeRegular | 0o644},
+			{Name: "bin", Mode: ModeDir | 0o755},
+			{Name: "bin/sh", Mode: ModeSymlink | 0o777, Data: "busybox"},
+			{Name: "dev", Mode: ModeDir | 0o755},
+			{Name: "dev/console", Mode: ModeCharDev | 0o600, Major: 5, Minor: 1},
+			{Name: "blob", Mode: ModeRegular | 0o644, Data: "from a host file"},
+			{Name: "empty", Mode: ModeRegular | 0o644},
 		},
 	}}
 	for _, tt := range tests {
@@ -146,10 +146,10 @@ func TestNewcWriter(t *testing.T) {
 
 func TestNewcWriterErrors(t *testing.T) {
 	for _, e := range []Entry{
-		{Name: "/", Mode: modeRegular | 0o644},
-		{Name: "TRAILER!!!", Mode: modeRegular | 0o644},
+		{Name: "/", Mode: ModeRegular | 0o644},
+		{Name: "TRAILER!!!", Mode: ModeRegular | 0o644},
 		{Name: "fifo", Mode: 0o010000 | 0o644},
-		{Name: "gone", Mode: modeRegular | 0o644, Source: filepath.Join(t.TempDir(), "nope")},
+		{Name: "gone", Mode: ModeRegular | 0o644, Source: filepath.Join(t.TempDir(), "nope")},
 	} {
 		if err := newNewcWriter(new(bytes.Buffer)).add(e); err == nil {
 			t.Errorf("add(%+v) succeeded, want an error", e)
@@ -168,7 +168,7 @@ func FuzzNewcRoundTrip(f *testing.F) {
 		}
 		var b bytes.Buffer
 		w := newNewcWriter(&b)
-		if err := w.add(Entry{Name: name, Mode: modeRegular | 0o644, Data: data}); err != nil {
+		if err := w.add(Entry{Name: name, Mode: ModeRegular | 0o644, Data: data}); err != nil {
 			return
 		}
 		if err := w.close(); err != nil {
@@ -179,11 +179,11 @@ func FuzzNewcRoundTrip(f *testing.F) {
 			t.Fatal(err)
 		}
 		last := recs[len(recs)-1]
-		if last.Data != string(data) || last.Mode != modeRegular|0o644 {
+		if last.Data != string(data) || last.Mode != ModeRegular|0o644 {
 			t.Fatalf("read back %+v", last)
 		}
 		for _, r := range recs[:len(recs)-1] {
-			if r.Mode != modeDir|0o755 || !strings.HasPrefix(last.Name, r.Name+"/") {
+			if r.Mode != ModeDir|0o755 || !strings.HasPrefix(last.Name, r.Name+"/") {
 				t.Fatalf("record %+v is not a parent of %q", r, last.Name)
 			}
 		}

@@ -39,17 +39,17 @@ func writeInitramfs(file string, c initramfsConfig) (err error) {
 	w := newNewcWriter(zw)
 
 	entries := []Entry{
-		{Name: "dev", Mode: modeDir | 0o755},
-		{Name: "dev/console", Mode: modeCharDev | 0o600, Major: 5, Minor: 1},
-		{Name: "proc", Mode: modeDir | 0o755},
-		{Name: "sys", Mode: modeDir | 0o755},
-		{Name: "tmp", Mode: modeDir | 0o1777},
-		{Name: "run", Mode: modeDir | 0o755},
-		{Name: "sbin", Mode: modeDir | 0o755},
-		{Name: "bin/busybox", Mode: modeRegular | 0o755, Source: c.Busybox},
-		{Name: "bin/sh", Mode: modeSymlink | 0o777, Link: "busybox"},
-		{Name: "init", Mode: modeRegular | 0o755, Data: []byte(c.Init)},
-		{Name: "etc/uiod/run.sh", Mode: modeRegular | 0o755, Data: []byte(c.Script)},
+		{Name: "dev", Mode: ModeDir | 0o755},
+		{Name: "dev/console", Mode: ModeCharDev | 0o600, Major: 5, Minor: 1},
+		{Name: "proc", Mode: ModeDir | 0o755},
+		{Name: "sys", Mode: ModeDir | 0o755},
+		{Name: "tmp", Mode: ModeDir | 0o1777},
+		{Name: "run", Mode: ModeDir | 0o755},
+		{Name: "sbin", Mode: ModeDir | 0o755},
+		{Name: "bin/busybox", Mode: ModeRegular | 0o755, Source: c.Busybox},
+		{Name: "bin/sh", Mode: ModeSymlink | 0o777, Link: "busybox"},
+		{Name: "init", Mode: ModeRegular | 0o755, Data: []byte(c.Init)},
+		{Name: "etc/uiod/run.sh", Mode: ModeRegular | 0o755, Data: []byte(c.Script)},
 	}
 	if c.Kernel.Modular() {
 		mods, err := ResolveModules(c.Kernel.Modules, c.Modules)
@@ -60,15 +60,15 @@ func writeInitramfs(file string, c initramfsConfig) (err error) {
 		dir := "lib/modules/" + ver + "/"
 		var order strings.Builder
 		for _, m := range mods {
-			entries = append(entries, Entry{Name: dir + m.Rel, Mode: modeRegular | 0o644, Data: m.Data})
+			entries = append(entries, Entry{Name: dir + m.Rel, Mode: ModeRegular | 0o644, Data: m.Data})
 			order.WriteString(m.Rel + "\n")
 		}
 		entries = append(entries,
-			Entry{Name: dir + "modules.dep", Mode: modeRegular | 0o644, Data: ModulesDep(mods)},
-			Entry{Name: "etc/uiod/modules", Mode: modeRegular | 0o644, Data: []byte(order.String())})
+			Entry{Name: dir + "modules.dep", Mode: ModeRegular | 0o644, Data: ModulesDep(mods)},
+			Entry{Name: "etc/uiod/modules", Mode: ModeRegular | 0o644, Data: []byte(order.String())})
 		for _, name := range []string{"modules.builtin", "modules.order"} {
 			if _, err := os.Stat(c.Kernel.Modules + "/" + name); err == nil {
-				entries = append(entries, Entry{Name: dir + name, Mode: modeRegular | 0o644, Source: c.Kernel.Modules + "/" + name})
+				entries = append(entries, Entry{Name: dir + name, Mode: ModeRegular | 0o644, Source: c.Kernel.Modules + "/" + name})
 			}
 		}
 	}

@@ -44,6 +44,7 @@ export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 R=/dev/ttyS1
@@ -69,8 +70,11 @@ for d in /sys/bus/pci/devices/*; do
 	[ "$(cat $d/vendor):$(cat $d/device)" = %s ] && NICS="$NICS ${d##*/}"
 done
 export UIOD_GUEST=1 UIOD_GUEST_NICS="${NICS# }" UIOD_GUEST_IOMMU=%d UIOD_GUEST_NOIOMMU=%d
-export UIOD_GUEST_KERNEL=%q UIOD_GUEST_CONTROL=/dev/ttyS2 HOME=/tmp TMPDIR=/tmp
-stty -F /dev/ttyS2 -echo 2>/dev/null
+# The control port stays open on fd 3 for the whole run: a tty drops its input when its last
+# opener closes it, so each read in the script opens it again through /dev/fd/3.
+exec 3</dev/ttyS2
+stty -echo <&3 2>/dev/null
+export UIOD_GUEST_KERNEL=%q UIOD_GUEST_CONTROL=/dev/fd/3 HOME=/tmp TMPDIR=/tmp
 mark "nics $UIOD_GUEST_NICS"
 log "nics: $UIOD_GUEST_NICS; modules: $(cut -d' ' -f1 /proc/modules 2>/dev/null | tr '\n' ' ')"
 cd /tmp

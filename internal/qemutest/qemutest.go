@@ -64,8 +64,17 @@ type Options struct {
 	Modules []string
 	// Files are added to the initramfs (see Binary).
 	Files []Entry
-	// Script is the sh script the guest runs, in /tmp, with the UIOD_GUEST* environment
-	// (see the package initScript); its output and exit status are the Result.
+	// Script is the busybox sh script the guest runs as root in /tmp once the modules
+	// are loaded, with PATH=/bin:/sbin (the Files installed by Binary are there) and:
+	//
+	//	UIOD_GUEST=1
+	//	UIOD_GUEST_NICS     the igb NICs' PCI addresses, space-separated, in PCI order
+	//	UIOD_GUEST_IOMMU    1 with Options.IOMMU, else 0
+	//	UIOD_GUEST_NOIOMMU  1 with Options.UnsafeNoIOMMU, else 0
+	//	UIOD_GUEST_KERNEL   Kernel.Name
+	//	UIOD_GUEST_CONTROL  the control port to read the host's lines from (see VM.Send)
+	//
+	// Its stdout and stderr are Result.Output, its exit status Result.Exit.
 	Script string
 	// Timeout bounds the boot and the script; 0 means 5 minutes. QEMU is killed after it.
 	Timeout time.Duration
@@ -76,6 +85,7 @@ type Options struct {
 
 // NIC is the host's view of one emulated igb NIC's wire.
 type NIC struct {
+	// MAC is the NIC's address: 52:54:00:12:34:56 for the first, counting up.
 	MAC net.HardwareAddr
 	// GuestSocket is QEMU's end: a datagram sent to it arrives at the guest NIC as a
 	// received frame.
@@ -271,9 +281,10 @@ func (vm *VM) Kill() {
 	vm.controlMu.Unlock()
 }
 
-// Send writes line and a newline to the guest's control port, /dev/ttyS2 (env
-// UIOD_GUEST_CONTROL in the guest, echo off): a guest script waits for the host with
-// `read cmd <$UIOD_GUEST_CONTROL`. Lines sent before the guest reads are kept.
+// Send writes line and a newline to the guest's control port, /dev/ttyS2, which the
+// guest's init holds open with echo off (env UIOD_GUEST_CONTROL names it in the guest): a
+// guest script waits for the host with `read -r cmd <$UIOD_GUEST_CONTROL`. Lines sent
+// before the guest reads them are kept, up to the tty's 4 KiB input buffer.
 func (vm *VM) Send(line string) error {
 	vm.controlMu.Lock()
 	defer vm.controlMu.Unlock()

@@ -1,6 +1,9 @@
 package qemutest
 
 import (
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,4 +80,75 @@ func FuzzParseResultPort(f *testing.F) {
 			t.Fatalf("output longer than the input")
 		}
 	})
+}
+
+// TestReport runs reportChild in a child test process (Report must fail tests, which a
+// test cannot watch happen to itself) and checks what the child's go test -v output says.
+func TestReport(t *testing.T) {
+	tests := []struct {
+		name, guest string
+		exit        int
+		want        []string
+		wantFail    bool
+	}{{
+		name: "mixed",
+		guest: "=== RUN   TestGuestA\n    a_test.go:1: hello from A\n=== RUN   TestGuestA/sub\n" +
+			"--- FAIL: TestGuestA (0.10s)\n    --- FAIL: TestGuestA/sub (0.05s)\n" +
+			"=== RUN   TestGuestB\n    b_test.go:2: no device\n--- SKIP: TestGuestB (0.00s)\n" +
+			"=== RUN   TestGuestC\n--- PASS: TestGuestC (0.00s)\nFAIL\n",
+		exit: 1,
+		want: []string{"--- FAIL: TestReportChild/TestGuestA ", "--- FAIL: TestReportChild/TestGuestA/sub ",
+			"--- SKIP: TestReportChild/TestGuestB ", "--- PASS: TestReportChild/TestGuestC ", "hello from A", "no device"},
+		wantFail: true,
+	}, {
+		name:  "all pass",
+		guest: "=== RUN   TestGuestA\n--- PASS: TestGuestA (0.10s)\nPASS\n",
+		want:  []string{"--- PASS: TestReportChild/TestGuestA ", "--- PASS: TestReportChild "},
+	}, {
+		name:     "crash",
+		guest:    "=== RUN   TestGuestA\npanic: boom\n",
+		exit:     2,
+		want:     []string{"--- FAIL: TestReportChild/TestGuestA ", "did not finish", "panic: boom"},
+		wantFail: true,
+	}, {
+		name:     "nonzero exit, no failed test",
+		guest:    "=== RUN   TestGuestA\n--- PASS: TestGuestA (0.10s)\nsegfault after the tests\n",
+		exit:     139,
+		want:     []string{"--- PASS: TestReportChild/TestGuestA ", "exited with status 139", "segfault after the tests"},
+		wantFail: true,
+	}, {
+		name:     "no tests",
+		guest:    "sh: guest.test: not found\n",
+		exit:     127,
+		want:     []string{"ran no test", "guest.test: not found"},
+		wantFail: true,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestReportChild$", "-test.v")
+			cmd.Env = append(os.Environ(), "QEMUTEST_REPORT_GUEST="+tt.guest, "QEMUTEST_REPORT_EXIT="+strconv.Itoa(tt.exit))
+			out, err := cmd.CombinedOutput()
+			if failed := err != nil; failed != tt.wantFail {
+				t.Errorf("child failed: %v, want %v", err, tt.wantFail)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("child output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+// TestReportChild reports a made-up guest run described by the environment (see
+// TestReport); without it, it does nothing.
+func TestReportChild(t *testing.T) {
+	guest, ok := os.LookupEnv("QEMUTEST_REPORT_GUEST")
+	if !ok {
+		t.Skip("runs as TestReport's child")
+	}
+	exit, _ := strconv.Atoi(os.Getenv("QEMUTEST_REPORT_EXIT"))
+	r := &Result{Kernel: "test", Exit: exit, Output: guest}
+	r.Tests, r.Rest = ParseGoTest(guest)
+	r.Report(t)
 }
