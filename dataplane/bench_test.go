@@ -137,6 +137,37 @@ func BenchmarkAutoThreshold(b *testing.B) {
 	}
 }
 
+// benchCPUs returns the CPUs for the polling thread and the traffic sender: the last two,
+// as a deployment gives the poll loop a core of its own; -1, -1 with UIOD_BENCH_PIN=0 or
+// on a single CPU.
+func benchCPUs() (poll, sender int) {
+	n := runtime.NumCPU()
+	if n < 2 || os.Getenv("UIOD_BENCH_PIN") == "0" {
+		return -1, -1
+	}
+	return n - 1, n - 2
+}
+
+// setupSender prepares the calling (locked) thread to send paced traffic: pinned to cpu
+// if ≥ 0, and with a 1 ns timer slack for accurate gaps.
+func setupSender(b *testing.B, cpu int) {
+	if cpu >= 0 {
+		var set unix.CPUSet
+		set.Set(cpu)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { // give the thread back unpinned
+			var all unix.CPUSet
+			for i := 0; i < runtime.NumCPU(); i++ {
+				all.Set(i)
+			}
+			unix.SchedSetaffinity(0, &all)
+		})
+	}
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+}
+
 // constantGap paces frames at a fixed gap.
 func constantGap(gap time.Duration) func(int, *rand.Rand) time.Duration {
 	return func(int, *rand.Rand) time.Duration { return gap }
@@ -149,7 +180,8 @@ func benchPaced(b *testing.B, policy irq.PolicyConfig, gap func(int, *rand.Rand)
 	port := newFakePort(b, dma, 1, 1, true)
 	rec := newRecorder(b.N)
 	port.onTx = rec.hook(0)
-	dp, err := New(Config{App: Reflect, Policy: policy, Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: port}}}}})
+	pollCPU, senderCPU := benchCPUs()
+	dp, err := New(Config{App: Reflect, Policy: policy, Threads: []Thread{{CPU: pollCPU, Queues: []Queue{{RxPort: port}}}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -159,7 +191,7 @@ func benchPaced(b *testing.B, policy irq.PolicyConfig, gap func(int, *rand.Rand)
 	defer dp.Stop()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	setupSender(b, senderCPU)
 	var buf [frameLen]byte
 	before := dp.Threads()[0]
 	rng := rand.New(rand.NewPCG(5, 6))

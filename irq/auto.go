@@ -21,13 +21,17 @@ const (
 // found frames (each gap clamped to twice the configured threshold, so one long silence
 // does not take many frames to forget) and the cost of one arm-sleep-wake cycle. After each
 // empty poll the Idler compares the time since the last frame with threshold(): when the
-// next frame is expected later than autoRatio wake-ups would cost, sleeping at once (0)
-// is cheaper than polling and costs only that wake-up in latency; otherwise it keeps
-// polling up to the configured threshold, like the fixed policy.
+// next frame is expected later than autoRatio wake-ups would cost — by the average gap
+// and by the last gap alike — sleeping at once (0) is cheaper than polling and costs only
+// that wake-up in latency; otherwise it keeps polling up to the configured threshold,
+// like the fixed policy. Requiring both makes the start of a burst switch to polling at
+// its second frame, while a return to trickling traffic takes a couple of frames to move
+// the average.
 type autoThreshold struct {
 	max       int64 // configured threshold (ns)
 	gap       int64 // EWMA of inter-arrival gaps (ns)
 	cost      int64 // EWMA of one sleep cycle's cost (ns)
+	lastGap   int64 // the most recent gap (ns, clamped)
 	lastFrame int64 // time of the last poll that found frames, 0 before the first
 }
 
@@ -43,6 +47,7 @@ func (a *autoThreshold) frame(now int64) {
 			g = lim
 		}
 		a.gap += (g - a.gap) >> autoShift
+		a.lastGap = g
 	}
 	a.lastFrame = now
 }
@@ -55,7 +60,7 @@ func (a *autoThreshold) cycle(overhead int64) {
 
 // threshold is the idle threshold to apply now.
 func (a *autoThreshold) threshold() int64 {
-	if a.gap > autoRatio*a.cost {
+	if lim := autoRatio * a.cost; a.gap > lim && a.lastGap > lim {
 		return 0
 	}
 	return a.max

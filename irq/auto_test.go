@@ -39,7 +39,7 @@ func TestAutoThreshold(t *testing.T) {
 	}{
 		{"sparse converges to sleep at once", []autoPhase{{400 * us, 0, 8}}},
 		{"dense keeps polling", []autoPhase{{20 * us, max, 1}}},
-		{"trickle then burst then trickle", []autoPhase{{int64(100 * time.Millisecond), 0, 3}, {10 * us, max, 10}, {400 * us, 0, 10}}},
+		{"trickle then burst then trickle", []autoPhase{{int64(100 * time.Millisecond), 0, 3}, {10 * us, max, 1}, {400 * us, 0, 3}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
