@@ -7,8 +7,7 @@
 #   10.78.0.1 uiodtap0 ── tap:uiodtap0 ─ sim0 ⇄ l2fwd ⇄ sim1 ─ tap:uiodtap1 ── uiodtap1 10.78.0.2
 #
 # Usage (as root): scripts/tap-demo.sh [UIOD_BINARY]
-#   Without UIOD_BINARY, uiod is built from this repository. If the binary has no `run`
-#   command yet, the in-process equivalent (go test -run TestIntegrationTAPDemo) runs instead.
+#   Without UIOD_BINARY, uiod is built from this repository.
 # Everything it creates (namespaces, TAPs, temporary files, the daemon) is removed on exit.
 set -euo pipefail
 
@@ -45,11 +44,6 @@ if [ -z "$UIOD" ]; then
 	UIOD=$TMP/uiod
 fi
 
-if ! "$UIOD" run --help >/dev/null 2>&1; then
-	echo "tap-demo: $UIOD has no 'run' command; running the in-process equivalent test"
-	(cd "$REPO" && go test -count=1 -v -run TestIntegrationTAPDemo ./cmd/uiod)
-	exit
-fi
 
 cat >"$TMP/uiod.yaml" <<YAML
 log:
