@@ -91,8 +91,14 @@ func TestDaemonForwardsAndStops(t *testing.T) {
 				if err := gen1.Send(frame(i)); err != nil {
 					t.Fatal(err)
 				}
-				if i%64 == 0 {
-					time.Sleep(200 * time.Microsecond) // let the ring drain; sleeps cross the idle threshold
+				if i%64 == 63 {
+					// Keep at most 256 frames in flight so a descheduled poll thread cannot
+					// overflow the 512-entry ring on this noisy machine, and pause now and
+					// then so the loop crosses its idle threshold.
+					for deadline := time.Now().Add(5 * time.Second); (sink1.count() < int(i)-192 || sink0.count() < int(i)-192) && time.Now().Before(deadline); {
+						time.Sleep(100 * time.Microsecond)
+					}
+					time.Sleep(time.Millisecond)
 				}
 			}
 			deadline := time.Now().Add(10 * time.Second)

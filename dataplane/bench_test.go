@@ -75,13 +75,14 @@ func BenchmarkPolicies(b *testing.B) {
 // onto port 0's wire and the latency is taken when port 1 puts them on its wire (wire
 // in → NIC DMA → MSI-X → poll thread → TX doorbell → wire out).
 func benchModel(b *testing.B, policy irq.PolicyConfig, gap time.Duration) {
-	r := newModelRig(b, policy, b.N)
+	pollCPU, senderCPU := benchCPUs()
+	r := newModelRig(b, pollCPU, policy, b.N)
 	if err := r.dp.Start(); err != nil {
 		b.Fatal(err)
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	setupSender(b, senderCPU)
 	before := r.dp.Threads()[0]
 	b.ResetTimer()
 	next := time.Now()
@@ -263,10 +264,14 @@ func benchIdle(b *testing.B, policy irq.PolicyConfig) {
 	}
 }
 
-// benchCFloor runs the C floor program with b.N wake-ups at benchGap and reports its
-// percentiles.
+// benchCFloor runs the C floor program with b.N wake-ups at benchGap, pinned like the Go
+// threads, and reports its percentiles.
 func benchCFloor(b *testing.B, path string) {
-	out, err := exec.Command(path, strconv.Itoa(b.N), strconv.Itoa(int(benchGap/time.Microsecond))).Output()
+	args := []string{strconv.Itoa(b.N), strconv.Itoa(int(benchGap / time.Microsecond))}
+	if poll, sender := benchCPUs(); poll >= 0 {
+		args = append(args, strconv.Itoa(poll), strconv.Itoa(sender))
+	}
+	out, err := exec.Command(path, args...).Output()
 	if err != nil {
 		b.Fatalf("%s: %v", path, err)
 	}

@@ -22,6 +22,7 @@ const (
 	Reflect
 )
 
+// String is the app's configuration name, as ParseApp accepts it.
 func (a App) String() string {
 	switch a {
 	case L2Fwd:

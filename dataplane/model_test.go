@@ -16,7 +16,8 @@ import (
 )
 
 // modelRig is two 82599 models in one IOMMU, driven by the real ixgbe driver, with the
-// test on the far end of both cables.
+// test on the far end of both cables. One thread, on cpu (-1: unpinned), forwards both
+// directions.
 type modelRig struct {
 	iommu          *sim.IOMMU
 	models         [2]*simixgbe.Model
@@ -29,7 +30,7 @@ type modelRig struct {
 	closeOnce      sync.Once
 }
 
-func newModelRig(t testing.TB, policy irq.PolicyConfig, frames int) *modelRig {
+func newModelRig(t testing.TB, cpu int, policy irq.PolicyConfig, frames int) *modelRig {
 	t.Helper()
 	r := &modelRig{iommu: sim.NewIOMMU(), lat: make([]int64, frames)}
 	for i := range r.ports {
@@ -59,7 +60,7 @@ func newModelRig(t testing.TB, policy irq.PolicyConfig, frames int) *modelRig {
 			r.count.Add(1)
 		})
 	}
-	dp, err := New(Config{Policy: policy, Threads: []Thread{{CPU: -1, Queues: []Queue{
+	dp, err := New(Config{Policy: policy, Threads: []Thread{{CPU: cpu, Queues: []Queue{
 		{Name: "0to1", RxPort: r.ports[0], TxPort: r.ports[1]},
 		{Name: "1to0", RxPort: r.ports[1], TxPort: r.ports[0]},
 	}}}})
@@ -99,7 +100,7 @@ func (r *modelRig) close(t testing.TB) {
 }
 
 func TestModelFrameBetweenArmAndSleep(t *testing.T) {
-	r := newModelRig(t, irq.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second}, 1)
+	r := newModelRig(t, -1, irq.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second}, 1)
 	var once sync.Once
 	r.dp.loops[0].beforeSleep = func() {
 		// Armed and re-polled: the frame reaches the NIC now, on this thread; the model
@@ -123,7 +124,7 @@ func TestModelRandomGaps(t *testing.T) {
 		frames = 2000
 	}
 	const threshold = 50 * time.Microsecond
-	r := newModelRig(t, irq.PolicyConfig{IdleThreshold: threshold, WaitTimeout: time.Second}, frames)
+	r := newModelRig(t, -1, irq.PolicyConfig{IdleThreshold: threshold, WaitTimeout: time.Second}, frames)
 	if err := r.dp.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestModelRandomGaps(t *testing.T) {
 func TestModelStopWhileAsleep(t *testing.T) {
 	for _, delivery := range []irq.Delivery{irq.Inline, irq.Threaded} {
 		t.Run(delivery.String(), func(t *testing.T) {
-			r := newModelRig(t, irq.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second, Delivery: delivery}, 10)
+			r := newModelRig(t, -1, irq.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second, Delivery: delivery}, 10)
 			if err := r.dp.Start(); err != nil {
 				t.Fatal(err)
 			}

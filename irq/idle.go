@@ -40,6 +40,7 @@ const (
 	Yielding              // sleeping in a range sleep or a housekeeping yield
 )
 
+// String names the state as status pages show it.
 func (s State) String() string {
 	switch s {
 	case Polling:
@@ -226,7 +227,7 @@ func (d *Idler) setThreshold(t int64) {
 	}
 }
 
-// sleep is Adaptive's arm, re-poll, wait, drain, disarm.
+// sleep is Adaptive's arm, drain, re-poll, wait, disarm.
 func (d *Idler) sleep(now int64) {
 	d.st.Store(int32(Armed))
 	d.q.Arm()

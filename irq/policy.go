@@ -20,6 +20,7 @@ const (
 	SleepRange
 )
 
+// String is the policy's configuration name, as ParseMode accepts it.
 func (m Mode) String() string {
 	switch m {
 	case Adaptive:
@@ -54,6 +55,7 @@ const (
 	Threaded
 )
 
+// String is the delivery's configuration name, as ParseDelivery accepts it.
 func (d Delivery) String() string {
 	switch d {
 	case Inline:

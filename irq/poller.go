@@ -30,6 +30,7 @@ const (
 	WaitBlocking
 )
 
+// String names the wait mode.
 func (m WaitMode) String() string {
 	switch m {
 	case WaitRaw:
@@ -50,6 +51,7 @@ const (
 	WakeStop                  // Stop was called
 )
 
+// String names the reason.
 func (w Wake) String() string {
 	switch w {
 	case WakeTimeout:
@@ -92,8 +94,9 @@ type Poller struct {
 	vecs   []*Vector
 	events [maxEvents]unix.EpollEvent
 
-	closeOnce sync.Once
-	closeErr  error
+	mu       sync.Mutex // orders Stop against Close: never write to a reused descriptor
+	closed   bool
+	closeErr error
 }
 
 // NewPoller returns a Poller over the given vectors. Nil vectors are skipped and a vector
@@ -221,6 +224,11 @@ func (p *Poller) Drain() (uint64, error) {
 // Stop wakes the current Wait and makes every later Wait return WakeStop at once. It is
 // safe to call from any goroutine, more than once, and after Close.
 func (p *Poller) Stop() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
 	var b [8]byte
 	binary.NativeEndian.PutUint64(b[:], 1)
 	_, err := unix.Write(p.wakefd, b[:])
@@ -233,8 +241,13 @@ func (p *Poller) Stop() error {
 	return nil
 }
 
-// Stopped reports whether Stop has been called.
+// Stopped reports whether Stop has been called (false after Close).
 func (p *Poller) Stopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
 	fds := [1]unix.PollFd{{Fd: int32(p.wakefd), Events: unix.POLLIN}}
 	n, err := unix.Poll(fds[:], 0)
 	return err == nil && n == 1
@@ -243,13 +256,17 @@ func (p *Poller) Stopped() bool {
 // Close releases the epoll and wake descriptors (not the vectors, which belong to their
 // device). Wait must have returned for good first. Safe to call more than once.
 func (p *Poller) Close() error {
-	p.closeOnce.Do(func() {
-		errs := []error{}
-		if p.wakefd >= 0 {
-			errs = append(errs, unix.Close(p.wakefd))
-		}
-		errs = append(errs, unix.Close(p.epfd))
-		p.closeErr = errors.Join(errs...)
-	})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return p.closeErr
+	}
+	p.closed = true
+	var errs []error
+	if p.wakefd >= 0 {
+		errs = append(errs, unix.Close(p.wakefd))
+	}
+	errs = append(errs, unix.Close(p.epfd))
+	p.closeErr = errors.Join(errs...)
 	return p.closeErr
 }

@@ -85,6 +85,9 @@ func TestPollerWake(t *testing.T) {
 			if err := p.Close(); err != nil {
 				t.Fatalf("second Close: %v", err)
 			}
+			if err := p.Stop(); err != nil {
+				t.Fatalf("Stop after Close: %v", err)
+			}
 		})
 	}
 }

@@ -7,7 +7,10 @@
  * wakes and records the difference. Prints p50/p90/p99/max in nanoseconds.
  *
  *   gcc -O2 -pthread -o floor floor.c
- *   ./floor [count=10000] [gap_us=400]
+ *   ./floor [count=10000] [gap_us=400] [reader_cpu writer_cpu]
+ *
+ * With the two CPU numbers the reader and the writer are pinned, as the Go benchmark pins
+ * its polling and sending threads.
  *
  * Output (one line, parsed by the dataplane benchmark):
  *   floor n=10000 gap_us=400 p50_ns=5123 p90_ns=17000 p99_ns=60000 max_ns=200000
@@ -15,6 +18,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +33,19 @@ static int efd;
 static long count = 10000;
 static long gap_us = 400;
 static _Atomic int64_t sent_at; /* CLOCK_MONOTONIC ns of the last write */
+static int writer_cpu = -1;
+
+static void pin(int cpu) {
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof set, &set) < 0) {
+		perror("sched_setaffinity");
+		exit(1);
+	}
+}
 
 static int64_t now_ns(void) {
 	struct timespec ts;
@@ -38,6 +55,7 @@ static int64_t now_ns(void) {
 
 static void *writer(void *arg) {
 	(void)arg;
+	pin(writer_cpu);
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -69,10 +87,16 @@ int main(int argc, char **argv) {
 		count = atol(argv[1]);
 	if (argc > 2)
 		gap_us = atol(argv[2]);
+	int reader_cpu = -1;
+	if (argc > 4) {
+		reader_cpu = atoi(argv[3]);
+		writer_cpu = atoi(argv[4]);
+	}
 	if (count <= 0 || gap_us <= 0) {
-		fprintf(stderr, "usage: floor [count>0] [gap_us>0]\n");
+		fprintf(stderr, "usage: floor [count>0] [gap_us>0] [reader_cpu writer_cpu]\n");
 		return 2;
 	}
+	pin(reader_cpu);
 	int64_t *lat = calloc(count, sizeof *lat);
 	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	int ep = epoll_create1(EPOLL_CLOEXEC);
