@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/uiod/uiod/internal/mmio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,7 +83,7 @@ type Device struct {
 	dma     *dmamem.Allocator
 	ownDMA  bool
 	pagemap *dmamem.Pagemap
-	regions [6]*mmioRegion
+	regions [6]*mmio.Region
 	vec     *irq.Vector
 	closed  bool
 }
@@ -228,7 +229,7 @@ func (d *Device) Region(bar int) (pci.Region, error) {
 	if st.Size > 0 && uint64(st.Size) < size {
 		size = uint64(st.Size)
 	}
-	r, err := mapRegion(fd, 0, int(size))
+	r, err := mmio.Map(fd, 0, int(size))
 	if err != nil {
 		return nil, fmt.Errorf("BAR%d: %w", bar, err)
 	}
@@ -334,7 +335,7 @@ func (d *Device) release() error {
 	}
 	for i, r := range d.regions {
 		if r != nil {
-			errs = append(errs, r.unmap())
+			errs = append(errs, r.Unmap())
 			d.regions[i] = nil
 		}
 	}

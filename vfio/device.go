@@ -3,6 +3,7 @@ package vfio
 import (
 	"errors"
 	"fmt"
+	"github.com/uiod/uiod/internal/mmio"
 	"sync"
 	"sync/atomic"
 
@@ -128,7 +129,7 @@ func (d *Device) Region(bar int) (pci.Region, error) {
 	}
 	var r pci.Region
 	if ri.Flags&regionInfoFlagMmap != 0 {
-		m, err := mapRegion(d.fd, int64(ri.Offset), int(ri.Size))
+		m, err := mmio.Map(d.fd, int64(ri.Offset), int(ri.Size))
 		if err == nil {
 			r = m
 		} else {
@@ -200,8 +201,8 @@ func (d *Device) release() error {
 	d.closed = true
 	var errs []error
 	for i, r := range d.regions {
-		if m, ok := r.(*mmioRegion); ok {
-			if err := m.unmap(); err != nil {
+		if m, ok := r.(*mmio.Region); ok {
+			if err := m.Unmap(); err != nil {
 				errs = append(errs, fmt.Errorf("unmap BAR%d: %w", i, err))
 			}
 		}
