@@ -12,7 +12,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/uiod/uiod/internal/mmio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uiod/uiod/dmamem"
+	"github.com/uiod/uiod/internal/mmio"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 )

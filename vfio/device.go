@@ -3,13 +3,13 @@ package vfio
 import (
 	"errors"
 	"fmt"
-	"github.com/uiod/uiod/internal/mmio"
 	"sync"
 	"sync/atomic"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/uiod/uiod/internal/mmio"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 )
