@@ -1,54 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// buildConfigTestBinary builds uiod into a temporary directory and returns its path.
-func buildConfigTestBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "uiod")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// runConfigBinary runs the binary with stdin, and an environment with no UIOD_* variables
-// but env, and returns stdout, stderr and the exit code.
-func runConfigBinary(t *testing.T, bin string, stdin string, env []string, args ...string) (string, string, int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "UIOD_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return stdout.String(), stderr.String(), 0
-	case errors.As(err, &ee):
-		return stdout.String(), stderr.String(), ee.ExitCode()
-	}
-	t.Fatalf("run %v: %v", args, err)
-	return "", "", -1
-}
-
 func TestConfigCommands(t *testing.T) {
-	bin := buildConfigTestBinary(t)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte(`
@@ -66,7 +25,7 @@ poll: {mode: sleep, sleep_min: 1ms, sleep_max: 1ms}
 		t.Fatal(err)
 	}
 	sim := filepath.Join("..", "..", "examples", "sim.yaml")
-	example, _, code := runConfigBinary(t, bin, "", nil, "config", "example")
+	example, _, code := runUIOD(t, "", nil, "config", "example")
 	if code != 0 || !strings.Contains(example, "# ") {
 		t.Fatalf("config example: exit %d, output %q", code, example)
 	}
@@ -101,7 +60,7 @@ poll: {mode: sleep, sleep_min: 1ms, sleep_max: 1ms}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, code := runConfigBinary(t, bin, tt.stdin, tt.env, tt.args...)
+			stdout, stderr, code := runUIOD(t, tt.stdin, tt.env, tt.args...)
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
 			}

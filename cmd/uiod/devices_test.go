@@ -1,62 +1,27 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"maps"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/uiod/uiod/pci/pcitest"
 )
 
-// uiodCLI runs a uiod binary built for the PCI command tests.
+// uiodCLI runs the uiod binary with extra environment for the PCI command tests.
 type uiodCLI struct {
-	bin string
 	env []string
-}
-
-// buildPCICLI builds the uiod binary into a temporary directory.
-func buildPCICLI(t *testing.T) *uiodCLI {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(t.TempDir(), "uiod")
-	out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return &uiodCLI{bin: bin}
 }
 
 // run runs uiod with args and returns stdout, stderr and the exit code.
 func (c *uiodCLI) run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(c.bin, args...)
-	cmd.Env = append(os.Environ(), c.env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return stdout.String(), stderr.String(), code
+	return runUIOD(t, "", c.env, args...)
 }
 
 func TestPCICommands(t *testing.T) {
-	cli := buildPCICLI(t)
+	cli := &uiodCLI{}
 	t.Run("devices", func(t *testing.T) { testDevicesText(t, cli) })
 	t.Run("devices all", func(t *testing.T) { testDevicesAll(t, cli) })
 	t.Run("devices json", func(t *testing.T) { testDevicesJSON(t, cli) })

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -23,10 +27,13 @@ func uiodBinary(t *testing.T) string {
 			binErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "uiod")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		goBin, err := exec.LookPath("go")
 		if err != nil {
-			binErr = &buildError{out: string(out), err: err}
+			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		binPath = filepath.Join(dir, "uiod")
+		if out, err := exec.Command(goBin, "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			binErr = errors.New(err.Error() + "\n" + string(out))
 		}
 	})
 	if binErr != nil {
@@ -35,9 +42,28 @@ func uiodBinary(t *testing.T) string {
 	return binPath
 }
 
-type buildError struct {
-	out string
-	err error
+// runUIOD runs the uiod binary with args, stdin, and the test's environment without its
+// UIOD_* variables plus env. It returns stdout, stderr and the exit code.
+func runUIOD(t *testing.T, stdin string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(uiodBinary(t), args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "UIOD_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return stdout.String(), stderr.String(), 0
+	case errors.As(err, &ee):
+		return stdout.String(), stderr.String(), ee.ExitCode()
+	}
+	t.Fatalf("run uiod %v: %v", args, err)
+	return "", "", -1
 }
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
