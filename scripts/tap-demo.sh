@@ -8,6 +8,10 @@
 #
 # Usage (as root): scripts/tap-demo.sh [UIOD_BINARY]
 #   Without UIOD_BINARY, uiod is built from this repository.
+#   Env: COUNT (pings, default 5), PING_INTERVAL (seconds, default 1), POLL (the YAML poll
+#   section's body on one line, default "{mode: adaptive, idle_threshold: 300us}"),
+#   STATUS=1 prints the poll thread's CPU share from uiod's /status after the pings
+#   (bench/kni-tap.sh uses these to measure each idle policy on the TAP + ping path).
 # Everything it creates (namespaces, TAPs, temporary files, the daemon) is removed on exit.
 set -euo pipefail
 
@@ -17,6 +21,9 @@ NS_B=uiod-demo-b
 TAP_A=uiodtap0
 TAP_B=uiodtap1
 COUNT=${COUNT:-5}
+PING_INTERVAL=${PING_INTERVAL:-1}
+POLL=${POLL:-"{mode: adaptive, idle_threshold: 300us}"}
+METRICS=127.0.0.1:${METRICS_PORT:-9479}
 
 die() { echo "tap-demo: $*" >&2; exit 1; }
 
@@ -50,7 +57,7 @@ log:
   level: info
   format: console
 metrics:
-  listen: ""
+  listen: "$METRICS"
 state_dir: $TMP/state
 ports:
   - name: sim0
@@ -67,9 +74,7 @@ forward:
   mode: l2fwd
   pairs:
     - [sim0, sim1]
-poll:
-  mode: adaptive
-  idle_threshold: 300us
+poll: $POLL
 YAML
 
 echo "tap-demo: starting uiod run (log: $TMP/uiod.log)"
@@ -95,7 +100,12 @@ for pair in "$NS_A:$TAP_A" "$NS_B:$TAP_B"; do
 done
 
 echo "tap-demo: $NS_A (10.78.0.1) → $NS_B (10.78.0.2) through uiod"
-if ip netns exec "$NS_A" "${PING[@]}" -c "$COUNT" -W 2 10.78.0.2; then
+if ip netns exec "$NS_A" "${PING[@]}" -c "$COUNT" -i "$PING_INTERVAL" -W 2 10.78.0.2; then
+	if [ "${STATUS:-0}" = 1 ]; then
+		# The poll thread's CPU share over the whole run, from uiod's own accounting.
+		wget -q -O - "http://$METRICS/status" 2>/dev/null | tr -d ' \n' |
+			sed -n 's/.*"cpu_percent":\([0-9.e+-]*\).*"sleeps":\([0-9]*\).*"wakeups_interrupt":\([0-9]*\).*/tap-demo: poll-thread cpu_percent=\1 sleeps=\2 wakeups_interrupt=\3/p'; echo
+	fi
 	echo "tap-demo: ok"
 else
 	cat "$TMP/uiod.log" >&2
