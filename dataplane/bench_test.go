@@ -100,44 +100,6 @@ func benchModel(b *testing.B, policy irq.PolicyConfig, gap time.Duration) {
 	reportPaced(b, r.lat, before, r.dp.Threads()[0])
 }
 
-// BenchmarkAutoThreshold compares busy polling, the fixed 300 µs threshold and
-// idle_threshold: auto (issue 8) on four traffic patterns, one frame per b.N:
-//
-//	go test -run '^$' -bench AutoThreshold -benchtime 5000x ./dataplane
-func BenchmarkAutoThreshold(b *testing.B) {
-	prev := runtime.GOMAXPROCS(irq.ProcsFor(1))
-	defer runtime.GOMAXPROCS(prev)
-	patterns := []struct {
-		name string
-		gap  func(i int, rng *rand.Rand) time.Duration
-	}{
-		{"2.5kpps", constantGap(400 * time.Microsecond)},
-		{"50kpps", constantGap(20 * time.Microsecond)},
-		{"bursts", func(i int, _ *rand.Rand) time.Duration { // 10 ms at 100 kpps, 90 ms silent
-			if i%100 == 0 {
-				return 90 * time.Millisecond
-			}
-			return 10 * time.Microsecond
-		}},
-		{"poisson-10kpps", func(_ int, rng *rand.Rand) time.Duration {
-			return time.Duration(rng.ExpFloat64() * float64(100*time.Microsecond))
-		}},
-	}
-	policies := []struct {
-		name   string
-		policy irq.PolicyConfig
-	}{
-		{"busy", irq.PolicyConfig{Mode: irq.Busy}},
-		{"fixed-300us", irq.PolicyConfig{}},
-		{"auto", irq.PolicyConfig{Auto: true}},
-	}
-	for _, pat := range patterns {
-		for _, pol := range policies {
-			b.Run(pat.name+"/"+pol.name, func(b *testing.B) { benchPaced(b, pol.policy, pat.gap) })
-		}
-	}
-}
-
 // benchCPUs returns the CPUs for the polling thread and the traffic sender: the last two,
 // as a deployment gives the poll loop a core of its own; -1, -1 with UIOD_BENCH_PIN=0 or
 // on a single CPU.

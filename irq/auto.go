@@ -8,60 +8,145 @@ const (
 	// the loop cannot see: the kernel's eventfd → epoll wake-up of a sleeping thread
 	// (3–8 µs p50 measured on the reference VM, DESIGN §3).
 	autoWakeFloor = int64(10 * time.Microsecond)
-	// autoRatio: sleeping at once pays when the expected gap to the next frame exceeds
-	// this many wake-up costs.
-	autoRatio = 4
-	// autoShift is the EWMA weight 1/2^autoShift: with gaps clamped at twice the
-	// configured threshold, a switch from trickle to burst is recognised within ~8 frames.
-	autoShift = 2
+	// autoCostShift is the wake cost's EWMA weight, 1/2^autoCostShift.
+	autoCostShift = 2
+	// autoWindow is how many recent gaps the estimator decides from (a power of two).
+	autoWindow = 32
+	// autoEvery: the window's quantiles are recomputed every autoEvery frames.
+	autoEvery = 4
+	// autoTrickle consecutive gaps longer than the configured threshold switch to
+	// sleeping at once without waiting for the window to turn over.
+	autoTrickle = 3
+	// autoBurst consecutive gaps shorter than half the configured threshold switch from
+	// sleeping at once back to polling without waiting for the window.
+	autoBurst = 2
+	// autoSpread: traffic whose 90th-percentile gap exceeds autoSpread times its median
+	// is irregular (Poisson-like); regular traffic gets twice its 90th percentile as
+	// polling margin, because a gap beyond that is a hiccup, not an end of traffic.
+	autoSpread = 2
 )
 
-// autoThreshold is the estimator behind PolicyConfig.Auto (issue 8). It keeps two running
-// averages per thread, updated with shifts and no allocation: the gap between polls that
-// found frames (each gap clamped to twice the configured threshold, so one long silence
-// does not take many frames to forget) and the cost of one arm-sleep-wake cycle. After each
-// empty poll the Idler compares the time since the last frame with threshold(): when the
-// next frame is expected later than autoRatio wake-ups would cost — by the average gap
-// and by the last gap alike — sleeping at once (0) is cheaper than polling and costs only
-// that wake-up in latency; otherwise it keeps polling up to the configured threshold,
-// like the fixed policy. Requiring both makes the start of a burst switch to polling at
-// its second frame, while a return to trickling traffic takes a couple of frames to move
-// the average.
+// autoThreshold is the estimator behind PolicyConfig.Auto (issue 8). It keeps a ring of
+// the last autoWindow gaps between polls that found frames (clamped to four times the
+// configured threshold, which is all the ordering needs) and a running average of the
+// cost of one arm-sleep-wake cycle. Every autoEvery frames it sorts a stack copy of the
+// ring and takes the median gap m and the 90th percentile q; then, with cap the
+// configured threshold:
+//
+//   - m > cap: polling to cap would catch fewer than half the frames, so it sleeps at
+//     the first empty poll (threshold 0); a frame then costs one wake-up.
+//   - q ≤ cap: polling for q plus one wake-up catches about nine frames in ten and
+//     sleeps soon after traffic stops. Regular traffic (q ≤ autoSpread·m) polls for 2q
+//     plus a wake-up instead, so that a sender's hiccup does not put the thread to sleep.
+//   - otherwise it polls to cap, like the fixed policy.
+//
+// Two detectors act between window updates, on consecutive gaps: autoTrickle gaps
+// longer than cap switch to sleeping at once (a burst ended and trickling traffic
+// followed), and autoBurst gaps shorter than cap/2 while sleeping at once switch to
+// polling to cap (a burst started). The result never exceeds cap, so auto polls at most
+// as long as the fixed policy after any frame; frame and threshold allocate nothing and
+// make no system call.
 type autoThreshold struct {
-	max       int64 // configured threshold (ns)
-	gap       int64 // EWMA of inter-arrival gaps (ns)
+	max       int64 // configured threshold, cap (ns)
 	cost      int64 // EWMA of one sleep cycle's cost (ns)
-	lastGap   int64 // the most recent gap (ns, clamped)
+	gap       int64 // median gap of the window (ns), for the stats
+	q90       int64 // 90th-percentile gap of the window (ns)
+	base      int64 // the window's decision (ns)
+	t         int64 // the threshold in force (ns)
 	lastFrame int64 // time of the last poll that found frames, 0 before the first
+	ring      [autoWindow]int64
+	n         int // gaps recorded, saturating at autoWindow
+	pos       int // next ring slot
+	due       int // frames until the next window update
+	long      int // consecutive gaps > max
+	short     int // consecutive gaps < max/2
 }
 
 func (a *autoThreshold) init(max int64) {
-	*a = autoThreshold{max: max, cost: autoWakeFloor}
+	*a = autoThreshold{max: max, cost: autoWakeFloor, base: max, t: max}
 }
 
 // frame records a poll that found frames at time now.
 func (a *autoThreshold) frame(now int64) {
-	if a.lastFrame != 0 {
-		g := now - a.lastFrame
-		if lim := 2 * a.max; g > lim {
-			g = lim
-		}
-		a.gap += (g - a.gap) >> autoShift
-		a.lastGap = g
-	}
+	last := a.lastFrame
 	a.lastFrame = now
+	if last == 0 {
+		return
+	}
+	g := now - last
+	if lim := 4 * a.max; g > lim {
+		g = lim
+	}
+	a.ring[a.pos] = g
+	a.pos = (a.pos + 1) % autoWindow
+	if a.n < autoWindow {
+		a.n++
+	}
+	switch {
+	case g > a.max:
+		a.long++
+		a.short = 0
+	case 2*g < a.max:
+		a.short++
+		a.long = 0
+	default:
+		a.long, a.short = 0, 0
+	}
+	if a.due--; a.due <= 0 {
+		a.due = autoEvery
+		a.update()
+	}
+	a.decide()
+}
+
+// update recomputes the window's quantiles and decision.
+func (a *autoThreshold) update() {
+	n := a.n
+	if n < autoEvery {
+		a.base = a.max
+		return
+	}
+	var s [autoWindow]int64
+	copy(s[:], a.ring[:n])
+	for i := 1; i < n; i++ { // insertion sort: 32 elements, no allocation
+		v := s[i]
+		j := i
+		for ; j > 0 && s[j-1] > v; j-- {
+			s[j] = s[j-1]
+		}
+		s[j] = v
+	}
+	a.gap = s[(n-1)/2]
+	a.q90 = s[(9*n-1)/10]
+	switch {
+	case a.gap > a.max:
+		a.base = 0
+	case a.q90 > a.max:
+		a.base = a.max
+	case a.q90 <= autoSpread*a.gap:
+		a.base = min(a.max, 2*a.q90+a.cost)
+	default:
+		a.base = min(a.max, a.q90+a.cost)
+	}
+}
+
+// decide combines the window's decision with the trickle and burst detectors.
+func (a *autoThreshold) decide() {
+	switch {
+	case a.long >= autoTrickle:
+		a.t = 0
+	case a.base == 0 && a.short >= autoBurst:
+		a.t = a.max
+	default:
+		a.t = a.base
+	}
 }
 
 // cycle records the loop's own overhead (ns) of one arm-sleep-wake cycle.
 func (a *autoThreshold) cycle(overhead int64) {
 	c := overhead + autoWakeFloor
-	a.cost += (c - a.cost) >> autoShift
+	a.cost += (c - a.cost) >> autoCostShift
 }
 
 // threshold is the idle threshold to apply now.
-func (a *autoThreshold) threshold() int64 {
-	if lim := autoRatio * a.cost; a.gap > lim && a.lastGap > lim {
-		return 0
-	}
-	return a.max
-}
+func (a *autoThreshold) threshold() int64 { return a.t }
