@@ -1,6 +1,11 @@
 // Package integration holds uiod's real-kernel tests: host-side tests (TestIntegration*)
 // that boot a QEMU guest with emulated igb NICs (see internal/qemutest) and run the guest
-// tests of package integration/guest in it, each reported here as a subtest.
+// tests of package integration/guest in it, each reported here as a subtest; and the
+// end-to-end tests (TestIntegrationE2E*), in which the guest binds one NIC to vfio-pci and
+// one to uio_pci_generic, runs `uiod run` forwarding between them, and the host sends
+// `uiod latency` probes through QEMU's datagram sockets in both directions, checking that
+// every probe came back and that the poll thread slept and was woken by the receiving
+// port's own interrupt (MSI-X on the vfio port, INTx on the uio port).
 //
 // They skip unless run as root with QEMU, a static busybox and the guest kernel present:
 // scripts/qemu-setup.sh installs them. Run them with
