@@ -28,6 +28,7 @@ type Config struct {
 	Forward  Forward `mapstructure:"forward"`
 	Poll     Poll    `mapstructure:"poll"`
 	Power    Power   `mapstructure:"power"`
+	VFIO     VFIO    `mapstructure:"vfio"`
 }
 
 // Log configures the daemon's logger.
@@ -114,6 +115,13 @@ type Power struct {
 	CPUDMALatency int `mapstructure:"cpu_dma_latency"`
 }
 
+// VFIO configures how vfio-pci ports are opened.
+type VFIO struct {
+	// Interface is the kernel interface: auto (the container/group interface when
+	// /dev/vfio/vfio exists, else the device cdev with iommufd), group, or iommufd.
+	Interface string `mapstructure:"interface"`
+}
+
 // Values of the enumerated keys.
 const (
 	DriverVFIO = "vfio-pci"
@@ -133,6 +141,10 @@ const (
 	PollBusy     = "busy"
 	PollAdaptive = "adaptive"
 	PollSleep    = "sleep"
+
+	VFIOAuto    = "auto"
+	VFIOGroup   = "group"
+	VFIOIOMMUFD = "iommufd"
 
 	DeliveryInline   = "inline"
 	DeliveryThreaded = "threaded"
@@ -167,6 +179,7 @@ func Default() *Config {
 			Delivery:      DeliveryInline,
 		},
 		Power: Power{CPUDMALatency: -1},
+		VFIO:  VFIO{Interface: VFIOAuto},
 	}
 }
 

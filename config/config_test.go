@@ -204,6 +204,7 @@ forward: {mode: reflect}`, func(c *Config) bool { return c.Ports[0].Addr().Strin
 		{"sleep bounds ignored in busy mode", simPorts + "poll: {mode: busy, sleep_min: 5ms, sleep_max: 1ms}", nil},
 		{"housekeeping", simPorts + "poll: {housekeeping: {hz: 1000, length: 999us}}", func(c *Config) bool { return c.Poll.Housekeeping.Hz == 1000 }},
 		{"threaded delivery", simPorts + "poll: {delivery: threaded}", nil},
+		{"vfio iommufd", simPorts + "vfio: {interface: iommufd}", nil},
 		{"cpus", simPorts + "poll: {cpus: [3, 0, 1]}", func(c *Config) bool { return reflect.DeepEqual(c.Poll.CPUs, []int{3, 0, 1}) }},
 		{"cpu list string", simPorts + "poll: {cpus: \"0-2\"}", func(c *Config) bool { return reflect.DeepEqual(c.Poll.CPUs, []int{0, 1, 2}) }},
 		{"metrics off", simPorts + "metrics: {listen: \"\"}", func(c *Config) bool { return !c.MetricsEnabled() }},
@@ -372,6 +373,7 @@ forward: {pairs: [[a, b]]}`, "forward.pairs", `"c"`},
 		{"cpus not a list", simPorts + "poll: {cpus: 1}", "poll.cpus", "list"},
 		{"cpu list bad", simPorts + "poll: {cpus: \"3-1\"}", "poll.cpus", "backwards"},
 		{"delivery", simPorts + "poll: {delivery: irq}", "poll.delivery", "inline or threaded"},
+		{"vfio interface", simPorts + "vfio: {interface: cdev}", "vfio.interface", "auto, group or iommufd"},
 		{"threaded without adaptive", simPorts + "poll: {mode: busy, delivery: threaded}", "poll.delivery", "adaptive"},
 		{"poll not a mapping", simPorts + "poll: [busy]", "poll", "mapping"},
 		// Unknown keys.
@@ -520,7 +522,7 @@ func TestEnvKeys(t *testing.T) {
 	want := []string{"log.level", "log.format", "metrics.listen", "state_dir", "forward.mode",
 		"poll.mode", "poll.idle_threshold", "poll.wait_timeout", "poll.sleep_min", "poll.sleep_max",
 		"poll.housekeeping.hz", "poll.housekeeping.length", "poll.cpus", "poll.delivery",
-		"power.cpu_dma_latency"}
+		"power.cpu_dma_latency", "vfio.interface"}
 	if !reflect.DeepEqual(envKeys, want) {
 		t.Errorf("envKeys = %q\nwant %q", envKeys, want)
 	}

@@ -64,6 +64,7 @@ func (c *Config) check(h Host) fieldErrors {
 	c.checkPorts(&errs)
 	c.checkForward(&errs)
 	c.checkPoll(&errs, h)
+	oneOf(&errs, "vfio.interface", c.VFIO.Interface, VFIOAuto, VFIOGroup, VFIOIOMMUFD)
 	if c.Power.CPUDMALatency < -1 {
 		errs.add("power.cpu_dma_latency", c.Power.CPUDMALatency, "must be -1 (off) or a latency in µs ≥ 0")
 	}

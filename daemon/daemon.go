@@ -56,7 +56,7 @@ func New(cfg *config.Config, opts Options) *Daemon {
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
 	}
-	return &Daemon{cfg: cfg, opts: opts, log: opts.Log, backends: backends{root: opts.Root, log: opts.Log}}
+	return &Daemon{cfg: cfg, opts: opts, log: opts.Log, backends: backends{root: opts.Root, vfioMode: vfioMode(cfg.VFIO.Interface), log: opts.Log}}
 }
 
 // Start opens the ports, starts the poll threads and the metrics endpoint. If any step

@@ -33,6 +33,7 @@ type port struct {
 // every sim port one model IOMMU, so l2fwd between them moves buffers without copying.
 type backends struct {
 	root     string
+	vfioMode vfio.Mode
 	log      *zap.Logger
 	vfio     *vfio.Container
 	simIOMMU *sim.IOMMU
@@ -66,7 +67,7 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		op.model, op.wire, dev = m, w, m.Device()
 	case config.DriverVFIO:
 		if b.vfio == nil {
-			c, err := vfio.NewContainer(vfio.Options{Root: b.root, Log: b.log.Named("vfio")})
+			c, err := vfio.NewContainer(vfio.Options{Root: b.root, Mode: b.vfioMode, Log: b.log.Named("vfio")})
 			if err != nil {
 				return nil, fmt.Errorf("port %s: %w", p.Name, err)
 			}
@@ -76,6 +77,7 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("port %s: open %s with vfio-pci: %w", p.Name, addr, err)
 		}
+		b.log.Info("vfio", zap.String("port", p.Name), zap.Stringer("interface", b.vfio.Mode()), zap.Bool("noiommu", b.vfio.NoIOMMU()))
 		dev = d
 	case config.DriverUIO:
 		if b.uioDMA == nil {
@@ -152,4 +154,15 @@ func openWire(w config.Wire) (wire.Port, error) {
 		return nil, errors.New("sim port needs a wire")
 	}
 	return w.Spec.Open()
+}
+
+// vfioMode maps vfio.interface onto the vfio package's mode.
+func vfioMode(s string) vfio.Mode {
+	switch s {
+	case config.VFIOGroup:
+		return vfio.ModeGroup
+	case config.VFIOIOMMUFD:
+		return vfio.ModeIOMMUFD
+	}
+	return vfio.ModeAuto
 }

@@ -42,7 +42,7 @@ func TestIntegrationE2EDebianIOMMU(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	runE2E(t, qemutest.Options{Kernel: k, IOMMU: true})
+	runE2E(t, qemutest.Options{Kernel: k, IOMMU: true}, "")
 }
 
 // TestIntegrationE2ESharedIOMMU runs the end-to-end test on the shared kernel (drivers built
@@ -52,7 +52,18 @@ func TestIntegrationE2ESharedIOMMU(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	runE2E(t, qemutest.Options{Kernel: k, IOMMU: true})
+	runE2E(t, qemutest.Options{Kernel: k, IOMMU: true}, "")
+}
+
+// TestIntegrationE2ESharedIOMMUFD runs the end-to-end test on the shared kernel with the
+// vfio port opened through the device cdev and iommufd (vfio.interface: iommufd) instead of
+// the container/group interface.
+func TestIntegrationE2ESharedIOMMUFD(t *testing.T) {
+	k, err := qemutest.SharedKernel()
+	if err != nil {
+		t.Skip(err)
+	}
+	runE2E(t, qemutest.Options{Kernel: k, IOMMU: true}, "iommufd")
 }
 
 // TestIntegrationE2ESharedNoIOMMU runs the end-to-end test on the shared kernel without an
@@ -62,7 +73,7 @@ func TestIntegrationE2ESharedNoIOMMU(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	runE2E(t, qemutest.Options{Kernel: k, UnsafeNoIOMMU: true})
+	runE2E(t, qemutest.Options{Kernel: k, UnsafeNoIOMMU: true}, "")
 }
 
 // direction is one run of probes: into the wire of NIC in, back out of NIC out.
@@ -78,8 +89,9 @@ var e2eDirections = []direction{
 }
 
 // runE2E boots a guest with o running testdata/e2e.sh, drives probes through it both ways
-// and checks what the guest reports.
-func runE2E(t *testing.T, o qemutest.Options) {
+// and checks what the guest reports. vfioInterface, if set, is the daemon's vfio.interface
+// (through its UIOD_VFIO_INTERFACE override); the guest checks the daemon used it.
+func runE2E(t *testing.T, o qemutest.Options, vfioInterface string) {
 	qemutest.Require(t)
 	script, err := os.ReadFile(filepath.Join("testdata", "e2e.sh"))
 	if err != nil {
@@ -87,6 +99,9 @@ func runE2E(t *testing.T, o qemutest.Options) {
 	}
 	o.Files = append(o.Files, guestFiles(t)...)
 	o.Script = string(script)
+	if vfioInterface != "" {
+		o.Script = "export UIOD_VFIO_INTERFACE=" + vfioInterface + "\n" + o.Script
+	}
 	o.HugePages = e2eHugePages
 	o.Timeout = 5 * time.Minute
 	vm := qemutest.Start(t, o)
@@ -136,6 +151,9 @@ func runE2E(t *testing.T, o qemutest.Options) {
 	}
 	if len(res.NICs) < 2 {
 		t.Fatalf("guest NICs %q, want two", res.NICs)
+	}
+	if vfioInterface != "" && !strings.Contains(res.Output, "E2E vfio interface "+vfioInterface) {
+		t.Errorf("guest did not confirm the vfio port was opened through %s", vfioInterface)
 	}
 	prev := "start"
 	for _, d := range e2eDirections {

@@ -78,6 +78,12 @@ until wget -q -O /tmp/status.json http://127.0.0.1:9477/status 2>/dev/null &&
 	[ $i -lt 300 ] || fail "no /status with both links up after 60s: $(cat /tmp/status.json 2>/dev/null)"
 	sleep 0.2
 done
+# With UIOD_VFIO_INTERFACE set, the vfio port must have been opened through it.
+if [ -n "${UIOD_VFIO_INTERFACE:-}" ]; then
+	grep -q "\"interface\": \"$UIOD_VFIO_INTERFACE\"" /tmp/run.log ||
+		fail "vfio port not opened through $UIOD_VFIO_INTERFACE: $(grep vfio /tmp/run.log)"
+	say "vfio interface $UIOD_VFIO_INTERFACE"
+fi
 snapshot start
 say READY
 # The host names a snapshot after each run of probes, then says done.
