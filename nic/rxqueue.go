@@ -31,16 +31,10 @@ type RxQueueStats struct {
 // buffer. One slot always stays unposted (RDH = RDT means "ring empty" to the NIC). Every
 // write-back field is checked before use: a bad one is counted and its buffer recycled.
 type RxQueue struct {
-	desc []advDesc
-	bufs []*Buf // buffer posted at each slot, nil if none
-	mask uint32
+	ring        // bufs: buffer posted at each slot; tail: last value written to RDT
 	next uint32 // next slot the NIC completes
-	tail uint32 // last value written to RDT
 	drop bool   // inside a multi-descriptor frame being dropped
 	pool *Mempool
-	db   Doorbell
-	mem  pci.Mem
-	dma  pci.DMA
 
 	packets, bytes, errors, fragments, noBufs atomic.Uint64
 }
@@ -54,29 +48,12 @@ func NewRxQueue(cfg RxConfig) (*RxQueue, error) {
 	if cfg.Tail.Reg == nil {
 		return nil, fmt.Errorf("rx ring: no tail register")
 	}
-	mem, d, err := ringMem(cfg.DMA, cfg.Size)
+	r, err := newRing(cfg.DMA, cfg.Size, cfg.Tail)
 	if err != nil {
 		return nil, fmt.Errorf("rx %w", err)
 	}
-	return &RxQueue{
-		desc: d,
-		bufs: make([]*Buf, cfg.Size),
-		mask: uint32(cfg.Size - 1),
-		pool: cfg.Pool,
-		db:   cfg.Tail,
-		mem:  mem,
-		dma:  cfg.DMA,
-	}, nil
+	return &RxQueue{ring: r, pool: cfg.Pool}, nil
 }
-
-// IOVA is the bus address of the descriptor ring (RDBAL/RDBAH).
-func (q *RxQueue) IOVA() uint64 { return q.mem.IOVA }
-
-// Len is the ring's size in bytes (RDLEN).
-func (q *RxQueue) Len() int { return len(q.desc) * DescSize }
-
-// Size is the number of descriptors.
-func (q *RxQueue) Size() int { return len(q.desc) }
 
 // Pool is the mempool the queue posts.
 func (q *RxQueue) Pool() *Mempool { return q.pool }
@@ -176,28 +153,13 @@ func (q *RxQueue) refill() {
 // Release takes every posted buffer back into its pool and resets the ring to empty. Call
 // it only after the NIC's queue is disabled.
 func (q *RxQueue) Release() {
-	for i, b := range q.bufs {
-		if b != nil {
-			q.bufs[i] = nil
-			b.pool.Put(b)
-		}
-	}
-	for i := range q.desc {
-		q.desc[i] = advDesc{}
-	}
-	q.next, q.tail, q.drop = 0, 0, false
+	q.release()
+	q.next, q.drop = 0, false
 }
 
 // Free releases the descriptor ring's memory (after Release, with the queue disabled). A
 // device's Close frees it too; Free is for error paths that keep the device.
-func (q *RxQueue) Free() error {
-	if q.mem.Bytes == nil {
-		return nil
-	}
-	err := q.dma.Free(q.mem)
-	q.mem, q.desc = pci.Mem{}, nil
-	return err
-}
+func (q *RxQueue) Free() error { return q.freeMem() }
 
 // Stats returns the queue's counters. It may be called from any goroutine.
 func (q *RxQueue) Stats() RxQueueStats {

@@ -37,14 +37,8 @@ type TxQueueStats struct {
 // received on a vfio port and sent on a uio port, say) cannot be handed to the NIC: it is
 // copied into a buffer of the queue's own copy pool and the original is freed at once.
 type TxQueue struct {
-	desc  []advDesc
-	bufs  []*Buf // buffer queued at each slot, nil if none
-	mask  uint32
+	ring         // bufs: buffer queued at each slot; tail: last value written to TDT
 	clean uint32 // oldest slot not yet reclaimed
-	tail  uint32 // last value written to TDT
-	db    Doorbell
-	mem   pci.Mem
-	dma   pci.DMA
 	copy  *Mempool
 
 	lastPool  *Mempool // cache of the last pool seen and whether the device can address it
@@ -58,18 +52,11 @@ func NewTxQueue(cfg TxConfig) (*TxQueue, error) {
 	if cfg.Tail.Reg == nil {
 		return nil, fmt.Errorf("tx ring: no tail register")
 	}
-	mem, d, err := ringMem(cfg.DMA, cfg.Size)
+	r, err := newRing(cfg.DMA, cfg.Size, cfg.Tail)
 	if err != nil {
 		return nil, fmt.Errorf("tx %w", err)
 	}
-	q := &TxQueue{
-		desc: d,
-		bufs: make([]*Buf, cfg.Size),
-		mask: uint32(cfg.Size - 1),
-		db:   cfg.Tail,
-		mem:  mem,
-		dma:  cfg.DMA,
-	}
+	q := &TxQueue{ring: r}
 	if cfg.CopyBufs >= 0 {
 		n, size := cfg.CopyBufs, cfg.BufSize
 		if n == 0 {
@@ -79,21 +66,12 @@ func NewTxQueue(cfg TxConfig) (*TxQueue, error) {
 			size = 2048
 		}
 		if q.copy, err = NewMempool(cfg.DMA, n, size); err != nil {
-			cfg.DMA.Free(mem)
+			cfg.DMA.Free(r.mem)
 			return nil, fmt.Errorf("tx copy pool: %w", err)
 		}
 	}
 	return q, nil
 }
-
-// IOVA is the bus address of the descriptor ring (TDBAL/TDBAH).
-func (q *TxQueue) IOVA() uint64 { return q.mem.IOVA }
-
-// Len is the ring's size in bytes (TDLEN).
-func (q *TxQueue) Len() int { return len(q.desc) * DescSize }
-
-// Size is the number of descriptors.
-func (q *TxQueue) Size() int { return len(q.desc) }
 
 // CopyPool is the pool for frames copied from foreign address spaces (nil if disabled).
 func (q *TxQueue) CopyPool() *Mempool { return q.copy }
@@ -189,16 +167,8 @@ func (q *TxQueue) Reclaim() int {
 // Release frees every queued buffer and resets the ring to empty. Call it only after the
 // NIC's queue is disabled.
 func (q *TxQueue) Release() {
-	for i, b := range q.bufs {
-		if b != nil {
-			q.bufs[i] = nil
-			b.pool.Put(b)
-		}
-	}
-	for i := range q.desc {
-		q.desc[i] = advDesc{}
-	}
-	q.clean, q.tail = 0, 0
+	q.release()
+	q.clean = 0
 }
 
 // Free releases the ring's and the copy pool's memory (after Release, with the queue
@@ -209,11 +179,8 @@ func (q *TxQueue) Free() error {
 		err = q.copy.Close()
 		q.copy = nil
 	}
-	if q.mem.Bytes != nil {
-		if e := q.dma.Free(q.mem); err == nil {
-			err = e
-		}
-		q.mem, q.desc = pci.Mem{}, nil
+	if e := q.freeMem(); err == nil {
+		err = e
 	}
 	return err
 }

@@ -1,49 +1,25 @@
 package igb
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
-	"github.com/uiod/uiod/pci"
 	simixgbe "github.com/uiod/uiod/sim/ixgbe"
 )
 
 // driver is this driver on the model's 82576 flavour, for the shared suites.
 var driver = nictest.Driver{
-	Open: func(dev pci.Device, cfg nic.Config) (nictest.Port, error) {
-		p, err := Open(dev, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
-	},
+	Open:      nictest.OpenWith(Open),
 	Flavor:    simixgbe.X82576,
 	SpeedMbps: 1000,
 }
 
-func TestOpenStrict(t *testing.T)                 { nictest.Open(t, driver) }
-func TestForwardByteExact(t *testing.T)           { nictest.Forward(t, driver) }
-func TestInterruptsMSIX(t *testing.T)             { nictest.InterruptsMSIX(t, driver) }
-func TestInterruptsINTx(t *testing.T)             { nictest.InterruptsINTx(t, driver) }
-func TestInterruptModeration(t *testing.T)        { nictest.Moderation(t, driver) }
-func TestLinkChange(t *testing.T)                 { nictest.LinkChange(t, driver) }
-func TestFaults(t *testing.T)                     { nictest.Faults(t, driver) }
-func TestIOMMUCatchesBadAddress(t *testing.T)     { nictest.IOMMU(t, driver) }
-func TestRSS(t *testing.T)                        { nictest.RSS(t, driver) }
-func TestForwardAcrossAddressSpaces(t *testing.T) { nictest.AcrossAddressSpaces(t, driver) }
-func TestBurstAllocs(t *testing.T)                { nictest.BurstAllocs(t, driver) }
+// TestDriver runs the suites every Intel driver must pass (see nictest.Run).
+func TestDriver(t *testing.T) { nictest.Run(t, driver) }
 
 // BenchmarkForward is the driver-only forwarding cost; see nic/ixgbe.
-func BenchmarkForward(b *testing.B) {
-	for _, batch := range []int{1, 32, 256} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			nictest.BenchmarkForward(b, driver, batch)
-		})
-	}
-}
+func BenchmarkForward(b *testing.B) { nictest.BenchmarkForwardBatches(b, driver) }
 
 func TestMatch(t *testing.T) {
 	for _, id := range []uint16{0x10C9, 0x10E6, 0x1521, 0x1533, 0x1539} {

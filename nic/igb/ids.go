@@ -1,5 +1,7 @@
 package igb
 
+import "github.com/uiod/uiod/nic/internal/intel"
+
 // family is a group of controllers that share register layouts.
 type family int
 
@@ -10,7 +12,7 @@ const (
 )
 
 // VendorIntel is Intel's PCI vendor id.
-const VendorIntel = 0x8086
+const VendorIntel = intel.VendorIntel
 
 // deviceIDs maps supported PCI device ids to their family (from Intel's e1000_hw.h).
 var deviceIDs = map[uint16]family{

@@ -1,45 +1,11 @@
 package igb
 
 import (
-	"crypto/rand"
-	"errors"
 	"fmt"
-	"net"
 	"time"
 
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/nic/internal/intel"
 )
-
-var errTimeout = errors.New("timed out")
-
-// waitBits polls register off until (value & mask) == want or the timeout passes.
-func waitBits(r pci.Region, off, mask, want uint32, timeout time.Duration) (uint32, error) {
-	deadline := time.Now().Add(timeout)
-	sleep := time.Microsecond
-	for {
-		v := r.Read32(off)
-		if v&mask == want {
-			return v, nil
-		}
-		if time.Now().After(deadline) {
-			return v, fmt.Errorf("register 0x%05x = 0x%08x, waiting for 0x%08x under mask 0x%08x: %w", off, v, want, mask, errTimeout)
-		}
-		time.Sleep(sleep)
-		if sleep < time.Millisecond {
-			sleep *= 2
-		}
-	}
-}
-
-func waitSet(r pci.Region, off, bits uint32, timeout time.Duration) error {
-	_, err := waitBits(r, off, bits, bits, timeout)
-	return err
-}
-
-func waitClear(r pci.Region, off, bits uint32, timeout time.Duration) error {
-	_, err := waitBits(r, off, bits, 0, timeout)
-	return err
-}
 
 // resetHW masks interrupts, stops receive and transmit, issues a global reset, masks
 // again and waits for the EEPROM auto-read (82576 datasheet 4.5).
@@ -53,7 +19,7 @@ func (p *Port) resetHW() error {
 	time.Sleep(time.Millisecond)
 	r.Write32(regCTRL, r.Read32(regCTRL)|ctrlReset)
 	time.Sleep(time.Millisecond) // no register access right after a reset
-	if err := waitClear(r, regCTRL, ctrlReset, time.Second); err != nil {
+	if err := intel.WaitClear(r, regCTRL, ctrlReset, time.Second); err != nil {
 		return fmt.Errorf("global reset: %w", err)
 	}
 	r.Write32(regIMC, allInterrupts)
@@ -62,32 +28,15 @@ func (p *Port) resetHW() error {
 	// igb, whose EECD reads 0x1110 (FWE_DIS, PRES, size) forever. Like Linux's igb
 	// (igb_reset_hw_82575), wait a little and go on without it; readMAC copes with a
 	// missing address.
-	_ = waitSet(r, p.fam.eecOffset(), eecdAutoRead, 10*time.Millisecond)
+	_ = intel.WaitSet(r, p.fam.eecOffset(), eecdAutoRead, 10*time.Millisecond)
 	r.Write32(regCTRLEXT, r.Read32(regCTRLEXT)|ctrlExtDrvLoad)
-	return nil
-}
-
-// readMAC reads receive address 0; a missing address is replaced by a random locally
-// administered one.
-func (p *Port) readMAC() error {
-	lo, hi := p.bar.Read32(regRAL0), p.bar.Read32(regRAH0)
-	mac := net.HardwareAddr{byte(lo), byte(lo >> 8), byte(lo >> 16), byte(lo >> 24), byte(hi), byte(hi >> 8)}
-	if hi&rahAddrValid == 0 || mac[0]&1 != 0 || (lo == 0 && hi&0xffff == 0) {
-		if _, err := rand.Read(mac); err != nil {
-			return fmt.Errorf("random mac: %w", err)
-		}
-		mac[0] = mac[0]&^1 | 2
-		p.bar.Write32(regRAL0, uint32(mac[0])|uint32(mac[1])<<8|uint32(mac[2])<<16|uint32(mac[3])<<24)
-		p.bar.Write32(regRAH0, uint32(mac[4])|uint32(mac[5])<<8|rahAddrValid)
-	}
-	p.mac = mac
 	return nil
 }
 
 // readPHY reads a PHY register through MDIC.
 func (p *Port) readPHY(reg uint32) (uint16, error) {
 	p.bar.Write32(regMDIC, reg<<mdicRegShift|phyAddr<<mdicPHYShift|mdicOpRead)
-	v, err := waitBits(p.bar, regMDIC, mdicReady, mdicReady, 100*time.Millisecond)
+	v, err := intel.WaitBits(p.bar, regMDIC, mdicReady, mdicReady, 100*time.Millisecond)
 	if err != nil {
 		return 0, fmt.Errorf("read phy register %d: %w", reg, err)
 	}
@@ -100,7 +49,7 @@ func (p *Port) readPHY(reg uint32) (uint16, error) {
 // writePHY writes a PHY register through MDIC.
 func (p *Port) writePHY(reg uint32, val uint16) error {
 	p.bar.Write32(regMDIC, uint32(val)|reg<<mdicRegShift|phyAddr<<mdicPHYShift|mdicOpWrite)
-	v, err := waitBits(p.bar, regMDIC, mdicReady, mdicReady, 100*time.Millisecond)
+	v, err := intel.WaitBits(p.bar, regMDIC, mdicReady, mdicReady, 100*time.Millisecond)
 	if err != nil {
 		return fmt.Errorf("write phy register %d: %w", reg, err)
 	}
@@ -124,7 +73,7 @@ func (p *Port) startLink() error {
 
 // waitLink waits up to timeout for STATUS.LU.
 func (p *Port) waitLink(timeout time.Duration) bool {
-	return waitSet(p.bar, regSTATUS, statusLU, timeout) == nil
+	return intel.WaitSet(p.bar, regSTATUS, statusLU, timeout) == nil
 }
 
 // RXDCTL thresholds: prefetch 8, host 8, write back each descriptor at once.
@@ -136,18 +85,14 @@ func (p *Port) initRx() error {
 	r := p.bar
 	r.Write32(regRCTL, r.Read32(regRCTL)&^rctlEN)
 	bsize := uint32(p.cfg.BufSize/1024) & srrctlBSizePktMask
-	for i, q := range p.rx {
+	for i := 0; i < p.NumRxQueues(); i++ {
 		srrctl := r.Read32(regSRRCTL(i))
 		srrctl &^= srrctlDescTypeMask | srrctlBSizePktMask
 		srrctl |= srrctlDescAdvOneBuf | bsize | srrctlDropEn
 		r.Write32(regSRRCTL(i), srrctl)
-		r.Write32(regRDBAL(i), uint32(q.IOVA()))
-		r.Write32(regRDBAH(i), uint32(q.IOVA()>>32))
-		r.Write32(regRDLEN(i), uint32(q.Len()))
-		r.Write32(regRDH(i), 0)
-		r.Write32(regRDT(i), 0)
+		intel.ProgramRxRing(&p.Port, i)
 		r.Write32(regRXDCTL(i), rxdctlThresholds|dxctlEnable)
-		if err := waitSet(r, regRXDCTL(i), dxctlEnable, time.Second); err != nil {
+		if err := intel.WaitSet(r, regRXDCTL(i), dxctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable rx queue %d: %w", i, err)
 		}
 	}
@@ -166,8 +111,8 @@ func (p *Port) initRx() error {
 		rctl &^= rctlUPE | rctlMPE
 	}
 	r.Write32(regRCTL, rctl)
-	for _, q := range p.rx {
-		q.Fill() // writes RDT
+	for i := 0; i < p.NumRxQueues(); i++ {
+		p.RxQueue(i).Fill() // writes RDT
 	}
 	return nil
 }
@@ -176,14 +121,10 @@ func (p *Port) initRx() error {
 func (p *Port) initTx() error {
 	r := p.bar
 	r.Write32(regTCTL, tctlConfigure)
-	for i, q := range p.tx {
-		r.Write32(regTDBAL(i), uint32(q.IOVA()))
-		r.Write32(regTDBAH(i), uint32(q.IOVA()>>32))
-		r.Write32(regTDLEN(i), uint32(q.Len()))
-		r.Write32(regTDH(i), 0)
-		r.Write32(regTDT(i), 0)
+	for i := 0; i < p.NumTxQueues(); i++ {
+		intel.ProgramTxRing(&p.Port, i)
 		r.Write32(regTXDCTL(i), r.Read32(regTXDCTL(i))|dxctlEnable)
-		if err := waitSet(r, regTXDCTL(i), dxctlEnable, time.Second); err != nil {
+		if err := intel.WaitSet(r, regTXDCTL(i), dxctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable tx queue %d: %w", i, err)
 		}
 	}
@@ -192,31 +133,7 @@ func (p *Port) initTx() error {
 }
 
 // RSSKey is the Toeplitz key the driver programs (Microsoft's RSS specification key).
-var RSSKey = [40]byte{
-	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
-	0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
-	0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
-	0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
-	0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
-}
+var RSSKey = intel.RSSKey
 
 // setupRSS spreads flows over the RX queues when there is more than one.
-func (p *Port) setupRSS() {
-	n := len(p.rx)
-	if n < 2 {
-		return
-	}
-	r := p.bar
-	for i := 0; i < len(RSSKey)/4; i++ {
-		k := RSSKey[4*i:]
-		r.Write32(regRSSRK(i), uint32(k[0])|uint32(k[1])<<8|uint32(k[2])<<16|uint32(k[3])<<24)
-	}
-	for i := 0; i < retaSize/4; i++ {
-		var v uint32
-		for j := 0; j < 4; j++ {
-			v |= uint32((4*i+j)%n) << (8 * j)
-		}
-		r.Write32(regRETA(i), v)
-	}
-	r.Write32(regMRQC, mrqcRSS|mrqcRSSFields)
-}
+func (p *Port) setupRSS() { intel.SetupRSS(&p.Port, &RSSKey, mrqcRSS|mrqcRSSFields) }

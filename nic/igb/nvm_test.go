@@ -36,13 +36,9 @@ func (r noNVMRegion) Read32(off uint32) uint32 {
 // Linux's igb, the driver goes on, and the port comes up with its address and link.
 func TestOpenWithoutNVMAutoRead(t *testing.T) {
 	drv := nictest.Driver{
-		Open: func(dev pci.Device, cfg nic.Config) (nictest.Port, error) {
-			p, err := Open(noNVM{dev}, cfg)
-			if err != nil {
-				return nil, err
-			}
-			return p, nil
-		},
+		Open: nictest.OpenWith(func(dev pci.Device, cfg nic.Config) (*Port, error) {
+			return Open(noNVM{dev}, cfg)
+		}),
 		Flavor:    simixgbe.X82576,
 		SpeedMbps: 1000,
 	}

@@ -5,53 +5,33 @@
 package igb
 
 import (
-	"fmt"
-	"net"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/intel"
 	"github.com/uiod/uiod/pci"
 )
 
-func init() {
-	nic.Register(nic.Driver{
-		Name:  "igb",
-		Match: Match,
-		Open: func(dev pci.Device, cfg nic.Config) (nic.Port, error) {
-			return Open(dev, cfg)
-		},
-	})
-}
+func init() { intel.Register("igb", Match, Open) }
 
-// Port is an open 82576/I350/I210 port. It implements nic.Port.
+// Port is an open 82576/I350/I210 port. It implements nic.Port. Its nic.Port methods and
+// RxQueue, TxQueue, Device, IRQKind and LinkChanges come from the embedded intel.Port.
 type Port struct {
-	dev    pci.Device
-	bar    pci.Region
-	fam    family
-	cfg    nic.Config
-	mac    net.HardwareAddr
-	rx     []*nic.RxQueue
-	tx     []*nic.TxQueue
-	pools  []*nic.Mempool
-	vecs   []*irq.Vector
-	rxVec  []*irq.Vector
-	kind   irq.Kind
-	other  int // MSI-X vector of link changes
-	lsc    *nic.VectorWatcher
-	linkCh atomic.Uint64
-
-	statsMu sync.Mutex
-	hw      hwCounters
-
-	closeOnce sync.Once
-	closeErr  error
-	closed    atomic.Bool // registers are gone: Stats and Link answer from memory
+	intel.Port // queues, vectors, counters and the nic.Port methods
+	bar        pci.Region
+	fam        family
+	cfg        nic.Config
+	other      int // MSI-X vector of link changes
 }
 
 var _ nic.Port = (*Port)(nil)
+
+// layout is where the 82576 keeps the registers the shared code touches.
+var layout = intel.Layout{
+	RxQueue: regRDBAL(0),
+	TxQueue: regTDBAL(0),
+	EIMS:    regEIMS,
+	EIMC:    regEIMC,
+	MPC:     []uint32{regMPC},
+}
 
 // Open resets and initialises dev, an 82576/I350/I210 function, brings the link up
 // through PHY auto-negotiation and starts the queues.
@@ -64,164 +44,47 @@ var _ nic.Port = (*Port)(nil)
 // On success the port owns dev and closes it in Close. On failure Open leaves the device
 // quiesced and the caller closes it.
 func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
-	device, err := pci.ReadConfig16(dev.Config(), pci.CfgDeviceID)
+	fam, err := intel.Lookup(dev, deviceIDs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dev.Addr(), err)
+		return nil, err
 	}
-	fam, ok := deviceIDs[device]
-	if !ok {
-		return nil, fmt.Errorf("%s: device id %04x: %w", dev.Addr(), device, nic.ErrNoDriver)
-	}
-	cfg = cfg.WithDefaults()
-	if err := cfg.Validate(fam.maxQueues()); err != nil {
-		return nil, fmt.Errorf("%s: %w", dev.Addr(), err)
-	}
-	bar, err := dev.Region(0)
-	if err != nil {
-		return nil, fmt.Errorf("%s: map BAR0: %w", dev.Addr(), err)
-	}
-	p := &Port{dev: dev, bar: bar, fam: fam, cfg: cfg}
-	if err := p.open(); err != nil {
-		p.abort()
-		return nil, fmt.Errorf("%s: %w", dev.Addr(), err)
+	p := &Port{fam: fam}
+	ops := intel.Ops{Mask: p.mask, Stop: p.stopRxTx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx}
+	if err := intel.Open(&p.Port, dev, cfg, fam.maxQueues(), layout, ops, p.open); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
 
-func (p *Port) open() error {
-	if err := pci.SetBusMaster(p.dev.Config(), false); err != nil {
-		return err
-	}
+// open runs the whole bring-up; intel.Open undoes it on failure.
+func (p *Port) open(bar pci.Region, cfg nic.Config) error {
+	p.bar, p.cfg = bar, cfg
 	if err := p.resetHW(); err != nil {
 		return err
 	}
-	if err := p.readMAC(); err != nil {
+	if err := intel.ReadMAC(&p.Port); err != nil {
 		return err
 	}
 	if err := p.startLink(); err != nil {
 		return err
 	}
-	p.readCounters()
-	if err := p.allocQueues(); err != nil {
-		return err
-	}
-	if err := pci.SetBusMaster(p.dev.Config(), true); err != nil {
-		return err
-	}
-	if err := p.initRx(); err != nil {
-		return err
-	}
-	if err := p.initTx(); err != nil {
-		return err
-	}
-	if err := p.setupInterrupts(); err != nil {
+	intel.ReadCounters(&p.Port)
+	if err := intel.StartQueues(&p.Port, p.initRx, p.initTx, p.setupInterrupts); err != nil {
 		return err
 	}
 	p.waitLink(p.cfg.LinkTimeout)
 	return nil
 }
 
-func (p *Port) allocQueues() error {
-	dma := p.dev.DMA()
-	for q := 0; q < p.cfg.RxQueues; q++ {
-		pool, err := nic.NewMempool(dma, p.cfg.PoolSize, p.cfg.BufSize)
-		if err != nil {
-			return fmt.Errorf("rx queue %d: %w", q, err)
-		}
-		p.pools = append(p.pools, pool)
-		rq, err := nic.NewRxQueue(nic.RxConfig{DMA: dma, Pool: pool, Size: p.cfg.RxRing, Tail: nic.Doorbell{Reg: p.bar, Off: regRDT(q)}})
-		if err != nil {
-			return fmt.Errorf("rx queue %d: %w", q, err)
-		}
-		p.rx = append(p.rx, rq)
-	}
-	for q := 0; q < p.cfg.TxQueues; q++ {
-		tq, err := nic.NewTxQueue(nic.TxConfig{DMA: dma, Size: p.cfg.TxRing, Tail: nic.Doorbell{Reg: p.bar, Off: regTDT(q)}, BufSize: p.cfg.BufSize})
-		if err != nil {
-			return fmt.Errorf("tx queue %d: %w", q, err)
-		}
-		p.tx = append(p.tx, tq)
-	}
-	return nil
+// mask masks every interrupt cause, legacy and extended.
+func (p *Port) mask() {
+	p.bar.Write32(regIMC, allInterrupts)
+	p.bar.Write32(regEIMC, allInterrupts)
 }
 
-func (p *Port) abort() {
-	p.quiesce()
-	pci.SetBusMaster(p.dev.Config(), false)
-	if len(p.vecs) > 0 {
-		p.dev.IRQs(p.kind, 0)
-	}
-	for _, q := range p.rx {
-		q.Free()
-	}
-	for _, q := range p.tx {
-		q.Free()
-	}
-	for _, pool := range p.pools {
-		pool.Close()
-	}
-}
-
-// quiesce masks every interrupt, stops the link watcher, disables receive, transmit and
-// the queues and takes the buffers back from the rings.
-func (p *Port) quiesce() {
+// stopRxTx disables receive and transmit before the queues are stopped.
+func (p *Port) stopRxTx() {
 	r := p.bar
-	r.Write32(regIMC, allInterrupts)
-	r.Write32(regEIMC, allInterrupts)
-	if p.lsc != nil {
-		p.lsc.Stop()
-		p.lsc = nil
-	}
 	r.Write32(regRCTL, r.Read32(regRCTL)&^rctlEN)
 	r.Write32(regTCTL, r.Read32(regTCTL)&^tctlEN)
-	for i, q := range p.rx {
-		r.Write32(regRXDCTL(i), r.Read32(regRXDCTL(i))&^dxctlEnable)
-		waitClear(r, regRXDCTL(i), dxctlEnable, 10*time.Millisecond)
-		q.Release()
-	}
-	for i, q := range p.tx {
-		r.Write32(regTXDCTL(i), r.Read32(regTXDCTL(i))&^dxctlEnable)
-		waitClear(r, regTXDCTL(i), dxctlEnable, 10*time.Millisecond)
-		q.Reclaim()
-		q.Release()
-	}
 }
-
-// Close implements nic.Port: it masks interrupts, disables the queues, returns the rings'
-// buffers to their pools and closes the device (bus mastering off, then DMA memory freed).
-func (p *Port) Close() error {
-	p.closeOnce.Do(func() {
-		p.statsMu.Lock()
-		p.quiesce()
-		p.readCounters()
-		p.closed.Store(true)
-		p.statsMu.Unlock()
-		p.closeErr = p.dev.Close()
-	})
-	return p.closeErr
-}
-
-// MAC implements nic.Port.
-func (p *Port) MAC() net.HardwareAddr { return p.mac }
-
-// NumRxQueues implements nic.Port.
-func (p *Port) NumRxQueues() int { return len(p.rx) }
-
-// NumTxQueues implements nic.Port.
-func (p *Port) NumTxQueues() int { return len(p.tx) }
-
-// RxBurst implements nic.Port.
-func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return p.rx[q].Burst(bufs) }
-
-// TxBurst implements nic.Port. Buffers from a pool in another DMA address space are
-// copied (see nic.TxQueue).
-func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return p.tx[q].Burst(bufs) }
-
-// RxQueue is the ring of RX queue q, for its counters and pool.
-func (p *Port) RxQueue(q int) *nic.RxQueue { return p.rx[q] }
-
-// TxQueue is the ring of TX queue q, for its counters and copy pool.
-func (p *Port) TxQueue(q int) *nic.TxQueue { return p.tx[q] }
-
-// Device is the PCI function the port drives.
-func (p *Port) Device() pci.Device { return p.dev }

@@ -23,38 +23,19 @@ const (
 	regEICR     = 0x01580
 	regIVARMisc = 0x01740
 
-	regMRQC  = 0x05818
 	regRLPML = 0x05004
-	regRAL0  = 0x05400
-	regRAH0  = 0x05404
 
-	// Statistics, read-to-clear.
-	regMPC   = 0x04010
-	regGPRC  = 0x04074
-	regGPTC  = 0x04080
-	regGORCL = 0x04088
-	regGORCH = 0x0408C
-	regGOTCL = 0x04090
-	regGOTCH = 0x04094
+	// Missed packets, read-to-clear (the other statistics are package intel's).
+	regMPC = 0x04010
 )
 
 func regEITR(n int) uint32   { return 0x01680 + 4*uint32(n) }
 func regIVAR(n int) uint32   { return 0x01700 + 4*uint32(n) }
 func regRDBAL(q int) uint32  { return 0x0C000 + 0x40*uint32(q) }
-func regRDBAH(q int) uint32  { return 0x0C004 + 0x40*uint32(q) }
-func regRDLEN(q int) uint32  { return 0x0C008 + 0x40*uint32(q) }
 func regSRRCTL(q int) uint32 { return 0x0C00C + 0x40*uint32(q) }
-func regRDH(q int) uint32    { return 0x0C010 + 0x40*uint32(q) }
-func regRDT(q int) uint32    { return 0x0C018 + 0x40*uint32(q) }
 func regRXDCTL(q int) uint32 { return 0x0C028 + 0x40*uint32(q) }
 func regTDBAL(q int) uint32  { return 0x0E000 + 0x40*uint32(q) }
-func regTDBAH(q int) uint32  { return 0x0E004 + 0x40*uint32(q) }
-func regTDLEN(q int) uint32  { return 0x0E008 + 0x40*uint32(q) }
-func regTDH(q int) uint32    { return 0x0E010 + 0x40*uint32(q) }
-func regTDT(q int) uint32    { return 0x0E018 + 0x40*uint32(q) }
 func regTXDCTL(q int) uint32 { return 0x0E028 + 0x40*uint32(q) }
-func regRETA(n int) uint32   { return 0x05C00 + 4*uint32(n) }
-func regRSSRK(n int) uint32  { return 0x05C80 + 4*uint32(n) }
 
 // Register bits.
 const (
@@ -103,8 +84,6 @@ const (
 
 	dxctlEnable = 1 << 25
 
-	rahAddrValid = 1 << 31
-
 	gpieNSICR      = 1 << 0
 	gpieMSIXMode   = 1 << 4
 	gpieEIAME      = 1 << 30
@@ -134,5 +113,3 @@ const (
 	bmsrLinkUp    = 1 << 2
 	bmsrANDone    = 1 << 5
 )
-
-const retaSize = 128

@@ -1,5 +1,7 @@
 package ixgbe
 
+import "github.com/uiod/uiod/nic/internal/intel"
+
 // family is a group of controllers that share an init sequence.
 type family int
 
@@ -11,7 +13,7 @@ const (
 )
 
 // VendorIntel is Intel's PCI vendor id.
-const VendorIntel = 0x8086
+const VendorIntel = intel.VendorIntel
 
 // deviceIDs maps the PCI device ids this driver supports to their family (from Intel's
 // ixgbe_type.h). The 82598 (0x10B6, 0x10C6, 0x10EC CX4, …) is not supported: its

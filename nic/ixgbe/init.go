@@ -1,44 +1,11 @@
 package ixgbe
 
 import (
-	"crypto/rand"
-	"errors"
 	"fmt"
-	"net"
 	"time"
 
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/nic/internal/intel"
 )
-
-// errTimeout is wrapped by the errors of bounded register waits.
-var errTimeout = errors.New("timed out")
-
-// waitBits polls register off until (value & mask) == want or the timeout passes.
-func waitBits(r pci.Region, off, mask, want uint32, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	sleep := time.Microsecond
-	for {
-		v := r.Read32(off)
-		if v&mask == want {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("register 0x%05x = 0x%08x, waiting for 0x%08x under mask 0x%08x: %w", off, v, want, mask, errTimeout)
-		}
-		time.Sleep(sleep)
-		if sleep < time.Millisecond {
-			sleep *= 2
-		}
-	}
-}
-
-func waitSet(r pci.Region, off, bits uint32, timeout time.Duration) error {
-	return waitBits(r, off, bits, bits, timeout)
-}
-
-func waitClear(r pci.Region, off, bits uint32, timeout time.Duration) error {
-	return waitBits(r, off, bits, 0, timeout)
-}
 
 // resetHW is datasheet section 4.6.3: mask interrupts, global reset, mask again, wait for
 // the EEPROM auto-read and the DMA init.
@@ -46,15 +13,15 @@ func (p *Port) resetHW() error {
 	r := p.bar
 	r.Write32(regEIMC, eimcAll)
 	r.Write32(regCTRL, r.Read32(regCTRL)|ctrlResetMask)
-	if err := waitClear(r, regCTRL, ctrlResetMask, time.Second); err != nil {
+	if err := intel.WaitClear(r, regCTRL, ctrlResetMask, time.Second); err != nil {
 		return fmt.Errorf("global reset: %w", err)
 	}
 	time.Sleep(10 * time.Millisecond) // the datasheet asks for at least 10 ms before further access
 	r.Write32(regEIMC, eimcAll)
-	if err := waitSet(r, p.fam.eecOffset(), eecAutoReadDone, time.Second); err != nil {
+	if err := intel.WaitSet(r, p.fam.eecOffset(), eecAutoReadDone, time.Second); err != nil {
 		return fmt.Errorf("eeprom auto-read: %w", err)
 	}
-	if err := waitSet(r, regRDRXCTL, rdrxctlDMAIDone, time.Second); err != nil {
+	if err := intel.WaitSet(r, regRDRXCTL, rdrxctlDMAIDone, time.Second); err != nil {
 		return fmt.Errorf("dma init: %w", err)
 	}
 	return nil
@@ -71,23 +38,6 @@ func (p *Port) setupLink() {
 	autoc = autoc&^(autocLMSMask|autocPMAPMDMask) | autocLMS10GSerial | autocPMAPMDXAUI
 	r.Write32(regAUTOC, autoc)
 	r.Write32(regAUTOC, autoc|autocAnRestart)
-}
-
-// readMAC reads the station address from receive address 0, which the NIC loads from its
-// EEPROM. A missing or invalid address is replaced by a random locally administered one.
-func (p *Port) readMAC() error {
-	lo, hi := p.bar.Read32(regRAL0), p.bar.Read32(regRAH0)
-	mac := net.HardwareAddr{byte(lo), byte(lo >> 8), byte(lo >> 16), byte(lo >> 24), byte(hi), byte(hi >> 8)}
-	if hi&rahAddrValid == 0 || mac[0]&1 != 0 || (lo == 0 && hi&0xffff == 0) {
-		if _, err := rand.Read(mac); err != nil {
-			return fmt.Errorf("random mac: %w", err)
-		}
-		mac[0] = mac[0]&^1 | 2 // unicast, locally administered
-		p.bar.Write32(regRAL0, uint32(mac[0])|uint32(mac[1])<<8|uint32(mac[2])<<16|uint32(mac[3])<<24)
-		p.bar.Write32(regRAH0, uint32(mac[4])|uint32(mac[5])<<8|rahAddrValid)
-	}
-	p.mac = mac
-	return nil
 }
 
 // initRx is datasheet section 4.6.7: receive off, CRC strip, filters, per queue SRRCTL
@@ -116,26 +66,22 @@ func (p *Port) initRx() error {
 	}
 	r.Write32(regFCTRL, fctrl)
 	bsize := uint32(p.cfg.BufSize/1024) & srrctlBSizePktMask
-	for i, q := range p.rx {
+	for i := 0; i < p.NumRxQueues(); i++ {
 		srrctl := r.Read32(regSRRCTL(i))
 		srrctl &^= srrctlDescTypeMask | srrctlBSizePktMask
 		srrctl |= srrctlDescAdvOneBuf | bsize<<srrctlBSizePktShift | srrctlDropEn
 		r.Write32(regSRRCTL(i), srrctl)
-		r.Write32(regRDBAL(i), uint32(q.IOVA()))
-		r.Write32(regRDBAH(i), uint32(q.IOVA()>>32))
-		r.Write32(regRDLEN(i), uint32(q.Len()))
-		r.Write32(regRDH(i), 0)
-		r.Write32(regRDT(i), 0)
+		intel.ProgramRxRing(&p.Port, i)
 		r.Write32(regDCARXCTRL(i), r.Read32(regDCARXCTRL(i))&^dcaRxCtrlDescWBRO)
 	}
 	r.Write32(regCTRLEXT, r.Read32(regCTRLEXT)|ctrlExtNSDis)
 	p.setupRSS()
-	for i, q := range p.rx {
+	for i := 0; i < p.NumRxQueues(); i++ {
 		r.Write32(regRXDCTL(i), r.Read32(regRXDCTL(i))|dxctlEnable)
-		if err := waitSet(r, regRXDCTL(i), dxctlEnable, time.Second); err != nil {
+		if err := intel.WaitSet(r, regRXDCTL(i), dxctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable rx queue %d: %w", i, err)
 		}
-		q.Fill() // writes RDT
+		p.RxQueue(i).Fill() // writes RDT
 	}
 	return nil
 }
@@ -148,21 +94,17 @@ const txdctlThresholds = 32
 func (p *Port) initTx() error {
 	r := p.bar
 	r.Write32(regHLREG0, r.Read32(regHLREG0)|hlreg0TxCRCEn|hlreg0TxPadEn)
-	for i, q := range p.tx {
-		r.Write32(regTDBAL(i), uint32(q.IOVA()))
-		r.Write32(regTDBAH(i), uint32(q.IOVA()>>32))
-		r.Write32(regTDLEN(i), uint32(q.Len()))
-		r.Write32(regTDH(i), 0)
-		r.Write32(regTDT(i), 0)
+	for i := 0; i < p.NumTxQueues(); i++ {
+		intel.ProgramTxRing(&p.Port, i)
 		txdctl := r.Read32(regTXDCTL(i))
 		txdctl &^= 0x7f | 0x7f<<8 | 0x7f<<16
 		txdctl |= txdctlThresholds
 		r.Write32(regTXDCTL(i), txdctl)
 	}
 	r.Write32(regDMATXCTL, r.Read32(regDMATXCTL)|dmatxctlTE)
-	for i := range p.tx {
+	for i := 0; i < p.NumTxQueues(); i++ {
 		r.Write32(regTXDCTL(i), r.Read32(regTXDCTL(i))|dxctlEnable)
-		if err := waitSet(r, regTXDCTL(i), dxctlEnable, time.Second); err != nil {
+		if err := intel.WaitSet(r, regTXDCTL(i), dxctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable tx queue %d: %w", i, err)
 		}
 	}
@@ -171,6 +113,6 @@ func (p *Port) initTx() error {
 
 // waitLink waits up to timeout for link-up and reports the state it saw last.
 func (p *Port) waitLink(timeout time.Duration) bool {
-	err := waitSet(p.bar, regLINKS, linksUp, timeout)
+	err := intel.WaitSet(p.bar, regLINKS, linksUp, timeout)
 	return err == nil
 }

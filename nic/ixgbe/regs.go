@@ -23,42 +23,20 @@ const (
 	regAUTOC    = 0x042A0
 	regLINKS    = 0x042A4
 	regFCTRL    = 0x05080
-	regMRQC     = 0x05818
-	regRAL0     = 0x05400
-	regRAH0     = 0x05404
 	regDMATXCTL = 0x04A80
 	regEEC      = 0x10010
-
-	// Statistics, read-to-clear.
-	regGPRC  = 0x04074
-	regGPTC  = 0x04080
-	regGORCL = 0x04088
-	regGORCH = 0x0408C
-	regGOTCL = 0x04090
-	regGOTCH = 0x04094
 )
 
 // Per-index registers.
 func regEITR(n int) uint32      { return 0x00820 + 4*uint32(n) } // n < 24
 func regIVAR(n int) uint32      { return 0x00900 + 4*uint32(n) } // n < 64
 func regRDBAL(q int) uint32     { return 0x01000 + 0x40*uint32(q) }
-func regRDBAH(q int) uint32     { return 0x01004 + 0x40*uint32(q) }
-func regRDLEN(q int) uint32     { return 0x01008 + 0x40*uint32(q) }
-func regRDH(q int) uint32       { return 0x01010 + 0x40*uint32(q) }
-func regRDT(q int) uint32       { return 0x01018 + 0x40*uint32(q) }
 func regRXDCTL(q int) uint32    { return 0x01028 + 0x40*uint32(q) }
 func regDCARXCTRL(q int) uint32 { return 0x0100C + 0x40*uint32(q) } // q < 64
 func regSRRCTL(q int) uint32    { return 0x02100 + 4*uint32(q) }    // q < 16
 func regTDBAL(q int) uint32     { return 0x06000 + 0x40*uint32(q) }
-func regTDBAH(q int) uint32     { return 0x06004 + 0x40*uint32(q) }
-func regTDLEN(q int) uint32     { return 0x06008 + 0x40*uint32(q) }
-func regTDH(q int) uint32       { return 0x06010 + 0x40*uint32(q) }
-func regTDT(q int) uint32       { return 0x06018 + 0x40*uint32(q) }
 func regTXDCTL(q int) uint32    { return 0x06028 + 0x40*uint32(q) }
-func regRETA(n int) uint32      { return 0x05C00 + 4*uint32(n) } // n < 32
-func regRSSRK(n int) uint32     { return 0x05C80 + 4*uint32(n) } // n < 10
 func regMPC(n int) uint32       { return 0x03FA0 + 4*uint32(n) } // n < 8
-func regRAHAddr(n int) uint32   { return regRAH0 + 8*uint32(n) }
 
 // Register bits.
 const (
@@ -113,8 +91,6 @@ const (
 	linksSpeed1G   = 2 << 28
 	linksSpeed100M = 1 << 28
 
-	rahAddrValid = 1 << 31
-
 	gpieMSIXMode   = 1 << 4
 	gpieOCD        = 1 << 5
 	gpieEIAME      = 1 << 30
@@ -147,5 +123,4 @@ const (
 const (
 	maxQueues  = 16 // queues this driver uses per direction (SRRCTL has 16 at 0x2100)
 	maxVectors = 16 // MSI-X vectors whose cause bits are EICR 15:0
-	retaSize   = 128
 )

@@ -1,34 +1,12 @@
 package ixgbe
 
+import "github.com/uiod/uiod/nic/internal/intel"
+
 // RSSKey is the Toeplitz hash key the driver programs: the key of Microsoft's RSS
 // specification, so hashes can be checked against its published test vectors.
-var RSSKey = [40]byte{
-	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
-	0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
-	0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
-	0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
-	0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
-}
+var RSSKey = intel.RSSKey
 
 // setupRSS spreads flows over the RX queues when there is more than one: a Toeplitz hash
 // over the IPv4/IPv6 addresses and TCP/UDP ports picks one of 128 redirection-table
 // entries, filled round-robin with the queue numbers.
-func (p *Port) setupRSS() {
-	n := len(p.rx)
-	if n < 2 {
-		return
-	}
-	r := p.bar
-	for i := 0; i < len(RSSKey)/4; i++ {
-		k := RSSKey[4*i:]
-		r.Write32(regRSSRK(i), uint32(k[0])|uint32(k[1])<<8|uint32(k[2])<<16|uint32(k[3])<<24)
-	}
-	for i := 0; i < retaSize/4; i++ {
-		var v uint32
-		for j := 0; j < 4; j++ {
-			v |= uint32((4*i+j)%n) << (8 * j)
-		}
-		r.Write32(regRETA(i), v)
-	}
-	r.Write32(regMRQC, mrqcRSSEn|mrqcRSSFields)
-}
+func (p *Port) setupRSS() { intel.SetupRSS(&p.Port, &RSSKey, mrqcRSSEn|mrqcRSSFields) }

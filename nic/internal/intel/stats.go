@@ -1,16 +1,31 @@
-package ixgbe
+package intel
 
-import (
-	"github.com/uiod/uiod/nic"
+import "github.com/uiod/uiod/nic"
+
+// Statistics registers, read-to-clear, at the same offsets on the 82599 and the 82576.
+const (
+	regGPRC  = 0x04074
+	regGPTC  = 0x04080
+	regGORCL = 0x04088
+	regGORCH = 0x0408C
+	regGOTCL = 0x04090
+	regGOTCH = 0x04094
 )
 
-// hwCounters accumulates the NIC's read-to-clear statistics registers.
-type hwCounters struct {
+// counters accumulates the NIC's read-to-clear statistics registers.
+type counters struct {
 	rxPackets, txPackets, rxBytes, txBytes, rxMissed uint64
 }
 
-// readCounters adds the statistics registers to p.hw (which clears them). statsMu is held
-// or the port is not shared yet.
+// ReadCounters adds the statistics registers to the port's totals, which clears them. A
+// driver calls it once during bring-up so that the totals start from zero.
+func ReadCounters(p *Port) {
+	p.statsMu.Lock()
+	p.readCounters()
+	p.statsMu.Unlock()
+}
+
+// readCounters adds the statistics registers to p.hw. statsMu is held.
 func (p *Port) readCounters() {
 	r := p.bar
 	p.hw.rxPackets += uint64(r.Read32(regGPRC))
@@ -19,8 +34,8 @@ func (p *Port) readCounters() {
 	p.hw.rxBytes += lo | uint64(r.Read32(regGORCH))<<32
 	lo = uint64(r.Read32(regGOTCL))
 	p.hw.txBytes += lo | uint64(r.Read32(regGOTCH))<<32
-	for i := 0; i < 8; i++ {
-		p.hw.rxMissed += uint64(r.Read32(regMPC(i)))
+	for _, off := range p.layout.MPC {
+		p.hw.rxMissed += uint64(r.Read32(off))
 	}
 }
 
@@ -48,28 +63,17 @@ func (p *Port) Stats() nic.Stats {
 	return s
 }
 
-// Link implements nic.Port, reading the link status register.
+// Link implements nic.Port: the driver's reading of its link registers, or link down
+// once the port is closed.
 func (p *Port) Link() nic.Link {
 	if p.closed.Load() {
 		return nic.Link{}
 	}
-	v := p.bar.Read32(regLINKS)
-	l := nic.Link{Up: v&linksUp != 0}
-	if l.Up {
-		switch v & linksSpeedMask {
-		case linksSpeed10G:
-			l.SpeedMbps = 10000
-		case linksSpeed1G:
-			l.SpeedMbps = 1000
-		case linksSpeed100M:
-			l.SpeedMbps = 100
-		}
-	}
-	return l
+	return p.ops.Link()
 }
 
 // LinkChanges is the number of link-status-change interrupts the port handled.
 func (p *Port) LinkChanges() uint64 { return p.linkCh.Load() }
 
-// linkChanged records a link status change interrupt.
-func (p *Port) linkChanged() { p.linkCh.Add(1) }
+// LinkChanged records a link status change interrupt.
+func LinkChanged(p *Port) { p.linkCh.Add(1) }

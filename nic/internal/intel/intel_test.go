@@ -1,0 +1,168 @@
+package intel
+
+import (
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/nic"
+)
+
+// regs is a register file in a map: reads return what was last written.
+type regs struct {
+	v      map[uint32]uint32
+	writes []uint32 // offsets in write order
+}
+
+func newRegs() *regs { return &regs{v: map[uint32]uint32{}} }
+
+func (r *regs) Read32(off uint32) uint32 { return r.v[off] }
+func (r *regs) Write32(off, v uint32) {
+	r.v[off] = v
+	r.writes = append(r.writes, off)
+}
+func (r *regs) Read64(off uint32) uint64 { return uint64(r.v[off]) | uint64(r.v[off+4])<<32 }
+func (r *regs) Write64(off uint32, v uint64) {
+	r.Write32(off, uint32(v))
+	r.Write32(off+4, uint32(v>>32))
+}
+func (r *regs) Len() int { return 128 << 10 }
+
+func TestInterval(t *testing.T) {
+	const (
+		ixgbeMask = 0x1ff << 3
+		igbMask   = 0x1fff << 2
+	)
+	tests := []struct {
+		d, unit time.Duration
+		mask    uint32
+		shift   uint
+		want    uint32
+	}{
+		{0, 2048, ixgbeMask, 3, 0},
+		{time.Nanosecond, 2048, ixgbeMask, 3, 1 << 3},
+		{4095, 2048, ixgbeMask, 3, 1 << 3},
+		{4096, 2048, ixgbeMask, 3, 2 << 3},
+		{time.Second, 2048, ixgbeMask, 3, 0x1ff << 3},
+		{0, time.Microsecond, igbMask, 2, 0},
+		{999, time.Microsecond, igbMask, 2, 1 << 2},
+		{250 * time.Microsecond, time.Microsecond, igbMask, 2, 250 << 2},
+		{time.Hour, time.Microsecond, igbMask, 2, 0x1fff << 2},
+	}
+	for _, tt := range tests {
+		if got := Interval(tt.d, tt.unit, tt.mask, tt.shift); got != tt.want {
+			t.Errorf("Interval(%v, %v, %#x, %d) = %#x, want %#x", tt.d, tt.unit, tt.mask, tt.shift, got, tt.want)
+		}
+	}
+}
+
+func TestSetIVAR(t *testing.T) {
+	tests := []struct {
+		old    uint32
+		shift  uint
+		vector int
+		want   uint32
+	}{
+		{0, 0, 0, 0x80},
+		{0, 8, 3, 0x8300},
+		{0xffffffff, 16, 1, 0xff81ffff},
+		{0x11223344, 24, 0x7f, 0xff223344},
+	}
+	for _, tt := range tests {
+		r := newRegs()
+		r.v[0x1700] = tt.old
+		SetIVAR(r, 0x1700, tt.shift, tt.vector)
+		if got := r.v[0x1700]; got != tt.want {
+			t.Errorf("old %#x shift %d vector %d: IVAR %#x, want %#x", tt.old, tt.shift, tt.vector, got, tt.want)
+		}
+	}
+}
+
+func TestSetupRSS(t *testing.T) {
+	tests := []struct {
+		queues int
+		writes int
+	}{
+		{1, 0},
+		{2, 10 + 32 + 1},
+		{3, 10 + 32 + 1},
+		{16, 10 + 32 + 1},
+	}
+	for _, tt := range tests {
+		r := newRegs()
+		p := &Port{bar: r, rx: make([]*nic.RxQueue, tt.queues)}
+		SetupRSS(p, &RSSKey, 0x2|1<<16)
+		if len(r.writes) != tt.writes {
+			t.Errorf("%d queues: %d register writes, want %d", tt.queues, len(r.writes), tt.writes)
+		}
+		if tt.queues < 2 {
+			continue
+		}
+		if got := r.v[regRSSRK]; got != 0xda565a6d {
+			t.Errorf("%d queues: RSSRK[0] = %#x, want the key's first bytes little-endian", tt.queues, got)
+		}
+		if got := r.v[regRSSRK+36]; got != 0xfa01acbe {
+			t.Errorf("%d queues: RSSRK[9] = %#x", tt.queues, got)
+		}
+		for e := 0; e < retaSize; e++ {
+			got := int(r.v[regRETA+4*uint32(e/4)] >> (8 * (e % 4)) & 0xff)
+			if got != e%tt.queues {
+				t.Fatalf("%d queues: RETA entry %d = %d, want %d", tt.queues, e, got, e%tt.queues)
+			}
+		}
+		if got := r.v[regMRQC]; got != 0x2|1<<16 {
+			t.Errorf("%d queues: MRQC %#x", tt.queues, got)
+		}
+	}
+}
+
+func TestReadMAC(t *testing.T) {
+	tests := []struct {
+		name   string
+		lo, hi uint32
+		keep   bool
+	}{
+		{"valid", 0x33221100 &^ 1, 0x5544 | rahAddrValid, true},
+		{"not valid", 0x33221100, 0x5544, false},
+		{"zero", 0, rahAddrValid, false},
+		{"multicast", 0x33221101, 0x5544 | rahAddrValid, false},
+	}
+	for _, tt := range tests {
+		r := newRegs()
+		r.v[regRAL0], r.v[regRAH0] = tt.lo, tt.hi
+		p := &Port{bar: r}
+		if err := ReadMAC(p); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		mac := p.MAC()
+		stored := net.HardwareAddr{byte(r.v[regRAL0]), byte(r.v[regRAL0] >> 8), byte(r.v[regRAL0] >> 16), byte(r.v[regRAL0] >> 24), byte(r.v[regRAH0]), byte(r.v[regRAH0] >> 8)}
+		if mac.String() != stored.String() || r.v[regRAH0]&rahAddrValid == 0 {
+			t.Errorf("%s: MAC %v, receive address 0 holds %v (RAH %#x)", tt.name, mac, stored, r.v[regRAH0])
+		}
+		if tt.keep != (len(r.writes) == 0) {
+			t.Errorf("%s: %d register writes, keep %v", tt.name, len(r.writes), tt.keep)
+		}
+		if !tt.keep && (mac[0]&1 != 0 || mac[0]&2 == 0) {
+			t.Errorf("%s: replacement %v is not unicast and locally administered", tt.name, mac)
+		}
+	}
+}
+
+func TestWaitBits(t *testing.T) {
+	r := newRegs()
+	r.v[0x10] = 0x0f
+	if v, err := WaitBits(r, 0x10, 0x3, 0x3, time.Millisecond); err != nil || v != 0x0f {
+		t.Errorf("bits present: %#x, %v", v, err)
+	}
+	if err := WaitClear(r, 0x10, 0x30, time.Millisecond); err != nil {
+		t.Errorf("bits clear: %v", err)
+	}
+	v, err := WaitBits(r, 0x10, 0x10, 0x10, time.Millisecond)
+	if !errors.Is(err, errTimeout) || v != 0x0f {
+		t.Errorf("bit never set: %#x, %v, want the last value and a timeout", v, err)
+	}
+	if err := WaitSet(r, 0x10, 0x1f, time.Millisecond); !errors.Is(err, errTimeout) {
+		t.Errorf("WaitSet of a missing bit: %v", err)
+	}
+}

@@ -1,0 +1,217 @@
+// Package intel is the part of the ixgbe and igb drivers that does not depend on the
+// controller: the port's queues, mempools and interrupt vectors, the Port methods of
+// nic.Port, statistics accumulation, RSS programming and the open, abort and close
+// skeletons. A driver embeds Port, describes its registers with a Layout and supplies the
+// controller-specific steps as Ops.
+//
+// Driver-facing operations are functions taking a *Port rather than methods, so that they
+// are not promoted into the drivers' exported Port types.
+package intel
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/pci"
+)
+
+// VendorIntel is Intel's PCI vendor id.
+const VendorIntel = 0x8086
+
+// Layout is where a controller keeps the registers the shared code touches. Registers at
+// the same offset on the 82599 and the 82576 (statistics, receive address 0, RSS) are
+// constants of this package.
+type Layout struct {
+	// RxQueue and TxQueue are the offsets of queue 0's RX and TX register blocks (RDBAL,
+	// TDBAL); queue q's block is 0x40·q further.
+	RxQueue, TxQueue uint32
+	// EIMS and EIMC set and clear extended interrupt mask bits; bit q is RX queue q's
+	// cause in MSI-X mode.
+	EIMS, EIMC uint32
+	// MPC lists the missed packet counters.
+	MPC []uint32
+}
+
+// Ops are the controller-specific steps the shared code calls. None is on the per-packet
+// path.
+type Ops struct {
+	// Mask masks every interrupt cause.
+	Mask func()
+	// Stop clears the global receive (and transmit) enables before the queues are
+	// disabled.
+	Stop func()
+	// Link reads the link state from the registers.
+	Link func() nic.Link
+	// UnmaskINTx acknowledges the shared INTx cause register (counting a link change it
+	// finds there with LinkChanged) and unmasks RX queue q's cause.
+	UnmaskINTx func(q int)
+	// MaskINTx masks RX queue q's INTx cause.
+	MaskINTx func(q int)
+}
+
+// Port is the controller-independent state of an ixgbe or igb port. It implements every
+// nic.Port method; the driver reads the link (Ops.Link) and calls ReadMAC.
+type Port struct {
+	dev    pci.Device
+	bar    pci.Region
+	cfg    nic.Config
+	layout Layout
+	ops    Ops
+	mac    net.HardwareAddr
+	rx     []*nic.RxQueue
+	tx     []*nic.TxQueue
+	pools  []*nic.Mempool
+	vecs   []*irq.Vector // all vectors the port enabled
+	rxVec  []*irq.Vector // per RX queue
+	kind   irq.Kind      // interrupt mode in use (meaningless when vecs is empty)
+	lsc    *nic.VectorWatcher
+	linkCh atomic.Uint64 // link status changes seen
+
+	statsMu sync.Mutex
+	hw      counters
+
+	closeOnce sync.Once
+	closeErr  error
+	closed    atomic.Bool // registers are gone: Stats and Link answer from memory
+}
+
+// Lookup finds dev's PCI device id in ids, a driver's table of supported devices.
+func Lookup[F any](dev pci.Device, ids map[uint16]F) (F, error) {
+	var fam F
+	device, err := pci.ReadConfig16(dev.Config(), pci.CfgDeviceID)
+	if err != nil {
+		return fam, fmt.Errorf("%s: %w", dev.Addr(), err)
+	}
+	fam, ok := ids[device]
+	if !ok {
+		return fam, fmt.Errorf("%s: device id %04x: %w", dev.Addr(), device, nic.ErrNoDriver)
+	}
+	return fam, nil
+}
+
+// Open fills in cfg's defaults, checks it against maxQueues, maps BAR0, turns bus
+// mastering off (nothing a previous user left running may write to memory) and calls
+// start with the BAR and the completed configuration to run the driver's bring-up. If
+// that fails, Open leaves the device quiesced (queues disabled, interrupts masked, bus
+// mastering off) and frees what start allocated. Errors name the device.
+func Open(p *Port, dev pci.Device, cfg nic.Config, maxQueues int, layout Layout, ops Ops, start func(bar pci.Region, cfg nic.Config) error) error {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(maxQueues); err != nil {
+		return fmt.Errorf("%s: %w", dev.Addr(), err)
+	}
+	bar, err := dev.Region(0)
+	if err != nil {
+		return fmt.Errorf("%s: map BAR0: %w", dev.Addr(), err)
+	}
+	p.dev, p.bar, p.cfg, p.layout, p.ops = dev, bar, cfg, layout, ops
+	err = pci.SetBusMaster(dev.Config(), false)
+	if err == nil {
+		err = start(bar, cfg)
+	}
+	if err != nil {
+		abort(p)
+		return fmt.Errorf("%s: %w", dev.Addr(), err)
+	}
+	return nil
+}
+
+// abort quiesces the device after a failed open and frees what the open allocated.
+func abort(p *Port) {
+	p.quiesce()
+	pci.SetBusMaster(p.dev.Config(), false)
+	if len(p.vecs) > 0 {
+		p.dev.IRQs(p.kind, 0)
+	}
+	for _, q := range p.rx {
+		q.Free()
+	}
+	for _, q := range p.tx {
+		q.Free()
+	}
+	for _, pool := range p.pools {
+		pool.Close()
+	}
+}
+
+// quiesce masks every interrupt, stops the link watcher, disables receive, transmit and
+// the queues and takes the buffers back from the rings.
+func (p *Port) quiesce() {
+	p.ops.Mask()
+	if p.lsc != nil {
+		p.lsc.Stop()
+		p.lsc = nil
+	}
+	p.ops.Stop()
+	r := p.bar
+	for i, q := range p.rx {
+		off := p.layout.RxQueue + queueStride*uint32(i) + regXDCTL
+		r.Write32(off, r.Read32(off)&^dxctlEnable)
+		WaitClear(r, off, dxctlEnable, queueStopTimeout)
+		q.Release()
+	}
+	for i, q := range p.tx {
+		off := p.layout.TxQueue + queueStride*uint32(i) + regXDCTL
+		r.Write32(off, r.Read32(off)&^dxctlEnable)
+		WaitClear(r, off, dxctlEnable, queueStopTimeout)
+		q.Reclaim()
+		q.Release()
+	}
+}
+
+// Close implements nic.Port: it masks interrupts, disables the queues, returns the rings'
+// buffers to their pools and closes the device (bus mastering off, then DMA memory freed).
+func (p *Port) Close() error {
+	p.closeOnce.Do(func() {
+		p.statsMu.Lock()
+		p.quiesce()
+		p.readCounters()
+		p.closed.Store(true)
+		p.statsMu.Unlock()
+		p.closeErr = p.dev.Close()
+	})
+	return p.closeErr
+}
+
+// MAC implements nic.Port.
+func (p *Port) MAC() net.HardwareAddr { return p.mac }
+
+// NumRxQueues implements nic.Port.
+func (p *Port) NumRxQueues() int { return len(p.rx) }
+
+// NumTxQueues implements nic.Port.
+func (p *Port) NumTxQueues() int { return len(p.tx) }
+
+// RxBurst implements nic.Port.
+func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return p.rx[q].Burst(bufs) }
+
+// TxBurst implements nic.Port. Buffers from a pool in another DMA address space are
+// copied (see nic.TxQueue).
+func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return p.tx[q].Burst(bufs) }
+
+// RxQueue is the ring of RX queue q, for its counters and pool.
+func (p *Port) RxQueue(q int) *nic.RxQueue { return p.rx[q] }
+
+// TxQueue is the ring of TX queue q, for its counters and copy pool.
+func (p *Port) TxQueue(q int) *nic.TxQueue { return p.tx[q] }
+
+// Device is the PCI function the port drives.
+func (p *Port) Device() pci.Device { return p.dev }
+
+// Register registers an Intel driver with nic.Register under name.
+func Register[P nic.Port](name string, match func(vendor, device uint16) bool, open func(dev pci.Device, cfg nic.Config) (P, error)) {
+	nic.Register(nic.Driver{
+		Name:  name,
+		Match: match,
+		Open: func(dev pci.Device, cfg nic.Config) (nic.Port, error) {
+			p, err := open(dev, cfg)
+			if err != nil {
+				return nil, err // not a typed nil in the interface
+			}
+			return p, nil
+		},
+	})
+}

@@ -1,0 +1,92 @@
+package intel
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/pci"
+)
+
+// A queue's register block, the same on the 82599 and the 82576: base address, length,
+// head, tail and control, at these offsets from the block's start.
+const (
+	queueStride = 0x40
+	regXDBAL    = 0x00
+	regXDBAH    = 0x04
+	regXDLEN    = 0x08
+	regXDH      = 0x10
+	regXDT      = 0x18
+	regXDCTL    = 0x28
+
+	dxctlEnable = 1 << 25 // RXDCTL/TXDCTL queue enable
+
+	queueStopTimeout = 10 * time.Millisecond
+)
+
+func (l *Layout) rxReg(q int, reg uint32) uint32 { return l.RxQueue + queueStride*uint32(q) + reg }
+func (l *Layout) txReg(q int, reg uint32) uint32 { return l.TxQueue + queueStride*uint32(q) + reg }
+
+// AllocQueues allocates one mempool and RX ring per configured RX queue and the TX rings,
+// each ring ringing its queue's tail register.
+func AllocQueues(p *Port) error {
+	dma := p.dev.DMA()
+	for q := 0; q < p.cfg.RxQueues; q++ {
+		pool, err := nic.NewMempool(dma, p.cfg.PoolSize, p.cfg.BufSize)
+		if err != nil {
+			return fmt.Errorf("rx queue %d: %w", q, err)
+		}
+		p.pools = append(p.pools, pool)
+		rq, err := nic.NewRxQueue(nic.RxConfig{DMA: dma, Pool: pool, Size: p.cfg.RxRing, Tail: nic.Doorbell{Reg: p.bar, Off: p.layout.rxReg(q, regXDT)}})
+		if err != nil {
+			return fmt.Errorf("rx queue %d: %w", q, err)
+		}
+		p.rx = append(p.rx, rq)
+	}
+	for q := 0; q < p.cfg.TxQueues; q++ {
+		tq, err := nic.NewTxQueue(nic.TxConfig{DMA: dma, Size: p.cfg.TxRing, Tail: nic.Doorbell{Reg: p.bar, Off: p.layout.txReg(q, regXDT)}, BufSize: p.cfg.BufSize})
+		if err != nil {
+			return fmt.Errorf("tx queue %d: %w", q, err)
+		}
+		p.tx = append(p.tx, tq)
+	}
+	return nil
+}
+
+// StartQueues allocates the queues (AllocQueues), turns bus mastering on and runs the
+// driver's steps in order: receive init, transmit init, interrupts.
+func StartQueues(p *Port, steps ...func() error) error {
+	if err := AllocQueues(p); err != nil {
+		return err
+	}
+	if err := pci.SetBusMaster(p.dev.Config(), true); err != nil {
+		return err
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ProgramRxRing writes RX queue q's ring address and length and zeroes its head and tail.
+func ProgramRxRing(p *Port, q int) {
+	ring := p.rx[q]
+	programRing(p, p.layout.RxQueue+queueStride*uint32(q), ring.IOVA(), ring.Len())
+}
+
+// ProgramTxRing writes TX queue q's ring address and length and zeroes its head and tail.
+func ProgramTxRing(p *Port, q int) {
+	ring := p.tx[q]
+	programRing(p, p.layout.TxQueue+queueStride*uint32(q), ring.IOVA(), ring.Len())
+}
+
+func programRing(p *Port, block uint32, iova uint64, size int) {
+	r := p.bar
+	r.Write32(block+regXDBAL, uint32(iova))
+	r.Write32(block+regXDBAH, uint32(iova>>32))
+	r.Write32(block+regXDLEN, uint32(size))
+	r.Write32(block+regXDH, 0)
+	r.Write32(block+regXDT, 0)
+}
