@@ -67,14 +67,10 @@ func (h *Host) PlanBind(addrs []Addr, driver string, opts BindOptions) (*Plan, e
 	active, aerr := h.activeInterfaces()
 	var refusals []error
 	for _, a := range addrs {
-		ok, err := h.exists(a)
+		d, err := h.planTarget(a, active, aerr)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", a, err)
+			return nil, err
 		}
-		if !ok {
-			return nil, fmt.Errorf("%w %s (no %s)", ErrNoDevice, a, h.devDir(a))
-		}
-		d := h.describe(a, active, aerr)
 		if d.Err != nil {
 			return nil, fmt.Errorf("cannot bind: %w", d.Err)
 		}

@@ -99,6 +99,19 @@ func (h *Host) Device(a Addr) (DeviceInfo, error) {
 	return h.describe(a, active, aerr), nil
 }
 
+// planTarget describes the function a bind or unbind plan names, or says that it does not
+// exist.
+func (h *Host) planTarget(a Addr, active map[string]bool, activeErr error) (DeviceInfo, error) {
+	ok, err := h.exists(a)
+	if err != nil {
+		return DeviceInfo{}, fmt.Errorf("%s: %w", a, err)
+	}
+	if !ok {
+		return DeviceInfo{}, fmt.Errorf("%w %s (no %s)", ErrNoDevice, a, h.devDir(a))
+	}
+	return h.describe(a, active, activeErr), nil
+}
+
 // describe reads everything about one function, collecting the errors.
 func (h *Host) describe(a Addr, active map[string]bool, activeErr error) DeviceInfo {
 	dir := h.devDir(a)

@@ -30,14 +30,10 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 	active, aerr := h.activeInterfaces()
 	var refusals []error
 	for _, a := range addrs {
-		ok, err := h.exists(a)
+		d, err := h.planTarget(a, active, aerr)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", a, err)
+			return nil, err
 		}
-		if !ok {
-			return nil, fmt.Errorf("%w %s (no %s)", ErrNoDevice, a, h.devDir(a))
-		}
-		d := h.describe(a, active, aerr)
 		drv, err := linkBase(filepath.Join(h.devDir(a), "driver"))
 		if err != nil {
 			return nil, fmt.Errorf("%s: read driver link: %w", a, err)
