@@ -8,8 +8,11 @@ const (
 	// the loop cannot see: the kernel's eventfd → epoll wake-up of a sleeping thread
 	// (3–8 µs p50 measured on the reference VM, DESIGN §3).
 	autoWakeFloor = int64(10 * time.Microsecond)
-	// autoCostShift is the wake cost's EWMA weight, 1/2^autoCostShift.
-	autoCostShift = 2
+	// autoCostShift is the wake cost's EWMA weight, 1/2^autoCostShift. One sample
+	// counts at most autoCostJump times the estimate: a cycle in which the thread was
+	// preempted says little about the next one.
+	autoCostShift = 3
+	autoCostJump  = 4
 	// autoWindow is how many recent gaps the estimator decides from (a power of two).
 	autoWindow = 32
 	// autoEvery: the window's quantiles are recomputed every autoEvery frames.
@@ -21,9 +24,12 @@ const (
 	// sleeping at once back to polling without waiting for the window.
 	autoBurst = 2
 	// autoSpread: traffic whose 90th-percentile gap exceeds autoSpread times its median
-	// is irregular (Poisson-like); regular traffic gets twice its 90th percentile as
-	// polling margin, because a gap beyond that is a hiccup, not an end of traffic.
+	// is irregular (Poisson-like); regular traffic gets a wider polling margin, because
+	// a longer gap in it is a hiccup of the sender, not the end of traffic.
 	autoSpread = 2
+	// autoPauseShift: the longest recent pause within regular traffic decays by
+	// 1/2^autoPauseShift per frame (a time constant of 512 frames).
+	autoPauseShift = 9
 )
 
 // autoThreshold is the estimator behind PolicyConfig.Auto (issue 8). It keeps a ring of
@@ -36,8 +42,12 @@ const (
 //   - m > cap: polling to cap would catch fewer than half the frames, so it sleeps at
 //     the first empty poll (threshold 0); a frame then costs one wake-up.
 //   - q ≤ cap: polling for q plus one wake-up catches about nine frames in ten and
-//     sleeps soon after traffic stops. Regular traffic (q ≤ autoSpread·m) polls for 2q
-//     plus a wake-up instead, so that a sender's hiccup does not put the thread to sleep.
+//     sleeps soon after traffic stops. Regular traffic (q ≤ autoSpread·m) polls for
+//     3q, or for twice the longest pause shorter than cap seen in about the last 512
+//     frames if that is longer, plus a wake-up: a sleep in the middle of dense traffic
+//     delays not one frame but every frame that arrives during the wake-up, so a
+//     sender's hiccups must not put the thread to sleep, while the end of a burst
+//     without hiccups still does after a few gaps' time.
 //   - otherwise it polls to cap, like the fixed policy.
 //
 // Two detectors act between window updates, on consecutive gaps: autoTrickle gaps
@@ -51,6 +61,7 @@ type autoThreshold struct {
 	cost      int64 // EWMA of one sleep cycle's cost (ns)
 	gap       int64 // median gap of the window (ns), for the stats
 	q90       int64 // 90th-percentile gap of the window (ns)
+	pause     int64 // decaying maximum of the gaps ≤ max (ns)
 	base      int64 // the window's decision (ns)
 	t         int64 // the threshold in force (ns)
 	lastFrame int64 // time of the last poll that found frames, 0 before the first
@@ -76,6 +87,11 @@ func (a *autoThreshold) frame(now int64) {
 	g := now - last
 	if lim := 4 * a.max; g > lim {
 		g = lim
+	}
+	if g <= a.max && g > a.pause {
+		a.pause = g
+	} else {
+		a.pause -= a.pause >> autoPauseShift
 	}
 	a.ring[a.pos] = g
 	a.pos = (a.pos + 1) % autoWindow
@@ -124,7 +140,7 @@ func (a *autoThreshold) update() {
 	case a.q90 > a.max:
 		a.base = a.max
 	case a.q90 <= autoSpread*a.gap:
-		a.base = min(a.max, 2*a.q90+a.cost)
+		a.base = min(a.max, max(3*a.q90, 2*a.pause)+a.cost)
 	default:
 		a.base = min(a.max, a.q90+a.cost)
 	}
@@ -145,6 +161,9 @@ func (a *autoThreshold) decide() {
 // cycle records the loop's own overhead (ns) of one arm-sleep-wake cycle.
 func (a *autoThreshold) cycle(overhead int64) {
 	c := overhead + autoWakeFloor
+	if lim := autoCostJump * a.cost; c > lim {
+		c = lim
+	}
 	a.cost += (c - a.cost) >> autoCostShift
 }
 
