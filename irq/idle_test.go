@@ -379,3 +379,52 @@ func TestGCDoesNotWaitForRawSleeper(t *testing.T) {
 	d.Stop()
 	<-done
 }
+
+func TestNextIdleWait(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct{ cur, base, want time.Duration }{
+		{10 * ms, 10 * ms, 20 * ms},
+		{80 * ms, 10 * ms, 160 * ms},
+		{160 * ms, 10 * ms, 160 * ms}, // IdleWaitBackoff × base
+		{500 * ms, 100 * ms, time.Second},
+		{time.Second, 500 * ms, time.Second}, // never above MaxWaitTimeout
+		{ms, 10 * ms, 10 * ms},               // never below base
+	}
+	for _, tt := range tests {
+		if got := nextIdleWait(tt.cur, tt.base); got != tt.want {
+			t.Errorf("nextIdleWait(%v, %v) = %v, want %v", tt.cur, tt.base, got, tt.want)
+		}
+	}
+}
+
+// TestIdleWaitBackoff checks that consecutive timed-out sleeps of a silent thread get
+// longer, and that traffic brings the bound back to WaitTimeout. A wait never returns
+// before its bound, so the time asleep is at least the sum of the bounds.
+func TestIdleWaitBackoff(t *testing.T) {
+	base := time.Millisecond
+	d, q := newIdler(t, PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: base})
+	const sleeps = 6
+	for d.Stats().Sleeps < sleeps {
+		d.Empty(Now())
+	}
+	s := d.Stats()
+	if s.WakeTimeout != sleeps {
+		t.Fatalf("stats %+v: want %d timeouts", s, sleeps)
+	}
+	var want time.Duration
+	for b, i := base, 0; i < sleeps; b, i = nextIdleWait(b, base), i+1 {
+		want += b
+	}
+	if s.Asleep < want {
+		t.Errorf("asleep %v after %d silent sleeps, want at least %v (backed-off bounds)", s.Asleep, sleeps, want)
+	}
+	if d.wait != IdleWaitBackoff*base {
+		t.Errorf("bound after %d timeouts = %v", sleeps, d.wait)
+	}
+	q.inject(1)
+	q.Poll()
+	d.Traffic(Now())
+	if d.wait != base {
+		t.Errorf("bound after traffic = %v, want %v", d.wait, base)
+	}
+}

@@ -96,8 +96,10 @@ type PolicyConfig struct {
 	// Auto makes Adaptive estimate the threshold per thread from the inter-arrival gaps
 	// and its own wake-up cost it observes (idle_threshold: auto).
 	Auto bool
-	// WaitTimeout bounds one sleep in epoll (default 10 ms, at most 1 s): a raw sleeper
-	// holds up a garbage collection stop-the-world until it wakes.
+	// WaitTimeout bounds the first sleep in epoll after traffic (default 10 ms, at most
+	// 1 s), a safety net should an interrupt ever be lost; while the ports stay silent the
+	// bound doubles up to IdleWaitBackoff times it (see Idler). A garbage collection does
+	// not wait for a raw sleeper: its preemption signal ends the wait (see WaitRaw).
 	WaitTimeout time.Duration
 	// SleepMin and SleepMax bound SleepRange's random sleep: 0 ≤ SleepMin < SleepMax ≤ 1 s.
 	SleepMin, SleepMax time.Duration
