@@ -117,7 +117,7 @@ type Idler struct {
 	threshold int64         // ns
 	wait      time.Duration // bound of the next sleep: WaitTimeout, doubled while idle
 	last      int64         // time of the last poll that found frames
-	woke      bool  // last wait ended by an interrupt and no poll ran since
+	woke      bool          // last wait ended by an interrupt and no poll ran since
 	rng       uint64
 
 	hkPeriod, hkLength int64
