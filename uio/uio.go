@@ -46,7 +46,7 @@ type Options struct {
 	DMA *dmamem.Allocator
 	// HugePages is the page policy of the device's own allocator.
 	HugePages dmamem.HugePages
-	// NoReset skips the function reset on open.
+	// NoReset skips the function reset on open (bus mastering then stays off).
 	NoReset bool
 	// Log receives warnings. Nil discards them.
 	Log *zap.Logger
@@ -91,8 +91,10 @@ type Device struct {
 var _ pci.Device = (*Device)(nil)
 
 // Open opens a function bound to uio_pci_generic: it resets the function (when sysfs
-// offers a reset), enables memory decoding and bus mastering (uio_pci_generic does not),
-// and leaves INTx disabled until IRQs enables it.
+// offers a reset), enables memory decoding and, if the reset succeeded, bus mastering
+// (uio_pci_generic does not), and leaves INTx disabled until IRQs enables it. Without a
+// reset (none offered, failed, or Options.NoReset) bus mastering stays off: the driver
+// turns it on once it has reset the device itself.
 func Open(addr pci.Addr, opts Options) (*Device, error) {
 	root := opts.root()
 	log := opts.Log
@@ -148,10 +150,22 @@ func (d *Device) open(opts Options) error {
 	if err := pci.UpdateCommand(d.cfg, pci.CmdINTxDisable, pci.CmdBusMaster); err != nil {
 		return err
 	}
+	reset := false
 	if !opts.NoReset {
-		if err := d.Reset(); err != nil && !errors.Is(err, ErrNotSupported) {
-			d.log.Warn("function reset failed", zap.Error(err))
+		err := d.Reset()
+		switch {
+		case err == nil:
+			reset = true
+		case errors.Is(err, ErrNotSupported):
+			d.log.Warn("function has no reset; bus mastering stays off until the driver has reset the device", zap.Error(err))
+		default:
+			d.log.Warn("function reset failed; bus mastering stays off until the driver has reset the device", zap.Error(err))
 		}
+	}
+	if !reset {
+		// Rings a previous user left programmed may still be live: with no IOMMU, letting
+		// the device master now would let it DMA into pages the kernel has handed on.
+		return pci.UpdateCommand(d.cfg, pci.CmdMemory|pci.CmdINTxDisable, pci.CmdBusMaster)
 	}
 	// A freshly reset function has no rings programmed: safe to let it master.
 	return pci.UpdateCommand(d.cfg, pci.CmdMemory|pci.CmdBusMaster|pci.CmdINTxDisable, 0)

@@ -191,10 +191,23 @@ func (c *Container) open(addr pci.Addr, owns bool) (*Device, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("device %s: %w", addr, err)
 	}
-	c.mu.Lock()
-	c.devices[d] = struct{}{}
-	c.mu.Unlock()
+	if !c.track(d) {
+		// Close ran while the device was opening: it must not outlive the container.
+		return nil, errors.Join(errors.New("vfio container closed"), d.quiesce(), d.release())
+	}
 	return d, nil
+}
+
+// track adds an opened device to the container, unless the container was closed
+// meanwhile (then Close has dropped its device set and would never quiesce d).
+func (c *Container) track(d *Device) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.devices[d] = struct{}{}
+	return true
 }
 
 // groupDevice adds the function's group to the container (setting the IOMMU type with

@@ -140,7 +140,7 @@ func (d *Device) Region(bar int) (pci.Region, error) {
 		if ri.Flags&(regionInfoFlagRead|regionInfoFlagWrite) != regionInfoFlagRead|regionInfoFlagWrite {
 			return nil, fmt.Errorf("BAR%d: region is neither mappable nor readable and writable (flags %#x)", bar, ri.Flags)
 		}
-		r = &fileRegion{fd: d.fd, offset: int64(ri.Offset), size: int64(ri.Size), bar: bar}
+		r = &fileRegion{fd: d.fd, offset: int64(ri.Offset), size: int64(ri.Size), bar: bar, closed: &d.cfg.closed}
 	}
 	d.regions[bar] = r
 	return r, nil

@@ -20,9 +20,10 @@ type span struct{ start, end uint64 }
 // a sorted list of free ranges, with neighbours merged on Free. It is not safe for
 // concurrent use.
 type IOVAAllocator struct {
-	free  []span            // sorted, disjoint, never adjacent
-	used  map[uint64]uint64 // start → size of live allocations
-	total uint64
+	free    []span            // sorted, disjoint, never adjacent
+	used    map[uint64]uint64 // start → size of live allocations
+	total   uint64
+	allowed []span // after Restrict: sorted, disjoint IOVA space a Free may return; nil = all
 }
 
 // NewIOVAAllocator returns an allocator with no address space; add some with AddRange.
@@ -48,6 +49,9 @@ func (a *IOVAAllocator) AddRange(start, end uint64) error {
 	}
 	a.total += end - start
 	a.insert(span{start, end})
+	if a.allowed != nil {
+		a.allowed = mergeSpans(append(a.allowed, span{start, end}))
+	}
 	return nil
 }
 
@@ -99,7 +103,20 @@ func (a *IOVAAllocator) Free(iova, size uint64) error {
 		return fmt.Errorf("iova free %#x: size %#x, allocated %#x", iova, size, n)
 	}
 	delete(a.used, iova)
-	a.insert(span{iova, iova + n})
+	if a.allowed == nil {
+		a.insert(span{iova, iova + n})
+		return nil
+	}
+	// A Restrict since the allocation may have forbidden part of it: only the allowed
+	// part becomes free again.
+	var kept uint64
+	for _, r := range a.allowed {
+		if s, ok := clipSpan(span{iova, iova + n}, r); ok {
+			a.insert(s)
+			kept += s.end - s.start
+		}
+	}
+	a.total -= n - kept
 	return nil
 }
 
@@ -132,18 +149,34 @@ func (a *IOVAAllocator) insert(n span) {
 }
 
 // Restrict removes from the free space everything outside allowed (half-open spans, in
-// any order). Live allocations are left alone.
+// any order). Live allocations are left alone; when one is freed, only its part inside
+// every range allowed so far becomes free again.
 func (a *IOVAAllocator) Restrict(allowed []span) {
 	var out []span
 	for _, f := range a.free {
 		for _, r := range allowed {
-			start, end := max(f.start, r.start), min(f.end, r.end)
-			start = (start + IOVAGranule - 1) &^ (IOVAGranule - 1)
-			end &^= IOVAGranule - 1
-			if start < end {
-				out = append(out, span{start, end})
+			if s, ok := clipSpan(f, r); ok {
+				out = append(out, s)
 			}
 		}
+	}
+	var now []span
+	for _, r := range allowed {
+		if a.allowed == nil {
+			if s, ok := clipSpan(r, r); ok {
+				now = append(now, s)
+			}
+			continue
+		}
+		for _, p := range a.allowed {
+			if s, ok := clipSpan(r, p); ok {
+				now = append(now, s)
+			}
+		}
+	}
+	a.allowed = mergeSpans(now)
+	if a.allowed == nil {
+		a.allowed = []span{} // everything forbidden, which is not "unrestricted"
 	}
 	removed := a.Available()
 	a.free = a.free[:0]
@@ -168,4 +201,26 @@ func (a *IOVAAllocator) insertOverlapping(s span) {
 	out = append(out, s)
 	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
 	a.free = out
+}
+
+// clipSpan returns the granule-aligned part of s inside r, if any.
+func clipSpan(s, r span) (span, bool) {
+	lo, end := max(s.start, r.start), min(s.end, r.end)
+	start := (lo + IOVAGranule - 1) &^ (IOVAGranule - 1)
+	end &^= IOVAGranule - 1
+	return span{start, end}, start >= lo && start < end
+}
+
+// mergeSpans sorts spans and merges those that overlap or touch.
+func mergeSpans(in []span) []span {
+	sort.Slice(in, func(i, j int) bool { return in[i].start < in[j].start })
+	var out []span
+	for _, s := range in {
+		if n := len(out); n > 0 && s.start <= out[n-1].end {
+			out[n-1].end = max(out[n-1].end, s.end)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -82,6 +82,7 @@ func TestIOVAAllocator(t *testing.T) {
 func FuzzIOVAAllocator(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 2, 1, 0, 0, 16, 1, 1})
 	f.Add([]byte{0, 255, 7, 0, 200, 3, 1, 0, 1, 0})
+	f.Add([]byte{0, 0, 1, 2, 0, 1, 0xFF, 20, 0, 1, 0, 0, 1, 0, 0, 0, 4, 0})
 	f.Fuzz(func(t *testing.T, prog []byte) {
 		a := NewIOVAAllocator()
 		if err := a.AddRange(0x100000, 0x900000); err != nil {
@@ -92,10 +93,14 @@ func FuzzIOVAAllocator(f *testing.F) {
 		}
 		type alloc struct{ iova, size uint64 }
 		var live []alloc
+		lo := uint64(0) // everything below was forbidden by a Restrict
 		for len(prog) >= 3 {
 			op, arg := prog[0], binary.LittleEndian.Uint16(prog[1:3])
 			prog = prog[3:]
-			if op%2 == 0 { // alloc
+			if op == 0xFF { // restrict: forbid everything below a new floor
+				lo = max(lo, 0x100000+uint64(arg%64)*0x10000)
+				a.Restrict([]span{{lo, 1 << 40}})
+			} else if op%2 == 0 { // alloc
 				size := uint64(arg%512+1) * 512
 				align := uint64(1) << (12 + op/2%10)
 				iova, err := a.Alloc(size, align)
@@ -133,6 +138,11 @@ func FuzzIOVAAllocator(f *testing.F) {
 					if x.iova < s.end && s.start < x.iova+n {
 						t.Fatalf("allocation %#x overlaps free span [%#x, %#x)", x.iova, s.start, s.end)
 					}
+				}
+			}
+			for _, s := range a.free {
+				if s.start < lo {
+					t.Fatalf("free span [%#x, %#x) below the restricted floor %#x", s.start, s.end, lo)
 				}
 			}
 			for i := 1; i < len(a.free); i++ {
@@ -185,6 +195,61 @@ func TestIOVARestrict(t *testing.T) {
 	a.Restrict([]span{{0, 0x1000}})
 	if _, err := a.Alloc(1, 0); !errors.Is(err, ErrIOVAExhausted) {
 		t.Errorf("Alloc after restricting to nothing usable: %v", err)
+	}
+}
+
+// TestIOVARestrictThenFree frees allocations made before a Restrict (a second group
+// joined with a reserved region): only their allowed part may become free again.
+func TestIOVARestrictThenFree(t *testing.T) {
+	a := NewIOVAAllocator()
+	if err := a.AddRange(0x100000, 0x200000); err != nil {
+		t.Fatal(err)
+	}
+	low, err := a.Alloc(0x10000, 0) // [0x100000, 0x110000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	high, err := a.Alloc(0x10000, 0) // [0x110000, 0x120000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The new group reserves [0x100000, 0x118000); a later report also forbids the top.
+	a.Restrict([]span{{0x118000, 0x200000}})
+	a.Restrict([]span{{0x100000, 0x1F0000}})
+	for _, x := range []uint64{low, high} {
+		if err := a.Free(x, 0x10000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []span{{0x118000, 0x1F0000}}
+	if len(a.free) != len(want) || a.free[0] != want[0] {
+		t.Errorf("free = %#v, want %#v", a.free, want)
+	}
+	if a.Total() != a.Available() || a.Total() != 0x1F0000-0x118000 {
+		t.Errorf("total %#x, available %#x, want both %#x", a.Total(), a.Available(), 0x1F0000-0x118000)
+	}
+	for {
+		iova, err := a.Alloc(IOVAGranule, 0)
+		if errors.Is(err, ErrIOVAExhausted) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if iova < 0x118000 || iova >= 0x1F0000 {
+			t.Fatalf("Alloc handed out forbidden IOVA %#x", iova)
+		}
+	}
+	// Space added later is usable even after a Restrict.
+	if err := a.AddRange(0x400000, 0x500000); err != nil {
+		t.Fatal(err)
+	}
+	x, err := a.Alloc(0x100000, 0)
+	if err != nil || x != 0x400000 {
+		t.Fatalf("Alloc after AddRange = %#x, %v", x, err)
+	}
+	if err := a.Free(x, 0x100000); err != nil || a.Available() != 0x100000 {
+		t.Errorf("Free of added space: %v, available %#x", err, a.Available())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -161,5 +162,24 @@ func TestModeString(t *testing.T) {
 		if m.String() != want {
 			t.Errorf("%d: %q", int(m), m.String())
 		}
+	}
+}
+
+// TestTrackAfterClose covers a device that finishes opening after its container closed:
+// Close has dropped the device set, so the container must refuse the device (and the
+// caller release it) instead of panicking on the nil map or keeping a live device.
+func TestTrackAfterClose(t *testing.T) {
+	c := &Container{fd: -1, groups: map[int]int{}, devices: map[*Device]struct{}{}, iova: NewIOVAAllocator()}
+	c.dma = dmamem.New(containerMapper{c}, dmamem.Options{HugePages: dmamem.HugeOff})
+	d := &Device{c: c}
+	if !c.track(d) {
+		t.Fatal("open container refused a device")
+	}
+	c.forget(d)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c.track(&Device{c: c}) {
+		t.Error("closed container accepted a device")
 	}
 }

@@ -2,21 +2,27 @@ package vfio
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
 // fileRegion is a BAR accessed with pread/pwrite on the device fd: for I/O port BARs and
 // BARs the kernel does not let us mmap. Slow, but every access is one syscall of the
-// register's width.
+// register's width. After the device is closed every access panics, as it does on an
+// unmapped mmio.Region, instead of reaching whatever file reuses the descriptor number.
 type fileRegion struct {
 	fd     int
 	offset int64
 	size   int64
 	bar    int
+	closed *atomic.Bool // the device fd is closed (shared with the config space)
 }
 
 func (r *fileRegion) at(off uint32, n int) int64 {
+	if r.closed.Load() {
+		panic(fmt.Sprintf("vfio: BAR%d access at %#x after the device was closed", r.bar, off))
+	}
 	if off%uint32(n) != 0 || int64(off)+int64(n) > r.size {
 		panic(fmt.Sprintf("vfio: BAR%d access of %d bytes at %#x (size %#x)", r.bar, n, off, r.size))
 	}

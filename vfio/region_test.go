@@ -24,7 +24,8 @@ func regionFile(t *testing.T, size int) *os.File {
 func TestFileRegionAndConfig(t *testing.T) {
 	f := regionFile(t, 4096)
 	fd := int(f.Fd())
-	r := &fileRegion{fd: fd, offset: 1024, size: 256, bar: 2}
+	c := &configSpace{fd: fd, offset: 2048, size: 256}
+	r := &fileRegion{fd: fd, offset: 1024, size: 256, bar: 2, closed: &c.closed}
 	r.Write32(4, 0xcafef00d)
 	r.Write64(8, 0x1122334455667788)
 	if got := r.Read32(4); got != 0xcafef00d {
@@ -42,7 +43,6 @@ func TestFileRegionAndConfig(t *testing.T) {
 		r.Read32(256)
 	}()
 
-	c := &configSpace{fd: fd, offset: 2048, size: 256}
 	if err := writeCmd(c, 0x0406); err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +55,25 @@ func TestFileRegionAndConfig(t *testing.T) {
 	}
 	if _, err := c.WriteAt(make([]byte, 1), -1); err == nil {
 		t.Error("write at a negative offset succeeded")
+	}
+
+	// After the device fd is closed its number may belong to another file: a BAR access
+	// must not reach it.
+	c.closed.Store(true)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Write32 after close did not panic")
+			}
+		}()
+		r.Write32(0, 0xdeadbeef)
+	}()
+	var w [4]byte
+	if _, err := f.ReadAt(w[:], 1024); err != nil || binary.LittleEndian.Uint32(w[:]) == 0xdeadbeef {
+		t.Errorf("Write32 after close reached the file: % x, %v", w, err)
+	}
+	if _, err := c.ReadAt(make([]byte, 2), 4); err == nil {
+		t.Error("config read after close succeeded")
 	}
 }
 

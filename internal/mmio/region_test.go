@@ -8,7 +8,6 @@ import (
 )
 
 // regionFile returns an open file of size bytes standing in for a device fd.
-// regionFile returns an open file of size bytes standing in for a device fd.
 func regionFile(t *testing.T, size int) *os.File {
 	t.Helper()
 	f, err := os.Create(filepath.Join(t.TempDir(), "dev"))
