@@ -230,7 +230,7 @@ forward: {pairs: [[a, c], [d, b]]}`, func(c *Config) bool {
 			return c.Ports[0].PCI == "ffff:00:01.0" && c.Ports[2].PCI == "ffff:00:03.0" &&
 				reflect.DeepEqual(c.ForwardPairs(), [][2]string{{"a", "c"}, {"d", "b"}})
 		}},
-		{"itr and rings", port0("itr", "50us", "rx_ring", "64", "tx_ring", "4096", "rx_queues", "16", "tx_queues", "1"), func(c *Config) bool { return c.Ports[0].ITR == 50*time.Microsecond }},
+		{"itr and rings", port0("itr", "50us", "rx_ring", "64", "tx_ring", "4096", "rx_queues", "1", "tx_queues", "16"), func(c *Config) bool { return c.Ports[0].ITR == 50*time.Microsecond }},
 		{"numbers as strings", port0("rx_ring", `"1024"`, "promiscuous", `"true"`), func(c *Config) bool { return c.Ports[0].RxRing == 1024 && c.Ports[0].Promiscuous }},
 		{"keys are case-insensitive", strings.Replace(simPorts, "ports:", "Ports:", 1), nil},
 		{"mixed nics", `
@@ -273,6 +273,7 @@ func TestBadFiles(t *testing.T) {
 		{"state_dir relative", simPorts + "state_dir: run/uiod", "state_dir", "absolute"},
 		{"state_dir empty", simPorts + "state_dir: \"\"", "state_dir", "required"},
 		{"cpu_dma_latency", simPorts + "power: {cpu_dma_latency: -2}", "power.cpu_dma_latency", "-1"},
+		{"cpu_dma_latency beyond s32", simPorts + "power: {cpu_dma_latency: 4294967296}", "power.cpu_dma_latency", "2147483647"},
 		// Ports.
 		{"name empty", port0("name", `""`), "ports[0].name", "empty"},
 		{"name charset", port0("name", `"a b"`), "ports[0].name", "letters"},
@@ -377,6 +378,11 @@ forward: {pairs: [[a, b]]}`, "forward.pairs", `"c"`},
 		{"threaded without adaptive", simPorts + "poll: {mode: busy, delivery: threaded}", "poll.delivery", "adaptive"},
 		{"poll not a mapping", simPorts + "poll: [busy]", "poll", "mapping"},
 		// Unknown keys.
+		// Each RX queue forwards to the TX queue of the same number on its peer (l2fwd) or
+		// its own port (reflect); the daemon would refuse to start after opening the ports.
+		{"rx queues beyond peer tx, implicit pair", port0("rx_queues", "4"), "ports[0].rx_queues", "more than ports[1].tx_queues (1)"},
+		{"rx queues beyond peer tx, listed pair", port0("rx_queues", "2", "tx_queues", "2") + "forward: {pairs: [[b, a]]}", "ports[0].rx_queues", "more than ports[1].tx_queues"},
+		{"rx queues beyond own tx, reflect", port0("rx_queues", "2") + "forward: {mode: reflect}", "ports[0].rx_queues", "more than ports[0].tx_queues (1)"},
 		{"unknown top key", simPorts + "polll: {}", "polll", "did you mean poll?"},
 		{"unknown port key", port0("rx_rnig", "512"), "ports[0].rx_rnig", "did you mean rx_ring?"},
 		{"unknown key, empty mapping", simPorts + "poll: {housekeeping: {}, hk: {}}", "poll.hk", "unknown key"},

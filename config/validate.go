@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -65,8 +66,9 @@ func (c *Config) check(h Host) fieldErrors {
 	c.checkForward(&errs)
 	c.checkPoll(&errs, h)
 	oneOf(&errs, "vfio.interface", c.VFIO.Interface, VFIOAuto, VFIOGroup, VFIOIOMMUFD)
-	if c.Power.CPUDMALatency < -1 {
-		errs.add("power.cpu_dma_latency", c.Power.CPUDMALatency, "must be -1 (off) or a latency in µs ≥ 0")
+	if c.Power.CPUDMALatency < -1 || c.Power.CPUDMALatency > math.MaxInt32 {
+		// The kernel takes the latency as an s32; a larger value would wrap.
+		errs.add("power.cpu_dma_latency", c.Power.CPUDMALatency, "must be -1 (off) or a latency in µs in [0, %d]", math.MaxInt32)
 	}
 	return errs
 }
@@ -177,12 +179,21 @@ func (c *Config) checkForward(errs *fieldErrors) {
 	if f.Mode == ForwardReflect {
 		if len(f.Pairs) > 0 {
 			errs.add("forward.pairs", nil, "pairs only apply to l2fwd; reflect sends each frame back out of its own port")
+			return
+		}
+		for i := range c.Ports {
+			c.checkQueues(errs, i, i)
 		}
 		return
 	}
 	if len(f.Pairs) == 0 {
 		if n := len(c.Ports); n%2 != 0 {
 			errs.add("forward.pairs", nil, "l2fwd without pairs pairs the ports in order, but the number of ports is odd (%d): list the pairs", n)
+			return
+		}
+		for i := 0; i+1 < len(c.Ports); i += 2 {
+			c.checkQueues(errs, i, i+1)
+			c.checkQueues(errs, i+1, i)
 		}
 		return
 	}
@@ -220,6 +231,28 @@ func (c *Config) checkForward(errs *fieldErrors) {
 		if _, ok := pairedIn[p.Name]; !ok && p.Name != "" {
 			errs.add("forward.pairs", p.Name, "port is in no pair; l2fwd forwards every port to its partner")
 		}
+	}
+	index := map[string]int{}
+	for i, p := range c.Ports {
+		index[p.Name] = i
+	}
+	for _, pair := range f.Pairs {
+		a, b := index[pair[0]], index[pair[1]]
+		c.checkQueues(errs, a, b)
+		c.checkQueues(errs, b, a)
+	}
+}
+
+// checkQueues checks that port rx forwards to port tx with a TX queue for each of its RX
+// queues: the dataplane sends what RX queue q receives out of TX queue q of the peer.
+func (c *Config) checkQueues(errs *fieldErrors, rx, tx int) {
+	r, t := &c.Ports[rx], &c.Ports[tx]
+	if r.RxQueues < 1 || r.RxQueues > MaxQueues || t.TxQueues < 1 || t.TxQueues > MaxQueues {
+		return // already reported
+	}
+	if r.RxQueues > t.TxQueues {
+		errs.add(fmt.Sprintf("ports[%d].rx_queues", rx), r.RxQueues,
+			"more than ports[%d].tx_queues (%d): frames of RX queue q leave by TX queue q of %s", tx, t.TxQueues, t.Name)
 	}
 }
 

@@ -15,6 +15,9 @@ const (
 	DriverUIO  = "uio_pci_generic"
 )
 
+// driverPCIStub is the kernel's placeholder driver; a member bound to it keeps a group viable.
+const driverPCIStub = "pci-stub"
+
 // noIOMMUParam is the vfio module parameter that allows groups without an IOMMU.
 const noIOMMUParam = "sys/module/vfio/parameters/enable_unsafe_noiommu_mode"
 
@@ -135,11 +138,13 @@ func (h *Host) planIOMMU(p *Plan, opts BindOptions) error {
 		return fmt.Errorf("read %s: %w", param, err)
 	}
 	p.Setup = append(p.Setup, Write{Path: param, Value: "1", Step: "enable vfio no-IOMMU mode"})
+	p.undoSetup = append(p.undoSetup, Write{Path: param, Value: "0", Step: "disable vfio no-IOMMU mode again"})
 	return nil
 }
 
 // checkViable refuses a function whose IOMMU group holds a member that is bound to a driver
-// other than vfio-pci, is not a bridge, and is not being bound along with it.
+// other than vfio-pci or pci-stub (which the kernel allows in a viable group: neither lets
+// the host use the device for DMA), is not a bridge, and is not being bound along with it.
 func (h *Host) checkViable(d DeviceInfo, addrs []Addr) error {
 	if d.IOMMUGroup < 0 {
 		return fmt.Errorf("%s has no IOMMU group, so vfio-pci cannot take it", d.Addr)
@@ -153,7 +158,7 @@ func (h *Host) checkViable(d DeviceInfo, addrs []Addr) error {
 		if err != nil {
 			return fmt.Errorf("IOMMU group %d member %s: read driver link: %w", d.IOMMUGroup, m, err)
 		}
-		if drv == "" || drv == DriverVFIO {
+		if drv == "" || drv == DriverVFIO || drv == driverPCIStub {
 			continue
 		}
 		var class Class
@@ -189,7 +194,7 @@ func (h *Host) planDeviceBind(d DeviceInfo, driver string) (DevicePlan, error) {
 	case !ok:
 		dp.Record = &BindState{Addr: a, Driver: d.Driver, Override: ov, BoundTo: driver}
 	case st.Driver == driver:
-		dp.DropState = true // back on the original driver: nothing left to restore
+		dp.DropState = true // back on the original driver: only the override is left to restore
 	}
 	dev := h.devDir(a)
 	dp.Writes = append(dp.Writes, Write{Path: filepath.Join(dev, "driver_override"), Value: driver, Step: "set driver_override"})
@@ -198,6 +203,15 @@ func (h *Host) planDeviceBind(d DeviceInfo, driver string) (DevicePlan, error) {
 			Step: "unbind from " + d.Driver})
 	}
 	dp.Writes = append(dp.Writes, Write{Path: h.path("sys/bus/pci/drivers_probe"), Value: a.String(), Step: "probe " + driver})
+	if dp.DropState && st.Override != driver {
+		// The record goes, so put back the override it kept, as unbind --restore does.
+		// The function stays bound: the kernel reads the override only when it probes.
+		restore := Write{Path: filepath.Join(dev, "driver_override"), Value: "\n", Step: "clear driver_override"}
+		if st.Override != "" {
+			restore.Value, restore.Step = st.Override, "restore driver_override"
+		}
+		dp.Writes = append(dp.Writes, restore)
+	}
 	return dp, nil
 }
 

@@ -571,3 +571,102 @@ func TestRestoreOriginalOverride(t *testing.T) {
 		t.Errorf("driver %q override %q", tr.Driver(a), tr.ReadFile(dev(a, "driver_override")))
 	}
 }
+
+// TestBindNoIOMMURollback checks that a failed bind turns no-IOMMU mode off again when the
+// plan turned it on: the host is left as it was.
+func TestBindNoIOMMURollback(t *testing.T) {
+	h, tr, k := host(t)
+	tr.DropIOMMU()
+	tr.AddNoIOMMUParam()
+	param := "sys/module/vfio/parameters/enable_unsafe_noiommu_mode"
+	before := tr.ReadFile(param)
+	k.IgnoreWrite("sys/bus/pci/drivers_probe")
+	p, err := h.PlanBind(addrs(pcitest.Igb82576), pci.DriverVFIO, pci.BindOptions{NoIOMMU: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err == nil || !strings.Contains(err.Error(), "rolled back") {
+		t.Fatalf("Apply = %v, want a rolled back failure", err)
+	}
+	if got := tr.ReadFile(param); got != before {
+		t.Errorf("noiommu param = %q after rollback, want %q", got, before)
+	}
+	if got := k.Writes(); len(got) == 0 || got[len(got)-1] != w(tr, param, "0") {
+		t.Errorf("last write is not the param back to 0: %v", got)
+	}
+}
+
+// TestBindViablePCIStub checks that a group member parked on pci-stub does not make the
+// group unviable: the kernel allows pci-stub (it does no DMA) next to vfio-pci.
+func TestBindViablePCIStub(t *testing.T) {
+	h, tr, k := host(t)
+	tr.AddDriver("pci-stub")
+	for _, x := range []struct{ rel, v string }{
+		{dev(pcitest.Port82599B, "driver_override"), "pci-stub"},
+		{"sys/bus/pci/drivers/ixgbe/unbind", pcitest.Port82599B},
+		{"sys/bus/pci/drivers/pci-stub/bind", pcitest.Port82599B},
+	} {
+		if err := k.WriteFile(tr.Path(x.rel), x.v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := tr.Driver(pcitest.Port82599B); d != "pci-stub" {
+		t.Fatalf("setup: %s on %q", pcitest.Port82599B, d)
+	}
+	if _, err := h.PlanBind(addrs(pcitest.Port82599A), pci.DriverVFIO, pci.BindOptions{}); err != nil {
+		t.Errorf("group with a pci-stub member refused: %v", err)
+	}
+	// Any other driver still makes it unviable.
+	h2, tr2, _ := host(t)
+	if _, err := h2.PlanBind(addrs(pcitest.Port82599A), pci.DriverVFIO, pci.BindOptions{}); !errors.Is(err, pci.ErrRefused) {
+		t.Errorf("group with an ixgbe member: err = %v, want refused (tree %s)", err, tr2.Root)
+	}
+}
+
+// TestUnbindUnreadableRoutes checks that unbind fails closed when it cannot tell whether
+// a function's interface carries routes: refused unless --force, and nothing written.
+func TestUnbindUnreadableRoutes(t *testing.T) {
+	h, tr, k := host(t)
+	tr.WriteFile("proc/net/route", "Iface\tDestination\nbroken\n")
+	before := tr.Snapshot()
+	_, err := h.PlanUnbind(addrs(pcitest.Igb82576), pci.UnbindOptions{Restore: true})
+	if !errors.Is(err, pci.ErrRefused) || !strings.Contains(err.Error(), "ens3f0") {
+		t.Errorf("unbind with unreadable routes: err = %v, want refused naming ens3f0", err)
+	}
+	if len(k.Writes()) != 0 || !maps.Equal(before, tr.Snapshot()) {
+		t.Error("refused unbind touched the tree")
+	}
+	if _, err := h.PlanUnbind(addrs(pcitest.Igb82576), pci.UnbindOptions{Force: true}); err != nil {
+		t.Errorf("--force: %v", err)
+	}
+	// A function without interfaces does not need the route tables.
+	if _, err := h.PlanUnbind(addrs(pcitest.I350), pci.UnbindOptions{}); err != nil {
+		t.Errorf("function without interfaces: %v", err)
+	}
+}
+
+// TestBindBackToOriginal checks that binding a function back to the driver recorded when
+// uiod took it drops the record and puts back the override the record kept, instead of
+// leaving driver_override naming the kernel driver for good.
+func TestBindBackToOriginal(t *testing.T) {
+	h, tr, k := host(t)
+	a := pcitest.Igb82576
+	for _, drv := range []string{pci.DriverVFIO, "igb"} {
+		p, err := h.PlanBind(addrs(a), drv, pci.BindOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Apply(p); err != nil {
+			t.Fatalf("bind to %s: %v", drv, err)
+		}
+	}
+	if got := k.Writes(); got[len(got)-1] != w(tr, dev(a, "driver_override"), "\n") {
+		t.Errorf("last write %v, want the override cleared", got[len(got)-1])
+	}
+	if tr.Driver(a) != "igb" || tr.ReadFile(dev(a, "driver_override")) != "(null)\n" {
+		t.Errorf("driver %q override %q, want igb and none", tr.Driver(a), tr.ReadFile(dev(a, "driver_override")))
+	}
+	if _, ok, _ := h.State(pci.MustParseAddr(a)); ok {
+		t.Error("state file left after binding back to the original driver")
+	}
+}

@@ -172,12 +172,12 @@ func TestRoutes(t *testing.T) {
 }
 
 func TestValidDriverName(t *testing.T) {
-	for _, n := range []string{"vfio-pci", "uio_pci_generic", "igb", "ixgbe"} {
+	for _, n := range []string{"vfio-pci", "uio_pci_generic", "igb", "ixgbe", "8139too"} {
 		if err := ValidDriverName(n); err != nil {
 			t.Errorf("%q: %v", n, err)
 		}
 	}
-	for _, n := range []string{"", "..", "a/b", "../vfio", "vfio pci", "x\n"} {
+	for _, n := range []string{"", "..", "a/b", "../vfio", "vfio pci", "x\n", "-r", "--dry-run"} {
 		if ValidDriverName(n) == nil {
 			t.Errorf("%q accepted", n)
 		}

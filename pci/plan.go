@@ -56,6 +56,8 @@ type Plan struct {
 	Warnings []string
 	// noIOMMU is set when vfio-pci is to run in no-IOMMU mode.
 	noIOMMU bool
+	// undoSetup[i] puts back what Setup[i] changed; a failed bind makes them in reverse.
+	undoSetup []Write
 }
 
 // DevicePlan is the part of a plan about one function.
@@ -131,8 +133,8 @@ func (d *DevicePlan) stateNote() string { return d.Addr.String() + ".json under 
 
 // Apply carries out a plan made by PlanBind or PlanUnbind. A bind that fails at any step
 // is rolled back — the override cleared, the original driver bound again — for the failing
-// function and every function the plan already moved, and the error names the function and
-// the step. An unbind is not rolled back (its functions end up unbound or on their
+// function and every function the plan already moved, no-IOMMU mode is turned off again if
+// the plan turned it on, and the error names the function and the step. An unbind is not rolled back (its functions end up unbound or on their
 // recorded driver); its state files stay until a restore succeeds.
 func (h *Host) Apply(p *Plan) error {
 	for _, m := range p.Load {
@@ -143,9 +145,13 @@ func (h *Host) Apply(p *Plan) error {
 			return fmt.Errorf("load driver %s: modprobe succeeded but %s is missing", m, h.driverDir(m))
 		}
 	}
-	for _, w := range p.Setup {
+	for i, w := range p.Setup {
 		if err := h.write(w.Path, w.Value); err != nil {
-			return fmt.Errorf("%s: %w", w.Step, err)
+			err = fmt.Errorf("%s: %w", w.Step, err)
+			if rerrs := h.undoSetup(p, i); len(rerrs) > 0 {
+				return errors.Join(append([]error{err}, rerrs...)...)
+			}
+			return err
 		}
 	}
 	for i := range p.Devices {
@@ -164,6 +170,7 @@ func (h *Host) Apply(p *Plan) error {
 				rerrs = append(rerrs, fmt.Errorf("roll back %s: %w", p.Devices[j].Addr, rerr))
 			}
 		}
+		rerrs = append(rerrs, h.undoSetup(p, len(p.Setup))...)
 		if len(rerrs) > 0 {
 			return errors.Join(append([]error{err}, rerrs...)...)
 		}
@@ -178,6 +185,18 @@ func (h *Host) Apply(p *Plan) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// undoSetup puts back what the first n Setup writes changed, last first.
+func (h *Host) undoSetup(p *Plan, n int) []error {
+	var errs []error
+	for i := min(n, len(p.undoSetup)) - 1; i >= 0; i-- {
+		u := p.undoSetup[i]
+		if err := h.write(u.Path, u.Value); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", u.Step, err))
+		}
+	}
+	return errs
 }
 
 // applyDevice makes one function's writes and checks the result.

@@ -239,13 +239,14 @@ var userspaceDrivers = []string{"vfio-pci", "uio_pci_generic"}
 func IsUserspaceDriver(driver string) bool { return slices.Contains(userspaceDrivers, driver) }
 
 // ValidDriverName reports an error unless name can be a kernel driver name: a single path
-// element of letters, digits, '-' and '_'.
+// element of letters, digits, '-' and '_' that does not start with '-' (it is also the
+// module name given to modprobe, which would take it for an option).
 func ValidDriverName(name string) error {
 	if name == "" {
 		return errors.New("driver name is empty")
 	}
-	if len(name) > 64 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
-		return fmt.Errorf("invalid driver name %q: want letters, digits, '-' and '_'", name)
+	if len(name) > 64 || name[0] == '-' || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
+		return fmt.Errorf("invalid driver name %q: want letters, digits, '-' and '_', not starting with '-'", name)
 	}
 	return nil
 }

@@ -20,7 +20,8 @@ type UnbindOptions struct {
 
 // PlanUnbind returns the plan that unbinds each function from its driver and clears its
 // driver_override, and with opts.Restore binds the original driver again. Nothing is
-// touched. A function with no driver, no override and nothing to restore gets no writes.
+// touched. Unless opts.Force, a function with an active interface, or with interfaces
+// when the route tables cannot be read, is refused (ErrRefused). A function with no driver, no override and nothing to restore gets no writes.
 func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 	if len(addrs) == 0 {
 		return nil, errors.New("no PCI addresses given")
@@ -38,9 +39,15 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: read driver link: %w", a, err)
 		}
-		if d.Active && !opts.Force {
+		switch {
+		case opts.Force:
+		case d.Active:
 			refusals = append(refusals, fmt.Errorf("%s is active: interface %s has routes (use --force to take it from the host anyway)",
 				a, strings.Join(d.Interfaces, ", ")))
+		case len(d.Interfaces) > 0 && aerr != nil:
+			// Fail closed: without the route tables the interface may be carrying traffic.
+			refusals = append(refusals, fmt.Errorf("%s: cannot tell whether interface %s is active: %v (use --force to unbind it anyway)",
+				a, strings.Join(d.Interfaces, ", "), aerr))
 		}
 		ov, err := h.readOverride(a)
 		if err != nil {

@@ -22,6 +22,7 @@ func testBindRefused(t *testing.T, cli *uiodCLI) {
 		{"bad address", nil, []string{"bind", "--driver", "vfio-pci", "../../03:00.0"}, []string{"invalid PCI address", "../../03:00.0"}},
 		{"short address", nil, []string{"bind", "--driver", "vfio-pci", pcitest.Igb82576, "3:00.0"}, []string{"invalid PCI address", `"3:00.0"`}},
 		{"bad driver", nil, []string{"bind", "--driver", "../vfio", pcitest.Igb82576}, []string{"--driver", "../vfio"}},
+		{"driver like an option", nil, []string{"bind", "--dry-run", "--driver=-r", pcitest.Unbound}, []string{"--driver", `"-r"`}},
 		{"unknown device", nil, []string{"bind", "--driver", "vfio-pci", "0000:42:00.0"}, []string{"no such PCI device 0000:42:00.0"}},
 		{"active", nil, []string{"bind", "--driver", "vfio-pci", pcitest.X540}, []string{pcitest.X540, "active", "ens2f0", "--force"}},
 		{"not viable", nil, []string{"bind", "--driver", "vfio-pci", pcitest.Port82599A}, []string{"IOMMU group 1", "0000:01:00.1 (bound to ixgbe)"}},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -404,6 +405,12 @@ type policyJSON struct {
 // a list of policies with their CPU share, wake-ups and latency result; otherwise it is
 // the one result.
 func writeLatencyFiles(stdout io.Writer, f *latencyFlags, results []*latency.Result, rows []policyRow) error {
+	if len(results) == 0 {
+		if f.csv != "" || f.json != "" || f.plot != "" {
+			return errors.New("no results to write: interrupted before the first run ended")
+		}
+		return nil
+	}
 	if f.csv != "" {
 		if err := writeOutput(stdout, f.csv, func(w io.Writer) error {
 			if rows == nil {

@@ -263,3 +263,20 @@ func TestIntegrationTAPDemo(t *testing.T) {
 		t.Fatalf("dataplane forwarded %d frames", fwd)
 	}
 }
+
+// TestLatencyFilesWithoutResults checks that a run interrupted before its first result
+// reports that it has nothing to write instead of indexing an empty result list.
+func TestLatencyFilesWithoutResults(t *testing.T) {
+	var out bytes.Buffer
+	for _, f := range []latencyFlags{{csv: "-"}, {json: "-"}} {
+		if err := writeLatencyFiles(&out, &f, nil, nil); err == nil || !strings.Contains(err.Error(), "no results") {
+			t.Errorf("flags %+v: err = %v, want one about no results", f, err)
+		}
+		if err := writeLatencyFiles(&out, &f, nil, []policyRow{}); err == nil {
+			t.Errorf("flags %+v with empty rows: no error", f)
+		}
+	}
+	if err := writeLatencyFiles(&out, &latencyFlags{}, nil, nil); err != nil {
+		t.Errorf("no files asked for: %v", err)
+	}
+}

@@ -149,10 +149,12 @@ func run(args []string) int {
 }
 
 // isCobraUsage recognises cobra's own argument and command errors, which are plain errors.
+// Their text starts with one of these prefixes; a command's own error that merely contains
+// such words (a wrapped EINVAL reads "invalid argument") is a failure, not a usage error.
 func isCobraUsage(err error) bool {
 	s := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "invalid argument", "flag needs an argument", "required flag"} {
-		if strings.Contains(s, p) {
+	for _, p := range []string{"unknown command ", "unknown flag: ", "unknown shorthand flag: ", "accepts ", "requires at least ", "requires at most ", `invalid argument "`, "flag needs an argument: ", "required flag(s) "} {
+		if strings.HasPrefix(s, p) {
 			return true
 		}
 	}

@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 var (
@@ -66,4 +70,41 @@ func runUIOD(t *testing.T, stdin string, env []string, args ...string) (string, 
 	}
 	t.Fatalf("run uiod %v: %v", args, err)
 	return "", "", -1
+}
+
+// TestExitCodes checks that cobra's own usage errors exit 2 and that a command's failure
+// exits 1 even when its text contains words of a cobra message (EINVAL reads "invalid
+// argument"): a failed sysfs write or ioctl is not a usage error.
+func TestExitCodes(t *testing.T) {
+	fails := func() *cobra.Command {
+		return &cobra.Command{
+			Use:  "test-fail",
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return fmt.Errorf("bind 0000:03:00.0: probe vfio-pci: %w", syscall.EINVAL)
+			},
+		}
+	}
+	saved := commands
+	commands = append(append([]func() *cobra.Command(nil), commands...), fails)
+	t.Cleanup(func() { commands = saved })
+	tests := []struct {
+		args []string
+		want int
+	}{
+		{[]string{"test-fail"}, exitFailure},
+		{[]string{"version"}, exitOK},
+		{[]string{"no-such-command"}, exitUsage},
+		{[]string{"devices", "extra"}, exitUsage},
+		{[]string{"bind", "--driver", "vfio-pci"}, exitUsage},
+		{[]string{"config", "validate"}, exitUsage},
+		{[]string{"version", "--no-such-flag"}, exitUsage},
+		{[]string{"run", "--config"}, exitUsage},
+		{[]string{"latency", "--size", "x"}, exitUsage},
+	}
+	for _, tt := range tests {
+		if got := run(tt.args); got != tt.want {
+			t.Errorf("uiod %q: exit %d, want %d", tt.args, got, tt.want)
+		}
+	}
 }

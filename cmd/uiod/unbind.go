@@ -18,8 +18,9 @@ func newUnbindCmd() *cobra.Command {
 		Short: "Unbind PCI functions from their driver, optionally giving them back to the original one",
 		Long: `Unbind each function from its driver and clear its driver_override. With --restore,
 bind it again to the driver recorded when uiod bound it (or, without a record, let the
-kernel pick one) and remove the record. Functions whose interfaces are active are refused
-unless --force. --dry-run prints the exact writes instead.`,
+kernel pick one) and remove the record. Functions whose interfaces are active (or might
+be: the route tables cannot be read) are refused unless --force. --dry-run prints the
+exact writes instead.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			addrs, err := parsePCIArgs(args)
