@@ -120,8 +120,9 @@ func (d *Daemon) Start() (err error) {
 }
 
 // dataplaneConfig maps the ports and forward pairs onto queues and the queues onto
-// threads (round robin over poll.cpus; one unpinned thread when none are given). A TX
-// queue is only ever used by the thread that owns the RX queue feeding it.
+// threads (round robin over poll.cpus; one unpinned thread when none are given; under the
+// adaptive policy, queues sharing an RX interrupt stay on one thread). A TX queue is only
+// ever used by the thread that owns the RX queue feeding it.
 func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 	byName := map[string]*port{}
 	for _, p := range d.ports {
@@ -175,6 +176,10 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 			}
 		}
 	}
+	pol, err := policyConfig(d.cfg.Poll)
+	if err != nil {
+		return dataplane.Config{}, err
+	}
 	cpus := d.cfg.Poll.CPUs
 	if len(cpus) == 0 {
 		cpus = []int{-1}
@@ -183,9 +188,23 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 	for i, c := range cpus {
 		threads[i].CPU = c
 	}
-	for i, q := range queues {
-		t := &threads[i%len(threads)]
-		t.Queues = append(t.Queues, q)
+	// Queues that share an RX interrupt (INTx) go to one thread: only the thread that
+	// sleeps on a vector is woken by it.
+	vecThread := map[int]int{}
+	next := 0
+	for _, q := range queues {
+		ti := next % len(threads)
+		if v := q.RxPort.RxVector(q.RxQ); v != nil && pol.Mode == irq.Adaptive {
+			if t, ok := vecThread[v.Fd()]; ok {
+				ti = t
+			} else {
+				vecThread[v.Fd()] = ti
+				next++
+			}
+		} else {
+			next++
+		}
+		threads[ti].Queues = append(threads[ti].Queues, q)
 	}
 	// A thread without queues has nothing to do.
 	used := threads[:0]
@@ -193,10 +212,6 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 		if len(t.Queues) > 0 {
 			used = append(used, t)
 		}
-	}
-	pol, err := policyConfig(d.cfg.Poll)
-	if err != nil {
-		return dataplane.Config{}, err
 	}
 	return dataplane.Config{Threads: used, App: app, Policy: pol, Logger: d.log.Named("dataplane")}, nil
 }
@@ -248,6 +263,7 @@ func (d *Daemon) shutdownLocked() error {
 		_ = d.http.Close()
 		d.http = nil
 	}
+	d.listener = nil
 	if d.dp != nil {
 		d.dp.Stop()
 		d.dp = nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -180,4 +181,106 @@ func getStatus(t *testing.T, url string) Status {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// TestStatusDuringStop reads the status (ports, NIC counters) from other goroutines while
+// Stop closes the ports: no read may reach a closed port, and afterwards the metrics
+// endpoint is reported off.
+func TestStatusDuringStop(t *testing.T) {
+	cfg := simConfig(t, "dstatusstop", "adaptive", "")
+	d := New(cfg, Options{})
+	if err := d.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if d.MetricsAddr() == "" {
+		t.Fatal("metrics endpoint not running")
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				d.Status()
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := d.Stop(); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	close(stop)
+	wg.Wait()
+	if st := d.Status(); len(st.Ports) != 0 || len(st.Queues) != 0 {
+		t.Errorf("status after Stop lists ports or queues: %+v", st)
+	}
+	if a := d.MetricsAddr(); a != "" {
+		t.Errorf("MetricsAddr after Stop = %q, want \"\"", a)
+	}
+}
+
+// TestINTxQueuesShareAThread: with INTx every RX queue of a port has the same interrupt,
+// which only wakes the thread that sleeps on it, so the daemon must keep a port's queues
+// on one thread however many poll CPUs there are.
+func TestINTxQueuesShareAThread(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("needs two CPUs to pin two poll threads")
+	}
+	y := `
+ports:
+  - {name: a, driver: sim, wire: "pair:dintx0", promiscuous: true, interrupts: intx, rx_queues: 2, tx_queues: 2}
+  - {name: b, driver: sim, wire: "pair:dintx1", promiscuous: true, interrupts: intx, rx_queues: 2, tx_queues: 2}
+forward: {mode: l2fwd, pairs: [[a, b]]}
+poll: {mode: adaptive, wait_timeout: 1s, cpus: [0, 1]}
+`
+	cfg, err := config.Read(strings.NewReader(y))
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	d := New(cfg, Options{})
+	if err := d.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer d.Stop()
+	st := d.Status()
+	threadOf := map[string]int{}
+	for _, q := range st.Queues {
+		port, _, _ := strings.Cut(q.Name, "/")
+		if th, ok := threadOf[port]; ok && th != q.Thread {
+			t.Fatalf("port %s's queues are polled by threads %d and %d: %+v", port, th, q.Thread, st.Queues)
+		}
+		threadOf[port] = q.Thread
+	}
+	if len(st.Queues) != 4 {
+		t.Fatalf("queues %+v, want 4", st.Queues)
+	}
+	gen0, err := wire.Open("pair:dintx0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &frameSink{seen: map[uint32]int{}}
+	gen1, err := wire.Open("pair:dintx1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen1.SetHandler(sink.handler)
+	const n = 50
+	for i := uint32(0); i < n; i++ {
+		if err := gen0.Send(frame(i)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // let the threads fall asleep between frames
+	}
+	for deadline := time.Now().Add(10 * time.Second); sink.count() < n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if sink.count() != n {
+		t.Fatalf("forwarded %d of %d frames; status %+v", sink.count(), n, d.Status())
+	}
 }

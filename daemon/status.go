@@ -87,12 +87,14 @@ type ThreadStatus struct {
 	WakeCost      string  `json:"wake_cost,omitempty"`
 }
 
-// Status returns a snapshot of the daemon. It may be called from any goroutine.
+// Status returns a snapshot of the daemon. It may be called from any goroutine. It holds
+// the daemon's lock while it reads the ports, so Stop cannot close (and unmap) a port
+// under it.
 func (d *Daemon) Status() Status {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	ports, dp := d.ports, d.dp
 	started := d.started
-	d.mu.Unlock()
 	st := Status{
 		Policy: PolicyStatus{
 			Mode:          d.cfg.Poll.Mode,

@@ -105,6 +105,7 @@ func (cfg *Config) validate() error {
 	}
 	rxOwner := map[portQueue]string{}
 	txThread := map[portQueue]int{}
+	vecThread := map[int]int{} // RX interrupt descriptor → thread that sleeps on it
 	for ti := range cfg.Threads {
 		th := &cfg.Threads[ti]
 		if th.CPU < -1 || th.CPU >= maxCPU {
@@ -149,8 +150,17 @@ func (cfg *Config) validate() error {
 				return fmt.Errorf("%s.tx_queue: TX queue %d already used by thread %d", where, q.TxQ, other)
 			}
 			txThread[tx] = ti
-			if cfg.Policy.Mode == irq.Adaptive && q.RxPort.RxVector(q.RxQ) == nil {
-				return fmt.Errorf("%s: adaptive policy needs an RX interrupt, and the port has none", where)
+			if cfg.Policy.Mode == irq.Adaptive {
+				v := q.RxPort.RxVector(q.RxQ)
+				if v == nil {
+					return fmt.Errorf("%s: adaptive policy needs an RX interrupt, and the port has none", where)
+				}
+				// A vector shared by several queues (INTx) wakes, and is drained by, one
+				// thread only: another thread would miss its interrupts.
+				if other, dup := vecThread[v.Fd()]; dup && other != ti {
+					return fmt.Errorf("%s.rx_queue: its RX interrupt (%s) is shared with a queue of thread %d: poll queues that share an interrupt on one thread", where, v.Kind, other)
+				}
+				vecThread[v.Fd()] = ti
 			}
 		}
 	}

@@ -87,6 +87,8 @@ func TestConfigValidate(t *testing.T) {
 	a := newFakePort(t, dma, 2, 2, true)
 	b := newFakePort(t, dma, 1, 1, true)
 	noirq := newFakePort(t, dma, 1, 1, false)
+	intx := newFakePort(t, dma, 2, 2, true)
+	intx.rxq[1].vec = intx.rxq[0].vec // one INTx line for both queues
 	ok := Queue{RxPort: a, TxPort: b}
 	tests := []struct {
 		name  string
@@ -110,6 +112,9 @@ func TestConfigValidate(t *testing.T) {
 		{"rx queue twice", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}, {CPU: -1, Queues: []Queue{{Name: "x", RxPort: a, TxPort: a}}}}}, "threads[1].queues[0] (x).rx_queue"},
 		{"tx queue on two threads", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}, {CPU: -1, Queues: []Queue{{RxPort: a, RxQ: 1, TxPort: b}}}}}, "threads[1].queues[0] (t1q0).tx_queue"},
 		{"tx queue shared on one thread", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{ok, {RxPort: a, RxQ: 1, TxPort: b}}}}}, ""},
+		{"shared irq on one thread", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: intx, TxPort: intx}, {RxPort: intx, RxQ: 1, TxPort: intx, TxQ: 1}}}}}, ""},
+		{"shared irq on two threads", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: intx, TxPort: intx}}}, {CPU: -1, Queues: []Queue{{RxPort: intx, RxQ: 1, TxPort: intx, TxQ: 1}}}}}, "threads[1].queues[0] (t1q0).rx_queue: its RX interrupt"},
+		{"shared irq on two busy threads", Config{Policy: irq.PolicyConfig{Mode: irq.Busy}, Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: intx, TxPort: intx}}}, {CPU: -1, Queues: []Queue{{RxPort: intx, RxQ: 1, TxPort: intx, TxQ: 1}}}}}, ""},
 		{"adaptive without irq", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: noirq, TxPort: a}}}}}, "threads[0].queues[0] (t0q0): adaptive"},
 	}
 	for _, tt := range tests {
@@ -527,6 +532,16 @@ func TestPinnedThreads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each thread reports its real affinity from the poll thread itself, before it sleeps.
+	var affinity [2]atomic.Value
+	for i, l := range dp.loops {
+		l.beforeSleep = func() {
+			var set unix.CPUSet
+			if err := unix.SchedGetaffinity(0, &set); err == nil && affinity[i].Load() == nil {
+				affinity[i].Store(set)
+			}
+		}
+	}
 	if err := dp.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -535,10 +550,17 @@ func TestPinnedThreads(t *testing.T) {
 	a.inject(0, makeFrame(buf[:], a.mac, b.mac, 0, irq.Now()))
 	b.inject(0, makeFrame(buf[:], b.mac, a.mac, 1, irq.Now()))
 	waitFor(t, "both frames", func() bool { return rec.count.Load() == 2 })
+	waitFor(t, "both threads asleep", func() bool { return affinity[0].Load() != nil && affinity[1].Load() != nil })
 	dp.Stop()
 	ths := dp.Threads()
 	if len(ths) != 2 || ths[1].CPU != runtime.NumCPU()-1 || ths[0].WallTime == 0 {
 		t.Fatalf("threads %+v", ths)
+	}
+	for i, cpu := range []int{0, runtime.NumCPU() - 1} {
+		set := affinity[i].Load().(unix.CPUSet)
+		if set.Count() != 1 || !set.IsSet(cpu) {
+			t.Errorf("thread %d runs with affinity %v, want only CPU %d", i, set, cpu)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -49,27 +50,46 @@ const (
 )
 
 // queueCounters are kept in plain fields by the polling thread and copied to atomics by
-// publish, so the hot path executes no locked instruction.
+// publish, so the hot path executes no locked instruction. seq is a sequence lock over
+// pub: odd while publish writes, so that snapshot returns counters from one publish
+// (RxPackets = TxPackets + Drops holds in every snapshot, not only eventually).
 type queueCounters struct {
 	local [numCounters]uint64
+	seq   atomic.Uint64
 	pub   [numCounters]atomic.Uint64
 }
 
+// publish copies the local counters to pub. Only the polling thread calls it.
 func (c *queueCounters) publish() {
+	c.seq.Add(1)
 	for i := range c.local {
 		c.pub[i].Store(c.local[i])
 	}
+	c.seq.Add(1)
 }
 
 func (c *queueCounters) snapshot(name string, thread int) QueueStats {
+	var v [numCounters]uint64
+	for {
+		s := c.seq.Load()
+		if s&1 == 0 {
+			for i := range v {
+				v[i] = c.pub[i].Load()
+			}
+			if c.seq.Load() == s {
+				break
+			}
+		}
+		runtime.Gosched() // a publish is under way
+	}
 	return QueueStats{
 		Name:       name,
 		Thread:     thread,
-		RxPackets:  c.pub[cRxPackets].Load(),
-		RxBytes:    c.pub[cRxBytes].Load(),
-		TxPackets:  c.pub[cTxPackets].Load(),
-		Drops:      c.pub[cDrops].Load(),
-		Polls:      c.pub[cPolls].Load(),
-		EmptyPolls: c.pub[cEmptyPolls].Load(),
+		RxPackets:  v[cRxPackets],
+		RxBytes:    v[cRxBytes],
+		TxPackets:  v[cTxPackets],
+		Drops:      v[cDrops],
+		Polls:      v[cPolls],
+		EmptyPolls: v[cEmptyPolls],
 	}
 }

@@ -22,6 +22,7 @@ const (
 	MSIX
 )
 
+// String names the kind (intx, msi, msix).
 func (k Kind) String() string {
 	switch k {
 	case INTx:

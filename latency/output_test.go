@@ -202,3 +202,22 @@ func TestWriteCSVRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryWithinExtremes: above 2048 ns histogram buckets are wider than 1 ns and
+// valued at their middle, which can lie beyond the exact minimum and maximum; no
+// quantile may be reported outside them.
+func TestSummaryWithinExtremes(t *testing.T) {
+	for _, vals := range [][]int64{
+		{2167451},
+		{698431},
+		{4096, 2167451, 2167452, 2167453},
+		{1000, 3001, 3001, 3001, 2816001},
+	} {
+		s := resultOf("", vals...).Summary()
+		for name, q := range map[string]int64{"q1": s.Q1, "median": s.Median, "q3": s.Q3, "p99": s.P99, "p99.9": s.P999} {
+			if q < s.Min || q > s.Max {
+				t.Errorf("%v: %s %d outside [min %d, max %d]", vals, name, q, s.Min, s.Max)
+			}
+		}
+	}
+}

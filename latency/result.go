@@ -100,6 +100,11 @@ func (r *Result) Summary() Summary {
 	if s.Max == 0 {
 		s.Min, s.Max = bs[0].value, bs[len(bs)-1].value
 	}
+	// Above 2048 ns a bucket's middle may lie beyond the exact extremes of the samples
+	// in it: no quantile is below the smallest sample or above the largest.
+	for _, q := range []*int64{&s.Q1, &s.Median, &s.Q3, &s.P99, &s.P999} {
+		*q = min(max(*q, s.Min), s.Max)
+	}
 	return s
 }
 

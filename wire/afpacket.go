@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mdlayher/packet"
 	"golang.org/x/sys/unix"
@@ -20,6 +21,10 @@ type PacketPort struct {
 	slot handlerSlot
 	done chan struct{}
 	once sync.Once
+	// closed is set before the socket closes: mdlayher/socket reports a closed socket
+	// as EBADF, not net.ErrClosed, Send must say ErrClosed, and the reader must tell
+	// the end from a transient error.
+	closed atomic.Bool
 }
 
 // ListenPacket opens a raw AF_PACKET socket on the interface ifname (CAP_NET_RAW) and puts
@@ -45,7 +50,7 @@ func ListenPacket(ifname string) (*PacketPort, error) {
 	go readLoop(func(b []byte) (int, error) {
 		n, _, err := c.ReadFrom(b)
 		return n, err
-	}, &p.slot, p.done)
+	}, &p.slot, &p.closed, p.done)
 	return p, nil
 }
 
@@ -72,8 +77,11 @@ func (p *PacketPort) Send(frame []byte) error {
 	if len(frame) < 14 {
 		return fmt.Errorf("send on %s: %d-byte frame is shorter than an Ethernet header", p.name, len(frame))
 	}
+	if p.closed.Load() {
+		return ErrClosed
+	}
 	if _, err := p.c.WriteTo(frame, &packet.Addr{HardwareAddr: net.HardwareAddr(frame[0:6])}); err != nil {
-		if errors.Is(err, net.ErrClosed) {
+		if errors.Is(err, net.ErrClosed) || p.closed.Load() {
 			return ErrClosed
 		}
 		return fmt.Errorf("send on %s: %w", p.name, err)
@@ -89,6 +97,7 @@ func (p *PacketPort) Close() error {
 	var err error
 	p.once.Do(func() {
 		p.slot.set(nil)
+		p.closed.Store(true)
 		err = p.c.Close()
 		<-p.done
 	})

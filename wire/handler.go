@@ -1,6 +1,9 @@
 package wire
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // handlerSlot holds a Port's current Handler so that a reader goroutine can load it
 // without a lock on every frame.
@@ -30,17 +33,22 @@ const maxFrame = 9216
 // bytes), so readers pad shorter frames with zeros to MinFrame, as the NIC would.
 const MinFrame = 60
 
-// readLoop calls read until it fails, stamping each frame with Now the moment read
-// returns, padding it to MinFrame and handing it to s. It returns when read returns an
-// error (the port closed).
-func readLoop(read func([]byte) (int, error), s *handlerSlot, done chan<- struct{}) {
+// readLoop calls read until the port is closed, stamping each frame with Now the moment
+// read returns, padding it to MinFrame and handing it to s. It returns when read fails
+// after closed was set. Other errors are transient (a packet socket reports an interface
+// going down as one ENETDOWN): it retries them after a millisecond.
+func readLoop(read func([]byte) (int, error), s *handlerSlot, closed *atomic.Bool, done chan<- struct{}) {
 	defer close(done)
 	buf := make([]byte, maxFrame)
 	for {
 		n, err := read(buf)
 		ts := Now()
 		if err != nil {
-			return
+			if closed.Load() {
+				return
+			}
+			time.Sleep(time.Millisecond)
+			continue
 		}
 		if n < MinFrame {
 			clear(buf[n:MinFrame])

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -129,6 +130,7 @@ func TestIntegrationTAP(t *testing.T) {
 			if !bytes.Equal(f[0:6], me) || !bytes.Equal(f[28:32], []byte{10, 77, 0, 1}) {
 				t.Fatalf("unexpected ARP reply % x", f[:42])
 			}
+			checkClosed(t, p, req)
 			return
 		case <-tick.C:
 		case <-deadline:
@@ -190,4 +192,66 @@ func TestIntegrationAFPacket(t *testing.T) {
 	if err := a.Send(frame[:10]); err == nil {
 		t.Fatal("Send of a 10-byte frame succeeded")
 	}
+	checkClosed(t, a, frame)
+}
+
+// checkClosed closes p (twice) and checks that Send then fails with ErrClosed, as the
+// Port contract says.
+func checkClosed(t *testing.T, p Port, frame []byte) {
+	t.Helper()
+	if err := p.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := p.Send(frame); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Send after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestIntegrationAFPacketLinkFlap: the kernel reports an interface going down to its
+// packet sockets as one ENETDOWN from recvfrom; the port must keep receiving once the
+// link is back, not lose its reader.
+func TestIntegrationAFPacketLinkFlap(t *testing.T) {
+	ns := testNetns(t)
+	inNetns(t, ns, "ip", "link", "add", "uiodfa", "type", "veth", "peer", "name", "uiodfb")
+	inNetns(t, ns, "ip", "link", "set", "uiodfa", "up")
+	inNetns(t, ns, "ip", "link", "set", "uiodfb", "up")
+	a := openInNetns(t, ns, func() (Port, error) { return Open("afpacket:uiodfa") })
+	b := openInNetns(t, ns, func() (Port, error) { return Open("afpacket:uiodfb") })
+	frame := make([]byte, 64)
+	copy(frame[0:], []byte{2, 0, 0, 0, 0, 0xbb})
+	copy(frame[6:], []byte{2, 0, 0, 0, 0, 0xaa})
+	binary.BigEndian.PutUint16(frame[12:], 0x88b5)
+	got := make(chan struct{}, 64)
+	b.SetHandler(func(f []byte, ts int64) {
+		if len(f) >= 14 && binary.BigEndian.Uint16(f[12:]) == 0x88b5 {
+			got <- struct{}{}
+		}
+	})
+	deliver := func(what string) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			a.Send(frame) // fails while the carrier is still coming up: resend
+			select {
+			case <-got:
+				return
+			case <-tick.C:
+			case <-deadline:
+				t.Fatalf("no frame delivered %s", what)
+			}
+		}
+	}
+	deliver("before the flap")
+	inNetns(t, ns, "ip", "link", "set", "uiodfb", "down")
+	time.Sleep(20 * time.Millisecond)
+	inNetns(t, ns, "ip", "link", "set", "uiodfb", "up")
+	for len(got) > 0 {
+		<-got
+	}
+	deliver("after the link flapped")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,11 +14,12 @@ import (
 // appear as received on the interface, frames the kernel transmits on the interface are
 // delivered to the handler by a reader goroutine.
 type TAPPort struct {
-	f    *os.File
-	name string
-	slot handlerSlot
-	done chan struct{}
-	once sync.Once
+	f      *os.File
+	name   string
+	slot   handlerSlot
+	done   chan struct{}
+	once   sync.Once
+	closed atomic.Bool // set before the file closes, for the reader
 }
 
 // OpenTAP attaches to the TAP interface name, creating it (non-persistent) if it does not
@@ -43,7 +45,7 @@ func OpenTAP(name string) (*TAPPort, error) {
 		name: ifr.Name(),
 		done: make(chan struct{}),
 	}
-	go readLoop(p.f.Read, &p.slot, p.done)
+	go readLoop(p.f.Read, &p.slot, &p.closed, p.done)
 	return p, nil
 }
 
@@ -71,6 +73,7 @@ func (p *TAPPort) Close() error {
 	var err error
 	p.once.Do(func() {
 		p.slot.set(nil)
+		p.closed.Store(true)
 		err = p.f.Close()
 		<-p.done
 	})

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -20,6 +21,7 @@ type UnixPort struct {
 	slot   handlerSlot
 	done   chan struct{}
 	once   sync.Once
+	closed atomic.Bool // set before the socket closes, for the reader
 }
 
 // ListenUnix binds a unix datagram socket at local and returns a Port that sends to the
@@ -43,7 +45,7 @@ func ListenUnix(local, remote string) (*UnixPort, error) {
 	go readLoop(func(b []byte) (int, error) {
 		n, _, err := c.ReadFromUnix(b)
 		return n, err
-	}, &p.slot, p.done)
+	}, &p.slot, &p.closed, p.done)
 	return p, nil
 }
 
@@ -93,6 +95,7 @@ func (p *UnixPort) Close() error {
 	var err error
 	p.once.Do(func() {
 		p.slot.set(nil)
+		p.closed.Store(true)
 		err = p.conn.Close()
 		<-p.done
 		if rerr := os.Remove(p.local); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {

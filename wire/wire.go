@@ -45,10 +45,11 @@ func Pair() (Port, Port) {
 }
 
 type memPort struct {
-	mu     sync.RWMutex
-	h      Handler
-	closed bool
-	peer   *memPort
+	mu       sync.RWMutex
+	h        Handler
+	closed   bool
+	peer     *memPort
+	inflight sync.WaitGroup // calls of h under way; Close waits for them
 }
 
 func (p *memPort) Send(frame []byte) error {
@@ -61,11 +62,15 @@ func (p *memPort) Send(frame []byte) error {
 	q := p.peer
 	q.mu.RLock()
 	h, qclosed := q.h, q.closed
+	if h != nil && !qclosed {
+		q.inflight.Add(1) // under the lock: Close sets closed before it waits
+	}
 	q.mu.RUnlock()
 	if qclosed {
 		return ErrClosed
 	}
 	if h != nil {
+		defer q.inflight.Done()
 		h(frame, Now())
 	}
 	return nil
@@ -77,10 +82,14 @@ func (p *memPort) SetHandler(h Handler) {
 	p.mu.Unlock()
 }
 
+// Close stops delivery and waits until no call of the port's handler is under way, so
+// that the handler's owner may release what it uses once Close returns. A handler must
+// not close its own port.
 func (p *memPort) Close() error {
 	p.mu.Lock()
 	p.closed = true
 	p.h = nil
 	p.mu.Unlock()
+	p.inflight.Wait()
 	return nil
 }
