@@ -23,7 +23,7 @@ import (
 type Config struct {
 	Log      Log     `mapstructure:"log"`
 	Metrics  Metrics `mapstructure:"metrics"`
-	StateDir string  `mapstructure:"state_dir"` // reserved: nothing reads it yet; bind state is in <root>/run/uiod
+	StateDir string  `mapstructure:"state_dir"` // the daemon's lock and pid file: <root>/<state_dir>/uiod.pid
 	Ports    []Port  `mapstructure:"ports"`
 	Forward  Forward `mapstructure:"forward"`
 	Poll     Poll    `mapstructure:"poll"`

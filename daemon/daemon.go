@@ -45,6 +45,7 @@ type Daemon struct {
 	http     *http.Server
 	listener net.Listener
 	dmaLat   *os.File
+	lock     *pidLock
 	running  bool
 }
 
@@ -73,6 +74,11 @@ func (d *Daemon) Start() (err error) {
 			d.shutdownLocked()
 		}
 	}()
+	lock, err := lockStateDir(d.opts.Root, d.cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	d.lock = lock
 	if us, ok := d.cfg.CPUDMALatency(); ok {
 		f, err := holdCPUDMALatency(d.opts.Root, us)
 		if err != nil {
@@ -283,6 +289,12 @@ func (d *Daemon) shutdownLocked() error {
 	if d.dmaLat != nil {
 		_ = d.dmaLat.Close()
 		d.dmaLat = nil
+	}
+	if d.lock != nil {
+		if err := d.lock.release(); err != nil {
+			errs = append(errs, err)
+		}
+		d.lock = nil
 	}
 	d.running = false
 	return errors.Join(errs...)

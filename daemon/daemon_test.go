@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,13 +24,14 @@ import (
 func simConfig(t *testing.T, name, mode, extra string) *config.Config {
 	t.Helper()
 	y := fmt.Sprintf(`
+state_dir: %[4]q
 metrics: {listen: "127.0.0.1:0"}
 ports:
   - {name: a, driver: sim, wire: "pair:%[1]s0", promiscuous: true}
   - {name: b, driver: sim, wire: "pair:%[1]s1", promiscuous: true}
 forward: {mode: l2fwd, pairs: [[a, b]]}
 poll: {mode: %[2]s, wait_timeout: 5ms %[3]s}
-`, name, mode, extra)
+`, name, mode, extra, t.TempDir())
 	cfg, err := config.Read(strings.NewReader(y))
 	if err != nil {
 		t.Fatalf("config: %v", err)
@@ -283,4 +287,43 @@ poll: {mode: adaptive, wait_timeout: 1s, cpus: [0, 1]}
 	if sink.count() != n {
 		t.Fatalf("forwarded %d of %d frames; status %+v", sink.count(), n, d.Status())
 	}
+}
+
+func TestDaemonStateDirLock(t *testing.T) {
+	first := simConfig(t, "dlock1", "adaptive", "")
+	second := simConfig(t, "dlock2", "adaptive", "")
+	second.StateDir = first.StateDir
+	d1 := New(first, Options{})
+	if err := d1.Start(); err != nil {
+		t.Fatalf("first Start: %v", err)
+	}
+	pidFile := filepath.Join(first.StateDir, pidFileName)
+	b, err := os.ReadFile(pidFile)
+	if err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		t.Fatalf("pid file %s = %q, %v; want our pid", pidFile, b, err)
+	}
+	d2 := New(second, Options{})
+	err = d2.Start()
+	if err == nil || !strings.Contains(err.Error(), pidFile) {
+		d2.Stop()
+		t.Fatalf("second Start on the same state_dir = %v, want a refusal naming %s", err, pidFile)
+	}
+	// The refused daemon opened nothing: its port's wire is still free for a peer.
+	if w, err := wire.Open("pair:dlock20"); err != nil {
+		t.Fatal(err)
+	} else if err := w.Send(frame(1)); err != nil {
+		t.Errorf("refused daemon left its wire in use: %v", err)
+	}
+	if err := d1.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
+		t.Errorf("pid file left after Stop: %v", err)
+	}
+	// Now the state directory is free again.
+	d3 := New(second, Options{})
+	if err := d3.Start(); err != nil {
+		t.Fatalf("Start after the first daemon stopped: %v", err)
+	}
+	d3.Stop()
 }

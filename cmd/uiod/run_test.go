@@ -24,7 +24,7 @@ poll: {mode: adaptive}
 func TestRunSIGTERM(t *testing.T) {
 	bin := uiodBinary(t)
 	cfg := filepath.Join(t.TempDir(), "uiod.yaml")
-	if err := os.WriteFile(cfg, []byte(runTestConfig), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(runTestConfig+"state_dir: "+t.TempDir()+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
