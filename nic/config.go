@@ -44,9 +44,9 @@ func (c Config) WithDefaults() Config {
 }
 
 // Validate checks c (after WithDefaults) against a driver's limits: queue counts up to
-// maxQueues, ring sizes powers of two in 8..32768, buffers of 1024..16384 bytes (the NICs
-// size receive buffers in 1 KiB units), a pool at least as large as the RX ring, and an
-// interrupt mode of MSI-X or INTx.
+// maxQueues, ring sizes powers of two in 8..32768, buffers of 1024..16384 bytes in whole
+// KiB (the NICs size receive buffers in 1 KiB units), a pool at least as large as the RX
+// ring, and an interrupt mode of MSI-X or INTx.
 func (c Config) Validate(maxQueues int) error {
 	ringOK := func(n int) bool { return n >= 8 && n <= 32768 && n&(n-1) == 0 }
 	switch {
@@ -58,8 +58,8 @@ func (c Config) Validate(maxQueues int) error {
 		return fmt.Errorf("rx ring %d: want a power of two in 8..32768", c.RxRing)
 	case !ringOK(c.TxRing):
 		return fmt.Errorf("tx ring %d: want a power of two in 8..32768", c.TxRing)
-	case c.BufSize < 1024 || c.BufSize > 16*1024:
-		return fmt.Errorf("buffer size %d: want 1024..16384", c.BufSize)
+	case c.BufSize < 1024 || c.BufSize > 16*1024 || c.BufSize%1024 != 0:
+		return fmt.Errorf("buffer size %d: want a multiple of 1024 in 1024..16384", c.BufSize)
 	case c.PoolSize < c.RxRing:
 		return fmt.Errorf("pool size %d: smaller than the rx ring (%d)", c.PoolSize, c.RxRing)
 	case c.ITR < 0:

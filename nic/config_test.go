@@ -30,6 +30,8 @@ func TestConfigValidate(t *testing.T) {
 		{"ring too large", Config{RxRing: 65536}},
 		{"buffer too small", Config{BufSize: 512}},
 		{"buffer too large", Config{BufSize: 32768}},
+		// The NIC would fill only 1 KiB of a 1500-byte buffer and split (drop) a 1514-byte frame.
+		{"buffer not whole KiB", Config{BufSize: 1500}},
 		{"pool smaller than ring", Config{RxRing: 512, PoolSize: 100}},
 		{"negative itr", Config{ITR: -1}},
 		{"negative link timeout", Config{LinkTimeout: -1}},

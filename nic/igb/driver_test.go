@@ -75,3 +75,20 @@ func TestITRValue(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxQueues(t *testing.T) {
+	tests := []struct {
+		device uint16
+		want   int
+	}{
+		{0x10C9, 16}, // 82576
+		{0x1521, 8},  // I350
+		{0x1533, 4},  // I210
+		{0x1539, 2},  // I211
+	}
+	for _, tt := range tests {
+		if got := deviceIDs[tt.device].maxQueues(); got != tt.want {
+			t.Errorf("%04x: %d queues, want %d", tt.device, got, tt.want)
+		}
+	}
+}

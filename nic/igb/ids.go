@@ -9,6 +9,7 @@ const (
 	family82576 family = iota // IVAR: queue q in IVAR(q&7), byte (q&8)>>1 (+1 for TX)
 	familyI350                // 82580-style IVAR: queue q in IVAR(q>>1), byte 2·(q&1) (+1 for TX)
 	familyI210                // as I350, flash-less: EEC at 0x12010, 4 queues
+	familyI211                // as I210 with 2 queues
 )
 
 // VendorIntel is Intel's PCI vendor id.
@@ -34,7 +35,7 @@ var deviceIDs = map[uint16]family{
 	0x1538: familyI210,  // I210 SGMII
 	0x157B: familyI210,  // I210 copper flash-less
 	0x157C: familyI210,  // I210 serdes flash-less
-	0x1539: familyI210,  // I211 copper
+	0x1539: familyI211,  // I211 copper
 }
 
 // Match reports whether the driver supports the PCI function vendor:device.
@@ -50,13 +51,15 @@ func (f family) maxQueues() int {
 		return 8
 	case familyI210:
 		return 4
+	case familyI211:
+		return 2
 	}
 	return 16
 }
 
 // eecOffset is the EEPROM control register holding the auto-read-done bit.
 func (f family) eecOffset() uint32 {
-	if f == familyI210 {
+	if f == familyI210 || f == familyI211 {
 		return 0x12010
 	}
 	return regEECD

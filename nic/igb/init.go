@@ -98,10 +98,11 @@ func (p *Port) initRx() error {
 	}
 	p.setupRSS()
 	rctl := r.Read32(regRCTL) | rctlEN | rctlBAM | rctlSECRC
-	// Accept frames up to the buffer size (FCS stripped): long packets beyond 1518 bytes.
+	// Accept frames up to the buffer size (FCS stripped): long packets beyond 1518 bytes,
+	// as far as the 14-bit RLPML reaches (16379 bytes with 16 KiB buffers).
 	if mfs := uint32(p.cfg.BufSize + 4); mfs > stdFrameFCS {
 		rctl |= rctlLPE
-		r.Write32(regRLPML, mfs)
+		r.Write32(regRLPML, min(mfs, rlpmlMax))
 	} else {
 		rctl &^= rctlLPE
 	}

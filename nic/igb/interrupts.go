@@ -79,12 +79,14 @@ func (p *Port) unmaskINTx(q int) {
 // maskINTx masks RXDW, and with it the receive interrupt of every queue.
 func (p *Port) maskINTx(q int) { p.bar.Write32(regIMC, icrRXDW) }
 
-// otherInterrupt serves the MSI-X "other" vector: acknowledge ICR and the vector's EICR
-// bit (write 1 to clear), so the next link change raises a new message.
+// otherInterrupt serves the MSI-X "other" vector: acknowledge the vector's EICR bit
+// (write 1 to clear), then read ICR, which clears it (GPIE.NSICR, set in MSI-X mode, on
+// hardware and in QEMU alike). The EICR bit goes first and ICR is not written back: a
+// link change after the read then raises both anew and sends a new message, where
+// clearing either afterwards would swallow that change.
 func (p *Port) otherInterrupt() {
-	icr := p.bar.Read32(regICR)
-	p.bar.Write32(regICR, icr)
 	p.bar.Write32(regEICR, 1<<p.other)
+	icr := p.bar.Read32(regICR)
 	if icr&icrLSC != 0 {
 		intel.LinkChanged(&p.Port)
 	}

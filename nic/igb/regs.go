@@ -100,7 +100,8 @@ const (
 
 	allInterrupts = 0xffffffff
 
-	stdFrameFCS = 1518 // largest frame without LPE, FCS included
+	stdFrameFCS = 1518   // largest frame without LPE, FCS included
+	rlpmlMax    = 0x3fff // RLPML is 14 bits wide
 )
 
 // PHY (MII) registers and bits reached through MDIC; the internal PHY is at address 1.

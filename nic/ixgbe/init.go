@@ -86,6 +86,22 @@ func (p *Port) initRx() error {
 	return nil
 }
 
+// enableRx sets RXCTRL.RXEN, the last step of datasheet section 4.6.7. On the 82599 the
+// receive data path is halted around it (SECRXCTRL.RX_DIS, then SECRXSTAT.SECRX_RDY):
+// a silicon erratum can hang the RX DMA if traffic arrives while RXEN is being set.
+// Linux waits up to 300 µs for SECRX_RDY and goes on without it; so does this.
+func (p *Port) enableRx() {
+	r := p.bar
+	if p.fam != family82599 {
+		r.Write32(regRXCTRL, r.Read32(regRXCTRL)|rxctrlRXEN)
+		return
+	}
+	r.Write32(regSECRXCTRL, r.Read32(regSECRXCTRL)|secrxctrlRxDis)
+	_ = intel.WaitSet(r, regSECRXSTAT, secrxstatRdy, 300*time.Microsecond)
+	r.Write32(regRXCTRL, r.Read32(regRXCTRL)|rxctrlRXEN)
+	r.Write32(regSECRXCTRL, r.Read32(regSECRXCTRL)&^secrxctrlRxDis)
+}
+
 // TXDCTL thresholds: prefetch when 32 descriptors are free, write back at once.
 const txdctlThresholds = 32
 

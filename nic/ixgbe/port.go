@@ -70,7 +70,7 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 	if err := intel.StartQueues(&p.Port, p.initRx, p.initTx, p.setupInterrupts); err != nil {
 		return err
 	}
-	p.bar.Write32(regRXCTRL, p.bar.Read32(regRXCTRL)|rxctrlRXEN)
+	p.enableRx()
 	p.waitLink(p.cfg.LinkTimeout)
 	return nil
 }

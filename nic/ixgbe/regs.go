@@ -16,15 +16,17 @@ const (
 	regGPIE     = 0x00898
 	regIVARMisc = 0x00A00
 
-	regRXCTRL   = 0x03000
-	regRDRXCTL  = 0x02F00
-	regHLREG0   = 0x04240
-	regMAXFRS   = 0x04268
-	regAUTOC    = 0x042A0
-	regLINKS    = 0x042A4
-	regFCTRL    = 0x05080
-	regDMATXCTL = 0x04A80
-	regEEC      = 0x10010
+	regRXCTRL    = 0x03000
+	regRDRXCTL   = 0x02F00
+	regHLREG0    = 0x04240
+	regMAXFRS    = 0x04268
+	regAUTOC     = 0x042A0
+	regLINKS     = 0x042A4
+	regFCTRL     = 0x05080
+	regDMATXCTL  = 0x04A80
+	regSECRXCTRL = 0x08D00
+	regSECRXSTAT = 0x08D04
+	regEEC       = 0x10010
 )
 
 // Per-index registers.
@@ -52,6 +54,9 @@ const (
 	rdrxctlDMAIDone = 1 << 3
 
 	rxctrlRXEN = 1 << 0
+
+	secrxctrlRxDis = 1 << 1 // SECRXCTRL.RX_DIS: halt the receive data path
+	secrxstatRdy   = 1 << 0 // SECRXSTAT.SECRX_RDY: the data path is empty
 
 	hlreg0TxCRCEn   = 1 << 0
 	hlreg0RxCRCStrp = 1 << 1

@@ -21,8 +21,8 @@ const (
 
 // intrState is the interrupt engine: per-vector causes and masks (a vector is an IVAR
 // allocation: an MSI-X vector, or in legacy mode an EICR bit), the "other" causes (82599:
-// EICR bits 16-31; 82576: ICR) with their mask, and EITR throttling per vector. Guarded by
-// the device lock.
+// EICR bits 16-31; 82576: ICR) with their mask, and EITR throttling per vector (in legacy
+// mode EITR(0) throttles the INTx line). Guarded by the device lock.
 type intrState struct {
 	m        *Model
 	vcause   uint64
@@ -32,6 +32,10 @@ type intrState struct {
 	next     [64]int64 // earliest wire time of the next message per vector
 	timers   [64]*time.Timer
 	armed    uint64 // vectors with a throttle timer pending
+
+	intxLine  bool        // the INTx level the model drives
+	intxNext  int64       // earliest wire time the line may rise again
+	intxTimer *time.Timer // pending throttled rise
 }
 
 func (ic *intrState) init(m *Model) { ic.m = m }
@@ -40,6 +44,7 @@ func (ic *intrState) reset() {
 	ic.stopTimers()
 	ic.vcause, ic.vmask, ic.misc, ic.miscMask = 0, 0, 0, 0
 	ic.next = [64]int64{}
+	ic.intxLine, ic.intxNext = false, 0
 }
 
 func (ic *intrState) stopTimers() {
@@ -50,6 +55,10 @@ func (ic *intrState) stopTimers() {
 		}
 	}
 	ic.armed = 0
+	if ic.intxTimer != nil {
+		ic.intxTimer.Stop()
+		ic.intxTimer = nil
+	}
 }
 
 // msix reports whether the device is in MSI-X mode (GPIE.MSIX_MODE).
@@ -199,16 +208,44 @@ func (ic *intrState) expire(v int) {
 }
 
 // updateINTx drives the legacy interrupt line: asserted while an enabled cause is set.
+// EITR(0) throttles it: the line rises no sooner than one interval after it last rose,
+// and a rise held back happens when the interval ends.
 func (ic *intrState) updateINTx() {
+	m := ic.m
 	if ic.msix() {
-		ic.m.dev.SetINTx(false)
+		ic.intxLine = false
+		m.dev.SetINTx(false)
 		return
 	}
 	level := ic.misc&ic.miscMask != 0
-	if ic.m.cfg.Flavor == X82599 {
+	if m.cfg.Flavor == X82599 {
 		level = level || ic.vcause&ic.vmask&ic.visible() != 0
 	}
-	ic.m.dev.SetINTx(level)
+	if level && !ic.intxLine {
+		now := wire.Now()
+		if now < ic.intxNext {
+			if ic.intxTimer == nil && !m.closing {
+				m.st.Throttled++
+				ic.intxTimer = time.AfterFunc(time.Duration(ic.intxNext-now), ic.expireINTx)
+			}
+			return // held low until the interval ends
+		}
+		ic.intxNext = now + m.l.eitrNanos(m.get(m.l.eitr(0)))
+	}
+	ic.intxLine = level
+	m.dev.SetINTx(level)
+}
+
+// expireINTx ends an EITR interval that held the INTx line low.
+func (ic *intrState) expireINTx() {
+	m := ic.m
+	m.dev.Lock()
+	defer m.dev.Unlock()
+	if ic.intxTimer == nil || m.closing { // reset or closed meanwhile
+		return
+	}
+	ic.intxTimer = nil
+	ic.updateINTx()
 }
 
 // setMask enables vectors (EIMS) and "other" causes; pending causes fire at once.

@@ -219,6 +219,10 @@ func (m *Model) resetLocked() {
 	m.ic.reset()
 	m.phy.reset()
 	m.fifo.clear()
+	for i := range m.txq { // the transmit DMA forgets frames it was gathering
+		p := &m.txq[i]
+		p.frame, p.bad, p.noFCS = p.frame[:0], false, false
+	}
 	m.link.reset(m)
 }
 

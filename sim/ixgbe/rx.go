@@ -234,6 +234,20 @@ func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
 		return noDescriptor
 	}
 	base := uint64(m.get(l.rxq(q, qBAH)))<<32 | uint64(m.get(l.rxq(q, qBAL))&^0x7F)
+	if need > 1 {
+		// Translate every descriptor and buffer of the frame before writing any back: a
+		// fault at a later one must not leave earlier ones done behind an unmoved RDH.
+		for i, off := uint32(0), 0; off < len(data); i, off = i+1, off+bsize {
+			desc, err := d.DMAAt(base+16*uint64((h+i)%n), 16, "rx descriptor")
+			if err != nil {
+				return m.dmaFailed(err)
+			}
+			addr := binary.LittleEndian.Uint64(desc)
+			if _, err := d.DMAAt(addr, min(bsize, len(data)-off), "rx buffer"); err != nil {
+				return m.dmaFailed(err)
+			}
+		}
+	}
 	for off := 0; off < len(data); off += bsize {
 		desc, err := d.DMAAt(base+16*uint64(h), 16, "rx descriptor")
 		if err != nil {

@@ -49,6 +49,9 @@ func TestInterval(t *testing.T) {
 		{999, time.Microsecond, igbMask, 2, 1 << 2},
 		{250 * time.Microsecond, time.Microsecond, igbMask, 2, 250 << 2},
 		{time.Hour, time.Microsecond, igbMask, 2, 0x1fff << 2},
+		// 2^32 units and a few: the count must saturate, not wrap to a few units.
+		{(1<<32 + 5) * 2048, 2048, ixgbeMask, 3, 0x1ff << 3},
+		{(1<<32 + 5) * time.Microsecond, time.Microsecond, igbMask, 2, 0x1fff << 2},
 	}
 	for _, tt := range tests {
 		if got := Interval(tt.d, tt.unit, tt.mask, tt.shift); got != tt.want {

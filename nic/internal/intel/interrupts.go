@@ -96,14 +96,14 @@ func (p *Port) DisableRxInterrupt(q int) {
 // (at least one for a positive d, at most what mask holds) shifted into place. 0 means no
 // moderation; d must not be negative (nic.Config.Validate refuses it).
 func Interval(d, unit time.Duration, mask uint32, shift uint) uint32 {
-	units := uint32(d / unit)
+	units := d / unit // clamped before it is narrowed: a long d must not wrap around
 	if d > 0 && units == 0 {
 		units = 1
 	}
-	if units > mask>>shift {
-		units = mask >> shift
+	if limit := time.Duration(mask >> shift); units > limit {
+		units = limit
 	}
-	return units << shift
+	return uint32(units) << shift
 }
 
 // ivarValid marks an IVAR allocation entry valid.

@@ -64,8 +64,11 @@ func (p *Port) Stats() nic.Stats {
 }
 
 // Link implements nic.Port: the driver's reading of its link registers, or link down
-// once the port is closed.
+// once the port is closed. It holds statsMu, as Stats does, so that Close cannot unmap
+// the registers under a read in progress.
 func (p *Port) Link() nic.Link {
+	p.statsMu.Lock()
+	defer p.statsMu.Unlock()
 	if p.closed.Load() {
 		return nic.Link{}
 	}

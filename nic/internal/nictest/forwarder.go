@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
@@ -143,4 +144,21 @@ func threadCPU(tb testing.TB) int64 {
 		tb.Fatal(err)
 	}
 	return ts.Nano()
+}
+
+// ArmAllocs checks that arming and disarming a queue's interrupt, which the adaptive idle
+// policy does on every idle transition, allocates nothing in either interrupt mode.
+func ArmAllocs(t *testing.T, drv Driver) {
+	for _, kind := range []irq.Kind{irq.MSIX, irq.INTx} {
+		t.Run(kind.String(), func(t *testing.T) {
+			h := New(t, drv, nic.Config{Interrupts: kind})
+			allocs := testing.AllocsPerRun(1000, func() {
+				h.Port.EnableRxInterrupt(0)
+				h.Port.DisableRxInterrupt(0)
+			})
+			if allocs != 0 {
+				t.Fatalf("EnableRxInterrupt+DisableRxInterrupt allocate %.1f times", allocs)
+			}
+		})
+	}
 }

@@ -36,6 +36,8 @@ func Run(t *testing.T, drv Driver) {
 		{"RSS", RSS},
 		{"ForwardAcrossAddressSpaces", AcrossAddressSpaces},
 		{"BurstAllocs", BurstAllocs},
+		{"BufferSizes", BufferSizes},
+		{"ArmAllocs", ArmAllocs},
 	}
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) { s.run(t, drv) })

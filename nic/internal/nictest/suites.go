@@ -3,6 +3,7 @@ package nictest
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -482,5 +483,47 @@ func AcrossAddressSpaces(t *testing.T, drv Driver) {
 	rq := a.Port.RxQueue(0)
 	if p := rq.Pool(); p.Avail() != p.Size()-rq.Fill() {
 		t.Fatalf("source pool: %d of %d free: originals not freed", p.Avail(), p.Size())
+	}
+}
+
+// BufferSizes checks that a port accepts every frame that fits its buffers, and only
+// those, at the smallest, a jumbo and the largest buffer size: the MAC's maximum frame
+// size (82599 MAXFRS, 82576 RLPML) must agree with the buffer size the queues have
+// (SRRCTL), and must not overflow its register field.
+func BufferSizes(t *testing.T, drv Driver) {
+	for _, size := range []int{1024, 9 * 1024, 16 * 1024} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			h := New(t, drv, nic.Config{RxRing: 16, TxRing: 16, BufSize: size, NoIRQ: true})
+			rng := rand.New(rand.NewPCG(5, uint64(size)))
+			big := size
+			if size == 16*1024 {
+				big = size - 8 // the 82576's RLPML holds at most 16383 bytes, FCS included
+			}
+			lengths := []int{60, min(size, 1514), big}
+			for _, n := range lengths {
+				if err := h.Peer.Send(Frame(rng, Broadcast, [4]byte{10, 0, 0, 1}, [4]byte{10, 0, 0, 2}, 1, 2, n)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if size > 1514 {
+				// One byte too long for jumbo buffers: refused by the MAC, not split.
+				if err := h.Peer.Send(Frame(rng, Broadcast, [4]byte{10, 0, 0, 1}, [4]byte{10, 0, 0, 2}, 1, 2, size+1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			bufs := make([]*nic.Buf, 8)
+			n := h.Port.RxBurst(0, bufs)
+			got := make([]int, n)
+			for i, b := range bufs[:n] {
+				got[i] = b.Len()
+				b.Free()
+			}
+			if fmt.Sprint(got) != fmt.Sprint(lengths) {
+				t.Errorf("buffers of %d bytes: received frames of %v bytes, want %v (model %+v)", size, got, lengths, h.Model.Stats())
+			}
+			if e := h.Port.Stats().RxErrors; e != 0 {
+				t.Errorf("buffers of %d bytes: %d receive errors", size, e)
+			}
+		})
 	}
 }
