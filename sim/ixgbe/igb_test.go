@@ -105,11 +105,7 @@ func frameForMAC(g *rig, sport uint16) []byte {
 func TestIGBLegacyINTx(t *testing.T) {
 	g := newRig(t, Config{Flavor: X82576})
 	g.initDevice()
-	vs, err := g.dev.IRQs(irq.INTx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := vs[0]
+	v := g.intx(t)
 	g.setupRX(0, 16, 2048, true)
 	g.rd(icr)
 	g.wr(ims, icrRXDW|icrLSC)

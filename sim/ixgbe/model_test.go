@@ -535,11 +535,7 @@ func TestLSCInterrupt(t *testing.T) {
 func TestLegacyINTx(t *testing.T) {
 	g := newRig(t, Config{})
 	g.initDevice()
-	vs, err := g.dev.IRQs(irq.INTx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := vs[0]
+	v := g.intx(t)
 	g.wr(g.m.l.ivar0, 0x80) // RX queue 0 → EICR bit 0
 	g.setupRX(0, 16, 2048, true)
 	g.peer.Send(g.frame(64, 0))

@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"testing"
 	"time"
-
-	"github.com/uiod/uiod/irq"
 )
 
 // TestResetDropsPartialTXFrame checks that a global reset forgets a frame whose first
@@ -86,11 +84,7 @@ func TestRXFaultMidFrameWritesNothing(t *testing.T) {
 func TestEITRLegacyINTx(t *testing.T) {
 	g := newRig(t, Config{})
 	g.initDevice()
-	vs, err := g.dev.IRQs(irq.INTx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := vs[0]
+	v := g.intx(t)
 	g.wr(g.m.l.ivar0, 0x80) // RX queue 0 → EICR bit 0
 	g.setupRX(0, 64, 2048, true)
 	g.wr(g.m.l.eitr(0), 0xFF8) // 511 × 2.048 µs

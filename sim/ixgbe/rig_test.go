@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/wire"
@@ -77,6 +78,16 @@ func newRigTB(tb testing.TB, cfg Config) *rig {
 		}
 	})
 	return g
+}
+
+// intx enables the device's legacy INTx vector and returns it.
+func (g *rig) intx(t *testing.T) *irq.Vector {
+	t.Helper()
+	vs, err := g.dev.IRQs(irq.INTx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vs[0]
 }
 
 func (g *rig) rd(off uint32) uint32       { return g.r.Read32(off) }
