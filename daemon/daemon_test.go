@@ -126,7 +126,8 @@ func TestDaemonForwardsAndStops(t *testing.T) {
 				t.Errorf("queues: rx %d tx %d drops %d (sent %d)", rx, tx, drops, 2*n)
 			}
 			body := get(t, "http://"+addr+"/metrics")
-			for _, m := range []string{"uiod_port_rx_packets_total{port=\"a\"}", "uiod_thread_cpu_seconds_total", "uiod_thread_sleeps_total"} {
+			for _, m := range []string{"uiod_port_rx_packets_total{port=\"a\"}", "uiod_thread_cpu_seconds_total", "uiod_thread_sleeps_total",
+				`uiod_thread_wakeups_total{cause="predicted"`, "uiod_thread_predicted_lead_seconds"} {
 				if !strings.Contains(body, m) {
 					t.Errorf("metrics lack %s", m)
 				}

@@ -74,7 +74,7 @@ var (
 	mArms        = prometheus.NewDesc("uiod_thread_arms_total", "Times the thread armed its queues' interrupts.", threadLabels, nil)
 	mArmRaces    = prometheus.NewDesc("uiod_thread_arm_races_total", "Re-polls after arming that found frames (the race the re-poll closes).", threadLabels, nil)
 	mSleeps      = prometheus.NewDesc("uiod_thread_sleeps_total", "Waits in epoll or range sleeps.", threadLabels, nil)
-	mWakeups     = prometheus.NewDesc("uiod_thread_wakeups_total", "Wake-ups from a sleep, by cause: interrupt, timeout or stop.", append(threadLabels, "cause"), nil)
+	mWakeups     = prometheus.NewDesc("uiod_thread_wakeups_total", "Wake-ups from a sleep, by cause: interrupt, timeout, stop, or predicted (auto's timer ahead of a periodic frame).", append(threadLabels, "cause"), nil)
 	mSpurious    = prometheus.NewDesc("uiod_thread_spurious_wakeups_total", "Interrupt wake-ups whose next poll found nothing (included in the interrupt wake-ups).", threadLabels, nil)
 	mAsleep      = prometheus.NewDesc("uiod_thread_asleep_seconds_total", "Time asleep.", threadLabels, nil)
 	mYields      = prometheus.NewDesc("uiod_thread_housekeeping_yields_total", "Housekeeping yields.", threadLabels, nil)
@@ -82,6 +82,9 @@ var (
 	mThreshold   = prometheus.NewDesc("uiod_thread_idle_threshold_seconds", "Idle threshold in force (auto: the current decision).", threadLabels, nil)
 	mGapEstimate = prometheus.NewDesc("uiod_thread_gap_estimate_seconds", "Auto policy: running estimate of the inter-arrival gap.", threadLabels, nil)
 	mWakeCost    = prometheus.NewDesc("uiod_thread_wake_cost_seconds", "Auto policy: running estimate of one arm-sleep-wake cycle.", threadLabels, nil)
+	mPredictHits = prometheus.NewDesc("uiod_thread_predicted_caught_total", "Auto policy: predicted wake-ups after which the frame was caught by polling.", threadLabels, nil)
+	mPeriod      = prometheus.NewDesc("uiod_thread_predicted_period_seconds", "Auto policy: the gap periodic traffic is predicted by (0: not predicting).", threadLabels, nil)
+	mLead        = prometheus.NewDesc("uiod_thread_predicted_lead_seconds", "Auto policy: how long before a predicted frame the timer wakes the thread.", threadLabels, nil)
 )
 
 // collector turns Status into Prometheus metrics at scrape time.
@@ -90,7 +93,7 @@ type collector struct{ d *Daemon }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortLink,
 		mQueueRx, mQueueRxB, mQueueTx, mQueueDrops, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
-		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mIdleErrors, mThreshold, mGapEstimate, mWakeCost} {
+		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead} {
 		ch <- d
 	}
 }
@@ -143,6 +146,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(mWakeups, float64(t.Idle.WakeInterrupt), append(l, "interrupt")...)
 		counter(mWakeups, float64(t.Idle.WakeTimeout), append(l, "timeout")...)
 		counter(mWakeups, float64(t.Idle.WakeStop), append(l, "stop")...)
+		counter(mWakeups, float64(t.Idle.WakePredicted), append(l, "predicted")...)
+		counter(mPredictHits, float64(t.Idle.PredictHits), l...)
 		counter(mSpurious, float64(t.Idle.WakeSpurious), l...)
 		counter(mAsleep, t.Idle.Asleep.Seconds(), l...)
 		counter(mYields, float64(t.Idle.Yields), l...)
@@ -150,5 +155,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(mThreshold, t.Idle.Threshold.Seconds(), l...)
 		gauge(mGapEstimate, t.Idle.GapEstimate.Seconds(), l...)
 		gauge(mWakeCost, t.Idle.WakeCost.Seconds(), l...)
+		gauge(mPeriod, t.Idle.Period.Seconds(), l...)
+		gauge(mLead, t.Idle.Lead.Seconds(), l...)
 	}
 }

@@ -79,12 +79,16 @@ type ThreadStatus struct {
 	WakeTimeout   uint64  `json:"wakeups_timeout"`
 	WakeStop      uint64  `json:"wakeups_stop"`
 	WakeSpurious  uint64  `json:"wakeups_spurious"`
+	WakePredicted uint64  `json:"wakeups_predicted"`
+	PredictHits   uint64  `json:"predicted_caught"`
 	AsleepSeconds float64 `json:"asleep_seconds"`
 	Yields        uint64  `json:"housekeeping_yields"`
 	Errors        uint64  `json:"errors"`
 	Threshold     string  `json:"idle_threshold"`
 	GapEstimate   string  `json:"gap_estimate,omitempty"`
 	WakeCost      string  `json:"wake_cost,omitempty"`
+	Period        string  `json:"predicted_period,omitempty"`
+	Lead          string  `json:"predicted_lead,omitempty"`
 }
 
 // Status returns a snapshot of the daemon. It may be called from any goroutine. It holds
@@ -139,6 +143,7 @@ func threadStatus(t dataplane.ThreadStats) ThreadStatus {
 		Arms: t.Idle.Arms, ArmRaces: t.Idle.ArmRaces, Sleeps: t.Idle.Sleeps,
 		WakeInterrupt: t.Idle.WakeInterrupt, WakeTimeout: t.Idle.WakeTimeout,
 		WakeStop: t.Idle.WakeStop, WakeSpurious: t.Idle.WakeSpurious,
+		WakePredicted: t.Idle.WakePredicted, PredictHits: t.Idle.PredictHits,
 		AsleepSeconds: t.Idle.Asleep.Seconds(), Yields: t.Idle.Yields, Errors: t.Idle.Errors,
 		Threshold: t.Idle.Threshold.String(),
 	}
@@ -147,6 +152,9 @@ func threadStatus(t dataplane.ThreadStats) ThreadStatus {
 	}
 	if t.Idle.GapEstimate > 0 || t.Idle.WakeCost > 0 {
 		ts.GapEstimate, ts.WakeCost = t.Idle.GapEstimate.String(), t.Idle.WakeCost.String()
+	}
+	if t.Idle.Period > 0 {
+		ts.Period, ts.Lead = t.Idle.Period.String(), t.Idle.Lead.String()
 	}
 	return ts
 }

@@ -30,12 +30,41 @@ const (
 	// autoPauseShift: the longest recent pause within regular traffic decays by
 	// 1/2^autoPauseShift per frame (a time constant of 512 frames).
 	autoPauseShift = 9
+	// Periodic traffic is predicted: when the window's quartile gaps lie within
+	// 1/autoPeriodicSpread of the median (quartiles, so that a quarter of the gaps may
+	// be a jittery sender's or a late wake-up's outliers), and the median leaves a sleep of at
+	// least autoPredictMin (and autoPredictCost wake costs) before the next frame is due,
+	// the thread sleeps at once and sets a timer to wake a lead before the next frame,
+	// then polls for it; the interrupt stays armed for a frame that comes early.
+	autoPeriodicSpread = 8
+	autoPredictMin     = int64(50 * time.Microsecond)
+	autoPredictCost    = 4
+	// The lead starts at autoLeadInit and tracks the autoLeadHit-th percentile of how
+	// late the timer wakes the thread relative to the frame (the timer's own lateness and
+	// the traffic's jitter together): a frame caught by polling after the timer shortens
+	// it by autoLeadStep, a frame that beat the timer (came by interrupt) lengthens it by
+	// autoLeadHit/(100-autoLeadHit) steps, which balances at autoLeadHit % caught. It is
+	// never shorter than autoLeadMin, so that a punctual timer and sender are caught
+	// every time rather than at autoLeadHit %.
+	autoLeadInit = int64(10 * time.Microsecond)
+	autoLeadMin  = int64(2 * time.Microsecond)
+	autoLeadStep = int64(time.Microsecond)
+	autoLeadHit  = 70
+	// autoStage: during a predicted sleep longer than twice this, a second timer wakes the
+	// CPU — not the thread — autoStage before the thread's own, so that the CPU's last
+	// stretch of idleness is short. A CPU that idles longer idles deeper (a deeper
+	// C-state; a vCPU that the host stopped polling for and descheduled, past about
+	// 200 µs on the reference VM) and takes longer, and less predictably, to wake: the
+	// lead, and the polling it costs, would have to cover that.
+	autoStage = int64(100 * time.Microsecond)
+	// autoGapLimit: gaps are recorded up to this long (see gapLimit).
+	autoGapLimit = int64(time.Second)
 )
 
 // autoThreshold is the estimator behind PolicyConfig.Auto (issue 8). It keeps a ring of
-// the last autoWindow gaps between polls that found frames (clamped to four times the
-// configured threshold, which is all the ordering needs) and a running average of the
-// cost of one arm-sleep-wake cycle. Every autoEvery frames it sorts a stack copy of the
+// the last autoWindow gaps between polls that found frames (clamped to the longer of four
+// times the configured threshold and autoGapLimit) and a running average of the cost of
+// one arm-sleep-wake cycle. Every autoEvery frames it sorts a stack copy of the
 // ring and takes the median gap m and the 90th percentile q; then, with cap the
 // configured threshold:
 //
@@ -56,11 +85,27 @@ const (
 // polling to cap (a burst started). The result never exceeds cap, so auto polls at most
 // as long as the fixed policy after any frame; frame and threshold allocate nothing and
 // make no system call.
+//
+// Periodic traffic (see autoPeriodicSpread) is also predicted: the thread sleeps at once
+// but wakes by timer a lead before the next frame is due (wakeAt) and polls until a lead
+// after the latest the window expects it (watchEnd). A frame then costs the timer's
+// wake-up, which happens before it arrives, instead of an interrupt's, which happens
+// after: the frame is caught by polling at the price of polling for about the margin.
+// The schedule is phase-locked: a frame caught by polling after such a wake-up re-anchors
+// it (its time is its arrival, give or take a poll), while a frame caught by interrupt
+// near its due time keeps it (its time is late by the wake-up). The lead is steered by
+// the outcome of every prediction (see autoLeadInit), so it absorbs the timer's lateness
+// and the traffic's jitter on whatever machine it runs.
 type autoThreshold struct {
 	max       int64 // configured threshold, cap (ns)
 	cost      int64 // EWMA of one sleep cycle's cost (ns)
 	gap       int64 // median gap of the window (ns), for the stats
 	q90       int64 // 90th-percentile gap of the window (ns)
+	q25, q75  int64 // quartile gaps of the window (ns)
+	period    int64 // the predicted gap of periodic traffic (ns), 0 when not predicting
+	due       int64 // when the next periodic frame is expected (ns), 0 when not known
+	lead      int64 // how long before due the timer wakes the thread (ns)
+	exact     bool  // the frame being recorded was caught by polling after a timer wake-up
 	pause     int64 // decaying maximum of the gaps ≤ max (ns)
 	base      int64 // the window's decision (ns)
 	t         int64 // the threshold in force (ns)
@@ -68,24 +113,30 @@ type autoThreshold struct {
 	ring      [autoWindow]int64
 	n         int // gaps recorded, saturating at autoWindow
 	pos       int // next ring slot
-	due       int // frames until the next window update
+	every     int // frames until the next window update
 	long      int // consecutive gaps > max
 	short     int // consecutive gaps < max/2
 }
 
 func (a *autoThreshold) init(max int64) {
-	*a = autoThreshold{max: max, cost: autoWakeFloor, base: max, t: max}
+	*a = autoThreshold{max: max, cost: autoWakeFloor, lead: autoLeadInit, base: max, t: max}
 }
 
 // frame records a poll that found frames at time now.
 func (a *autoThreshold) frame(now int64) {
+	if a.period > 0 && !a.exact && a.due != 0 && now > a.due && now-a.due < a.period/4 {
+		// A periodic frame caught by interrupt after its due time: as far as the thread
+		// can tell it came on schedule and only the wake-up was late, which must not
+		// widen the spread of the gaps.
+		now = a.due
+	}
 	last := a.lastFrame
 	a.lastFrame = now
 	if last == 0 {
 		return
 	}
 	g := now - last
-	if lim := 4 * a.max; g > lim {
+	if lim := a.gapLimit(); g > lim {
 		g = lim
 	}
 	if g <= a.max && g > a.pause {
@@ -102,18 +153,43 @@ func (a *autoThreshold) frame(now int64) {
 	case g > a.max:
 		a.long++
 		a.short = 0
-	case 2*g < a.max:
+	case 2*g < a.max && (a.period == 0 || 2*g < a.period):
+		// Shorter than half of cap, and of the predicted period: a burst.
 		a.short++
 		a.long = 0
 	default:
 		a.long, a.short = 0, 0
 	}
-	if a.due--; a.due <= 0 {
-		a.due = autoEvery
+	if a.every--; a.every <= 0 {
+		a.every = autoEvery
 		a.update()
 	}
 	a.decide()
+	a.schedule(now)
 }
+
+// schedule advances the periodic schedule past the frame at now.
+func (a *autoThreshold) schedule(now int64) {
+	exact := a.exact
+	a.exact = false
+	switch {
+	case a.period == 0:
+		a.due = 0
+	case a.due == 0 || now-a.due >= a.period/4 || a.due-now >= a.period/4:
+		a.due = now + a.period
+	case exact:
+		// Caught by polling, so now is when it came, give or take a poll: move the
+		// schedule half way to it (a sender's late frame is often followed by one on
+		// time, which a full re-anchoring would take for early).
+		a.due += a.period + (now-a.due)/2
+	default:
+		a.due += a.period
+	}
+}
+
+// gapLimit is the longest gap recorded: longer ones are recorded as this. Four times cap
+// is all the threshold needs; predicting periodic traffic needs the real gaps.
+func (a *autoThreshold) gapLimit() int64 { return max(4*a.max, autoGapLimit) }
 
 // update recomputes the window's quantiles and decision.
 func (a *autoThreshold) update() {
@@ -134,6 +210,15 @@ func (a *autoThreshold) update() {
 	}
 	a.gap = s[(n-1)/2]
 	a.q90 = s[(9*n-1)/10]
+	a.q25, a.q75 = s[n/4], s[(3*n-1)/4]
+	a.period = 0
+	if autoPeriodicSpread*(a.q75-a.q25) <= a.gap && a.q75 < a.gapLimit() &&
+		a.gap-a.lead >= max(autoPredictMin, autoPredictCost*a.cost) {
+		a.period = a.gap
+		a.base = 0
+		return
+	}
+	a.lead -= (a.lead - autoLeadInit) / 8 // not predicting: back towards the start
 	switch {
 	case a.gap > a.max:
 		a.base = 0
@@ -156,6 +241,36 @@ func (a *autoThreshold) decide() {
 	default:
 		a.t = a.base
 	}
+}
+
+// wakeAt is when a thread that sleeps now should wake by timer to poll for the next
+// periodic frame, or 0 if the traffic is not predicted. It is only meaningful while the
+// threshold is 0.
+func (a *autoThreshold) wakeAt() int64 {
+	if a.period == 0 || a.t != 0 || a.due == 0 {
+		return 0
+	}
+	return a.due - a.lead
+}
+
+// watchEnd is until when a thread woken by wakeAt's timer polls for the frame before it
+// sleeps again, on its interrupt alone: as long after due as the lead is before it, plus
+// how much later than the median the upper quartile of the window's gaps comes.
+func (a *autoThreshold) watchEnd() int64 {
+	return a.due + a.lead + (a.q75 - a.gap)
+}
+
+// caught records that the frame about to be recorded was caught by polling after a
+// timer wake-up: it anchors the schedule, and the lead was long enough.
+func (a *autoThreshold) caught() {
+	a.exact = true
+	a.lead = max(a.lead-autoLeadStep, autoLeadMin)
+}
+
+// early records that a frame woke the thread by interrupt before its timer: the lead
+// was too short.
+func (a *autoThreshold) early() {
+	a.lead = min(a.lead+autoLeadStep*autoLeadHit/(100-autoLeadHit), max(a.period/2, autoLeadInit))
 }
 
 // cycle records the loop's own overhead (ns) of one arm-sleep-wake cycle.

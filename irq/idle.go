@@ -57,13 +57,18 @@ func (s State) String() string {
 
 // IdleStats are an Idler's counters since it was created.
 type IdleStats struct {
-	Arms          uint64        // times the queues' interrupts were armed
-	ArmRaces      uint64        // re-polls right after arming that found frames (race caught)
-	Sleeps        uint64        // epoll waits (Adaptive) and range sleeps (SleepRange)
-	WakeInterrupt uint64        // waits ended by an interrupt
-	WakeTimeout   uint64        // waits ended by WaitTimeout
-	WakeStop      uint64        // waits ended by Stop
-	WakeSpurious  uint64        // interrupt wake-ups whose next poll found nothing
+	Arms          uint64 // times the queues' interrupts were armed
+	ArmRaces      uint64 // re-polls right after arming that found frames (race caught)
+	Sleeps        uint64 // epoll waits (Adaptive) and range sleeps (SleepRange)
+	WakeInterrupt uint64 // waits ended by an interrupt
+	WakeTimeout   uint64 // waits ended by WaitTimeout
+	WakeStop      uint64 // waits ended by Stop
+	WakeSpurious  uint64 // interrupt wake-ups whose next poll found nothing
+	// WakePredicted counts Auto's timer wake-ups ahead of a predicted periodic frame, and
+	// PredictHits those after which the frame was caught by polling within the expected
+	// window (the rest came early, by interrupt, or late, after the thread slept again).
+	WakePredicted uint64
+	PredictHits   uint64
 	Asleep        time.Duration // total time in waits and range sleeps
 	Yields        uint64        // housekeeping yields
 	YieldTime     time.Duration // total time given away by housekeeping yields
@@ -75,13 +80,18 @@ type IdleStats struct {
 	// and of one arm-sleep-wake cycle's cost (zero without Auto).
 	GapEstimate time.Duration
 	WakeCost    time.Duration
+	// Period is the gap Auto predicts periodic traffic by (0: not predicting), and Lead
+	// how long before a predicted frame its timer wakes the thread.
+	Period time.Duration
+	Lead   time.Duration
 }
 
 type idleCounters struct {
 	arms, armRaces, sleeps                             atomic.Uint64
 	wakeInterrupt, wakeTimeout, wakeStop, wakeSpurious atomic.Uint64
+	wakePredicted, predictHits                         atomic.Uint64
 	asleepNs, yields, yieldNs, errors                  atomic.Uint64
-	thresholdNs, gapNs, costNs                         atomic.Int64
+	thresholdNs, gapNs, costNs, periodNs, leadNs       atomic.Int64
 }
 
 // Idler runs one polling thread's idle policy. The thread calls Traffic after every poll
@@ -118,7 +128,13 @@ type Idler struct {
 	wait      time.Duration // bound of the next sleep: WaitTimeout, doubled while idle
 	last      int64         // time of the last poll that found frames
 	woke      bool          // last wait ended by an interrupt and no poll ran since
-	rng       uint64
+
+	// Auto's prediction of periodic traffic.
+	watchUntil   int64 // after a predicted wake-up: poll, do not sleep, until then
+	predictedFor int64 // the last frame's time a timer wake-up was already set for
+	watching     bool  // woke by prediction and the predicted frame not seen yet
+	warmfd       int   // timerfd that wakes the CPU ahead of the thread (see autoStage), or -1
+	rng          uint64
 
 	hkPeriod, hkLength int64
 	hkDue, hkDeadline  int64
@@ -142,7 +158,7 @@ func NewIdler(cfg PolicyConfig, vectors []*Vector, q Queues) (*Idler, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	d := &Idler{cfg: cfg, q: q, threshold: int64(cfg.IdleThreshold), wait: cfg.WaitTimeout, last: Now()}
+	d := &Idler{cfg: cfg, q: q, threshold: int64(cfg.IdleThreshold), wait: cfg.WaitTimeout, last: Now(), warmfd: -1}
 	d.obs, _ = q.(SleepObserver)
 	d.rng = uint64(time.Now().UnixNano()) | 1
 	var watch []*Vector
@@ -167,6 +183,12 @@ func NewIdler(cfg PolicyConfig, vectors []*Vector, q Queues) (*Idler, error) {
 	d.p = p
 	if cfg.Auto {
 		d.auto.init(int64(cfg.IdleThreshold))
+		if cfg.Mode == Adaptive && cfg.Delivery == Inline {
+			// Without it, predicted sleeps just end deeper; no reason to fail.
+			if fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err == nil {
+				d.warmfd = fd
+			}
+		}
 	}
 	d.c.thresholdNs.Store(d.threshold)
 	if cfg.HousekeepingHz > 0 {
@@ -196,6 +218,11 @@ func (d *Idler) Traffic(now int64) {
 	d.woke = false
 	d.wait = d.cfg.WaitTimeout
 	if d.cfg.Auto {
+		if d.watching {
+			d.c.predictHits.Add(1)
+			d.auto.caught()
+		}
+		d.watching, d.watchUntil = false, 0
 		d.auto.frame(now)
 		d.setThreshold(d.auto.threshold())
 	}
@@ -216,6 +243,10 @@ func (d *Idler) Empty(now int64) {
 		d.sleepRange()
 		now = Now()
 	case Adaptive:
+		if now < d.watchUntil {
+			break // woken ahead of a predicted frame: poll for it
+		}
+		d.watching = false
 		if now-d.last >= d.threshold {
 			d.sleep(now)
 			now = Now()
@@ -235,6 +266,22 @@ func (d *Idler) setThreshold(t int64) {
 
 // sleep is Adaptive's arm, drain, re-poll, wait, disarm.
 func (d *Idler) sleep(now int64) {
+	// Auto on periodic traffic: a timer wakes the thread ahead of the next frame, once
+	// per frame; if the frame has not come by watchEnd, the thread sleeps on its
+	// interrupt alone. Inline delivery only: the Go timers behind Threaded delivery are
+	// not precise below a millisecond.
+	wait, deadline := d.wait, int64(0)
+	if d.cfg.Auto && d.tokens == nil && d.predictedFor != d.last && d.p.Precise() {
+		if at := d.auto.wakeAt(); at > 0 && at-now <= int64(wait) {
+			d.predictedFor = d.last
+			if at <= now {
+				// Due already: poll for it rather than sleep.
+				d.watchUntil, d.watching = d.auto.watchEnd(), true
+				return
+			}
+			wait, deadline = time.Duration(at-now), at
+		}
+	}
 	d.st.Store(int32(Armed))
 	d.q.Arm()
 	d.c.arms.Add(1)
@@ -263,7 +310,14 @@ func (d *Idler) sleep(now int64) {
 		w = d.waitHandOff()
 	} else {
 		var err error
-		if w, err = d.p.Wait(d.wait); err != nil {
+		if deadline != 0 {
+			wait = time.Duration(max(deadline-t0, 0))
+			if d.warmfd >= 0 && deadline-t0 > 2*autoStage {
+				d.warm(deadline - autoStage - t0)
+			}
+		}
+		w, err = d.p.Wait(wait)
+		if err != nil {
 			d.c.errors.Add(1)
 		}
 	}
@@ -278,9 +332,17 @@ func (d *Idler) sleep(now int64) {
 	switch w {
 	case WakeInterrupt:
 		d.c.wakeInterrupt.Add(1)
+		if deadline != 0 {
+			d.auto.early() // the frame beat the timer
+		}
 		d.woke = true
 		d.wait = d.cfg.WaitTimeout
 	case WakeTimeout:
+		if deadline != 0 {
+			d.c.wakePredicted.Add(1)
+			d.watchUntil, d.watching = d.auto.watchEnd(), true
+			break
+		}
 		d.c.wakeTimeout.Add(1)
 		d.wait = nextIdleWait(d.wait, d.cfg.WaitTimeout)
 	case WakeStop:
@@ -292,9 +354,21 @@ func (d *Idler) sleep(now int64) {
 		d.auto.cycle((t0 - now) + (Now() - t1))
 		d.c.gapNs.Store(d.auto.gap)
 		d.c.costNs.Store(d.auto.cost)
+		d.c.periodNs.Store(d.auto.period)
+		d.c.leadNs.Store(d.auto.lead)
 		d.setThreshold(d.auto.threshold())
 	}
 	d.slept(t1 - t0)
+}
+
+// warm arms the CPU's wake-up timer (see autoStage) to fire in ns. Nothing reads or
+// waits on the timerfd: its expiry only interrupts the idle CPU. One system call, no
+// allocation; a failure only loses the early wake-up.
+func (d *Idler) warm(ns int64) {
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(ns)}
+	if err := unix.TimerfdSettime(d.warmfd, 0, &spec, nil); err != nil {
+		d.c.errors.Add(1)
+	}
 }
 
 // waitHandOff blocks on the threaded-delivery helper's hand-off.
@@ -415,6 +489,10 @@ func (d *Idler) Close() error {
 			<-d.helperDone
 		}
 		d.closeErr = d.p.Close()
+		if d.warmfd >= 0 {
+			d.closeErr = errors.Join(d.closeErr, unix.Close(d.warmfd))
+			d.warmfd = -1
+		}
 	})
 	return d.closeErr
 }
@@ -430,6 +508,8 @@ func (d *Idler) Stats() IdleStats {
 		WakeTimeout:   c.wakeTimeout.Load(),
 		WakeStop:      c.wakeStop.Load(),
 		WakeSpurious:  c.wakeSpurious.Load(),
+		WakePredicted: c.wakePredicted.Load(),
+		PredictHits:   c.predictHits.Load(),
 		Asleep:        time.Duration(c.asleepNs.Load()),
 		Yields:        c.yields.Load(),
 		YieldTime:     time.Duration(c.yieldNs.Load()),
@@ -437,6 +517,8 @@ func (d *Idler) Stats() IdleStats {
 		Threshold:     time.Duration(c.thresholdNs.Load()),
 		GapEstimate:   time.Duration(c.gapNs.Load()),
 		WakeCost:      time.Duration(c.costNs.Load()),
+		Period:        time.Duration(c.periodNs.Load()),
+		Lead:          time.Duration(c.leadNs.Load()),
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -153,36 +154,28 @@ func (p *Poller) Mode() WaitMode { return p.mode }
 // Vectors are the distinct vectors the Poller watches.
 func (p *Poller) Vectors() []*Vector { return p.vecs }
 
+// noPwait2 is set once epoll_pwait2 failed with ENOSYS (a kernel older than 5.11, or a
+// seccomp filter): Wait falls back to epoll_pwait and millisecond timeouts.
+var noPwait2 atomic.Bool
+
+// Precise reports whether Wait honours timeouts to the nanosecond (epoll_pwait2) rather
+// than rounding them up to whole milliseconds. It is true until a Wait learns otherwise.
+func (p *Poller) Precise() bool { return !noPwait2.Load() }
+
 // Wait blocks until a vector is readable, Stop is called or timeout passes, and says
 // which. It does not consume the vectors' notifications (call Drain). Once Stop was called
 // every Wait returns WakeStop at once. Interruptions by signals (EINTR, such as the Go
-// runtime's preemption signal) are retried with the time left. The timeout has millisecond
-// granularity (rounded up); a negative timeout waits without limit, which a WaitRaw
-// caller must not use (see WaitRaw). Wait allocates nothing.
+// runtime's preemption signal) are retried with the time left. The timeout has nanosecond
+// resolution where the kernel has epoll_pwait2 (see Precise), and is otherwise rounded up
+// to whole milliseconds; a negative timeout waits without limit, which a WaitRaw caller
+// must not use (see WaitRaw). Wait allocates nothing.
 func (p *Poller) Wait(timeout time.Duration) (Wake, error) {
 	var deadline time.Time
 	if timeout >= 0 {
 		deadline = time.Now().Add(timeout)
 	}
 	for {
-		msec := -1
-		if timeout >= 0 {
-			msec = int((timeout + time.Millisecond - 1) / time.Millisecond)
-		}
-		var n int
-		var errno unix.Errno
-		if p.mode == WaitRaw {
-			n, errno = epollWaitRaw(p.epfd, p.events[:], msec)
-		} else {
-			var err error
-			n, err = unix.EpollWait(p.epfd, p.events[:], msec)
-			if err != nil {
-				errno, _ = err.(unix.Errno)
-				if errno == 0 {
-					return WakeTimeout, fmt.Errorf("epoll_wait: %w", err)
-				}
-			}
-		}
+		n, errno := p.wait(timeout)
 		switch {
 		case errno == unix.EINTR:
 			if timeout >= 0 {
@@ -204,6 +197,41 @@ func (p *Poller) Wait(timeout time.Duration) (Wake, error) {
 		}
 		return w, nil
 	}
+}
+
+// wait is one epoll_pwait2, or epoll_pwait where the kernel lacks it.
+func (p *Poller) wait(timeout time.Duration) (int, unix.Errno) {
+	raw := p.mode == WaitRaw
+	if !noPwait2.Load() {
+		var ts unix.Timespec
+		tsp := &ts
+		if timeout >= 0 {
+			ts = unix.NsecToTimespec(int64(timeout))
+		} else {
+			tsp = nil
+		}
+		n, errno := epollWait2(p.epfd, p.events[:], tsp, raw)
+		if errno != unix.ENOSYS {
+			return n, errno
+		}
+		noPwait2.Store(true)
+	}
+	msec := -1
+	if timeout >= 0 {
+		msec = int((timeout + time.Millisecond - 1) / time.Millisecond)
+	}
+	if raw {
+		return epollWaitRaw(p.epfd, p.events[:], msec)
+	}
+	n, err := unix.EpollWait(p.epfd, p.events[:], msec)
+	if err != nil {
+		errno, ok := err.(unix.Errno)
+		if !ok {
+			errno = unix.EIO
+		}
+		return n, errno
+	}
+	return n, 0
 }
 
 // Drain consumes the pending notifications of every vector and returns how many

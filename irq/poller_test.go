@@ -126,3 +126,45 @@ func TestProcsFor(t *testing.T) {
 		t.Fatalf("ProcsFor(0) = %d", got)
 	}
 }
+
+// TestPollerTimeouts: Wait honours sub-millisecond timeouts with epoll_pwait2 and falls
+// back to epoll_pwait (rounding up to a millisecond) when the kernel lacks it. Only the
+// lower bound of the sleep is checked: the kernel never wakes a timeout early.
+func TestPollerTimeouts(t *testing.T) {
+	v, err := NewEventfd(MSIX, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	for _, fallback := range []bool{false, true} {
+		for _, mode := range []WaitMode{WaitRaw, WaitBlocking} {
+			p, err := NewPoller(mode, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			saved := noPwait2.Load()
+			noPwait2.Store(fallback)
+			const timeout = 300 * time.Microsecond
+			start := time.Now()
+			w, err := p.Wait(timeout)
+			el := time.Since(start)
+			precise := p.Precise()
+			noPwait2.Store(saved)
+			p.Close()
+			if err != nil || w != WakeTimeout {
+				t.Fatalf("fallback %v, %v: Wait = %v, %v; want a timeout", fallback, mode, w, err)
+			}
+			min := timeout
+			if fallback {
+				min = time.Millisecond
+			}
+			if el < min {
+				t.Errorf("fallback %v, %v: woke after %v, want ≥ %v", fallback, mode, el, min)
+			}
+			if precise == fallback {
+				t.Errorf("fallback %v: Precise() = %v", fallback, precise)
+			}
+			t.Logf("fallback %v, %v: a %v timeout took %v", fallback, mode, timeout, el)
+		}
+	}
+}

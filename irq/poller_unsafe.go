@@ -28,3 +28,22 @@ func nanosleepRaw(ts, rem *unix.Timespec) unix.Errno {
 	_, _, e := syscall.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(ts)), uintptr(unsafe.Pointer(rem)), 0)
 	return unix.Errno(e)
 }
+
+// epollWait2 is epoll_pwait2(epfd, events, ts, NULL) (Linux 5.11): a timeout with
+// nanosecond resolution; a nil ts waits without limit. raw makes it a raw system call
+// like epollWaitRaw (see WaitRaw), otherwise the scheduler may hand the P away. Never
+// inlined, for the same reason as epollWaitRaw.
+//
+//go:noinline
+func epollWait2(epfd int, events []unix.EpollEvent, ts *unix.Timespec, raw bool) (int, unix.Errno) {
+	var r uintptr
+	var e syscall.Errno
+	if raw {
+		r, _, e = syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd),
+			uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(ts)), 0, 0)
+	} else {
+		r, _, e = syscall.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd),
+			uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(ts)), 0, 0)
+	}
+	return int(r), unix.Errno(e)
+}
