@@ -71,7 +71,6 @@ type autoCell struct {
 	cpu, wall   time.Duration
 	asleep      time.Duration // time in waits and yields
 	steal       time.Duration // time the hypervisor took from the polling CPU (/proc/stat)
-	busy        time.Duration // time the polling CPU was not idle, whoever ran (/proc/stat)
 	irqWakes    uint64
 	predicted   uint64        // auto's timer wake-ups ahead of a predicted frame
 	hits        uint64        // of them, those after which the frame was caught by polling
@@ -110,7 +109,6 @@ func (c *autoCell) add(o *autoCell) {
 	c.cpu += o.cpu
 	c.asleep += o.asleep
 	c.steal += o.steal
-	c.busy += o.busy
 	c.wall += o.wall
 	c.irqWakes += o.irqWakes
 	c.predicted += o.predicted
@@ -205,7 +203,7 @@ func autoChunk(b *testing.B, c *autoCell, policy irq.PolicyConfig, pat autoPatte
 	if err != nil {
 		b.Fatal(err)
 	}
-	busy0, steal0 := cpuTimes(pollCPU)
+	steal0 := cpuSteal(pollCPU)
 	if err := dp.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -230,9 +228,7 @@ func autoChunk(b *testing.B, c *autoCell, policy irq.PolicyConfig, pat autoPatte
 		time.Sleep(100 * time.Microsecond)
 	}
 	dp.Stop()
-	busy1, steal1 := cpuTimes(pollCPU)
-	c.busy += busy1 - busy0
-	c.steal += steal1 - steal0
+	c.steal += cpuSteal(pollCPU) - steal0
 	st := dp.Threads()[0]
 	port.Close()
 	stalls := port.stalls // in time order, not overlapping
@@ -262,45 +258,37 @@ func autoChunk(b *testing.B, c *autoCell, policy irq.PolicyConfig, pat autoPatte
 	c.wall += st.WallTime
 	c.irqWakes += st.Idle.WakeInterrupt
 	c.predicted += st.Idle.WakePredicted
-	if os.Getenv("AUTODEBUG") != "" && policy.Auto {
-		fmt.Printf("DEBUG %s: %+v\n", pat.name, st.Idle)
-	}
 	c.hits += st.Idle.PredictHits
 	c.threshold, c.wakeCost = st.Idle.Threshold, st.Idle.WakeCost
 }
 
-// cpuTimes is how long cpu has been busy (user, nice, system, irq and softirq time) and
-// how long the hypervisor has taken it (steal), from /proc/stat at 10 ms resolution;
-// zeros when cpu < 0 or the file cannot be read.
-func cpuTimes(cpu int) (busy, steal time.Duration) {
+// cpuSteal is the time the hypervisor has taken from cpu, from /proc/stat (10 ms
+// resolution); 0 when cpu < 0 or the file cannot be read.
+func cpuSteal(cpu int) time.Duration {
 	if cpu < 0 {
-		return 0, 0
+		return 0
 	}
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, 0
+		return 0
 	}
 	prefix := fmt.Sprintf("cpu%d ", cpu)
 	for line := range strings.Lines(string(data)) {
 		if !strings.HasPrefix(line, prefix) {
 			continue
 		}
+		// cpuN user nice system idle iowait irq softirq steal ...
 		f := strings.Fields(line)
 		if len(f) < 9 {
-			return 0, 0
+			return 0
 		}
-		var t [9]time.Duration
-		for i := 1; i < 9; i++ {
-			n, err := strconv.ParseInt(f[i], 10, 64)
-			if err != nil {
-				return 0, 0
-			}
-			t[i] = time.Duration(n) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+		ticks, err := strconv.ParseInt(f[8], 10, 64)
+		if err != nil {
+			return 0
 		}
-		// user nice system idle iowait irq softirq steal
-		return t[1] + t[2] + t[3] + t[6] + t[7], t[8]
+		return time.Duration(ticks) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 	}
-	return 0, 0
+	return 0
 }
 
 // pace waits until t: a nanosleep for all but the last 80 µs (a nanosleep overshoots by
@@ -476,7 +464,7 @@ func bootstrapChecks(perRound [][][]autoCell, n int, rng *rand.Rand) (lo, hi []f
 func autoTable(cells [][]autoCell, rounds int, checks []autoCheck, lo, hi []float64) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "issue 8, %d interleaved rounds pooled; latency = frame injected → handed to TX on the poll thread\n", rounds)
-	fmt.Fprintf(&s, "%-15s %-12s %6s %6s %6s %6s %9s %9s %9s %9s %6s %9s %9s %9s %6s %9s %9s\n", "pattern", "policy", "cpu%", "awake%", "cpuN%", "steal%",
+	fmt.Fprintf(&s, "%-15s %-12s %6s %6s %6s %9s %9s %9s %9s %6s %9s %9s %9s %6s %9s %9s\n", "pattern", "policy", "cpu%", "awake%", "steal%",
 		"p50", "p99", "max", "clean p99", "clean%", "irqwakes", "predicted", "frames", "lost", "threshold", "wakecost")
 	for pi, pat := range autoPatterns {
 		for j, pol := range autoPolicies {
@@ -492,8 +480,8 @@ func autoTable(cells [][]autoCell, rounds int, checks []autoCheck, lo, hi []floa
 			if len(c.lat) > 0 {
 				cleanPct = 100 * float64(len(c.clean)) / float64(len(c.lat))
 			}
-			fmt.Fprintf(&s, "%-15s %-12s %6.2f %6.2f %6.2f %6.2f %9s %9s %9s %9s %6.2f %9d %9s %9d %6d %9s %9s\n", pat.name, pol.name,
-				c.cpuPct(), 100-c.pctWall(c.asleep), c.pctWall(c.busy), c.pctWall(c.steal),
+			fmt.Fprintf(&s, "%-15s %-12s %6.2f %6.2f %6.2f %9s %9s %9s %9s %6.2f %9d %9s %9d %6d %9s %9s\n", pat.name, pol.name,
+				c.cpuPct(), 100-c.pctWall(c.asleep), c.pctWall(c.steal),
 				roundDur(pctOf(c.lat, 50)), roundDur(pctOf(c.lat, 99)), roundDur(max), roundDur(pctOf(c.clean, 99)), cleanPct,
 				c.irqWakes, fmt.Sprintf("%d/%d", c.hits, c.predicted), len(c.lat), c.lost, roundDur(c.threshold), roundDur(c.wakeCost))
 		}
