@@ -50,6 +50,7 @@ const (
 	autoLeadMin  = int64(2 * time.Microsecond)
 	autoLeadStep = int64(time.Microsecond)
 	autoLeadHit  = 70
+	autoLeadCost = 4
 	// autoStage: during a predicted sleep longer than twice this, a second timer wakes the
 	// CPU — not the thread — autoStage before the thread's own, so that the CPU's last
 	// stretch of idleness is short. A CPU that idles longer idles deeper (a deeper
@@ -268,9 +269,11 @@ func (a *autoThreshold) caught() {
 }
 
 // early records that a frame woke the thread by interrupt before its timer: the lead
-// was too short.
+// was too short. It never grows past autoLeadCost wake-up costs: polling that long for
+// a frame costs more than sleeping until its interrupt, so when the frames' jitter needs
+// more, a share of them comes by interrupt instead.
 func (a *autoThreshold) early() {
-	a.lead = min(a.lead+autoLeadStep*autoLeadHit/(100-autoLeadHit), max(a.period/2, autoLeadInit))
+	a.lead = min(a.lead+autoLeadStep*autoLeadHit/(100-autoLeadHit), max(autoLeadCost*a.cost, autoLeadInit))
 }
 
 // cycle records the loop's own overhead (ns) of one arm-sleep-wake cycle.

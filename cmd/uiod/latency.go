@@ -363,16 +363,23 @@ type policyRow struct {
 	cpu     float64 // poll-thread CPU share, percent (of one CPU, summed over threads)
 	wakeups uint64  // sleeps ended by an interrupt
 	sleeps  uint64  // epoll waits and range sleeps
+	// auto on periodic traffic: timer wake-ups ahead of a predicted frame, and those after
+	// which the frame was caught by polling.
+	predicted, caught uint64
 }
 
 // writePolicyTable prints the KNI seed's CPU-vs-latency table.
 func writePolicyTable(w io.Writer, rows []policyRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tCPU %\tp50\tp99\tmax\twakeups\tsleeps\tlost\t")
+	fmt.Fprintln(tw, "policy\tCPU %\tp50\tp99\tmax\twakeups\tpredicted\tsleeps\tlost\t")
 	for _, r := range rows {
 		s := r.res.Summary()
-		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%d\t%d\t%d\t\n", r.name, r.cpu,
-			fmtNs(s.Median), fmtNs(s.P99), fmtNs(s.Max), r.wakeups, r.sleeps, r.res.Lost+r.res.Late)
+		pred := "-"
+		if r.predicted > 0 {
+			pred = fmt.Sprintf("%d/%d", r.caught, r.predicted)
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t\n", r.name, r.cpu,
+			fmtNs(s.Median), fmtNs(s.P99), fmtNs(s.Max), r.wakeups, pred, r.sleeps, r.res.Lost+r.res.Late)
 	}
 	tw.Flush()
 }
@@ -397,6 +404,8 @@ type policyJSON struct {
 	Policy     string          `json:"policy"`
 	CPUPercent float64         `json:"cpu_percent"`
 	Wakeups    uint64          `json:"wakeups"`
+	Predicted  uint64          `json:"wakeups_predicted"`
+	Caught     uint64          `json:"predicted_caught"`
 	Sleeps     uint64          `json:"sleeps"`
 	Latency    *latency.Result `json:"latency"`
 }
@@ -430,7 +439,7 @@ func writeLatencyFiles(stdout io.Writer, f *latencyFlags, results []*latency.Res
 			}
 			out := make([]policyJSON, len(rows))
 			for i, r := range rows {
-				out[i] = policyJSON{r.name, r.cpu, r.wakeups, r.sleeps, r.res}
+				out[i] = policyJSON{r.name, r.cpu, r.wakeups, r.predicted, r.caught, r.sleeps, r.res}
 			}
 			return e.Encode(out)
 		}); err != nil {
@@ -599,6 +608,12 @@ func runSimPolicy(ctx context.Context, s *simPorts, tx, rx wire.Port, pol policy
 		res:     res,
 		wakeups: after.Idle.WakeInterrupt - before.Idle.WakeInterrupt,
 		sleeps:  after.Idle.Sleeps - before.Idle.Sleeps,
+
+		predicted: after.Idle.WakePredicted - before.Idle.WakePredicted,
+		caught:    after.Idle.PredictHits - before.Idle.PredictHits,
+	}
+	if os.Getenv("UIOD_DEBUG_IDLE") != "" {
+		fmt.Fprintf(os.Stderr, "%+v\n", after.Idle)
 	}
 	if wall := after.WallTime - before.WallTime; wall > 0 {
 		row.cpu = 100 * float64(after.CPUTime-before.CPUTime) / float64(wall)
