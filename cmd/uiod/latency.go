@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/irq"
@@ -612,8 +613,13 @@ func runSimPolicy(ctx context.Context, s *simPorts, tx, rx wire.Port, pol policy
 		predicted: after.Idle.WakePredicted - before.Idle.WakePredicted,
 		caught:    after.Idle.PredictHits - before.Idle.PredictHits,
 	}
-	if os.Getenv("UIOD_DEBUG_IDLE") != "" {
-		fmt.Fprintf(os.Stderr, "%+v\n", after.Idle)
+	if g.log != nil {
+		i := after.Idle
+		g.log.Debug("poll thread idle policy", zap.String("policy", pol.name),
+			zap.Duration("threshold", i.Threshold), zap.Duration("gap_estimate", i.GapEstimate),
+			zap.Duration("wake_cost", i.WakeCost), zap.Duration("predicted_period", i.Period),
+			zap.Duration("predicted_lead", i.Lead), zap.Uint64("wakeups_timeout", i.WakeTimeout),
+			zap.Uint64("wakeups_spurious", i.WakeSpurious))
 	}
 	if wall := after.WallTime - before.WallTime; wall > 0 {
 		row.cpu = 100 * float64(after.CPUTime-before.CPUTime) / float64(wall)
