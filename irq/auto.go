@@ -51,13 +51,6 @@ const (
 	autoLeadStep = int64(time.Microsecond)
 	autoLeadHit  = 70
 	autoLeadCost = 4
-	// autoStage: during a predicted sleep longer than twice this, a second timer wakes the
-	// CPU — not the thread — autoStage before the thread's own, so that the CPU's last
-	// stretch of idleness is short. A CPU that idles longer idles deeper (a deeper
-	// C-state; a vCPU that the host stopped polling for and descheduled, past about
-	// 200 µs on the reference VM) and takes longer, and less predictably, to wake: the
-	// lead, and the polling it costs, would have to cover that.
-	autoStage = int64(100 * time.Microsecond)
 	// autoGapLimit: gaps are recorded up to this long (see gapLimit).
 	autoGapLimit = int64(time.Second)
 )
@@ -65,9 +58,10 @@ const (
 // autoThreshold is the estimator behind PolicyConfig.Auto (issue 8). It keeps a ring of
 // the last autoWindow gaps between polls that found frames (clamped to the longer of four
 // times the configured threshold and autoGapLimit) and a running average of the cost of
-// one arm-sleep-wake cycle. Every autoEvery frames it sorts a stack copy of the
-// ring and takes the median gap m and the 90th percentile q; then, with cap the
-// configured threshold:
+// one arm-sleep-wake cycle. Beside the ring it keeps the same gaps sorted (each frame
+// moves at most 32 of them by one slot, instead of a sort that would stall one poll in
+// four); every autoEvery frames it takes the median gap m and the 90th percentile q from
+// them; then, with cap the configured threshold:
 //
 //   - m > cap: polling to cap would catch fewer than half the frames, so it sleeps at
 //     the first empty poll (threshold 0); a frame then costs one wake-up.
@@ -98,25 +92,26 @@ const (
 // the outcome of every prediction (see autoLeadInit), so it absorbs the timer's lateness
 // and the traffic's jitter on whatever machine it runs.
 type autoThreshold struct {
-	max       int64 // configured threshold, cap (ns)
-	cost      int64 // EWMA of one sleep cycle's cost (ns)
-	gap       int64 // median gap of the window (ns), for the stats
-	q90       int64 // 90th-percentile gap of the window (ns)
-	q25, q75  int64 // quartile gaps of the window (ns)
-	period    int64 // the predicted gap of periodic traffic (ns), 0 when not predicting
-	due       int64 // when the next periodic frame is expected (ns), 0 when not known
-	lead      int64 // how long before due the timer wakes the thread (ns)
-	exact     bool  // the frame being recorded was caught by polling after a timer wake-up
-	pause     int64 // decaying maximum of the gaps ≤ max (ns)
-	base      int64 // the window's decision (ns)
-	t         int64 // the threshold in force (ns)
-	lastFrame int64 // time of the last poll that found frames, 0 before the first
-	ring      [autoWindow]int64
-	n         int // gaps recorded, saturating at autoWindow
-	pos       int // next ring slot
-	every     int // frames until the next window update
-	long      int // consecutive gaps > max
-	short     int // consecutive gaps < max/2
+	max       int64             // configured threshold, cap (ns)
+	cost      int64             // EWMA of one sleep cycle's cost (ns)
+	gap       int64             // median gap of the window (ns), for the stats
+	q90       int64             // 90th-percentile gap of the window (ns)
+	q25, q75  int64             // quartile gaps of the window (ns)
+	period    int64             // the predicted gap of periodic traffic (ns), 0 when not predicting
+	due       int64             // when the next periodic frame is expected (ns), 0 when not known
+	lead      int64             // how long before due the timer wakes the thread (ns)
+	exact     bool              // the frame being recorded was caught by polling after a timer wake-up
+	pause     int64             // decaying maximum of the gaps ≤ max (ns)
+	base      int64             // the window's decision (ns)
+	t         int64             // the threshold in force (ns)
+	lastFrame int64             // time of the last poll that found frames, 0 before the first
+	ring      [autoWindow]int64 // the window's gaps in arrival order
+	sorted    [autoWindow]int64 // the same gaps in ascending order (the first n)
+	n         int               // gaps recorded, saturating at autoWindow
+	pos       int               // next ring slot
+	every     int               // frames until the next window update
+	long      int               // consecutive gaps > max
+	short     int               // consecutive gaps < max/2
 }
 
 func (a *autoThreshold) init(max int64) {
@@ -145,11 +140,12 @@ func (a *autoThreshold) frame(now int64) {
 	} else {
 		a.pause -= a.pause >> autoPauseShift
 	}
+	if a.n == autoWindow {
+		a.unsort(a.ring[a.pos])
+	}
 	a.ring[a.pos] = g
 	a.pos = (a.pos + 1) % autoWindow
-	if a.n < autoWindow {
-		a.n++
-	}
+	a.insort(g)
 	switch {
 	case g > a.max:
 		a.long++
@@ -192,6 +188,35 @@ func (a *autoThreshold) schedule(now int64) {
 // is all the threshold needs; predicting periodic traffic needs the real gaps.
 func (a *autoThreshold) gapLimit() int64 { return max(4*a.max, autoGapLimit) }
 
+// insort adds g to the sorted window (a.n < autoWindow).
+func (a *autoThreshold) insort(g int64) {
+	i := a.search(g + 1) // after the gaps equal to g
+	copy(a.sorted[i+1:a.n+1], a.sorted[i:a.n])
+	a.sorted[i] = g
+	a.n++
+}
+
+// unsort removes one gap equal to g from the sorted window.
+func (a *autoThreshold) unsort(g int64) {
+	i := a.search(g)
+	copy(a.sorted[i:a.n-1], a.sorted[i+1:a.n])
+	a.n--
+}
+
+// search is the index of the first gap ≥ g in the sorted window.
+func (a *autoThreshold) search(g int64) int {
+	lo, hi := 0, a.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if a.sorted[m] < g {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
 // update recomputes the window's quantiles and decision.
 func (a *autoThreshold) update() {
 	n := a.n
@@ -199,16 +224,7 @@ func (a *autoThreshold) update() {
 		a.base = a.max
 		return
 	}
-	var s [autoWindow]int64
-	copy(s[:], a.ring[:n])
-	for i := 1; i < n; i++ { // insertion sort: 32 elements, no allocation
-		v := s[i]
-		j := i
-		for ; j > 0 && s[j-1] > v; j-- {
-			s[j] = s[j-1]
-		}
-		s[j] = v
-	}
+	s := &a.sorted
 	a.gap = s[(n-1)/2]
 	a.q90 = s[(9*n-1)/10]
 	a.q25, a.q75 = s[n/4], s[(3*n-1)/4]

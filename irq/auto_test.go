@@ -2,6 +2,7 @@ package irq
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -216,8 +217,22 @@ func TestAutoThresholdAllocs(t *testing.T) {
 	}
 }
 
+// checkSortedWindow fails t unless a's sorted window holds exactly the ring's gaps.
+func checkSortedWindow(t *testing.T, a *autoThreshold) {
+	t.Helper()
+	want := slices.Clone(a.ring[:a.n])
+	if a.n == autoWindow {
+		want = slices.Clone(a.ring[:])
+	}
+	slices.Sort(want)
+	if got := a.sorted[:a.n]; !slices.Equal(got, want) {
+		t.Fatalf("sorted window %v, want %v", got, want)
+	}
+}
+
 // FuzzAutoThreshold feeds arbitrary gaps, cycle costs and caps: the threshold stays
-// within [0, cap], so auto never polls longer than the fixed policy would.
+// within [0, cap], so auto never polls longer than the fixed policy would, and the sorted
+// window stays the ring's gaps in order.
 func FuzzAutoThreshold(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 200, 255, 3}, uint16(300))
 	f.Add([]byte{255, 255, 255, 1, 1, 1, 1}, uint16(1))
@@ -237,6 +252,7 @@ func FuzzAutoThreshold(f *testing.F) {
 			if th := a.threshold(); th < 0 || th > limit {
 				t.Fatalf("threshold %d outside [0, %d]", th, limit)
 			}
+			checkSortedWindow(t, &a)
 		}
 	})
 }

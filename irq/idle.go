@@ -133,7 +133,6 @@ type Idler struct {
 	watchUntil   int64 // after a predicted wake-up: poll, do not sleep, until then
 	predictedFor int64 // the last frame's time a timer wake-up was already set for
 	watching     bool  // woke by prediction and the predicted frame not seen yet
-	warmfd       int   // timerfd that wakes the CPU ahead of the thread (see autoStage), or -1
 	rng          uint64
 
 	hkPeriod, hkLength int64
@@ -158,7 +157,7 @@ func NewIdler(cfg PolicyConfig, vectors []*Vector, q Queues) (*Idler, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	d := &Idler{cfg: cfg, q: q, threshold: int64(cfg.IdleThreshold), wait: cfg.WaitTimeout, last: Now(), warmfd: -1}
+	d := &Idler{cfg: cfg, q: q, threshold: int64(cfg.IdleThreshold), wait: cfg.WaitTimeout, last: Now()}
 	d.obs, _ = q.(SleepObserver)
 	d.rng = uint64(time.Now().UnixNano()) | 1
 	var watch []*Vector
@@ -183,12 +182,6 @@ func NewIdler(cfg PolicyConfig, vectors []*Vector, q Queues) (*Idler, error) {
 	d.p = p
 	if cfg.Auto {
 		d.auto.init(int64(cfg.IdleThreshold))
-		if cfg.Mode == Adaptive && cfg.Delivery == Inline {
-			// Without it, predicted sleeps just end deeper; no reason to fail.
-			if fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err == nil {
-				d.warmfd = fd
-			}
-		}
 	}
 	d.c.thresholdNs.Store(d.threshold)
 	if cfg.HousekeepingHz > 0 {
@@ -312,9 +305,6 @@ func (d *Idler) sleep(now int64) {
 		var err error
 		if deadline != 0 {
 			wait = time.Duration(max(deadline-t0, 0))
-			if d.warmfd >= 0 && deadline-t0 > 2*autoStage {
-				d.warm(deadline - autoStage - t0)
-			}
 		}
 		w, err = d.p.Wait(wait)
 		if err != nil {
@@ -359,16 +349,6 @@ func (d *Idler) sleep(now int64) {
 		d.setThreshold(d.auto.threshold())
 	}
 	d.slept(t1 - t0)
-}
-
-// warm arms the CPU's wake-up timer (see autoStage) to fire in ns. Nothing reads or
-// waits on the timerfd: its expiry only interrupts the idle CPU. One system call, no
-// allocation; a failure only loses the early wake-up.
-func (d *Idler) warm(ns int64) {
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(ns)}
-	if err := unix.TimerfdSettime(d.warmfd, 0, &spec, nil); err != nil {
-		d.c.errors.Add(1)
-	}
 }
 
 // waitHandOff blocks on the threaded-delivery helper's hand-off.
@@ -489,10 +469,6 @@ func (d *Idler) Close() error {
 			<-d.helperDone
 		}
 		d.closeErr = d.p.Close()
-		if d.warmfd >= 0 {
-			d.closeErr = errors.Join(d.closeErr, unix.Close(d.warmfd))
-			d.warmfd = -1
-		}
 	})
 	return d.closeErr
 }
