@@ -31,8 +31,10 @@ const (
 	// 1/2^autoPauseShift per frame (a time constant of 512 frames).
 	autoPauseShift = 9
 	// Periodic traffic is predicted: when the window's quartile gaps lie within
-	// 1/autoPeriodicSpread of the median (quartiles, so that a quarter of the gaps may
-	// be a jittery sender's or a late wake-up's outliers), and the median leaves a sleep of at
+	// 1/autoPeriodicSpread of the median plus the lead (quartiles, so that a quarter of
+	// the gaps may be a jittery sender's or a late wake-up's outliers; plus the lead,
+	// because the times of frames caught by interrupt are late by a wake-up, which the
+	// lead is about), and the median leaves a sleep of at
 	// least autoPredictMin (and autoPredictCost wake costs) before the next frame is due,
 	// the thread sleeps at once and sets a timer to wake a lead before the next frame,
 	// then polls for it; the interrupt stays armed for a frame that comes early.
@@ -100,7 +102,9 @@ type autoThreshold struct {
 	period    int64             // the predicted gap of periodic traffic (ns), 0 when not predicting
 	due       int64             // when the next periodic frame is expected (ns), 0 when not known
 	lead      int64             // how long before due the timer wakes the thread (ns)
+	late      int64             // EWMA of how late a timer wakes the thread, taken as the wake-up's latency (ns)
 	exact     bool              // the frame being recorded was caught by polling after a timer wake-up
+	earlyAt   int64             // the frame being recorded woke the thread by interrupt then, before its timer
 	pause     int64             // decaying maximum of the gaps ≤ max (ns)
 	base      int64             // the window's decision (ns)
 	t         int64             // the threshold in force (ns)
@@ -115,17 +119,11 @@ type autoThreshold struct {
 }
 
 func (a *autoThreshold) init(max int64) {
-	*a = autoThreshold{max: max, cost: autoWakeFloor, lead: autoLeadInit, base: max, t: max}
+	*a = autoThreshold{max: max, cost: autoWakeFloor, lead: autoLeadInit, late: autoWakeFloor, base: max, t: max}
 }
 
 // frame records a poll that found frames at time now.
 func (a *autoThreshold) frame(now int64) {
-	if a.period > 0 && !a.exact && a.due != 0 && now > a.due && now-a.due < a.period/4 {
-		// A periodic frame caught by interrupt after its due time: as far as the thread
-		// can tell it came on schedule and only the wake-up was late, which must not
-		// widen the spread of the gaps.
-		now = a.due
-	}
 	last := a.lastFrame
 	a.lastFrame = now
 	if last == 0 {
@@ -167,19 +165,32 @@ func (a *autoThreshold) frame(now int64) {
 
 // schedule advances the periodic schedule past the frame at now.
 func (a *autoThreshold) schedule(now int64) {
-	exact := a.exact
-	a.exact = false
+	exact, earlyAt := a.exact, a.earlyAt
+	a.exact, a.earlyAt = false, 0
 	switch {
 	case a.period == 0:
 		a.due = 0
-	case a.due == 0 || now-a.due >= a.period/4 || a.due-now >= a.period/4:
+	case a.due == 0 || now-a.due >= a.period/2 || a.due-now >= a.period/2:
+		// Not this slot's frame: traffic resumed after a pause, or frames were lost.
 		a.due = now + a.period
 	case exact:
 		// Caught by polling, so now is when it came, give or take a poll: move the
-		// schedule half way to it (a sender's late frame is often followed by one on
-		// time, which a full re-anchoring would take for early).
-		a.due += a.period + (now-a.due)/2
+		// schedule towards it, half way if it came early, an eighth if late. A frame can
+		// be delayed on its way but not advanced, so an early one says more about the
+		// schedule; a sender's late frame is usually followed by one on time.
+		e := now - a.due
+		if e > 0 {
+			e /= 8
+		} else {
+			e /= 2
+		}
+		a.due += a.period + e
+	case earlyAt != 0 && earlyAt < a.due:
+		// It woke the thread by interrupt before the timer: it came before earlyAt, so
+		// the schedule is late by more than due-earlyAt; move it half way there.
+		a.due += a.period + (earlyAt-a.due)/2
 	default:
+		// Caught by interrupt near its time: its time is late by the wake-up.
 		a.due += a.period
 	}
 }
@@ -229,7 +240,7 @@ func (a *autoThreshold) update() {
 	a.q90 = s[(9*n-1)/10]
 	a.q25, a.q75 = s[n/4], s[(3*n-1)/4]
 	a.period = 0
-	if autoPeriodicSpread*(a.q75-a.q25) <= a.gap && a.q75 < a.gapLimit() &&
+	if autoPeriodicSpread*(a.q75-a.q25-a.lead) <= a.gap && a.q75 < a.gapLimit() &&
 		a.gap-a.lead >= max(autoPredictMin, autoPredictCost*a.cost) {
 		a.period = a.gap
 		a.base = 0
@@ -284,12 +295,20 @@ func (a *autoThreshold) caught() {
 	a.lead = max(a.lead-autoLeadStep, autoLeadMin)
 }
 
-// early records that a frame woke the thread by interrupt before its timer: the lead
-// was too short. It never grows past autoLeadCost wake-up costs: polling that long for
+// early records that a frame woke the thread by interrupt at time at, before its timer:
+// the lead was too short, or the schedule late. It never grows past autoLeadCost wake-up costs: polling that long for
 // a frame costs more than sleeping until its interrupt, so when the frames' jitter needs
 // more, a share of them comes by interrupt instead.
-func (a *autoThreshold) early() {
+func (a *autoThreshold) early(at int64) {
+	a.earlyAt = at
 	a.lead = min(a.lead+autoLeadStep*autoLeadHit/(100-autoLeadHit), max(autoLeadCost*a.cost, autoLeadInit))
+}
+
+// woke records how late a timer woke the thread. Interrupts wake it through the same
+// path, so the average is also taken for how late a frame caught by interrupt is seen.
+func (a *autoThreshold) woke(late int64) {
+	late = min(max(late, 0), autoCostJump*a.late)
+	a.late = max(a.late+(late-a.late)>>autoCostShift, 1)
 }
 
 // cycle records the loop's own overhead (ns) of one arm-sleep-wake cycle.

@@ -362,19 +362,22 @@ func (p *predictSim) run(n int, period int64, jitter, late func(k int) int64) {
 	for k := 1; k <= n; k++ {
 		arrive := start + int64(k)*period + jitter(k)
 		at := p.a.wakeAt()
+		// As the Idler does: a frame caught by interrupt is recorded one estimated
+		// wake-up before the thread saw it.
 		switch {
 		case at == 0:
 			p.unpred++
-			p.a.frame(arrive + wake)
+			p.a.frame(arrive + wake - p.a.late)
 		case at+late(k) <= arrive:
 			p.hits++
 			p.spin += arrive - (at + late(k))
+			p.a.woke(late(k))
 			p.a.caught()
 			p.a.frame(arrive)
 		default:
 			p.early++
-			p.a.early()
-			p.a.frame(arrive + wake)
+			p.a.early(min(arrive+wake, at+late(k)))
+			p.a.frame(arrive + wake - p.a.late)
 		}
 	}
 }
@@ -445,7 +448,8 @@ func TestAutoLeadTracksLateness(t *testing.T) {
 }
 
 // TestAutoScheduleKeepsPhase: frames caught by interrupt are recorded late by the
-// wake-up, but the schedule stays on the sender's, so the next prediction is not late.
+// wake-up, but the schedule stays on the sender's, so the next prediction is not late;
+// frames that beat the timer pull it earlier.
 func TestAutoScheduleKeepsPhase(t *testing.T) {
 	var a autoThreshold
 	a.init(autoCap)
@@ -461,7 +465,6 @@ func TestAutoScheduleKeepsPhase(t *testing.T) {
 	}
 	due := a.due
 	// The next frame comes on time but is caught by interrupt 30 µs later.
-	a.early()
 	a.frame(due + 30*us)
 	if want := due + 400*us; a.due != want {
 		t.Fatalf("due %v after the schedule, want %v (a frame caught late must not shift it)",
@@ -471,6 +474,14 @@ func TestAutoScheduleKeepsPhase(t *testing.T) {
 	a.frame(due + 2500*us)
 	if want := due + 2900*us; a.due != want {
 		t.Fatalf("due %v after a pause, want %v", time.Duration(a.due-due), time.Duration(want-due))
+	}
+	// A frame that woke the thread by interrupt 40 µs before the schedule said it would
+	// come shows the schedule late: it moves half way towards the wake-up.
+	due = a.due
+	a.early(due - 40*us)
+	a.frame(due - 40*us)
+	if want := due + 400*us - 20*us; a.due != want {
+		t.Fatalf("due %v after an early frame, want %v", time.Duration(a.due-due), time.Duration(want-due))
 	}
 }
 

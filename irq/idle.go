@@ -208,6 +208,7 @@ func (d *Idler) State() State { return State(d.st.Load()) }
 
 // Traffic tells the policy that a poll at time now (see Now) found frames.
 func (d *Idler) Traffic(now int64) {
+	woke := d.woke
 	d.woke = false
 	d.wait = d.cfg.WaitTimeout
 	if d.cfg.Auto {
@@ -216,7 +217,13 @@ func (d *Idler) Traffic(now int64) {
 			d.auto.caught()
 		}
 		d.watching, d.watchUntil = false, 0
-		d.auto.frame(now)
+		if woke {
+			// Caught right after an interrupt woke the thread: it came about one
+			// wake-up earlier.
+			d.auto.frame(now - d.auto.late)
+		} else {
+			d.auto.frame(now)
+		}
 		d.setThreshold(d.auto.threshold())
 	}
 	d.last = now
@@ -323,13 +330,14 @@ func (d *Idler) sleep(now int64) {
 	case WakeInterrupt:
 		d.c.wakeInterrupt.Add(1)
 		if deadline != 0 {
-			d.auto.early() // the frame beat the timer
+			d.auto.early(t1) // the frame beat the timer
 		}
 		d.woke = true
 		d.wait = d.cfg.WaitTimeout
 	case WakeTimeout:
 		if deadline != 0 {
 			d.c.wakePredicted.Add(1)
+			d.auto.woke(t1 - deadline)
 			d.watchUntil, d.watching = d.auto.watchEnd(), true
 			break
 		}
