@@ -76,7 +76,7 @@ const (
 //     not put the thread to sleep, while the end of a burst still does sooner than the
 //     fixed policy would. (Without the cap/2 floor auto slept ~60 µs after dense traffic:
 //     3–4 % less CPU than fixed on issue 8's bursts, but a raw p99 10–12× fixed's in two
-//     runs of its benchmark, from hiccups mid-burst; with it, 1 % less and 0.49×.)
+//     runs of its benchmark, most likely from hiccups mid-burst; with it, 1 % less and 0.49×.)
 //   - otherwise it polls to cap, like the fixed policy.
 //
 // Two detectors act between window updates, on consecutive gaps: autoTrickle gaps
