@@ -17,6 +17,7 @@ import (
 // the host itself transmits on the interface are not delivered.
 type PacketPort struct {
 	c    *packet.Conn
+	io   *rawIO
 	name string
 	slot handlerSlot
 	done chan struct{}
@@ -46,11 +47,14 @@ func ListenPacket(ifname string) (*PacketPort, error) {
 		c.Close()
 		return nil, fmt.Errorf("afpacket %s: promiscuous: %w", ifname, err)
 	}
-	p := &PacketPort{c: c, name: ifname, done: make(chan struct{})}
-	go readLoop(func(b []byte) (int, error) {
-		n, _, err := c.ReadFrom(b)
-		return n, err
-	}, &p.slot, &p.closed, p.done)
+	// SOCK_RAW: the frame carries its Ethernet header; the address names the interface.
+	rio, err := newRawIO(c, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index})
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("afpacket %s: %w", ifname, err)
+	}
+	p := &PacketPort{c: c, io: rio, name: ifname, done: make(chan struct{})}
+	go readLoop(rio.recv, &p.slot, &p.closed, p.done)
 	return p, nil
 }
 
@@ -72,7 +76,8 @@ func ignoreOutgoing(c *packet.Conn) error {
 	return nil
 }
 
-// Send transmits frame (a complete Ethernet frame without FCS) on the interface.
+// Send transmits frame (a complete Ethernet frame without FCS) on the interface. It
+// allocates nothing.
 func (p *PacketPort) Send(frame []byte) error {
 	if len(frame) < 14 {
 		return fmt.Errorf("send on %s: %d-byte frame is shorter than an Ethernet header", p.name, len(frame))
@@ -80,10 +85,14 @@ func (p *PacketPort) Send(frame []byte) error {
 	if p.closed.Load() {
 		return ErrClosed
 	}
-	if _, err := p.c.WriteTo(frame, &packet.Addr{HardwareAddr: net.HardwareAddr(frame[0:6])}); err != nil {
-		if errors.Is(err, net.ErrClosed) || p.closed.Load() {
+	closedErr, err := p.io.send(frame)
+	if closedErr != nil {
+		if errors.Is(closedErr, net.ErrClosed) || p.closed.Load() {
 			return ErrClosed
 		}
+		return fmt.Errorf("send on %s: %w", p.name, closedErr)
+	}
+	if err != nil {
 		return fmt.Errorf("send on %s: %w", p.name, err)
 	}
 	return nil
@@ -103,3 +112,6 @@ func (p *PacketPort) Close() error {
 	})
 	return err
 }
+
+// htons is v in network byte order, as sockaddr_ll's protocol wants it.
+func htons(v uint16) uint16 { return v<<8 | v>>8 }

@@ -192,6 +192,15 @@ func TestIntegrationAFPacket(t *testing.T) {
 	if err := a.Send(frame[:10]); err == nil {
 		t.Fatal("Send of a 10-byte frame succeeded")
 	}
+	// Sending, and the peer's reader receiving, allocate nothing.
+	b.SetHandler(func([]byte, int64) {})
+	if allocs := testing.AllocsPerRun(200, func() {
+		if err := a.Send(frame); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Fatalf("%v allocations per frame sent and received, want 0", allocs)
+	}
 	checkClosed(t, a, frame)
 }
 

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // UnixPort is a wire over unix datagram sockets in the format of QEMU's
@@ -16,6 +18,7 @@ import (
 // frames it receives, stamped with Now when the read returns.
 type UnixPort struct {
 	conn   *net.UnixConn
+	io     *rawIO
 	local  string
 	remote *net.UnixAddr
 	slot   handlerSlot
@@ -36,16 +39,19 @@ func ListenUnix(local, remote string) (*UnixPort, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bind unix wire %s: %w", local, err)
 	}
+	rio, err := newRawIO(c, &unix.SockaddrUnix{Name: remote})
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("unix wire %s: %w", local, err)
+	}
 	p := &UnixPort{
 		conn:   c,
+		io:     rio,
 		local:  local,
 		remote: &net.UnixAddr{Name: remote, Net: "unixgram"},
 		done:   make(chan struct{}),
 	}
-	go readLoop(func(b []byte) (int, error) {
-		n, _, err := c.ReadFromUnix(b)
-		return n, err
-	}, &p.slot, &p.closed, p.done)
+	go readLoop(rio.recv, &p.slot, &p.closed, p.done)
 	return p, nil
 }
 
@@ -76,12 +82,19 @@ func removeStaleSocket(path string) error {
 }
 
 // Send transmits frame as one datagram to the remote path. It fails (ECONNREFUSED or
-// ENOENT) while nobody is bound there.
+// ENOENT) while nobody is bound there. It allocates nothing.
 func (p *UnixPort) Send(frame []byte) error {
-	if _, err := p.conn.WriteToUnix(frame, p.remote); err != nil {
-		if errors.Is(err, net.ErrClosed) {
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	closedErr, err := p.io.send(frame)
+	if closedErr != nil {
+		if errors.Is(closedErr, net.ErrClosed) || p.closed.Load() {
 			return ErrClosed
 		}
+		return fmt.Errorf("send to %s: %w", p.remote.Name, closedErr)
+	}
+	if err != nil {
 		return fmt.Errorf("send to %s: %w", p.remote.Name, err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -111,5 +112,39 @@ func TestUnixPortStaleSocket(t *testing.T) {
 	os.WriteFile(regular, nil, 0o600)
 	if _, err := ListenUnix(regular, p); err == nil {
 		t.Fatal("ListenUnix replaced a regular file")
+	}
+}
+
+// TestUnixPortAllocs: sending a frame and the peer's reader receiving it allocate nothing.
+func TestUnixPortAllocs(t *testing.T) {
+	dir := t.TempDir()
+	pa, pb := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	a, err := ListenUnix(pa, pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := ListenUnix(pb, pa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var got atomic.Int64
+	b.SetHandler(func([]byte, int64) { got.Add(1) })
+	frame := bytes.Repeat([]byte{0xab}, 64)
+	allocs := testing.AllocsPerRun(500, func() {
+		if err := a.Send(frame); err != nil {
+			t.Fatal(err)
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for got.Load() < 501 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got.Load() < 501 {
+		t.Fatalf("peer received %d of 501 frames", got.Load())
+	}
+	if allocs != 0 {
+		t.Fatalf("%v allocations per frame sent and received, want 0", allocs)
 	}
 }
