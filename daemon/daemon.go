@@ -47,6 +47,7 @@ type Daemon struct {
 	dmaLat   *os.File
 	lock     *pidLock
 	running  bool
+	procs    int // GOMAXPROCS before Start raised it, 0 if it did not
 }
 
 // New prepares a daemon for cfg, which must have been validated (config.Load does).
@@ -103,7 +104,7 @@ func (d *Daemon) Start() (err error) {
 	}
 	threads := len(dcfg.Threads)
 	if procs := irq.ProcsFor(threads); runtime.GOMAXPROCS(0) < procs {
-		runtime.GOMAXPROCS(procs)
+		d.procs = runtime.GOMAXPROCS(procs)
 	}
 	dp, err := dataplane.New(dcfg)
 	if err != nil {
@@ -273,6 +274,10 @@ func (d *Daemon) shutdownLocked() error {
 	if d.dp != nil {
 		d.dp.Stop()
 		d.dp = nil
+	}
+	if d.procs != 0 {
+		runtime.GOMAXPROCS(d.procs) // the poll threads are gone
+		d.procs = 0
 	}
 	for i := len(d.ports) - 1; i >= 0; i-- {
 		p := d.ports[i]

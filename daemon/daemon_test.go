@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -73,10 +74,15 @@ func TestDaemonForwardsAndStops(t *testing.T) {
 			name := "dtest" + mode
 			cfg := simConfig(t, name, mode, "")
 			d := New(cfg, Options{})
+			procs := runtime.GOMAXPROCS(1) // so that Start must raise it
+			defer runtime.GOMAXPROCS(procs)
 			if err := d.Start(); err != nil {
 				t.Fatalf("Start: %v", err)
 			}
 			defer d.Stop()
+			if n := runtime.GOMAXPROCS(0); n < irq.ProcsFor(1) {
+				t.Errorf("GOMAXPROCS %d while running, want ≥ %d", n, irq.ProcsFor(1))
+			}
 			gen0, err := wire.Open("pair:" + name + "0")
 			if err != nil {
 				t.Fatal(err)
@@ -143,6 +149,9 @@ func TestDaemonForwardsAndStops(t *testing.T) {
 				t.Fatalf("Stop: %v", err)
 			}
 			t.Logf("stop took %v", time.Since(start))
+			if n := runtime.GOMAXPROCS(0); n != 1 {
+				t.Errorf("GOMAXPROCS %d after Stop, want the 1 it was before Start", n)
+			}
 			if err := gen0.Send(frame(0)); err != wire.ErrClosed {
 				t.Errorf("wire still open after Stop: %v", err)
 			}
