@@ -19,11 +19,7 @@ func TestUnixPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := ListenUnix(pb, pa)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := listenUnix(t, pb, pa)
 
 	type rx struct {
 		frame []byte
@@ -119,16 +115,7 @@ func TestUnixPortStaleSocket(t *testing.T) {
 func TestUnixPortAllocs(t *testing.T) {
 	dir := t.TempDir()
 	pa, pb := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	a, err := ListenUnix(pa, pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := ListenUnix(pb, pa)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := listenUnix(t, pa, pb), listenUnix(t, pb, pa)
 	var got atomic.Int64
 	b.SetHandler(func([]byte, int64) { got.Add(1) })
 	frame := bytes.Repeat([]byte{0xab}, 64)
@@ -147,4 +134,15 @@ func TestUnixPortAllocs(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("%v allocations per frame sent and received, want 0", allocs)
 	}
+}
+
+// listenUnix is ListenUnix that fails t, closed when t ends.
+func listenUnix(t *testing.T, local, remote string) *UnixPort {
+	t.Helper()
+	p, err := ListenUnix(local, remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
 }
