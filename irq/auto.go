@@ -87,15 +87,15 @@ const (
 // make no system call.
 //
 // Periodic traffic (see autoPeriodicSpread) is also predicted: the thread sleeps at once
-// but wakes by timer a lead before the next frame is due (wakeAt) and polls until a lead
-// after the latest the window expects it (watchEnd). A frame then costs the timer's
-// wake-up, which happens before it arrives, instead of an interrupt's, which happens
-// after: the frame is caught by polling at the price of polling for about the margin.
-// The schedule is phase-locked: a frame caught by polling after such a wake-up re-anchors
-// it (its time is its arrival, give or take a poll), while a frame caught by interrupt
-// near its due time keeps it (its time is late by the wake-up). The lead is steered by
-// the outcome of every prediction (see autoLeadInit), so it absorbs the timer's lateness
-// and the traffic's jitter on whatever machine it runs.
+// but wakes by timer a lead before the next frame is due (wakeAt) and polls until a little
+// after it (watchEnd). A frame then costs the timer's wake-up, which happens before it
+// arrives, instead of an interrupt's, which happens after: it is caught by polling, at the
+// price of polling for however much the lead exceeded the timer's lateness. The schedule
+// is phase-locked (schedule): a frame caught by polling after such a wake-up pulls it
+// towards its time, one that beat the timer pulls it towards when it woke the thread, and
+// one caught by interrupt near its due time leaves it. The lead is steered by the outcome
+// of every prediction (see autoLeadInit), so it absorbs the timer's lateness and the
+// traffic's jitter on whatever machine it runs.
 type autoThreshold struct {
 	max       int64             // configured threshold, cap (ns)
 	cost      int64             // EWMA of one sleep cycle's cost (ns)

@@ -130,9 +130,8 @@ type Idler struct {
 	woke      bool          // last wait ended by an interrupt and no poll ran since
 
 	// Auto's prediction of periodic traffic.
-	watchUntil   int64 // after a predicted wake-up: poll, do not sleep, until then
+	watchUntil   int64 // after a predicted wake-up: poll, do not sleep, until then (0: not watching)
 	predictedFor int64 // the last frame's time a timer wake-up was already set for
-	watching     bool  // woke by prediction and the predicted frame not seen yet
 	rng          uint64
 
 	hkPeriod, hkLength int64
@@ -212,11 +211,11 @@ func (d *Idler) Traffic(now int64) {
 	d.woke = false
 	d.wait = d.cfg.WaitTimeout
 	if d.cfg.Auto {
-		if d.watching {
+		if d.watchUntil != 0 {
 			d.c.predictHits.Add(1)
 			d.auto.caught()
+			d.watchUntil = 0
 		}
-		d.watching, d.watchUntil = false, 0
 		if woke {
 			// Caught right after an interrupt woke the thread: it came about one
 			// wake-up earlier.
@@ -243,10 +242,12 @@ func (d *Idler) Empty(now int64) {
 		d.sleepRange()
 		now = Now()
 	case Adaptive:
-		if now < d.watchUntil {
-			break // woken ahead of a predicted frame: poll for it
+		if d.watchUntil != 0 {
+			if now < d.watchUntil {
+				break // woken ahead of a predicted frame: poll for it
+			}
+			d.watchUntil = 0
 		}
-		d.watching = false
 		if now-d.last >= d.threshold {
 			d.sleep(now)
 			now = Now()
@@ -270,16 +271,16 @@ func (d *Idler) sleep(now int64) {
 	// per frame; if the frame has not come by watchEnd, the thread sleeps on its
 	// interrupt alone. Inline delivery only: the Go timers behind Threaded delivery are
 	// not precise below a millisecond.
-	wait, deadline := d.wait, int64(0)
+	var deadline int64
 	if d.cfg.Auto && d.tokens == nil && d.predictedFor != d.last && d.p.Precise() {
-		if at := d.auto.wakeAt(); at > 0 && at-now <= int64(wait) {
+		if at := d.auto.wakeAt(); at > 0 && at-now <= int64(d.wait) {
 			d.predictedFor = d.last
 			if at <= now {
 				// Due already: poll for it rather than sleep.
-				d.watchUntil, d.watching = d.auto.watchEnd(), true
+				d.watchUntil = d.auto.watchEnd()
 				return
 			}
-			wait, deadline = time.Duration(at-now), at
+			deadline = at
 		}
 	}
 	d.st.Store(int32(Armed))
@@ -309,12 +310,12 @@ func (d *Idler) sleep(now int64) {
 	if d.tokens != nil {
 		w = d.waitHandOff()
 	} else {
-		var err error
+		wait := d.wait
 		if deadline != 0 {
 			wait = time.Duration(max(deadline-t0, 0))
 		}
-		w, err = d.p.Wait(wait)
-		if err != nil {
+		var err error
+		if w, err = d.p.Wait(wait); err != nil {
 			d.c.errors.Add(1)
 		}
 	}
@@ -338,7 +339,7 @@ func (d *Idler) sleep(now int64) {
 		if deadline != 0 {
 			d.c.wakePredicted.Add(1)
 			d.auto.woke(t1 - deadline)
-			d.watchUntil, d.watching = d.auto.watchEnd(), true
+			d.watchUntil = d.auto.watchEnd()
 			break
 		}
 		d.c.wakeTimeout.Add(1)
