@@ -1,0 +1,148 @@
+# Guest side of bench/dpdk (see dpdk_test.go), run by the qemutest /init as root in /tmp.
+# Both NICs go to vfio-pci once; then the host names forwarders one at a time over the
+# control port ("start NAME"), the guest starts it, pins the NICs' MSI-X vectors to the
+# forwarding CPU and says "BENCH READY NAME"; the host probes and says "probed"; the guest
+# takes the CPU and interrupt counts over the probes and over an idle stretch, prints one
+# "BENCH RESULT" line, stops the forwarder and waits for the next name ("done" ends it).
+set -u
+NIC1=$(echo "$UIOD_GUEST_NICS" | cut -d' ' -f1)
+NIC2=$(echo "$UIOD_GUEST_NICS" | cut -d' ' -f2)
+FWCPU=1
+IDLE=${BENCH_IDLE_SECONDS:-4}
+PID=
+say() { echo "BENCH $*"; }
+fail() {
+	say "FAIL $*"
+	[ -f /tmp/fw.log ] && tail -40 /tmp/fw.log | sed 's/^/BENCH log /'
+	stop
+	exit 1
+}
+export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up || fail "loopback up"
+# EAL refuses a plugin directory under a world-writable path, and the initramfs root is one.
+chmod go-w / /usr /usr/lib /usr/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/dpdk 2>/dev/null
+mkdir -p /var/run /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages 2>/dev/null
+uiod bind --driver vfio-pci "$NIC1" "$NIC2" || fail "uiod bind --driver vfio-pci"
+say "bound $NIC1 $NIC2 hugepages=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages)"
+uiod devices | sed 's/^/BENCH devices /'
+
+# ticks PID: the process's user+system CPU time in clock ticks (USER_HZ = 100).
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# now: seconds since boot, centisecond resolution.
+now() { cut -d' ' -f1 /proc/uptime; }
+# irqsum: the NICs' vfio MSI-X interrupt count summed over CPUs and vectors.
+irqsum() { grep vfio-msix /proc/interrupts | awk '{for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i; else break} END {print s + 0}'; }
+# pin: every vfio MSI-X vector of the NICs to the forwarding CPU (the kernel spreads them
+# otherwise, and a round's latency then depends on where the interrupt landed).
+pin() {
+	for n in $(grep vfio-msix /proc/interrupts | cut -d: -f1); do
+		echo $FWCPU >"/proc/irq/$(echo $n)/smp_affinity_list" 2>/dev/null
+	done
+}
+stop() {
+	[ -n "$PID" ] || return 0
+	kill -INT "$PID" 2>/dev/null
+	i=0
+	while kill -0 "$PID" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	kill -KILL "$PID" 2>/dev/null
+	wait "$PID" 2>/dev/null
+	PID=
+	[ -n "${FIFOPID:-}" ] && kill "$FIFOPID" 2>/dev/null
+	FIFOPID=
+}
+# wait_log PATTERN SECONDS: until the forwarder's log shows PATTERN.
+wait_log() {
+	i=0
+	until grep -q "$1" /tmp/fw.log 2>/dev/null; do
+		kill -0 "$PID" 2>/dev/null || fail "$NAME exited before it was ready"
+		i=$((i + 1))
+		[ $i -lt $(($2 * 5)) ] || fail "$NAME: no \"$1\" after $2 s"
+		sleep 0.2
+	done
+}
+EALCOMMON="-n 1 --in-memory --no-telemetry --iova-mode=va -m 256 -a $NIC1 -a $NIC2"
+# testpmd forwards on a worker lcore and waits for stdin on the main one; l3fwd-power runs
+# its loop on every lcore, the main one included, and the main lcore would otherwise spin
+# in rte_eal_mp_wait_lcore: give it the forwarding CPU alone.
+EAL="-l 0,$FWCPU $EALCOMMON"
+EAL1="-l $FWCPU $EALCOMMON"
+uiod_conf() {
+	cat >/tmp/uiod.yaml <<EOF
+log:
+  level: warn
+metrics:
+  listen: 127.0.0.1:9477
+ports:
+  - {name: p0, driver: vfio-pci, pci: "$NIC1", nic: igb, interrupts: msix, promiscuous: true}
+  - {name: p1, driver: vfio-pci, pci: "$NIC2", nic: igb, interrupts: msix, promiscuous: true}
+forward:
+  mode: l2fwd
+  pairs: [[p0, p1]]
+poll:
+  mode: $1
+  idle_threshold: $2
+  wait_timeout: 1s
+  cpus: [$FWCPU]
+EOF
+}
+start() {
+	NAME=$1
+	: >/tmp/fw.log
+	case $NAME in
+	testpmd)
+		# testpmd exits at EOF on stdin: hold a FIFO open.
+		rm -f /tmp/tp.in && mkfifo /tmp/tp.in
+		sleep 100000 >/tmp/tp.in &
+		FIFOPID=$!
+		dpdk-testpmd $EAL -- --forward-mode=io --auto-start --nb-cores=1 --rxq=1 --txq=1 \
+			--port-topology=paired </tmp/tp.in >/tmp/fw.log 2>&1 &
+		PID=$!
+		wait_log "Press enter to exit" 120
+		;;
+	l3fwd-power)
+		l3fwd-power $EAL1 -- -p 0x3 -P --interrupt-only --parse-ptype \
+			--config="(0,0,$FWCPU),(1,0,$FWCPU)" >/tmp/fw.log 2>&1 &
+		PID=$!
+		wait_log "entering main interrupt loop" 120
+		;;
+	uiod-busy | uiod-adaptive | uiod-auto)
+		case $NAME in
+		uiod-busy) uiod_conf busy 300us ;;
+		uiod-adaptive) uiod_conf adaptive 300us ;;
+		uiod-auto) uiod_conf adaptive auto ;;
+		esac
+		uiod run --config /tmp/uiod.yaml >/tmp/fw.log 2>&1 &
+		PID=$!
+		i=0
+		until wget -q -O /tmp/status.json http://127.0.0.1:9477/status 2>/dev/null &&
+			[ "$(grep -c '"link_up": true' /tmp/status.json)" = 2 ]; do
+			kill -0 "$PID" 2>/dev/null || fail "$NAME exited before it was ready"
+			i=$((i + 1))
+			[ $i -lt 600 ] || fail "$NAME: no /status with both links up after 120 s"
+			sleep 0.2
+		done
+		;;
+	*) fail "unknown forwarder $NAME" ;;
+	esac
+	pin
+	sleep 1
+	T0=$(now) C0=$(ticks "$PID") I0=$(irqsum)
+	say "READY $NAME"
+}
+while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
+	case $cmd in
+	start) start "$arg" ;;
+	probed)
+		T1=$(now) C1=$(ticks "$PID") I1=$(irqsum)
+		sleep "$IDLE"
+		T2=$(now) C2=$(ticks "$PID") I2=$(irqsum)
+		say "RESULT $NAME probe_s=$(echo "$T1 $T0" | awk '{print $1 - $2}') probe_ticks=$((C1 - C0)) probe_irqs=$((I1 - I0)) idle_s=$(echo "$T2 $T1" | awk '{print $1 - $2}') idle_ticks=$((C2 - C1)) idle_irqs=$((I2 - I1))"
+		stop
+		say "STOPPED $NAME"
+		;;
+	done) break ;;
+	*) say "FAIL unknown command $cmd" ;;
+	esac
+done
+uiod unbind --restore "$NIC1" "$NIC2" >/dev/null 2>&1
+say "END"

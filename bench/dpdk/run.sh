@@ -1,0 +1,49 @@
+#!/bin/bash
+# run.sh: the side-by-side benchmark of uiod and DPDK 22.11 in one QEMU guest boot.
+#
+#   bench/dpdk/run.sh [rounds=2] [probes=5000]
+#
+# As root on Debian 12: installs Debian's DPDK (dpdk dpdk-dev libdpdk-dev dpdk-doc) and what
+# the QEMU guest needs (scripts/qemu-setup.sh), builds the l3fwd-power example from
+# /usr/share/dpdk/examples with pkg-config libdpdk into .cache/dpdk (with an LPM route for
+# the probes' 192.0.2.0/24 towards port 1), then boots one guest (2 vCPUs, 2 GiB, 512 huge
+# pages, intel-iommu, tsc=reliable) with two igb NICs on vfio-pci and measures testpmd
+# (io forwarding), l3fwd-power (--interrupt-only), uiod busy, uiod adaptive and uiod auto in
+# turn, rounds times with the order rotated, the host probing each from NIC 0 to NIC 1.
+# The table lands in .cache/dpdk/report.md and in the test log.
+set -euo pipefail
+rounds=${1:-2}
+probes=${2:-5000}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cache=$repo/.cache/dpdk
+export DEBIAN_FRONTEND=noninteractive
+[ "$(id -u)" = 0 ] || { echo "run.sh: must run as root" >&2; exit 1; }
+
+need=()
+for p in dpdk dpdk-dev libdpdk-dev dpdk-doc pkg-config gcc make; do
+	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+bash "$repo/scripts/qemu-setup.sh"
+
+src=/usr/share/dpdk/examples/l3fwd-power
+bin=$cache/l3fwd-power/build/l3fwd-power
+if [ ! -x "$bin" ] || [ "$src/main.c" -nt "$bin" ]; then
+	rm -rf "$cache/l3fwd-power"
+	mkdir -p "$cache"
+	cp -r "$src" "$cache/l3fwd-power"
+	# The probes go to 192.0.2.2 (TEST-NET-1): route that /24 to port 1.
+	sed -i 's/^\(\t{RTE_IPV4(1,1,1,0), 24, 0},\)$/\t{RTE_IPV4(192,0,2,0), 24, 1},\n\1/' "$cache/l3fwd-power/main.c"
+	grep -q 'RTE_IPV4(192,0,2,0), 24, 1' "$cache/l3fwd-power/main.c" ||
+		{ echo "run.sh: could not add the probe route to l3fwd-power's LPM table" >&2; exit 1; }
+	make -s -C "$cache/l3fwd-power" shared
+fi
+
+cd "$repo"
+UIOD_DPDK_BENCH=1 UIOD_L3FWD_POWER=$bin UIOD_DPDK_REPORT=$cache/report.md \
+	go test -count=1 -v -timeout 90m -run '^TestDPDKSideBySide$' ./bench/dpdk \
+	-args -dpdk.rounds "$rounds" -dpdk.probes "$probes"
+echo "report: $cache/report.md"
