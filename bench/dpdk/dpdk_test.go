@@ -132,7 +132,7 @@ func TestDPDKSideBySide(t *testing.T) {
 	}
 	if out != nil {
 		for _, l := range strings.Split(out.Output, "\n") {
-			if strings.HasPrefix(l, "BENCH devices ") {
+			if strings.HasPrefix(l, "BENCH devices ") || strings.HasPrefix(l, "BENCH THREADS ") {
 				t.Log(strings.TrimPrefix(l, "BENCH "))
 			}
 		}

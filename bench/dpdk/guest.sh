@@ -28,6 +28,16 @@ uiod devices | sed 's/^/BENCH devices /'
 
 # ticks PID: the process's user+system CPU time in clock ticks (USER_HZ = 100).
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# threads PID: per thread "tid:ticks:switches" (CPU time, voluntary + involuntary context
+# switches), to tell which thread spends the CPU and how often it wakes.
+threads() {
+	for d in /proc/$1/task/*; do
+		t=${d##*/}
+		c=$(awk '{print $14 + $15}' "$d/stat" 2>/dev/null) || continue
+		s=$(awk '/ctxt_switches/ {s += $2} END {print s + 0}' "$d/status" 2>/dev/null)
+		echo "$t:$c:$s"
+	done
+}
 # now: seconds since boot, centisecond resolution.
 now() { cut -d' ' -f1 /proc/uptime; }
 # irqsum: the NICs' vfio MSI-X interrupt count summed over CPUs and vectors.
@@ -133,9 +143,10 @@ while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 	case $cmd in
 	start) start "$arg" ;;
 	probed)
-		T1=$(now) C1=$(ticks "$PID") I1=$(irqsum)
+		T1=$(now) C1=$(ticks "$PID") I1=$(irqsum) TH1=$(threads "$PID")
 		sleep "$IDLE"
-		T2=$(now) C2=$(ticks "$PID") I2=$(irqsum)
+		T2=$(now) C2=$(ticks "$PID") I2=$(irqsum) TH2=$(threads "$PID")
+		say "THREADS $NAME idle_s=$(echo "$T2 $T1" | awk '{print $1 - $2}') before $(echo $TH1) after $(echo $TH2)"
 		say "RESULT $NAME probe_s=$(echo "$T1 $T0" | awk '{print $1 - $2}') probe_ticks=$((C1 - C0)) probe_irqs=$((I1 - I0)) idle_s=$(echo "$T2 $T1" | awk '{print $1 - $2}') idle_ticks=$((C2 - C1)) idle_irqs=$((I2 - I1))"
 		stop
 		say "STOPPED $NAME"
