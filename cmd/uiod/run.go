@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -21,9 +20,9 @@ func newRunCmd() *cobra.Command {
 		Use:   "run --config FILE",
 		Short: "Run the dataplane daemon from a YAML configuration",
 		Long: `Run opens every configured port, starts the poll threads and serves Prometheus
-metrics and a JSON /status page. SIGINT or SIGTERM shuts it down in order: poll loops
-stopped, queues stopped, interrupts masked, bus mastering off, then DMA memory freed.
-A second signal exits at once.`,
+metrics and a JSON /status page. SIGINT, SIGTERM, SIGHUP or SIGQUIT shuts it down in
+order: poll loops stopped, queues stopped, interrupts masked, bus mastering off, then DMA
+memory freed. A second signal exits at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cfgPath == "" {
@@ -49,7 +48,7 @@ A second signal exits at once.`,
 // runDaemon starts the daemon and blocks until a signal asks it to stop.
 func runDaemon(cfg *config.Config, log *zap.Logger) error {
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, daemon.ShutdownSignals...)
 	defer signal.Stop(sigs)
 
 	d := daemon.New(cfg, daemon.Options{Root: g.root, Log: log})

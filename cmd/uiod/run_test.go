@@ -21,13 +21,16 @@ forward: {mode: l2fwd}
 poll: {mode: adaptive}
 `
 
-func TestRunSIGTERM(t *testing.T) {
+// TestRunSignals: every shutdown signal (SIGHUP and SIGQUIT too, not only SIGINT and
+// SIGTERM) takes the ordered shutdown: the daemon closes each port (queues off,
+// interrupts masked, bus mastering off, DMA freed) and exits 0.
+func TestRunSignals(t *testing.T) {
 	bin := uiodBinary(t)
 	cfg := filepath.Join(t.TempDir(), "uiod.yaml")
 	if err := os.WriteFile(cfg, []byte(runTestConfig+"state_dir: "+t.TempDir()+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd := exec.Command(bin, "run", "--config", cfg)
 			stderr, err := cmd.StderrPipe()
@@ -72,8 +75,10 @@ func TestRunSIGTERM(t *testing.T) {
 				t.Fatalf("exit after %v: %v\n%s", sig, err, log.String())
 			}
 			t.Logf("%v → exit 0 in %v", sig, took)
-			if !strings.Contains(log.String(), "stopped cleanly") {
-				t.Errorf("no clean-stop message:\n%s", log.String())
+			for _, want := range []string{"shutting down", sig.String(), "dataplane stopped", "port closed\t{\"port\": \"a\"}", "port closed\t{\"port\": \"b\"}", "stopped cleanly"} {
+				if !strings.Contains(log.String(), want) {
+					t.Errorf("log lacks %q:\n%s", want, log.String())
+				}
 			}
 		})
 	}
