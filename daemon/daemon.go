@@ -48,6 +48,8 @@ type Daemon struct {
 	lock     *pidLock
 	running  bool
 	procs    int // GOMAXPROCS before Start raised it, 0 if it did not
+
+	httpLimits httpLimits
 }
 
 // New prepares a daemon for cfg, which must have been validated (config.Load does).
@@ -58,7 +60,8 @@ func New(cfg *config.Config, opts Options) *Daemon {
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
 	}
-	return &Daemon{cfg: cfg, opts: opts, log: opts.Log, backends: backends{root: opts.Root, vfioMode: vfioMode(cfg.VFIO.Interface), log: opts.Log}}
+	return &Daemon{cfg: cfg, opts: opts, log: opts.Log, backends: backends{root: opts.Root, vfioMode: vfioMode(cfg.VFIO.Interface), log: opts.Log},
+		httpLimits: defaultHTTPLimits}
 }
 
 // Start opens the ports, starts the poll threads and the metrics endpoint. If any step
@@ -115,7 +118,7 @@ func (d *Daemon) Start() (err error) {
 	}
 	d.dp = dp
 	if d.cfg.MetricsEnabled() {
-		if err := d.serveMetrics(); err != nil {
+		if err := d.serveHTTP(); err != nil {
 			return err
 		}
 	}
