@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,21 +83,6 @@ func (s *simDaemon) forward(t *testing.T, n int) {
 	}
 	testutil.Eventually(t, 10*time.Second, func() bool { return s.got[0].Load() >= want[0] && s.got[1].Load() >= want[1] },
 		"forwarded %d and %d of %d frames each way", s.got[1].Load(), s.got[0].Load(), n)
-}
-
-// scrape returns the daemon's /metrics page.
-func (s *simDaemon) scrape(t *testing.T) string {
-	t.Helper()
-	resp, err := http.Get("http://" + s.addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape: %s, %v", resp.Status, err)
-	}
-	return string(b)
 }
 
 // execUIOD runs the CLI in-process with args and returns its standard output and error.
