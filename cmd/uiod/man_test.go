@@ -19,8 +19,7 @@ func TestManPages(t *testing.T) {
 	if _, err := execUIOD(t, "man", dir); err != nil {
 		t.Fatalf("uiod man: %v", err)
 	}
-	root := newRootCmd()
-	root.InitDefaultCompletionCmd()
+	root := testRoot()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if !c.IsAvailableCommand() && c != root {

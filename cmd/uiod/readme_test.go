@@ -111,8 +111,7 @@ func (h *helpChecker) check(snippet string, prose bool) (checked int, problems [
 		if !isUIOD(tok, i) {
 			continue
 		}
-		root := newRootCmd()
-		root.InitDefaultCompletionCmd()
+		root := testRoot()
 		cmd, j := root, i+1
 		for ; j < len(tok) && !strings.HasPrefix(tok[j], "-") && !isShell(tok[j]); j++ {
 			sub := child(cmd, tok[j])
@@ -191,8 +190,7 @@ func (h *helpChecker) helpOf(c *cobra.Command) string {
 
 // anyHelpHas reports whether the --help of any command shows flag.
 func (h *helpChecker) anyHelpHas(flag string) bool {
-	root := newRootCmd()
-	root.InitDefaultCompletionCmd()
+	root := testRoot()
 	found := false
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
 	"github.com/uiod/uiod/internal/testutil"
@@ -88,11 +90,19 @@ func (s *simDaemon) forward(t *testing.T, n int) {
 // execUIOD runs the CLI in-process with args and returns its standard output and error.
 func execUIOD(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	root := newRootCmd()
+	root := newRootCmd() // Execute adds the completion command, writing to SetOut's writer
 	root.SetArgs(args)
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	err := root.Execute()
 	return out.String(), err
+}
+
+// testRoot builds the command tree as run does, with the completion command cobra would
+// add when it executes (for walking the tree, not for executing it).
+func testRoot() *cobra.Command {
+	root := newRootCmd()
+	root.InitDefaultCompletionCmd()
+	return root
 }
