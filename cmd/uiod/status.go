@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -23,6 +24,9 @@ import (
 )
 
 func init() { commands = append(commands, newStatusCmd) }
+
+// defaultConfigPath is where the package installs the daemon's configuration.
+const defaultConfigPath = "/etc/uiod/uiod.yaml"
 
 // statusMaxBody bounds a /status document; a daemon with hundreds of queues stays far
 // below it.
@@ -44,7 +48,8 @@ its state (polling, armed, asleep), CPU use over the interval, wake-ups per seco
 cause and the idle policy's current threshold and estimates.
 
 The daemon's address is metrics.listen of --config FILE, or --metrics ADDR (host:port
-or an http:// URL), or ` + config.DefaultMetricsListen + `. --watch refreshes in place like top until
+or an http:// URL); with neither, metrics.listen of ` + defaultConfigPath + ` (under --root) when
+that file exists, else ` + config.DefaultMetricsListen + `. --watch refreshes in place like top until
 interrupted or --count refreshes were shown. --json prints the same as one JSON object
 (one per line with --watch). A daemon that does not answer exits 1.`,
 		Args: cobra.NoArgs,
@@ -58,7 +63,13 @@ interrupted or --count refreshes were shown. --json prints the same as one JSON 
 			if cmd.Flags().Changed("count") && !watch {
 				return usagef("--count needs --watch")
 			}
-			base, err := statusBase(cfgPath, metrics, cmd.Flags().Changed("metrics"))
+			metricsSet := cmd.Flags().Changed("metrics")
+			if cfgPath == "" && !metricsSet {
+				if p := filepath.Join(g.root, defaultConfigPath); fileExists(p) {
+					cfgPath = p
+				}
+			}
+			base, err := statusBase(cfgPath, metrics, metricsSet)
 			if err != nil {
 				return err
 			}
@@ -211,6 +222,12 @@ func (w *statusWatcher) fetch(ctx context.Context) (daemon.Status, error) {
 		return st, fmt.Errorf("daemon at %s: /status is not a uiod status document: %w", w.base, err)
 	}
 	return st, nil
+}
+
+// fileExists reports whether path names a regular file.
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // isTerminal reports whether w is a terminal.

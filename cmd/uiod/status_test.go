@@ -123,6 +123,18 @@ func TestStatusLive(t *testing.T) {
 	if c := strings.Count(out, "uiod at http://"+s.addr); c != 3 {
 		t.Errorf("--watch --count 3 printed %d reports:\n%s", c, out)
 	}
+	// Neither flag: the installed configuration under --root names the address.
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "etc/uiod"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc/uiod/uiod.yaml"), []byte(s.yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = execUIOD(t, "--root", root, "status", "--interval", "20ms")
+	if err != nil || !strings.Contains(out, "uiod at http://"+s.addr) {
+		t.Errorf("status with %s/etc/uiod/uiod.yaml: %v\n%s", root, err, out)
+	}
 	out, err = execUIOD(t, "status", "-c", cfgFile, "-w", "-n", "2", "-i", "20ms", "--json")
 	if err != nil {
 		t.Fatalf("status --watch --json: %v", err)
@@ -170,6 +182,9 @@ func TestStatusNoDaemon(t *testing.T) {
 func TestStatusUsage(t *testing.T) {
 	dir := t.TempDir()
 	off := filepath.Join(dir, "off.yaml")
+	badRoot := filepath.Join(dir, "root")
+	os.MkdirAll(filepath.Join(badRoot, "etc/uiod"), 0o755)
+	os.WriteFile(filepath.Join(badRoot, "etc/uiod/uiod.yaml"), []byte("bogus_key: 1\n"), 0o644)
 	os.WriteFile(off, []byte("metrics: {listen: \"\"}\nports:\n  - {name: a, driver: sim, wire: \"pair:x\"}\nforward: {mode: reflect}\n"), 0o644)
 	tests := []struct {
 		args []string
@@ -184,6 +199,7 @@ func TestStatusUsage(t *testing.T) {
 		{[]string{"status", "--metrics", "https://127.0.0.1:1"}, "only http://"},
 		{[]string{"status", "--metrics", "localhost"}, "host:port"},
 		{[]string{"status", "extra"}, "unknown command"},
+		{[]string{"--root", badRoot, "status"}, filepath.Join(badRoot, "etc/uiod/uiod.yaml")},
 	}
 	for _, tt := range tests {
 		_, stderr, code := runUIOD(t, "", nil, tt.args...)
