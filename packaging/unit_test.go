@@ -76,15 +76,16 @@ func TestUnitBindsAndRestores(t *testing.T) {
 // subcommand and flag it uses must exist in the CLI.
 func TestUnitCommandsExist(t *testing.T) {
 	bin := uiodBinary(t)
-	if err := exec.Command(bin, "quiesce", "--help").Run(); err != nil {
+	if out, err := exec.Command(bin, "help", "quiesce").Output(); err != nil || !strings.Contains(string(out), "uiod quiesce") {
 		t.Skip("this build has no `uiod quiesce` yet (the unit's ExecStopPost needs it): the unit's commands are checked once it does")
 	}
 	for _, key := range []string{"ExecStartPre", "ExecStart", "ExecStopPost"} {
 		for _, line := range values(unitEntries(t, unitFile), key) {
 			args := strings.Fields(strings.TrimLeft(line, "+-@:!"))[1:]
 			out, err := exec.Command(bin, append(args, "--help")...).CombinedOutput()
-			if err != nil {
-				t.Errorf("%s=%s: `uiod %s --help`: %v\n%s", key, line, strings.Join(args, " "), err, out)
+			// The help must be the subcommand's own, not the root's for an unknown word.
+			if usage := "uiod " + args[0]; err != nil || !strings.Contains(string(out), usage) {
+				t.Errorf("%s=%s: `uiod %s --help`: %v (want the help of %s)\n%s", key, line, strings.Join(args, " "), err, usage, out)
 			}
 		}
 	}
