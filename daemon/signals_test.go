@@ -11,7 +11,6 @@ import (
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -38,9 +37,9 @@ func TestShutdownSignalsQuiesce(t *testing.T) {
 
 			name := "dsig" + sig.String()
 			d, _ := startDaemon(t, simConfig(t, name, "adaptive", ""))
-			var models []*simixgbe.Model
+			var devs []*sim.Device
 			for _, p := range d.ports {
-				models = append(models, p.model)
+				devs = append(devs, p.model.Device())
 			}
 			gen, err := wire.Open("pair:" + name + "0")
 			if err != nil {
@@ -84,8 +83,8 @@ func TestShutdownSignalsQuiesce(t *testing.T) {
 			}
 			close(stop)
 			wg.Wait()
-			for i, m := range models {
-				checkQuiesced(t, d.cfg.Ports[i].Name, m.Device())
+			for i, dev := range devs {
+				checkQuiesced(t, d.cfg.Ports[i].Name, dev)
 			}
 		})
 	}
