@@ -50,8 +50,9 @@ cause and the idle policy's current threshold and estimates.
 The daemon's address is metrics.listen of --config FILE, or --metrics ADDR (host:port
 or an http:// URL); with neither, metrics.listen of ` + defaultConfigPath + ` (under --root) when
 that file exists, else ` + config.DefaultMetricsListen + `. --watch refreshes in place like top until
-interrupted or --count refreshes were shown. --json prints the same as one JSON object
-(one per line with --watch). A daemon that does not answer exits 1.`,
+interrupted or --count refreshes were shown, and while the daemon does not answer it says
+so and keeps trying. --json prints the same as one JSON object (one per line with --watch).
+A daemon that does not answer the first sample exits 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if interval <= 0 || interval > time.Hour {
@@ -83,7 +84,7 @@ interrupted or --count refreshes were shown. --json prints the same as one JSON 
 				out: cmd.OutOrStdout(), asJSON: asJSON, interval: interval,
 				clear: watch && !asJSON && isTerminal(cmd.OutOrStdout()),
 			}
-			return w.run(ctx, count)
+			return w.run(ctx, count, watch)
 		},
 	}
 	f := cmd.Flags()
@@ -158,8 +159,9 @@ type statusWatcher struct {
 }
 
 // run prints count reports (0: until ctx ends), each from two samples interval apart.
-// An interrupt ends it without an error.
-func (w *statusWatcher) run(ctx context.Context, count int) error {
+// An interrupt ends it without an error. The first sample must succeed; with watch, a later
+// failure (the daemon restarting) is shown in place of a report and sampling goes on.
+func (w *statusWatcher) run(ctx context.Context, count int, watch bool) error {
 	prev, err := w.fetch(ctx)
 	if err != nil {
 		return err
@@ -174,13 +176,17 @@ func (w *statusWatcher) run(ctx context.Context, count int) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		r := newStatusReport(w.base.String(), prev, cur)
 		if err != nil {
+			if !watch {
+				return err
+			}
+			r = statusReport{Daemon: w.base.String(), Error: err.Error(), Ports: []portReport{}, Threads: []threadReport{}}
+		}
+		if err := w.print(r); err != nil {
 			return err
 		}
-		if err := w.print(newStatusReport(w.base.String(), prev, cur)); err != nil {
-			return err
-		}
-		prev = cur
+		prev = cur // after a failure the zero Status: the next report has no rates
 	}
 	return nil
 }
@@ -193,7 +199,11 @@ func (w *statusWatcher) print(r statusReport) error {
 	if w.clear {
 		b.WriteString("\x1b[H\x1b[2J") // cursor home, clear screen
 	}
-	r.writeText(&b)
+	if r.Error != "" {
+		fmt.Fprintf(&b, "%s: %s\n", time.Now().Format(time.TimeOnly), r.Error)
+	} else {
+		r.writeText(&b)
+	}
 	_, err := io.WriteString(w.out, b.String())
 	return err
 }

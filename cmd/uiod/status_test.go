@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/uiod/uiod/daemon"
 )
@@ -221,6 +228,95 @@ func TestMetricsURL(t *testing.T) {
 		u, err := metricsURL(tt.in)
 		if err != nil || u.String() != tt.want {
 			t.Errorf("metricsURL(%q) = %v, %v; want %s", tt.in, u, err, tt.want)
+		}
+	}
+}
+
+// fakeDaemon serves the given /status answers in turn (a nil one is a 503), the last one
+// from then on.
+func fakeDaemon(t *testing.T, answers ...*daemon.Status) *url.URL {
+	t.Helper()
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		a := answers[min(n, len(answers)-1)]
+		n++
+		mu.Unlock()
+		if a == nil {
+			http.Error(w, "restarting", http.StatusServiceUnavailable)
+			return
+		}
+		json.NewEncoder(w).Encode(a)
+	}))
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestStatusWatchRecovers: with --watch a refresh whose sample fails says why and the
+// watch goes on; the report after it has no rates (no previous sample), the next one has.
+// Without --watch the same failure is the command's error.
+func TestStatusWatchRecovers(t *testing.T) {
+	st := func(up float64, rx uint64) *daemon.Status {
+		return &daemon.Status{UptimeSeconds: up, Ports: []daemon.PortStatus{{Name: "a", Stats: daemon.PortStats{RxPackets: rx}}}}
+	}
+	base := fakeDaemon(t, st(1, 100), st(2, 300), nil, st(0.5, 10), st(1.5, 60))
+	var out strings.Builder
+	w := statusWatcher{client: http.DefaultClient, base: base, out: &out, asJSON: true, interval: time.Millisecond}
+	if err := w.run(context.Background(), 4, true); err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	var reps []statusReport
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var r statusReport
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		reps = append(reps, r)
+	}
+	if len(reps) != 4 {
+		t.Fatalf("%d reports, want 4:\n%s", len(reps), out.String())
+	}
+	if reps[0].Error != "" || reps[0].Ports[0].RxPerSecond != 200 {
+		t.Errorf("report 1: %+v, want 200 frames/s", reps[0])
+	}
+	if !strings.Contains(reps[1].Error, "503") {
+		t.Errorf("report 2: error %q, want the 503", reps[1].Error)
+	}
+	if reps[2].Error != "" || reps[2].IntervalSeconds != 0 || reps[2].Ports[0].RxPerSecond != 0 {
+		t.Errorf("report 3 (first after the failure): %+v, want no rates", reps[2])
+	}
+	if reps[3].Ports[0].RxPerSecond != 50 {
+		t.Errorf("report 4: %+v, want 50 frames/s", reps[3])
+	}
+
+	base = fakeDaemon(t, st(1, 100), nil)
+	w = statusWatcher{client: http.DefaultClient, base: base, out: io.Discard, interval: time.Millisecond}
+	if err := w.run(context.Background(), 1, false); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("without --watch: %v, want the 503", err)
+	}
+}
+
+// TestStatusWatchInPlace: on a terminal every refresh first homes the cursor and clears
+// the screen, so the report redraws in place.
+func TestStatusWatchInPlace(t *testing.T) {
+	base := fakeDaemon(t, &daemon.Status{UptimeSeconds: 1}, &daemon.Status{UptimeSeconds: 2})
+	var out strings.Builder
+	w := statusWatcher{client: http.DefaultClient, base: base, out: &out, clear: true, interval: time.Millisecond}
+	if err := w.run(context.Background(), 3, true); err != nil {
+		t.Fatal(err)
+	}
+	frames := strings.Split(out.String(), "\x1b[H\x1b[2J")
+	if len(frames) != 4 || frames[0] != "" {
+		t.Fatalf("output is not 3 redraws:\n%q", out.String())
+	}
+	for _, f := range frames[1:] {
+		if !strings.HasPrefix(f, "uiod at "+base.String()) {
+			t.Errorf("redraw %q", f)
 		}
 	}
 }

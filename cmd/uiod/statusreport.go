@@ -14,6 +14,8 @@ import (
 // interval since the one before.
 type statusReport struct {
 	Daemon string `json:"daemon"`
+	// Error says why this refresh of --watch has no sample (the rest is empty).
+	Error  string `json:"error,omitempty"`
 	Uptime string `json:"uptime"`
 	// IntervalSeconds is the time between the two samples on the daemon's clock; 0 when
 	// the daemon restarted between them (rates are then 0 and CPU % is since start).
