@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -22,7 +24,8 @@ func newRunCmd() *cobra.Command {
 		Long: `Run opens every configured port, starts the poll threads and serves Prometheus
 metrics and a JSON /status page. SIGINT, SIGTERM, SIGHUP or SIGQUIT shuts it down in
 order: poll loops stopped, queues stopped, interrupts masked, bus mastering off, then DMA
-memory freed. A second signal exits at once.`,
+memory freed. SIGQUIT first writes every goroutine's stack to standard error. A second
+signal exits at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cfgPath == "" {
@@ -56,6 +59,11 @@ func runDaemon(cfg *config.Config, log *zap.Logger) error {
 		return err
 	}
 	sig := <-sigs
+	if sig == syscall.SIGQUIT {
+		// SIGQUIT is how a Go program is asked for its goroutines: dump them as the
+		// runtime would, then shut down in order instead of exiting with the NIC running.
+		os.Stderr.Write(goroutineStacks())
+	}
 	log.Info("shutting down", zap.String("signal", sig.String()))
 	go func() {
 		s := <-sigs
@@ -68,4 +76,14 @@ func runDaemon(cfg *config.Config, log *zap.Logger) error {
 	}
 	log.Info("stopped cleanly")
 	return nil
+}
+
+// goroutineStacks returns the stack of every goroutine.
+func goroutineStacks() []byte {
+	for n := 1 << 16; ; n *= 2 {
+		buf := make([]byte, n)
+		if m := runtime.Stack(buf, true); m < n {
+			return buf[:m]
+		}
+	}
 }
