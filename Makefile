@@ -4,7 +4,7 @@ PKGS    := ./...
 # Packages whose tests do not measure time: run under the race detector too.
 RACE_PKGS := ./pci/... ./config/... ./irq/... ./wire/... ./nic/... ./sim/... ./vfio/... ./uio/... ./dmamem/... ./latency/... ./daemon/...
 
-.PHONY: all build test unit race lint qemu-setup bench clean
+.PHONY: all build test unit race lint qemu-setup bench deb clean
 
 all: build
 
@@ -33,6 +33,10 @@ qemu-setup:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./nic/... ./dataplane/...
+
+# The Debian package (bin/uiod_<version>_<arch>.deb) from a staged tree with dpkg-deb.
+deb:
+	GO=$(GO) bash packaging/deb.sh
 
 clean:
 	rm -rf bin

@@ -48,6 +48,8 @@ type Daemon struct {
 	lock     *pidLock
 	running  bool
 	procs    int // GOMAXPROCS before Start raised it, 0 if it did not
+
+	httpLimits httpLimits
 }
 
 // New prepares a daemon for cfg, which must have been validated (config.Load does).
@@ -58,7 +60,8 @@ func New(cfg *config.Config, opts Options) *Daemon {
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
 	}
-	return &Daemon{cfg: cfg, opts: opts, log: opts.Log, backends: backends{root: opts.Root, vfioMode: vfioMode(cfg.VFIO.Interface), log: opts.Log}}
+	return &Daemon{cfg: cfg, opts: opts, log: opts.Log, backends: backends{root: opts.Root, vfioMode: vfioMode(cfg.VFIO.Interface), log: opts.Log},
+		httpLimits: defaultHTTPLimits}
 }
 
 // Start opens the ports, starts the poll threads and the metrics endpoint. If any step
@@ -115,7 +118,7 @@ func (d *Daemon) Start() (err error) {
 	}
 	d.dp = dp
 	if d.cfg.MetricsEnabled() {
-		if err := d.serveMetrics(); err != nil {
+		if err := d.serveHTTP(); err != nil {
 			return err
 		}
 	}
@@ -126,7 +129,7 @@ func (d *Daemon) Start() (err error) {
 	return nil
 }
 
-// dataplaneConfig maps the ports and forward pairs onto queues and the queues onto
+// dataplaneConfig maps the ports and the configuration's forward pairs onto queues and the queues onto
 // threads (round robin over poll.cpus; one unpinned thread when none are given; under the
 // adaptive policy, queues sharing an RX interrupt stay on one thread). A TX queue is only
 // ever used by the thread that owns the RX queue feeding it.
@@ -161,16 +164,7 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 			}
 		}
 	default:
-		pairs := d.cfg.Forward.Pairs
-		if len(pairs) == 0 {
-			for i := 0; i+1 < len(d.ports); i += 2 {
-				pairs = append(pairs, []string{d.ports[i].cfg.Name, d.ports[i+1].cfg.Name})
-			}
-			if len(d.ports)%2 == 1 {
-				return dataplane.Config{}, fmt.Errorf("forward: l2fwd without pairs needs an even number of ports, have %d", len(d.ports))
-			}
-		}
-		for _, pr := range pairs {
+		for _, pr := range d.cfg.ForwardPairs() {
 			a, b := byName[pr[0]], byName[pr[1]]
 			if a == nil || b == nil {
 				return dataplane.Config{}, fmt.Errorf("forward.pairs: %v names an unknown port", pr)

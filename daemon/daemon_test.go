@@ -3,7 +3,6 @@ package daemon
 import (
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -15,32 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/wire"
 )
 
-// simConfig returns a validated two-port sim configuration whose wires are the pairs
-// NAME0 and NAME1, with the metrics endpoint on an ephemeral port.
-func simConfig(t *testing.T, name, mode, extra string) *config.Config {
-	t.Helper()
-	y := fmt.Sprintf(`
-state_dir: %[4]q
-metrics: {listen: "127.0.0.1:0"}
-ports:
-  - {name: a, driver: sim, wire: "pair:%[1]s0", promiscuous: true}
-  - {name: b, driver: sim, wire: "pair:%[1]s1", promiscuous: true}
-forward: {mode: l2fwd, pairs: [[a, b]]}
-poll: {mode: %[2]s, wait_timeout: 5ms %[3]s}
-`, name, mode, extra, t.TempDir())
-	cfg, err := config.Read(strings.NewReader(y))
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	return cfg
-}
-
-// collector counts frames arriving on a wire end by their sequence number.
+// frameSink counts frames arriving on a wire end by their sequence number.
 type frameSink struct {
 	mu   sync.Mutex
 	seen map[uint32]int
@@ -106,16 +85,11 @@ func TestDaemonForwardsAndStops(t *testing.T) {
 					// Keep at most 256 frames in flight so a descheduled poll thread cannot
 					// overflow the 512-entry ring on this noisy machine, and pause now and
 					// then so the loop crosses its idle threshold.
-					for deadline := time.Now().Add(5 * time.Second); (sink1.count() < int(i)-192 || sink0.count() < int(i)-192) && time.Now().Before(deadline); {
-						time.Sleep(100 * time.Microsecond)
-					}
+					testutil.WaitFor(5*time.Second, func() bool { return sink1.count() >= int(i)-192 && sink0.count() >= int(i)-192 })
 					time.Sleep(time.Millisecond)
 				}
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for (sink1.count() < n || sink0.count() < n) && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
+			testutil.WaitFor(10*time.Second, func() bool { return sink1.count() >= n && sink0.count() >= n })
 			if sink1.count() != n || sink0.count() != n {
 				t.Logf("status: %+v", d.Status())
 				t.Fatalf("forwarded a→b %d, b→a %d of %d", sink1.count(), sink0.count(), n)
@@ -246,22 +220,14 @@ func TestINTxQueuesShareAThread(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs two CPUs to pin two poll threads")
 	}
-	y := `
+	cfg := testConfig(t, `
 ports:
   - {name: a, driver: sim, wire: "pair:dintx0", promiscuous: true, interrupts: intx, rx_queues: 2, tx_queues: 2}
   - {name: b, driver: sim, wire: "pair:dintx1", promiscuous: true, interrupts: intx, rx_queues: 2, tx_queues: 2}
 forward: {mode: l2fwd, pairs: [[a, b]]}
 poll: {mode: adaptive, wait_timeout: 1s, cpus: [0, 1]}
-`
-	cfg, err := config.Read(strings.NewReader(y))
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	d := New(cfg, Options{})
-	if err := d.Start(); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	defer d.Stop()
+`)
+	d, _ := startDaemon(t, cfg)
 	st := d.Status()
 	threadOf := map[string]int{}
 	for _, q := range st.Queues {
@@ -291,9 +257,7 @@ poll: {mode: adaptive, wait_timeout: 1s, cpus: [0, 1]}
 		}
 		time.Sleep(time.Millisecond) // let the threads fall asleep between frames
 	}
-	for deadline := time.Now().Add(10 * time.Second); sink.count() < n && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
+	testutil.WaitFor(10*time.Second, func() bool { return sink.count() >= n })
 	if sink.count() != n {
 		t.Fatalf("forwarded %d of %d frames; status %+v", sink.count(), n, d.Status())
 	}

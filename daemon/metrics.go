@@ -1,52 +1,20 @@
 package daemon
 
 import (
-	"encoding/json"
-	"fmt"
-	"net"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.uber.org/zap"
 )
 
-// serveMetrics starts the HTTP endpoint: Prometheus text at /metrics, JSON at /status.
-func (d *Daemon) serveMetrics() error {
-	ln, err := net.Listen("tcp", d.cfg.Metrics.Listen)
-	if err != nil {
-		return fmt.Errorf("metrics.listen: %w", err)
-	}
+// metricsHandler serves the daemon's metrics, the Go runtime's and the process's in the
+// Prometheus text format.
+func (d *Daemon) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &collector{d: d})
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(d.Status())
-	})
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
-			http.NotFound(w, r)
-			return
-		}
-		fmt.Fprintln(w, "uiod: /metrics (Prometheus), /status (JSON)")
-	})
-	d.listener = ln
-	d.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	srv := d.http
-	go func() {
-		if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
-			d.log.Error("metrics endpoint", zap.Error(err))
-		}
-	}()
-	d.log.Info("metrics endpoint", zap.String("listen", ln.Addr().String()))
-	return nil
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
 
 var (

@@ -9,11 +9,14 @@ import (
 
 // Status is the daemon's state as /status serves it.
 type Status struct {
-	Uptime  string         `json:"uptime"`
-	Policy  PolicyStatus   `json:"policy"`
-	Ports   []PortStatus   `json:"ports"`
-	Queues  []QueueStatus  `json:"queues"`
-	Threads []ThreadStatus `json:"threads"`
+	Uptime string `json:"uptime"`
+	// UptimeSeconds is the same, as a number: two samples' difference is the interval
+	// between them on the daemon's clock.
+	UptimeSeconds float64        `json:"uptime_seconds"`
+	Policy        PolicyStatus   `json:"policy"`
+	Ports         []PortStatus   `json:"ports"`
+	Queues        []QueueStatus  `json:"queues"`
+	Threads       []ThreadStatus `json:"threads"`
 }
 
 // PolicyStatus is the configured idle policy.
@@ -112,7 +115,8 @@ func (d *Daemon) Status() Status {
 		Threads: []ThreadStatus{},
 	}
 	if !started.IsZero() {
-		st.Uptime = time.Since(started).Round(time.Millisecond).String()
+		up := time.Since(started)
+		st.Uptime, st.UptimeSeconds = up.Round(time.Millisecond).String(), up.Seconds()
 	}
 	for _, p := range ports {
 		l := p.nic.Link()

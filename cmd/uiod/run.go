@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -21,9 +22,10 @@ func newRunCmd() *cobra.Command {
 		Use:   "run --config FILE",
 		Short: "Run the dataplane daemon from a YAML configuration",
 		Long: `Run opens every configured port, starts the poll threads and serves Prometheus
-metrics and a JSON /status page. SIGINT or SIGTERM shuts it down in order: poll loops
-stopped, queues stopped, interrupts masked, bus mastering off, then DMA memory freed.
-A second signal exits at once.`,
+metrics and a JSON /status page. SIGINT, SIGTERM, SIGHUP or SIGQUIT shuts it down in
+order: poll loops stopped, queues stopped, interrupts masked, bus mastering off, then DMA
+memory freed. SIGQUIT first writes every goroutine's stack to standard error. A second
+signal exits at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cfgPath == "" {
@@ -49,7 +51,7 @@ A second signal exits at once.`,
 // runDaemon starts the daemon and blocks until a signal asks it to stop.
 func runDaemon(cfg *config.Config, log *zap.Logger) error {
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, daemon.ShutdownSignals...)
 	defer signal.Stop(sigs)
 
 	d := daemon.New(cfg, daemon.Options{Root: g.root, Log: log})
@@ -57,6 +59,11 @@ func runDaemon(cfg *config.Config, log *zap.Logger) error {
 		return err
 	}
 	sig := <-sigs
+	if sig == syscall.SIGQUIT {
+		// SIGQUIT is how a Go program is asked for its goroutines: dump them as the
+		// runtime would, then shut down in order instead of exiting with the NIC running.
+		os.Stderr.Write(goroutineStacks())
+	}
 	log.Info("shutting down", zap.String("signal", sig.String()))
 	go func() {
 		s := <-sigs
@@ -69,4 +76,14 @@ func runDaemon(cfg *config.Config, log *zap.Logger) error {
 	}
 	log.Info("stopped cleanly")
 	return nil
+}
+
+// goroutineStacks returns the stack of every goroutine.
+func goroutineStacks() []byte {
+	for n := 1 << 16; ; n *= 2 {
+		buf := make([]byte, n)
+		if m := runtime.Stack(buf, true); m < n {
+			return buf[:m]
+		}
+	}
 }

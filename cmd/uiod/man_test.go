@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// TestManPages: `uiod man DIR` writes one page per command, dated SOURCE_DATE_EPOCH,
+// naming every flag, and groff reads each without a warning.
+func TestManPages(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "man8")
+	t.Setenv("SOURCE_DATE_EPOCH", "1767225600") // 2026-01-01
+	if _, err := execUIOD(t, "man", dir); err != nil {
+		t.Fatalf("uiod man: %v", err)
+	}
+	root := testRoot()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if !c.IsAvailableCommand() && c != root {
+			return
+		}
+		page := filepath.Join(dir, strings.ReplaceAll(c.CommandPath(), " ", "-")+".8")
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Errorf("%s: no man page: %v", c.CommandPath(), err)
+			return
+		}
+		s := string(b)
+		if !strings.Contains(s, `.TH "UIOD" "8" "Jan 2026"`) {
+			t.Errorf("%s: header is not dated SOURCE_DATE_EPOCH:\n%.200s", page, s)
+		}
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Hidden {
+				return
+			}
+			if !strings.Contains(s, `\fB--`+f.Name+`\fP`) {
+				t.Errorf("%s does not describe --%s", page, f.Name)
+			}
+		})
+		if strings.Contains(s, "Auto generated") {
+			t.Errorf("%s carries cobra's auto-generated tag", page)
+		}
+		if groff, err := exec.LookPath("groff"); err == nil {
+			out, err := exec.Command(groff, "-k", "-man", "-ww", "-z", page).CombinedOutput()
+			if err != nil || len(out) > 0 {
+				t.Errorf("groff %s: %v\n%s", page, err, out)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	if _, err := execUIOD(t, "man"); err == nil {
+		t.Error("uiod man without DIR succeeded")
+	}
+}
+
+// TestCompletions: the completion scripts come from the same command tree.
+func TestCompletions(t *testing.T) {
+	for shell, want := range map[string]string{"bash": "__start_uiod", "zsh": "#compdef uiod", "fish": "complete -c uiod"} {
+		out, err := execUIOD(t, "completion", shell)
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("uiod completion %s: %v; output lacks %q", shell, err, want)
+		}
+	}
+	// The completion of a subcommand offers its flags.
+	out, err := execUIOD(t, "__complete", "status", "--")
+	if err != nil || !strings.Contains(out, "--watch") || !strings.Contains(out, "--metrics") {
+		t.Errorf("completing `uiod status --`: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,92 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/net/netutil"
+)
+
+// httpLimits bound what clients of the metrics endpoint can hold: how long a request may
+// take to arrive and its response to be written, how long an idle keep-alive connection
+// stays open, how many connections are served at once (the rest wait in the listen
+// backlog), and the size of a request's headers.
+type httpLimits struct {
+	readHeader, read, write, idle time.Duration
+	maxConns                      int
+	maxHeaderBytes                int
+}
+
+// defaultHTTPLimits are generous for a Prometheus scraper or `uiod status`, and small
+// enough that slow or idle clients cannot pile up in a process that runs as root.
+var defaultHTTPLimits = httpLimits{
+	readHeader:     5 * time.Second,
+	read:           10 * time.Second,
+	write:          30 * time.Second,
+	idle:           60 * time.Second,
+	maxConns:       16,
+	maxHeaderBytes: 16 << 10,
+}
+
+// allowedMethods is the Allow header of a 405: the endpoint only ever reads.
+const allowedMethods = "GET, HEAD"
+
+// serveHTTP starts the HTTP endpoint: Prometheus text at /metrics, JSON at /status, an
+// index at /. It answers GET and HEAD only.
+func (d *Daemon) serveHTTP() error {
+	ln, err := net.Listen("tcp", d.cfg.Metrics.Listen)
+	if err != nil {
+		return fmt.Errorf("metrics.listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", d.metricsHandler())
+	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(d.Status())
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintln(w, "uiod: /metrics (Prometheus), /status (JSON)")
+	})
+	lim := d.httpLimits
+	d.listener = ln
+	d.http = &http.Server{
+		Handler:           readOnly(mux),
+		ReadHeaderTimeout: lim.readHeader,
+		ReadTimeout:       lim.read,
+		WriteTimeout:      lim.write,
+		IdleTimeout:       lim.idle,
+		MaxHeaderBytes:    lim.maxHeaderBytes,
+		ErrorLog:          zap.NewStdLog(d.log.Named("http")),
+	}
+	srv := d.http
+	limited := netutil.LimitListener(ln, lim.maxConns)
+	go func() {
+		if err := srv.Serve(limited); err != nil && err != http.ErrServerClosed {
+			d.log.Error("metrics endpoint", zap.Error(err))
+		}
+	}()
+	d.log.Info("metrics endpoint", zap.String("listen", ln.Addr().String()))
+	return nil
+}
+
+// readOnly answers every method but GET and HEAD with 405 Method Not Allowed.
+func readOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", allowedMethods)
+			http.Error(w, fmt.Sprintf("method %s not allowed: the endpoint is read-only (%s)", r.Method, allowedMethods), http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
