@@ -201,7 +201,6 @@ forward: {mode: reflect}`, func(c *Config) bool { return c.Ports[0].Addr().Strin
 		{"idle_threshold 1s", simPorts + "poll: {idle_threshold: 1s}", func(c *Config) bool { d, _ := c.IdleThreshold(); return d == time.Second }},
 		{"idle_threshold 0", simPorts + "poll: {idle_threshold: 0}", func(c *Config) bool { d, auto := c.IdleThreshold(); return d == 0 && !auto }},
 		{"sleep mode", simPorts + "poll: {mode: sleep, sleep_min: 0, sleep_max: 1s}", func(c *Config) bool { return c.Poll.SleepMax == time.Second }},
-		{"sleep bounds ignored in busy mode", simPorts + "poll: {mode: busy, sleep_min: 5ms, sleep_max: 1ms}", nil},
 		{"housekeeping", simPorts + "poll: {housekeeping: {hz: 1000, length: 999us}}", func(c *Config) bool { return c.Poll.Housekeeping.Hz == 1000 }},
 		{"threaded delivery", simPorts + "poll: {delivery: threaded}", nil},
 		{"vfio iommufd", simPorts + "vfio: {interface: iommufd}", nil},
@@ -363,6 +362,12 @@ forward: {pairs: [[a, b]]}`, "forward.pairs", `"c"`},
 		{"sleep_min above max", simPorts + "poll: {mode: sleep, sleep_min: 1ms, sleep_max: 10us}", "poll.sleep_min", "= 1ms"},
 		{"sleep_max over 1s", simPorts + "poll: {mode: sleep, sleep_max: 1001ms}", "poll.sleep_max", "at most 1s"},
 		{"sleep_min negative", simPorts + "poll: {sleep_min: -5us}", "poll.sleep_min", "negative"},
+		// Every value is checked whatever the mode, so that switching the mode (as with
+		// UIOD_POLL_MODE=sleep) never turns a valid file invalid.
+		{"sleep bounds checked in busy mode", simPorts + "poll: {mode: busy, sleep_min: 5ms, sleep_max: 1ms}", "poll.sleep_min", "less than poll.sleep_max (1ms)"},
+		{"sleep bounds checked in adaptive mode", simPorts + "poll: {mode: adaptive, sleep_min: 50us, sleep_max: 50us}", "poll.sleep_min", "= 50µs"},
+		{"sleep_max checked in adaptive mode", simPorts + "poll: {sleep_max: 2s}", "poll.sleep_max", "at most 1s"},
+		{"sleep_max zero", simPorts + "poll: {sleep_min: 0, sleep_max: 0}", "poll.sleep_max", "more than 0"},
 		{"housekeeping length too long", simPorts + "poll: {housekeeping: {hz: 1000, length: 1ms}}", "poll.housekeeping.length", "1/hz = 1ms"},
 		{"housekeeping without length", simPorts + "poll: {housekeeping: {hz: 10}}", "poll.housekeeping.length", "required"},
 		{"housekeeping without hz", simPorts + "poll: {housekeeping: {length: 1ms}}", "poll.housekeeping.hz", "> 0"},
@@ -506,6 +511,19 @@ func TestEnvOverrides(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("bad overrides reported as\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestEnvValuesChecked checks that a value from the environment is checked like one from
+// the file, whatever the mode, and that the error names the variable.
+func TestEnvValuesChecked(t *testing.T) {
+	_, err := read(t, simPorts+"poll: {mode: adaptive}", "UIOD_POLL_SLEEP_MIN", "1ms")
+	errs := fieldErrs(t, err)
+	if len(errs) != 1 || errs[0].Error() != "poll.sleep_min = 1ms: must be less than poll.sleep_max (200µs) (from $UIOD_POLL_SLEEP_MIN)" {
+		t.Errorf("errors %q", err)
+	}
+	if errors.Unwrap(errs[0]) == nil {
+		t.Errorf("the idle policy's own error is not behind %v", errs[0])
 	}
 }
 

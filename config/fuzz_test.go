@@ -21,6 +21,10 @@ func FuzzLoad(f *testing.F) {
 	f.Add("ports:\n  - {name: a, driver: sim, wire: 'unixpair:/a,/b', pci: ffff:00:00.0}\n  - {name: b, driver: sim, wire: 'pair:x'}\n")
 	f.Add("poll: {idle_threshold: auto, wait_timeout: 1e3, housekeeping: {hz: 1e20}}\nports: {}")
 	f.Add("? [a, b]\n: c\n1: 2\n")
+	f.Add(nested(MaxDepth+1, false))
+	f.Add(laughs(4, 3))
+	f.Add(simPorts + "---\n")
+	f.Add("ports:\n  - &p {name: a, driver: sim, wire: 'pair:a'}\n  - {<<: [*p, {rx_ring: 64}], name: b, Name: c}\nPorts: 1\n")
 	if files, _ := filepath.Glob("../examples/*.yaml"); len(files) > 0 {
 		for _, file := range files {
 			if b, err := os.ReadFile(file); err == nil {

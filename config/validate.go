@@ -13,16 +13,12 @@ import (
 	"github.com/uiod/uiod/wire"
 )
 
-// Limits the validation enforces.
+// Limits the validation enforces on ports. The poll section's limits are the idle
+// policy's (see checkPolicy).
 const (
-	MinRing           = 64
-	MaxRing           = 4096
-	MaxQueues         = 16
-	MaxIdleThreshold  = time.Second // poll.idle_threshold, when not auto
-	MaxSleep          = time.Second // poll.sleep_max, as the KNI module bounds its interval
-	MinWaitTimeout    = time.Millisecond
-	MaxWaitTimeout    = time.Second // poll.wait_timeout: a raw epoll wait holds up GC this long
-	MaxHousekeepingHz = 1000000     // poll.housekeeping.hz
+	MinRing   = 64
+	MaxRing   = 4096
+	MaxQueues = 16
 )
 
 // Synthetic addresses of sim ports without one: ffff:BB:DD.0.
@@ -259,35 +255,8 @@ func (c *Config) checkQueues(errs *fieldErrors, rx, tx int) {
 func (c *Config) checkPoll(errs *fieldErrors, h Host) {
 	p := &c.Poll
 	oneOf(errs, "poll.mode", p.Mode, PollBusy, PollAdaptive, PollSleep)
-	if !p.IdleThreshold.Auto && nonNegative(errs, "poll.idle_threshold", p.IdleThreshold.Duration) &&
-		p.IdleThreshold.Duration > MaxIdleThreshold {
-		errs.add("poll.idle_threshold", p.IdleThreshold, "must be at most %v, or auto", MaxIdleThreshold)
-	}
-	if p.WaitTimeout < MinWaitTimeout || p.WaitTimeout > MaxWaitTimeout {
-		errs.add("poll.wait_timeout", p.WaitTimeout, "must be in [%v, %v]: it bounds how long a sleeping poll thread can hold up the Go runtime", MinWaitTimeout, MaxWaitTimeout)
-	}
-	minOK := nonNegative(errs, "poll.sleep_min", p.SleepMin)
-	maxOK := nonNegative(errs, "poll.sleep_max", p.SleepMax)
-	if p.Mode == PollSleep && minOK && maxOK {
-		if p.SleepMax > MaxSleep {
-			errs.add("poll.sleep_max", p.SleepMax, "must be at most %v", MaxSleep)
-		}
-		if p.SleepMin >= p.SleepMax {
-			errs.add("poll.sleep_min", p.SleepMin, "must be less than poll.sleep_max (%v)", p.SleepMax)
-		}
-	}
-	hk := &p.Housekeeping
-	lengthOK := nonNegative(errs, "poll.housekeeping.length", hk.Length)
-	switch {
-	case hk.Hz < 0 || hk.Hz > MaxHousekeepingHz:
-		errs.add("poll.housekeeping.hz", hk.Hz, "must be in [0, %d] (0 is off)", MaxHousekeepingHz)
-	case hk.Hz == 0 && hk.Length > 0:
-		errs.add("poll.housekeeping.hz", hk.Hz, "must be > 0 when poll.housekeeping.length is set")
-	case hk.Hz > 0 && lengthOK && hk.Length == 0:
-		errs.add("poll.housekeeping.length", nil, "required when poll.housekeeping.hz is set (how long to give the CPU away)")
-	case hk.Hz > 0 && lengthOK && hk.Length >= time.Second/time.Duration(hk.Hz):
-		errs.add("poll.housekeeping.length", hk.Length, "must be shorter than 1/hz = %v", time.Second/time.Duration(hk.Hz))
-	}
+	before := len(*errs)
+	c.checkPolicy(errs)
 	seen := map[int]int{}
 	for i, cpu := range p.CPUs {
 		path := fmt.Sprintf("poll.cpus[%d]", i)
@@ -302,6 +271,12 @@ func (c *Config) checkPoll(errs *fieldErrors, h Host) {
 	if oneOf(errs, "poll.delivery", p.Delivery, DeliveryInline, DeliveryThreaded) &&
 		p.Delivery == DeliveryThreaded && p.Mode != PollAdaptive {
 		errs.add("poll.delivery", p.Delivery, "threaded delivery needs poll.mode adaptive (only it waits for interrupts)")
+	}
+	if len(*errs) == before {
+		// Whatever else the idle policy refuses, it refuses for the whole section.
+		if pol, ok := policyOf(*p); ok {
+			policyRule(errs, "poll", nil, pol, "")
+		}
 	}
 }
 

@@ -31,7 +31,7 @@ A second signal exits at once.`,
 			}
 			cfg, err := config.Load(cfgPath)
 			if err != nil {
-				return asUsage(fmt.Errorf("%s: %w", cfgPath, err))
+				return configLoadError(cfgPath, err)
 			}
 			log := g.log
 			if !cmd.Flags().Changed("log-level") && !cmd.Flags().Changed("log-format") {
