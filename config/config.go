@@ -14,6 +14,8 @@
 package config
 
 import (
+	"net"
+	"strings"
 	"time"
 
 	"github.com/uiod/uiod/pci"
@@ -29,6 +31,7 @@ type Config struct {
 	Poll     Poll    `mapstructure:"poll"`
 	Power    Power   `mapstructure:"power"`
 	VFIO     VFIO    `mapstructure:"vfio"`
+	Memory   Memory  `mapstructure:"memory"`
 }
 
 // Log configures the daemon's logger.
@@ -39,8 +42,13 @@ type Log struct {
 
 // Metrics configures the Prometheus and /status HTTP endpoint.
 type Metrics struct {
-	// Listen is the host:port to serve on; "" turns the endpoint off.
+	// Listen is the IP:port (or localhost:port) to serve on; "" turns the endpoint off.
+	// Host names are refused: validation never resolves names, and a daemon that binds
+	// by name may bind wherever the resolver says.
 	Listen string `mapstructure:"listen"`
+	// Public allows a Listen address other than loopback (":9477", "0.0.0.0:9477", a
+	// LAN address): the endpoint has no authentication.
+	Public bool `mapstructure:"public"`
 }
 
 // Port is one NIC port the daemon opens.
@@ -122,6 +130,14 @@ type VFIO struct {
 	Interface string `mapstructure:"interface"`
 }
 
+// Memory bounds the memory the ports may pin for DMA.
+type Memory struct {
+	// DMALimit is the most DMA memory (descriptor rings and packet buffers) the vfio-pci
+	// and uio_pci_generic ports may need together, or auto: what the host allows (see
+	// Host.DMALimit). Sim ports' memory is ordinary memory and not counted.
+	DMALimit Size `mapstructure:"dma_limit"`
+}
+
 // Values of the enumerated keys.
 const (
 	DriverVFIO = "vfio-pci"
@@ -178,8 +194,9 @@ func Default() *Config {
 			SleepMax:      DefaultSleepMax,
 			Delivery:      DeliveryInline,
 		},
-		Power: Power{CPUDMALatency: -1},
-		VFIO:  VFIO{Interface: VFIOAuto},
+		Power:  Power{CPUDMALatency: -1},
+		VFIO:   VFIO{Interface: VFIOAuto},
+		Memory: Memory{DMALimit: Size{Auto: true}},
 	}
 }
 
@@ -203,6 +220,16 @@ func (c *Config) IdleThreshold() (d time.Duration, auto bool) {
 
 // MetricsEnabled reports whether the metrics endpoint is on.
 func (c *Config) MetricsEnabled() bool { return c.Metrics.Listen != "" }
+
+// ListenAddr returns metrics.listen with localhost replaced by 127.0.0.1, an address to
+// bind that needs no name lookup.
+func (m Metrics) ListenAddr() string {
+	host, port, err := net.SplitHostPort(m.Listen)
+	if err != nil || !strings.EqualFold(host, "localhost") {
+		return m.Listen
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}
 
 // CPUDMALatency returns the latency to hold in /dev/cpu_dma_latency, in microseconds, and
 // whether to hold it at all.

@@ -207,7 +207,13 @@ forward: {mode: reflect}`, func(c *Config) bool { return c.Ports[0].Addr().Strin
 		{"cpus", simPorts + "poll: {cpus: [3, 0, 1]}", func(c *Config) bool { return reflect.DeepEqual(c.Poll.CPUs, []int{3, 0, 1}) }},
 		{"cpu list string", simPorts + "poll: {cpus: \"0-2\"}", func(c *Config) bool { return reflect.DeepEqual(c.Poll.CPUs, []int{0, 1, 2}) }},
 		{"metrics off", simPorts + "metrics: {listen: \"\"}", func(c *Config) bool { return !c.MetricsEnabled() }},
-		{"metrics all interfaces", simPorts + "metrics: {listen: \":9000\"}", nil},
+		{"metrics all interfaces", simPorts + "metrics: {listen: \":9000\", public: true}", nil},
+		{"metrics localhost", simPorts + "metrics: {listen: \"localhost:9000\"}", func(c *Config) bool { return c.Metrics.ListenAddr() == "127.0.0.1:9000" }},
+		{"metrics public LAN address", simPorts + "metrics: {listen: \"192.0.2.7:9000\", public: true}", nil},
+		{"metrics loopback v4-mapped", simPorts + "metrics: {listen: \"[::ffff:127.0.0.2]:9000\"}", nil},
+		{"itr at the 82599's limit", port0("itr", "1046528ns"), nil},
+		{"itr at the 82576's limit", port0("itr", "8191us", "nic", "igb"), nil},
+		{"dma limit", port0("driver", "vfio-pci", "pci", "01:00.0", "wire", `""`) + "memory: {dma_limit: 64MiB}", func(c *Config) bool { return c.Memory.DMALimit == Size{Bytes: 64 << 20} }},
 		{"metrics ipv6", simPorts + "metrics: {listen: \"[::1]:9477\"}", nil},
 		{"cpu_dma_latency 0", simPorts + "power: {cpu_dma_latency: 0}", func(c *Config) bool { us, ok := c.CPUDMALatency(); return us == 0 && ok }},
 		{"reflect with odd ports", `
@@ -268,6 +274,17 @@ func TestBadFiles(t *testing.T) {
 		{"log level", simPorts + "log: {level: loud}", "log.level", `"loud"`},
 		{"log format", simPorts + "log: {format: xml}", "log.format", "console or json"},
 		{"metrics listen", simPorts + "metrics: {listen: localhost}", "metrics.listen", "host:port"},
+		{"metrics host name", simPorts + "metrics: {listen: \"example.com:9477\"}", "metrics.listen", "not an IP address or localhost"},
+		{"metrics all interfaces, not public", simPorts + "metrics: {listen: \":9477\"}", "metrics.listen", "metrics.public: true"},
+		{"metrics LAN address, not public", simPorts + "metrics: {listen: \"[2001:db8::1]:9477\"}", "metrics.listen", "not a loopback address"},
+		{"metrics public not a boolean", simPorts + "metrics: {public: yes}", "metrics.public", "true or false"},
+		{"dma limit word", simPorts + "memory: {dma_limit: lots}", "memory.dma_limit", "not a size"},
+		{"dma limit huge", simPorts + "memory: {dma_limit: 99999999TiB}", "memory.dma_limit", "out of range"},
+		{"dma over an explicit limit", port0("driver", "vfio-pci", "pci", "01:00.0", "wire", `""`, "rx_queues", "4", "tx_queues", "4") + "forward: {mode: reflect}\nmemory: {dma_limit: 16MiB}",
+			"memory.dma_limit", "the ports need 16.1MiB of DMA memory (a 16.1MiB), more than the 16MiB allowed by memory.dma_limit"},
+		{"itr beyond the 82599", port0("itr", "1047us"), "ports[0].itr", "82599 (ixgbe)'s interrupt throttle range, [0, 1.046528ms] in 2.048µs steps"},
+		{"itr beyond the 82576", port0("itr", "9ms", "nic", "igb"), "ports[0].itr", "[0, 8.191ms] in 1µs steps"},
+		{"itr beyond auto on hardware", "ports:\n  - {name: a, driver: vfio-pci, pci: \"01:00.0\", itr: 2ms}\nforward: {mode: reflect}", "ports[0].itr", "set nic: igb"},
 		{"metrics port", simPorts + "metrics: {listen: \"localhost:99999\"}", "metrics.listen", "65535"},
 		{"state_dir relative", simPorts + "state_dir: run/uiod", "state_dir", "absolute"},
 		{"state_dir empty", simPorts + "state_dir: \"\"", "state_dir", "required"},
@@ -543,10 +560,10 @@ func TestEnvFromProcess(t *testing.T) {
 }
 
 func TestEnvKeys(t *testing.T) {
-	want := []string{"log.level", "log.format", "metrics.listen", "state_dir", "forward.mode",
+	want := []string{"log.level", "log.format", "metrics.listen", "metrics.public", "state_dir", "forward.mode",
 		"poll.mode", "poll.idle_threshold", "poll.wait_timeout", "poll.sleep_min", "poll.sleep_max",
 		"poll.housekeeping.hz", "poll.housekeeping.length", "poll.cpus", "poll.delivery",
-		"power.cpu_dma_latency", "vfio.interface"}
+		"power.cpu_dma_latency", "vfio.interface", "memory.dma_limit"}
 	if !reflect.DeepEqual(envKeys, want) {
 		t.Errorf("envKeys = %q\nwant %q", envKeys, want)
 	}

@@ -23,8 +23,12 @@ const EnvPrefix = "UIOD_"
 // Loader reads configurations. Its zero value reads the process environment and checks
 // the configuration against this machine.
 type Loader struct {
-	// Host is the machine the configuration is checked against; nil means LocalHost().
+	// Host is the machine the configuration is checked against; nil means
+	// LocalHostAt(Root).
 	Host *Host
+	// Root prefixes the host paths read to describe the machine (/proc/meminfo); ""
+	// means "/".
+	Root string
 	// LookupEnv reads environment overrides; nil means os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
 }
@@ -115,7 +119,11 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 
 	host := l.Host
 	if host == nil {
-		h := LocalHost()
+		root := l.Root
+		if root == "" {
+			root = "/"
+		}
+		h := LocalHostAt(root)
 		host = &h
 	}
 	// A value that failed to decode has already been reported; what validation says

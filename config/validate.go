@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -48,8 +49,10 @@ func (c *Config) check(h Host) fieldErrors {
 	oneOf(&errs, "log.level", c.Log.Level, "debug", "info", "warn", "error")
 	oneOf(&errs, "log.format", c.Log.Format, "console", "json")
 	if l := c.Metrics.Listen; l != "" {
-		if err := checkListen(l); err != nil {
+		if loopback, err := checkListen(l); err != nil {
 			errs.add("metrics.listen", l, "%v (\"\" turns metrics off)", err)
+		} else if !loopback && !c.Metrics.Public {
+			errs.add("metrics.listen", l, "not a loopback address: the endpoint has no authentication; set metrics.public: true to serve it beyond this host")
 		}
 	}
 	switch {
@@ -61,6 +64,7 @@ func (c *Config) check(h Host) fieldErrors {
 	c.checkPorts(&errs)
 	c.checkForward(&errs)
 	c.checkPoll(&errs, h)
+	c.checkDMA(&errs, h)
 	oneOf(&errs, "vfio.interface", c.VFIO.Interface, VFIOAuto, VFIOGroup, VFIOIOMMUFD)
 	if c.Power.CPUDMALatency < -1 || c.Power.CPUDMALatency > math.MaxInt32 {
 		// The kernel takes the latency as an s32; a larger value would wrap.
@@ -116,7 +120,9 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 		inRange(errs, path("tx_queues"), p.TxQueues, 1, MaxQueues)
 		ringSize(errs, path("rx_ring"), p.RxRing)
 		ringSize(errs, path("tx_ring"), p.TxRing)
-		nonNegative(errs, path("itr"), p.ITR)
+		if nonNegative(errs, path("itr"), p.ITR) {
+			checkITR(errs, path("itr"), p)
+		}
 		if p.Interrupts != "" && oneOf(errs, path("interrupts"), p.Interrupts, InterruptsMSIX, InterruptsINTx) &&
 			p.Driver == DriverUIO && p.Interrupts != InterruptsINTx {
 			errs.add(path("interrupts"), p.Interrupts, "uio_pci_generic only delivers intx")
@@ -316,15 +322,27 @@ func nonNegative(errs *fieldErrors, path string, d time.Duration) bool {
 	return true
 }
 
-func checkListen(s string) error {
-	_, port, err := net.SplitHostPort(s)
+// checkListen checks an IP:port or localhost:port address (an empty IP is every
+// address) and reports whether it is a loopback one. It never resolves a name.
+func checkListen(s string) (loopback bool, err error) {
+	host, port, err := net.SplitHostPort(s)
 	if err != nil {
-		return fmt.Errorf("want host:port")
+		return false, fmt.Errorf("want IP:port or localhost:port")
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || port == "" || strconv.FormatUint(n, 10) != port {
-		return fmt.Errorf("port %q is not a number in [0, 65535]", port)
+		return false, fmt.Errorf("port %q is not a number in [0, 65535]", port)
 	}
-	return nil
+	switch {
+	case host == "":
+		return false, nil
+	case strings.EqualFold(host, "localhost"):
+		return true, nil
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false, fmt.Errorf("host %q is not an IP address or localhost (names are not resolved)", host)
+	}
+	return ip.Unmap().IsLoopback(), nil
 }
 
 // assignSimAddrs gives every sim port without a PCI address a synthetic one in domain
