@@ -13,7 +13,7 @@ import (
 
 func init() { commands = append(commands, newConfigCmd) }
 
-func newConfigCmd() *cobra.Command {
+func newConfigCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Check daemon configuration files or print an example",
