@@ -203,26 +203,14 @@ func decodeFieldErrors(err error) fieldErrors {
 	return errs
 }
 
-const invalidKeys = "has invalid keys: "
-
+// fromDecodeError turns one mapstructure decode error into a FieldError. (Unknown keys
+// never reach the decoder: knownKeys removed them, and unknownKeys reports them.)
 func fromDecodeError(de *mapstructure.DecodeError) []FieldError {
 	path := de.Name()
 	inner := de.Unwrap()
 	var hookErr *decodeError
-	switch {
-	case errors.As(inner, &hookErr):
+	if errors.As(inner, &hookErr) {
 		return []FieldError{{Path: path, Value: hookErr.value, Msg: hookErr.msg}}
-	case strings.HasPrefix(inner.Error(), invalidKeys):
-		allowed := keysAt(path)
-		var errs []FieldError
-		for key := range strings.SplitSeq(strings.TrimPrefix(inner.Error(), invalidKeys), ", ") {
-			msg := "unknown key"
-			if s := suggest(key, allowed); s != "" {
-				msg += "; did you mean " + s + "?"
-			}
-			errs = append(errs, FieldError{Path: joinPath(path, key), Msg: msg})
-		}
-		return errs
 	}
 	if path == "" {
 		path = "(config)"

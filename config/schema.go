@@ -107,25 +107,6 @@ func pathOrder(path string) []int {
 	return order
 }
 
-// keysAt returns the keys the schema allows in the mapping at path ("" for the top).
-func keysAt(path string) []string {
-	t := configType
-	for _, s := range splitPath(path) {
-		if s.key == "" {
-			t = elem(t)
-		} else {
-			_, t, _ = fieldByKey(t, s.key)
-		}
-		if t == nil {
-			return nil
-		}
-	}
-	if reflect.PointerTo(t).Implements(textUnmarshalerType) {
-		return nil
-	}
-	return schemaKeys(t)
-}
-
 // sortFieldErrors puts errors in schema order; errors on the same path keep their order.
 func sortFieldErrors(errs []FieldError) {
 	type keyed struct {

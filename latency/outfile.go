@@ -29,7 +29,11 @@ func CreateOutput(path string) (*OutputFile, error) {
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return nil, err
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("cannot create %s in %s: %w", base, dir, err)
 	}
 	return &OutputFile{path: path, tmp: tmp}, nil
 }
