@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,6 +123,33 @@ func FuzzParseCPUList(f *testing.F) {
 		back, err := ParseCPUList(h.cpuList())
 		if err != nil || !equalInts(back, h.CPUs) {
 			t.Fatalf("cpuList %q of %q parses to %v, %v", h.cpuList(), s, back, err)
+		}
+	})
+}
+
+// FuzzCheckListen checks that metrics.listen validation never panics, never accepts a
+// host that is not an IP literal, localhost or empty, and that what it calls loopback is.
+func FuzzCheckListen(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:9477", "localhost:1", ":80", "[::1]:0", "[fe80::1%eth0]:9", "example.com:80", "0.0.0.0:65536", "[::ffff:127.0.0.1]:5", "1.2.3.4"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		loopback, err := checkListen(s)
+		if err != nil {
+			return
+		}
+		host, _, _ := net.SplitHostPort(s)
+		ip, perr := netip.ParseAddr(host)
+		switch {
+		case host == "":
+			if loopback {
+				t.Fatalf("%q: every address called loopback", s)
+			}
+		case strings.EqualFold(host, "localhost"):
+		case perr != nil:
+			t.Fatalf("%q: host %q accepted", s, host)
+		case loopback != ip.Unmap().IsLoopback():
+			t.Fatalf("%q: loopback %v", s, loopback)
 		}
 	})
 }
