@@ -22,17 +22,18 @@ func newConfigCmd(g *globals) *cobra.Command {
 			return usagef("config: want a subcommand: validate or example")
 		},
 	}
-	cmd.AddCommand(newConfigValidateCmd(), newConfigExampleCmd())
+	cmd.AddCommand(newConfigValidateCmd(g), newConfigExampleCmd())
 	return cmd
 }
 
-func newConfigValidateCmd() *cobra.Command {
+func newConfigValidateCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate FILE|- ...",
 		Short: "Check configuration files as `uiod run` would load them",
 		Long: `Check configuration files as "uiod run" would load them: YAML syntax, unknown keys,
-types, and every rule, with UIOD_* environment overrides applied and CPUs checked against
-this machine. "-" reads standard input.
+types, and every rule, with UIOD_* environment overrides applied, CPUs checked against
+this machine and DMA memory against its limits (hugepages from <root>/proc/meminfo).
+"-" reads standard input.
 
 Prints "FILE: ok" for a good file, and every problem of a bad one on standard error, one
 per line, naming the key. Exits 2 if any file is bad.`,
@@ -40,7 +41,7 @@ per line, naming the key. Exits 2 if any file is bad.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad, failed := 0, 0
 			for _, arg := range args {
-				switch validateConfig(cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.InOrStdin(), arg) {
+				switch validateConfig(config.Loader{Root: g.root}, cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.InOrStdin(), arg) {
 				case configInvalid:
 					bad++
 				case configUnreadable:
@@ -69,14 +70,15 @@ const (
 	configUnreadable // reading it failed (exit 1)
 )
 
-// validateConfig loads one file ("-" for stdin), reports the result and says how it went.
-func validateConfig(stdout, stderr io.Writer, stdin io.Reader, arg string) int {
+// validateConfig loads one file ("-" for stdin) with l, reports the result and says how
+// it went.
+func validateConfig(l config.Loader, stdout, stderr io.Writer, stdin io.Reader, arg string) int {
 	name := configName(arg)
 	var err error
 	if arg == "-" {
-		_, err = config.Read(stdin)
+		_, err = l.Read(stdin)
 	} else {
-		_, err = config.Load(arg)
+		_, err = l.Load(arg)
 	}
 	var ve *config.ValidationError
 	switch {

@@ -31,6 +31,13 @@ poll: {mode: sleep, sleep_min: 1ms, sleep_max: 1ms}
 		t.Fatal(err)
 	}
 	sim := filepath.Join("..", "..", "examples", "sim.yaml")
+	// A --root whose meminfo has 3 free hugepages: two vfio-pci ports need 20 MiB of them.
+	hugeRoot := t.TempDir()
+	os.MkdirAll(filepath.Join(hugeRoot, "proc"), 0o755)
+	if err := os.WriteFile(filepath.Join(hugeRoot, "proc", "meminfo"), []byte("HugePages_Total: 8\nHugePages_Free: 3\nHugepagesize: 2048 kB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vfio := "ports:\n  - {name: p0, driver: vfio-pci, pci: \"01:00.0\"}\n  - {name: p1, driver: vfio-pci, pci: \"01:00.1\"}\n"
 	example, _, code := runUIOD(t, "", nil, "config", "example")
 	if code != 0 || !strings.Contains(example, "# ") {
 		t.Fatalf("config example: exit %d, output %q", code, example)
@@ -71,6 +78,9 @@ poll: {mode: sleep, sleep_min: 1ms, sleep_max: 1ms}
 			[]string{sim + ": poll.sleep_min = 1s: must be less than poll.sleep_max (200µs) (from $UIOD_POLL_SLEEP_MIN)"}, nil},
 		{"run: unreadable config is a failure", "", nil, []string{"run", "--config", dir}, 1, nil, []string{"is a directory"}, nil},
 		{"run: invalid config is a usage error", "", nil, []string{"run", "--config", bad}, 2, nil, []string{"must be a power of two"}, nil},
+		{"dma limit from the root's hugepages", vfio, nil, []string{"--root", hugeRoot, "config", "validate", "-"}, 2, nil,
+			[]string{"<stdin>: memory.dma_limit: the ports need 20MiB of DMA memory (p0 10MiB, p1 10MiB), more than the 6MiB allowed by memory.dma_limit auto: 3 free 2MiB hugepages"}, nil},
+		{"dma limit given", vfio + "memory: {dma_limit: 20MiB}\n", nil, []string{"--root", hugeRoot, "config", "validate", "-"}, 0, []string{"<stdin>: ok"}, nil, nil},
 		{"example takes no args", "", nil, []string{"config", "example", "x"}, 2, nil, nil, nil},
 	}
 	for _, tt := range tests {
