@@ -152,7 +152,10 @@ func (b *treeBuilder) mapping(m map[string]any, seen map[string]*yaml.Node, n *y
 		k, v := n.Content[i], n.Content[i+1]
 		b.nodes++
 		if k.Kind == yaml.AliasNode && k.Alias != nil {
-			k = k.Alias
+			// The key is the alias's value, met where the alias is.
+			key := *k.Alias
+			key.Line = k.Line
+			k = &key
 		}
 		if k.Kind != yaml.ScalarNode {
 			return fmt.Errorf("line %d: a mapping key must be a plain value, not %s", k.Line, kindName(k.Kind))
@@ -187,16 +190,23 @@ func (b *treeBuilder) mapping(m map[string]any, seen map[string]*yaml.Node, n *y
 }
 
 // merge adds the keys of a "<<" value (a mapping, or a list of mappings, or aliases of
-// them) that m does not have yet.
+// them) that m does not have yet. A merged mapping counts as a level deeper than m, so
+// that a mapping merging itself ends at the depth limit.
 func (b *treeBuilder) merge(m map[string]any, seen map[string]*yaml.Node, v *yaml.Node, path string, depth int) error {
+	b.nodes++
+	if b.nodes > MaxNodes {
+		return &LimitError{What: "nodes", Limit: MaxNodes, Line: v.Line}
+	}
+	if depth >= MaxDepth {
+		return &LimitError{What: "depth", Limit: MaxDepth, Line: v.Line}
+	}
 	if v.Kind == yaml.AliasNode && v.Alias != nil {
-		b.nodes++
 		v = v.Alias
 	}
 	switch v.Kind {
 	case yaml.MappingNode:
 		sub, subSeen := map[string]any{}, map[string]*yaml.Node{}
-		if err := b.mapping(sub, subSeen, v, path, depth); err != nil {
+		if err := b.mapping(sub, subSeen, v, path, depth+1); err != nil {
 			return err
 		}
 		for lower, k := range subSeen {
@@ -211,7 +221,7 @@ func (b *treeBuilder) merge(m map[string]any, seen map[string]*yaml.Node, v *yam
 			if c.Kind == yaml.SequenceNode {
 				return fmt.Errorf("line %d: << merges mappings, not lists", c.Line)
 			}
-			if err := b.merge(m, seen, c, path, depth); err != nil {
+			if err := b.merge(m, seen, c, path, depth+1); err != nil {
 				return err
 			}
 		}

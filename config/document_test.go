@@ -88,6 +88,14 @@ func TestDocumentLimits(t *testing.T) {
 		{"a scalar", "ports\n", "want a mapping"},
 		{"list as key", "? [a, b]\n: c\n", "plain value"},
 		{"merge of a list", "a: &l [1]\nb: {<<: *l}\n", "merges mappings"},
+		{"mapping merging itself", "a: &a {<<: *a}\n", "depth"},
+		{"top mapping merging itself", "&a {<<: *a}\n", "depth"},
+		{"list of itself", "a: &a [*a]\n", "depth"},
+		{"mapping holding itself", "a: &a {b: *a}\n", "depth"},
+		{"merges multiplying", "x: &x {a: 1, b: [1, 2, 3, 4, 5, 6, 7, 8]}\n" +
+			"y: &y {<<: [*x, *x, *x, *x, *x, *x, *x, *x, *x, *x]}\nz: &z {<<: [*y, *y, *y, *y, *y, *y, *y, *y, *y, *y]}\n" +
+			"w: &w {<<: [*z, *z, *z, *z, *z, *z, *z, *z, *z, *z]}\nv: &v {<<: [*w, *w, *w, *w, *w, *w, *w, *w, *w, *w]}\n" +
+			"u: {<<: [*v, *v, *v, *v, *v, *v, *v, *v, *v, *v]}\n", "nodes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,6 +141,7 @@ func TestDuplicateKeys(t *testing.T) {
 		{"case in a port", "ports:\n  - {name: a, driver: sim, wire: \"pair:a\", RX_RING: 64, rx_ring: 128}\nforward: {mode: reflect}\n", "ports[0].rx_ring", []string{`"RX_RING"`, `"rx_ring"`}},
 		{"case in a section", simPorts + "poll:\n  Mode: busy\n  mode: sleep\n", "poll.mode", []string{`"Mode" (line 6)`, `"mode" (line 7)`}},
 		{"exact duplicate", simPorts + "log: {level: info, level: debug}\n", "log.level", []string{"given twice (lines 5 and 5)"}},
+		{"duplicate through an alias", simPorts + "log:\n  ? &k level\n  : info\n  *k : debug\n", "log.level", []string{"given twice (lines 6 and 8)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

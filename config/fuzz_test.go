@@ -26,6 +26,8 @@ func FuzzLoad(f *testing.F) {
 	f.Add(nested(MaxDepth+1, false))
 	f.Add(laughs(4, 3))
 	f.Add(simPorts + "---\n")
+	f.Add("a: &a {<<: *a}\n")
+	f.Add("x: &x {a: 1}\ny: &y {<<: [*x, *x]}\nz: {<<: [*y, *y]}\n? &k a\n: 1\n*k : 2\n")
 	f.Add("ports:\n  - &p {name: a, driver: sim, wire: 'pair:a'}\n  - {<<: [*p, {rx_ring: 64}], name: b, Name: c}\nPorts: 1\n")
 	if files, _ := filepath.Glob("../examples/*.yaml"); len(files) > 0 {
 		for _, file := range files {
