@@ -2,11 +2,15 @@
 // environment overrides, and validation that reports every problem at once, each naming
 // the field path and the bad value.
 //
-// A configuration is read with Load or Read, which decode the file with viper's
-// UnmarshalExact (an unknown key is an error naming its full path, such as
-// "ports[1].rx_rnig"), apply the environment overrides, fill in defaults, and validate the
-// result. Errors about the content are a *ValidationError; a file that is not YAML gives a
-// *ParseError.
+// A configuration is read with Load or Read. They read at most MaxDocumentSize bytes and
+// parse the YAML themselves, within MaxDepth and MaxNodes (aliases counted per use), so
+// that reading costs time linear in the input; a second document and keys that differ
+// only in case are refused. Keys the schema does not have are reported by their full path
+// (such as "ports[1].rx_rnig", with a suggestion); the rest is decoded with viper's
+// UnmarshalExact, the environment overrides applied, defaults filled in and the result
+// validated, every value whatever the mode, with the idle policy's own rules for the poll
+// section. Errors about the content are a *ValidationError; a file that is not YAML or
+// crosses a limit gives a *ParseError; any other error is a failure to read the input.
 //
 // Sim ports may leave pci out: Load then gives them a synthetic address in domain ffff
 // (ffff:00:00.0, ffff:00:01.0, ... in port order, skipping addresses already in use), so
