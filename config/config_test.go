@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/viper"
+	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -165,6 +166,25 @@ func TestDefaults(t *testing.T) {
 	}
 	if c.Port("b") != &c.Ports[1] || c.Port("z") != nil {
 		t.Error("Port(name) does not find ports by name")
+	}
+}
+
+func TestIdlePolicy(t *testing.T) {
+	c, err := read(t, simPorts+"poll: {mode: sleep, sleep_min: 10us, sleep_max: 20us, idle_threshold: auto, housekeeping: {hz: 10, length: 1ms}, delivery: inline}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := c.Poll.IdlePolicy()
+	want := irq.PolicyConfig{Mode: irq.SleepRange, Auto: true, IdleThreshold: irq.DefaultIdleThreshold, WaitTimeout: DefaultWaitTimeout,
+		SleepMin: 10 * time.Microsecond, SleepMax: 20 * time.Microsecond, HousekeepingHz: 10, HousekeepingLength: time.Millisecond}
+	if err != nil || pol != want {
+		t.Errorf("IdlePolicy() = %+v, %v\nwant %+v", pol, err, want)
+	}
+	if err := pol.Validate(); err != nil {
+		t.Errorf("the policy of a valid configuration does not validate: %v", err)
+	}
+	if _, err := (Poll{Mode: "nap", Delivery: DeliveryInline}).IdlePolicy(); err == nil {
+		t.Error("IdlePolicy of mode nap")
 	}
 }
 

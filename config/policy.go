@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/uiod/uiod/irq"
@@ -9,6 +10,17 @@ import (
 // minWaitTimeout is the idle policy's shortest wait_timeout, named in the message about a
 // wait_timeout of 0 (which the policy itself reads as "the default").
 const minWaitTimeout = time.Millisecond
+
+// IdlePolicy returns the idle policy the poll section configures, as the poll threads
+// of a validated configuration run it: poll.idle_threshold: auto takes the default
+// threshold as the longest one auto may choose.
+func (p Poll) IdlePolicy() (irq.PolicyConfig, error) {
+	pol, ok := policyOf(p)
+	if !ok {
+		return pol, fmt.Errorf("poll: mode %q or delivery %q is not an idle policy", p.Mode, p.Delivery)
+	}
+	return pol, nil
+}
 
 // policyOf maps the poll section onto the idle policy it configures; ok is false when
 // the mode or delivery is not one the policy knows (checkPoll reports those).
