@@ -71,7 +71,12 @@ running 'uiod run' with ports on unix wires or a QEMU guest's NICs:
 
 Policies: busy, adaptive[:THRESHOLD], auto, threaded, sleep:MIN-MAX, each optionally
 followed by +hk:HZ/LENGTH (housekeeping yields), e.g. busy+hk:100/10us.
-Patterns: constant:400us, constant:2.5kpps, onoff:100kpps,10ms,90ms, poisson:10kpps.`,
+Patterns: constant:400us, constant:2.5kpps, onoff:100kpps,10ms,90ms, poisson:10kpps; at most
+1 Mpps (a gap of 1us): faster is refused, as the sender cannot pace it. --flows N sends the
+probes from N UDP source ports in turn, so that RSS spreads them over a NIC's queues.
+
+--csv, --json and --plot are checked before anything is measured and replaced only by a
+complete file; with no probe back there is no plot (the run fails, the old plot stays).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLatency(cmd, g, &f)
