@@ -88,6 +88,9 @@ func newRootCmd(g *globals) *cobra.Command {
 	for _, f := range commands {
 		root.AddCommand(f(g))
 	}
+	// Cobra adds these when it executes; added now, their argument checks are typed too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
 	typeArgErrors(root)
 	return root
 }
