@@ -2,11 +2,15 @@
 // environment overrides, and validation that reports every problem at once, each naming
 // the field path and the bad value.
 //
-// A configuration is read with Load or Read, which decode the file with viper's
-// UnmarshalExact (an unknown key is an error naming its full path, such as
-// "ports[1].rx_rnig"), apply the environment overrides, fill in defaults, and validate the
-// result. Errors about the content are a *ValidationError; a file that is not YAML gives a
-// *ParseError.
+// A configuration is read with Load or Read. They read at most MaxDocumentSize bytes and
+// parse the YAML themselves, within MaxDepth and MaxNodes (aliases counted per use), so
+// that reading costs time linear in the input; a second document and keys that differ
+// only in case are refused. Keys the schema does not have are reported by their full path
+// (such as "ports[1].rx_rnig", with a suggestion); the rest is decoded with viper's
+// UnmarshalExact, the environment overrides applied, defaults filled in and the result
+// validated, every value whatever the mode, with the idle policy's own rules for the poll
+// section. Errors about the content are a *ValidationError; a file that is not YAML or
+// crosses a limit gives a *ParseError; any other error is a failure to read the input.
 //
 // Sim ports may leave pci out: Load then gives them a synthetic address in domain ffff
 // (ffff:00:00.0, ffff:00:01.0, ... in port order, skipping addresses already in use), so
@@ -14,6 +18,8 @@
 package config
 
 import (
+	"net"
+	"strings"
 	"time"
 
 	"github.com/uiod/uiod/pci"
@@ -29,6 +35,7 @@ type Config struct {
 	Poll     Poll    `mapstructure:"poll"`
 	Power    Power   `mapstructure:"power"`
 	VFIO     VFIO    `mapstructure:"vfio"`
+	Memory   Memory  `mapstructure:"memory"`
 }
 
 // Log configures the daemon's logger.
@@ -39,8 +46,13 @@ type Log struct {
 
 // Metrics configures the Prometheus and /status HTTP endpoint.
 type Metrics struct {
-	// Listen is the host:port to serve on; "" turns the endpoint off.
+	// Listen is the IP:port (or localhost:port) to serve on; "" turns the endpoint off.
+	// Host names are refused: validation never resolves names, and a daemon that binds
+	// by name may bind wherever the resolver says.
 	Listen string `mapstructure:"listen"`
+	// Public allows a Listen address other than loopback (":9477", "0.0.0.0:9477", a
+	// LAN address): the endpoint has no authentication.
+	Public bool `mapstructure:"public"`
 }
 
 // Port is one NIC port the daemon opens.
@@ -122,6 +134,14 @@ type VFIO struct {
 	Interface string `mapstructure:"interface"`
 }
 
+// Memory bounds the memory the ports may pin for DMA.
+type Memory struct {
+	// DMALimit is the most DMA memory (descriptor rings and packet buffers) the vfio-pci
+	// and uio_pci_generic ports may need together, or auto: what the host allows (see
+	// Host.DMALimit). Sim ports' memory is ordinary memory and not counted.
+	DMALimit Size `mapstructure:"dma_limit"`
+}
+
 // Values of the enumerated keys.
 const (
 	DriverVFIO = "vfio-pci"
@@ -178,8 +198,9 @@ func Default() *Config {
 			SleepMax:      DefaultSleepMax,
 			Delivery:      DeliveryInline,
 		},
-		Power: Power{CPUDMALatency: -1},
-		VFIO:  VFIO{Interface: VFIOAuto},
+		Power:  Power{CPUDMALatency: -1},
+		VFIO:   VFIO{Interface: VFIOAuto},
+		Memory: Memory{DMALimit: Size{Auto: true}},
 	}
 }
 
@@ -203,6 +224,16 @@ func (c *Config) IdleThreshold() (d time.Duration, auto bool) {
 
 // MetricsEnabled reports whether the metrics endpoint is on.
 func (c *Config) MetricsEnabled() bool { return c.Metrics.Listen != "" }
+
+// ListenAddr returns metrics.listen with localhost replaced by 127.0.0.1, an address to
+// bind that needs no name lookup.
+func (m Metrics) ListenAddr() string {
+	host, port, err := net.SplitHostPort(m.Listen)
+	if err != nil || !strings.EqualFold(host, "localhost") {
+		return m.Listen
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}
 
 // CPUDMALatency returns the latency to hold in /dev/cpu_dma_latency, in microseconds, and
 // whether to hold it at all.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/viper"
+	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -168,6 +169,25 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+func TestIdlePolicy(t *testing.T) {
+	c, err := read(t, simPorts+"poll: {mode: sleep, sleep_min: 10us, sleep_max: 20us, idle_threshold: auto, housekeeping: {hz: 10, length: 1ms}, delivery: inline}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := c.Poll.IdlePolicy()
+	want := irq.PolicyConfig{Mode: irq.SleepRange, Auto: true, IdleThreshold: irq.DefaultIdleThreshold, WaitTimeout: DefaultWaitTimeout,
+		SleepMin: 10 * time.Microsecond, SleepMax: 20 * time.Microsecond, HousekeepingHz: 10, HousekeepingLength: time.Millisecond}
+	if err != nil || pol != want {
+		t.Errorf("IdlePolicy() = %+v, %v\nwant %+v", pol, err, want)
+	}
+	if err := pol.Validate(); err != nil {
+		t.Errorf("the policy of a valid configuration does not validate: %v", err)
+	}
+	if _, err := (Poll{Mode: "nap", Delivery: DeliveryInline}).IdlePolicy(); err == nil {
+		t.Error("IdlePolicy of mode nap")
+	}
+}
+
 func TestNullKeepsDefaults(t *testing.T) {
 	c, err := read(t, simPorts+"log:\npoll:\n  mode:\n  housekeeping:\n")
 	if err != nil {
@@ -201,14 +221,19 @@ forward: {mode: reflect}`, func(c *Config) bool { return c.Ports[0].Addr().Strin
 		{"idle_threshold 1s", simPorts + "poll: {idle_threshold: 1s}", func(c *Config) bool { d, _ := c.IdleThreshold(); return d == time.Second }},
 		{"idle_threshold 0", simPorts + "poll: {idle_threshold: 0}", func(c *Config) bool { d, auto := c.IdleThreshold(); return d == 0 && !auto }},
 		{"sleep mode", simPorts + "poll: {mode: sleep, sleep_min: 0, sleep_max: 1s}", func(c *Config) bool { return c.Poll.SleepMax == time.Second }},
-		{"sleep bounds ignored in busy mode", simPorts + "poll: {mode: busy, sleep_min: 5ms, sleep_max: 1ms}", nil},
 		{"housekeeping", simPorts + "poll: {housekeeping: {hz: 1000, length: 999us}}", func(c *Config) bool { return c.Poll.Housekeeping.Hz == 1000 }},
 		{"threaded delivery", simPorts + "poll: {delivery: threaded}", nil},
 		{"vfio iommufd", simPorts + "vfio: {interface: iommufd}", nil},
 		{"cpus", simPorts + "poll: {cpus: [3, 0, 1]}", func(c *Config) bool { return reflect.DeepEqual(c.Poll.CPUs, []int{3, 0, 1}) }},
 		{"cpu list string", simPorts + "poll: {cpus: \"0-2\"}", func(c *Config) bool { return reflect.DeepEqual(c.Poll.CPUs, []int{0, 1, 2}) }},
 		{"metrics off", simPorts + "metrics: {listen: \"\"}", func(c *Config) bool { return !c.MetricsEnabled() }},
-		{"metrics all interfaces", simPorts + "metrics: {listen: \":9000\"}", nil},
+		{"metrics all interfaces", simPorts + "metrics: {listen: \":9000\", public: true}", nil},
+		{"metrics localhost", simPorts + "metrics: {listen: \"localhost:9000\"}", func(c *Config) bool { return c.Metrics.ListenAddr() == "127.0.0.1:9000" }},
+		{"metrics public LAN address", simPorts + "metrics: {listen: \"192.0.2.7:9000\", public: true}", nil},
+		{"metrics loopback v4-mapped", simPorts + "metrics: {listen: \"[::ffff:127.0.0.2]:9000\"}", nil},
+		{"itr at the 82599's limit", port0("itr", "1046528ns"), nil},
+		{"itr at the 82576's limit", port0("itr", "8191us", "nic", "igb"), nil},
+		{"dma limit", port0("driver", "vfio-pci", "pci", "01:00.0", "wire", `""`) + "memory: {dma_limit: 64MiB}", func(c *Config) bool { return c.Memory.DMALimit == Size{Bytes: 64 << 20} }},
 		{"metrics ipv6", simPorts + "metrics: {listen: \"[::1]:9477\"}", nil},
 		{"cpu_dma_latency 0", simPorts + "power: {cpu_dma_latency: 0}", func(c *Config) bool { us, ok := c.CPUDMALatency(); return us == 0 && ok }},
 		{"reflect with odd ports", `
@@ -269,6 +294,17 @@ func TestBadFiles(t *testing.T) {
 		{"log level", simPorts + "log: {level: loud}", "log.level", `"loud"`},
 		{"log format", simPorts + "log: {format: xml}", "log.format", "console or json"},
 		{"metrics listen", simPorts + "metrics: {listen: localhost}", "metrics.listen", "host:port"},
+		{"metrics host name", simPorts + "metrics: {listen: \"example.com:9477\"}", "metrics.listen", "not an IP address or localhost"},
+		{"metrics all interfaces, not public", simPorts + "metrics: {listen: \":9477\"}", "metrics.listen", "metrics.public: true"},
+		{"metrics LAN address, not public", simPorts + "metrics: {listen: \"[2001:db8::1]:9477\"}", "metrics.listen", "not a loopback address"},
+		{"metrics public not a boolean", simPorts + "metrics: {public: yes}", "metrics.public", "true or false"},
+		{"dma limit word", simPorts + "memory: {dma_limit: lots}", "memory.dma_limit", "not a size"},
+		{"dma limit huge", simPorts + "memory: {dma_limit: 99999999TiB}", "memory.dma_limit", "out of range"},
+		{"dma over an explicit limit", port0("driver", "vfio-pci", "pci", "01:00.0", "wire", `""`, "rx_queues", "4", "tx_queues", "4") + "forward: {mode: reflect}\nmemory: {dma_limit: 16MiB}",
+			"memory.dma_limit", "the ports need 16.1MiB of DMA memory (a 16.1MiB), more than the 16MiB allowed by memory.dma_limit"},
+		{"itr beyond the 82599", port0("itr", "1047us"), "ports[0].itr", "82599 (ixgbe)'s interrupt throttle range, [0, 1.046528ms] in 2.048µs steps"},
+		{"itr beyond the 82576", port0("itr", "9ms", "nic", "igb"), "ports[0].itr", "[0, 8.191ms] in 1µs steps"},
+		{"itr beyond auto on hardware", "ports:\n  - {name: a, driver: vfio-pci, pci: \"01:00.0\", itr: 2ms}\nforward: {mode: reflect}", "ports[0].itr", "set nic: igb"},
 		{"metrics port", simPorts + "metrics: {listen: \"localhost:99999\"}", "metrics.listen", "65535"},
 		{"state_dir relative", simPorts + "state_dir: run/uiod", "state_dir", "absolute"},
 		{"state_dir empty", simPorts + "state_dir: \"\"", "state_dir", "required"},
@@ -363,6 +399,12 @@ forward: {pairs: [[a, b]]}`, "forward.pairs", `"c"`},
 		{"sleep_min above max", simPorts + "poll: {mode: sleep, sleep_min: 1ms, sleep_max: 10us}", "poll.sleep_min", "= 1ms"},
 		{"sleep_max over 1s", simPorts + "poll: {mode: sleep, sleep_max: 1001ms}", "poll.sleep_max", "at most 1s"},
 		{"sleep_min negative", simPorts + "poll: {sleep_min: -5us}", "poll.sleep_min", "negative"},
+		// Every value is checked whatever the mode, so that switching the mode (as with
+		// UIOD_POLL_MODE=sleep) never turns a valid file invalid.
+		{"sleep bounds checked in busy mode", simPorts + "poll: {mode: busy, sleep_min: 5ms, sleep_max: 1ms}", "poll.sleep_min", "less than poll.sleep_max (1ms)"},
+		{"sleep bounds checked in adaptive mode", simPorts + "poll: {mode: adaptive, sleep_min: 50us, sleep_max: 50us}", "poll.sleep_min", "= 50µs"},
+		{"sleep_max checked in adaptive mode", simPorts + "poll: {sleep_max: 2s}", "poll.sleep_max", "at most 1s"},
+		{"sleep_max zero", simPorts + "poll: {sleep_min: 0, sleep_max: 0}", "poll.sleep_max", "more than 0"},
 		{"housekeeping length too long", simPorts + "poll: {housekeeping: {hz: 1000, length: 1ms}}", "poll.housekeeping.length", "1/hz = 1ms"},
 		{"housekeeping without length", simPorts + "poll: {housekeeping: {hz: 10}}", "poll.housekeeping.length", "required"},
 		{"housekeeping without hz", simPorts + "poll: {housekeeping: {length: 1ms}}", "poll.housekeeping.hz", "> 0"},
@@ -509,6 +551,19 @@ func TestEnvOverrides(t *testing.T) {
 	}
 }
 
+// TestEnvValuesChecked checks that a value from the environment is checked like one from
+// the file, whatever the mode, and that the error names the variable.
+func TestEnvValuesChecked(t *testing.T) {
+	_, err := read(t, simPorts+"poll: {mode: adaptive}", "UIOD_POLL_SLEEP_MIN", "1ms")
+	errs := fieldErrs(t, err)
+	if len(errs) != 1 || errs[0].Error() != "poll.sleep_min = 1ms: must be less than poll.sleep_max (200µs) (from $UIOD_POLL_SLEEP_MIN)" {
+		t.Errorf("errors %q", err)
+	}
+	if errors.Unwrap(errs[0]) == nil {
+		t.Errorf("the idle policy's own error is not behind %v", errs[0])
+	}
+}
+
 func TestEnvFromProcess(t *testing.T) {
 	t.Setenv("UIOD_POLL_MODE", "busy")
 	f := filepath.Join(t.TempDir(), "c.yaml")
@@ -525,10 +580,10 @@ func TestEnvFromProcess(t *testing.T) {
 }
 
 func TestEnvKeys(t *testing.T) {
-	want := []string{"log.level", "log.format", "metrics.listen", "state_dir", "forward.mode",
+	want := []string{"log.level", "log.format", "metrics.listen", "metrics.public", "state_dir", "forward.mode",
 		"poll.mode", "poll.idle_threshold", "poll.wait_timeout", "poll.sleep_min", "poll.sleep_max",
 		"poll.housekeeping.hz", "poll.housekeeping.length", "poll.cpus", "poll.delivery",
-		"power.cpu_dma_latency", "vfio.interface"}
+		"power.cpu_dma_latency", "vfio.interface", "memory.dma_limit"}
 	if !reflect.DeepEqual(envKeys, want) {
 		t.Errorf("envKeys = %q\nwant %q", envKeys, want)
 	}

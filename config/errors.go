@@ -13,6 +13,9 @@ type FieldError struct {
 	Value any
 	// Msg says what is wrong.
 	Msg string
+	// Err is the library's own error behind Msg, when a library's validation (such as
+	// the idle policy's) refused the value; nil otherwise.
+	Err error
 }
 
 // Error formats the error as "path = value: msg" (or "path: msg" without a value).
@@ -22,6 +25,9 @@ func (e FieldError) Error() string {
 	}
 	return fmt.Sprintf("%s = %s: %s", e.Path, formatValue(e.Value), e.Msg)
 }
+
+// Unwrap returns the library error behind the problem, or nil.
+func (e FieldError) Unwrap() error { return e.Err }
 
 func formatValue(v any) string {
 	switch v := v.(type) {

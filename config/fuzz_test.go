@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +23,12 @@ func FuzzLoad(f *testing.F) {
 	f.Add("ports:\n  - {name: a, driver: sim, wire: 'unixpair:/a,/b', pci: ffff:00:00.0}\n  - {name: b, driver: sim, wire: 'pair:x'}\n")
 	f.Add("poll: {idle_threshold: auto, wait_timeout: 1e3, housekeeping: {hz: 1e20}}\nports: {}")
 	f.Add("? [a, b]\n: c\n1: 2\n")
+	f.Add(nested(MaxDepth+1, false))
+	f.Add(laughs(4, 3))
+	f.Add(simPorts + "---\n")
+	f.Add("a: &a {<<: *a}\n")
+	f.Add("x: &x {a: 1}\ny: &y {<<: [*x, *x]}\nz: {<<: [*y, *y]}\n? &k a\n: 1\n*k : 2\n")
+	f.Add("ports:\n  - &p {name: a, driver: sim, wire: 'pair:a'}\n  - {<<: [*p, {rx_ring: 64}], name: b, Name: c}\nPorts: 1\n")
 	if files, _ := filepath.Glob("../examples/*.yaml"); len(files) > 0 {
 		for _, file := range files {
 			if b, err := os.ReadFile(file); err == nil {
@@ -117,6 +125,33 @@ func FuzzParseCPUList(f *testing.F) {
 		back, err := ParseCPUList(h.cpuList())
 		if err != nil || !equalInts(back, h.CPUs) {
 			t.Fatalf("cpuList %q of %q parses to %v, %v", h.cpuList(), s, back, err)
+		}
+	})
+}
+
+// FuzzCheckListen checks that metrics.listen validation never panics, never accepts a
+// host that is not an IP literal, localhost or empty, and that what it calls loopback is.
+func FuzzCheckListen(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:9477", "localhost:1", ":80", "[::1]:0", "[fe80::1%eth0]:9", "example.com:80", "0.0.0.0:65536", "[::ffff:127.0.0.1]:5", "1.2.3.4"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		loopback, err := checkListen(s)
+		if err != nil {
+			return
+		}
+		host, _, _ := net.SplitHostPort(s)
+		ip, perr := netip.ParseAddr(host)
+		switch {
+		case host == "":
+			if loopback {
+				t.Fatalf("%q: every address called loopback", s)
+			}
+		case strings.EqualFold(host, "localhost"):
+		case perr != nil:
+			t.Fatalf("%q: host %q accepted", s, host)
+		case loopback != ip.Unmap().IsLoopback():
+			t.Fatalf("%q: loopback %v", s, loopback)
 		}
 	})
 }

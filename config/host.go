@@ -2,25 +2,96 @@ package config
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Host is what validation knows about the machine a configuration will run on.
 type Host struct {
 	// CPUs are the CPUs poll threads may be pinned to, in increasing order.
 	CPUs []int
+	// Memlock is the most memory the process may lock (RLIMIT_MEMLOCK), in bytes; 0 means
+	// no limit applies (unlimited, or the process has CAP_IPC_LOCK).
+	Memlock uint64
+	// HugePages are the host's reserved hugepages; HugePages.Total = 0 means none.
+	HugePages HugePages
+}
+
+// HugePages are the hugepage counts of /proc/meminfo.
+type HugePages struct {
+	Total, Free uint64 // pages
+	Size        uint64 // bytes per page
 }
 
 // LocalHost describes this machine: the CPUs in the process's affinity mask (all
-// runtime.NumCPU CPUs where the mask cannot be read).
-func LocalHost() Host {
-	if cpus := affinityCPUs(); len(cpus) > 0 {
-		return Host{CPUs: cpus}
+// runtime.NumCPU CPUs where the mask cannot be read), its RLIMIT_MEMLOCK and the
+// hugepages of /proc/meminfo.
+func LocalHost() Host { return LocalHostAt("/") }
+
+// LocalHostAt is LocalHost with /proc/meminfo read under root (a --root prefix).
+func LocalHostAt(root string) Host {
+	h := Host{CPUs: affinityCPUs(), Memlock: memlockLimit()}
+	if len(h.CPUs) == 0 {
+		h.CPUs = HostWithCPUs(runtime.NumCPU()).CPUs
 	}
-	return HostWithCPUs(runtime.NumCPU())
+	if b, err := readSmallFile(filepath.Join(root, "proc", "meminfo"), 64<<10); err == nil {
+		h.HugePages = parseMeminfo(string(b))
+	}
+	return h
+}
+
+// readSmallFile reads a regular file of at most limit bytes without blocking on a FIFO or
+// device node put in its place.
+func readSmallFile(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+// parseMeminfo reads the hugepage lines of /proc/meminfo ("HugePages_Total:  16",
+// "Hugepagesize:  2048 kB").
+func parseMeminfo(text string) HugePages {
+	var hp HugePages
+	for line := range strings.SplitSeq(text, "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(val)
+		if len(f) == 0 {
+			continue
+		}
+		n, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch key {
+		case "HugePages_Total":
+			hp.Total = n
+		case "HugePages_Free":
+			hp.Free = n
+		case "Hugepagesize":
+			if len(f) == 2 && f[1] == "kB" && n < 1<<40 {
+				hp.Size = n << 10
+			}
+		}
+	}
+	if hp.Size == 0 {
+		return HugePages{}
+	}
+	return hp
 }
 
 // HostWithCPUs describes a machine whose CPUs are numbered 0 to n-1.

@@ -16,3 +16,21 @@ func affinityCPUs() []int {
 	}
 	return cpus
 }
+
+// capIPCLock is CAP_IPC_LOCK's bit: with it, locked memory is not limited.
+const capIPCLock = 14
+
+// memlockLimit returns RLIMIT_MEMLOCK in bytes, or 0 if it is unlimited or the process
+// has CAP_IPC_LOCK.
+func memlockLimit() uint64 {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if unix.Capget(&hdr, &data[0]) == nil && data[0].Effective&(1<<capIPCLock) != 0 {
+		return 0
+	}
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_MEMLOCK, &rl) != nil || rl.Cur == unix.RLIM_INFINITY {
+		return 0
+	}
+	return rl.Cur
+}

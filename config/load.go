@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
-	"go.yaml.in/yaml/v3"
 )
 
 // EnvPrefix starts the name of every environment variable that overrides a key: the key
@@ -25,8 +23,12 @@ const EnvPrefix = "UIOD_"
 // Loader reads configurations. Its zero value reads the process environment and checks
 // the configuration against this machine.
 type Loader struct {
-	// Host is the machine the configuration is checked against; nil means LocalHost().
+	// Host is the machine the configuration is checked against; nil means
+	// LocalHostAt(Root).
 	Host *Host
+	// Root prefixes the host paths read to describe the machine (/proc/meminfo); ""
+	// means "/".
+	Root string
 	// LookupEnv reads environment overrides; nil means os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
 }
@@ -57,16 +59,27 @@ func (l Loader) Load(path string) (*Config, error) {
 // unknown keys, values of the wrong type and every validation problem are reported
 // together in one *ValidationError.
 func (l Loader) Read(r io.Reader) (*Config, error) {
-	doc, err := io.ReadAll(r)
+	doc, err := readDocument(r)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, err
+	}
+	return l.parse(doc)
+}
+
+// parse is Read on a document already in memory.
+func (l Loader) parse(doc []byte) (*Config, error) {
+	raw, keyErrs, err := parseDocument(doc)
+	if err != nil {
+		return nil, err
+	}
+	if len(keyErrs) > 0 {
+		sortFieldErrors(keyErrs)
+		return nil, &ValidationError{Errors: keyErrs}
 	}
 	v := viper.New()
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(bytes.NewReader(doc)); err != nil {
-		if inner := errors.Unwrap(err); inner != nil {
-			err = inner
-		}
+	// Viper lower-cases the keys of the map it is given in place; errors name keys as the
+	// file spells them, so it gets a copy.
+	if err := v.MergeConfigMap(knownKeys(copyTree(raw), configType).(map[string]any)); err != nil {
 		return nil, &ParseError{Err: err}
 	}
 	lookup := l.LookupEnv
@@ -96,10 +109,7 @@ func (l Loader) Read(r io.Reader) (*Config, error) {
 		dc.WeaklyTypedInput = false
 	})
 	errs := decodeFieldErrors(err)
-	var raw any
-	if yaml.Unmarshal(doc, &raw) == nil {
-		unknownKeys(raw, configType, "", &errs)
-	}
+	unknownKeys(raw, configType, "", &errs)
 	for i := range c.Ports {
 		if c.Ports[i].Interrupts == "" {
 			c.Ports[i].Interrupts = defaultInterrupts(c.Ports[i].Driver)
@@ -109,13 +119,18 @@ func (l Loader) Read(r io.Reader) (*Config, error) {
 
 	host := l.Host
 	if host == nil {
-		h := LocalHost()
+		root := l.Root
+		if root == "" {
+			root = "/"
+		}
+		h := LocalHostAt(root)
 		host = &h
 	}
 	// A value that failed to decode has already been reported; what validation says
 	// about the default left in its place would only confuse.
+	decoded := pathsOf(errs)
 	for _, fe := range c.check(*host) {
-		if !coveredBy(fe.Path, errs) {
+		if !decoded.covers(fe.Path) {
 			errs = append(errs, fe)
 		}
 	}
@@ -124,7 +139,7 @@ func (l Loader) Read(r io.Reader) (*Config, error) {
 	}
 	for key, name := range fromEnv {
 		for i := range errs {
-			if coveredBy(errs[i].Path, fieldErrors{{Path: key}}) {
+			if inside(errs[i].Path, key) {
 				errs[i].Msg += " (from $" + name + ")"
 			}
 		}
@@ -133,14 +148,30 @@ func (l Loader) Read(r io.Reader) (*Config, error) {
 	return nil, &ValidationError{Errors: errs}
 }
 
-// coveredBy reports whether path is, or is inside, the path of one of errs.
-func coveredBy(path string, errs fieldErrors) bool {
+// pathSet is a set of key paths.
+type pathSet map[string]bool
+
+func pathsOf(errs fieldErrors) pathSet {
+	s := pathSet{}
 	for _, e := range errs {
-		if path == e.Path || strings.HasPrefix(path, e.Path) && (path[len(e.Path)] == '.' || path[len(e.Path)] == '[') {
+		s[e.Path] = true
+	}
+	return s
+}
+
+// covers reports whether path is, or is inside, one of the paths of s.
+func (s pathSet) covers(path string) bool {
+	for i := len(path); i > 0; i-- {
+		if (i == len(path) || path[i] == '.' || path[i] == '[') && s[path[:i]] {
 			return true
 		}
 	}
 	return false
+}
+
+// inside reports whether path is parent or inside it.
+func inside(path, parent string) bool {
+	return path == parent || strings.HasPrefix(path, parent) && (path[len(parent)] == '.' || path[len(parent)] == '[')
 }
 
 // decodeFieldErrors turns mapstructure's joined decode errors into FieldErrors.
@@ -172,26 +203,14 @@ func decodeFieldErrors(err error) fieldErrors {
 	return errs
 }
 
-const invalidKeys = "has invalid keys: "
-
+// fromDecodeError turns one mapstructure decode error into a FieldError. (Unknown keys
+// never reach the decoder: knownKeys removed them, and unknownKeys reports them.)
 func fromDecodeError(de *mapstructure.DecodeError) []FieldError {
 	path := de.Name()
 	inner := de.Unwrap()
 	var hookErr *decodeError
-	switch {
-	case errors.As(inner, &hookErr):
+	if errors.As(inner, &hookErr) {
 		return []FieldError{{Path: path, Value: hookErr.value, Msg: hookErr.msg}}
-	case strings.HasPrefix(inner.Error(), invalidKeys):
-		allowed := keysAt(path)
-		var errs []FieldError
-		for key := range strings.SplitSeq(strings.TrimPrefix(inner.Error(), invalidKeys), ", ") {
-			msg := "unknown key"
-			if s := suggest(key, allowed); s != "" {
-				msg += "; did you mean " + s + "?"
-			}
-			errs = append(errs, FieldError{Path: joinPath(path, key), Msg: msg})
-		}
-		return errs
 	}
 	if path == "" {
 		path = "(config)"

@@ -107,33 +107,25 @@ func pathOrder(path string) []int {
 	return order
 }
 
-// keysAt returns the keys the schema allows in the mapping at path ("" for the top).
-func keysAt(path string) []string {
-	t := configType
-	for _, s := range splitPath(path) {
-		if s.key == "" {
-			t = elem(t)
-		} else {
-			_, t, _ = fieldByKey(t, s.key)
-		}
-		if t == nil {
-			return nil
-		}
-	}
-	if reflect.PointerTo(t).Implements(textUnmarshalerType) {
-		return nil
-	}
-	return schemaKeys(t)
-}
-
 // sortFieldErrors puts errors in schema order; errors on the same path keep their order.
 func sortFieldErrors(errs []FieldError) {
-	slices.SortStableFunc(errs, func(a, b FieldError) int {
-		if c := slices.Compare(pathOrder(a.Path), pathOrder(b.Path)); c != 0 {
+	type keyed struct {
+		order []int
+		FieldError
+	}
+	ks := make([]keyed, len(errs))
+	for i, e := range errs {
+		ks[i] = keyed{pathOrder(e.Path), e}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		if c := slices.Compare(a.order, b.order); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Path, b.Path)
 	})
+	for i := range ks {
+		errs[i] = ks[i].FieldError
+	}
 }
 
 // suggest returns the allowed key closest to an unknown one, or "".
@@ -176,29 +168,30 @@ func editDistance(a, b string) int {
 }
 
 // unknownKeys adds an error for every key of the raw YAML document that the schema does
-// not have and errs does not already report. Viper flattens a document to its leaves, so
-// a key whose value is an empty mapping never reaches UnmarshalExact; this walk finds it.
+// not have and errs does not already report (viper is given the document without them,
+// see knownKeys).
 func unknownKeys(raw any, t reflect.Type, path string, errs *fieldErrors) {
+	reported := map[string]bool{}
+	for _, e := range *errs {
+		reported[strings.ToLower(e.Path)] = true
+	}
+	walkUnknown(raw, t, path, reported, errs)
+}
+
+func walkUnknown(raw any, t reflect.Type, path string, reported map[string]bool, errs *fieldErrors) {
 	switch {
-	case t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(textUnmarshalerType):
+	case isSection(t):
 		m, ok := raw.(map[string]any)
 		if !ok {
 			return
 		}
 		for key, val := range m {
-			var ft reflect.Type
-			for i := 0; i < t.NumField(); i++ {
-				if strings.EqualFold(t.Field(i).Tag.Get("mapstructure"), key) {
-					ft = t.Field(i).Type
-					break
-				}
-			}
 			kp := joinPath(path, key)
-			if ft != nil {
-				unknownKeys(val, ft, kp, errs)
+			if ft := fieldTypeFold(t, key); ft != nil {
+				walkUnknown(val, ft, kp, reported, errs)
 				continue
 			}
-			if !slices.ContainsFunc(*errs, func(e FieldError) bool { return strings.EqualFold(e.Path, kp) }) {
+			if !reported[strings.ToLower(kp)] {
 				msg := "unknown key"
 				if s := suggest(strings.ToLower(key), schemaKeys(t)); s != "" {
 					msg += "; did you mean " + s + "?"
@@ -212,7 +205,54 @@ func unknownKeys(raw any, t reflect.Type, path string, errs *fieldErrors) {
 			return
 		}
 		for i, v := range l {
-			unknownKeys(v, t.Elem(), path+"["+strconv.Itoa(i)+"]", errs)
+			walkUnknown(v, t.Elem(), path+"["+strconv.Itoa(i)+"]", reported, errs)
 		}
 	}
+}
+
+// knownKeys returns raw without the keys the schema does not have (unknownKeys reports
+// them): viper merges a mapping in time quadratic in its number of keys, so it only ever
+// sees the schema's few.
+func knownKeys(raw any, t reflect.Type) any {
+	switch {
+	case isSection(t):
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return raw
+		}
+		out := make(map[string]any, len(m))
+		for key, val := range m {
+			if ft := fieldTypeFold(t, key); ft != nil {
+				out[key] = knownKeys(val, ft)
+			}
+		}
+		return out
+	case t.Kind() == reflect.Slice:
+		l, ok := raw.([]any)
+		if !ok {
+			return raw
+		}
+		out := make([]any, len(l))
+		for i, v := range l {
+			out[i] = knownKeys(v, t.Elem())
+		}
+		return out
+	}
+	return raw
+}
+
+// isSection reports whether t is decoded from a mapping of keys.
+func isSection(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(textUnmarshalerType)
+}
+
+// fieldTypeFold returns the type of the field of struct t whose key is key in any case,
+// or nil.
+func fieldTypeFold(t reflect.Type, key string) reflect.Type {
+	for i := 0; i < t.NumField(); i++ {
+		if strings.EqualFold(t.Field(i).Tag.Get("mapstructure"), key) {
+			return t.Field(i).Type
+		}
+	}
+	return nil
 }

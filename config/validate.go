@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,16 +14,12 @@ import (
 	"github.com/uiod/uiod/wire"
 )
 
-// Limits the validation enforces.
+// Limits the validation enforces on ports. The poll section's limits are the idle
+// policy's (see checkPolicy).
 const (
-	MinRing           = 64
-	MaxRing           = 4096
-	MaxQueues         = 16
-	MaxIdleThreshold  = time.Second // poll.idle_threshold, when not auto
-	MaxSleep          = time.Second // poll.sleep_max, as the KNI module bounds its interval
-	MinWaitTimeout    = time.Millisecond
-	MaxWaitTimeout    = time.Second // poll.wait_timeout: a raw epoll wait holds up GC this long
-	MaxHousekeepingHz = 1000000     // poll.housekeeping.hz
+	MinRing   = 64
+	MaxRing   = 4096
+	MaxQueues = 16
 )
 
 // Synthetic addresses of sim ports without one: ffff:BB:DD.0.
@@ -52,8 +49,10 @@ func (c *Config) check(h Host) fieldErrors {
 	oneOf(&errs, "log.level", c.Log.Level, "debug", "info", "warn", "error")
 	oneOf(&errs, "log.format", c.Log.Format, "console", "json")
 	if l := c.Metrics.Listen; l != "" {
-		if err := checkListen(l); err != nil {
+		if loopback, err := checkListen(l); err != nil {
 			errs.add("metrics.listen", l, "%v (\"\" turns metrics off)", err)
+		} else if !loopback && !c.Metrics.Public {
+			errs.add("metrics.listen", l, "not a loopback address: the endpoint has no authentication; set metrics.public: true to serve it beyond this host")
 		}
 	}
 	switch {
@@ -65,6 +64,7 @@ func (c *Config) check(h Host) fieldErrors {
 	c.checkPorts(&errs)
 	c.checkForward(&errs)
 	c.checkPoll(&errs, h)
+	c.checkDMA(&errs, h)
 	oneOf(&errs, "vfio.interface", c.VFIO.Interface, VFIOAuto, VFIOGroup, VFIOIOMMUFD)
 	if c.Power.CPUDMALatency < -1 || c.Power.CPUDMALatency > math.MaxInt32 {
 		// The kernel takes the latency as an s32; a larger value would wrap.
@@ -120,7 +120,9 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 		inRange(errs, path("tx_queues"), p.TxQueues, 1, MaxQueues)
 		ringSize(errs, path("rx_ring"), p.RxRing)
 		ringSize(errs, path("tx_ring"), p.TxRing)
-		nonNegative(errs, path("itr"), p.ITR)
+		if nonNegative(errs, path("itr"), p.ITR) {
+			checkITR(errs, path("itr"), p)
+		}
 		if p.Interrupts != "" && oneOf(errs, path("interrupts"), p.Interrupts, InterruptsMSIX, InterruptsINTx) &&
 			p.Driver == DriverUIO && p.Interrupts != InterruptsINTx {
 			errs.add(path("interrupts"), p.Interrupts, "uio_pci_generic only delivers intx")
@@ -259,35 +261,8 @@ func (c *Config) checkQueues(errs *fieldErrors, rx, tx int) {
 func (c *Config) checkPoll(errs *fieldErrors, h Host) {
 	p := &c.Poll
 	oneOf(errs, "poll.mode", p.Mode, PollBusy, PollAdaptive, PollSleep)
-	if !p.IdleThreshold.Auto && nonNegative(errs, "poll.idle_threshold", p.IdleThreshold.Duration) &&
-		p.IdleThreshold.Duration > MaxIdleThreshold {
-		errs.add("poll.idle_threshold", p.IdleThreshold, "must be at most %v, or auto", MaxIdleThreshold)
-	}
-	if p.WaitTimeout < MinWaitTimeout || p.WaitTimeout > MaxWaitTimeout {
-		errs.add("poll.wait_timeout", p.WaitTimeout, "must be in [%v, %v]: it bounds how long a sleeping poll thread can hold up the Go runtime", MinWaitTimeout, MaxWaitTimeout)
-	}
-	minOK := nonNegative(errs, "poll.sleep_min", p.SleepMin)
-	maxOK := nonNegative(errs, "poll.sleep_max", p.SleepMax)
-	if p.Mode == PollSleep && minOK && maxOK {
-		if p.SleepMax > MaxSleep {
-			errs.add("poll.sleep_max", p.SleepMax, "must be at most %v", MaxSleep)
-		}
-		if p.SleepMin >= p.SleepMax {
-			errs.add("poll.sleep_min", p.SleepMin, "must be less than poll.sleep_max (%v)", p.SleepMax)
-		}
-	}
-	hk := &p.Housekeeping
-	lengthOK := nonNegative(errs, "poll.housekeeping.length", hk.Length)
-	switch {
-	case hk.Hz < 0 || hk.Hz > MaxHousekeepingHz:
-		errs.add("poll.housekeeping.hz", hk.Hz, "must be in [0, %d] (0 is off)", MaxHousekeepingHz)
-	case hk.Hz == 0 && hk.Length > 0:
-		errs.add("poll.housekeeping.hz", hk.Hz, "must be > 0 when poll.housekeeping.length is set")
-	case hk.Hz > 0 && lengthOK && hk.Length == 0:
-		errs.add("poll.housekeeping.length", nil, "required when poll.housekeeping.hz is set (how long to give the CPU away)")
-	case hk.Hz > 0 && lengthOK && hk.Length >= time.Second/time.Duration(hk.Hz):
-		errs.add("poll.housekeeping.length", hk.Length, "must be shorter than 1/hz = %v", time.Second/time.Duration(hk.Hz))
-	}
+	before := len(*errs)
+	c.checkPolicy(errs)
 	seen := map[int]int{}
 	for i, cpu := range p.CPUs {
 		path := fmt.Sprintf("poll.cpus[%d]", i)
@@ -302,6 +277,12 @@ func (c *Config) checkPoll(errs *fieldErrors, h Host) {
 	if oneOf(errs, "poll.delivery", p.Delivery, DeliveryInline, DeliveryThreaded) &&
 		p.Delivery == DeliveryThreaded && p.Mode != PollAdaptive {
 		errs.add("poll.delivery", p.Delivery, "threaded delivery needs poll.mode adaptive (only it waits for interrupts)")
+	}
+	if len(*errs) == before {
+		// Whatever else the idle policy refuses, it refuses for the whole section.
+		if pol, ok := policyOf(*p); ok {
+			policyRule(errs, "poll", nil, pol, "")
+		}
 	}
 }
 
@@ -341,15 +322,27 @@ func nonNegative(errs *fieldErrors, path string, d time.Duration) bool {
 	return true
 }
 
-func checkListen(s string) error {
-	_, port, err := net.SplitHostPort(s)
+// checkListen checks an IP:port or localhost:port address (an empty IP is every
+// address) and reports whether it is a loopback one. It never resolves a name.
+func checkListen(s string) (loopback bool, err error) {
+	host, port, err := net.SplitHostPort(s)
 	if err != nil {
-		return fmt.Errorf("want host:port")
+		return false, fmt.Errorf("want IP:port or localhost:port")
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || port == "" || strconv.FormatUint(n, 10) != port {
-		return fmt.Errorf("port %q is not a number in [0, 65535]", port)
+		return false, fmt.Errorf("port %q is not a number in [0, 65535]", port)
 	}
-	return nil
+	switch {
+	case host == "":
+		return false, nil
+	case strings.EqualFold(host, "localhost"):
+		return true, nil
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false, fmt.Errorf("host %q is not an IP address or localhost (names are not resolved)", host)
+	}
+	return ip.Unmap().IsLoopback(), nil
 }
 
 // assignSimAddrs gives every sim port without a PCI address a synthetic one in domain

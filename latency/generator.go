@@ -23,6 +23,11 @@ const (
 	DefaultSize     = MinFrameSize
 )
 
+// MinGap is the shortest gap between frames the generator paces: sending one frame takes
+// about a microsecond, so a pattern or load faster than 1 Mpps is refused rather than
+// sent as fast as it goes.
+const MinGap = time.Microsecond
+
 // maxLag is how far behind its schedule the probe sender may fall before it skips slots.
 const maxLag = time.Millisecond
 
@@ -55,6 +60,10 @@ type Config struct {
 	LoadSize int
 	// Seed makes random patterns repeatable (0 picks one at random).
 	Seed uint64
+	// Flows spreads the probes over this many UDP flows (default 1): probe n leaves from
+	// UDP source port Addrs.SrcPort + n mod Flows, so that a NIC's RSS hashes them onto
+	// its queues. The receiver matches probes whatever their flow.
+	Flows int
 }
 
 // withDefaults validates c and fills in its defaults.
@@ -71,7 +80,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Pattern == nil {
 		c.Pattern = Constant{Gap: DefaultInterval}
 	}
-	if err := checkPattern(c.Pattern); err != nil {
+	if err := CheckPattern(c.Pattern); err != nil {
 		return c, err
 	}
 	if c.Count < 0 || c.Duration < 0 || (c.Count == 0 && c.Duration == 0) {
@@ -95,8 +104,17 @@ func (c Config) withDefaults() (Config, error) {
 	if c.LoadRate > 0 && (c.LoadSize < MinFrameSize || c.LoadSize > MaxFrameSize) {
 		return c, fmt.Errorf("load size %d is outside %d..%d", c.LoadSize, MinFrameSize, MaxFrameSize)
 	}
+	if c.LoadRate > float64(time.Second/MinGap) {
+		return c, fmt.Errorf("load rate %v/s is faster than the generator paces (%v between frames)", c.LoadRate, MinGap)
+	}
 	if c.Seed == 0 {
 		c.Seed = rand.Uint64()
+	}
+	if c.Flows == 0 {
+		c.Flows = 1
+	}
+	if c.Flows < 0 || int(c.Addrs.SrcPort)+c.Flows-1 > 0xffff {
+		return c, fmt.Errorf("flows %d: want 1 to %d from UDP source port %d", c.Flows, 0x10000-int(c.Addrs.SrcPort), c.Addrs.SrcPort)
 	}
 	return c, nil
 }
@@ -151,12 +169,17 @@ func Run(ctx context.Context, tx, rx wire.Port, cfg Config) (*Result, error) {
 	end := int64(-1)
 	if cfg.Duration > 0 {
 		end = start + int64(cfg.Duration)
+		// The schedule ends the run at Duration; the timer, just after, ends a wait or
+		// a skip that would not.
+		t := time.AfterFunc(cfg.Duration+maxLag, halt)
+		defer t.Stop()
 	}
+	flow, flows := uint64(0), uint64(cfg.Flows)
 	for seq := uint64(0); cfg.Count == 0 || seq < uint64(cfg.Count); seq++ {
 		due := start + int64(sched.Next())
 		// After a stall (the CPU was taken away), drop the slots already maxLag overdue
 		// instead of sending them back to back: the grid stays, the burst does not.
-		for now := wire.Now(); due < now-int64(maxLag); {
+		for now := wire.Now(); due < now-int64(maxLag) && (end < 0 || due < end); {
 			p.p.Skipped++
 			due = start + int64(sched.Next())
 		}
@@ -167,7 +190,10 @@ func Run(ctx context.Context, tx, rx wire.Port, cfg Config) (*Result, error) {
 			break
 		}
 		sendMu.Lock()
-		err := tx.Send(probe.stamp(seq, wire.Now()))
+		err := tx.Send(probe.stampFlow(seq, wire.Now(), cfg.Addrs.SrcPort+uint16(flow)))
+		if flow++; flow == flows {
+			flow = 0
+		}
 		sendMu.Unlock()
 		if err != nil {
 			res.SendErrors++
@@ -219,20 +245,31 @@ func sendLoad(tx wire.Port, mu *sync.Mutex, t *frameTemplate, rate float64, star
 	}
 }
 
-// checkPattern rejects patterns whose schedule would not advance.
-func checkPattern(p Pattern) error {
+// CheckPattern rejects patterns whose schedule would not advance or that are faster
+// than the generator paces (gaps under MinGap; rates over 1 Mpps).
+func CheckPattern(p Pattern) error {
+	maxRate := float64(time.Second / MinGap)
 	switch p := p.(type) {
 	case Constant:
 		if p.Gap <= 0 {
 			return fmt.Errorf("pattern %v: gap must be positive", p)
 		}
+		if p.Gap < MinGap {
+			return fmt.Errorf("pattern %v: gap %v is shorter than the generator paces (%v)", p, p.Gap, MinGap)
+		}
 	case OnOff:
 		if !(p.Rate > 0) || p.On <= 0 || p.Off < 0 || time.Duration(float64(time.Second)/p.Rate) > p.On {
 			return fmt.Errorf("pattern %v: want a positive rate, ON of at least one gap and OFF ≥ 0", p)
 		}
+		if p.Rate > maxRate {
+			return fmt.Errorf("pattern %v: rate is faster than the generator paces (%v between frames)", p, MinGap)
+		}
 	case Poisson:
 		if !(p.Rate > 0) {
 			return fmt.Errorf("pattern %v: rate must be positive", p)
+		}
+		if p.Rate > maxRate {
+			return fmt.Errorf("pattern %v: rate is faster than the generator paces (%v between frames on average)", p, MinGap)
 		}
 	}
 	return nil

@@ -101,3 +101,19 @@ func csvField(s string) string {
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
+
+// FormatNs formats a latency in ns with a unit that keeps it short: 850ns, 12.3µs, 150µs,
+// 1.25ms, 42ms.
+func FormatNs(ns int64) string {
+	switch {
+	case ns >= 10_000_000:
+		return fmt.Sprintf("%.0fms", float64(ns)/1e6)
+	case ns >= 1_000_000:
+		return fmt.Sprintf("%.2fms", float64(ns)/1e6)
+	case ns >= 10_000:
+		return fmt.Sprintf("%.0fµs", float64(ns)/1e3)
+	case ns >= 1000:
+		return fmt.Sprintf("%.1fµs", float64(ns)/1e3)
+	}
+	return fmt.Sprintf("%dns", ns)
+}

@@ -1,10 +1,10 @@
 package latency
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -20,22 +20,48 @@ import (
 // plotBins is the number of logarithmic latency bins in the histogram panel.
 const plotBins = 60
 
+// ErrNoSamples is returned by the plot writers when no result has a latency sample.
+var ErrNoSamples = errors.New("no samples to plot")
+
 // WritePlot draws the latency histogram and CDF of results (one series per result, named
-// by its label) side by side into path, a .png or .svg file.
+// by its label) side by side into path, a .png or .svg file. Without a single sample it
+// returns ErrNoSamples and writes nothing; the file is replaced only once complete (see
+// OutputFile).
 func WritePlot(path string, results []*Result) error {
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	if format != "png" && format != "svg" {
-		return fmt.Errorf("plot %s: want a .png or .svg file name", path)
+	format, err := PlotFormat(path)
+	if err != nil {
+		return err
 	}
-	f, err := os.Create(path)
+	if !hasSamples(results) {
+		return fmt.Errorf("plot %s: %w", path, ErrNoSamples)
+	}
+	out, err := CreateOutput(path)
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	if err := WritePlotTo(f, format, results); err != nil {
-		f.Close()
+	if err := out.Commit(func(w io.Writer) error { return WritePlotTo(w, format, results) }); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	return f.Close()
+	return nil
+}
+
+// PlotFormat returns "png" or "svg" from a plot file's name.
+func PlotFormat(path string) (string, error) {
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	if format != "png" && format != "svg" {
+		return "", fmt.Errorf("plot %s: want a .png or .svg file name", path)
+	}
+	return format, nil
+}
+
+// hasSamples reports whether any result has a latency sample.
+func hasSamples(results []*Result) bool {
+	for _, r := range results {
+		if len(buckets(r.Hist)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // WritePlotTo is WritePlot to a writer; format is "png" or "svg".
@@ -74,7 +100,7 @@ func plots(results []*Result) (hist, cdf *plot.Plot, err error) {
 		}
 	}
 	if math.IsInf(lo, 1) {
-		return nil, nil, fmt.Errorf("no samples to plot")
+		return nil, nil, ErrNoSamples
 	}
 	if hi <= lo {
 		hi = lo * 1.01

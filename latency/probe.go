@@ -63,11 +63,12 @@ type Probe struct {
 	SentAt int64 // wire.Now at the sender
 }
 
-// frameTemplate is a pre-built frame whose sequence number, timestamp and UDP checksum
-// are filled in per send, without allocating.
+// frameTemplate is a pre-built frame whose UDP source port, sequence number, timestamp
+// and UDP checksum are filled in per send, without allocating.
 type frameTemplate struct {
 	buf     []byte
-	partial uint32 // UDP checksum sum over everything but seq and time
+	port    uint16 // the UDP source port of stamp
+	partial uint32 // UDP checksum sum over everything but the source port, seq and time
 }
 
 func newFrameTemplate(a Addrs, size int, kind Kind) (*frameTemplate, error) {
@@ -98,22 +99,27 @@ func newFrameTemplate(a Addrs, size int, kind Kind) (*frameTemplate, error) {
 
 	udp := b[offUDP:]
 	ulen := size - offUDP
-	binary.BigEndian.PutUint16(udp[0:], a.SrcPort)
 	binary.BigEndian.PutUint16(udp[2:], a.DstPort)
 	binary.BigEndian.PutUint16(udp[4:], uint16(ulen))
 	binary.BigEndian.PutUint32(b[offPayload:], uint32(kind))
 
-	t := &frameTemplate{buf: b}
-	t.partial = sum16(udp[:ulen], pseudoSum(ip, ulen)) // seq, time and checksum are zero now
+	t := &frameTemplate{buf: b, port: a.SrcPort}
+	t.partial = sum16(udp[:ulen], pseudoSum(ip, ulen)) // port, seq, time and checksum are zero now
 	return t, nil
 }
 
 // stamp writes seq and sentAt into the frame, fixes the UDP checksum and returns the frame.
 func (t *frameTemplate) stamp(seq uint64, sentAt int64) []byte {
+	return t.stampFlow(seq, sentAt, t.port)
+}
+
+// stampFlow is stamp with the UDP source port srcPort.
+func (t *frameTemplate) stampFlow(seq uint64, sentAt int64, srcPort uint16) []byte {
 	b := t.buf
+	binary.BigEndian.PutUint16(b[offUDP:], srcPort)
 	binary.BigEndian.PutUint64(b[offSeq:], seq)
 	binary.BigEndian.PutUint64(b[offTime:], uint64(sentAt))
-	c := ^fold(sum16(b[offSeq:offTime+8], t.partial))
+	c := ^fold(sum16(b[offSeq:offTime+8], t.partial+uint32(srcPort)))
 	if c == 0 {
 		c = 0xffff // 0 means "no checksum" in UDP over IPv4
 	}

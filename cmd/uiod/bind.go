@@ -12,7 +12,7 @@ import (
 
 func init() { commands = append(commands, newBindCmd) }
 
-func newBindCmd() *cobra.Command {
+func newBindCmd(g *globals) *cobra.Command {
 	var (
 		driver string
 		opts   pci.BindOptions
@@ -39,7 +39,7 @@ are put back on their original drivers. --dry-run prints the exact writes instea
 			if err != nil {
 				return err
 			}
-			h := pciHost()
+			h := pciHost(g)
 			p, err := h.PlanBind(addrs, driver, opts)
 			if err != nil {
 				return pciPlanError(err)

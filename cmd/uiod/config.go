@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +13,7 @@ import (
 
 func init() { commands = append(commands, newConfigCmd) }
 
-func newConfigCmd() *cobra.Command {
+func newConfigCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Check daemon configuration files or print an example",
@@ -21,29 +22,37 @@ func newConfigCmd() *cobra.Command {
 			return usagef("config: want a subcommand: validate or example")
 		},
 	}
-	cmd.AddCommand(newConfigValidateCmd(), newConfigExampleCmd())
+	cmd.AddCommand(newConfigValidateCmd(g), newConfigExampleCmd())
 	return cmd
 }
 
-func newConfigValidateCmd() *cobra.Command {
+func newConfigValidateCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate FILE|- ...",
 		Short: "Check configuration files as `uiod run` would load them",
 		Long: `Check configuration files as "uiod run" would load them: YAML syntax, unknown keys,
-types, and every rule, with UIOD_* environment overrides applied and CPUs checked against
-this machine. "-" reads standard input.
+types, and every rule, with UIOD_* environment overrides applied, CPUs checked against
+this machine and DMA memory against its limits (hugepages from <root>/proc/meminfo).
+"-" reads standard input.
 
 Prints "FILE: ok" for a good file, and every problem of a bad one on standard error, one
 per line, naming the key. Exits 2 if any file is bad.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			bad := 0
+			bad, failed := 0, 0
 			for _, arg := range args {
-				if !validateConfig(cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.InOrStdin(), arg) {
+				switch validateConfig(config.Loader{Root: g.root}, cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.InOrStdin(), arg) {
+				case configInvalid:
 					bad++
+				case configUnreadable:
+					failed++
 				}
 			}
 			switch {
+			case failed > 0 && len(args) == 1:
+				return fmt.Errorf("%s: could not be read", configName(args[0]))
+			case failed > 0:
+				return fmt.Errorf("%d of %d configuration files could not be read (%d invalid)", failed, len(args), bad)
 			case bad == 0:
 				return nil
 			case len(args) == 1:
@@ -54,21 +63,28 @@ per line, naming the key. Exits 2 if any file is bad.`,
 	}
 }
 
-// validateConfig loads one file ("-" for stdin), reports the result and says whether
-// the file is good.
-func validateConfig(stdout, stderr io.Writer, stdin io.Reader, arg string) bool {
+// Outcomes of validating one configuration file.
+const (
+	configOK         = iota
+	configInvalid    // the content is wrong (exit 2)
+	configUnreadable // reading it failed (exit 1)
+)
+
+// validateConfig loads one file ("-" for stdin) with l, reports the result and says how
+// it went.
+func validateConfig(l config.Loader, stdout, stderr io.Writer, stdin io.Reader, arg string) int {
 	name := configName(arg)
 	var err error
 	if arg == "-" {
-		_, err = config.Read(stdin)
+		_, err = l.Read(stdin)
 	} else {
-		_, err = config.Load(arg)
+		_, err = l.Load(arg)
 	}
 	var ve *config.ValidationError
 	switch {
 	case err == nil:
 		fmt.Fprintf(stdout, "%s: ok\n", name)
-		return true
+		return configOK
 	case errors.As(err, &ve):
 		for _, fe := range ve.Errors {
 			fmt.Fprintf(stderr, "%s: %v\n", name, fe)
@@ -76,7 +92,29 @@ func validateConfig(stdout, stderr io.Writer, stdin io.Reader, arg string) bool 
 	default:
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	}
-	return false
+	if isConfigError(err) {
+		return configInvalid
+	}
+	return configUnreadable
+}
+
+// isConfigError reports whether a config.Load error is the user's (exit 2): a file that
+// does not exist, is not YAML, is over the limits or does not validate. Any other
+// failure to read the file (permissions, a directory, an I/O error) is not.
+func isConfigError(err error) bool {
+	var ve *config.ValidationError
+	var pe *config.ParseError
+	return errors.As(err, &ve) || errors.As(err, &pe) || errors.Is(err, fs.ErrNotExist)
+}
+
+// configLoadError returns err, the failure to load the configuration at path, as a usage
+// error (exit 2) when it is the configuration's fault and as a failure (exit 1) otherwise.
+func configLoadError(path string, err error) error {
+	err = fmt.Errorf("%s: %w", path, err)
+	if isConfigError(err) {
+		return asUsage(err)
+	}
+	return err
 }
 
 func configName(arg string) string {

@@ -7,6 +7,12 @@ import (
 	"testing"
 )
 
+// twoSimPorts is two sim ports on their own wires, forwarding to each other.
+const twoSimPorts = `ports:
+  - {name: a, driver: sim, wire: "pair:a"}
+  - {name: b, driver: sim, wire: "pair:b"}
+`
+
 func TestConfigCommands(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
@@ -25,6 +31,13 @@ poll: {mode: sleep, sleep_min: 1ms, sleep_max: 1ms}
 		t.Fatal(err)
 	}
 	sim := filepath.Join("..", "..", "examples", "sim.yaml")
+	// A --root whose meminfo has 3 free hugepages: two vfio-pci ports need 20 MiB of them.
+	hugeRoot := t.TempDir()
+	os.MkdirAll(filepath.Join(hugeRoot, "proc"), 0o755)
+	if err := os.WriteFile(filepath.Join(hugeRoot, "proc", "meminfo"), []byte("HugePages_Total: 8\nHugePages_Free: 3\nHugepagesize: 2048 kB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vfio := "ports:\n  - {name: p0, driver: vfio-pci, pci: \"01:00.0\"}\n  - {name: p1, driver: vfio-pci, pci: \"01:00.1\"}\n"
 	example, _, code := runUIOD(t, "", nil, "config", "example")
 	if code != 0 || !strings.Contains(example, "# ") {
 		t.Fatalf("config example: exit %d, output %q", code, example)
@@ -56,6 +69,18 @@ poll: {mode: sleep, sleep_min: 1ms, sleep_max: 1ms}
 		{"env override checked", "", []string{"UIOD_POLL_MODE=nap"}, []string{"config", "validate", sim}, 2, nil,
 			[]string{sim + `: poll.mode = "nap": want busy, adaptive or sleep (from $UIOD_POLL_MODE)`}, nil},
 		{"env override applied", "", []string{"UIOD_POLL_MODE=busy", "UIOD_METRICS_LISTEN="}, []string{"config", "validate", sim}, 0, []string{sim + ": ok"}, nil, nil},
+		{"directory is an I/O failure", "", nil, []string{"config", "validate", dir}, 1, nil, []string{dir + ": read config: ", "is a directory", "could not be read"}, nil},
+		{"unreadable file among bad ones", "", nil, []string{"config", "validate", bad, dir}, 1, nil, []string{"1 of 2 configuration files could not be read (1 invalid)"}, nil},
+		{"second document", twoSimPorts + "---\nlog: {level: debug}\n", nil, []string{"config", "validate", "-"}, 2, nil, []string{"<stdin>: parse config: line 4: a second YAML document"}, nil},
+		{"keys differing in case", twoSimPorts + "Log: {level: debug}\nlog: {level: info}\n", nil, []string{"config", "validate", "-"}, 2, nil, []string{`<stdin>: log: keys "Log" (line 4) and "log" (line 5) differ only in case`}, nil},
+		{"too large", twoSimPorts + "#" + strings.Repeat("x", 1<<20), nil, []string{"config", "validate", "-"}, 2, nil, []string{"<stdin>: parse config: document is larger than 1048576 bytes"}, nil},
+		{"sleep range checked in adaptive mode", "", []string{"UIOD_POLL_SLEEP_MIN=1s"}, []string{"config", "validate", sim}, 2, nil,
+			[]string{sim + ": poll.sleep_min = 1s: must be less than poll.sleep_max (200µs) (from $UIOD_POLL_SLEEP_MIN)"}, nil},
+		{"run: unreadable config is a failure", "", nil, []string{"run", "--config", dir}, 1, nil, []string{"is a directory"}, nil},
+		{"run: invalid config is a usage error", "", nil, []string{"run", "--config", bad}, 2, nil, []string{"must be a power of two"}, nil},
+		{"dma limit from the root's hugepages", vfio, nil, []string{"--root", hugeRoot, "config", "validate", "-"}, 2, nil,
+			[]string{"<stdin>: memory.dma_limit: the ports need 20MiB of DMA memory (p0 10MiB, p1 10MiB), more than the 6MiB allowed by memory.dma_limit auto: 3 free 2MiB hugepages"}, nil},
+		{"dma limit given", vfio + "memory: {dma_limit: 20MiB}\n", nil, []string{"--root", hugeRoot, "config", "validate", "-"}, 0, []string{"<stdin>: ok"}, nil, nil},
 		{"example takes no args", "", nil, []string{"config", "example", "x"}, 2, nil, nil, nil},
 	}
 	for _, tt := range tests {

@@ -15,11 +15,11 @@ import (
 func init() { commands = append(commands, newDevicesCmd) }
 
 // pciHost returns the host under --root, with pci.ids warnings going to the log.
-func pciHost() *pci.Host {
+func pciHost(g *globals) *pci.Host {
 	return &pci.Host{Root: g.root, Warn: func(msg string) { g.log.Warn(msg) }}
 }
 
-func newDevicesCmd() *cobra.Command {
+func newDevicesCmd(g *globals) *cobra.Command {
 	var all, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "devices [--all] [--json]",
@@ -30,7 +30,7 @@ one has a route: the host is using it), and without a driver. Network controller
 unless --all. A function whose sysfs files cannot be read is listed with its error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			devs, err := pciHost().Scan(all)
+			devs, err := pciHost(g).Scan(all)
 			if err != nil {
 				return err
 			}

@@ -8,24 +8,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
 
-	"github.com/uiod/uiod/dataplane"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/latency"
-	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/nic/ixgbe"
-	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/latency/simrig"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -58,9 +47,10 @@ type latencyFlags struct {
 	json     string
 	plot     string
 	seed     uint64
+	flows    int
 }
 
-func newLatencyCmd() *cobra.Command {
+func newLatencyCmd(g *globals) *cobra.Command {
 	var f latencyFlags
 	cmd := &cobra.Command{
 		Use:   "latency",
@@ -81,10 +71,15 @@ running 'uiod run' with ports on unix wires or a QEMU guest's NICs:
 
 Policies: busy, adaptive[:THRESHOLD], auto, threaded, sleep:MIN-MAX, each optionally
 followed by +hk:HZ/LENGTH (housekeeping yields), e.g. busy+hk:100/10us.
-Patterns: constant:400us, constant:2.5kpps, onoff:100kpps,10ms,90ms, poisson:10kpps.`,
+Patterns: constant:400us, constant:2.5kpps, onoff:100kpps,10ms,90ms, poisson:10kpps; at most
+1 Mpps (a gap of 1us): faster is refused, as the sender cannot pace it. --flows N sends the
+probes from N UDP source ports in turn, so that RSS spreads them over a NIC's queues.
+
+--csv, --json and --plot are checked before anything is measured and replaced only by a
+complete file; with no probe back there is no plot (the run fails, the old plot stays).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLatency(cmd, &f)
+			return runLatency(cmd, g, &f)
 		},
 	}
 	fl := cmd.Flags()
@@ -106,12 +101,13 @@ Patterns: constant:400us, constant:2.5kpps, onoff:100kpps,10ms,90ms, poisson:10k
 	fl.StringVar(&f.json, "json", "", "write the results as JSON to this file (- for stdout)")
 	fl.StringVar(&f.plot, "plot", "", "draw histogram and CDF into this .png or .svg file")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of random patterns (0: random)")
+	fl.IntVar(&f.flows, "flows", 1, "spread the probes over this many UDP flows (source ports 319, 320, ...) for RSS")
 	return cmd
 }
 
 // probeConfig checks the flags shared by both modes and returns the run configuration.
 func (f *latencyFlags) probeConfig(cmd *cobra.Command) (latency.Config, error) {
-	c := latency.Config{Size: f.size, Count: f.count, Timeout: f.timeout, Seed: f.seed, Label: f.label}
+	c := latency.Config{Size: f.size, Count: f.count, Timeout: f.timeout, Seed: f.seed, Label: f.label, Flows: f.flows}
 	if f.size < latency.MinFrameSize || f.size > latency.MaxFrameSize {
 		return c, usagef("--size: %d is outside %d..%d", f.size, latency.MinFrameSize, latency.MaxFrameSize)
 	}
@@ -127,6 +123,12 @@ func (f *latencyFlags) probeConfig(cmd *cobra.Command) (latency.Config, error) {
 	if f.interval <= 0 {
 		return c, usagef("--interval: %v is not positive", f.interval)
 	}
+	if f.interval < latency.MinGap {
+		return c, usagef("--interval: %v is shorter than the generator paces (%v between probes, 1 Mpps)", f.interval, latency.MinGap)
+	}
+	if f.flows < 1 || f.flows > 0x10000-int(latency.DefaultAddrs().SrcPort) {
+		return c, usagef("--flows: %d is outside 1..%d", f.flows, 0x10000-int(latency.DefaultAddrs().SrcPort))
+	}
 	switch {
 	case f.spin < 0:
 		return c, usagef("--spin: %v is negative", f.spin)
@@ -141,6 +143,9 @@ func (f *latencyFlags) probeConfig(cmd *cobra.Command) (latency.Config, error) {
 			return c, usagef("--pattern and --interval: give only one")
 		}
 		p, err := latency.ParsePattern(f.pattern)
+		if err == nil {
+			err = latency.CheckPattern(p)
+		}
 		if err != nil {
 			return c, usagef("--pattern: %v", err)
 		}
@@ -150,6 +155,9 @@ func (f *latencyFlags) probeConfig(cmd *cobra.Command) (latency.Config, error) {
 		r, err := latency.ParseRate(f.loadRate)
 		if err != nil {
 			return c, usagef("--load-rate: %v", err)
+		}
+		if r > float64(time.Second/latency.MinGap) {
+			return c, usagef("--load-rate: %s is faster than the generator paces (%v between frames, 1 Mpps)", f.loadRate, latency.MinGap)
 		}
 		c.LoadRate = r
 	}
@@ -163,14 +171,14 @@ func (f *latencyFlags) probeConfig(cmd *cobra.Command) (latency.Config, error) {
 		c.LoadSize = f.loadSize
 	}
 	if f.plot != "" {
-		if ext := strings.ToLower(f.plot[strings.LastIndexByte(f.plot, '.')+1:]); !strings.Contains(f.plot, ".") || (ext != "png" && ext != "svg") {
+		if _, err := latency.PlotFormat(f.plot); err != nil {
 			return c, usagef("--plot: %q is not a .png or .svg file name", f.plot)
 		}
 	}
 	return c, nil
 }
 
-func runLatency(cmd *cobra.Command, f *latencyFlags) error {
+func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 	cfg, err := f.probeConfig(cmd)
 	if err != nil {
 		return err
@@ -182,15 +190,15 @@ func runLatency(cmd *cobra.Command, f *latencyFlags) error {
 	if f.sim && f.tx != "" {
 		return usagef("--sim and --tx: give only one")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	var results []*latency.Result
-	var rows []policyRow
+	var policies []simrig.Policy
+	var txSpec, rxSpec wire.Spec
 	if simMode {
-		policies, err := parsePolicies(f.policies)
+		specs, err := parsePolicies(f.policies)
 		if err != nil {
 			return usagef("--policies: %v", err)
+		}
+		for _, p := range specs {
+			policies = append(policies, simrig.Policy{Name: p.name, Config: p.cfg})
 		}
 		if f.duration == 0 && f.count == 0 {
 			cfg.Duration = defaultSimDuration
@@ -200,25 +208,14 @@ func runLatency(cmd *cobra.Command, f *latencyFlags) error {
 		} else {
 			cfg.Duration = f.duration
 		}
-		rows, err = runSimPolicies(ctx, cmd.ErrOrStderr(), policies, cfg)
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			fmt.Fprintln(cmd.OutOrStdout(), r.res.MoonGen())
-			results = append(results, r.res)
-		}
-		fmt.Fprintln(cmd.OutOrStdout())
-		writePolicyTable(cmd.OutOrStdout(), rows)
 	} else {
 		if cmd.Flags().Changed("policies") {
 			return usagef("--policies: only with --sim")
 		}
-		txSpec, err := wire.Parse(f.tx)
-		if err != nil {
+		if txSpec, err = wire.Parse(f.tx); err != nil {
 			return usagef("--tx: %v", err)
 		}
-		rxSpec := txSpec
+		rxSpec = txSpec
 		if f.rx != "" && f.rx != f.tx {
 			if rxSpec, err = wire.Parse(f.rx); err != nil {
 				return usagef("--rx: %v", err)
@@ -231,6 +228,32 @@ func runLatency(cmd *cobra.Command, f *latencyFlags) error {
 		if cfg.Label == "" {
 			cfg.Label = txSpec.String()
 		}
+	}
+	// Every output is opened before anything is measured: a bad path fails at once.
+	outs, err := openOutputs(f)
+	if err != nil {
+		return err
+	}
+	defer outs.abort()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var results []*latency.Result
+	var rows []simrig.Row
+	if simMode {
+		rows, err = simrig.Run(ctx, policies, cfg, simrig.Options{Progress: cmd.ErrOrStderr(), Log: g.log})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			fmt.Fprintln(cmd.OutOrStdout(), r.Result.MoonGen())
+			results = append(results, r.Result)
+		}
+		fmt.Fprintln(cmd.OutOrStdout())
+		if err := simrig.WriteTable(cmd.OutOrStdout(), rows); err != nil {
+			return err
+		}
+	} else {
 		res, err := runWires(ctx, cmd.ErrOrStderr(), txSpec, rxSpec, cfg)
 		if err != nil {
 			return err
@@ -238,7 +261,105 @@ func runLatency(cmd *cobra.Command, f *latencyFlags) error {
 		fmt.Fprintln(cmd.OutOrStdout(), res.MoonGen())
 		results = append(results, res)
 	}
-	return writeLatencyFiles(cmd.OutOrStdout(), f, results, rows)
+	return outs.write(cmd.OutOrStdout(), results, rows)
+}
+
+// latencyOutputs are the --csv, --json and --plot files of a run, opened before it
+// (nil when not asked for; "-" is standard output, which needs no opening).
+type latencyOutputs struct {
+	csv, json, plot       *latency.OutputFile
+	csvStdout, jsonStdout bool
+}
+
+// openOutputs opens every output file the flags ask for, as a usage error naming the
+// flag if one cannot be written.
+func openOutputs(f *latencyFlags) (*latencyOutputs, error) {
+	o := &latencyOutputs{csvStdout: f.csv == "-", jsonStdout: f.json == "-"}
+	for _, out := range []struct {
+		flag, path string
+		file       **latency.OutputFile
+	}{{"--csv", f.csv, &o.csv}, {"--json", f.json, &o.json}, {"--plot", f.plot, &o.plot}} {
+		if out.path == "" || out.path == "-" && out.flag != "--plot" {
+			continue
+		}
+		file, err := latency.CreateOutput(out.path)
+		if err != nil {
+			o.abort()
+			return nil, usagef("%s: %v", out.flag, err)
+		}
+		*out.file = file
+	}
+	return o, nil
+}
+
+// abort removes the temporary files of outputs not written.
+func (o *latencyOutputs) abort() {
+	for _, f := range []*latency.OutputFile{o.csv, o.json, o.plot} {
+		if f != nil {
+			f.Abort()
+		}
+	}
+}
+
+func (o *latencyOutputs) any() bool {
+	return o.csv != nil || o.json != nil || o.plot != nil || o.csvStdout || o.jsonStdout
+}
+
+// write writes the outputs. With --sim (rows not nil) the CSV labels each policy's
+// histogram and the JSON is a list of policies with their CPU share, wake-ups and latency
+// result; otherwise both are the one result's. Without a single latency sample there is
+// no plot: the previous file, if any, is left as it was and the run fails.
+func (o *latencyOutputs) write(stdout io.Writer, results []*latency.Result, rows []simrig.Row) error {
+	if len(results) == 0 {
+		if o.any() {
+			return errors.New("no results to write: interrupted before the first run ended")
+		}
+		return nil
+	}
+	writeCSV := func(w io.Writer) error {
+		if rows == nil {
+			return results[0].WriteCSV(w)
+		}
+		return latency.WriteCSVRuns(w, results)
+	}
+	writeJSON := func(w io.Writer) error {
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		if rows == nil {
+			return e.Encode(results[0])
+		}
+		return e.Encode(rows)
+	}
+	for _, out := range []struct {
+		flag   string
+		file   *latency.OutputFile
+		stdout bool
+		write  func(io.Writer) error
+	}{{"--csv", o.csv, o.csvStdout, writeCSV}, {"--json", o.json, o.jsonStdout, writeJSON}} {
+		var err error
+		switch {
+		case out.stdout:
+			err = out.write(stdout)
+		case out.file != nil:
+			err = out.file.Commit(out.write)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", out.flag, err)
+		}
+	}
+	if o.plot != nil {
+		format, err := latency.PlotFormat(o.plot.Path())
+		if err == nil {
+			err = o.plot.Commit(func(w io.Writer) error { return latency.WritePlotTo(w, format, results) })
+		}
+		if errors.Is(err, latency.ErrNoSamples) {
+			return fmt.Errorf("--plot: %s not written: no probe came back, so there is no latency to plot", o.plot.Path())
+		}
+		if err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
+	return nil
 }
 
 // runWires measures one run from tx to rx.
@@ -274,355 +395,4 @@ func runWires(ctx context.Context, progress io.Writer, txSpec, rxSpec wire.Spec,
 		return res, fmt.Errorf("no probe could be sent on %s (%d send errors)", txSpec, res.SendErrors)
 	}
 	return res, nil
-}
-
-// policy is one idle policy to measure with --sim.
-type policy struct {
-	name string
-	cfg  irq.PolicyConfig
-}
-
-// parsePolicies parses a comma-separated policy list (see the command's help).
-func parsePolicies(s string) ([]policy, error) {
-	var out []policy
-	seen := map[string]bool{}
-	for _, name := range strings.Split(s, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			return nil, fmt.Errorf("empty policy in %q", s)
-		}
-		if seen[name] {
-			return nil, fmt.Errorf("policy %q listed twice", name)
-		}
-		seen[name] = true
-		c, err := parsePolicy(name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, policy{name, c})
-	}
-	return out, nil
-}
-
-func parsePolicy(s string) (irq.PolicyConfig, error) {
-	var c irq.PolicyConfig
-	base, hk, hasHK := strings.Cut(s, "+")
-	kind, arg, hasArg := strings.Cut(base, ":")
-	switch kind {
-	case "busy", "auto", "threaded":
-		if hasArg {
-			return c, fmt.Errorf("policy %q takes no argument", s)
-		}
-		switch kind {
-		case "busy":
-			c.Mode = irq.Busy
-		case "auto":
-			c.Mode, c.Auto = irq.Adaptive, true
-		case "threaded":
-			c.Mode, c.Delivery = irq.Adaptive, irq.Threaded
-		}
-	case "adaptive":
-		c.Mode = irq.Adaptive
-		if hasArg {
-			d, err := time.ParseDuration(arg)
-			if err != nil || d <= 0 {
-				return c, fmt.Errorf("policy %q: threshold %q is not a positive duration", s, arg)
-			}
-			c.IdleThreshold = d
-		}
-	case "sleep":
-		lo, hi, ok := strings.Cut(arg, "-")
-		min, err1 := time.ParseDuration(lo)
-		max, err2 := time.ParseDuration(hi)
-		if !hasArg || !ok || err1 != nil || err2 != nil {
-			return c, fmt.Errorf("policy %q: want sleep:MIN-MAX such as sleep:100us-200us", s)
-		}
-		c.Mode, c.SleepMin, c.SleepMax = irq.SleepRange, min, max
-	default:
-		return c, fmt.Errorf("unknown policy %q (want busy, adaptive[:THRESHOLD], auto, threaded or sleep:MIN-MAX)", s)
-	}
-	if hasHK {
-		spec, ok := strings.CutPrefix(hk, "hk:")
-		hz, length, ok2 := strings.Cut(spec, "/")
-		n, err1 := strconv.Atoi(hz)
-		d, err2 := time.ParseDuration(length)
-		if !ok || !ok2 || err1 != nil || err2 != nil {
-			return c, fmt.Errorf("policy %q: want +hk:HZ/LENGTH such as +hk:100/10us", s)
-		}
-		c.HousekeepingHz, c.HousekeepingLength = n, d
-	}
-	if err := c.Validate(); err != nil {
-		return c, fmt.Errorf("policy %q: %w", s, err)
-	}
-	return c, nil
-}
-
-// policyRow is one line of the --sim table.
-type policyRow struct {
-	name    string
-	res     *latency.Result
-	cpu     float64 // poll-thread CPU share, percent (of one CPU, summed over threads)
-	wakeups uint64  // sleeps ended by an interrupt
-	sleeps  uint64  // epoll waits and range sleeps
-	// auto on periodic traffic: timer wake-ups ahead of a predicted frame, and those after
-	// which the frame was caught by polling.
-	predicted, caught uint64
-}
-
-// writePolicyTable prints the KNI seed's CPU-vs-latency table.
-func writePolicyTable(w io.Writer, rows []policyRow) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tCPU %\tp50\tp99\tmax\twakeups\tpredicted\tsleeps\tlost\t")
-	for _, r := range rows {
-		s := r.res.Summary()
-		pred := "-"
-		if r.predicted > 0 {
-			pred = fmt.Sprintf("%d/%d", r.caught, r.predicted)
-		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t\n", r.name, r.cpu,
-			fmtNs(s.Median), fmtNs(s.P99), fmtNs(s.Max), r.wakeups, pred, r.sleeps, r.res.Lost+r.res.Late)
-	}
-	tw.Flush()
-}
-
-// fmtNs formats a latency in ns with a unit that keeps it short.
-func fmtNs(ns int64) string {
-	switch {
-	case ns >= 10_000_000:
-		return fmt.Sprintf("%.0fms", float64(ns)/1e6)
-	case ns >= 1_000_000:
-		return fmt.Sprintf("%.2fms", float64(ns)/1e6)
-	case ns >= 10_000:
-		return fmt.Sprintf("%.0fµs", float64(ns)/1e3)
-	case ns >= 1000:
-		return fmt.Sprintf("%.1fµs", float64(ns)/1e3)
-	}
-	return fmt.Sprintf("%dns", ns)
-}
-
-// policyJSON is one --sim policy's row in the --json output.
-type policyJSON struct {
-	Policy     string          `json:"policy"`
-	CPUPercent float64         `json:"cpu_percent"`
-	Wakeups    uint64          `json:"wakeups"`
-	Predicted  uint64          `json:"wakeups_predicted"`
-	Caught     uint64          `json:"predicted_caught"`
-	Sleeps     uint64          `json:"sleeps"`
-	Latency    *latency.Result `json:"latency"`
-}
-
-// writeLatencyFiles writes --csv, --json and --plot. With --sim (rows not nil) the JSON is
-// a list of policies with their CPU share, wake-ups and latency result; otherwise it is
-// the one result.
-func writeLatencyFiles(stdout io.Writer, f *latencyFlags, results []*latency.Result, rows []policyRow) error {
-	if len(results) == 0 {
-		if f.csv != "" || f.json != "" || f.plot != "" {
-			return errors.New("no results to write: interrupted before the first run ended")
-		}
-		return nil
-	}
-	if f.csv != "" {
-		if err := writeOutput(stdout, f.csv, func(w io.Writer) error {
-			if rows == nil {
-				return results[0].WriteCSV(w)
-			}
-			return latency.WriteCSVRuns(w, results)
-		}); err != nil {
-			return fmt.Errorf("--csv: %w", err)
-		}
-	}
-	if f.json != "" {
-		if err := writeOutput(stdout, f.json, func(w io.Writer) error {
-			e := json.NewEncoder(w)
-			e.SetIndent("", "  ")
-			if rows == nil {
-				return e.Encode(results[0])
-			}
-			out := make([]policyJSON, len(rows))
-			for i, r := range rows {
-				out[i] = policyJSON{r.name, r.cpu, r.wakeups, r.predicted, r.caught, r.sleeps, r.res}
-			}
-			return e.Encode(out)
-		}); err != nil {
-			return fmt.Errorf("--json: %w", err)
-		}
-	}
-	if f.plot != "" {
-		if err := latency.WritePlot(f.plot, results); err != nil {
-			return fmt.Errorf("--plot: %w", err)
-		}
-	}
-	return nil
-}
-
-// writeOutput runs write on the file path, or on stdout for "-".
-func writeOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
-	if path == "-" {
-		return write(stdout)
-	}
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(out); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
-// simPorts are two model 82599 ports driven by the real ixgbe driver, their cables
-// plugged into the wires given to openSimPorts.
-type simPorts struct {
-	models [2]*simixgbe.Model
-	ports  [2]*ixgbe.Port
-}
-
-// openSimPorts builds two model ports on cables and opens them with the ixgbe driver.
-func openSimPorts(cables [2]wire.Port) (*simPorts, error) {
-	s := &simPorts{}
-	iommu := sim.NewIOMMU() // one container: l2fwd sends port 0's buffers out of port 1
-	for i := range s.models {
-		m, err := simixgbe.New(simixgbe.Config{
-			Addr:  pci.Addr{Bus: 1, Device: 0, Function: uint8(i)},
-			Wire:  cables[i],
-			IOMMU: iommu,
-		})
-		if err != nil {
-			s.close()
-			return nil, fmt.Errorf("model port %d: %w", i, err)
-		}
-		s.models[i] = m
-		p, err := ixgbe.Open(m.Device(), nic.Config{Promiscuous: true})
-		if err != nil {
-			s.close()
-			return nil, fmt.Errorf("open model port %d: %w", i, err)
-		}
-		s.ports[i] = p
-	}
-	return s, nil
-}
-
-// close closes the driver ports (which quiesce and close their devices), then the models.
-func (s *simPorts) close() {
-	for i := range s.ports {
-		if s.ports[i] != nil {
-			s.ports[i].Close()
-		}
-		if s.models[i] != nil {
-			s.models[i].Close()
-		}
-	}
-}
-
-// drops describes the frames the model ports and drivers lost so far ("" if none).
-func (s *simPorts) drops() string {
-	var out string
-	for i, m := range s.models {
-		ms, ps := m.Stats(), s.ports[i].Stats()
-		if n := ms.Missed + ms.Dropped + ms.BadFrames + ms.Filtered + ms.RxOff + ms.TxErrors + ms.TxLinkDown + ms.WireLost + ps.RxErrors + ps.TxErrors; n > 0 {
-			out += fmt.Sprintf(" (port %d: missed %d, refused %d, tx errors %d, wire lost %d)", i,
-				ms.Missed, ms.BadFrames+ms.Filtered+ms.RxOff+ps.RxErrors, ms.TxErrors+ps.TxErrors+ms.TxLinkDown, ms.WireLost)
-		}
-	}
-	return out
-}
-
-// forward starts a dataplane with one polling thread forwarding l2fwd between the two
-// ports under policy pol.
-func (s *simPorts) forward(pol irq.PolicyConfig) (*dataplane.Dataplane, error) {
-	dp, err := dataplane.New(dataplane.Config{
-		App: dataplane.L2Fwd,
-		Threads: []dataplane.Thread{{CPU: -1, Queues: []dataplane.Queue{
-			{Name: "p0", RxPort: s.ports[0], TxPort: s.ports[1]},
-			{Name: "p1", RxPort: s.ports[1], TxPort: s.ports[0]},
-		}}},
-		Policy: pol,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := dp.Start(); err != nil {
-		return nil, err
-	}
-	return dp, nil
-}
-
-// runSimPolicies measures each policy on two model 82599 ports forwarded by the dataplane
-// (l2fwd both ways, one polling thread), one run per policy on the same ports.
-func runSimPolicies(ctx context.Context, progress io.Writer, policies []policy, cfg latency.Config) ([]policyRow, error) {
-	if runtime.GOMAXPROCS(0) < irq.ProcsFor(1) {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(irq.ProcsFor(1)))
-	}
-	var cable, gen [2]wire.Port
-	for i := range cable {
-		cable[i], gen[i] = wire.Pair()
-	}
-	s, err := openSimPorts(cable)
-	if err != nil {
-		return nil, err
-	}
-	defer s.close()
-	cfg.Addrs = latency.DefaultAddrs()
-	cfg.Addrs.DstMAC = s.ports[0].MAC()
-	label := cfg.Label
-	var rows []policyRow
-	for i, pol := range policies {
-		if ctx.Err() != nil {
-			break
-		}
-		fmt.Fprintf(progress, "latency: [%d/%d] %s: %s for %v …\n", i+1, len(policies), pol.name, cfg.Pattern, cfg.Duration)
-		row, err := runSimPolicy(ctx, s, gen[0], gen[1], pol, cfg)
-		if err != nil {
-			return rows, fmt.Errorf("policy %s: %w", pol.name, err)
-		}
-		if label != "" {
-			row.res.Label = label + " " + pol.name
-		}
-		sum := row.res.Summary()
-		fmt.Fprintf(progress, "latency: [%d/%d] %s: CPU %.1f%%, p50 %s, p99 %s, lost %d, late %d%s\n", i+1, len(policies), pol.name,
-			row.cpu, fmtNs(sum.Median), fmtNs(sum.P99), row.res.Lost, row.res.Late, s.drops())
-		rows = append(rows, row)
-	}
-	return rows, nil
-}
-
-// runSimPolicy runs the dataplane with one policy and measures it, sending on tx (port
-// 0's cable) and receiving on rx (port 1's).
-func runSimPolicy(ctx context.Context, s *simPorts, tx, rx wire.Port, pol policy, cfg latency.Config) (policyRow, error) {
-	dp, err := s.forward(pol.cfg)
-	if err != nil {
-		return policyRow{}, err
-	}
-	defer dp.Stop()
-	// Let the thread settle into its idle state before the first probe.
-	time.Sleep(20 * time.Millisecond)
-	before := dp.Threads()[0]
-	cfg.Label = pol.name
-	res, err := latency.Run(ctx, tx, rx, cfg)
-	if err != nil {
-		return policyRow{}, err
-	}
-	after := dp.Threads()[0]
-	row := policyRow{
-		name:    pol.name,
-		res:     res,
-		wakeups: after.Idle.WakeInterrupt - before.Idle.WakeInterrupt,
-		sleeps:  after.Idle.Sleeps - before.Idle.Sleeps,
-
-		predicted: after.Idle.WakePredicted - before.Idle.WakePredicted,
-		caught:    after.Idle.PredictHits - before.Idle.PredictHits,
-	}
-	if g.log != nil {
-		i := after.Idle
-		g.log.Debug("poll thread idle policy", zap.String("policy", pol.name),
-			zap.Duration("threshold", i.Threshold), zap.Duration("gap_estimate", i.GapEstimate),
-			zap.Duration("wake_cost", i.WakeCost), zap.Duration("predicted_period", i.Period),
-			zap.Duration("predicted_lead", i.Lead), zap.Uint64("wakeups_timeout", i.WakeTimeout),
-			zap.Uint64("wakeups_spurious", i.WakeSpurious))
-	}
-	if wall := after.WallTime - before.WallTime; wall > 0 {
-		row.cpu = 100 * float64(after.CPUTime-before.CPUTime) / float64(wall)
-	}
-	return row, nil
 }

@@ -13,13 +13,15 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/latency/simrig"
 	"github.com/uiod/uiod/wire"
 )
 
 // latencyExec runs `uiod ARGS` with stdout captured and returns the output and error.
 func latencyExec(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	root := newRootCmd()
+	var g globals
+	root := newRootCmd(&g)
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
@@ -57,6 +59,21 @@ func TestLatencyBadFlags(t *testing.T) {
 		{[]string{"--tx", "pair:a", "--sim"}, "--sim"},
 		{[]string{"--tx", "pair:a", "--policies", "busy"}, "--policies"},
 		{[]string{"--bogus"}, "--bogus"},
+		// Rates the generator cannot pace.
+		{[]string{"--interval", "1ns"}, "--interval"},
+		{[]string{"--interval", "999ns"}, "--interval"},
+		{[]string{"--pattern", "constant:2Mpps"}, "--pattern"},
+		{[]string{"--pattern", "poisson:5Mpps"}, "--pattern"},
+		{[]string{"--load-rate", "2Mpps"}, "--load-rate"},
+		{[]string{"--flows", "0"}, "--flows"},
+		{[]string{"--flows", "70000"}, "--flows"},
+		// Outputs that cannot be written fail before anything is measured (the default
+		// --sim run takes 24 s).
+		{[]string{"--csv", "/nonexistent-dir/h.csv"}, "--csv"},
+		{[]string{"--json", "/nonexistent-dir/r.json"}, "--json"},
+		{[]string{"--plot", "/nonexistent-dir/p.png"}, "--plot"},
+		{[]string{"--json", "/"}, "--json"},
+		{[]string{"--tx", "pair:a", "--plot", "-"}, "--plot"},
 		{[]string{"extra-arg"}, "extra-arg"},
 	}
 	for _, tt := range tests {
@@ -70,6 +87,46 @@ func TestLatencyBadFlags(t *testing.T) {
 				t.Fatalf("error %v does not name %s", err, tt.flag)
 			}
 		})
+	}
+}
+
+// TestLatencyOutputsAtomic checks that a run without a single sample writes its CSV and
+// JSON, refuses to draw an empty plot, and leaves the previous plot file and no temporary
+// file behind.
+func TestLatencyOutputsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	csvPath, jsonPath, plotPath := filepath.Join(dir, "h.csv"), filepath.Join(dir, "r.json"), filepath.Join(dir, "p.svg")
+	if err := os.WriteFile(plotPath, []byte("<svg>previous</svg>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Probes go out on one in-process wire and nothing comes back on the other.
+	args := []string{"latency", "--tx", "pair:atomic-out", "--rx", "pair:atomic-back", "--count", "5", "--interval", "1ms",
+		"--timeout", "20ms", "--csv", csvPath, "--json", jsonPath, "--plot", plotPath}
+	_, err := latencyExec(t, args...)
+	if err == nil || !strings.Contains(err.Error(), "--plot: "+plotPath+" not written") {
+		t.Fatalf("error %v, want one saying the plot was not written", err)
+	}
+	if code := run(args); code != exitFailure {
+		t.Errorf("exit %d, want %d", code, exitFailure)
+	}
+	if b, _ := os.ReadFile(plotPath); string(b) != "<svg>previous</svg>" {
+		t.Errorf("plot file now holds %.60q", b)
+	}
+	var j map[string]any
+	data, _ := os.ReadFile(jsonPath)
+	if err := json.Unmarshal(data, &j); err != nil || j["sent"] != 5.0 || j["received"] != 0.0 {
+		t.Errorf("JSON %s: %v", data, err)
+	}
+	if b, _ := os.ReadFile(csvPath); string(b) != "latency,count\n" {
+		t.Errorf("CSV %q", b)
+	}
+	es, _ := os.ReadDir(dir)
+	if len(es) != 3 {
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		t.Errorf("files left: %v", names)
 	}
 }
 
@@ -238,12 +295,12 @@ func TestIntegrationTAPDemo(t *testing.T) {
 		ipCmd("-n", ns, "link", "set", name, "up")
 		ipCmd("-n", ns, "link", "set", "lo", "up")
 	}
-	s, err := openSimPorts(taps)
+	s, err := simrig.Open(taps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.close()
-	dp, err := s.forward(irq.PolicyConfig{})
+	defer s.Close()
+	dp, err := s.Forward(irq.PolicyConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +308,7 @@ func TestIntegrationTAPDemo(t *testing.T) {
 	argv := append([]string{"netns", "exec", nss[0]}, append(ping, "-c", "3", "-W", "2", "10.78.0.2")...)
 	out, err := exec.Command("ip", argv...).CombinedOutput()
 	if err != nil {
-		t.Errorf("model 0: %+v\nmodel 1: %+v\ndataplane: %+v", s.models[0].Stats(), s.models[1].Stats(), dp.Stats())
+		t.Errorf("model 0: %+v\nmodel 1: %+v\ndataplane: %+v", s.Models[0].Stats(), s.Models[1].Stats(), dp.Stats())
 		t.Fatalf("ping through uiod: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
@@ -268,15 +325,15 @@ func TestIntegrationTAPDemo(t *testing.T) {
 // reports that it has nothing to write instead of indexing an empty result list.
 func TestLatencyFilesWithoutResults(t *testing.T) {
 	var out bytes.Buffer
-	for _, f := range []latencyFlags{{csv: "-"}, {json: "-"}} {
-		if err := writeLatencyFiles(&out, &f, nil, nil); err == nil || !strings.Contains(err.Error(), "no results") {
-			t.Errorf("flags %+v: err = %v, want one about no results", f, err)
+	for _, o := range []latencyOutputs{{csvStdout: true}, {jsonStdout: true}} {
+		if err := o.write(&out, nil, nil); err == nil || !strings.Contains(err.Error(), "no results") {
+			t.Errorf("outputs %+v: err = %v, want one about no results", o, err)
 		}
-		if err := writeLatencyFiles(&out, &f, nil, []policyRow{}); err == nil {
-			t.Errorf("flags %+v with empty rows: no error", f)
+		if err := o.write(&out, nil, []simrig.Row{}); err == nil {
+			t.Errorf("outputs %+v with empty rows: no error", o)
 		}
 	}
-	if err := writeLatencyFiles(&out, &latencyFlags{}, nil, nil); err != nil {
+	if err := (&latencyOutputs{}).write(&out, nil, nil); err != nil {
 		t.Errorf("no files asked for: %v", err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -40,7 +39,9 @@ func asUsage(err error) error {
 	return &usageError{err}
 }
 
-// globals are the flags every command has.
+// globals are the flags every command has, and the logger built from them. newRootCmd
+// makes one and hands it to every command's constructor; the flags are parsed, and log
+// set, before any command runs.
 type globals struct {
 	root      string
 	logLevel  string
@@ -48,17 +49,24 @@ type globals struct {
 	log       *zap.Logger
 }
 
-var g globals
-
-func newRootCmd() *cobra.Command {
+// newRootCmd builds the command tree around g.
+func newRootCmd(g *globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "uiod",
 		Short:         "Userspace PCI NIC driver stack with interrupt-assisted polling",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// A word that is no subcommand (cobra's own check says so in an untyped error).
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if g.root == "" {
-				g.root = "/"
+				return usagef("--root: empty; give / for the host itself, or the prefix of a test tree")
 			}
 			l, err := newLogger(g.logLevel, g.logFormat)
 			if err != nil {
@@ -78,13 +86,28 @@ func newRootCmd() *cobra.Command {
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&g.logFormat, "log-format", "console", "log format: console or json")
 	for _, f := range commands {
-		root.AddCommand(f())
+		root.AddCommand(f(g))
 	}
+	// Cobra adds these when it executes; added now, their argument checks are typed too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	typeArgErrors(root)
 	return root
 }
 
+// typeArgErrors makes the argument checks of cmd and its subcommands return usage errors
+// (exit 2): cobra's own checks (cobra.NoArgs, MinimumNArgs...) return plain errors.
+func typeArgErrors(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error { return asUsage(check(c, args)) }
+	}
+	for _, sub := range cmd.Commands() {
+		typeArgErrors(sub)
+	}
+}
+
 // commands are the subcommand constructors; each command's file adds its own in init.
-var commands []func() *cobra.Command
+var commands []func(g *globals) *cobra.Command
 
 func newLogger(level, format string) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
@@ -108,7 +131,7 @@ func newLogger(level, format string) (*zap.Logger, error) {
 }
 
 func init() {
-	commands = append(commands, func() *cobra.Command {
+	commands = append(commands, func(*globals) *cobra.Command {
 		return &cobra.Command{
 			Use:   "version",
 			Short: "Print the version",
@@ -131,7 +154,8 @@ func main() {
 
 // run executes the CLI with args and returns the process exit code.
 func run(args []string) int {
-	root := newRootCmd()
+	var g globals
+	root := newRootCmd(&g)
 	root.SetArgs(args)
 	err := root.Execute()
 	if g.log != nil {
@@ -142,21 +166,8 @@ func run(args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "uiod:", err)
 	var ue *usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if errors.As(err, &ue) {
 		return exitUsage
 	}
 	return exitFailure
-}
-
-// isCobraUsage recognises cobra's own argument and command errors, which are plain errors.
-// Their text starts with one of these prefixes; a command's own error that merely contains
-// such words (a wrapped EINVAL reads "invalid argument") is a failure, not a usage error.
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown command ", "unknown flag: ", "unknown shorthand flag: ", "accepts ", "requires at least ", "requires at most ", `invalid argument "`, "flag needs an argument: ", "required flag(s) "} {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,7 +32,8 @@ func uiodBinary(t *testing.T) string {
 		}
 		goBin, err := exec.LookPath("go")
 		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+			binErr = err
+			return
 		}
 		binPath = filepath.Join(dir, "uiod")
 		if out, err := exec.Command(goBin, "build", "-o", binPath, ".").CombinedOutput(); err != nil {
@@ -73,10 +73,11 @@ func runUIOD(t *testing.T, stdin string, env []string, args ...string) (string, 
 }
 
 // TestExitCodes checks that cobra's own usage errors exit 2 and that a command's failure
-// exits 1 even when its text contains words of a cobra message (EINVAL reads "invalid
-// argument"): a failed sysfs write or ioctl is not a usage error.
+// exits 1 even when its text contains or starts with words of a cobra message (EINVAL
+// reads "invalid argument"): a failed sysfs write or ioctl is not a usage error, whatever
+// it says. Usage errors are told by type, not by their text.
 func TestExitCodes(t *testing.T) {
-	fails := func() *cobra.Command {
+	fails := func(*globals) *cobra.Command {
 		return &cobra.Command{
 			Use:  "test-fail",
 			Args: cobra.NoArgs,
@@ -85,14 +86,33 @@ func TestExitCodes(t *testing.T) {
 			},
 		}
 	}
+	failsLikeCobra := func(*globals) *cobra.Command {
+		return &cobra.Command{
+			Use:  "test-fail-text",
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return fmt.Errorf("accepts 1 arg(s), received 2 from the NIC's mailbox: %w", syscall.EIO)
+			},
+		}
+	}
 	saved := commands
-	commands = append(append([]func() *cobra.Command(nil), commands...), fails)
+	commands = append(append([]func(*globals) *cobra.Command(nil), commands...), fails, failsLikeCobra)
 	t.Cleanup(func() { commands = saved })
 	tests := []struct {
 		args []string
 		want int
 	}{
 		{[]string{"test-fail"}, exitFailure},
+		{[]string{"test-fail-text"}, exitFailure},
+		{[]string{"test-fail-text", "extra"}, exitUsage},
+		{[]string{}, exitOK}, // help
+		{[]string{"--root", "", "version"}, exitUsage},
+		{[]string{"--root=", "devices"}, exitUsage},
+		{[]string{"config", "bogus"}, exitUsage},
+		{[]string{"config", "validate", "a", "--bogus"}, exitUsage},
+		{[]string{"completion", "bash", "extra"}, exitUsage},
+		{[]string{"completion", "bash"}, exitOK},
+		{[]string{"help", "config"}, exitOK},
 		{[]string{"version"}, exitOK},
 		{[]string{"no-such-command"}, exitUsage},
 		{[]string{"devices", "extra"}, exitUsage},

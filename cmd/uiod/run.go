@@ -16,7 +16,7 @@ import (
 
 func init() { commands = append(commands, newRunCmd) }
 
-func newRunCmd() *cobra.Command {
+func newRunCmd(g *globals) *cobra.Command {
 	var cfgPath string
 	cmd := &cobra.Command{
 		Use:   "run --config FILE",
@@ -31,9 +31,9 @@ signal exits at once.`,
 			if cfgPath == "" {
 				return usagef("run: --config FILE is required (see uiod config example)")
 			}
-			cfg, err := config.Load(cfgPath)
+			cfg, err := config.Loader{Root: g.root}.Load(cfgPath)
 			if err != nil {
-				return asUsage(fmt.Errorf("%s: %w", cfgPath, err))
+				return configLoadError(cfgPath, err)
 			}
 			log := g.log
 			if !cmd.Flags().Changed("log-level") && !cmd.Flags().Changed("log-format") {
@@ -41,7 +41,7 @@ signal exits at once.`,
 					log = l
 				}
 			}
-			return runDaemon(cfg, log)
+			return runDaemon(cfg, log, g.root)
 		},
 	}
 	cmd.Flags().StringVarP(&cfgPath, "config", "c", "", "configuration file (\"-\" for standard input)")
@@ -49,12 +49,12 @@ signal exits at once.`,
 }
 
 // runDaemon starts the daemon and blocks until a signal asks it to stop.
-func runDaemon(cfg *config.Config, log *zap.Logger) error {
+func runDaemon(cfg *config.Config, log *zap.Logger, root string) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, daemon.ShutdownSignals...)
 	defer signal.Stop(sigs)
 
-	d := daemon.New(cfg, daemon.Options{Root: g.root, Log: log})
+	d := daemon.New(cfg, daemon.Options{Root: root, Log: log})
 	if err := d.Start(); err != nil {
 		return err
 	}

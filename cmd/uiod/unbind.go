@@ -8,7 +8,7 @@ import (
 
 func init() { commands = append(commands, newUnbindCmd) }
 
-func newUnbindCmd() *cobra.Command {
+func newUnbindCmd(g *globals) *cobra.Command {
 	var (
 		opts   pci.UnbindOptions
 		dryRun bool
@@ -27,7 +27,7 @@ exact writes instead.`,
 			if err != nil {
 				return err
 			}
-			h := pciHost()
+			h := pciHost(g)
 			p, err := h.PlanUnbind(addrs, opts)
 			if err != nil {
 				return pciPlanError(err)

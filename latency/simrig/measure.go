@@ -1,0 +1,127 @@
+package simrig
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/latency"
+	"github.com/uiod/uiod/wire"
+)
+
+// Policy is one idle policy to measure, by name.
+type Policy struct {
+	Name   string
+	Config irq.PolicyConfig
+}
+
+// Row is one policy's measurement.
+type Row struct {
+	Policy string
+	Result *latency.Result
+	// CPU is the poll thread's CPU share in percent of one CPU.
+	CPU float64
+	// Wakeups are sleeps ended by an interrupt; Sleeps are epoll waits and range sleeps.
+	Wakeups, Sleeps uint64
+	// Predicted are auto's timer wake-ups ahead of a predicted frame on periodic traffic,
+	// Caught those after which the frame was caught by polling.
+	Predicted, Caught uint64
+}
+
+// Options configure Run.
+type Options struct {
+	// Progress receives a line before and after each policy (nil: none).
+	Progress io.Writer
+	// Log receives the idle policy's estimates after each policy at debug level (nil:
+	// none).
+	Log *zap.Logger
+}
+
+// Run measures each policy in turn on one pair of model ports, with cfg as the probe
+// configuration of every run (its Addrs are set to reach the ports). It returns the rows
+// measured so far when ctx is cancelled or a policy fails.
+func Run(ctx context.Context, policies []Policy, cfg latency.Config, opts Options) ([]Row, error) {
+	progress := opts.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	if runtime.GOMAXPROCS(0) < irq.ProcsFor(1) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(irq.ProcsFor(1)))
+	}
+	var cable, gen [2]wire.Port
+	for i := range cable {
+		cable[i], gen[i] = wire.Pair()
+	}
+	s, err := Open(cable)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	cfg.Addrs = latency.DefaultAddrs()
+	cfg.Addrs.DstMAC = s.NICs[0].MAC()
+	label := cfg.Label
+	var rows []Row
+	for i, pol := range policies {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(progress, "latency: [%d/%d] %s: %s for %v …\n", i+1, len(policies), pol.Name, cfg.Pattern, cfg.Duration)
+		row, err := measure(ctx, s, gen[0], gen[1], pol, cfg, opts.Log)
+		if err != nil {
+			return rows, fmt.Errorf("policy %s: %w", pol.Name, err)
+		}
+		if label != "" {
+			row.Result.Label = label + " " + pol.Name
+		}
+		sum := row.Result.Summary()
+		fmt.Fprintf(progress, "latency: [%d/%d] %s: CPU %.1f%%, p50 %s, p99 %s, lost %d, late %d%s\n", i+1, len(policies), pol.Name,
+			row.CPU, latency.FormatNs(sum.Median), latency.FormatNs(sum.P99), row.Result.Lost, row.Result.Late, s.Drops())
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// measure runs the dataplane with one policy and measures it, sending on tx (port 0's
+// cable) and receiving on rx (port 1's).
+func measure(ctx context.Context, s *Ports, tx, rx wire.Port, pol Policy, cfg latency.Config, log *zap.Logger) (Row, error) {
+	dp, err := s.Forward(pol.Config)
+	if err != nil {
+		return Row{}, err
+	}
+	defer dp.Stop()
+	// Let the thread settle into its idle state before the first probe.
+	time.Sleep(20 * time.Millisecond)
+	before := dp.Threads()[0]
+	cfg.Label = pol.Name
+	res, err := latency.Run(ctx, tx, rx, cfg)
+	if err != nil {
+		return Row{}, err
+	}
+	after := dp.Threads()[0]
+	row := Row{
+		Policy:  pol.Name,
+		Result:  res,
+		Wakeups: after.Idle.WakeInterrupt - before.Idle.WakeInterrupt,
+		Sleeps:  after.Idle.Sleeps - before.Idle.Sleeps,
+
+		Predicted: after.Idle.WakePredicted - before.Idle.WakePredicted,
+		Caught:    after.Idle.PredictHits - before.Idle.PredictHits,
+	}
+	if log != nil {
+		i := after.Idle
+		log.Debug("poll thread idle policy", zap.String("policy", pol.Name),
+			zap.Duration("threshold", i.Threshold), zap.Duration("gap_estimate", i.GapEstimate),
+			zap.Duration("wake_cost", i.WakeCost), zap.Duration("predicted_period", i.Period),
+			zap.Duration("predicted_lead", i.Lead), zap.Uint64("wakeups_timeout", i.WakeTimeout),
+			zap.Uint64("wakeups_spurious", i.WakeSpurious))
+	}
+	if wall := after.WallTime - before.WallTime; wall > 0 {
+		row.CPU = 100 * float64(after.CPUTime-before.CPUTime) / float64(wall)
+	}
+	return row, nil
+}

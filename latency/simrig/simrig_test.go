@@ -1,0 +1,53 @@
+package simrig
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/latency"
+)
+
+// TestRunMeasuresEachPolicy runs two policies on the model ports: each row has its probes
+// forwarded, the busy one never sleeps, and the table and JSON carry every row.
+func TestRunMeasuresEachPolicy(t *testing.T) {
+	var progress bytes.Buffer
+	pols := []Policy{{"busy", irq.PolicyConfig{Mode: irq.Busy}}, {"adaptive", irq.PolicyConfig{Mode: irq.Adaptive}}}
+	rows, err := Run(context.Background(), pols, latency.Config{Count: 100, Pattern: latency.Constant{Gap: 200 * time.Microsecond}, Label: "rig"},
+		Options{Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for i, r := range rows {
+		if r.Policy != pols[i].Name || r.Result.Sent != 100 || r.Result.Received == 0 || r.Result.Label != "rig "+pols[i].Name {
+			t.Errorf("row %d: policy %s label %q sent %d received %d", i, r.Policy, r.Result.Label, r.Result.Sent, r.Result.Received)
+		}
+	}
+	if rows[0].Sleeps != 0 || rows[0].Wakeups != 0 {
+		t.Errorf("busy slept %d times, woke %d", rows[0].Sleeps, rows[0].Wakeups)
+	}
+	t.Logf("busy: %d received; adaptive: %d received, %d sleeps, %d wake-ups by interrupt",
+		rows[0].Result.Received, rows[1].Result.Received, rows[1].Sleeps, rows[1].Wakeups)
+	var table bytes.Buffer
+	if err := WriteTable(&table, rows); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(table.String()), "\n"); len(lines) != 3 || !strings.Contains(lines[0], "CPU %") {
+		t.Errorf("table:\n%s", table.String())
+	}
+	var js []map[string]any
+	b, _ := json.Marshal(rows)
+	if err := json.Unmarshal(b, &js); err != nil || len(js) != 2 || js[1]["policy"] != "adaptive" || js[1]["latency"] == nil {
+		t.Errorf("JSON %s: %v", b, err)
+	}
+	if !strings.Contains(progress.String(), "[2/2] adaptive: CPU") {
+		t.Errorf("progress:\n%s", progress.String())
+	}
+}
