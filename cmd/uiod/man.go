@@ -13,7 +13,7 @@ import (
 
 func init() { commands = append(commands, newManCmd) }
 
-func newManCmd() *cobra.Command {
+func newManCmd(*globals) *cobra.Command {
 	var section string
 	cmd := &cobra.Command{
 		Use:   "man DIR",

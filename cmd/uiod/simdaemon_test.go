@@ -90,7 +90,7 @@ func (s *simDaemon) forward(t *testing.T, n int) {
 // execUIOD runs the CLI in-process with args and returns its standard output and error.
 func execUIOD(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	root := newRootCmd() // Execute adds the completion command, writing to SetOut's writer
+	root := newRootCmd(&globals{}) // Execute adds the completion command, writing to SetOut's writer
 	root.SetArgs(args)
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
@@ -102,7 +102,7 @@ func execUIOD(t *testing.T, args ...string) (string, error) {
 // testRoot builds the command tree as run does, with the completion command cobra would
 // add when it executes (for walking the tree, not for executing it).
 func testRoot() *cobra.Command {
-	root := newRootCmd()
+	root := newRootCmd(&globals{})
 	root.InitDefaultCompletionCmd()
 	return root
 }

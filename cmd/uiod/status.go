@@ -32,7 +32,7 @@ const defaultConfigPath = "/etc/uiod/uiod.yaml"
 // below it.
 const statusMaxBody = 4 << 20
 
-func newStatusCmd() *cobra.Command {
+func newStatusCmd(g *globals) *cobra.Command {
 	var (
 		cfgPath, metrics string
 		asJSON, watch    bool
@@ -70,7 +70,7 @@ A daemon that does not answer the first sample exits 1.`,
 					cfgPath = p
 				}
 			}
-			base, err := statusBase(cfgPath, metrics, metricsSet)
+			base, err := statusBase(g.root, cfgPath, metrics, metricsSet)
 			if err != nil {
 				return err
 			}
@@ -98,15 +98,15 @@ A daemon that does not answer the first sample exits 1.`,
 }
 
 // statusBase returns the daemon's base URL from --metrics (when given) or --config.
-func statusBase(cfgPath, metrics string, metricsSet bool) (*url.URL, error) {
+func statusBase(root, cfgPath, metrics string, metricsSet bool) (*url.URL, error) {
 	if cfgPath != "" && metricsSet {
 		return nil, usagef("--config and --metrics both name the daemon: give one")
 	}
 	addr := metrics
 	if cfgPath != "" {
-		cfg, err := config.Load(cfgPath)
+		cfg, err := config.Loader{Root: root}.Load(cfgPath)
 		if err != nil {
-			return nil, asUsage(fmt.Errorf("%s: %w", cfgPath, err))
+			return nil, configLoadError(cfgPath, err)
 		}
 		if !cfg.MetricsEnabled() {
 			return nil, usagef("%s: metrics.listen is empty: the daemon serves no /status", cfgPath)
