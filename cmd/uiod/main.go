@@ -91,8 +91,47 @@ func newRootCmd(g *globals) *cobra.Command {
 	// Cobra adds these when it executes; added now, their argument checks are typed too.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	completionsToCommandOut(root)
 	typeArgErrors(root)
 	return root
+}
+
+// completionsToCommandOut makes `uiod completion SHELL` write to the command's output at
+// run time: cobra's default completion commands bind the writer when they are created,
+// which here is before a caller (a test, a man page generator) can redirect it.
+func completionsToCommandOut(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		for _, sub := range c.Commands() {
+			shell := sub.Name()
+			sub.RunE = func(cmd *cobra.Command, args []string) error {
+				desc := true
+				if f := cmd.Flags().Lookup("no-descriptions"); f != nil && f.Changed {
+					desc = false
+				}
+				out := cmd.OutOrStdout()
+				switch shell {
+				case "bash":
+					return cmd.Root().GenBashCompletionV2(out, desc)
+				case "zsh":
+					if desc {
+						return cmd.Root().GenZshCompletion(out)
+					}
+					return cmd.Root().GenZshCompletionNoDesc(out)
+				case "fish":
+					return cmd.Root().GenFishCompletion(out, desc)
+				case "powershell":
+					if desc {
+						return cmd.Root().GenPowerShellCompletionWithDesc(out)
+					}
+					return cmd.Root().GenPowerShellCompletion(out)
+				}
+				return usagef("completion: unknown shell %q", shell)
+			}
+		}
+	}
 }
 
 // typeArgErrors makes the argument checks of cmd and its subcommands return usage errors
