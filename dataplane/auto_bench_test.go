@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 )
@@ -55,11 +56,11 @@ var autoPatterns = []autoPattern{
 // autoPolicies are the policies issue 8 compares.
 var autoPolicies = []struct {
 	name   string
-	policy irq.PolicyConfig
+	policy idle.PolicyConfig
 }{
-	{"busy", irq.PolicyConfig{Mode: irq.Busy}},
-	{"fixed-300us", irq.PolicyConfig{}},
-	{"auto", irq.PolicyConfig{Auto: true}},
+	{"busy", idle.PolicyConfig{Mode: idle.Busy}},
+	{"fixed-300us", idle.DefaultPolicy()},
+	{"auto", idle.PolicyConfig{Auto: true, IdleThreshold: idle.DefaultIdleThreshold}},
 }
 
 // autoCell accumulates one pattern × policy: one round's chunk, or all rounds pooled.
@@ -195,7 +196,7 @@ func newAutoCells() [][]autoCell {
 
 // autoChunk sends one chunk of pat through a fresh reflect dataplane under policy and
 // records the outcome in c.
-func autoChunk(b *testing.B, c *autoCell, policy irq.PolicyConfig, pat autoPattern, pollCPU int, rng *rand.Rand) {
+func autoChunk(b *testing.B, c *autoCell, policy idle.PolicyConfig, pat autoPattern, pollCPU int, rng *rand.Rand) {
 	port := newRingPort(b)
 	rec := newRecorder(pat.frames)
 	port.onTx = rec.hook(0)
@@ -215,7 +216,7 @@ func autoChunk(b *testing.B, c *autoCell, policy irq.PolicyConfig, pat autoPatte
 	for i := range pat.frames {
 		next = next.Add(pat.gap(i, rng))
 		pace(next)
-		ts := irq.Now()
+		ts := idle.Now()
 		if ok, pushed := port.inject(makeFrame(buf[:], port.mac, port.mac, uint64(i), ts)); ok {
 			sentAt[i] = ts
 			senderStall[i] = pushed-ts > int64(autoStall)
@@ -568,13 +569,13 @@ type ringPort struct {
 	onTx    func(q int, b *nic.Buf)
 
 	// Stall detection, on the polling thread only (see autoStall).
-	lastPoll   int64     // irq.Now at the previous RxBurst, 0 before the first
+	lastPoll   int64     // idle.Now at the previous RxBurst, 0 before the first
 	slept      bool      // the interrupt was enabled since the previous RxBurst
 	stalls     []autoGap // gaps longer than autoStall between polls of a waking thread
 	stallsLost int       // stalls that did not fit
 }
 
-// autoGap is a time span [from, to) in irq.Now nanoseconds.
+// autoGap is a time span [from, to) in idle.Now nanoseconds.
 type autoGap struct{ from, to int64 }
 
 // ringPortStalls bounds the stalls a ringPort records: a chunk of 100 ms cannot hold
@@ -618,7 +619,7 @@ func (p *ringPort) inject(frame []byte) (ok bool, visible int64) {
 	}
 	b.SetLen(copy(b.Data(), frame))
 	p.filled.push(b) // cannot be full: filled never holds more than were posted
-	visible = irq.Now()
+	visible = idle.Now()
 	if p.enabled.Load() {
 		p.vec.Signal()
 	}
@@ -630,7 +631,7 @@ func (p *ringPort) NumRxQueues() int      { return 1 }
 func (p *ringPort) NumTxQueues() int      { return 1 }
 
 func (p *ringPort) RxBurst(_ int, bufs []*nic.Buf) int {
-	now := irq.Now()
+	now := idle.Now()
 	// A gap after a sleep, or before the re-poll that follows arming, is the policy's.
 	if p.lastPoll != 0 && !p.slept && !p.enabled.Load() && now-p.lastPoll > int64(autoStall) {
 		if len(p.stalls) < cap(p.stalls) {

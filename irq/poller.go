@@ -19,11 +19,11 @@ const (
 	// WaitRaw (the default) calls epoll_pwait through syscall.RawSyscall6, without telling
 	// the Go scheduler that the thread blocks. The goroutine keeps its P while it sleeps and
 	// runs again the moment the kernel wakes the thread; with WaitBlocking the runtime hands
-	// the P away and must win one back first, which measured ~10× the C floor on a locked
-	// thread (DESIGN §3), while a raw wait matches C at p50/p90. The costs: a raw sleeper
+	// the P away and must win one back first, several times the C floor on a locked
+	// thread (DESIGN §3), while a raw wait comes close to C. The costs: a raw sleeper
 	// holds its P (size GOMAXPROCS with ProcsFor) and a stop-the-world waits for it until a
-	// signal or the timeout ends the wait, so every raw wait must be bounded (the idle
-	// policies bound it by WaitTimeout) and be stoppable through Stop.
+	// signal or the timeout ends the wait, so every raw wait must be bounded (package idle
+	// bounds it by its WaitTimeout) and be stoppable through Stop.
 	WaitRaw WaitMode = iota
 	// WaitBlocking calls unix.EpollWait, which enters the scheduler's syscall state and lets
 	// the runtime hand the P to other goroutines. For comparison and for helper goroutines

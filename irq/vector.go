@@ -1,6 +1,7 @@
-// Package irq holds interrupt plumbing for polling threads: eventfd-backed interrupt
-// vectors, an epoll Poller that a locked OS thread can sleep in, and the idle policies that
-// decide when a poll loop stops spinning and waits for an interrupt.
+// Package irq holds the interrupt plumbing every backend and driver shares: the Kind of
+// a vector, eventfd-backed (or uio) interrupt Vectors, and an epoll Poller that a locked
+// OS thread can sleep in and another goroutine can Stop. When a poll loop stops spinning
+// and sleeps on them is package idle's decision.
 package irq
 
 import (

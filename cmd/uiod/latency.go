@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/uiod/uiod/dataplane"
+	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/nic"
@@ -279,7 +280,7 @@ func runWires(ctx context.Context, progress io.Writer, txSpec, rxSpec wire.Spec,
 // policy is one idle policy to measure with --sim.
 type policy struct {
 	name string
-	cfg  irq.PolicyConfig
+	cfg  idle.PolicyConfig
 }
 
 // parsePolicies parses a comma-separated policy list (see the command's help).
@@ -304,8 +305,8 @@ func parsePolicies(s string) ([]policy, error) {
 	return out, nil
 }
 
-func parsePolicy(s string) (irq.PolicyConfig, error) {
-	var c irq.PolicyConfig
+func parsePolicy(s string) (idle.PolicyConfig, error) {
+	var c idle.PolicyConfig
 	base, hk, hasHK := strings.Cut(s, "+")
 	kind, arg, hasArg := strings.Cut(base, ":")
 	switch kind {
@@ -315,14 +316,14 @@ func parsePolicy(s string) (irq.PolicyConfig, error) {
 		}
 		switch kind {
 		case "busy":
-			c.Mode = irq.Busy
+			c.Mode = idle.Busy
 		case "auto":
-			c.Mode, c.Auto = irq.Adaptive, true
+			c.Mode, c.Auto, c.IdleThreshold = idle.Adaptive, true, idle.DefaultIdleThreshold
 		case "threaded":
-			c.Mode, c.Delivery = irq.Adaptive, irq.Threaded
+			c.Mode, c.Delivery, c.IdleThreshold = idle.Adaptive, idle.Threaded, idle.DefaultIdleThreshold
 		}
 	case "adaptive":
-		c.Mode = irq.Adaptive
+		c.Mode, c.IdleThreshold = idle.Adaptive, idle.DefaultIdleThreshold
 		if hasArg {
 			d, err := time.ParseDuration(arg)
 			if err != nil || d <= 0 {
@@ -337,7 +338,7 @@ func parsePolicy(s string) (irq.PolicyConfig, error) {
 		if !hasArg || !ok || err1 != nil || err2 != nil {
 			return c, fmt.Errorf("policy %q: want sleep:MIN-MAX such as sleep:100us-200us", s)
 		}
-		c.Mode, c.SleepMin, c.SleepMax = irq.SleepRange, min, max
+		c.Mode, c.SleepMin, c.SleepMax = idle.SleepRange, min, max
 	default:
 		return c, fmt.Errorf("unknown policy %q (want busy, adaptive[:THRESHOLD], auto, threaded or sleep:MIN-MAX)", s)
 	}
@@ -530,7 +531,7 @@ func (s *simPorts) drops() string {
 
 // forward starts a dataplane with one polling thread forwarding l2fwd between the two
 // ports under policy pol.
-func (s *simPorts) forward(pol irq.PolicyConfig) (*dataplane.Dataplane, error) {
+func (s *simPorts) forward(pol idle.PolicyConfig) (*dataplane.Dataplane, error) {
 	dp, err := dataplane.New(dataplane.Config{
 		App: dataplane.L2Fwd,
 		Threads: []dataplane.Thread{{CPU: -1, Queues: []dataplane.Queue{

@@ -1,4 +1,4 @@
-package irq
+package idle
 
 import (
 	"math/rand/v2"
@@ -258,7 +258,7 @@ func FuzzAutoThreshold(f *testing.F) {
 }
 
 func TestAutoIdler(t *testing.T) {
-	d, _ := newIdler(t, PolicyConfig{Auto: true, WaitTimeout: time.Millisecond})
+	d, _ := newIdler(t, PolicyConfig{Auto: true, IdleThreshold: DefaultIdleThreshold, WaitTimeout: time.Millisecond})
 	if s := d.Stats(); s.Threshold != DefaultIdleThreshold {
 		t.Fatalf("initial threshold %v, want the configured %v", s.Threshold, DefaultIdleThreshold)
 	}
@@ -284,7 +284,7 @@ func TestAutoIdler(t *testing.T) {
 func TestAutoIdlerNoFrameWaitsForTimeout(t *testing.T) {
 	for _, delivery := range []Delivery{Inline, Threaded} {
 		t.Run(delivery.String(), func(t *testing.T) {
-			d, q := newIdler(t, PolicyConfig{Auto: true, WaitTimeout: time.Second, Delivery: delivery})
+			d, q := newIdler(t, PolicyConfig{Auto: true, IdleThreshold: DefaultIdleThreshold, WaitTimeout: time.Second, Delivery: delivery})
 			var racy int
 			q.onSleep = func() { // every 4th sleep: a frame lands between arm and wait
 				if racy++; racy%4 == 0 {
@@ -489,7 +489,7 @@ func TestAutoScheduleKeepsPhase(t *testing.T) {
 // periodic traffic (a frame every 400 µs, the last one now), its next sleep ends by its
 // timer ahead of the next frame, and a frame that then arrives is caught by polling.
 func TestAutoIdlerPredicts(t *testing.T) {
-	d, q := newIdler(t, PolicyConfig{Auto: true, WaitTimeout: time.Second})
+	d, q := newIdler(t, PolicyConfig{Auto: true, IdleThreshold: DefaultIdleThreshold, WaitTimeout: time.Second})
 	const gap = 400 * us
 	now := Now()
 	for i := 4 * autoWindow; i >= 0; i-- {

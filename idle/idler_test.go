@@ -1,6 +1,9 @@
-package irq
+package idle
 
 import (
+	"errors"
+	"github.com/uiod/uiod/irq"
+
 	"runtime"
 	"sync"
 	"testing"
@@ -10,7 +13,7 @@ import (
 // fakeQueues is a queue set whose "NIC" is the test: inject adds a frame and signals the
 // vector when the queues are armed, as a device raises its interrupt.
 type fakeQueues struct {
-	v *Vector
+	v *irq.Vector
 
 	mu       sync.Mutex
 	pending  int
@@ -72,13 +75,13 @@ func (f *fakeQueues) BeforeSleep() {
 
 func newIdler(t *testing.T, cfg PolicyConfig) (*Idler, *fakeQueues) {
 	t.Helper()
-	v, err := NewEventfd(MSIX, 0)
+	v, err := irq.NewEventfd(irq.MSIX, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { v.Close() })
 	q := &fakeQueues{v: v}
-	d, err := NewIdler(cfg, []*Vector{v, nil, v}, q)
+	d, err := New(cfg, []*irq.Vector{v, nil, v}, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +175,43 @@ func TestAdaptiveThreshold(t *testing.T) {
 	d.Empty(now + int64(time.Second/2) + 1)
 	if s := d.Stats(); s.Sleeps != 2 {
 		t.Fatalf("after a timeout: %+v; want a second sleep at once", s)
+	}
+}
+
+// TestZeroThreshold checks that a zero idle threshold sleeps at the first empty poll
+// after traffic, and that DefaultPolicy's threshold keeps polling then.
+func TestZeroThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   PolicyConfig
+		sleep bool
+	}{
+		{"zero", PolicyConfig{WaitTimeout: time.Millisecond}, true},
+		{"default", DefaultPolicy(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _ := newIdler(t, tc.cfg)
+			now := Now()
+			d.Traffic(now)
+			d.Empty(now)
+			if s := d.Stats(); (s.Sleeps == 1) != tc.sleep || s.Threshold != tc.cfg.IdleThreshold {
+				t.Fatalf("%+v after one empty poll: sleeps %d, threshold %v; want asleep %v", tc.cfg, s.Sleeps, s.Threshold, tc.sleep)
+			}
+		})
+	}
+}
+
+func TestNewWithoutVector(t *testing.T) {
+	q := &fakeQueues{}
+	if _, err := New(DefaultPolicy(), []*irq.Vector{nil}, q); !errors.Is(err, ErrNoVector) {
+		t.Fatalf("New(adaptive, no vector) = %v, want ErrNoVector", err)
+	}
+	for _, c := range []PolicyConfig{{Mode: Busy}, {Mode: SleepRange, SleepMax: time.Microsecond}} {
+		d, err := New(c, nil, q)
+		if err != nil {
+			t.Fatalf("New(%v, no vector) = %v", c.Mode, err)
+		}
+		d.Close()
 	}
 }
 
@@ -385,14 +425,14 @@ func TestNextIdleWait(t *testing.T) {
 	tests := []struct{ cur, base, want time.Duration }{
 		{10 * ms, 10 * ms, 20 * ms},
 		{80 * ms, 10 * ms, 160 * ms},
-		{160 * ms, 10 * ms, 160 * ms}, // IdleWaitBackoff × base
+		{160 * ms, 10 * ms, 160 * ms}, // WaitBackoff × base
 		{500 * ms, 100 * ms, time.Second},
 		{time.Second, 500 * ms, time.Second}, // never above MaxWaitTimeout
 		{ms, 10 * ms, 10 * ms},               // never below base
 	}
 	for _, tt := range tests {
-		if got := nextIdleWait(tt.cur, tt.base); got != tt.want {
-			t.Errorf("nextIdleWait(%v, %v) = %v, want %v", tt.cur, tt.base, got, tt.want)
+		if got := nextWait(tt.cur, tt.base); got != tt.want {
+			t.Errorf("nextWait(%v, %v) = %v, want %v", tt.cur, tt.base, got, tt.want)
 		}
 	}
 }
@@ -412,13 +452,13 @@ func TestIdleWaitBackoff(t *testing.T) {
 		t.Fatalf("stats %+v: want %d timeouts", s, sleeps)
 	}
 	var want time.Duration
-	for b, i := base, 0; i < sleeps; b, i = nextIdleWait(b, base), i+1 {
+	for b, i := base, 0; i < sleeps; b, i = nextWait(b, base), i+1 {
 		want += b
 	}
 	if s.Asleep < want {
 		t.Errorf("asleep %v after %d silent sleeps, want at least %v (backed-off bounds)", s.Asleep, sleeps, want)
 	}
-	if d.wait != IdleWaitBackoff*base {
+	if d.wait != WaitBackoff*base {
 		t.Errorf("bound after %d timeouts = %v", sleeps, d.wait)
 	}
 	q.inject(1)

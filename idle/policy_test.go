@@ -1,4 +1,4 @@
-package irq
+package idle
 
 import (
 	"strings"
@@ -32,6 +32,14 @@ func TestPolicyConfigValidate(t *testing.T) {
 		{"housekeeping negative hz", PolicyConfig{HousekeepingHz: -1}, "housekeeping.hz"},
 		{"housekeeping no length", PolicyConfig{HousekeepingHz: 100}, "housekeeping.length"},
 		{"housekeeping length ≥ period", PolicyConfig{HousekeepingHz: 1000, HousekeepingLength: time.Millisecond}, "housekeeping.length"},
+		{"default policy", DefaultPolicy(), ""},
+		{"zero threshold", PolicyConfig{IdleThreshold: 0}, ""},
+		{"auto", PolicyConfig{Auto: true, IdleThreshold: DefaultIdleThreshold}, ""},
+		{"auto without upper bound", PolicyConfig{Auto: true}, "idle_threshold"},
+		{"sleep range checked under adaptive", PolicyConfig{SleepMin: 2 * us, SleepMax: us}, "sleep_min"},
+		{"sleep range checked under busy", PolicyConfig{Mode: Busy, SleepMax: 2 * time.Second}, "sleep_min"},
+		{"valid sleep range under adaptive", PolicyConfig{SleepMin: us, SleepMax: 2 * us}, ""},
+		{"housekeeping length without hz", PolicyConfig{HousekeepingLength: -us}, "housekeeping.length"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
