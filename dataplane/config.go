@@ -67,7 +67,8 @@ type Thread struct {
 type Config struct {
 	Threads []Thread
 	App     App
-	// Policy is every thread's idle policy.
+	// Policy is every thread's idle policy, checked by its own Validate. Its zero value
+	// is Adaptive sleeping at the first empty poll; idle.DefaultPolicy is the usual one.
 	Policy idle.PolicyConfig
 	// Batch is the most frames one RX burst takes from one queue (default 32).
 	Batch int

@@ -68,8 +68,9 @@ func (l *loop) run(ready chan<- error) {
 			l.publish(now)
 		}
 	}
-	l.publish(idle.Now())
-	l.sampleCPU(idle.Now())
+	now := idle.Now()
+	l.publish(now)
+	l.sampleCPU(now)
 }
 
 // Poll runs one RX burst on every queue of the thread, hands what it got to the app and
