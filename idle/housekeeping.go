@@ -1,7 +1,5 @@
 package idle
 
-import "golang.org/x/sys/unix"
-
 // housekeeping schedules the yields of PolicyConfig.HousekeepingHz: a yield is due a
 // period after the previous one started and overdue a quarter period later. Times in ns;
 // a zero period turns it off.
@@ -50,8 +48,7 @@ func (d *Idler) slept(ns, end int64) {
 // lets the runtime hand this thread's P to other goroutines meanwhile.
 func (d *Idler) yield(now int64) {
 	d.st.Store(int32(Yielding))
-	ts := unix.NsecToTimespec(d.hk.length)
-	unix.Nanosleep(&ts, nil) // an early return (EINTR) is fine
+	sleepReleasingP(d.hk.length)
 	end := Now()
 	d.st.Store(int32(Polling))
 	d.c.yields.Add(1)

@@ -1,18 +1,12 @@
 package idle
 
-import "golang.org/x/sys/unix"
-
 // sleepRange is SleepRange at an empty poll: it sleeps a random time in [SleepMin,
 // SleepMax] without giving the P away, and returns the time it woke.
 func (d *Idler) sleepRange() int64 {
 	ns := d.randSleep()
 	d.st.Store(int32(Yielding))
 	t0 := Now()
-	ts := unix.NsecToTimespec(ns)
-	var rem unix.Timespec
-	for nanosleepRaw(&ts, &rem) == unix.EINTR {
-		ts = rem
-	}
+	sleepHoldingP(ns)
 	t1 := Now()
 	d.st.Store(int32(Polling))
 	d.c.sleeps.Add(1)
