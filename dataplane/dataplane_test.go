@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"errors"
+	"github.com/uiod/uiod/internal/testutil"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -47,12 +48,8 @@ func (r *recorder) hook(port int) func(q int, b *nic.Buf) {
 // timing assertion).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(200 * time.Microsecond)
+	if !testutil.WaitFor(60*time.Second, cond) {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"github.com/uiod/uiod/internal/testutil"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -134,9 +135,7 @@ func TestModelRandomGaps(t *testing.T) {
 		// Keep fewer frames in flight than an RX ring holds: on a loaded machine the poll
 		// thread can be descheduled for longer than 256 gaps, and a full ring drops frames
 		// (counted as missed by the model), which is not what this test is about.
-		for deadline := time.Now().Add(10 * time.Second); int64(i)-r.count.Load() >= 128 && time.Now().Before(deadline); {
-			time.Sleep(100 * time.Microsecond)
-		}
+		testutil.WaitFor(10*time.Second, func() bool { return int64(i)-r.count.Load() < 128 })
 		r.send(rng.IntN(2), uint64(i))
 		pause(time.Duration(rng.Int64N(int64(2 * threshold))))
 	}

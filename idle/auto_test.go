@@ -1,6 +1,7 @@
 package idle
 
 import (
+	"github.com/uiod/uiod/internal/testutil"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -299,18 +300,8 @@ func TestAutoIdlerNoFrameWaitsForTimeout(t *testing.T) {
 				time.Sleep(time.Duration(400+i%3*300) * time.Microsecond)
 				q.inject(1)
 			}
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				q.mu.Lock()
-				got := q.got
-				q.mu.Unlock()
-				if got >= frames {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("got %d of %d frames", got, frames)
-				}
-				time.Sleep(time.Millisecond)
+			if !testutil.WaitFor(30*time.Second, func() bool { return q.frames() >= frames }) {
+				t.Fatalf("got %d of %d frames", q.frames(), frames)
 			}
 			close(stop)
 			d.Stop()

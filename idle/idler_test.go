@@ -2,6 +2,7 @@ package idle
 
 import (
 	"errors"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 
 	"runtime"
@@ -35,6 +36,13 @@ func (f *fakeQueues) inject(n int) {
 	if armed {
 		f.v.Signal()
 	}
+}
+
+// frames is how many frames polls have taken.
+func (f *fakeQueues) frames() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.got
 }
 
 func (f *fakeQueues) Poll() int {
@@ -313,8 +321,8 @@ func TestIdlerStopWakesSleeper(t *testing.T) {
 				d.Empty(Now())
 				close(done)
 			}()
-			for d.State() != Asleep {
-				time.Sleep(100 * time.Microsecond)
+			if !testutil.WaitFor(30*time.Second, func() bool { return d.State() == Asleep }) {
+				t.Fatalf("thread %v, never asleep", d.State())
 			}
 			d.Stop()
 			select {
@@ -347,18 +355,8 @@ func TestAdaptiveNoLostFrames(t *testing.T) {
 					time.Sleep(time.Duration(i%50) * time.Microsecond)
 				}
 			}
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				q.mu.Lock()
-				got := q.got
-				q.mu.Unlock()
-				if got == frames {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("got %d of %d frames", got, frames)
-				}
-				time.Sleep(time.Millisecond)
+			if !testutil.WaitFor(30*time.Second, func() bool { return q.frames() == frames }) {
+				t.Fatalf("got %d of %d frames", q.frames(), frames)
 			}
 			close(stop)
 			d.Stop()
@@ -407,8 +405,8 @@ func TestGCDoesNotWaitForRawSleeper(t *testing.T) {
 		d.Empty(Now())
 		close(done)
 	}()
-	for d.State() != Asleep {
-		time.Sleep(100 * time.Microsecond)
+	if !testutil.WaitFor(30*time.Second, func() bool { return d.State() == Asleep }) {
+		t.Fatalf("thread %v, never asleep", d.State())
 	}
 	for i := 0; i < 3; i++ {
 		runtime.GC()
