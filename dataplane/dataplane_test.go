@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"errors"
-	"github.com/uiod/uiod/internal/testutil"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	"golang.org/x/sys/unix"
 )

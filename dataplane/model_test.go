@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"github.com/uiod/uiod/internal/testutil"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/ixgbe" // the driver under test
 	"github.com/uiod/uiod/sim"

@@ -1,11 +1,12 @@
 package idle
 
 import (
-	"github.com/uiod/uiod/internal/testutil"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 const (

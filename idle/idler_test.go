@@ -2,13 +2,13 @@ package idle
 
 import (
 	"errors"
-	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/irq"
-
 	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/irq"
 )
 
 // fakeQueues is a queue set whose "NIC" is the test: inject adds a frame and signals the

@@ -5,13 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/uiod/uiod/internal/testutil"
 	"os"
 	"os/exec"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 

@@ -3,13 +3,14 @@ package wire
 import (
 	"bytes"
 	"errors"
-	"github.com/uiod/uiod/internal/testutil"
 	"net"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 func TestUnixPort(t *testing.T) {
