@@ -32,7 +32,7 @@ var autoRounds = flag.Int("auto.rounds", 48, "BenchmarkAutoThreshold: rounds per
 // signal — stops it that long.
 const autoStall = 5 * time.Microsecond
 
-// autoPattern is one of issue 8's traffic patterns, sent in short chunks of frames so
+// autoPattern is one of the auto-threshold benchmark's traffic patterns, sent in short chunks of frames so
 // that the policies can be interleaved finely.
 type autoPattern struct {
 	name   string
@@ -41,7 +41,7 @@ type autoPattern struct {
 	gap    func(i int, rng *rand.Rand) time.Duration
 }
 
-// autoPatterns are issue 8's patterns. A chunk lasts 100 ms (200 ms at 2.5 kpps, where
+// autoPatterns are the benchmark's patterns. A chunk lasts 100 ms (200 ms at 2.5 kpps, where
 // the estimator's first three frames would otherwise weigh on the CPU share).
 var autoPatterns = []autoPattern{
 	{"2.5kpps", 500, 400 * time.Microsecond, constantGap(400 * time.Microsecond)},
@@ -53,7 +53,7 @@ var autoPatterns = []autoPattern{
 	}},
 }
 
-// autoPolicies are the policies issue 8 compares.
+// autoPolicies are the policies the benchmark compares.
 var autoPolicies = []struct {
 	name   string
 	policy idle.PolicyConfig
@@ -118,8 +118,8 @@ func (c *autoCell) add(o *autoCell) {
 }
 
 // BenchmarkAutoThreshold compares busy polling, the fixed 300 µs threshold and
-// idle_threshold: auto (issue 8) on the four traffic patterns in one run, and prints the
-// table and the issue's targets as ratios.
+// idle_threshold: auto on the four traffic patterns in one run, and prints the table and
+// auto's targets as ratios.
 //
 // This VM's host takes its vCPUs away for milliseconds at a time, often enough to reach
 // the 99th percentile by itself, and how often changes from second to second. So the
@@ -365,7 +365,7 @@ func exactMeasure(cells [][]autoCell) autoMeasure {
 	}
 }
 
-// autoCheck is one of issue 8's targets as a ratio.
+// autoCheck is one of auto's targets as a ratio.
 type autoCheck struct {
 	what   string
 	metric string
@@ -464,7 +464,7 @@ func bootstrapChecks(perRound [][][]autoCell, n int, rng *rand.Rand) (lo, hi []f
 // autoTable formats the pooled cells and the target checks.
 func autoTable(cells [][]autoCell, rounds int, checks []autoCheck, lo, hi []float64) string {
 	var s strings.Builder
-	fmt.Fprintf(&s, "issue 8, %d interleaved rounds pooled; latency = frame injected → handed to TX on the poll thread\n", rounds)
+	fmt.Fprintf(&s, "auto threshold, %d interleaved rounds pooled; latency = frame injected → handed to TX on the poll thread\n", rounds)
 	fmt.Fprintf(&s, "%-15s %-12s %6s %6s %6s %9s %9s %9s %9s %6s %9s %9s %9s %6s %9s %9s\n", "pattern", "policy", "cpu%", "awake%", "steal%",
 		"p50", "p99", "max", "clean p99", "clean%", "irqwakes", "predicted", "frames", "lost", "threshold", "wakecost")
 	for pi, pat := range autoPatterns {

@@ -144,7 +144,7 @@ func TestAutoThresholdSwitches(t *testing.T) {
 	}
 }
 
-// TestAutoThresholdBursts runs issue 8's on/off pattern (10 ms at 100 kpps, 90 ms
+// TestAutoThresholdBursts runs an on/off pattern (10 ms at 100 kpps, 90 ms
 // silent) with two 150 µs sender hiccups in every burst: only the first frame of a burst
 // and the first hiccup may find the thread asleep (the second hiccup is polled for), and
 // at the end of a burst the thread sleeps before the fixed threshold.
