@@ -16,10 +16,16 @@ import (
 
 // UnixPort is a wire over unix datagram sockets in the format of QEMU's
 // `-netdev dgram,local.type=unix,…`: one raw Ethernet frame per datagram, no FCS.
-// It binds its own path and sends to the peer's path; a reader goroutine delivers the
+// It binds its own path and sends to the peer's socket; a reader goroutine delivers the
 // frames it receives, stamped with Now when the read returns.
+//
+// Neither path is followed through a symlink. The first Send connects the socket to the
+// one bound at the remote path, opened without following a symlink and checked to be a
+// socket; from then on only that peer can send to this port, and a Send after the peer
+// went away resolves the path again.
 type UnixPort struct {
 	conn   *net.UnixConn
+	rc     syscall.RawConn
 	io     *rawIO
 	local  string
 	file   os.FileInfo // the socket file bound at local, which Close removes
@@ -28,6 +34,9 @@ type UnixPort struct {
 	done   chan struct{}
 	once   sync.Once
 	closed atomic.Bool // set before the socket closes, for the reader
+
+	connMu    sync.Mutex  // serialises connecting
+	connected atomic.Bool // the socket is connected to the remote peer
 }
 
 // ListenUnix binds a unix datagram socket at local and returns a Port that sends to the
@@ -70,12 +79,17 @@ func ListenUnixGroup(local, remote, group string) (*UnixPort, error) {
 			return fail(err)
 		}
 	}
-	rio, err := newRawIO(c, &unix.SockaddrUnix{Name: remote})
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return fail(err)
+	}
+	rio, err := newRawIO(c, nil) // sends on the connected socket
 	if err != nil {
 		return fail(err)
 	}
 	p := &UnixPort{
 		conn:   c,
+		rc:     rc,
 		io:     rio,
 		local:  local,
 		file:   fi,
@@ -115,11 +129,20 @@ func removeStaleSocket(path string) error {
 	return nil
 }
 
-// Send transmits frame as one datagram to the remote path. It fails (ECONNREFUSED or
-// ENOENT) while nobody is bound there. It allocates nothing.
+// Send transmits frame as one datagram to the peer bound at the remote path. It fails
+// (ENOENT, ECONNREFUSED) while nobody is bound there, and when something other than a
+// socket (a symlink, say) is at that path. It allocates nothing.
 func (p *UnixPort) Send(frame []byte) error {
 	if p.closed.Load() {
 		return ErrClosed
+	}
+	if !p.connected.Load() {
+		if err := p.connect(); err != nil {
+			if errors.Is(err, net.ErrClosed) || p.closed.Load() {
+				return ErrClosed
+			}
+			return fmt.Errorf("send to %s: %w", p.remote.Name, err)
+		}
 	}
 	closedErr, err := p.io.send(frame)
 	if closedErr != nil {
@@ -129,8 +152,29 @@ func (p *UnixPort) Send(frame []byte) error {
 		return fmt.Errorf("send to %s: %w", p.remote.Name, closedErr)
 	}
 	if err != nil {
+		if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOTCONN) {
+			p.connected.Store(false) // the peer went away: look the path up again
+		}
 		return fmt.Errorf("send to %s: %w", p.remote.Name, err)
 	}
+	return nil
+}
+
+// connect connects the socket to the peer bound at the remote path (see connectUnix).
+func (p *UnixPort) connect() error {
+	p.connMu.Lock()
+	defer p.connMu.Unlock()
+	if p.connected.Load() {
+		return nil
+	}
+	var cerr error
+	if err := p.rc.Control(func(fd uintptr) { cerr = connectUnix(int(fd), p.remote.Name) }); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return cerr
+	}
+	p.connected.Store(true)
 	return nil
 }
 

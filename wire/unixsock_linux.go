@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -61,3 +62,32 @@ func shareWithGroup(path string, gid int) error {
 	}
 	return nil
 }
+
+// connectUnix connects the datagram socket fd to the socket bound at path without
+// following a symlink there: it opens path with O_PATH|O_NOFOLLOW, checks that it is a
+// socket, and connects through the descriptor's /proc link, which names that very file.
+func connectUnix(fd int, path string) error {
+	pfd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return fmt.Errorf("stat %s: %w", path, err)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFSOCK:
+	case unix.S_IFLNK:
+		return fmt.Errorf("%s is a symlink: %w", path, errNotSocket)
+	default:
+		return fmt.Errorf("%s: %w", path, errNotSocket)
+	}
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(pfd)}); err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	return nil
+}
+
+// errNotSocket is what connectUnix reports for a path that holds no socket.
+var errNotSocket = errors.New("not a socket")

@@ -3,9 +3,12 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // bindUnixgram binds a new unix datagram socket at path and sets its file's mode to
@@ -34,3 +37,23 @@ func shareWithGroup(path string, gid int) error {
 	}
 	return nil
 }
+
+// connectUnix connects the datagram socket fd to the socket bound at path, after
+// checking that path holds a socket and not a symlink. Outside Linux the check and the
+// connect are two steps.
+func connectUnix(fd int, path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("%s: %w", path, errNotSocket)
+	}
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	return nil
+}
+
+// errNotSocket is what connectUnix reports for a path that holds no socket.
+var errNotSocket = errors.New("not a socket")

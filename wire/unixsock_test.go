@@ -1,11 +1,16 @@
 package wire
 
 import (
+	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // TestUnixSocketMode checks that the socket file is mode 0600 under a umask that would
@@ -120,5 +125,75 @@ func TestUnixCloseKeepsReplacement(t *testing.T) {
 	}
 	if b, err := os.ReadFile(p); err != nil || string(b) != "other" {
 		t.Fatalf("Close removed or changed the file that replaced its socket: %q, %v", b, err)
+	}
+}
+
+// TestUnixRemoteSymlink checks that Send does not follow a symlink planted at the remote
+// path: the socket it points to receives nothing.
+func TestUnixRemoteSymlink(t *testing.T) {
+	dir := t.TempDir()
+	victimPath := filepath.Join(dir, "victim")
+	victim, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: victimPath, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	remote := filepath.Join(dir, "remote")
+	if err := os.Symlink(victimPath, remote); err != nil {
+		t.Fatal(err)
+	}
+	p := listenUnix(t, filepath.Join(dir, "local"), remote)
+	testutil.ErrorContains(t, p.Send(make([]byte, 60)), remote, "symlink")
+	victim.SetReadDeadline(time.Now())
+	if n, _, err := victim.ReadFrom(make([]byte, 100)); err == nil {
+		t.Fatalf("the symlink's target received %d bytes", n)
+	}
+}
+
+// TestUnixPeerRestart checks that a port connected to its peer reaches the peer's
+// successor at the same path, and that only the peer can send to a connected port.
+func TestUnixPeerRestart(t *testing.T) {
+	dir := t.TempDir()
+	pa, pb := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	a := listenUnix(t, pa, pb)
+	if err := a.Send(make([]byte, 60)); err == nil {
+		t.Fatal("Send succeeded with nobody bound at the remote path")
+	}
+	got := make(chan int, 16)
+	b1, err := ListenUnix(pb, pa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1.SetHandler(func(f []byte, _ int64) { got <- 1 })
+	if err := a.Send(make([]byte, 60)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("frame not delivered to the peer")
+	}
+	stranger, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: pa, Net: "unixgram"})
+	if err == nil {
+		_, err = stranger.Write(make([]byte, 60))
+		stranger.Close()
+	}
+	if !errors.Is(err, syscall.EPERM) {
+		t.Fatalf("a stranger sending to a connected port: %v, want EPERM", err)
+	}
+	b1.Close()
+	b2 := listenUnix(t, pb, pa)
+	got2 := make(chan int, 16)
+	b2.SetHandler(func(f []byte, _ int64) { got2 <- 1 })
+	if !testutil.WaitFor(5*time.Second, func() bool {
+		a.Send(make([]byte, 60)) // the first may fail: the old peer is gone
+		select {
+		case <-got2:
+			return true
+		default:
+			return false
+		}
+	}) {
+		t.Fatal("no frame reached the restarted peer")
 	}
 }
