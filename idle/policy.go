@@ -96,6 +96,8 @@ const (
 	// MaxSleep bounds SleepMax and HousekeepingLength, as the KNI module bounds its
 	// interval.
 	MaxSleep = time.Second
+	// MaxHousekeepingHz bounds HousekeepingHz.
+	MaxHousekeepingHz = 1000000
 )
 
 // PolicyConfig configures the idle policy of one polling thread. Every duration is taken
@@ -186,11 +188,14 @@ func (c PolicyConfig) Validate() error {
 			return fmt.Errorf("sleep_min, sleep_max: want 0 ≤ min < max ≤ %v, have %v, %v", MaxSleep, c.SleepMin, c.SleepMax)
 		}
 	}
-	if c.HousekeepingHz < 0 {
-		return fmt.Errorf("housekeeping.hz: %d is negative", c.HousekeepingHz)
+	if c.HousekeepingHz < 0 || c.HousekeepingHz > MaxHousekeepingHz {
+		return fmt.Errorf("housekeeping.hz: %d outside [0, %d] (0 is off)", c.HousekeepingHz, MaxHousekeepingHz)
 	}
 	if c.HousekeepingLength < 0 || c.HousekeepingLength > MaxSleep {
 		return fmt.Errorf("housekeeping.length: %v outside [0, %v]", c.HousekeepingLength, MaxSleep)
+	}
+	if c.HousekeepingHz == 0 && c.HousekeepingLength != 0 {
+		return fmt.Errorf("housekeeping.hz: 0 (off) with housekeeping.length %v set", c.HousekeepingLength)
 	}
 	if c.HousekeepingHz > 0 {
 		period := time.Second / time.Duration(c.HousekeepingHz)

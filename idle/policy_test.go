@@ -39,7 +39,9 @@ func TestPolicyConfigValidate(t *testing.T) {
 		{"sleep range checked under adaptive", PolicyConfig{SleepMin: 2 * us, SleepMax: us}, "sleep_min"},
 		{"sleep range checked under busy", PolicyConfig{Mode: Busy, SleepMax: 2 * time.Second}, "sleep_min"},
 		{"valid sleep range under adaptive", PolicyConfig{SleepMin: us, SleepMax: 2 * us}, ""},
-		{"housekeeping length without hz", PolicyConfig{HousekeepingLength: -us}, "housekeeping.length"},
+		{"housekeeping negative length", PolicyConfig{HousekeepingLength: -us}, "housekeeping.length"},
+		{"housekeeping length without hz", PolicyConfig{HousekeepingLength: us}, "housekeeping.hz"},
+		{"housekeeping hz too high", PolicyConfig{HousekeepingHz: MaxHousekeepingHz + 1, HousekeepingLength: time.Nanosecond}, "housekeeping.hz"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
