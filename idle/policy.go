@@ -156,51 +156,66 @@ func (c PolicyConfig) SleepsOnInterrupt() bool { return c.Mode == Adaptive }
 // ErrNoVector is returned by New for a policy that sleeps on interrupts given no vector.
 var ErrNoVector = errors.New("adaptive policy needs an RX interrupt, and the port has none")
 
-// Validate reports the first field of c (after defaults) that is out of range, by its
-// configuration name (mode, idle_threshold, wait_timeout, sleep_min, housekeeping.hz …).
-// It is the one place these limits are checked.
+// FieldError is a PolicyConfig field Validate refused.
+type FieldError struct {
+	// Field is the field's configuration name: mode, delivery, wait_mode,
+	// idle_threshold, wait_timeout, sleep_min (for the sleep range as a whole),
+	// housekeeping.hz or housekeeping.length.
+	Field string
+	// Reason says what is wrong with its value.
+	Reason string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Validate reports the first field of c (after defaults) that is out of range, as a
+// *FieldError. It is the one place these limits are checked.
 func (c PolicyConfig) Validate() error {
 	c = c.WithDefaults()
 	switch c.Mode {
 	case Adaptive, Busy, SleepRange:
 	default:
-		return fmt.Errorf("mode: invalid policy %d", int(c.Mode))
+		return fieldErr("mode", "invalid policy %d", int(c.Mode))
 	}
 	switch c.Delivery {
 	case Inline, Threaded:
 	default:
-		return fmt.Errorf("delivery: invalid value %d", int(c.Delivery))
+		return fieldErr("delivery", "invalid value %d", int(c.Delivery))
 	}
 	if c.WaitMode != irq.WaitRaw && c.WaitMode != irq.WaitBlocking {
-		return fmt.Errorf("wait_mode: invalid value %d", int(c.WaitMode))
+		return fieldErr("wait_mode", "invalid value %d", int(c.WaitMode))
 	}
 	if c.IdleThreshold < 0 || c.IdleThreshold > MaxIdleThreshold {
-		return fmt.Errorf("idle_threshold: %v outside [0, %v]", c.IdleThreshold, MaxIdleThreshold)
+		return fieldErr("idle_threshold", "%v outside [0, %v]", c.IdleThreshold, MaxIdleThreshold)
 	}
 	if c.Auto && c.IdleThreshold == 0 {
-		return fmt.Errorf("idle_threshold: auto needs a positive upper bound (such as %v)", DefaultIdleThreshold)
+		return fieldErr("idle_threshold", "auto needs a positive upper bound (such as %v)", DefaultIdleThreshold)
 	}
 	if c.WaitTimeout < MinWaitTimeout || c.WaitTimeout > MaxWaitTimeout {
-		return fmt.Errorf("wait_timeout: %v outside [%v, %v]", c.WaitTimeout, MinWaitTimeout, MaxWaitTimeout)
+		return fieldErr("wait_timeout", "%v outside [%v, %v]", c.WaitTimeout, MinWaitTimeout, MaxWaitTimeout)
 	}
 	if c.Mode == SleepRange || c.SleepMin != 0 || c.SleepMax != 0 {
 		if c.SleepMin < 0 || c.SleepMin >= c.SleepMax || c.SleepMax > MaxSleep {
-			return fmt.Errorf("sleep_min, sleep_max: want 0 ≤ min < max ≤ %v, have %v, %v", MaxSleep, c.SleepMin, c.SleepMax)
+			return fieldErr("sleep_min", "want 0 ≤ sleep_min < sleep_max ≤ %v, have %v, %v", MaxSleep, c.SleepMin, c.SleepMax)
 		}
 	}
 	if c.HousekeepingHz < 0 || c.HousekeepingHz > MaxHousekeepingHz {
-		return fmt.Errorf("housekeeping.hz: %d outside [0, %d] (0 is off)", c.HousekeepingHz, MaxHousekeepingHz)
+		return fieldErr("housekeeping.hz", "%d outside [0, %d] (0 is off)", c.HousekeepingHz, MaxHousekeepingHz)
 	}
 	if c.HousekeepingLength < 0 || c.HousekeepingLength > MaxSleep {
-		return fmt.Errorf("housekeeping.length: %v outside [0, %v]", c.HousekeepingLength, MaxSleep)
+		return fieldErr("housekeeping.length", "%v outside [0, %v]", c.HousekeepingLength, MaxSleep)
 	}
 	if c.HousekeepingHz == 0 && c.HousekeepingLength != 0 {
-		return fmt.Errorf("housekeeping.hz: 0 (off) with housekeeping.length %v set", c.HousekeepingLength)
+		return fieldErr("housekeeping.hz", "0 (off) with housekeeping.length %v set", c.HousekeepingLength)
 	}
 	if c.HousekeepingHz > 0 {
 		period := time.Second / time.Duration(c.HousekeepingHz)
 		if c.HousekeepingLength == 0 || c.HousekeepingLength >= period {
-			return fmt.Errorf("housekeeping.length: %v must be positive and shorter than the period %v", c.HousekeepingLength, period)
+			return fieldErr("housekeeping.length", "%v must be positive and shorter than the period %v", c.HousekeepingLength, period)
 		}
 	}
 	return nil

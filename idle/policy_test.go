@@ -1,6 +1,7 @@
 package idle
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,10 @@ func TestPolicyConfigValidate(t *testing.T) {
 				t.Fatalf("Validate accepted %+v", tt.cfg)
 			case tt.field != "" && !strings.HasPrefix(err.Error(), tt.field):
 				t.Fatalf("Validate = %q, want an error naming %s", err, tt.field)
+			}
+			var fe *FieldError
+			if tt.field != "" && (!errors.As(err, &fe) || fe.Field != tt.field) {
+				t.Fatalf("Validate = %#v, want a *FieldError for %s", err, tt.field)
 			}
 		})
 	}
