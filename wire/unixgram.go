@@ -131,7 +131,7 @@ func removeStaleSocket(path string) error {
 
 // Send transmits frame as one datagram to the peer bound at the remote path. It fails
 // (ENOENT, ECONNREFUSED) while nobody is bound there, and when something other than a
-// socket (a symlink, say) is at that path. It allocates nothing.
+// socket (a symlink, say) is at that path. Once connected it allocates nothing.
 func (p *UnixPort) Send(frame []byte) error {
 	if p.closed.Load() {
 		return ErrClosed
