@@ -169,7 +169,7 @@ func TestGCDoesNotWaitForRawSleeper(t *testing.T) {
 	<-done
 }
 
-func TestNextIdleWait(t *testing.T) {
+func TestNextWait(t *testing.T) {
 	ms := time.Millisecond
 	tests := []struct{ cur, base, want time.Duration }{
 		{10 * ms, 10 * ms, 20 * ms},
@@ -186,10 +186,10 @@ func TestNextIdleWait(t *testing.T) {
 	}
 }
 
-// TestIdleWaitBackoff checks that consecutive timed-out sleeps of a silent thread get
+// TestWaitBackoff checks that consecutive timed-out sleeps of a silent thread get
 // longer, and that traffic brings the bound back to WaitTimeout. A wait never returns
 // before its bound, so the time asleep is at least the sum of the bounds.
-func TestIdleWaitBackoff(t *testing.T) {
+func TestWaitBackoff(t *testing.T) {
 	base := time.Millisecond
 	d, q := newIdler(t, PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: base})
 	const sleeps = 6
