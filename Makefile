@@ -1,8 +1,11 @@
 # uiod — build and test entry points. `make test` is the one command that runs every test.
 GO      ?= go
 PKGS    := ./...
+# staticcheck, pinned: release 2026.2.2 is module version v0.8.2, which runs with Go 1.26
+# (release 2025.1.1 cannot be fetched from the module proxy).
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages whose tests do not measure time: run under the race detector too.
-RACE_PKGS := ./pci/... ./config/... ./irq/... ./wire/... ./nic/... ./sim/... ./vfio/... ./uio/... ./dmamem/... ./latency/... ./daemon/...
+RACE_PKGS := ./pci/... ./config/... ./irq/... ./idle/... ./wire/... ./nic/... ./sim/... ./vfio/... ./uio/... ./dmamem/... ./latency/... ./daemon/...
 
 .PHONY: all build test unit race lint qemu-setup bench deb clean
 
@@ -24,6 +27,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 # Installs QEMU 10, busybox and a Debian kernel for the guest tests (root only; idempotent).
 # Without root it says why and the integration tests skip.

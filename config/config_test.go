@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/viper"
-	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -175,7 +175,7 @@ func TestIdlePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol, err := c.Poll.IdlePolicy()
-	want := irq.PolicyConfig{Mode: irq.SleepRange, Auto: true, IdleThreshold: irq.DefaultIdleThreshold, WaitTimeout: DefaultWaitTimeout,
+	want := idle.PolicyConfig{Mode: idle.SleepRange, Auto: true, IdleThreshold: idle.DefaultIdleThreshold, WaitTimeout: DefaultWaitTimeout,
 		SleepMin: 10 * time.Microsecond, SleepMax: 20 * time.Microsecond, HousekeepingHz: 10, HousekeepingLength: time.Millisecond}
 	if err != nil || pol != want {
 		t.Errorf("IdlePolicy() = %+v, %v\nwant %+v", pol, err, want)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
+	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/irq"
 )
 
@@ -195,7 +196,7 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 	next := 0
 	for _, q := range queues {
 		ti := next % len(threads)
-		if v := q.RxPort.RxVector(q.RxQ); v != nil && pol.Mode == irq.Adaptive {
+		if v := q.RxPort.RxVector(q.RxQ); v != nil && pol.SleepsOnInterrupt() {
 			if t, ok := vecThread[v.Fd()]; ok {
 				ti = t
 			} else {
@@ -218,16 +219,16 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 }
 
 // policyConfig maps the poll section onto the idle policy.
-func policyConfig(p config.Poll) (irq.PolicyConfig, error) {
-	mode, err := irq.ParseMode(p.Mode)
+func policyConfig(p config.Poll) (idle.PolicyConfig, error) {
+	mode, err := idle.ParseMode(p.Mode)
 	if err != nil {
-		return irq.PolicyConfig{}, fmt.Errorf("poll.mode: %w", err)
+		return idle.PolicyConfig{}, fmt.Errorf("poll.mode: %w", err)
 	}
-	del, err := irq.ParseDelivery(p.Delivery)
+	del, err := idle.ParseDelivery(p.Delivery)
 	if err != nil {
-		return irq.PolicyConfig{}, fmt.Errorf("poll.delivery: %w", err)
+		return idle.PolicyConfig{}, fmt.Errorf("poll.delivery: %w", err)
 	}
-	pc := irq.PolicyConfig{
+	pc := idle.PolicyConfig{
 		Mode:               mode,
 		IdleThreshold:      p.IdleThreshold.Duration,
 		Auto:               p.IdleThreshold.Auto,
@@ -238,13 +239,11 @@ func policyConfig(p config.Poll) (irq.PolicyConfig, error) {
 		HousekeepingLength: p.Housekeeping.Length,
 		Delivery:           del,
 	}
-	if !pc.Auto && pc.IdleThreshold == 0 {
-		// In the configuration 0 means "sleep at the first empty poll"; irq reads 0 as
-		// "the default", so ask for the smallest positive threshold instead.
-		pc.IdleThreshold = time.Nanosecond
+	if pc.Auto {
+		pc.IdleThreshold = idle.DefaultIdleThreshold // the most auto may choose
 	}
 	if err := pc.Validate(); err != nil {
-		return irq.PolicyConfig{}, fmt.Errorf("poll: %w", err)
+		return idle.PolicyConfig{}, fmt.Errorf("poll: %w", err)
 	}
 	return pc, nil
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 )
@@ -31,7 +32,7 @@ var autoRounds = flag.Int("auto.rounds", 48, "BenchmarkAutoThreshold: rounds per
 // signal — stops it that long.
 const autoStall = 5 * time.Microsecond
 
-// autoPattern is one of issue 8's traffic patterns, sent in short chunks of frames so
+// autoPattern is one of the auto-threshold benchmark's traffic patterns, sent in short chunks of frames so
 // that the policies can be interleaved finely.
 type autoPattern struct {
 	name   string
@@ -40,7 +41,7 @@ type autoPattern struct {
 	gap    func(i int, rng *rand.Rand) time.Duration
 }
 
-// autoPatterns are issue 8's patterns. A chunk lasts 100 ms (200 ms at 2.5 kpps, where
+// autoPatterns are the benchmark's patterns. A chunk lasts 100 ms (200 ms at 2.5 kpps, where
 // the estimator's first three frames would otherwise weigh on the CPU share).
 var autoPatterns = []autoPattern{
 	{"2.5kpps", 500, 400 * time.Microsecond, constantGap(400 * time.Microsecond)},
@@ -52,14 +53,14 @@ var autoPatterns = []autoPattern{
 	}},
 }
 
-// autoPolicies are the policies issue 8 compares.
+// autoPolicies are the policies the benchmark compares.
 var autoPolicies = []struct {
 	name   string
-	policy irq.PolicyConfig
+	policy idle.PolicyConfig
 }{
-	{"busy", irq.PolicyConfig{Mode: irq.Busy}},
-	{"fixed-300us", irq.PolicyConfig{}},
-	{"auto", irq.PolicyConfig{Auto: true}},
+	{"busy", idle.PolicyConfig{Mode: idle.Busy}},
+	{"fixed-300us", idle.DefaultPolicy()},
+	{"auto", idle.PolicyConfig{Auto: true, IdleThreshold: idle.DefaultIdleThreshold}},
 }
 
 // autoCell accumulates one pattern × policy: one round's chunk, or all rounds pooled.
@@ -117,8 +118,8 @@ func (c *autoCell) add(o *autoCell) {
 }
 
 // BenchmarkAutoThreshold compares busy polling, the fixed 300 µs threshold and
-// idle_threshold: auto (issue 8) on the four traffic patterns in one run, and prints the
-// table and the issue's targets as ratios.
+// idle_threshold: auto on the four traffic patterns in one run, and prints the table and
+// auto's targets as ratios.
 //
 // This VM's host takes its vCPUs away for milliseconds at a time, often enough to reach
 // the 99th percentile by itself, and how often changes from second to second. So the
@@ -195,7 +196,7 @@ func newAutoCells() [][]autoCell {
 
 // autoChunk sends one chunk of pat through a fresh reflect dataplane under policy and
 // records the outcome in c.
-func autoChunk(b *testing.B, c *autoCell, policy irq.PolicyConfig, pat autoPattern, pollCPU int, rng *rand.Rand) {
+func autoChunk(b *testing.B, c *autoCell, policy idle.PolicyConfig, pat autoPattern, pollCPU int, rng *rand.Rand) {
 	port := newRingPort(b)
 	rec := newRecorder(pat.frames)
 	port.onTx = rec.hook(0)
@@ -215,7 +216,7 @@ func autoChunk(b *testing.B, c *autoCell, policy irq.PolicyConfig, pat autoPatte
 	for i := range pat.frames {
 		next = next.Add(pat.gap(i, rng))
 		pace(next)
-		ts := irq.Now()
+		ts := idle.Now()
 		if ok, pushed := port.inject(makeFrame(buf[:], port.mac, port.mac, uint64(i), ts)); ok {
 			sentAt[i] = ts
 			senderStall[i] = pushed-ts > int64(autoStall)
@@ -364,7 +365,7 @@ func exactMeasure(cells [][]autoCell) autoMeasure {
 	}
 }
 
-// autoCheck is one of issue 8's targets as a ratio.
+// autoCheck is one of auto's targets as a ratio.
 type autoCheck struct {
 	what   string
 	metric string
@@ -463,7 +464,7 @@ func bootstrapChecks(perRound [][][]autoCell, n int, rng *rand.Rand) (lo, hi []f
 // autoTable formats the pooled cells and the target checks.
 func autoTable(cells [][]autoCell, rounds int, checks []autoCheck, lo, hi []float64) string {
 	var s strings.Builder
-	fmt.Fprintf(&s, "issue 8, %d interleaved rounds pooled; latency = frame injected → handed to TX on the poll thread\n", rounds)
+	fmt.Fprintf(&s, "auto threshold, %d interleaved rounds pooled; latency = frame injected → handed to TX on the poll thread\n", rounds)
 	fmt.Fprintf(&s, "%-15s %-12s %6s %6s %6s %9s %9s %9s %9s %6s %9s %9s %9s %6s %9s %9s\n", "pattern", "policy", "cpu%", "awake%", "steal%",
 		"p50", "p99", "max", "clean p99", "clean%", "irqwakes", "predicted", "frames", "lost", "threshold", "wakecost")
 	for pi, pat := range autoPatterns {
@@ -568,13 +569,13 @@ type ringPort struct {
 	onTx    func(q int, b *nic.Buf)
 
 	// Stall detection, on the polling thread only (see autoStall).
-	lastPoll   int64     // irq.Now at the previous RxBurst, 0 before the first
+	lastPoll   int64     // idle.Now at the previous RxBurst, 0 before the first
 	slept      bool      // the interrupt was enabled since the previous RxBurst
 	stalls     []autoGap // gaps longer than autoStall between polls of a waking thread
 	stallsLost int       // stalls that did not fit
 }
 
-// autoGap is a time span [from, to) in irq.Now nanoseconds.
+// autoGap is a time span [from, to) in idle.Now nanoseconds.
 type autoGap struct{ from, to int64 }
 
 // ringPortStalls bounds the stalls a ringPort records: a chunk of 100 ms cannot hold
@@ -618,7 +619,7 @@ func (p *ringPort) inject(frame []byte) (ok bool, visible int64) {
 	}
 	b.SetLen(copy(b.Data(), frame))
 	p.filled.push(b) // cannot be full: filled never holds more than were posted
-	visible = irq.Now()
+	visible = idle.Now()
 	if p.enabled.Load() {
 		p.vec.Signal()
 	}
@@ -630,7 +631,7 @@ func (p *ringPort) NumRxQueues() int      { return 1 }
 func (p *ringPort) NumTxQueues() int      { return 1 }
 
 func (p *ringPort) RxBurst(_ int, bufs []*nic.Buf) int {
-	now := irq.Now()
+	now := idle.Now()
 	// A gap after a sleep, or before the re-poll that follows arming, is the policy's.
 	if p.lastPoll != 0 && !p.slept && !p.enabled.Load() && now-p.lastPoll > int64(autoStall) {
 		if len(p.stalls) < cap(p.stalls) {

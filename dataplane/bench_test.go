@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/irq"
 	"golang.org/x/sys/unix"
 )
@@ -31,24 +32,25 @@ const benchGap = 400 * time.Microsecond
 //	UIOD_CFLOOR=/tmp/floor go test -run '^$' -bench Policies -benchtime 5000x ./dataplane
 func BenchmarkPolicies(b *testing.B) {
 	us := time.Microsecond
-	adaptive := irq.PolicyConfig{Mode: irq.Adaptive}
-	blocking := irq.PolicyConfig{Mode: irq.Adaptive, WaitMode: irq.WaitBlocking}
-	threaded := irq.PolicyConfig{Mode: irq.Adaptive, Delivery: irq.Threaded}
-	auto := irq.PolicyConfig{Mode: irq.Adaptive, Auto: true}
-	sleep := func(min, max time.Duration) irq.PolicyConfig {
-		return irq.PolicyConfig{Mode: irq.SleepRange, SleepMin: min, SleepMax: max}
+	adaptive := idle.DefaultPolicy()
+	blocking, threaded, auto := adaptive, adaptive, adaptive
+	blocking.WaitMode = irq.WaitBlocking
+	threaded.Delivery = idle.Threaded
+	auto.Auto = true
+	sleep := func(min, max time.Duration) idle.PolicyConfig {
+		return idle.PolicyConfig{Mode: idle.SleepRange, SleepMin: min, SleepMax: max}
 	}
 	// Threshold 1 ns: every frame arrives by interrupt, which isolates the wake-up path.
-	wake := func(p irq.PolicyConfig) irq.PolicyConfig { p.IdleThreshold = time.Nanosecond; return p }
+	wake := func(p idle.PolicyConfig) idle.PolicyConfig { p.IdleThreshold = time.Nanosecond; return p }
 	cases := []struct {
 		name   string
-		policy irq.PolicyConfig
+		policy idle.PolicyConfig
 	}{
 		{"wake/adaptive-inline-raw", wake(adaptive)},
 		{"wake/adaptive-inline-blocking", wake(blocking)},
 		{"wake/adaptive-threaded", wake(threaded)},
-		{"wake/busy", irq.PolicyConfig{Mode: irq.Busy}},
-		{"cpu/busy", irq.PolicyConfig{Mode: irq.Busy}},
+		{"wake/busy", idle.PolicyConfig{Mode: idle.Busy}},
+		{"cpu/busy", idle.PolicyConfig{Mode: idle.Busy}},
 		{"cpu/adaptive-300us", adaptive},
 		{"cpu/adaptive-auto", auto},
 		{"cpu/sleep-5-10us", sleep(5*us, 10*us)},
@@ -65,7 +67,7 @@ func BenchmarkPolicies(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) { benchPaced(b, c.policy, constantGap(benchGap)) })
 	}
-	b.Run("cpu/adaptive-300us-idle", func(b *testing.B) { benchIdle(b, irq.PolicyConfig{}) })
+	b.Run("cpu/adaptive-300us-idle", func(b *testing.B) { benchIdle(b, idle.DefaultPolicy()) })
 	for _, c := range cases[:4] {
 		b.Run("model/"+c.name, func(b *testing.B) { benchModel(b, c.policy, benchGap) })
 	}
@@ -74,7 +76,7 @@ func BenchmarkPolicies(b *testing.B) {
 // benchModel is benchPaced through the 82599 model and the real ixgbe driver: frames go
 // onto port 0's wire and the latency is taken when port 1 puts them on its wire (wire
 // in → NIC DMA → MSI-X → poll thread → TX doorbell → wire out).
-func benchModel(b *testing.B, policy irq.PolicyConfig, gap time.Duration) {
+func benchModel(b *testing.B, policy idle.PolicyConfig, gap time.Duration) {
 	pollCPU, senderCPU := benchCPUs()
 	r := newModelRig(b, pollCPU, policy, b.N)
 	if err := r.dp.Start(); err != nil {
@@ -138,7 +140,7 @@ func constantGap(gap time.Duration) func(int, *rand.Rand) time.Duration {
 
 // benchPaced sends b.N frames, frame i gap(i) after the one before, through a reflect
 // dataplane and reports latency percentiles and the polling thread's CPU share.
-func benchPaced(b *testing.B, policy irq.PolicyConfig, gap func(int, *rand.Rand) time.Duration) {
+func benchPaced(b *testing.B, policy idle.PolicyConfig, gap func(int, *rand.Rand) time.Duration) {
 	dma := &goDMA{}
 	port := newFakePort(b, dma, 1, 1, true)
 	rec := newRecorder(b.N)
@@ -163,7 +165,7 @@ func benchPaced(b *testing.B, policy irq.PolicyConfig, gap func(int, *rand.Rand)
 	for i := 0; i < b.N; i++ {
 		next = next.Add(gap(i, rng))
 		pause(time.Until(next))
-		port.inject(0, makeFrame(buf[:], port.mac, port.mac, uint64(i), irq.Now()))
+		port.inject(0, makeFrame(buf[:], port.mac, port.mac, uint64(i), idle.Now()))
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for rec.count.Load() < int64(b.N) && time.Now().Before(deadline) {
@@ -203,7 +205,7 @@ func reportPaced(b *testing.B, latencies []int64, before, after ThreadStats) {
 
 // benchIdle reports the polling thread's CPU share with no traffic at all, over b.N
 // wait_timeouts.
-func benchIdle(b *testing.B, policy irq.PolicyConfig) {
+func benchIdle(b *testing.B, policy idle.PolicyConfig) {
 	dma := &goDMA{}
 	port := newFakePort(b, dma, 1, 1, true)
 	dp, err := New(Config{App: Reflect, Policy: policy, Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: port}}}}})

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/nic"
 	"go.uber.org/zap"
 )
@@ -67,8 +67,9 @@ type Thread struct {
 type Config struct {
 	Threads []Thread
 	App     App
-	// Policy is every thread's idle policy.
-	Policy irq.PolicyConfig
+	// Policy is every thread's idle policy, checked by its own Validate. Its zero value
+	// is Adaptive sleeping at the first empty poll; idle.DefaultPolicy is the usual one.
+	Policy idle.PolicyConfig
 	// Batch is the most frames one RX burst takes from one queue (default 32).
 	Batch int
 	// Logger receives start-up and shutdown messages (default: none).
@@ -150,10 +151,10 @@ func (cfg *Config) validate() error {
 				return fmt.Errorf("%s.tx_queue: TX queue %d already used by thread %d", where, q.TxQ, other)
 			}
 			txThread[tx] = ti
-			if cfg.Policy.Mode == irq.Adaptive {
+			if cfg.Policy.SleepsOnInterrupt() {
 				v := q.RxPort.RxVector(q.RxQ)
 				if v == nil {
-					return fmt.Errorf("%s: adaptive policy needs an RX interrupt, and the port has none", where)
+					return fmt.Errorf("%s: %w", where, idle.ErrNoVector)
 				}
 				// A vector shared by several queues (INTx) wakes, and is drained by, one
 				// thread only: another thread would miss its interrupts.

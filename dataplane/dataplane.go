@@ -1,7 +1,7 @@
 // Package dataplane runs the poll loops: one goroutine per configured thread, locked to
 // its OS thread (and pinned to a CPU when configured), polling several RX queues of
 // several ports, handing frames to an app (l2fwd or reflect) and, when traffic stops,
-// letting the thread's irq.Idler put it to sleep until an RX interrupt.
+// letting the thread's idle.Idler put it to sleep until an RX interrupt.
 //
 // The process should run with GOMAXPROCS = irq.ProcsFor(number of threads): busy and
 // raw-sleeping poll threads each hold a P.
@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"go.uber.org/zap"
@@ -52,7 +53,7 @@ func New(cfg Config) (*Dataplane, error) {
 			l.queues = append(l.queues, queue{name: q.Name, rx: q.RxPort, rxq: q.RxQ, tx: q.TxPort, txq: q.TxQ})
 			vectors = append(vectors, q.RxPort.RxVector(q.RxQ))
 		}
-		idler, err := irq.NewIdler(cfg.Policy, vectors, l)
+		idler, err := idle.New(cfg.Policy, vectors, l)
 		if err != nil {
 			dp.closeIdlers()
 			return nil, fmt.Errorf("threads[%d]: %w", ti, err)

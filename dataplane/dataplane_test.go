@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"errors"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -9,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	"golang.org/x/sys/unix"
 )
@@ -28,7 +30,7 @@ func newRecorder(n int) *recorder {
 
 func (r *recorder) hook(port int) func(q int, b *nic.Buf) {
 	return func(q int, b *nic.Buf) {
-		now := irq.Now()
+		now := idle.Now()
 		seq := frameSeq(b.Bytes())
 		if seq >= uint64(len(r.lat)) {
 			return
@@ -46,12 +48,8 @@ func (r *recorder) hook(port int) func(q int, b *nic.Buf) {
 // timing assertion).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(200 * time.Microsecond)
+	if !testutil.WaitFor(60*time.Second, cond) {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 
@@ -97,13 +95,13 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"valid", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, ""},
 		{"reflect without tx port", Config{App: Reflect, Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: a}}}}}, ""},
-		{"busy without irq", Config{Policy: irq.PolicyConfig{Mode: irq.Busy}, Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: noirq, TxPort: noirq}}}}}, ""},
+		{"busy without irq", Config{Policy: idle.PolicyConfig{Mode: idle.Busy}, Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: noirq, TxPort: noirq}}}}}, ""},
 		{"no threads", Config{}, "threads"},
 		{"no queues", Config{Threads: []Thread{{CPU: -1}}}, "threads[0].queues"},
 		{"bad cpu", Config{Threads: []Thread{{CPU: -2, Queues: []Queue{ok}}}}, "threads[0].cpu"},
 		{"batch", Config{Batch: MaxBatch + 1, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, "batch"},
 		{"app", Config{App: 7, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, "app"},
-		{"policy", Config{Policy: irq.PolicyConfig{Mode: irq.SleepRange}, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, "policy: sleep_min"},
+		{"policy", Config{Policy: idle.PolicyConfig{Mode: idle.SleepRange}, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, "policy: sleep_min"},
 		{"no rx port", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{TxPort: a}}}}}, "threads[0].queues[0] (t0q0).rx_port"},
 		{"no tx port", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: a}}}}}, "threads[0].queues[0] (t0q0).tx_port"},
 		{"reflect to other port", Config{App: Reflect, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, "threads[0].queues[0] (t0q0).tx_port"},
@@ -114,7 +112,7 @@ func TestConfigValidate(t *testing.T) {
 		{"tx queue shared on one thread", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{ok, {RxPort: a, RxQ: 1, TxPort: b}}}}}, ""},
 		{"shared irq on one thread", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: intx, TxPort: intx}, {RxPort: intx, RxQ: 1, TxPort: intx, TxQ: 1}}}}}, ""},
 		{"shared irq on two threads", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: intx, TxPort: intx}}}, {CPU: -1, Queues: []Queue{{RxPort: intx, RxQ: 1, TxPort: intx, TxQ: 1}}}}}, "threads[1].queues[0] (t1q0).rx_queue: its RX interrupt"},
-		{"shared irq on two busy threads", Config{Policy: irq.PolicyConfig{Mode: irq.Busy}, Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: intx, TxPort: intx}}}, {CPU: -1, Queues: []Queue{{RxPort: intx, RxQ: 1, TxPort: intx, TxQ: 1}}}}}, ""},
+		{"shared irq on two busy threads", Config{Policy: idle.PolicyConfig{Mode: idle.Busy}, Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: intx, TxPort: intx}}}, {CPU: -1, Queues: []Queue{{RxPort: intx, RxQ: 1, TxPort: intx, TxQ: 1}}}}}, ""},
 		{"adaptive without irq", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: noirq, TxPort: a}}}}}, "threads[0].queues[0] (t0q0): adaptive"},
 	}
 	for _, tt := range tests {
@@ -132,6 +130,14 @@ func TestConfigValidate(t *testing.T) {
 				t.Fatalf("New = %q, want an error about %s", err, tt.field)
 			}
 		})
+	}
+	// The policy's rules are idle's: New reports them, under "policy" and per queue.
+	bad := idle.PolicyConfig{Mode: idle.SleepRange}
+	if _, err := New(Config{Policy: bad, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}); err == nil || err.Error() != "policy: "+bad.Validate().Error() {
+		t.Errorf("New with %+v = %v, want idle's %v", bad, err, bad.Validate())
+	}
+	if _, err := New(Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: noirq, TxPort: a}}}}}); !errors.Is(err, idle.ErrNoVector) {
+		t.Errorf("adaptive without irq: %v, want idle.ErrNoVector", err)
 	}
 	for _, s := range []string{"l2fwd", "reflect"} {
 		if a, err := ParseApp(s); err != nil || a.String() != s {
@@ -163,7 +169,7 @@ type pair struct {
 	dp   *Dataplane
 }
 
-func newPair(t *testing.T, app App, policy irq.PolicyConfig, frames int) *pair {
+func newPair(t *testing.T, app App, policy idle.PolicyConfig, frames int) *pair {
 	t.Helper()
 	p := &pair{dma: &goDMA{}, rec: newRecorder(frames)}
 	p.a = newFakePort(t, p.dma, 1, 1, true)
@@ -197,17 +203,17 @@ func (p *pair) checkClean(t *testing.T) {
 }
 
 func TestFrameBetweenArmAndSleep(t *testing.T) {
-	for _, delivery := range []irq.Delivery{irq.Inline, irq.Threaded} {
+	for _, delivery := range []idle.Delivery{idle.Inline, idle.Threaded} {
 		t.Run(delivery.String(), func(t *testing.T) {
 			// wait_timeout 1 s: a frame that waited for it would show as a timeout wake-up.
-			p := newPair(t, L2Fwd, irq.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second, Delivery: delivery}, 1)
+			p := newPair(t, L2Fwd, idle.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second, Delivery: delivery}, 1)
 			var buf [frameLen]byte
 			var once sync.Once
 			injected := make(chan struct{})
 			p.dp.loops[0].beforeSleep = func() {
 				once.Do(func() {
 					// The thread has armed and re-polled; the frame arrives now.
-					p.a.inject(0, makeFrame(buf[:], p.b.mac, p.a.mac, 0, irq.Now()))
+					p.a.inject(0, makeFrame(buf[:], p.b.mac, p.a.mac, 0, idle.Now()))
 					close(injected)
 				})
 			}
@@ -236,10 +242,10 @@ func TestRandomGapsAroundThreshold(t *testing.T) {
 	const threshold = 50 * time.Microsecond
 	for _, tc := range []struct {
 		name   string
-		policy irq.PolicyConfig
+		policy idle.PolicyConfig
 	}{
-		{"adaptive", irq.PolicyConfig{IdleThreshold: threshold, WaitTimeout: time.Second}},
-		{"auto", irq.PolicyConfig{IdleThreshold: threshold, Auto: true, WaitTimeout: time.Second}},
+		{"adaptive", idle.PolicyConfig{IdleThreshold: threshold, WaitTimeout: time.Second}},
+		{"auto", idle.PolicyConfig{IdleThreshold: threshold, Auto: true, WaitTimeout: time.Second}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := frames
@@ -258,7 +264,7 @@ func TestRandomGapsAroundThreshold(t *testing.T) {
 				if rng.IntN(2) == 1 {
 					from, to = to, from
 				}
-				for !from.inject(0, makeFrame(buf[:], to.mac, from.mac, uint64(i), irq.Now())) {
+				for !from.inject(0, makeFrame(buf[:], to.mac, from.mac, uint64(i), idle.Now())) {
 					pause(10 * time.Microsecond) // ring full: the thread is behind
 				}
 				// Gaps uniform in [0, 2×threshold]: about half the frames find the thread
@@ -297,7 +303,7 @@ func TestCountersAndApps(t *testing.T) {
 	for _, app := range []App{L2Fwd, Reflect} {
 		t.Run(app.String(), func(t *testing.T) {
 			const bursts, per = 200, 8
-			p := newPair(t, app, irq.PolicyConfig{Mode: irq.Busy}, bursts*per)
+			p := newPair(t, app, idle.PolicyConfig{Mode: idle.Busy}, bursts*per)
 			p.b.txLimit = 1 // TX queue of b takes one frame per burst: the rest are drops
 			var swapped atomic.Int64
 			aTx := p.a.onTx
@@ -324,7 +330,7 @@ func TestCountersAndApps(t *testing.T) {
 				for j := 0; j < per; j++ {
 					b := r.posted[len(r.posted)-1]
 					r.posted = r.posted[:len(r.posted)-1]
-					b.SetLen(copy(b.Data(), makeFrame(buf[:], p.a.mac, p.b.mac, seq, irq.Now())))
+					b.SetLen(copy(b.Data(), makeFrame(buf[:], p.a.mac, p.b.mac, seq, idle.Now())))
 					r.filled = append(r.filled, b)
 					seq++
 				}
@@ -355,13 +361,13 @@ func TestCountersAndApps(t *testing.T) {
 }
 
 func TestBusyNeverSleeps(t *testing.T) {
-	p := newPair(t, L2Fwd, irq.PolicyConfig{Mode: irq.Busy}, 100)
+	p := newPair(t, L2Fwd, idle.PolicyConfig{Mode: idle.Busy}, 100)
 	if err := p.dp.Start(); err != nil {
 		t.Fatal(err)
 	}
 	var buf [frameLen]byte
 	for i := 0; i < 100; i++ {
-		p.a.inject(0, makeFrame(buf[:], p.b.mac, p.a.mac, uint64(i), irq.Now()))
+		p.a.inject(0, makeFrame(buf[:], p.b.mac, p.a.mac, uint64(i), idle.Now()))
 		pause(200 * time.Microsecond)
 	}
 	waitFor(t, "the frames", func() bool { return p.rec.count.Load() == 100 })
@@ -377,7 +383,7 @@ func TestBusyNeverSleeps(t *testing.T) {
 
 func TestSleepPolicyStaysInRange(t *testing.T) {
 	min, max := 20*time.Microsecond, 50*time.Microsecond
-	p := newPair(t, L2Fwd, irq.PolicyConfig{Mode: irq.SleepRange, SleepMin: min, SleepMax: max}, 1)
+	p := newPair(t, L2Fwd, idle.PolicyConfig{Mode: idle.SleepRange, SleepMin: min, SleepMax: max}, 1)
 	if err := p.dp.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -399,9 +405,9 @@ func TestSleepPolicyStaysInRange(t *testing.T) {
 }
 
 func TestHousekeeping(t *testing.T) {
-	for _, policy := range []irq.PolicyConfig{
-		{Mode: irq.Busy},
-		{Mode: irq.SleepRange, SleepMin: 20 * time.Microsecond, SleepMax: 30 * time.Microsecond},
+	for _, policy := range []idle.PolicyConfig{
+		{Mode: idle.Busy},
+		{Mode: idle.SleepRange, SleepMin: 20 * time.Microsecond, SleepMax: 30 * time.Microsecond},
 	} {
 		t.Run(policy.Mode.String(), func(t *testing.T) {
 			policy.HousekeepingHz = 1000
@@ -414,14 +420,14 @@ func TestHousekeeping(t *testing.T) {
 			p.checkClean(t)
 			th := p.dp.Threads()[0]
 			switch policy.Mode {
-			case irq.Busy:
+			case idle.Busy:
 				// At most one yield per millisecond, and (deadline 1.25 ms) a good part of
 				// the expected number even on a loaded machine.
 				ms := uint64(th.WallTime / time.Millisecond)
 				if th.Idle.Yields > ms+1 || th.Idle.Yields < ms/4 {
 					t.Fatalf("%d yields in %v at 1000 Hz", th.Idle.Yields, th.WallTime)
 				}
-			case irq.SleepRange:
+			case idle.SleepRange:
 				// Every range sleep is longer than the yield, so it counts as one.
 				if th.Idle.Sleeps == 0 || th.Idle.Yields != 0 {
 					t.Fatalf("%+v: want range sleeps standing in for every yield", th.Idle)
@@ -432,24 +438,24 @@ func TestHousekeeping(t *testing.T) {
 }
 
 func TestStopFromEveryState(t *testing.T) {
-	long := irq.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second}
+	long := idle.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second}
 	threaded := long
-	threaded.Delivery = irq.Threaded
+	threaded.Delivery = idle.Threaded
 	for _, tc := range []struct {
 		name   string
-		policy irq.PolicyConfig
-		state  irq.State // wait for it, then Stop; Armed uses the hook
+		policy idle.PolicyConfig
+		state  idle.State // wait for it, then Stop; Armed uses the hook
 	}{
-		{"polling", irq.PolicyConfig{Mode: irq.Busy}, irq.Polling},
-		{"armed", long, irq.Armed},
-		{"asleep", long, irq.Asleep},
-		{"asleep threaded", threaded, irq.Asleep},
-		{"range sleep", irq.PolicyConfig{Mode: irq.SleepRange, SleepMin: time.Millisecond, SleepMax: 2 * time.Millisecond}, irq.Yielding},
+		{"polling", idle.PolicyConfig{Mode: idle.Busy}, idle.Polling},
+		{"armed", long, idle.Armed},
+		{"asleep", long, idle.Asleep},
+		{"asleep threaded", threaded, idle.Asleep},
+		{"range sleep", idle.PolicyConfig{Mode: idle.SleepRange, SleepMin: time.Millisecond, SleepMax: 2 * time.Millisecond}, idle.Yielding},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPair(t, L2Fwd, tc.policy, 10)
 			armed, release := make(chan struct{}), make(chan struct{})
-			if tc.state == irq.Armed {
+			if tc.state == idle.Armed {
 				var once sync.Once
 				p.dp.loops[0].beforeSleep = func() {
 					if p.rec.count.Load() == 10 { // after the traffic below
@@ -463,11 +469,11 @@ func TestStopFromEveryState(t *testing.T) {
 			// Some traffic first, so that buffers are in flight.
 			var buf [frameLen]byte
 			for i := 0; i < 10; i++ {
-				p.a.inject(0, makeFrame(buf[:], p.b.mac, p.a.mac, uint64(i), irq.Now()))
+				p.a.inject(0, makeFrame(buf[:], p.b.mac, p.a.mac, uint64(i), idle.Now()))
 			}
 			waitFor(t, "the frames", func() bool { return p.rec.count.Load() == 10 })
 			stopped := make(chan struct{})
-			if tc.state == irq.Armed {
+			if tc.state == idle.Armed {
 				<-armed
 				go func() { p.dp.Stop(); close(stopped) }()
 				for !p.dp.stop.Load() {
@@ -487,7 +493,7 @@ func TestStopFromEveryState(t *testing.T) {
 			if th.Idle.WakeTimeout != 0 {
 				t.Fatalf("%+v: Stop waited for a timeout", th.Idle)
 			}
-			if tc.state == irq.Armed || tc.state == irq.Asleep {
+			if tc.state == idle.Armed || tc.state == idle.Asleep {
 				if th.Idle.WakeStop != 1 {
 					t.Fatalf("%+v: want the sleep ended by Stop", th.Idle)
 				}
@@ -504,7 +510,7 @@ func TestStopFromEveryState(t *testing.T) {
 func TestStartFailsCleanly(t *testing.T) {
 	dma := &goDMA{}
 	a, b := newFakePort(t, dma, 1, 1, true), newFakePort(t, dma, 1, 1, true)
-	dp, err := New(Config{Policy: irq.PolicyConfig{Mode: irq.Busy}, Threads: []Thread{
+	dp, err := New(Config{Policy: idle.PolicyConfig{Mode: idle.Busy}, Threads: []Thread{
 		{CPU: -1, Queues: []Queue{{RxPort: a, TxPort: a}}},
 		{CPU: maxCPU - 1, Queues: []Queue{{RxPort: b, TxPort: b}}},
 	}})
@@ -547,8 +553,8 @@ func TestPinnedThreads(t *testing.T) {
 	}
 	defer dp.Stop()
 	var buf [frameLen]byte
-	a.inject(0, makeFrame(buf[:], a.mac, b.mac, 0, irq.Now()))
-	b.inject(0, makeFrame(buf[:], b.mac, a.mac, 1, irq.Now()))
+	a.inject(0, makeFrame(buf[:], a.mac, b.mac, 0, idle.Now()))
+	b.inject(0, makeFrame(buf[:], b.mac, a.mac, 1, idle.Now()))
 	waitFor(t, "both frames", func() bool { return rec.count.Load() == 2 })
 	waitFor(t, "both threads asleep", func() bool { return affinity[0].Load() != nil && affinity[1].Load() != nil })
 	dp.Stop()
@@ -568,25 +574,25 @@ func TestHotPathAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are meaningless under the race detector")
 	}
-	p := newPair(t, Reflect, irq.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second}, 1)
+	p := newPair(t, Reflect, idle.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second}, 1)
 	l := p.dp.loops[0]
 	var buf [frameLen]byte
-	frame := makeFrame(buf[:], p.b.mac, p.a.mac, 0, irq.Now())
+	frame := makeFrame(buf[:], p.b.mac, p.a.mac, 0, idle.Now())
 	// Poll with traffic, the app and the counters.
 	if n := testing.AllocsPerRun(1000, func() {
 		p.a.inject(0, frame)
 		l.Poll()
-		l.idler.Traffic(irq.Now())
-		l.publish(irq.Now())
+		l.idler.Traffic(idle.Now())
+		l.publish(idle.Now())
 	}); n != 0 {
 		t.Fatalf("poll with traffic: %v allocations", n)
 	}
 	// A whole arm / sleep / interrupt / disarm cycle.
 	l.beforeSleep = func() { p.a.inject(0, frame) }
 	if n := testing.AllocsPerRun(200, func() {
-		l.idler.Empty(irq.Now())
+		l.idler.Empty(idle.Now())
 		l.Poll()
-		l.idler.Traffic(irq.Now())
+		l.idler.Traffic(idle.Now())
 	}); n != 0 {
 		t.Fatalf("sleep cycle: %v allocations", n)
 	}

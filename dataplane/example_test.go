@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/dataplane"
+	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/ixgbe" // registers the "ixgbe" driver
@@ -42,8 +43,8 @@ func Example() {
 
 	dp, err := dataplane.New(dataplane.Config{
 		App: dataplane.L2Fwd,
-		Policy: irq.PolicyConfig{
-			Mode:          irq.Adaptive,
+		Policy: idle.PolicyConfig{
+			Mode:          idle.Adaptive,
 			IdleThreshold: 300 * time.Microsecond,
 		},
 		Threads: []dataplane.Thread{{CPU: -1, Queues: []dataplane.Queue{

@@ -211,7 +211,7 @@ func (p *fakePort) Close() error {
 	return first
 }
 
-// Test frames carry a sequence number and an injection time (irq.Now) after the
+// Test frames carry a sequence number and an injection time (idle.Now) after the
 // Ethernet header.
 const (
 	frameLen = 64

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/nic"
 )
 
@@ -25,18 +25,18 @@ type queue struct {
 	c    queueCounters
 }
 
-// loop is one polling thread. It implements irq.Queues for its Idler.
+// loop is one polling thread. It implements idle.Queues for its Idler.
 type loop struct {
 	index   int
 	cpu     int
 	reflect bool
 	queues  []queue
 	bufs    []*nic.Buf
-	idler   *irq.Idler
+	idler   *idle.Idler
 	stop    *atomic.Bool
 
 	nextPublish, nextCPU int64
-	startWall, startCPU  int64 // irq.Now and thread CPU time at start (ns)
+	startWall, startCPU  int64 // idle.Now and thread CPU time at start (ns)
 	cpuNs, wallNs        atomic.Int64
 
 	beforeSleep func() // test hook, see BeforeSleep
@@ -52,13 +52,13 @@ func (l *loop) run(ready chan<- error) {
 		return
 	}
 	l.startCPU = int64(threadCPUTime())
-	l.startWall = irq.Now()
+	l.startWall = idle.Now()
 	l.nextPublish = l.startWall + publishEvery
 	l.nextCPU = l.startWall + cpuEvery
 	ready <- nil
 	for !l.stop.Load() {
 		n := l.Poll()
-		now := irq.Now()
+		now := idle.Now()
 		if n > 0 {
 			l.idler.Traffic(now)
 		} else {
@@ -68,8 +68,9 @@ func (l *loop) run(ready chan<- error) {
 			l.publish(now)
 		}
 	}
-	l.publish(irq.Now())
-	l.sampleCPU(irq.Now())
+	now := idle.Now()
+	l.publish(now)
+	l.sampleCPU(now)
 }
 
 // Poll runs one RX burst on every queue of the thread, hands what it got to the app and
@@ -110,7 +111,7 @@ func (l *loop) Poll() int {
 // Arm enables every queue's RX interrupt. The thread is about to sleep, so it publishes
 // its counters first.
 func (l *loop) Arm() {
-	l.publish(irq.Now())
+	l.publish(idle.Now())
 	for i := range l.queues {
 		q := &l.queues[i]
 		q.rx.EnableRxInterrupt(q.rxq)
@@ -125,7 +126,7 @@ func (l *loop) Disarm() {
 	}
 }
 
-// BeforeSleep implements irq.SleepObserver: it runs the test hook, if any, in the window
+// BeforeSleep implements idle.SleepObserver: it runs the test hook, if any, in the window
 // between "armed and re-polled empty" and the wait.
 func (l *loop) BeforeSleep() {
 	if l.beforeSleep != nil {

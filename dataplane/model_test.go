@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/ixgbe" // the driver under test
 	"github.com/uiod/uiod/sim"
@@ -30,7 +31,7 @@ type modelRig struct {
 	closeOnce      sync.Once
 }
 
-func newModelRig(t testing.TB, cpu int, policy irq.PolicyConfig, frames int) *modelRig {
+func newModelRig(t testing.TB, cpu int, policy idle.PolicyConfig, frames int) *modelRig {
 	t.Helper()
 	r := &modelRig{iommu: sim.NewIOMMU(), lat: make([]int64, frames)}
 	for i := range r.ports {
@@ -100,7 +101,7 @@ func (r *modelRig) close(t testing.TB) {
 }
 
 func TestModelFrameBetweenArmAndSleep(t *testing.T) {
-	r := newModelRig(t, -1, irq.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second}, 1)
+	r := newModelRig(t, -1, idle.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second}, 1)
 	var once sync.Once
 	r.dp.loops[0].beforeSleep = func() {
 		// Armed and re-polled: the frame reaches the NIC now, on this thread; the model
@@ -124,7 +125,7 @@ func TestModelRandomGaps(t *testing.T) {
 		frames = 2000
 	}
 	const threshold = 50 * time.Microsecond
-	r := newModelRig(t, -1, irq.PolicyConfig{IdleThreshold: threshold, WaitTimeout: time.Second}, frames)
+	r := newModelRig(t, -1, idle.PolicyConfig{IdleThreshold: threshold, WaitTimeout: time.Second}, frames)
 	if err := r.dp.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -134,9 +135,7 @@ func TestModelRandomGaps(t *testing.T) {
 		// Keep fewer frames in flight than an RX ring holds: on a loaded machine the poll
 		// thread can be descheduled for longer than 256 gaps, and a full ring drops frames
 		// (counted as missed by the model), which is not what this test is about.
-		for deadline := time.Now().Add(10 * time.Second); int64(i)-r.count.Load() >= 128 && time.Now().Before(deadline); {
-			time.Sleep(100 * time.Microsecond)
-		}
+		testutil.WaitFor(10*time.Second, func() bool { return int64(i)-r.count.Load() < 128 })
 		r.send(rng.IntN(2), uint64(i))
 		pause(time.Duration(rng.Int64N(int64(2 * threshold))))
 	}
@@ -167,9 +166,9 @@ func TestModelRandomGaps(t *testing.T) {
 }
 
 func TestModelStopWhileAsleep(t *testing.T) {
-	for _, delivery := range []irq.Delivery{irq.Inline, irq.Threaded} {
+	for _, delivery := range []idle.Delivery{idle.Inline, idle.Threaded} {
 		t.Run(delivery.String(), func(t *testing.T) {
-			r := newModelRig(t, -1, irq.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second, Delivery: delivery}, 10)
+			r := newModelRig(t, -1, idle.PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second, Delivery: delivery}, 10)
 			if err := r.dp.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -177,7 +176,7 @@ func TestModelStopWhileAsleep(t *testing.T) {
 				r.send(i%2, uint64(i))
 			}
 			waitFor(t, "the frames", func() bool { return r.count.Load() == 10 })
-			waitFor(t, "sleep", func() bool { return r.dp.Threads()[0].State == irq.Asleep })
+			waitFor(t, "sleep", func() bool { return r.dp.Threads()[0].State == idle.Asleep })
 			r.close(t) // Stop, then the ports: checks faults, leaks, mappings
 			if th := r.dp.Threads()[0]; th.Idle.WakeStop != 1 || th.Idle.WakeTimeout != 0 {
 				t.Fatalf("idle %+v: want the sleep ended by Stop", th.Idle)

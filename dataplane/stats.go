@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/idle"
 )
 
 // QueueStats are one queue's counters. They are published by the polling thread about
@@ -32,10 +32,10 @@ type ThreadStats struct {
 	CPUTime  time.Duration
 	WallTime time.Duration
 	// State is what the thread is doing now.
-	State irq.State
+	State idle.State
 	// Idle are the idle policy's counters: arms, sleeps, wake-ups by interrupt, timeout
 	// and Stop, spurious wake-ups, time asleep, housekeeping yields.
-	Idle irq.IdleStats
+	Idle idle.Stats
 }
 
 // Queue counter indexes.

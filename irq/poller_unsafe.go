@@ -1,3 +1,5 @@
+//go:build linux
+
 package irq
 
 import (
@@ -17,16 +19,6 @@ func epollWaitRaw(epfd int, events []unix.EpollEvent, msec int) (int, unix.Errno
 	r, _, e := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd),
 		uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
 	return int(r), unix.Errno(e)
-}
-
-// nanosleepRaw sleeps for ts without entering the scheduler's syscall state, so a short
-// sleep does not give the P away. It returns EINTR with the time left in rem when a signal
-// interrupts it. Never inlined, for the same reason as epollWaitRaw.
-//
-//go:noinline
-func nanosleepRaw(ts, rem *unix.Timespec) unix.Errno {
-	_, _, e := syscall.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(ts)), uintptr(unsafe.Pointer(rem)), 0)
-	return unix.Errno(e)
 }
 
 // epollWait2 is epoll_pwait2(epfd, events, ts, NULL) (Linux 5.11): a timeout with

@@ -1,6 +1,7 @@
-// Package irq holds interrupt plumbing for polling threads: eventfd-backed interrupt
-// vectors, an epoll Poller that a locked OS thread can sleep in, and the idle policies that
-// decide when a poll loop stops spinning and waits for an interrupt.
+// Package irq holds the interrupt plumbing every backend and driver shares: the Kind of
+// a vector, eventfd-backed (or uio) interrupt Vectors, and an epoll Poller that a locked
+// OS thread can sleep in and another goroutine can Stop. When a poll loop stops spinning
+// and sleeps on them is package idle's decision.
 package irq
 
 import (
@@ -54,16 +55,6 @@ type Vector struct {
 	mu     sync.Mutex   // guards Close against concurrent Signal
 	closed bool
 	buf    [8]byte
-}
-
-// NewEventfd returns a vector backed by a new nonblocking, close-on-exec eventfd. The
-// caller (a backend) hands Fd to the kernel or signals it itself.
-func NewEventfd(kind Kind, index int) (*Vector, error) {
-	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("eventfd: %w", err)
-	}
-	return &Vector{Kind: kind, Index: index, fd: fd, owned: true}, nil
 }
 
 // NewUIO returns an INTx vector read from an opened (nonblocking) uio device descriptor.

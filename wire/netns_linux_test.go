@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -115,28 +116,27 @@ func TestIntegrationTAP(t *testing.T) {
 	copy(req[22:], me)
 	copy(req[28:], []byte{10, 77, 0, 2})
 	copy(req[38:], []byte{10, 77, 0, 1})
-	deadline := time.After(10 * time.Second)
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	var f []byte
+	if !testutil.WaitFor(10*time.Second, func() bool {
 		if err := p.Send(req); err != nil {
 			t.Fatal(err)
 		}
 		select {
-		case f := <-replies:
-			if len(f) != MinFrame {
-				t.Fatalf("42-byte ARP reply arrived as %d bytes, want it padded to %d", len(f), MinFrame)
-			}
-			if !bytes.Equal(f[0:6], me) || !bytes.Equal(f[28:32], []byte{10, 77, 0, 1}) {
-				t.Fatalf("unexpected ARP reply % x", f[:42])
-			}
-			checkClosed(t, p, req)
-			return
-		case <-tick.C:
-		case <-deadline:
-			t.Fatal("no ARP reply from the kernel through the TAP")
+		case f = <-replies:
+			return true
+		case <-time.After(200 * time.Millisecond):
+			return false
 		}
+	}) {
+		t.Fatal("no ARP reply from the kernel through the TAP")
 	}
+	if len(f) != MinFrame {
+		t.Fatalf("42-byte ARP reply arrived as %d bytes, want it padded to %d", len(f), MinFrame)
+	}
+	if !bytes.Equal(f[0:6], me) || !bytes.Equal(f[28:32], []byte{10, 77, 0, 1}) {
+		t.Fatalf("unexpected ARP reply % x", f[:42])
+	}
+	checkClosed(t, p, req)
 }
 
 func TestIntegrationAFPacket(t *testing.T) {
@@ -166,23 +166,22 @@ func TestIntegrationAFPacket(t *testing.T) {
 		}
 	})
 	// The veth may still be without carrier for a moment after it came up: resend.
-	deadline := time.After(10 * time.Second)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for delivered := false; !delivered; {
+	var f []byte
+	if !testutil.WaitFor(10*time.Second, func() bool {
 		if err := a.Send(frame); err != nil {
 			t.Fatal(err)
 		}
 		select {
-		case f := <-got:
-			if !bytes.Equal(f, frame) {
-				t.Fatalf("received % x", f)
-			}
-			delivered = true
-		case <-tick.C:
-		case <-deadline:
-			t.Fatal("frame not delivered across the veth")
+		case f = <-got:
+			return true
+		case <-time.After(100 * time.Millisecond):
+			return false
 		}
+	}) {
+		t.Fatal("frame not delivered across the veth")
+	}
+	if !bytes.Equal(f, frame) {
+		t.Fatalf("received % x", f)
 	}
 	select {
 	case <-own:
@@ -241,18 +240,16 @@ func TestIntegrationAFPacketLinkFlap(t *testing.T) {
 	})
 	deliver := func(what string) {
 		t.Helper()
-		deadline := time.After(10 * time.Second)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
+		if !testutil.WaitFor(10*time.Second, func() bool {
 			a.Send(frame) // fails while the carrier is still coming up: resend
 			select {
 			case <-got:
-				return
-			case <-tick.C:
-			case <-deadline:
-				t.Fatalf("no frame delivered %s", what)
+				return true
+			case <-time.After(50 * time.Millisecond):
+				return false
 			}
+		}) {
+			t.Fatalf("no frame delivered %s", what)
 		}
 	}
 	deliver("before the flap")

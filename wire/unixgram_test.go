@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 func TestUnixPort(t *testing.T) {
@@ -124,11 +126,7 @@ func TestUnixPortAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for got.Load() < 501 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if got.Load() < 501 {
+	if !testutil.WaitFor(10*time.Second, func() bool { return got.Load() >= 501 }) {
 		t.Fatalf("peer received %d of 501 frames", got.Load())
 	}
 	if allocs != 0 {

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/wire"
@@ -17,7 +18,7 @@ import (
 // Policy is one idle policy to measure, by name.
 type Policy struct {
 	Name   string
-	Config irq.PolicyConfig
+	Config idle.PolicyConfig
 }
 
 // Row is one policy's measurement.

@@ -9,7 +9,7 @@ import (
 	"fmt"
 
 	"github.com/uiod/uiod/dataplane"
-	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/ixgbe"
 	"github.com/uiod/uiod/pci"
@@ -78,7 +78,7 @@ func (s *Ports) Drops() string {
 
 // Forward starts a dataplane with one polling thread forwarding l2fwd between the two
 // ports under policy pol.
-func (s *Ports) Forward(pol irq.PolicyConfig) (*dataplane.Dataplane, error) {
+func (s *Ports) Forward(pol idle.PolicyConfig) (*dataplane.Dataplane, error) {
 	dp, err := dataplane.New(dataplane.Config{
 		App: dataplane.L2Fwd,
 		Threads: []dataplane.Thread{{CPU: -1, Queues: []dataplane.Queue{

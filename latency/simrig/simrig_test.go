@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/latency"
 )
 
@@ -16,7 +16,7 @@ import (
 // forwarded, the busy one never sleeps, and the table and JSON carry every row.
 func TestRunMeasuresEachPolicy(t *testing.T) {
 	var progress bytes.Buffer
-	pols := []Policy{{"busy", irq.PolicyConfig{Mode: irq.Busy}}, {"adaptive", irq.PolicyConfig{Mode: irq.Adaptive}}}
+	pols := []Policy{{"busy", idle.PolicyConfig{Mode: idle.Busy}}, {"adaptive", idle.PolicyConfig{Mode: idle.Adaptive}}}
 	rows, err := Run(context.Background(), pols, latency.Config{Count: 100, Pattern: latency.Constant{Gap: 200 * time.Microsecond}, Label: "rig"},
 		Options{Progress: &progress})
 	if err != nil {

@@ -1,4 +1,4 @@
-package irq
+package idle
 
 import "time"
 
@@ -6,7 +6,7 @@ import "time"
 const (
 	// autoWakeFloor is added to the measured cost of an arm-sleep-wake cycle for the part
 	// the loop cannot see: the kernel's eventfd → epoll wake-up of a sleeping thread
-	// (3–8 µs p50 measured on the reference VM, DESIGN §3).
+	// (DESIGN §3).
 	autoWakeFloor = int64(10 * time.Microsecond)
 	// autoCostShift is the wake cost's EWMA weight, 1/2^autoCostShift. One sample
 	// counts at most autoCostJump times the estimate: a cycle in which the thread was
@@ -34,8 +34,8 @@ const (
 	// 1/autoPeriodicSpread of the median plus the lead (quartiles, so that a quarter of
 	// the gaps may be a jittery sender's or a late wake-up's outliers; plus the lead,
 	// because the times of frames caught by interrupt are late by a wake-up, which the
-	// lead is about), and the median leaves a sleep of at
-	// least autoPredictMin (and autoPredictCost wake costs) before the next frame is due,
+	// lead is about), and the median leaves a sleep of at least autoPredictMin (and
+	// autoPredictCost wake costs) before the next frame is due,
 	// the thread sleeps at once and sets a timer to wake a lead before the next frame,
 	// then polls for it; the interrupt stays armed for a frame that comes early.
 	autoPeriodicSpread = 8
@@ -57,7 +57,7 @@ const (
 	autoGapLimit = int64(time.Second)
 )
 
-// autoThreshold is the estimator behind PolicyConfig.Auto (issue 8). It keeps a ring of
+// autoThreshold is the estimator behind PolicyConfig.Auto. It keeps a ring of
 // the last autoWindow gaps between polls that found frames (clamped to the longer of four
 // times the configured threshold and autoGapLimit) and a running average of the cost of
 // one arm-sleep-wake cycle. Beside the ring it keeps the same gaps sorted (each frame
@@ -74,9 +74,7 @@ const (
 //     delays not one frame but every frame that arrives during the wake-up (and a vCPU
 //     or a deep C-state may take milliseconds to come back), so a sender's hiccups must
 //     not put the thread to sleep, while the end of a burst still does sooner than the
-//     fixed policy would. (Without the cap/2 floor auto slept ~60 µs after dense traffic:
-//     3–4 % less CPU than fixed on issue 8's bursts, but a raw p99 10–12× fixed's in two
-//     runs of its benchmark, most likely from hiccups mid-burst; with it, 1 % less and 0.49×.)
+//     fixed policy would.
 //   - otherwise it polls to cap, like the fixed policy.
 //
 // Two detectors act between window updates, on consecutive gaps: autoTrickle gaps
@@ -299,9 +297,10 @@ func (a *autoThreshold) caught() {
 }
 
 // early records that a frame woke the thread by interrupt at time at, before its timer:
-// the lead was too short, or the schedule late. It never grows past autoLeadCost wake-up costs: polling that long for
-// a frame costs more than sleeping until its interrupt, so when the frames' jitter needs
-// more, a share of them comes by interrupt instead.
+// the lead was too short, or the schedule late. The lead never grows past autoLeadCost
+// wake-up costs: polling that long for a frame costs more than sleeping until its
+// interrupt, so when the frames' jitter needs more, a share of them comes by interrupt
+// instead.
 func (a *autoThreshold) early(at int64) {
 	a.earlyAt = at
 	a.lead = min(a.lead+autoLeadStep*autoLeadHit/(100-autoLeadHit), max(autoLeadCost*a.cost, autoLeadInit))

@@ -1,6 +1,7 @@
-package irq
+package idle
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,16 @@ func TestPolicyConfigValidate(t *testing.T) {
 		{"housekeeping negative hz", PolicyConfig{HousekeepingHz: -1}, "housekeeping.hz"},
 		{"housekeeping no length", PolicyConfig{HousekeepingHz: 100}, "housekeeping.length"},
 		{"housekeeping length ≥ period", PolicyConfig{HousekeepingHz: 1000, HousekeepingLength: time.Millisecond}, "housekeeping.length"},
+		{"default policy", DefaultPolicy(), ""},
+		{"zero threshold", PolicyConfig{IdleThreshold: 0}, ""},
+		{"auto", PolicyConfig{Auto: true, IdleThreshold: DefaultIdleThreshold}, ""},
+		{"auto without upper bound", PolicyConfig{Auto: true}, "idle_threshold"},
+		{"sleep range checked under adaptive", PolicyConfig{SleepMin: 2 * us, SleepMax: us}, "sleep_min"},
+		{"sleep range checked under busy", PolicyConfig{Mode: Busy, SleepMax: 2 * time.Second}, "sleep_min"},
+		{"valid sleep range under adaptive", PolicyConfig{SleepMin: us, SleepMax: 2 * us}, ""},
+		{"housekeeping negative length", PolicyConfig{HousekeepingLength: -us}, "housekeeping.length"},
+		{"housekeeping length without hz", PolicyConfig{HousekeepingLength: us}, "housekeeping.hz"},
+		{"housekeeping hz too high", PolicyConfig{HousekeepingHz: MaxHousekeepingHz + 1, HousekeepingLength: time.Nanosecond}, "housekeeping.hz"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,6 +54,10 @@ func TestPolicyConfigValidate(t *testing.T) {
 				t.Fatalf("Validate accepted %+v", tt.cfg)
 			case tt.field != "" && !strings.HasPrefix(err.Error(), tt.field):
 				t.Fatalf("Validate = %q, want an error naming %s", err, tt.field)
+			}
+			var fe *FieldError
+			if tt.field != "" && (!errors.As(err, &fe) || fe.Field != tt.field) {
+				t.Fatalf("Validate = %#v, want a *FieldError for %s", err, tt.field)
 			}
 		})
 	}

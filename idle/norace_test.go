@@ -1,0 +1,5 @@
+//go:build !race
+
+package idle
+
+const raceEnabled = false
