@@ -14,7 +14,7 @@ import (
 	_ "github.com/uiod/uiod/nic/ixgbe" // registers the ixgbe driver
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/uio"
 	"github.com/uiod/uiod/vfio"
 	"github.com/uiod/uiod/wire"
@@ -25,8 +25,8 @@ type port struct {
 	cfg   config.Port
 	addr  pci.Addr
 	nic   nic.Port
-	model *simixgbe.Model // sim ports only
-	wire  wire.Port       // sim ports only
+	model *intel.Model // sim ports only
+	wire  wire.Port    // sim ports only
 }
 
 // backends holds the shared DMA address spaces: every vfio port joins one container and
@@ -59,7 +59,7 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("port %s: wire %s: %w", p.Name, p.Wire, err)
 		}
-		m, err := simixgbe.New(simixgbe.Config{Addr: addr, Wire: w, IOMMU: b.simIOMMU, Log: b.log.Named("sim." + p.Name)})
+		m, err := intel.New(intel.Config{Addr: addr, Wire: w, IOMMU: b.simIOMMU, Log: b.log.Named("sim." + p.Name)})
 		if err != nil {
 			w.Close()
 			return nil, fmt.Errorf("port %s: device model: %w", p.Name, err)

@@ -12,7 +12,7 @@ import (
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/ixgbe" // registers the "ixgbe" driver
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -26,7 +26,7 @@ func Example() {
 	var far [2]wire.Port
 	for i := range ports {
 		end, cable := wire.Pair()
-		model, err := simixgbe.New(simixgbe.Config{Wire: cable, IOMMU: iommu})
+		model, err := intel.New(intel.Config{Wire: cable, IOMMU: iommu})
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/ixgbe" // the driver under test
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -20,7 +20,7 @@ import (
 // directions.
 type modelRig struct {
 	iommu          *sim.IOMMU
-	models         [2]*simixgbe.Model
+	models         [2]*intel.Model
 	ports          [2]nic.Port
 	far            [2]wire.Port // the test's ends
 	lat            []int64      // by sequence number, written on the polling thread
@@ -35,7 +35,7 @@ func newModelRig(t testing.TB, cpu int, policy irq.PolicyConfig, frames int) *mo
 	r := &modelRig{iommu: sim.NewIOMMU(), lat: make([]int64, frames)}
 	for i := range r.ports {
 		far, cable := wire.Pair()
-		m, err := simixgbe.New(simixgbe.Config{Wire: cable, IOMMU: r.iommu, Strict: true})
+		m, err := intel.New(intel.Config{Wire: cable, IOMMU: r.iommu, Strict: true})
 		if err != nil {
 			t.Fatal(err)
 		}

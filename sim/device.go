@@ -5,7 +5,7 @@
 // (plain, read-only, write-1-to-set, write-1-to-clear, read-to-clear, hooks, doorbells,
 // self-clearing bits), an IOMMU through which every DMA is translated, MSI-X vectors on
 // real eventfds, level-triggered INTx, and configuration space with the bus-master and
-// INTx-disable bits honoured. NIC models such as sim/ixgbe build on it.
+// INTx-disable bits honoured. NIC models such as sim/intel build on it.
 //
 // In strict mode every access to an unknown register and every DMA fault is recorded and
 // reported by Err, so a test fails when its driver misbehaves.

@@ -25,7 +25,7 @@ import (
 	"github.com/uiod/uiod/nic/ixgbe"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -474,7 +474,7 @@ func writeOutput(stdout io.Writer, path string, write func(io.Writer) error) err
 // simPorts are two model 82599 ports driven by the real ixgbe driver, their cables
 // plugged into the wires given to openSimPorts.
 type simPorts struct {
-	models [2]*simixgbe.Model
+	models [2]*intel.Model
 	ports  [2]*ixgbe.Port
 }
 
@@ -483,7 +483,7 @@ func openSimPorts(cables [2]wire.Port) (*simPorts, error) {
 	s := &simPorts{}
 	iommu := sim.NewIOMMU() // one container: l2fwd sends port 0's buffers out of port 1
 	for i := range s.models {
-		m, err := simixgbe.New(simixgbe.Config{
+		m, err := intel.New(intel.Config{
 			Addr:  pci.Addr{Bus: 1, Device: 0, Function: uint8(i)},
 			Wire:  cables[i],
 			IOMMU: iommu,

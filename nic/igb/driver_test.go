@@ -5,13 +5,13 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/nic/internal/nictest"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 )
 
 // driver is this driver on the model's 82576 flavour, for the shared suites.
 var driver = nictest.Driver{
 	Open:      nictest.OpenWith(Open),
-	Flavor:    simixgbe.X82576,
+	Flavor:    intel.X82576,
 	SpeedMbps: 1000,
 }
 

@@ -4,13 +4,13 @@ import (
 	"testing"
 
 	"github.com/uiod/uiod/nic/internal/nictest"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 )
 
 // driver is this driver on the 82599 model, for the shared suites.
 var driver = nictest.Driver{
 	Open:      nictest.OpenWith(Open),
-	Flavor:    simixgbe.X82599,
+	Flavor:    intel.X82599,
 	SpeedMbps: 10000,
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/ixgbe" // registers the "ixgbe" driver
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -18,11 +18,11 @@ func Example() {
 	iommu := sim.NewIOMMU()
 	inA, cableA := wire.Pair() // the test's end, the port's end
 	outB, cableB := wire.Pair()
-	modelA, err := simixgbe.New(simixgbe.Config{Wire: cableA, IOMMU: iommu})
+	modelA, err := intel.New(intel.Config{Wire: cableA, IOMMU: iommu})
 	if err != nil {
 		log.Fatal(err)
 	}
-	modelB, err := simixgbe.New(simixgbe.Config{Wire: cableB, IOMMU: iommu})
+	modelB, err := intel.New(intel.Config{Wire: cableB, IOMMU: iommu})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -5,11 +5,11 @@ import (
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 )
 
 func TestOpenRegistered(t *testing.T) {
-	m, err := simixgbe.New(simixgbe.Config{Strict: true})
+	m, err := intel.New(intel.Config{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestOpenBadConfig(t *testing.T) {
 		{Interrupts: irq.MSI},
 	}
 	for _, cfg := range tests {
-		m, err := simixgbe.New(simixgbe.Config{Strict: true})
+		m, err := intel.New(intel.Config{Strict: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 )
 
 // regWrite is one register write seen by a recordingDevice.
@@ -40,7 +40,7 @@ func (r recordingRegion) Write32(off, v uint32) {
 // set only while SECRXCTRL.RX_DIS halts the receive data path, and the path is resumed
 // afterwards.
 func TestRxEnabledWithSecurityPathHalted(t *testing.T) {
-	m, err := simixgbe.New(simixgbe.Config{Strict: true})
+	m, err := intel.New(intel.Config{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}

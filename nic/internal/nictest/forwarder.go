@@ -12,7 +12,7 @@ import (
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 )
 
 // detachedDevice is a modelled device whose BAR0 can be cut off after init: register
@@ -56,7 +56,7 @@ type Forwarder struct {
 // it from the model.
 func NewForwarder(tb testing.TB, drv Driver, maxBatch int) *Forwarder {
 	tb.Helper()
-	m, err := simixgbe.New(simixgbe.Config{Strict: true, Flavor: drv.Flavor})
+	m, err := intel.New(intel.Config{Strict: true, Flavor: drv.Flavor})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -35,7 +35,7 @@ type Opener func(dev pci.Device, cfg nic.Config) (Port, error)
 // Driver is a driver under test: how to open it and which model flavour speaks its NIC.
 type Driver struct {
 	Open   Opener
-	Flavor simixgbe.Flavor
+	Flavor intel.Flavor
 	// SpeedMbps is the link speed the model reports.
 	SpeedMbps int
 }
@@ -43,7 +43,7 @@ type Driver struct {
 // Harness is one port on a strict model.
 type Harness struct {
 	T     testing.TB
-	Model *simixgbe.Model
+	Model *intel.Model
 	Dev   *sim.Device
 	Peer  wire.Port // the test's end of the cable
 	Port  Port
@@ -59,7 +59,7 @@ type Harness struct {
 func New(t testing.TB, drv Driver, cfg nic.Config) *Harness {
 	t.Helper()
 	a, b := wire.Pair()
-	m, err := simixgbe.New(simixgbe.Config{Wire: a, Strict: true, Flavor: drv.Flavor})
+	m, err := intel.New(intel.Config{Wire: a, Strict: true, Flavor: drv.Flavor})
 	if err != nil {
 		t.Fatal(err)
 	}

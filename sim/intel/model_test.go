@@ -1,4 +1,4 @@
-package ixgbe
+package intel
 
 import (
 	"bytes"

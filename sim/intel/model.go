@@ -1,4 +1,4 @@
-// Package ixgbe models the Intel 82599 10 GbE controller (and, as a flavour of the same
+// Package intel models the Intel 82599 10 GbE controller (and, as a flavour of the same
 // engine, the 82576 1 GbE controller) on the sim device-model core, so that the real
 // drivers in nic/ixgbe and nic/igb run against it without hardware or privileges.
 //
@@ -6,7 +6,7 @@
 // with their datasheet semantics, RX from a wire into posted advanced descriptors (DD
 // stored last), TX on the tail doorbell, the EICR/EIMS/EIMC/EIAC/EIAM/IVAR/EITR interrupt
 // logic in MSI-X and legacy INTx mode, RSS, link state with LSC interrupts, read-to-clear
-// statistics, and fault injection. Users usually import it as simixgbe.
+// statistics, and fault injection. Users usually import it as intel.
 //
 // Frames on the wire carry no FCS; the model adds four bytes to the byte counters that
 // count the FCS (GORC, GOTC), as hardware does, and leaves four FCS bytes in the receive
@@ -15,7 +15,7 @@
 // Drivers must load descriptor status words atomically (sim.LoadUint32 or
 // sync/atomic): the model stores them last and atomically, so a driver that sees DD sees
 // the whole write-back.
-package ixgbe
+package intel
 
 import (
 	"fmt"

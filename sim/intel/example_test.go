@@ -1,4 +1,4 @@
-package ixgbe_test
+package intel_test
 
 import (
 	"encoding/binary"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -15,7 +15,7 @@ import (
 // through nic/ixgbe).
 func Example() {
 	cable, far := wire.Pair()
-	m, err := simixgbe.New(simixgbe.Config{Wire: cable, Strict: true})
+	m, err := intel.New(intel.Config{Wire: cable, Strict: true})
 	if err != nil {
 		panic(err)
 	}

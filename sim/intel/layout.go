@@ -1,4 +1,4 @@
-package ixgbe
+package intel
 
 // layout is where a flavour keeps the registers the shared engine uses.
 type layout struct {

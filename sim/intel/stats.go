@@ -1,4 +1,4 @@
-package ixgbe
+package intel
 
 // Stats are the model's own counters, beyond the NIC's statistics registers: everything
 // that happened to frames and interrupts, for tests to check.
