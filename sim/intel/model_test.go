@@ -13,7 +13,6 @@ import (
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	"github.com/uiod/uiod/wire"
 )
 
 func TestInitRegisters(t *testing.T) {
@@ -753,19 +752,12 @@ func TestRSS(t *testing.T) {
 
 func TestSharedIOMMUForwarding(t *testing.T) {
 	// Two ports in one IOMMU: a buffer received on one is sent by the other, no copy.
-	mmu := sim.NewIOMMU()
-	a1, a2 := wire.Pair()
-	b1, b2 := wire.Pair()
-	ma, err := New(Config{Addr: pci.MustParseAddr("0000:01:00.0"), Wire: a1, IOMMU: mmu, Strict: true})
+	pair, err := NewPair(Config{Addr: pci.MustParseAddr("0000:01:00.0"), Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb, err := New(Config{Addr: pci.MustParseAddr("0000:01:00.1"), Wire: b1, IOMMU: mmu, Strict: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ma.Close()
-	defer mb.Close()
+	defer pair.Close()
+	ma, mb, a2, b2 := pair.Models[0], pair.Models[1], pair.Far[0], pair.Far[1]
 	if ma.Device().DMA() != mb.Device().DMA() {
 		t.Fatal("DMA() differs")
 	}
