@@ -46,34 +46,3 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("interrupt mode checked without interrupts: %v", err)
 	}
 }
-
-func TestWatchVector(t *testing.T) {
-	v, err := irq.NewEventfd(irq.MSIX, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
-	fired := make(chan struct{}, 10)
-	w, err := WatchVector(v, func() { fired <- struct{}{} })
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 3; i++ {
-		if err := v.Signal(); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-fired:
-		case <-time.After(5 * time.Second):
-			t.Fatalf("signal %d not seen", i)
-		}
-	}
-	w.Stop()
-	w.Stop()
-	v.Signal()
-	select {
-	case <-fired:
-		t.Fatal("callback after Stop")
-	case <-time.After(10 * time.Millisecond):
-	}
-}

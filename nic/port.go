@@ -1,6 +1,7 @@
-// Package nic is the NIC layer: the Port batch API every driver implements, packet buffers
-// and their mempool in DMA memory, and the Intel advanced-descriptor ring code shared by the
-// ixgbe and igb drivers.
+// Package nic is the NIC layer a user of a port sees: the Port batch API every driver
+// implements, its Config, Link and Stats, packet buffers and their mempool in DMA memory,
+// and the driver registry (Register, Open). Descriptor rings are each driver family's own
+// business (the Intel advanced-descriptor rings live under nic/internal).
 package nic
 
 import (

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/intel/ring"
 )
 
 // regs is a register file in a map: reads return what was last written.
@@ -94,7 +94,7 @@ func TestSetupRSS(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := newRegs()
-		p := &Port{bar: r, rx: make([]*nic.RxQueue, tt.queues)}
+		p := &Port{bar: r, rx: make([]*ring.RxQueue, tt.queues)}
 		SetupRSS(p, &RSSKey, 0x2|1<<16)
 		if len(r.writes) != tt.writes {
 			t.Errorf("%d queues: %d register writes, want %d", tt.queues, len(r.writes), tt.writes)

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/irq"
-	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -51,7 +50,7 @@ func EnableVectors(p *Port) (kind irq.Kind, ok bool, err error) {
 // after the RX queues') fires. Without a watcher the link state is still read on demand
 // by Link, so a failure to start one is not an error.
 func WatchOther(p *Port, fn func()) {
-	p.lsc, _ = nic.WatchVector(p.vecs[len(p.rx)], fn)
+	p.lsc, _ = watchVector(p.vecs[len(p.rx)], fn)
 }
 
 // IRQKind is the interrupt mode in use; ok is false when the port has no interrupts.

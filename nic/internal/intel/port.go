@@ -16,6 +16,7 @@ import (
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/intel/ring"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -62,13 +63,13 @@ type Port struct {
 	layout Layout
 	ops    Ops
 	mac    net.HardwareAddr
-	rx     []*nic.RxQueue
-	tx     []*nic.TxQueue
+	rx     []*ring.RxQueue
+	tx     []*ring.TxQueue
 	pools  []*nic.Mempool
 	vecs   []*irq.Vector // all vectors the port enabled
 	rxVec  []*irq.Vector // per RX queue
 	kind   irq.Kind      // interrupt mode in use (meaningless when vecs is empty)
-	lsc    *nic.VectorWatcher
+	lsc    *vectorWatcher
 	linkCh atomic.Uint64 // link status changes seen
 
 	statsMu sync.Mutex
@@ -142,7 +143,7 @@ func abort(p *Port) {
 func (p *Port) quiesce() {
 	p.ops.Mask()
 	if p.lsc != nil {
-		p.lsc.Stop()
+		p.lsc.stop()
 		p.lsc = nil
 	}
 	p.ops.Stop()
@@ -189,14 +190,14 @@ func (p *Port) NumTxQueues() int { return len(p.tx) }
 func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return p.rx[q].Burst(bufs) }
 
 // TxBurst implements nic.Port. Buffers from a pool in another DMA address space are
-// copied (see nic.TxQueue).
+// copied (see ring.TxQueue).
 func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return p.tx[q].Burst(bufs) }
 
 // RxQueue is the ring of RX queue q, for its counters and pool.
-func (p *Port) RxQueue(q int) *nic.RxQueue { return p.rx[q] }
+func (p *Port) RxQueue(q int) *ring.RxQueue { return p.rx[q] }
 
 // TxQueue is the ring of TX queue q, for its counters and copy pool.
-func (p *Port) TxQueue(q int) *nic.TxQueue { return p.tx[q] }
+func (p *Port) TxQueue(q int) *ring.TxQueue { return p.tx[q] }
 
 // Device is the PCI function the port drives.
 func (p *Port) Device() pci.Device { return p.dev }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/intel/ring"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/intel"
@@ -23,8 +24,8 @@ import (
 // Port is what the suites need of a driver's port beyond nic.Port.
 type Port interface {
 	nic.Port
-	RxQueue(q int) *nic.RxQueue
-	TxQueue(q int) *nic.TxQueue
+	RxQueue(q int) *ring.RxQueue
+	TxQueue(q int) *ring.TxQueue
 	LinkChanges() uint64
 	IRQKind() (irq.Kind, bool)
 }

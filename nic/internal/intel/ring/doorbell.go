@@ -1,4 +1,4 @@
-package nic
+package ring
 
 // Writer32 is the part of a pci.Region a queue needs: a 32-bit register write.
 type Writer32 interface {

@@ -1,14 +1,16 @@
-package nic
+package ring
 
 import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/uiod/uiod/nic"
 )
 
 type rxFixture struct {
 	dma  *fakeDMA
-	pool *Mempool
+	pool *nic.Mempool
 	q    *RxQueue
 	hw   *fakeRx
 }
@@ -16,7 +18,7 @@ type rxFixture struct {
 func newRxFixture(t testing.TB, ring, poolSize, bufSize int) *rxFixture {
 	t.Helper()
 	dma := newFakeDMA(0x10000000)
-	pool, err := NewMempool(dma, poolSize, bufSize)
+	pool, err := nic.NewMempool(dma, poolSize, bufSize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func TestRxByteExactAcrossWraps(t *testing.T) {
 	f.q.Fill()
 	rng := rand.New(rand.NewPCG(1, 2))
 	var sent [][]byte
-	bufs := make([]*Buf, 16)
+	bufs := make([]*nic.Buf, 16)
 	frames := 20000
 	if testing.Short() {
 		frames = 5000
@@ -164,8 +166,8 @@ func TestRxBadWriteBacks(t *testing.T) {
 			f := newRxFixture(t, 16, 40, 2048)
 			f.q.Fill()
 			tt.inject(f)
-			bufs := make([]*Buf, 32)
-			var got []*Buf
+			bufs := make([]*nic.Buf, 32)
+			var got []*nic.Buf
 			for i := 0; i < 4; i++ {
 				n := f.q.Burst(bufs)
 				got = append(got, bufs[:n]...)
@@ -220,7 +222,7 @@ func TestRxPoolExhausted(t *testing.T) {
 	if f.hw.receive(make([]byte, 64), 0) {
 		t.Fatal("NIC wrote into an unposted slot")
 	}
-	bufs := make([]*Buf, 32)
+	bufs := make([]*nic.Buf, 32)
 	n := f.q.Burst(bufs)
 	if n != 8 {
 		t.Fatalf("got %d frames, want 8", n)
@@ -242,7 +244,7 @@ func TestRxBurstAllocs(t *testing.T) {
 	f := newRxFixture(t, 64, 200, 2048)
 	f.q.Fill()
 	frame := make([]byte, 128)
-	bufs := make([]*Buf, 32)
+	bufs := make([]*nic.Buf, 32)
 	allocs := testing.AllocsPerRun(1000, func() {
 		for i := 0; i < 32; i++ {
 			f.hw.receive(frame, 0)
@@ -266,8 +268,8 @@ func FuzzRxWriteBack(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		fx := newRxFixture(t, 16, 24, 1024)
 		fx.q.Fill()
-		bufs := make([]*Buf, 8)
-		var held []*Buf
+		bufs := make([]*nic.Buf, 8)
+		var held []*nic.Buf
 		for len(ops) >= 4 {
 			slot, st, length := ops[0]&15, uint32(ops[1]&3), uint32(ops[2])|uint32(ops[3])<<8
 			ops = ops[4:]

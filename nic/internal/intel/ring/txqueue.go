@@ -1,9 +1,10 @@
-package nic
+package ring
 
 import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -37,11 +38,12 @@ type TxQueueStats struct {
 // received on a vfio port and sent on a uio port, say) cannot be handed to the NIC: it is
 // copied into a buffer of the queue's own copy pool and the original is freed at once.
 type TxQueue struct {
-	ring         // bufs: buffer queued at each slot; tail: last value written to TDT
-	clean uint32 // oldest slot not yet reclaimed
-	copy  *Mempool
+	ring           // bufs: buffer queued at each slot; tail: last value written to TDT
+	clean   uint32 // oldest slot not yet reclaimed
+	copy    *nic.Mempool
+	copyCap int // size of a copy pool buffer
 
-	lastPool  *Mempool // cache of the last pool seen and whether the device can address it
+	lastPool  *nic.Mempool // cache of the last pool seen and whether the device can address it
 	lastLocal bool
 
 	packets, bytes, errors, copies atomic.Uint64
@@ -65,16 +67,17 @@ func NewTxQueue(cfg TxConfig) (*TxQueue, error) {
 		if size == 0 {
 			size = 2048
 		}
-		if q.copy, err = NewMempool(cfg.DMA, n, size); err != nil {
+		if q.copy, err = nic.NewMempool(cfg.DMA, n, size); err != nil {
 			cfg.DMA.Free(r.mem)
 			return nil, fmt.Errorf("tx copy pool: %w", err)
 		}
+		q.copyCap = size
 	}
 	return q, nil
 }
 
 // CopyPool is the pool for frames copied from foreign address spaces (nil if disabled).
-func (q *TxQueue) CopyPool() *Mempool { return q.copy }
+func (q *TxQueue) CopyPool() *nic.Mempool { return q.copy }
 
 // InFlight is the number of descriptors queued and not yet reclaimed.
 func (q *TxQueue) InFlight() int { return int((q.tail - q.clean) & q.mask) }
@@ -83,7 +86,7 @@ func (q *TxQueue) InFlight() int { return int((q.tail - q.clean) & q.mask) }
 // once. It returns n, fewer than len(bufs) when the ring (or the copy pool) is full; the
 // queue owns the accepted buffers and frees them when the NIC is done. A buffer with
 // length 0 or longer than MaxTxFrame is accepted, counted as an error and freed.
-func (q *TxQueue) Burst(bufs []*Buf) int {
+func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 	q.Reclaim()
 	mask := q.mask
 	free := (q.clean - q.tail - 1) & mask
@@ -92,14 +95,14 @@ func (q *TxQueue) Burst(bufs []*Buf) int {
 	var bytes, errs, copies uint64
 	for n < len(bufs) && free > 0 {
 		b := bufs[n]
-		if b.pool != q.lastPool {
-			q.lastPool = b.pool
-			q.lastLocal = sameDMA(b.pool.dma, q.dma)
+		if pool := b.Pool(); pool != q.lastPool {
+			q.lastPool = pool
+			q.lastLocal = sameDMA(pool.DMA(), q.dma)
 		}
 		if !q.lastLocal {
-			if q.copy == nil || b.n > len(q.copy.bufs[0].data) {
+			if q.copy == nil || b.Len() > q.copyCap {
 				errs++
-				b.pool.Put(b)
+				b.Free()
 				n++
 				continue
 			}
@@ -107,26 +110,27 @@ func (q *TxQueue) Burst(bufs []*Buf) int {
 			if c == nil {
 				break
 			}
-			c.n = copy(c.data, b.data[:b.n])
-			b.pool.Put(b)
+			c.SetLen(copy(c.Data(), b.Bytes()))
+			b.Free()
 			b = c
 			copies++
 		}
-		if b.n == 0 || b.n > MaxTxFrame {
+		size := b.Len()
+		if size == 0 || size > MaxTxFrame {
 			errs++
-			b.pool.Put(b)
+			b.Free()
 			n++
 			continue
 		}
 		d := &q.desc[t]
-		d.qw0 = b.iova
-		d.w2 = uint32(b.n) | txCmd
-		d.w3 = uint32(b.n) << txPaylenShift
+		d.qw0 = b.IOVA()
+		d.w2 = uint32(size) | txCmd
+		d.w3 = uint32(size) << txPaylenShift
 		q.bufs[t] = b
 		t = (t + 1) & mask
 		free--
 		n++
-		bytes += uint64(b.n)
+		bytes += uint64(size)
 	}
 	if t != q.tail {
 		q.packets.Store(q.packets.Load() + uint64((t-q.tail)&mask))
@@ -156,7 +160,7 @@ func (q *TxQueue) Reclaim() int {
 		}
 		b := q.bufs[c]
 		q.bufs[c] = nil
-		b.pool.Put(b)
+		b.Free()
 		c = (c + 1) & mask
 		n++
 	}

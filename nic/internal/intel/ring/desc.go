@@ -1,4 +1,4 @@
-package nic
+package ring
 
 // Advanced descriptor layout shared by the 82599 (ixgbe) and the 82576/I350/I210 (igb).
 // Every descriptor is 16 bytes; the NIC overwrites it in place with a write-back.

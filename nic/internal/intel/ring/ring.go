@@ -1,8 +1,9 @@
-package nic
+package ring
 
 import (
 	"fmt"
 
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -10,7 +11,7 @@ import (
 // buffer at each slot, the tail and its doorbell.
 type ring struct {
 	desc []advDesc
-	bufs []*Buf // buffer at each slot, nil if none
+	bufs []*nic.Buf // buffer at each slot, nil if none
 	mask uint32
 	tail uint32 // last value written to the tail register
 	db   Doorbell
@@ -24,7 +25,7 @@ func newRing(dma pci.DMA, n int, db Doorbell) (ring, error) {
 	if err != nil {
 		return ring{}, err
 	}
-	return ring{desc: d, bufs: make([]*Buf, n), mask: uint32(n - 1), db: db, mem: mem, dma: dma}, nil
+	return ring{desc: d, bufs: make([]*nic.Buf, n), mask: uint32(n - 1), db: db, mem: mem, dma: dma}, nil
 }
 
 // IOVA is the bus address of the descriptor ring (RDBAL/RDBAH or TDBAL/TDBAH).
@@ -42,7 +43,7 @@ func (r *ring) release() {
 	for i, b := range r.bufs {
 		if b != nil {
 			r.bufs[i] = nil
-			b.pool.Put(b)
+			b.Free()
 		}
 	}
 	for i := range r.desc {

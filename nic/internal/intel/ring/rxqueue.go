@@ -1,18 +1,19 @@
-package nic
+package ring
 
 import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 )
 
 // RxConfig describes one RX descriptor ring.
 type RxConfig struct {
-	DMA  pci.DMA  // the device's allocator, for the descriptor ring
-	Pool *Mempool // buffers posted to the ring; must be addressable by the device
-	Size int      // descriptors: a power of two, at least 8
-	Tail Doorbell // the queue's RDT register
+	DMA  pci.DMA      // the device's allocator, for the descriptor ring
+	Pool *nic.Mempool // buffers posted to the ring; must be addressable by the device
+	Size int          // descriptors: a power of two, at least 8
+	Tail Doorbell     // the queue's RDT register
 }
 
 // RxQueueStats are one RX queue's software counters.
@@ -34,7 +35,7 @@ type RxQueue struct {
 	ring        // bufs: buffer posted at each slot; tail: last value written to RDT
 	next uint32 // next slot the NIC completes
 	drop bool   // inside a multi-descriptor frame being dropped
-	pool *Mempool
+	pool *nic.Mempool
 
 	packets, bytes, errors, fragments, noBufs atomic.Uint64
 }
@@ -56,7 +57,7 @@ func NewRxQueue(cfg RxConfig) (*RxQueue, error) {
 }
 
 // Pool is the mempool the queue posts.
-func (q *RxQueue) Pool() *Mempool { return q.pool }
+func (q *RxQueue) Pool() *nic.Mempool { return q.pool }
 
 // Tail is the last index written to the tail register.
 func (q *RxQueue) Tail() uint32 { return q.tail }
@@ -70,7 +71,7 @@ func (q *RxQueue) Fill() int {
 
 // Burst moves up to len(bufs) received frames into bufs[0:n] and returns n, then reposts
 // buffers and writes the tail register once. It never blocks and never allocates.
-func (q *RxQueue) Burst(bufs []*Buf) int {
+func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 	n := 0
 	var bytes, errs, frags uint64
 	next, mask := q.next, q.mask
@@ -98,12 +99,12 @@ func (q *RxQueue) Burst(bufs []*Buf) int {
 			frags++
 			q.pool.Put(b)
 			continue
-		case length == 0 || length > len(b.data):
+		case length == 0 || length > b.Cap():
 			errs++
 			q.pool.Put(b)
 			continue
 		}
-		b.n = length
+		b.SetLen(length)
 		bufs[n] = b
 		n++
 		bytes += uint64(length)
@@ -138,7 +139,7 @@ func (q *RxQueue) refill() {
 		if atomic.LoadUint32(&d.w2)&rxStatDD != 0 {
 			q.errors.Store(q.errors.Load() + 1)
 		}
-		d.qw0 = b.iova
+		d.qw0 = b.IOVA()
 		d.w2 = 0
 		d.w3 = 0
 		q.bufs[t] = b

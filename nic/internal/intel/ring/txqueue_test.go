@@ -1,14 +1,16 @@
-package nic
+package ring
 
 import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/uiod/uiod/nic"
 )
 
 type txFixture struct {
 	dma  *fakeDMA
-	pool *Mempool // the application's buffers, same address space as the device
+	pool *nic.Mempool // the application's buffers, same address space as the device
 	q    *TxQueue
 	hw   *fakeTx
 }
@@ -16,7 +18,7 @@ type txFixture struct {
 func newTxFixture(t testing.TB, ring, poolSize int) *txFixture {
 	t.Helper()
 	dma := newFakeDMA(0x20000000)
-	pool, err := NewMempool(dma, poolSize, 2048)
+	pool, err := nic.NewMempool(dma, poolSize, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +30,8 @@ func newTxFixture(t testing.TB, ring, poolSize int) *txFixture {
 	return &txFixture{dma: dma, pool: pool, q: q, hw: &fakeTx{q: q, dma: dma, tail: tail}}
 }
 
-func fill(p *Mempool, n int, rng *rand.Rand) []*Buf {
-	bufs := make([]*Buf, 0, n)
+func fill(p *nic.Mempool, n int, rng *rand.Rand) []*nic.Buf {
+	bufs := make([]*nic.Buf, 0, n)
 	for i := 0; i < n; i++ {
 		b := p.Get()
 		if b == nil {
@@ -117,7 +119,7 @@ func TestTxRingFull(t *testing.T) {
 func TestTxBadLengths(t *testing.T) {
 	f := newTxFixture(t, 8, 8)
 	b := f.pool.Get() // length 0
-	if n := f.q.Burst([]*Buf{b}); n != 1 {
+	if n := f.q.Burst([]*nic.Buf{b}); n != 1 {
 		t.Fatalf("Burst took %d", n)
 	}
 	if f.q.InFlight() != 0 || f.q.Stats().Errors != 1 || f.pool.Avail() != f.pool.Size() {
@@ -128,7 +130,7 @@ func TestTxBadLengths(t *testing.T) {
 func TestTxCopiesForeignBuffers(t *testing.T) {
 	f := newTxFixture(t, 16, 8)
 	other := newFakeDMA(0x90000000)
-	foreign, err := NewMempool(other, 8, 2048)
+	foreign, err := nic.NewMempool(other, 8, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +167,7 @@ func TestTxCopiesForeignBuffers(t *testing.T) {
 
 func TestTxBurstAllocs(t *testing.T) {
 	f := newTxFixture(t, 64, 64)
-	bufs := make([]*Buf, 32)
+	bufs := make([]*nic.Buf, 32)
 	allocs := testing.AllocsPerRun(1000, func() {
 		for i := range bufs {
 			bufs[i] = f.pool.Get()
