@@ -8,7 +8,6 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dmamem"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/igb"   // registers the igb driver
 	_ "github.com/uiod/uiod/nic/ixgbe" // registers the ixgbe driver
@@ -103,10 +102,12 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		TxRing:      p.TxRing,
 		ITR:         p.ITR,
 		Promiscuous: p.Promiscuous,
-		Interrupts:  irq.MSIX,
 	}
-	if p.Interrupts == config.InterruptsINTx || (p.Interrupts == "" && p.Driver == config.DriverUIO) {
-		ncfg.Interrupts = irq.INTx
+	switch {
+	case p.Interrupts == config.InterruptsMSIX:
+		ncfg.Interrupts = nic.IRQMSIX
+	case p.Interrupts == config.InterruptsINTx || (p.Interrupts == "" && p.Driver == config.DriverUIO):
+		ncfg.Interrupts = nic.IRQINTx
 	}
 	np, err := nic.Open(dev, p.NIC, ncfg)
 	if err != nil {

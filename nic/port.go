@@ -86,10 +86,11 @@ type Config struct {
 	PoolSize    int           // buffers per RX queue's mempool (default 2×RxRing + TxRing)
 	ITR         time.Duration // minimum interrupt interval; 0 = no moderation
 	Promiscuous bool
-	// Interrupts selects the interrupt mode: irq.MSIX or irq.INTx. Set it explicitly: the
-	// zero value is irq.INTx. The Intel drivers fall back from MSI-X to INTx when the
-	// backend has no MSI-X (uio_pci_generic). NoIRQ means poll only.
-	Interrupts irq.Kind
+	// Interrupts selects the interrupt mode. The zero value, IRQDefault, uses MSI-X and
+	// falls back to INTx only when the backend reports MSI-X as not supported
+	// (pci.ErrNotSupported, as uio_pci_generic does); IRQMSIX fails instead. NoIRQ means
+	// poll only.
+	Interrupts IRQMode
 	NoIRQ      bool
 	// LinkTimeout bounds the wait for link-up at open (default 2 s; the port opens with
 	// link down after it, and a warning is the caller's business).

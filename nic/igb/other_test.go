@@ -63,7 +63,7 @@ func TestLinkChangeDuringOtherInterrupt(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}}
-	p, err := Open(dev, nic.Config{Interrupts: irq.MSIX})
+	p, err := Open(dev, nic.Config{Interrupts: nic.IRQMSIX})
 	if err != nil {
 		t.Fatal(err)
 	}

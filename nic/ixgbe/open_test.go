@@ -41,7 +41,8 @@ func TestOpenBadConfig(t *testing.T) {
 		{TxRing: 4},
 		{BufSize: 512},
 		{RxRing: 512, PoolSize: 100},
-		{Interrupts: irq.MSI},
+		{Interrupts: nic.IRQModeOf(irq.MSI)},
+		{RxRing: nic.MaxRingIxgbe * 2},
 	}
 	for _, cfg := range tests {
 		m, err := intel.New(intel.Config{Strict: true})

@@ -35,9 +35,9 @@ var layout = intel.Layout{
 // Open resets and initialises dev, an 82599/X540/X550 function, and starts its queues.
 //
 // The device is reset first with bus mastering off, so nothing a previous user left
-// running can write to memory. With cfg.Interrupts == irq.MSIX the port uses one vector per
-// RX queue plus one for link changes; if the backend has no MSI-X (uio_pci_generic) it
-// falls back to legacy INTx (see IRQKind). Open waits up to cfg.LinkTimeout for the link
+// running can write to memory. In MSI-X mode the port uses one vector per RX queue plus one
+// for link changes; the default mode falls back to legacy INTx only when the backend has
+// no MSI-X (uio_pci_generic; see IRQKind). Open waits up to cfg.LinkTimeout for the link
 // and returns a port with link down after that.
 //
 // On success the port owns dev and closes it in Close. On failure Open leaves the device
@@ -50,7 +50,7 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 	}
 	p := &Port{fam: fam}
 	ops := intel.Ops{Mask: p.mask, Stop: p.stopRx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx}
-	if err := intel.Open(&p.Port, dev, cfg, maxQueues, layout, ops, p.open); err != nil {
+	if err := intel.Open(&p.Port, dev, cfg, nic.Limits{Queues: maxQueues, Ring: nic.MaxRingIxgbe}, layout, ops, p.open); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -94,14 +94,14 @@ func Lookup[F any](dev pci.Device, ids map[uint16]F) (F, error) {
 	return fam, nil
 }
 
-// Open fills in cfg's defaults, checks it against maxQueues, maps BAR0, turns bus
+// Open fills in cfg's defaults, checks it against the driver's limits, maps BAR0, turns bus
 // mastering off (nothing a previous user left running may write to memory) and calls
 // start with the BAR and the completed configuration to run the driver's bring-up. If
 // that fails, Open leaves the device quiesced (queues disabled, interrupts masked, bus
 // mastering off) and frees what start allocated. Errors name the device.
-func Open(p *Port, dev pci.Device, cfg nic.Config, maxQueues int, layout Layout, ops Ops, start func(bar pci.Region, cfg nic.Config) error) error {
+func Open(p *Port, dev pci.Device, cfg nic.Config, limits nic.Limits, layout Layout, ops Ops, start func(bar pci.Region, cfg nic.Config) error) error {
 	cfg = cfg.WithDefaults()
-	if err := cfg.Validate(maxQueues); err != nil {
+	if err := cfg.Validate(limits); err != nil {
 		return fmt.Errorf("%s: %w", dev.Addr(), err)
 	}
 	bar, err := dev.Region(0)

@@ -151,7 +151,7 @@ func threadCPU(tb testing.TB) int64 {
 func ArmAllocs(t *testing.T, drv Driver) {
 	for _, kind := range []irq.Kind{irq.MSIX, irq.INTx} {
 		t.Run(kind.String(), func(t *testing.T) {
-			h := New(t, drv, nic.Config{Interrupts: kind})
+			h := New(t, drv, nic.Config{Interrupts: nic.IRQModeOf(kind)})
 			allocs := testing.AllocsPerRun(1000, func() {
 				h.Port.EnableRxInterrupt(0)
 				h.Port.DisableRxInterrupt(0)

@@ -29,6 +29,7 @@ func Run(t *testing.T, drv Driver) {
 		{"ForwardByteExact", Forward},
 		{"InterruptsMSIX", InterruptsMSIX},
 		{"InterruptsINTx", InterruptsINTx},
+		{"InterruptModes", InterruptModes},
 		{"InterruptModeration", Moderation},
 		{"LinkChange", LinkChange},
 		{"Faults", Faults},

@@ -18,7 +18,7 @@ import (
 func Open(t *testing.T, drv Driver) {
 	for _, kind := range []irq.Kind{irq.MSIX, irq.INTx} {
 		t.Run(kind.String(), func(t *testing.T) {
-			h := New(t, drv, nic.Config{RxQueues: 2, TxQueues: 2, Interrupts: kind})
+			h := New(t, drv, nic.Config{RxQueues: 2, TxQueues: 2, Interrupts: nic.IRQModeOf(kind)})
 			if !bytes.Equal(h.Port.MAC(), h.Model.MAC()) {
 				t.Errorf("MAC %v, model has %v", h.Port.MAC(), h.Model.MAC())
 			}
@@ -111,7 +111,7 @@ func Forward(t *testing.T, drv Driver) {
 // unmask, each frame fires once unmoderated, none after disable, spurious messages are
 // empty wakeups.
 func InterruptsMSIX(t *testing.T, drv Driver) {
-	h := New(t, drv, nic.Config{RxQueues: 2, TxQueues: 1, Interrupts: irq.MSIX})
+	h := New(t, drv, nic.Config{RxQueues: 2, TxQueues: 1, Interrupts: nic.IRQMSIX})
 	v0, v1 := h.Port.RxVector(0), h.Port.RxVector(1)
 	if v0 == nil || v1 == nil || v0 == v1 {
 		t.Fatalf("vectors %v %v: want one per queue", v0, v1)
@@ -171,7 +171,7 @@ func InterruptsMSIX(t *testing.T, drv Driver) {
 // arming (acknowledge + re-arm) never leaves the line stuck, and a frame that arrived
 // before arming is found by the poll after arming.
 func InterruptsINTx(t *testing.T, drv Driver) {
-	h := New(t, drv, nic.Config{Interrupts: irq.INTx})
+	h := New(t, drv, nic.Config{Interrupts: nic.IRQINTx})
 	v := h.Port.RxVector(0)
 	if v == nil || v.Kind != irq.INTx {
 		t.Fatalf("vector %+v, want intx", v)
@@ -213,7 +213,7 @@ func InterruptsINTx(t *testing.T, drv Driver) {
 func Moderation(t *testing.T, drv Driver) {
 	const frames = 200
 	for _, itr := range []time.Duration{0, time.Millisecond} {
-		h := New(t, drv, nic.Config{Interrupts: irq.MSIX, ITR: itr})
+		h := New(t, drv, nic.Config{Interrupts: nic.IRQMSIX, ITR: itr})
 		v := h.Port.RxVector(0)
 		Drain(t, v)
 		h.Port.EnableRxInterrupt(0)
@@ -240,7 +240,7 @@ func Moderation(t *testing.T, drv Driver) {
 
 // LinkChange checks that link-status-change interrupts reach the driver.
 func LinkChange(t *testing.T, drv Driver) {
-	h := New(t, drv, nic.Config{Interrupts: irq.MSIX})
+	h := New(t, drv, nic.Config{Interrupts: nic.IRQMSIX})
 	h.Model.SetLink(false)
 	if !waitFor(func() bool { return h.Port.LinkChanges() > 0 }) {
 		t.Fatal("link change interrupt not handled")
@@ -359,7 +359,7 @@ func Faults(t *testing.T, drv Driver) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := New(t, drv, nic.Config{RxRing: 64, TxRing: 64, Interrupts: irq.MSIX})
+			h := New(t, drv, nic.Config{RxRing: 64, TxRing: 64, Interrupts: nic.IRQMSIX})
 			h.FaultsOK = tt.faultsOK
 			tt.inject(h)
 			h.Send(tt.send)
