@@ -40,3 +40,9 @@ const (
 // MaxTxFrame is the largest frame one TX data descriptor carries (the length field is 16
 // bits).
 const MaxTxFrame = 0xffff
+
+// MinTxFrame is the shortest frame the MACs take from a TX descriptor: shorter ones are
+// undefined (Linux pads to it in ixgbe_xmit_frame, "the minimum packet size for olinfo
+// paylen is 17", and igb_xmit_frame, "with TCTL.PSP set is 17"). The MAC itself pads the
+// frame on the wire to the Ethernet minimum (HLREG0.TXPADEN, TCTL.PSP).
+const MinTxFrame = 17

@@ -24,7 +24,7 @@ type TxConfig struct {
 type TxQueueStats struct {
 	Packets uint64 // frames queued to the NIC
 	Bytes   uint64
-	Errors  uint64 // frames refused: length 0, too long, or not copyable
+	Errors  uint64 // frames refused: length 0, too long, not paddable or not copyable
 	Copies  uint64 // frames copied from a pool in another DMA address space
 }
 
@@ -84,8 +84,9 @@ func (q *TxQueue) InFlight() int { return int((q.tail - q.clean) & q.mask) }
 
 // Burst reclaims completed descriptors, queues bufs[0:n] and writes the tail register
 // once. It returns n, fewer than len(bufs) when the ring (or the copy pool) is full; the
-// queue owns the accepted buffers and frees them when the NIC is done. A buffer with
-// length 0 or longer than MaxTxFrame is accepted, counted as an error and freed.
+// queue owns the accepted buffers and frees them when the NIC is done. A frame shorter
+// than MinTxFrame is padded with zeros up to it in its own buffer. A buffer with length 0,
+// longer than MaxTxFrame, or too small to pad is accepted, counted as an error and freed.
 func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 	q.Reclaim()
 	mask := q.mask
@@ -116,7 +117,12 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 			copies++
 		}
 		size := b.Len()
-		if size == 0 || size > MaxTxFrame {
+		if size < MinTxFrame && size > 0 && b.Cap() >= MinTxFrame {
+			clear(b.Data()[size:MinTxFrame])
+			size = MinTxFrame
+			b.SetLen(size)
+		}
+		if size < MinTxFrame || size > MaxTxFrame {
 			errs++
 			b.Free()
 			n++

@@ -127,6 +127,55 @@ func TestTxBadLengths(t *testing.T) {
 	}
 }
 
+func TestTxPadsRunts(t *testing.T) {
+	f := newTxFixture(t, 8, 8)
+	tests := []int{1, 10, MinTxFrame - 1, MinTxFrame, 60}
+	var want [][]byte
+	for _, n := range tests {
+		b := f.pool.Get()
+		for i := range b.Data() {
+			b.Data()[i] = 0xee // stale bytes beyond the frame
+		}
+		b.SetLen(n)
+		for i := range b.Bytes() {
+			b.Bytes()[i] = byte(i + 1)
+		}
+		w := make([]byte, max(n, MinTxFrame))
+		copy(w, b.Bytes())
+		want = append(want, w)
+		if got := f.q.Burst([]*nic.Buf{b}); got != 1 {
+			t.Fatalf("%d-byte frame: Burst took %d", n, got)
+		}
+	}
+	var got [][]byte
+	f.hw.send(-1, func(b []byte) { got = append(got, append([]byte(nil), b...)) })
+	if len(got) != len(want) || f.q.Stats().Errors != 0 {
+		t.Fatalf("sent %d frames of %d, stats %+v", len(got), len(want), f.q.Stats())
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Errorf("%d-byte frame sent as % x, want % x", tests[i], got[i], want[i])
+		}
+	}
+	f.q.Reclaim()
+}
+
+func TestTxPadAllocs(t *testing.T) {
+	f := newTxFixture(t, 64, 64)
+	bufs := make([]*nic.Buf, 32)
+	allocs := testing.AllocsPerRun(1000, func() {
+		for i := range bufs {
+			bufs[i] = f.pool.Get()
+			bufs[i].SetLen(1 + i%MinTxFrame)
+		}
+		f.q.Burst(bufs)
+		f.hw.send(-1, nil)
+	})
+	if allocs != 0 {
+		t.Fatalf("Burst with runts allocates %.1f times", allocs)
+	}
+}
+
 func TestTxCopiesForeignBuffers(t *testing.T) {
 	f := newTxFixture(t, 16, 8)
 	other := newFakeDMA(0x90000000)
