@@ -12,6 +12,7 @@ var driver = nictest.Driver{
 	Open:      nictest.OpenWith(Open),
 	Flavor:    intel.X82599,
 	SpeedMbps: 10000,
+	MaxFrame:  maxFrameFCS - 4,
 }
 
 // TestDriver runs the suites every Intel driver must pass (see nictest.Run).

@@ -88,9 +88,9 @@ func TestSetupRSS(t *testing.T) {
 		writes int
 	}{
 		{1, 0},
-		{2, 10 + 32 + 1},
-		{3, 10 + 32 + 1},
-		{16, 10 + 32 + 1},
+		{2, 10 + 32 + 2},
+		{3, 10 + 32 + 2},
+		{16, 10 + 32 + 2},
 	}
 	for _, tt := range tests {
 		r := newRegs()
@@ -116,6 +116,9 @@ func TestSetupRSS(t *testing.T) {
 		}
 		if got := r.v[regMRQC]; got != 0x2|1<<16 {
 			t.Errorf("%d queues: MRQC %#x", tt.queues, got)
+		}
+		if r.v[regRXCSUM]&rxcsumPCSD == 0 {
+			t.Errorf("%d queues: RXCSUM %#x without PCSD: the write-back carries no RSS hash, and QEMU's igb computes none", tt.queues, r.v[regRXCSUM])
 		}
 	}
 }

@@ -11,6 +11,7 @@ package intel
 import (
 	"fmt"
 	"net"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -33,8 +34,11 @@ type Layout struct {
 	// EIMS and EIMC set and clear extended interrupt mask bits; bit q is RX queue q's
 	// cause in MSI-X mode.
 	EIMS, EIMC uint32
-	// MPC lists the missed packet counters.
+	// MPC lists the missed packet counters (frames dropped for a full packet buffer).
 	MPC []uint32
+	// QueueDrops is RX queue q's drop counter: frames dropped for lack of a descriptor
+	// with SRRCTL.DROP_EN set (QPRDC on the 82599, RQDPC on the 82576), read-to-clear.
+	QueueDrops func(q int) uint32
 }
 
 // Ops are the controller-specific steps the shared code calls. None is on the per-packet
@@ -52,6 +56,9 @@ type Ops struct {
 	UnmaskINTx func(q int)
 	// MaskINTx masks RX queue q's INTx cause.
 	MaskINTx func(q int)
+	// Release, if set, hands the device back (CTRL_EXT.DRV_LOAD off) once the queues
+	// are stopped.
+	Release func()
 }
 
 // Port is the controller-independent state of an ixgbe or igb port. It implements every
@@ -80,18 +87,34 @@ type Port struct {
 	closed    atomic.Bool // registers are gone: Stats and Link answer from memory
 }
 
-// Lookup finds dev's PCI device id in ids, a driver's table of supported devices.
-func Lookup[F any](dev pci.Device, ids map[uint16]F) (F, error) {
+// Lookup finds dev's PCI device id in ids, the table of the devices driver supports. An
+// id not in it is refused with an error listing the supported ones.
+func Lookup[F any](dev pci.Device, driver string, ids map[uint16]F) (F, error) {
 	var fam F
+	vendor, err := pci.ReadConfig16(dev.Config(), pci.CfgVendorID)
+	if err != nil {
+		return fam, fmt.Errorf("%s: %w", dev.Addr(), err)
+	}
 	device, err := pci.ReadConfig16(dev.Config(), pci.CfgDeviceID)
 	if err != nil {
 		return fam, fmt.Errorf("%s: %w", dev.Addr(), err)
 	}
 	fam, ok := ids[device]
-	if !ok {
-		return fam, fmt.Errorf("%s: device id %04x: %w", dev.Addr(), device, nic.ErrNoDriver)
+	if !ok || vendor != VendorIntel {
+		id := nic.DeviceID{Vendor: vendor, Device: device}
+		return fam, fmt.Errorf("%s: unsupported device %s, supported are %s: %w", dev.Addr(), id, nic.Supported(driver), nic.ErrNoDriver)
 	}
 	return fam, nil
+}
+
+// DeviceIDs lists a driver's table of Intel device ids, sorted, named by name.
+func DeviceIDs[F any](ids map[uint16]F, name func(F) string) []nic.DeviceID {
+	out := make([]nic.DeviceID, 0, len(ids))
+	for id, f := range ids {
+		out = append(out, nic.DeviceID{Vendor: VendorIntel, Device: id, Name: name(f)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Device < out[j].Device })
+	return out
 }
 
 // Open fills in cfg's defaults, checks it against the driver's limits, maps BAR0, turns bus
@@ -161,6 +184,9 @@ func (p *Port) quiesce() {
 		q.Reclaim()
 		q.Release()
 	}
+	if p.ops.Release != nil {
+		p.ops.Release()
+	}
 }
 
 // Close implements nic.Port: it masks interrupts, disables the queues, returns the rings'
@@ -203,10 +229,11 @@ func (p *Port) TxQueue(q int) *ring.TxQueue { return p.tx[q] }
 func (p *Port) Device() pci.Device { return p.dev }
 
 // Register registers an Intel driver with nic.Register under name.
-func Register[P nic.Port](name string, match func(vendor, device uint16) bool, open func(dev pci.Device, cfg nic.Config) (P, error)) {
+func Register[P nic.Port](name string, match func(vendor, device uint16) bool, devices []nic.DeviceID, open func(dev pci.Device, cfg nic.Config) (P, error)) {
 	nic.Register(nic.Driver{
-		Name:  name,
-		Match: match,
+		Name:    name,
+		Match:   match,
+		Devices: devices,
 		Open: func(dev pci.Device, cfg nic.Config) (nic.Port, error) {
 			p, err := open(dev, cfg)
 			if err != nil {

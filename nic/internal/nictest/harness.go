@@ -39,6 +39,9 @@ type Driver struct {
 	Flavor intel.Flavor
 	// SpeedMbps is the link speed the model reports.
 	SpeedMbps int
+	// MaxFrame is the largest frame (without FCS) the MAC accepts, 0 for no limit below
+	// the largest buffer.
+	MaxFrame int
 }
 
 // Harness is one port on a strict model.

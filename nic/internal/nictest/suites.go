@@ -486,10 +486,11 @@ func AcrossAddressSpaces(t *testing.T, drv Driver) {
 	}
 }
 
-// BufferSizes checks that a port accepts every frame that fits its buffers, and only
-// those, at the smallest, a jumbo and the largest buffer size: the MAC's maximum frame
-// size (82599 MAXFRS, 82576 RLPML) must agree with the buffer size the queues have
-// (SRRCTL), and must not overflow its register field.
+// BufferSizes checks that a port accepts every frame that fits its buffers and the MAC,
+// and only those, at the smallest, a jumbo and the largest buffer size: the MAC's maximum
+// frame size (82599 MAXFRS, 82576 RLPML) must agree with the buffer size the queues have
+// (SRRCTL), stay within the MAC's largest frame (drv.MaxFrame) and not overflow its
+// register field.
 func BufferSizes(t *testing.T, drv Driver) {
 	for _, size := range []int{1024, 9 * 1024, 16 * 1024} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
@@ -499,6 +500,10 @@ func BufferSizes(t *testing.T, drv Driver) {
 			if size == 16*1024 {
 				big = size - 8 // the 82576's RLPML holds at most 16383 bytes, FCS included
 			}
+			tooLong := size + 1
+			if drv.MaxFrame > 0 && drv.MaxFrame < big {
+				big, tooLong = drv.MaxFrame, drv.MaxFrame+1
+			}
 			lengths := []int{60, min(size, 1514), big}
 			for _, n := range lengths {
 				if err := h.Peer.Send(Frame(rng, Broadcast, [4]byte{10, 0, 0, 1}, [4]byte{10, 0, 0, 2}, 1, 2, n)); err != nil {
@@ -506,8 +511,8 @@ func BufferSizes(t *testing.T, drv Driver) {
 				}
 			}
 			if size > 1514 {
-				// One byte too long for jumbo buffers: refused by the MAC, not split.
-				if err := h.Peer.Send(Frame(rng, Broadcast, [4]byte{10, 0, 0, 1}, [4]byte{10, 0, 0, 2}, 1, 2, size+1)); err != nil {
+				// One byte too long for jumbo buffers (or the MAC): refused, not split.
+				if err := h.Peer.Send(Frame(rng, Broadcast, [4]byte{10, 0, 0, 1}, [4]byte{10, 0, 0, 2}, 1, 2, tooLong)); err != nil {
 					t.Fatal(err)
 				}
 			}
