@@ -32,13 +32,13 @@ type modelRig struct {
 
 func newModelRig(t testing.TB, cpu int, policy irq.PolicyConfig, frames int) *modelRig {
 	t.Helper()
-	r := &modelRig{iommu: sim.NewIOMMU(), lat: make([]int64, frames)}
+	pair, err := intel.NewPair(intel.Config{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &modelRig{iommu: pair.IOMMU, lat: make([]int64, frames)}
 	for i := range r.ports {
-		far, cable := wire.Pair()
-		m, err := intel.New(intel.Config{Wire: cable, IOMMU: r.iommu, Strict: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, far := pair.Models[i], pair.Far[i]
 		p, err := nic.Open(m.Device(), "ixgbe", nic.Config{RxRing: 256, TxRing: 256, Promiscuous: true})
 		if err != nil {
 			t.Fatal(err)
