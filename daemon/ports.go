@@ -48,6 +48,11 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)
 	}
 	op := &port{cfg: p, addr: addr}
+	if p.Driver != config.DriverSim {
+		if err := b.checkNIC(p, addr); err != nil {
+			return nil, err
+		}
+	}
 	var dev pci.Device
 	switch p.Driver {
 	case config.DriverSim:
@@ -166,4 +171,18 @@ func vfioMode(s string) vfio.Mode {
 		return vfio.ModeIOMMUFD
 	}
 	return vfio.ModeAuto
+}
+
+// checkNIC refuses a function no NIC driver supports before its backend opens it, from
+// the ids in sysfs: the error names the device and lists the supported ones, and the host
+// is left as it was. A function sysfs does not describe is left for the backend to refuse.
+func (b *backends) checkNIC(p config.Port, addr pci.Addr) error {
+	info, err := (&pci.Host{Root: b.root}).Device(addr)
+	if err != nil {
+		return nil
+	}
+	if _, err := nic.Lookup(uint16(info.VendorID), uint16(info.DeviceID), p.NIC); err != nil {
+		return fmt.Errorf("port %s: %s: %w", p.Name, addr, err)
+	}
+	return nil
 }
