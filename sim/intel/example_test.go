@@ -3,6 +3,7 @@ package intel_test
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
@@ -33,8 +34,10 @@ func Example() {
 	bar.Write64(0x1000, ring.IOVA)    // RDBAL/RDBAH(0)
 	bar.Write32(0x1008, uint32(16*8)) // RDLEN(0)
 	bar.Write32(0x1028, 1<<25)        // RXDCTL(0).ENABLE
+	waitSet(bar, 0x1028, 1<<25)       // the queue is on once ENABLE reads 1
 	bar.Write32(0x1018, 1)            // RDT(0): descriptor 0 is the device's
 	bar.Write32(0x3000, 1)            // RXCTRL.RXEN
+	waitSet(bar, 0x42A4, 1<<30)       // LINKS.UP: auto-negotiation has finished
 
 	far.Send(make([]byte, 60)) // a frame arrives at the port
 	status := sim.LoadUint32(ring.Bytes[8:])
@@ -44,4 +47,14 @@ func Example() {
 	// Output:
 	// DD=true EOP=true length=60 RDH=1
 	// faults: <nil>
+}
+
+// waitSet polls a register until bits are set, for at most a second.
+func waitSet(bar pci.Region, off, bits uint32) {
+	for deadline := time.Now().Add(time.Second); bar.Read32(off)&bits != bits; {
+		if time.Now().After(deadline) {
+			panic(fmt.Sprintf("register 0x%x: bits 0x%x never set", off, bits))
+		}
+		time.Sleep(10 * time.Microsecond)
+	}
 }

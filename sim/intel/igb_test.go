@@ -9,7 +9,7 @@ import (
 )
 
 func TestIGBInitAndTraffic(t *testing.T) {
-	g := newRig(t, Config{Flavor: X82576, LinkUpDelay: 5 * time.Millisecond})
+	g := newRig(t, Config{Flavor: X82576, Timing: Timing{Autoneg: 5 * time.Millisecond}})
 	g.initDevice()
 	if id := g.mdicRead(phyID1); id != phyIDValue>>16 {
 		t.Fatalf("PHY id %#x", id)

@@ -204,6 +204,15 @@ func (ic *intrState) expire(v int) {
 	}
 	ic.armed &^= 1 << v
 	ic.timers[v] = nil
+	if m.cfg.Quirks.LateMSIX && !ic.pending(v) {
+		// QEMU sends the message it held back even though its cause is gone.
+		if m.dev.FireMSIX(v) {
+			m.st.Interrupts++
+			m.st.LateInterrupts++
+		}
+		ic.next[v] = wire.Now() + m.l.eitrNanos(m.get(m.l.eitr(v)))
+		return
+	}
 	ic.deliver(v)
 }
 

@@ -7,7 +7,8 @@ import (
 )
 
 // linkState is the port's link. It is up when a wire is plugged in, no fault injection
-// holds it down, and the (optional) auto-negotiation delay after reset has passed.
+// holds it down, auto-negotiation (Timing.Autoneg) after the last reset or AN restart
+// has finished, and (82599) AUTOC's link mode suits the port's media.
 // Guarded by the device lock.
 type linkState struct {
 	plugged bool
@@ -29,7 +30,7 @@ func (l *linkState) reset(m *Model) {
 	l.stopTimer()
 	l.up = false
 	l.readyAt = 0
-	if d := m.cfg.LinkUpDelay; d > 0 {
+	if d := m.timing.Autoneg; d > 0 {
 		l.readyAt = wire.Now() + int64(d)
 		l.timer = time.AfterFunc(d, func() {
 			m.dev.Lock()
@@ -45,7 +46,7 @@ func (l *linkState) reset(m *Model) {
 // updateLink recomputes the link and raises LSC when it changed. The lock is held.
 func (m *Model) updateLink() {
 	l := &m.link
-	up := l.plugged && l.wanted && wire.Now() >= l.readyAt
+	up := l.plugged && l.wanted && wire.Now() >= l.readyAt && m.lmsValid()
 	if up == l.up {
 		return
 	}
@@ -56,6 +57,58 @@ func (m *Model) updateLink() {
 	} else {
 		m.ic.raiseMisc(eicrLSC)
 	}
+}
+
+// AUTOC link mode select (82599), Linux ixgbe_type.h IXGBE_AUTOC_LMS_*.
+const (
+	autocLMSShift = 13
+	autocLMSMask  = 7 << autocLMSShift
+	lms1GNoAN     = 0 // 1G link, no auto-negotiation
+	lms10GNoAN    = 1 // 10G parallel link (XAUI/CX4), no auto-negotiation
+	lms1GAN       = 2 // 1G clause 37 auto-negotiation (KX)
+	lms10GSerial  = 3 // 10G serial (SFI)
+	lmsKX4KXKR    = 4 // KX4/KX/KR clause 73 auto-negotiation
+	lmsKX4KXKR1G  = 6 // KX4/KX/KR with 1G auto-negotiation
+	lmsKX4KXKRSG  = 7 // KX4/KX/KR with SGMII
+	// autocReset is AUTOC after reset with the SFP+ port's EEPROM link mode.
+	autocReset = 0xC09C6004
+)
+
+// media is a port's media: the link mode its EEPROM loads into AUTOC, and the link
+// modes a link comes up in.
+type media struct {
+	lms   uint32
+	valid uint8 // bit n: LMS n brings the link up
+}
+
+// mediaFor returns the media of an 82599 device id (Linux ixgbe_82599.c
+// ixgbe_get_media_type_82599): SFP+ ports take 10G serial (or 1G without AN), backplane
+// ports the KX4/KX/KR modes, CX4 and XAUI ports the parallel 10G mode. Device ids not
+// listed accept any mode.
+func mediaFor(id uint16) media {
+	switch id {
+	case DeviceID82599SFP, 0x1507, 0x1529, 0x154D, 0x154A, 0x1557: // SFP+ variants
+		return media{lms10GSerial, 1<<lms10GSerial | 1<<lms1GNoAN}
+	case DeviceID82599KX4, 0x10F8, 0x1514, 0x152A: // KX4 / combo backplane, KX4 mezzanine, FCoE backplane
+		return media{lmsKX4KXKR, 1<<lms10GNoAN | 1<<lms1GAN | 1<<lmsKX4KXKR | 1<<lmsKX4KXKR1G | 1<<lmsKX4KXKRSG}
+	case 0x1517: // KR backplane
+		return media{lmsKX4KXKR, 1<<lms1GAN | 1<<lmsKX4KXKR | 1<<lmsKX4KXKR1G}
+	case 0x10FC: // XAUI LOM: backplane media, the EEPROM selects parallel 10G
+		return media{lms10GNoAN, 1<<lms10GNoAN | 1<<lmsKX4KXKR | 1<<lmsKX4KXKR1G}
+	case DeviceID82599CX4:
+		return media{lms10GNoAN, 1 << lms10GNoAN}
+	}
+	return media{lms10GSerial, 0xFF}
+}
+
+// lmsValid reports whether the 82599's AUTOC link mode brings up a link on its media.
+// The lock is held.
+func (m *Model) lmsValid() bool {
+	if m.cfg.Flavor != X82599 {
+		return true
+	}
+	lms := m.get(autoc) & autocLMSMask >> autocLMSShift
+	return mediaFor(m.cfg.DeviceID).valid&(1<<lms) != 0
 }
 
 // LINKS bits (82599).

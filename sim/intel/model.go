@@ -6,7 +6,7 @@
 // with their datasheet semantics, RX from a wire into posted advanced descriptors (DD
 // stored last), TX on the tail doorbell, the EICR/EIMS/EIMC/EIAC/EIAM/IVAR/EITR interrupt
 // logic in MSI-X and legacy INTx mode, RSS, link state with LSC interrupts, read-to-clear
-// statistics, and fault injection. Users usually import it as intel.
+// statistics, and fault injection.
 //
 // Frames on the wire carry no FCS; the model adds four bytes to the byte counters that
 // count the FCS (GORC, GOTC), as hardware does, and leaves four FCS bytes in the receive
@@ -49,12 +49,14 @@ func (f Flavor) String() string {
 	case X82576:
 		return "82576"
 	}
-	return fmt.Sprintf("ixgbe.Flavor(%d)", int(f))
+	return fmt.Sprintf("intel.Flavor(%d)", int(f))
 }
 
 // Default device ids.
 const (
 	DeviceID82599SFP = 0x10FB
+	DeviceID82599KX4 = 0x10F7 // backplane (KX4/KX)
+	DeviceID82599CX4 = 0x10F9
 	DeviceID82576    = 0x10C9
 	VendorIntel      = 0x8086
 )
@@ -76,8 +78,11 @@ type Config struct {
 	DeviceID uint16
 	// Flavor selects 82599 (default) or 82576.
 	Flavor Flavor
-	// LinkUpDelay delays link-up after a reset or attach, as auto-negotiation does.
-	LinkUpDelay time.Duration
+	// Timing sets how long resets, the EEPROM auto-read, DMA init, queue enables and
+	// auto-negotiation take (zero fields: short defaults).
+	Timing Timing
+	// Quirks select QEMU igb behaviours instead of the silicon's (see QEMUQuirks).
+	Quirks Quirks
 	// Log receives fault reports (nil: none).
 	Log *zap.Logger
 }
@@ -108,13 +113,24 @@ type Model struct {
 	eeprom    [64]uint16
 	phy       phyState
 	swsmHeld  bool
+	runt      []byte // a padded runt (Quirks.PadRunts)
+
+	timing     Timing
+	async      asyncOps
+	eepromDone bool
+	dmaDone    bool
+	rxl, txl   [64]ringLatch
+	txHung     uint64 // TX queues stopped by TxHang
+	txDelayed  []heldWB
+	wbTimer    *time.Timer
+	swReset    bool // the reset under way is CTRL.RST
 }
 
 // New builds a model. Its registers start at their power-on values, with the MAC address
 // loaded into RAL0/RAH0.
 func New(cfg Config) (*Model, error) {
 	if cfg.Flavor != X82599 && cfg.Flavor != X82576 {
-		return nil, fmt.Errorf("sim ixgbe: unknown flavor %v", cfg.Flavor)
+		return nil, fmt.Errorf("sim intel: unknown flavor %v", cfg.Flavor)
 	}
 	if cfg.DeviceID == 0 {
 		cfg.DeviceID = map[Flavor]uint16{X82599: DeviceID82599SFP, X82576: DeviceID82576}[cfg.Flavor]
@@ -123,25 +139,26 @@ func New(cfg Config) (*Model, error) {
 		cfg.MAC = net.HardwareAddr{0x02, 0, 0, cfg.Addr.Bus, cfg.Addr.Device, 1 + cfg.Addr.Function}
 	}
 	if len(cfg.MAC) != 6 {
-		return nil, fmt.Errorf("sim ixgbe: MAC %v is not 6 bytes", cfg.MAC)
+		return nil, fmt.Errorf("sim intel: MAC %v is not 6 bytes", cfg.MAC)
 	}
-	m := &Model{cfg: cfg}
+	m := &Model{cfg: cfg, timing: cfg.Timing.withDefaults()}
 	m.l = layoutFor(cfg.Flavor)
 	m.regs = m.registers()
 	dev, err := sim.New(sim.Config{
-		Addr:        cfg.Addr,
-		VendorID:    VendorIntel,
-		DeviceID:    cfg.DeviceID,
-		Revision:    1,
-		Class:       0x020000,
-		BAR0Size:    m.l.bar0Size,
-		Regs:        m.regs,
-		MSIXVectors: m.l.vectors,
-		IOMMU:       cfg.IOMMU,
-		Strict:      cfg.Strict,
-		Log:         cfg.Log,
-		OnReset:     m.resetLocked,
-		OnClose:     m.onClose,
+		Addr:         cfg.Addr,
+		VendorID:     VendorIntel,
+		DeviceID:     cfg.DeviceID,
+		Revision:     1,
+		Class:        0x020000,
+		BAR0Size:     m.l.bar0Size,
+		Regs:         m.regs,
+		MSIXVectors:  m.l.vectors,
+		IOMMU:        cfg.IOMMU,
+		Strict:       cfg.Strict,
+		Log:          cfg.Log,
+		OnReset:      m.resetLocked,
+		OnClose:      m.onClose,
+		BeforeAccess: m.beforeAccess,
 	})
 	if err != nil {
 		return nil, err
@@ -199,6 +216,10 @@ func (m *Model) onClose() {
 	m.closing = true
 	m.ic.stopTimers()
 	m.link.stopTimer()
+	m.stopWB()
+	if m.inj.stallTimer != nil {
+		m.inj.stallTimer.Stop()
+	}
 	m.fifo.clear()
 	m.dev.Unlock()
 	m.wireMu.Lock()
@@ -210,12 +231,22 @@ func (m *Model) onClose() {
 	}
 }
 
-// resetLocked puts the model's own state back to power-on after the registers were reset.
+// resetLocked puts the model's own state back to power-on after the registers were
+// reset, and starts the reset's timed phases: CTRL.RST, the EEPROM auto-read (which loads
+// the station address and, on the 82599, AUTOC's link mode) and DMA init.
 func (m *Model) resetLocked() {
-	d := m.dev
-	mac := m.cfg.MAC
-	d.Set(m.l.ral(0), uint32(mac[0])|uint32(mac[1])<<8|uint32(mac[2])<<16|uint32(mac[3])<<24)
-	d.Set(m.l.rah(0), uint32(mac[4])|uint32(mac[5])<<8|rahAV)
+	m.eepromDone, m.dmaDone = false, false
+	if m.cfg.Flavor == X82599 {
+		m.set(eec, m.get(eec)&^eecAutoRead)
+		m.set(rdrxctl, m.get(rdrxctl)&^rdrxctlDMAIDone)
+		m.set(autoc, m.get(autoc)&^autocLMSMask|mediaFor(m.cfg.DeviceID).lms<<autocLMSShift)
+	} else {
+		m.set(eecd, m.get(eecd)&^eecAutoRead)
+	}
+	m.stopWB()
+	m.resetQueues()
+	m.startReset(m.swReset)
+	m.swReset = false
 	m.ic.reset()
 	m.phy.reset()
 	m.fifo.clear()

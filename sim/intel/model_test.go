@@ -85,7 +85,7 @@ func TestInitRegisters(t *testing.T) {
 }
 
 func TestLinkUpDelay(t *testing.T) {
-	g := newRig(t, Config{LinkUpDelay: 20 * time.Millisecond})
+	g := newRig(t, Config{Timing: Timing{Autoneg: 20 * time.Millisecond}})
 	g.initDevice()
 	g.waitSet(links, linksUp)
 	if st := g.m.Stats(); st.LinkChanges == 0 {
@@ -211,20 +211,35 @@ func TestRXMultiDescriptorAndCRC(t *testing.T) {
 }
 
 func TestRXMissedAndPacketBuffer(t *testing.T) {
-	t.Run("drop-enable", func(t *testing.T) {
-		g := newRig(t, Config{})
-		g.initDevice()
-		g.setupRX(0, 8, 2048, true) // 7 usable descriptors
-		for i := 0; i < 10; i++ {
-			g.peer.Send(g.frame(64, byte(i)))
-		}
-		if mpc := g.rd(g.m.l.mpc); mpc != 3 {
-			t.Fatalf("MPC %d, want 3", mpc)
-		}
-		if g.rd(g.m.l.mpc) != 0 {
-			t.Fatal("MPC not read-to-clear")
-		}
-	})
+	// Descriptor starvation with DROP_EN is counted per queue (82599 QPRDC, 82576
+	// RQDPC), not in MPC, which counts packet-buffer overflows.
+	for _, c := range []struct {
+		flavor Flavor
+		drops  func(q int) uint32
+	}{
+		{X82599, func(q int) uint32 { return qprdc + qStride*uint32(q) }},
+		{X82576, func(q int) uint32 { return 0xC030 + qStride*uint32(q) }},
+		{X82576, func(q int) uint32 { return 0x2830 + 0x100*uint32(q) }}, // the low-queue alias
+	} {
+		t.Run("drop-enable-"+c.flavor.String(), func(t *testing.T) {
+			g := newRig(t, Config{Flavor: c.flavor})
+			g.initDevice()
+			g.setupRX(2, 8, 2048, true) // 7 usable descriptors
+			g.steerTo(2)
+			for i := 0; i < 10; i++ {
+				g.peer.Send(frameForMAC(g, uint16(i)))
+			}
+			if d := g.rd(c.drops(2)); d != 3 {
+				t.Fatalf("queue 2 drop counter %d, want 3", d)
+			}
+			if g.rd(c.drops(2)) != 0 {
+				t.Fatal("queue drop counter not read-to-clear")
+			}
+			if mpc := g.rd(g.m.l.mpc); mpc != 0 {
+				t.Fatalf("MPC %d for descriptor starvation, want 0", mpc)
+			}
+		})
+	}
 	t.Run("packet-buffer", func(t *testing.T) {
 		g := newRig(t, Config{})
 		g.initDevice()
@@ -375,15 +390,15 @@ func TestDDWrittenLast(t *testing.T) {
 		done <- nil
 	}()
 	for k := 0; k < frames; {
-		if g.m.Stats().RxFrames+g.m.Stats().Missed > uint64(k) {
+		if g.m.Stats().RxFrames+g.m.Stats().QueueDrops > uint64(k) {
 			k++
 			continue
 		}
-		before := g.m.Stats().Missed
+		before := g.m.Stats().QueueDrops
 		g.peer.Send(g.frame(sizes[k], byte(k)))
-		if g.m.Stats().Missed > before { // ring full: retry the same frame
+		if g.m.Stats().QueueDrops > before { // ring full: retry the same frame
 			g.m.dev.Lock()
-			g.m.st.Missed--
+			g.m.st.QueueDrops--
 			g.m.dev.Unlock()
 			continue
 		}
@@ -806,6 +821,7 @@ func TestProtocolFaults(t *testing.T) {
 	}{
 		{"rx queue enabled without a ring", func(g *rig) {
 			g.setBits(g.rxq(0, qDCTL), dctlEnable)
+			g.waitSet(g.rxq(0, qDCTL), dctlEnable)
 			g.setBits(rxctrl, 1)
 			g.peer.Send(g.frame(64, 0))
 		}},

@@ -50,6 +50,8 @@ const (
 	eerdStart        = 1 << 0
 	eerdDone         = 1 << 1
 	rdrxctlDMAIDone  = 1 << 3
+	qprdc            = 0x01430 // QPRDC(0); Linux ixgbe_type.h: IXGBE_QPRDC(_i) (0x01430 + ((_i) * 0x40)), 16 of these
+	qRQDPC           = 0x30    // 82576 RQDPC inside an RX queue's block (e1000_regs.h: 0x0C030 + 0x40·n)
 	autocANRestart   = 1 << 12
 )
 
@@ -87,7 +89,7 @@ func (m *Model) registers82599() []sim.Reg {
 	nq := l.queues
 	regs := []sim.Reg{
 		// General control.
-		{Name: "CTRL", Off: ctrl, Access: sim.RW, SelfClear: ctrlRST | ctrlLNKRS, Write: m.writeCTRL},
+		{Name: "CTRL", Off: ctrl, Access: sim.RW, SelfClear: ctrlRST | ctrlLNKRS, Write: m.writeCTRL, Read: m.readCTRL},
 		{Name: "STATUS", Off: status, Access: sim.RO, Read: m.readSTATUS},
 		rw("CTRL_EXT", ctrlExt, 1, 0, 0),
 		rw("ESDP", 0x00020, 1, 0, 0),
@@ -127,16 +129,17 @@ func (m *Model) registers82599() []sim.Reg {
 		rw("PBACL", 0x110C0, 1, 0, 0),
 
 		// Receive.
-		{Name: "RDBAL", Off: l.rxq(0, qBAL), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFFFF80},
-		rw("RDBAH", l.rxq(0, qBAH), nq, qStride, 0),
-		{Name: "RDLEN", Off: l.rxq(0, qLEN), N: nq, Stride: qStride, Access: sim.RW, Mask: 0x000FFF80},
+		m.rxRingRegs()[0], m.rxRingRegs()[1], m.rxRingRegs()[2],
 		rw("DCA_RXCTRL", l.rxq(0, 0x0C), nq, qStride, 0x2200),
-		{Name: "RDH", Off: l.rxq(0, qH), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF},
-		rw("SRRCTL", l.srrctl(0), nq, qStride, 0x402),
-		{Name: "RDT", Off: l.rxq(0, qT), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF, Write: m.writeRDT},
-		{Name: "RXDCTL", Off: l.rxq(0, qDCTL), N: nq, Stride: qStride, Access: sim.RW, Write: m.writeRXDCTL},
+		m.rxRingRegs()[3], m.rxRingRegs()[4], m.rxRingRegs()[5], m.rxRingRegs()[6],
 		rw("RSCCTL", l.rxq(0, 0x2C), nq, qStride, 0),
-		m.alias("SRRCTL", 0x02100, 16, 4, l.srrctl),
+		{Name: "SRRCTL", Off: 0x02100, N: 16, Stride: 4, Access: sim.RW, // 82598 alias of queues 0-15
+			Read: func(i int, _ uint32) uint32 { return m.get(l.srrctl(i)) },
+			Write: func(i int, _, v uint32) {
+				old := m.get(l.srrctl(i))
+				m.set(l.srrctl(i), v)
+				m.guardLatched(false, i, "SRRCTL", l.srrctl(i), old)
+			}},
 		m.alias("DCA_RXCTRL", 0x02200, 16, 4, func(i int) uint32 { return l.rxq(i, 0x0C) }),
 		{Name: "RDRXCTL", Off: rdrxctl, Access: sim.RW, Mask: ^uint32(rdrxctlDMAIDone), Reset: rdrxctlDMAIDone},
 		{Name: "RXCTRL", Off: rxctrl, Access: sim.RW, Write: m.writeRXCTRL},
@@ -181,7 +184,7 @@ func (m *Model) registers82599() []sim.Reg {
 		rw("MSRWD", 0x04260, 1, 0, 0),
 		rw("MAXFRS", maxfrs, 1, 0, 1518<<16),
 		rw("MFLCN", 0x04294, 1, 0, 0),
-		{Name: "AUTOC", Off: autoc, Access: sim.RW, Reset: 0xC09C6004, SelfClear: autocANRestart, Write: m.writeAUTOC},
+		{Name: "AUTOC", Off: autoc, Access: sim.RW, Reset: autocReset, SelfClear: autocANRestart, Write: m.writeAUTOC},
 		{Name: "LINKS", Off: links, Access: sim.RO, Read: m.readLINKS},
 		rw("AUTOC2", 0x042A8, 1, 0, 0),
 		rw("AUTOC3", 0x042AC, 1, 0, 0),
@@ -191,13 +194,9 @@ func (m *Model) registers82599() []sim.Reg {
 		rw("MACC", 0x04330, 1, 0, 0),
 
 		// Transmit.
-		{Name: "TDBAL", Off: l.txq(0, qBAL), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFFFF80},
-		rw("TDBAH", l.txq(0, qBAH), nq, qStride, 0),
-		{Name: "TDLEN", Off: l.txq(0, qLEN), N: nq, Stride: qStride, Access: sim.RW, Mask: 0x000FFF80},
+		m.txRingRegs()[0], m.txRingRegs()[1], m.txRingRegs()[2],
 		rw("DCA_TXCTRL", l.txq(0, 0x0C), nq, qStride, 0x2200),
-		{Name: "TDH", Off: l.txq(0, qH), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF},
-		{Name: "TDT", Off: l.txq(0, qT), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF, Doorbell: m.doorbellTDT},
-		{Name: "TXDCTL", Off: l.txq(0, qDCTL), N: nq, Stride: qStride, Access: sim.RW, Doorbell: m.doorbellTDT},
+		m.txRingRegs()[3], m.txRingRegs()[4], m.txRingRegs()[5],
 		rw("TDWBAL", l.txq(0, qWBAL), nq, qStride, 0),
 		rw("TDWBAH", l.txq(0, qWBAH), nq, qStride, 0),
 		{Name: "DMATXCTL", Off: dmatxctl, Access: sim.RW, Doorbell: func(int, uint32) { m.transmitAll() }},
@@ -264,7 +263,7 @@ func (m *Model) registers82599() []sim.Reg {
 		stat("QPRC", 0x01030, 16, qStride),
 		stat("QBRC_L", 0x01034, 16, qStride),
 		stat("QBRC_H", 0x01038, 16, qStride),
-		stat("QPRDC", 0x01430, 16, qStride),
+		stat("QPRDC", qprdc, 16, qStride),
 		stat("QPTC", 0x08680, 16, 4),
 		stat("QBTC_L", 0x08700, 16, 8),
 		stat("QBTC_H", 0x08704, 16, 8),
@@ -278,6 +277,7 @@ func (m *Model) writeCTRL(_ int, _, v uint32) {
 	switch {
 	case v&ctrlRST != 0:
 		m.st.Resets++
+		m.swReset = true
 		m.dev.ResetRegisters()
 	case m.cfg.Flavor == X82599 && v&ctrlLNKRS != 0,
 		m.cfg.Flavor == X82576 && v&ctrlPHYRST != 0:
@@ -316,11 +316,46 @@ func (m *Model) readSWSM(_ int, v uint32) uint32 {
 	return v
 }
 
-// writeRXDCTL: enabling a queue may let waiting frames in.
-func (m *Model) writeRXDCTL(_ int, old, v uint32) {
-	if v&dctlEnable != 0 && old&dctlEnable == 0 {
-		m.drainFIFO()
+// rxRingRegs are the RX queue registers: RDBAL, RDBAH, RDLEN, RDH, SRRCTL, RDT, RXDCTL.
+// The ring's base, length and SRRCTL (and RDH) are latched at enable; the tail counts
+// only once the queue is on; ENABLE completes asynchronously.
+func (m *Model) rxRingRegs() [7]sim.Reg {
+	l, nq := m.l, m.l.queues
+	at := func(reg uint32) func(q int) uint32 { return func(q int) uint32 { return l.rxq(q, reg) } }
+	return [7]sim.Reg{
+		{Name: "RDBAL", Off: l.rxq(0, qBAL), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFFFF80, Write: m.latchedReg(false, "RDBAL", at(qBAL))},
+		{Name: "RDBAH", Off: l.rxq(0, qBAH), N: nq, Stride: qStride, Access: sim.RW, Write: m.latchedReg(false, "RDBAH", at(qBAH))},
+		{Name: "RDLEN", Off: l.rxq(0, qLEN), N: nq, Stride: qStride, Access: sim.RW, Mask: 0x000FFF80, Write: m.latchedReg(false, "RDLEN", at(qLEN))},
+		{Name: "RDH", Off: l.rxq(0, qH), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF, Write: m.latchedReg(false, "RDH", at(qH))},
+		{Name: "SRRCTL", Off: l.srrctl(0), N: nq, Stride: qStride, Access: sim.RW, Reset: 0x402, Write: m.latchedReg(false, "SRRCTL", l.srrctl)},
+		{Name: "RDT", Off: l.rxq(0, qT), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF, Write: m.writeRDT},
+		{Name: "RXDCTL", Off: l.rxq(0, qDCTL), N: nq, Stride: qStride, Access: sim.RW,
+			Write: func(q int, old, v uint32) { m.writeDCTL(false, q, old, v) }},
 	}
+}
+
+// txRingRegs are the TX queue registers: TDBAL, TDBAH, TDLEN, TDH, TDT, TXDCTL, with the
+// same latching as rxRingRegs.
+func (m *Model) txRingRegs() [6]sim.Reg {
+	l, nq := m.l, m.l.queues
+	at := func(reg uint32) func(q int) uint32 { return func(q int) uint32 { return l.txq(q, reg) } }
+	return [6]sim.Reg{
+		{Name: "TDBAL", Off: l.txq(0, qBAL), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFFFF80, Write: m.latchedReg(true, "TDBAL", at(qBAL))},
+		{Name: "TDBAH", Off: l.txq(0, qBAH), N: nq, Stride: qStride, Access: sim.RW, Write: m.latchedReg(true, "TDBAH", at(qBAH))},
+		{Name: "TDLEN", Off: l.txq(0, qLEN), N: nq, Stride: qStride, Access: sim.RW, Mask: 0x000FFF80, Write: m.latchedReg(true, "TDLEN", at(qLEN))},
+		{Name: "TDH", Off: l.txq(0, qH), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF, Write: m.latchedReg(true, "TDH", at(qH))},
+		{Name: "TDT", Off: l.txq(0, qT), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF, Write: m.writeTDT, Doorbell: m.doorbellTDT},
+		{Name: "TXDCTL", Off: l.txq(0, qDCTL), N: nq, Stride: qStride, Access: sim.RW,
+			Write: func(q int, old, v uint32) { m.writeDCTL(true, q, old, v) }},
+	}
+}
+
+// readCTRL: RST reads 1 until the reset is done.
+func (m *Model) readCTRL(_ int, v uint32) uint32 {
+	if m.inReset() {
+		v |= ctrlRST
+	}
+	return v
 }
 
 // writeRXCTRL: turning RX off discards the packet buffer's frames.

@@ -67,7 +67,7 @@ func (m *Model) registers82576() []sim.Reg {
 	nq := l.queues
 	return []sim.Reg{
 		// General control.
-		{Name: "CTRL", Off: ctrl, Access: sim.RW, SelfClear: ctrlRST | ctrlPHYRST, Write: m.writeCTRL},
+		{Name: "CTRL", Off: ctrl, Access: sim.RW, SelfClear: ctrlRST | ctrlPHYRST, Write: m.writeCTRL, Read: m.readCTRL},
 		{Name: "STATUS", Off: status, Access: sim.RO, Read: m.readSTATUS},
 		{Name: "EECD", Off: eecd, Access: sim.RW, Mask: 0x4F, Reset: eecPresent | eecAutoRead,
 			Read: func(_ int, v uint32) uint32 {
@@ -133,15 +133,18 @@ func (m *Model) registers82576() []sim.Reg {
 		rw("RSSRK", l.rssrk, 10, 4, 0),
 		rw("VMOLR", 0x05AD0, 8, 4, 0),
 		rw("PSRTYPE", 0x05480, 8, 4, 0),
-		{Name: "RDBAL", Off: l.rxq(0, qBAL), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFFFF80},
-		rw("RDBAH", l.rxq(0, qBAH), nq, qStride, 0),
-		{Name: "RDLEN", Off: l.rxq(0, qLEN), N: nq, Stride: qStride, Access: sim.RW, Mask: 0x000FFF80},
-		rw("SRRCTL", l.srrctl(0), nq, qStride, 0x402),
-		{Name: "RDH", Off: l.rxq(0, qH), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF},
+		m.rxRingRegs()[0], m.rxRingRegs()[1], m.rxRingRegs()[2], m.rxRingRegs()[3],
+		m.rxRingRegs()[4], m.rxRingRegs()[5], m.rxRingRegs()[6],
 		rw("RXCTL", l.rxq(0, 0x14), nq, qStride, 0),
-		{Name: "RDT", Off: l.rxq(0, qT), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF, Write: m.writeRDT},
-		{Name: "RXDCTL", Off: l.rxq(0, qDCTL), N: nq, Stride: qStride, Access: sim.RW, Write: m.writeRXDCTL},
-		stat("RQDPC", l.rxq(0, 0x30), nq, qStride),
+		stat("RQDPC", l.rxq(0, qRQDPC), nq, qStride),
+		// Linux e1000_regs.h also reaches RQDPC(0-3) at 0x02830 + 0x100·n.
+		{Name: "RQDPC", Off: 0x02830, N: 4, Stride: 0x100, Access: sim.RO,
+			Read: func(i int, _ uint32) uint32 {
+				off := l.rxq(i, qRQDPC)
+				v := m.get(off)
+				m.set(off, 0)
+				return v
+			}},
 
 		// Transmit.
 		{Name: "TCTL", Off: tctl, Access: sim.RW, Reset: tctlPSP | 0x0F<<4, Doorbell: func(int, uint32) { m.transmitAll() }},
@@ -149,13 +152,9 @@ func (m *Model) registers82576() []sim.Reg {
 		rw("TIPG", 0x00410, 1, 0, 0),
 		rw("TXPBS", 0x03404, 1, 0, 40),
 		rw("DTXCTL", 0x03590, 1, 0, 0),
-		{Name: "TDBAL", Off: l.txq(0, qBAL), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFFFF80},
-		rw("TDBAH", l.txq(0, qBAH), nq, qStride, 0),
-		{Name: "TDLEN", Off: l.txq(0, qLEN), N: nq, Stride: qStride, Access: sim.RW, Mask: 0x000FFF80},
-		{Name: "TDH", Off: l.txq(0, qH), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF},
+		m.txRingRegs()[0], m.txRingRegs()[1], m.txRingRegs()[2], m.txRingRegs()[3],
 		rw("TXCTL", l.txq(0, 0x14), nq, qStride, 0),
-		{Name: "TDT", Off: l.txq(0, qT), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF, Doorbell: m.doorbellTDT},
-		{Name: "TXDCTL", Off: l.txq(0, qDCTL), N: nq, Stride: qStride, Access: sim.RW, Doorbell: m.doorbellTDT},
+		m.txRingRegs()[4], m.txRingRegs()[5],
 		rw("TDWBAL", l.txq(0, qWBAL), nq, qStride, 0),
 		rw("TDWBAH", l.txq(0, qWBAH), nq, qStride, 0),
 

@@ -27,6 +27,7 @@ type rig struct {
 	tx [4]ring
 
 	allowFaults bool
+	noLinkWait  bool // initDevice does not wait for link-up
 }
 
 type ring struct {
@@ -100,13 +101,25 @@ func (g *rig) txq(q int, r uint32) uint32 { return g.m.l.txq(q, r) }
 // waitSet polls until the bits are set, as a driver's bounded wait does.
 func (g *rig) waitSet(off, bits uint32) {
 	g.t.Helper()
-	for i := 0; i < 1000; i++ {
+	for i := 0; i < 2000; i++ {
 		if g.rd(off)&bits == bits {
 			return
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Duration(min(i, 1000)) * time.Microsecond)
 	}
 	g.t.Fatalf("register 0x%x: bits 0x%x never set", off, bits)
+}
+
+// waitClear polls until the bits are clear.
+func (g *rig) waitClear(off, bits uint32) {
+	g.t.Helper()
+	for i := 0; i < 2000; i++ {
+		if g.rd(off)&bits == 0 {
+			return
+		}
+		time.Sleep(time.Duration(min(i, 1000)) * time.Microsecond)
+	}
+	g.t.Fatalf("register 0x%x: bits 0x%x never clear", off, bits)
 }
 
 // initDevice runs the 82599 datasheet init: mask, reset, wait for EEPROM and DMA init,
@@ -119,13 +132,11 @@ func (g *rig) initDevice() {
 	}
 	g.wr(g.m.l.eimc, 0x7FFFFFFF)
 	g.wr(ctrl, ctrlRST|ctrlLNKRS)
-	for g.rd(ctrl)&(ctrlRST|ctrlLNKRS) != 0 {
-	}
+	g.waitClear(ctrl, ctrlRST|ctrlLNKRS)
 	g.wr(g.m.l.eimc, 0x7FFFFFFF)
 	g.waitSet(eec, eecAutoRead)
 	g.waitSet(rdrxctl, rdrxctlDMAIDone)
-	g.wr(autoc, g.rd(autoc)&^(7<<13)|3<<13)
-	g.setBits(autoc, autocANRestart)
+	g.setBits(autoc, autocANRestart) // keep the EEPROM's link mode
 	for _, off := range []uint32{gprc, gptc, gorcl, gorch, gotcl, gotch} {
 		g.rd(off)
 	}
@@ -135,11 +146,39 @@ func (g *rig) initDevice() {
 	g.setBits(fctrl, fctrlBAM|fctrlUPE|fctrlMPE)
 	g.setBits(ctrlExt, 1<<16)
 	g.wr(dmatxctl, 1)
+	if g.m.cfg.Wire != nil && !g.noLinkWait {
+		g.waitSet(links, linksUp)
+	}
+}
+
+// disableQueue turns a queue off and waits until it is (the 82576's queue 0 is on after
+// reset).
+func (g *rig) disableQueue(off uint32) {
+	g.t.Helper()
+	g.clearBits(off, dctlEnable)
+	g.waitClear(off, dctlEnable)
 }
 
 // setupRX allocates and posts an RX ring of n descriptors with bsize-byte buffers on
 // queue q, and enables the queue and the receiver.
 func (g *rig) setupRX(q, n, bsize int, dropEn bool) *ring {
+	g.t.Helper()
+	g.disableQueue(g.rxq(q, qDCTL))
+	rg := g.programRX(q, n, bsize, dropEn)
+	g.setBits(g.rxq(q, qDCTL), dctlEnable)
+	g.waitSet(g.rxq(q, qDCTL), dctlEnable)
+	g.wr(g.rxq(q, qT), uint32(n-1))
+	if g.m.cfg.Flavor == X82576 {
+		g.setBits(rctl, rctlEN)
+	} else {
+		g.setBits(rxctrl, 1)
+	}
+	return rg
+}
+
+// programRX allocates an RX ring of n descriptors with bsize-byte buffers, posts them
+// and writes queue q's SRRCTL, base, length, head and tail 0 (the queue must be off).
+func (g *rig) programRX(q, n, bsize int, dropEn bool) *ring {
 	g.t.Helper()
 	dma := g.dev.DMA()
 	desc, err := dma.Alloc(16 * n)
@@ -165,14 +204,6 @@ func (g *rig) setupRX(q, n, bsize int, dropEn bool) *ring {
 	g.wr(g.rxq(q, qLEN), uint32(16*n))
 	g.wr(g.rxq(q, qH), 0)
 	g.wr(g.rxq(q, qT), 0)
-	g.setBits(g.rxq(q, qDCTL), dctlEnable)
-	g.waitSet(g.rxq(q, qDCTL), dctlEnable)
-	g.wr(g.rxq(q, qT), uint32(n-1))
-	if g.m.cfg.Flavor == X82576 {
-		g.setBits(rctl, rctlEN)
-	} else {
-		g.setBits(rxctrl, 1)
-	}
 	return rg
 }
 
@@ -210,6 +241,7 @@ func (g *rig) setupTX(q, n, bsize int) *ring {
 	}
 	rg := &g.tx[q]
 	*rg = ring{n: n, desc: desc, bufs: bufs, bsize: bsize}
+	g.disableQueue(g.txq(q, qDCTL))
 	g.wr(g.txq(q, qBAL), uint32(desc.IOVA))
 	g.wr(g.txq(q, qBAH), uint32(desc.IOVA>>32))
 	g.wr(g.txq(q, qLEN), uint32(16*n))
@@ -277,22 +309,37 @@ func (g *rig) init82576() {
 	g.wr(imc, ^uint32(0))
 	g.wr(g.m.l.eimc, ^uint32(0))
 	g.wr(ctrl, ctrlRST)
-	for g.rd(ctrl)&ctrlRST != 0 {
-	}
+	g.waitClear(ctrl, ctrlRST)
 	g.wr(imc, ^uint32(0))
 	g.rd(icr)
 	g.waitSet(eecd, eecAutoRead)
 	g.mdicWrite(phyBMCR, g.mdicRead(phyBMCR)|bmcrANEnable|bmcrANRestrt)
-	for i := 0; g.mdicRead(phyBMSR)&bmsrANDone == 0; i++ {
+	for i := 0; !g.noLinkWait && g.mdicRead(phyBMSR)&bmsrANDone == 0; i++ {
 		if i > 1000 {
 			g.t.Fatal("auto-negotiation never completed")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	g.waitSet(status, statusLU82576)
+	if !g.noLinkWait {
+		g.waitSet(status, statusLU82576)
+	}
 	for _, off := range []uint32{gprc, gptc, gorcl, gorch, gotcl, gotch} {
 		g.rd(off)
 	}
 	g.wr(rctl, rctlBAM|rctlUPE|rctlMPE|rctlSECRC)
 	g.wr(tctl, tctlEN|tctlPSP)
+}
+
+// steerTo sends every IPv4 frame to RX queue q by RSS (RETA all q).
+func (g *rig) steerTo(q int) {
+	g.t.Helper()
+	for i := 0; i < 32; i++ {
+		g.wr(g.m.l.reta+4*uint32(i), uint32(q)*0x01010101)
+	}
+	g.wr(rxcsum, rxcsumPCSD)
+	mrqc := uint32(1) // 82599: RSS
+	if g.m.cfg.Flavor == X82576 {
+		mrqc = 2 // 82576: RSS, no VMDq
+	}
+	g.wr(g.m.l.mrqc, mrqc|mrqcFieldIPv4)
 }

@@ -38,8 +38,8 @@ func (m *Model) receive(frame []byte, _ int64) {
 		m.st.RxOff++
 		return
 	}
-	if m.inj.drop > 0 {
-		m.inj.drop--
+	m.settle()
+	if m.inj.drop.any > 0 && m.inj.drop.take(AnyQueue) {
 		m.st.Dropped++
 		return
 	}
@@ -48,9 +48,13 @@ func (m *Model) receive(frame []byte, _ int64) {
 		return
 	}
 	if len(frame) < minFrame {
-		m.add(ruc, 1)
-		m.st.BadFrames++
-		return
+		if !m.cfg.Quirks.PadRunts {
+			m.add(ruc, 1)
+			m.st.BadFrames++
+			return
+		}
+		m.runt = append(append(m.runt[:0], frame...), make([]byte, minFrame-len(frame))...)
+		frame = m.runt
 	}
 	if len(frame)+4 > m.maxFrame() {
 		m.add(roc, 1)
@@ -66,23 +70,38 @@ func (m *Model) receive(frame []byte, _ int64) {
 		return
 	}
 	q, hash, typ := m.selectQueue(frame)
+	if m.inj.drop.take(q) {
+		m.st.Dropped++
+		return
+	}
 	if m.inj.stall || m.fifo.n > 0 {
 		m.enqueue(q, hash, typ, frame)
 		return
 	}
 	if m.place(q, frame, hash, typ) == noDescriptor {
-		if m.get(m.l.srrctl(q))&m.l.srrctlDropEn != 0 {
-			m.missed()
+		if m.rxl[q].srrctl&m.l.srrctlDropEn != 0 {
+			m.queueDrop(q)
 			return
 		}
 		m.enqueue(q, hash, typ, frame)
 	}
 }
 
-// missed counts a frame lost for lack of descriptors or packet-buffer space.
+// missed counts a frame lost for lack of packet-buffer space (MPC).
 func (m *Model) missed() {
 	m.add(m.l.mpc, 1)
 	m.st.Missed++
+}
+
+// queueDrop counts a frame queue q dropped for lack of descriptors with SRRCTL.DROP_EN:
+// per queue, in QPRDC (82599, queues 0-15) or RQDPC (82576), not in MPC.
+func (m *Model) queueDrop(q int) {
+	m.st.QueueDrops++
+	if m.cfg.Flavor == X82576 {
+		m.add(m.l.rxq(q, qRQDPC), 1)
+	} else if q < 16 {
+		m.add(qprdc+qStride*uint32(q), 1)
+	}
 }
 
 // rxEnabled reports whether the receiver is on (82599 RXCTRL.RXEN, 82576 RCTL.EN).
@@ -175,7 +194,7 @@ func (m *Model) selectQueue(frame []byte) (q int, hash, typ uint32) {
 	if m.cfg.Flavor == X82576 {
 		rss = mrqc&3 == 2
 	}
-	if !rss {
+	if !rss || m.cfg.Quirks.RSSNeedsPCSD && m.get(rxcsum)&rxcsumPCSD == 0 {
 		return 0, 0, rssTypeNone
 	}
 	var key [40]byte
@@ -202,18 +221,19 @@ const badDMAAddr = 0xdead_0000_0000
 // each written back with DD stored last, then RDH advances and the queue's cause rises.
 func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
 	l, d := m.l, m.dev
-	if q >= l.queues || m.get(l.rxq(q, qDCTL))&dctlEnable == 0 {
+	if q >= l.queues || !m.rxl[q].on {
 		m.st.RxOff++
 		return dropped
 	}
-	n := m.get(l.rxq(q, qLEN)) / 16
+	lt := &m.rxl[q]
+	n := lt.n
 	h, t := m.get(l.rxq(q, qH)), m.get(l.rxq(q, qT))
 	if n == 0 || n%8 != 0 || h >= n || t >= n {
 		m.protocol("rx queue %d: ring of %d descriptors with head %d, tail %d", q, n, h, t)
 		m.st.RxOff++
 		return dropped
 	}
-	srr := m.get(l.srrctl(q))
+	srr := lt.srrctl
 	bsize := int(srr&0x7F) * 1024
 	if m.cfg.Flavor == X82599 {
 		bsize = int(srr&0x1F) * 1024
@@ -233,7 +253,7 @@ func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
 	if (t-h+n)%n < need {
 		return noDescriptor
 	}
-	base := uint64(m.get(l.rxq(q, qBAH)))<<32 | uint64(m.get(l.rxq(q, qBAL))&^0x7F)
+	base := lt.base
 	if need > 1 {
 		// Translate every descriptor and buffer of the frame before writing any back: a
 		// fault at a later one must not leave earlier ones done behind an unmoved RDH.
@@ -254,8 +274,7 @@ func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
 			return m.dmaFailed(err)
 		}
 		addr := binary.LittleEndian.Uint64(desc)
-		if m.inj.badDMA > 0 {
-			m.inj.badDMA--
+		if m.inj.badDMA.take(q) {
 			addr = badDMAAddr
 		}
 		chunk := data[off:min(off+bsize, len(data))]
@@ -269,8 +288,7 @@ func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
 		if off+bsize >= len(data) {
 			status |= rxStatusEOP
 		}
-		if m.inj.oversize > 0 {
-			m.inj.oversize--
+		if m.inj.oversize.take(q) {
 			length = uint32(min(bsize+512, 0xFFFF))
 		}
 		binary.LittleEndian.PutUint32(desc[0:], typ)
@@ -383,14 +401,19 @@ func (m *Model) drainFIFO() {
 	for m.fifo.n > 0 && !m.inj.stall && !m.closing {
 		fr := m.fifo.peek()
 		if m.place(fr.q, fr.b, fr.hash, fr.typ) == noDescriptor {
-			if m.get(m.l.srrctl(fr.q))&m.l.srrctlDropEn == 0 {
+			if m.rxl[fr.q].srrctl&m.l.srrctlDropEn == 0 {
 				return
 			}
-			m.missed()
+			m.queueDrop(fr.q)
 		}
 		m.fifo.pop()
 	}
 }
 
-// writeRDT is the RX tail hook: new descriptors may take waiting frames.
-func (m *Model) writeRDT(int, uint32, uint32) { m.drainFIFO() }
+// writeRDT is the RX tail hook: new descriptors may take waiting frames. A tail write
+// before the queue is on does not stand.
+func (m *Model) writeRDT(q int, old, _ uint32) {
+	if m.guardTail(false, q, old) {
+		m.drainFIFO()
+	}
+}

@@ -9,7 +9,8 @@ type Stats struct {
 
 	RxFrames    uint64 // frames written to RX rings
 	RxBytes     uint64 // their bytes (as placed in buffers)
-	Missed      uint64 // no free descriptor or packet-buffer space (MPC)
+	Missed      uint64 // no packet-buffer space (MPC)
+	QueueDrops  uint64 // no free descriptor on a queue with DROP_EN (QPRDC, RQDPC)
 	Buffered    uint64 // frames that waited in the packet buffer
 	Filtered    uint64 // refused by the address filters
 	BadFrames   uint64 // runts and oversize frames (RUC, ROC)
@@ -23,11 +24,17 @@ type Stats struct {
 	TxErrors   uint64 // malformed descriptors or frames, faulting buffers
 	TxNoFCS    uint64 // frames without IFCS (they would fail the peer's FCS check)
 	TxLinkDown uint64 // frames discarded because the link was down
+	TxRunts    uint64 // frames under 17 bytes (a protocol fault: undefined for the MAC)
+
+	TxWritebackDelayed uint64 // DD write-backs held back by TxWritebackDelay
+	TxWritebackLost    uint64 // DD write-backs never written (TxWritebackLost)
+	TxHangs            uint64 // TX queues hung by TxHang
 
 	Interrupts     uint64 // MSI-X messages delivered
 	LostInterrupts uint64 // messages for vectors the driver did not set up
 	Throttled      uint64 // messages EITR delayed
 	Spurious       uint64 // injected interrupts without a cause
+	LateInterrupts uint64 // throttled messages sent after their cause was gone (Quirks.LateMSIX)
 	LinkChanges    uint64 // link transitions (each raised LSC)
 	Resets         uint64 // CTRL.RST software resets
 }

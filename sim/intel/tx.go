@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/uiod/uiod/sim"
+	"github.com/uiod/uiod/wire"
 )
 
 // TX descriptor bits (advanced data descriptor cmd_type_len, legacy cmd byte).
@@ -19,6 +20,7 @@ const (
 	legacyRS     = 1 << 3
 	txStatusDD   = 1 << 0
 	maxTxFrame   = 16 * 1024
+	minTxFrame   = 17 // shorter frames are undefined for the MAC (drivers pad them)
 	tdwbalEnable = 1 << 0
 )
 
@@ -93,12 +95,26 @@ func (m *Model) transmitAll() {
 // how many frames are ready to send. The lock is held.
 func (m *Model) gather(q int) int {
 	l, d := m.l, m.dev
-	if m.closing || d.Closed() || q >= l.queues || !m.txEnabled() || m.get(l.txq(q, qDCTL))&dctlEnable == 0 {
+	if m.closing || d.Closed() || q >= l.queues {
 		return 0
 	}
-	n := m.get(l.txq(q, qLEN)) / 16
+	m.settle()
+	lt := &m.txl[q]
+	if !m.txEnabled() || !lt.on {
+		return 0
+	}
+	n := lt.n
 	h, t := m.get(l.txq(q, qH)), m.get(l.txq(q, qT))
 	if h == t {
+		return 0
+	}
+	if m.txHung&(1<<q) != 0 {
+		return 0 // hung: fetches nothing until the queue is disabled or the device reset
+	}
+	if m.inj.hangAny > 0 {
+		m.inj.hangAny--
+		m.txHung |= 1 << q
+		m.st.TxHangs++
 		return 0
 	}
 	if !d.BusMaster() {
@@ -109,7 +125,7 @@ func (m *Model) gather(q int) int {
 		m.protocol("tx queue %d: ring of %d descriptors with head %d, tail %d", q, n, h, t)
 		return 0
 	}
-	base := uint64(m.get(l.txq(q, qBAH)))<<32 | uint64(m.get(l.txq(q, qBAL))&^0x7F)
+	base := lt.base
 	p := &m.txq[q]
 	out := 0
 	completed := false
@@ -142,6 +158,9 @@ func (m *Model) gather(q int) int {
 			eop, ifcs, rs = cmd&legacyEOP != 0, cmd&legacyIFCS != 0, cmd&legacyRS != 0
 		}
 		if data && length > 0 {
+			if m.inj.txBadDMA.take(q) {
+				addr = badDMAAddr
+			}
 			if len(p.frame)+length > maxTxFrame {
 				p.bad = true
 			} else if buf, err := d.DMAAt(addr, length, "tx buffer"); err != nil {
@@ -159,13 +178,20 @@ func (m *Model) gather(q int) int {
 			}
 		}
 		if rs && !headWB {
-			if legacy {
-				sim.StoreUint32(desc[12:], sim.LoadUint32(desc[12:])&^0xF|txStatusDD)
-			} else {
-				sim.StoreUint32(desc[12:], txStatusDD)
+			switch {
+			case m.inj.wbLost.take(q):
+				m.st.TxWritebackLost++
+			case m.inj.wbDelay.take(q):
+				m.holdWB(q, desc, legacy, wire.Now()+int64(m.inj.wbDelayFor[q]))
+			case m.heldWB(q) != 0:
+				m.holdWB(q, desc, legacy, m.heldWB(q)) // in order behind the held ones
+			default:
+				writeTxDD(desc, legacy)
+				completed = true
 			}
+		} else {
+			completed = completed || rs
 		}
-		completed = completed || rs
 		h = (h + 1) % n
 	}
 	m.set(l.txq(q, qH), h)
@@ -190,6 +216,10 @@ func (m *Model) finish(q int, p *txPartial, out int) bool {
 	switch {
 	case p.bad || len(p.frame) == 0:
 		m.st.TxErrors++
+		return false
+	case len(p.frame) < minTxFrame:
+		m.st.TxRunts++
+		m.protocol("tx queue %d: %d-byte frame: the MAC needs at least %d bytes", q, len(p.frame), minTxFrame)
 		return false
 	case p.noFCS || !m.txCRC():
 		m.st.TxNoFCS++ // it would leave with a bad FCS; the peer drops it
@@ -221,6 +251,18 @@ func (m *Model) finish(q int, p *txPartial, out int) bool {
 	}
 	return true
 }
+
+// writeTxDD stores a TX descriptor's DD write-back.
+func writeTxDD(desc []byte, legacy bool) {
+	if legacy {
+		sim.StoreUint32(desc[12:], sim.LoadUint32(desc[12:])&^0xF|txStatusDD)
+	} else {
+		sim.StoreUint32(desc[12:], txStatusDD)
+	}
+}
+
+// writeTDT is the TX tail hook: a tail write before the queue is on does not stand.
+func (m *Model) writeTDT(q int, old, _ uint32) { m.guardTail(true, q, old) }
 
 // doorbellTDT is the TX tail doorbell.
 func (m *Model) doorbellTDT(q int, _ uint32) { m.transmit(q) }
