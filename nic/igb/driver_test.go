@@ -21,6 +21,15 @@ var driver = nictest.Driver{
 // TestDriver runs the suites every Intel driver must pass (see nictest.Run).
 func TestDriver(t *testing.T) { nictest.Run(t, driver) }
 
+// TestDriverQEMUQuirks runs the suites on a model with QEMU igb's quirks: RSS only with
+// RXCSUM.PCSD, throttled MSI-X messages that arrive after their cause was masked, runts
+// padded on receive.
+func TestDriverQEMUQuirks(t *testing.T) {
+	drv := driver
+	drv.Quirks = intel.QEMUQuirks()
+	nictest.Run(t, drv)
+}
+
 // BenchmarkForward is the driver-only forwarding cost; see nic/ixgbe.
 func BenchmarkForward(b *testing.B) { nictest.BenchmarkForwardBatches(b, driver) }
 

@@ -56,7 +56,7 @@ type Forwarder struct {
 // it from the model.
 func NewForwarder(tb testing.TB, drv Driver, maxBatch int) *Forwarder {
 	tb.Helper()
-	m, err := intel.New(intel.Config{Strict: true, Flavor: drv.Flavor})
+	m, err := intel.New(intel.Config{Strict: true, Flavor: drv.Flavor, Quirks: drv.Quirks})
 	if err != nil {
 		tb.Fatal(err)
 	}

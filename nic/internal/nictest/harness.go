@@ -42,6 +42,9 @@ type Driver struct {
 	// MaxFrame is the largest frame (without FCS) the MAC accepts, 0 for no limit below
 	// the largest buffer.
 	MaxFrame int
+	// Quirks are the model behaviours of QEMU's emulation to run against (see
+	// intel.Quirks); the zero value is the silicon's.
+	Quirks intel.Quirks
 }
 
 // Harness is one port on a strict model.
@@ -63,7 +66,7 @@ type Harness struct {
 func New(t testing.TB, drv Driver, cfg nic.Config) *Harness {
 	t.Helper()
 	a, b := wire.Pair()
-	m, err := intel.New(intel.Config{Wire: a, Strict: true, Flavor: drv.Flavor})
+	m, err := intel.New(intel.Config{Wire: a, Strict: true, Flavor: drv.Flavor, Quirks: drv.Quirks})
 	if err != nil {
 		t.Fatal(err)
 	}

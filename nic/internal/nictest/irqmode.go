@@ -49,7 +49,7 @@ func InterruptModes(t *testing.T, drv Driver) {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := wire.Pair()
 			defer b.Close()
-			m, err := intel.New(intel.Config{Wire: a, Strict: true, Flavor: drv.Flavor})
+			m, err := intel.New(intel.Config{Wire: a, Strict: true, Flavor: drv.Flavor, Quirks: drv.Quirks})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -33,6 +33,7 @@ func Run(t *testing.T, drv Driver) {
 		{"InterruptModeration", Moderation},
 		{"LinkChange", LinkChange},
 		{"Faults", Faults},
+		{"QueueDrops", QueueDrops},
 		{"IOMMUCatchesBadAddress", IOMMU},
 		{"RSS", RSS},
 		{"ForwardAcrossAddressSpaces", AcrossAddressSpaces},
