@@ -94,11 +94,10 @@ type Model struct {
 	l    *layout
 	regs []sim.Reg
 
-	txMu    sync.Mutex // serialises transmission (gather under dev lock, send after)
-	wireMu  sync.Mutex
-	wire    wire.Port
-	txOut   [][]byte // frames gathered for sending, reused
-	txFrame []byte   // frame being gathered
+	txMu   sync.Mutex // serialises transmission (gather under dev lock, send after)
+	wireMu sync.Mutex
+	wire   wire.Port
+	txOut  [][]byte // frames gathered for sending, reused
 
 	// Everything below is guarded by the device lock.
 	ic        intrState
@@ -112,7 +111,6 @@ type Model struct {
 	closing   bool
 	eeprom    [64]uint16
 	phy       phyState
-	swsmHeld  bool
 	runt      []byte // a padded runt (Quirks.PadRunts)
 
 	timing     Timing
