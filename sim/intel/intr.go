@@ -211,6 +211,9 @@ func (ic *intrState) expire(v int) {
 			m.st.LateInterrupts++
 		}
 		ic.next[v] = wire.Now() + m.l.eitrNanos(m.get(m.l.eitr(v)))
+		if v < 32 && m.get(m.l.eiac)&(1<<v) != 0 {
+			ic.vcause &^= 1 << v // auto-cleared as for any message sent
+		}
 		return
 	}
 	ic.deliver(v)
