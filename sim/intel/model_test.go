@@ -334,8 +334,8 @@ func TestTXPath(t *testing.T) {
 func TestTXHeadWriteBackAndGating(t *testing.T) {
 	g := newRig(t, Config{})
 	g.initDevice()
+	tx := g.setupTX(0, 8, 2048) // TE on first: the 82599 enables no TX queue without it
 	g.wr(dmatxctl, 0)
-	tx := g.setupTX(0, 8, 2048)
 	hw, _ := g.dev.DMA().Alloc(64)
 	g.wr(g.txq(0, qWBAL), uint32(hw.IOVA)|tdwbalEnable)
 	g.wr(g.txq(0, qWBAH), uint32(hw.IOVA>>32))

@@ -53,6 +53,11 @@ func (m *Model) writeDCTL(tx bool, q int, old, v uint32) {
 		m.protocol("%s queue %d: enabled before RDRXCTL.DMAIDONE reads 1 (ignored)", dirName(tx), q)
 		return
 	}
+	if want && tx && m.cfg.Flavor == X82599 && m.get(dmatxctl)&1 == 0 {
+		// Linux ixgbe_configure_tx: "DMATXCTL.EN must be before Tx queues are enabled".
+		m.protocol("tx queue %d: enabled before DMATXCTL.TE (ignored)", q)
+		return
+	}
 	a := &m.async
 	pend, wantBits, atq := &a.rxPend, &a.rxWant, &a.rxAt
 	if tx {

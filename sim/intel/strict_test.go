@@ -161,6 +161,21 @@ func TestWrongDriverFails(t *testing.T) {
 			}
 			wantFault(t, g, "while the queue is enabled")
 		}},
+		{"82599 TX DMA before TX queues", func(right bool) Config {
+			return Config{}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.initDevice()
+			g.wr(dmatxctl, 0)
+			if right {
+				g.wr(dmatxctl, 1)
+			}
+			g.setBits(g.txq(0, qDCTL), dctlEnable)
+			if right {
+				g.waitSet(g.txq(0, qDCTL), dctlEnable)
+				return
+			}
+			wantFault(t, g, "enabled before DMATXCTL.TE")
+		}},
 		{"link mode must suit the media", func(right bool) Config {
 			return Config{DeviceID: DeviceID82599KX4, Timing: Timing{Autoneg: time.Millisecond}}
 		}, func(t *testing.T, g *rig, right bool) {
