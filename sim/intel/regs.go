@@ -60,6 +60,17 @@ func stat(name string, off uint32, n int, stride uint32) sim.Reg {
 	return sim.Reg{Name: name, Off: off, N: n, Stride: stride, Access: sim.RO, ReadClear: true}
 }
 
+// tableGarbage is what the multicast, VLAN and unicast hash tables hold at power-on: the
+// datasheets define no reset value for them and a reset leaves them alone (Linux clears
+// them in ixgbe_init_rx_addrs_generic / igb's e1000_clear_vfta), so a driver that does
+// not clear them sees stray filter hits.
+const tableGarbage = 0x5A5A5A5A
+
+// table returns registers of a filter table the driver must clear.
+func table(name string, off uint32, n int) sim.Reg {
+	return sim.Reg{Name: name, Off: off, N: n, Stride: 4, Access: sim.RW, Reset: tableGarbage, Sticky: true}
+}
+
 // rw returns plain read/write registers.
 func rw(name string, off uint32, n int, stride uint32, reset uint32) sim.Reg {
 	return sim.Reg{Name: name, Off: off, N: n, Stride: stride, Access: sim.RW, Reset: reset}
@@ -157,13 +168,14 @@ func (m *Model) registers82599() []sim.Reg {
 		rw("FCTRL", fctrl, 1, 0, 0),
 		rw("VLNCTRL", 0x05088, 1, 0, 0x8100),
 		rw("MCSTCTRL", mcstctrl, 1, 0, 0),
-		rw("MTA", mta, 128, 4, 0),
+		table("MTA", mta, 128),
 		rw("PSRTYPE", 0x0EA00, 64, 4, 0),
 		rw("MRQC", l.mrqc, 1, 0, 0),
 		rw("VT_CTL", 0x051B0, 1, 0, 0),
 		rw("RETA", l.reta, 32, 4, 0),
 		rw("RSSRK", l.rssrk, 10, 4, 0),
-		rw("VFTA", 0x0A000, 128, 4, 0),
+		table("VFTA", 0x0A000, 128),
+		table("UTA", 0x0F400, 128), // Linux ixgbe_type.h IXGBE_UTA(_i) 0x0F400 + 4·i
 		rw("RAL", l.ralBase, l.rarEntries, 8, 0),
 		rw("RAH", l.ralBase+4, l.rarEntries, 8, 0),
 		m.alias("RAL", 0x05400, 16, 8, l.ral),

@@ -176,6 +176,26 @@ func TestWrongDriverFails(t *testing.T) {
 			}
 			wantFault(t, g, "enabled before DMATXCTL.TE")
 		}},
+		{"filter tables survive a reset", func(right bool) Config {
+			return Config{}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.initDevice() // CTRL.RST: MTA keeps its power-on content
+			g.clearBits(fctrl, fctrlUPE|fctrlMPE)
+			g.wr(mcstctrl, 1<<2) // MFE, MO 0: hash bits 47:36
+			if right {
+				for i := uint32(0); i < 128; i++ {
+					g.wr(mta+4*i, 0)
+				}
+			}
+			rx := g.setupRX(0, 8, 2048, true)
+			f := g.frame(64, 1)
+			copy(f, []byte{0x01, 0x00, 0x5e, 0x00, 0x10, 0x00}) // hash 1: bit 1 of MTA[0]
+			g.peer.Send(f)
+			st, _ := rx.wb(0)
+			if received := st&rxStatusDD != 0; received == right {
+				t.Fatalf("multicast frame for a group nobody joined received: %v (MTA cleared: %v)", received, right)
+			}
+		}},
 		{"link mode must suit the media", func(right bool) Config {
 			return Config{DeviceID: DeviceID82599KX4, Timing: Timing{Autoneg: time.Millisecond}}
 		}, func(t *testing.T, g *rig, right bool) {
