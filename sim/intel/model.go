@@ -1,12 +1,22 @@
 // Package intel models the Intel 82599 10 GbE controller (and, as a flavour of the same
 // engine, the 82576 1 GbE controller) on the sim device-model core, so that the real
-// drivers in nic/ixgbe and nic/igb run against it without hardware or privileges.
+// drivers in nic/ixgbe and nic/igb run against it without hardware or privileges. The
+// 82599 is the default.
 //
 // The model implements the registers a driver touches during reset, init and operation
 // with their datasheet semantics, RX from a wire into posted advanced descriptors (DD
 // stored last), TX on the tail doorbell, the EICR/EIMS/EIMC/EIAC/EIAM/IVAR/EITR interrupt
 // logic in MSI-X and legacy INTx mode, RSS, link state with LSC interrupts, read-to-clear
-// statistics, and fault injection.
+// statistics and per-queue drop counters, and fault injection (Inject).
+//
+// It is as strict as the silicon: a software reset, the EEPROM auto-read, DMA init, queue
+// enables and disables and auto-negotiation take time (Timing) and the driver must poll
+// for each; queues latch their ring registers at enable and ignore writes to them while
+// on; a tail write before the queue is on is ignored; the 82576 comes out of reset with
+// queue 0 enabled; the 82599's link comes up only in a link mode its media takes; the
+// filter tables power up with stray bits. Each violation is a protocol fault, which a
+// strict model (Config.Strict) reports through Device().Err(). QEMU igb's deviations are
+// options (Quirks), so drivers can be tested against both.
 //
 // Frames on the wire carry no FCS; the model adds four bytes to the byte counters that
 // count the FCS (GORC, GOTC), as hardware does, and leaves four FCS bytes in the receive
