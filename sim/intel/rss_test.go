@@ -101,3 +101,76 @@ func FuzzRSSHash(f *testing.F) {
 		rssHash(frame, mrqc, msKey, buf) // must not panic
 	})
 }
+
+func TestRSS(t *testing.T) {
+	g := newRig(t, Config{})
+	g.initDevice()
+	const nq = 4
+	var rings [nq]*ring
+	for q := 0; q < nq; q++ {
+		rings[q] = g.setupRX(q, 256, 2048, true)
+	}
+	for i := 0; i < 10; i++ {
+		g.wr(g.m.l.rssrk+4*uint32(i), binary.LittleEndian.Uint32(msKey[4*i:]))
+	}
+	for i := 0; i < 32; i++ {
+		var v uint32
+		for j := 0; j < 4; j++ {
+			v |= uint32((4*i+j)%nq) << (8 * j)
+		}
+		g.wr(g.m.l.reta+4*uint32(i), v)
+	}
+	g.wr(rxcsum, rxcsumPCSD)
+	g.wr(g.m.l.mrqc, 1|mrqcFieldIPv4|mrqcFieldIPv4TCP|mrqcFieldIPv4UDP|mrqcFieldIPv6|mrqcFieldIPv6TCP|mrqcFieldIPv6UDP)
+	flow := func(i int) []byte {
+		src := netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})
+		f := frameFor(src, netip.MustParseAddr("10.1.0.1"), 17, uint16(1000+i), 53)
+		copy(f, g.m.cfg.MAC)
+		return append(f, make([]byte, 64)...)
+	}
+	counts := func() (c [nq]uint32) {
+		for q := range c {
+			c[q] = g.rd(g.rxq(q, qH))
+		}
+		return
+	}
+	// One flow: all its frames in one queue.
+	for k := 0; k < 10; k++ {
+		g.peer.Send(flow(7))
+	}
+	c := counts()
+	busy := 0
+	for _, n := range c {
+		if n != 0 {
+			busy++
+			if n != 10 {
+				t.Fatalf("flow split: %v", c)
+			}
+		}
+	}
+	if busy != 1 {
+		t.Fatalf("flow spread over %d queues: %v", busy, c)
+	}
+	// Many flows: every queue gets some.
+	for i := 0; i < 200; i++ {
+		g.peer.Send(flow(100 + i))
+	}
+	c = counts()
+	for q, n := range c {
+		if n == 0 {
+			t.Fatalf("queue %d got no flows: %v", q, c)
+		}
+	}
+	// The write-back carries the hash.
+	f := flow(7)
+	h, _ := rssHash(f, g.rd(g.m.l.mrqc), msKey, make([]byte, 64))
+	q := g.m.l.queues
+	for qq := 0; qq < nq; qq++ {
+		if c[qq] >= 10 && binary.LittleEndian.Uint32(rings[qq].desc.Bytes[4:]) == h {
+			q = qq
+		}
+	}
+	if q == g.m.l.queues {
+		t.Fatal("no queue's first write-back carries the flow's RSS hash")
+	}
+}
