@@ -395,8 +395,8 @@ next:
 // checkWakeups checks, from the snapshots before and after one direction's probes, that
 // the port the probes came in on received them all and the port they left by sent them,
 // and that the idle → interrupt → wake cycle happened on the receiving port (see
-// wakeCounts.problems). It logs every count; how many probes found the thread asleep depends on
-// the machine's load and is reported, not asserted.
+// wakeCounts.problems). It logs every count; how many probes found the thread asleep
+// depends on the machine's load and is reported, not asserted.
 func checkWakeups(t *testing.T, d direction, nics []string, before, after *snapshot) {
 	t.Helper()
 	st0, err := parseStatus(before)
