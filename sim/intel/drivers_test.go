@@ -22,6 +22,7 @@ var slow = intel.Timing{
 	DMAInit:     9 * time.Millisecond,
 	QueueEnable: 2 * time.Millisecond,
 	Autoneg:     20 * time.Millisecond,
+	SecRxReady:  3 * time.Millisecond, // beyond a 300 µs wait, within Linux's 40 ms
 }
 
 // udpFrame is a broadcast IPv4/UDP frame of flow i (the source port varies).

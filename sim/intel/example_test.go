@@ -36,7 +36,10 @@ func Example() {
 	bar.Write32(0x1028, 1<<25)        // RXDCTL(0).ENABLE
 	waitSet(bar, 0x1028, 1<<25)       // the queue is on once ENABLE reads 1
 	bar.Write32(0x1018, 1)            // RDT(0): descriptor 0 is the device's
-	bar.Write32(0x3000, 1)            // RXCTRL.RXEN
+	bar.Write32(0x8D00, 1<<1)         // SECRXCTRL.RX_DIS: halt the security RX path,
+	waitSet(bar, 0x8D04, 1)           // wait for SECRXSTAT.SECRX_RDY (82599 erratum),
+	bar.Write32(0x3000, 1)            // RXCTRL.RXEN,
+	bar.Write32(0x8D00, 0)            // and let the path run again
 	waitSet(bar, 0x42A4, 1<<30)       // LINKS.UP: auto-negotiation has finished
 
 	far.Send(make([]byte, 60)) // a frame arrives at the port

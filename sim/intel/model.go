@@ -131,7 +131,8 @@ type Model struct {
 	txHung     uint64 // TX queues stopped by TxHang
 	txDelayed  []heldWB
 	wbTimer    *time.Timer
-	swReset    bool // the reset under way is CTRL.RST
+	swReset    bool  // the reset under way is CTRL.RST
+	secRdyAt   int64 // wire time SECRXSTAT.SECRX_RDY reads 1 after RX_DIS was set
 }
 
 // New builds a model. Its registers start at their power-on values, with the MAC address
@@ -252,6 +253,7 @@ func (m *Model) resetLocked() {
 		m.set(eecd, m.get(eecd)&^eecAutoRead)
 	}
 	m.stopWB()
+	m.secRdyAt = 0
 	m.resetQueues()
 	m.startReset(m.swReset)
 	m.swReset = false

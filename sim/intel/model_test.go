@@ -257,7 +257,7 @@ func TestProtocolFaults(t *testing.T) {
 		{"rx queue enabled without a ring", func(g *rig) {
 			g.setBits(g.rxq(0, qDCTL), dctlEnable)
 			g.waitSet(g.rxq(0, qDCTL), dctlEnable)
-			g.setBits(rxctrl, 1)
+			g.enableRX()
 			g.peer.Send(g.frame(64, 0))
 		}},
 		{"rx buffer size zero", func(g *rig) {

@@ -1,6 +1,9 @@
 package intel
 
-import "github.com/uiod/uiod/sim"
+import (
+	"github.com/uiod/uiod/sim"
+	"github.com/uiod/uiod/wire"
+)
 
 // Registers shared by both flavours at the same offset.
 const (
@@ -53,6 +56,8 @@ const (
 	qprdc            = 0x01430 // QPRDC(0); Linux ixgbe_type.h: IXGBE_QPRDC(_i) (0x01430 + ((_i) * 0x40)), 16 of these
 	qRQDPC           = 0x30    // 82576 RQDPC inside an RX queue's block (e1000_regs.h: 0x0C030 + 0x40·n)
 	autocANRestart   = 1 << 12
+	secrxctrl        = 0x08D00
+	secrxctrlRxDis   = 1 << 1
 )
 
 // stat returns read-to-clear statistics counters.
@@ -182,8 +187,8 @@ func (m *Model) registers82599() []sim.Reg {
 		m.alias("RAH", 0x05404, 16, 8, l.rah),
 		rw("MPSAR_LO", 0x0A600, 128, 8, 0),
 		rw("MPSAR_HI", 0x0A604, 128, 8, 0),
-		rw("SECRXCTRL", 0x08D00, 1, 0, 0),
-		{Name: "SECRXSTAT", Off: 0x08D04, Access: sim.RO, Reset: 1},
+		{Name: "SECRXCTRL", Off: secrxctrl, Access: sim.RW, Write: m.writeSECRXCTRL},
+		{Name: "SECRXSTAT", Off: 0x08D04, Access: sim.RO, Read: m.readSECRXSTAT},
 		rw("SECTXCTRL", 0x08800, 1, 0, 0),
 		{Name: "SECTXSTAT", Off: 0x08804, Access: sim.RO, Reset: 1},
 		rw("SECTXMINIFG", 0x08810, 1, 0, 0),
@@ -370,9 +375,38 @@ func (m *Model) readCTRL(_ int, v uint32) uint32 {
 	return v
 }
 
-// writeRXCTRL: turning RX off discards the packet buffer's frames.
-func (m *Model) writeRXCTRL(_ int, _, v uint32) {
+// writeRXCTRL: turning RX off discards the packet buffer's frames. Turning it on while
+// the security RX path is not disabled and drained is the 82599 erratum Linux works
+// around in ixgbe_enable_rx_dma_82599 ("If traffic is incoming before we enable the Rx
+// unit, it could hang the Rx DMA unit"): a protocol fault.
+func (m *Model) writeRXCTRL(_ int, old, v uint32) {
 	if v&1 == 0 {
 		m.fifo.clear()
+		return
 	}
+	if old&1 == 0 && !m.secRxReady() {
+		m.protocol("RXCTRL.RXEN set while the security RX path is not halted (SECRXCTRL.RX_DIS with SECRXSTAT.SECRX_RDY)")
+	}
+}
+
+// writeSECRXCTRL: setting RX_DIS starts draining the security RX path, which is ready
+// (SECRXSTAT.SECRX_RDY) Timing.SecRxReady later.
+func (m *Model) writeSECRXCTRL(_ int, old, v uint32) {
+	switch {
+	case v&secrxctrlRxDis != 0 && old&secrxctrlRxDis == 0:
+		m.secRdyAt = wire.Now() + int64(m.timing.SecRxReady)
+	case v&secrxctrlRxDis == 0:
+		m.secRdyAt = 0
+	}
+}
+
+func (m *Model) secRxReady() bool {
+	return m.get(secrxctrl)&secrxctrlRxDis != 0 && wire.Now() >= m.secRdyAt
+}
+
+func (m *Model) readSECRXSTAT(int, uint32) uint32 {
+	if m.secRxReady() {
+		return 1
+	}
+	return 0
 }

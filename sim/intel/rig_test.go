@@ -171,9 +171,22 @@ func (g *rig) setupRX(q, n, bsize int, dropEn bool) *ring {
 	if g.m.cfg.Flavor == X82576 {
 		g.setBits(rctl, rctlEN)
 	} else {
-		g.setBits(rxctrl, 1)
+		g.enableRX()
 	}
 	return rg
+}
+
+// enableRX sets the 82599's RXCTRL.RXEN with the security RX path halted around it, as
+// the silicon erratum requires (Linux ixgbe_enable_rx_dma_82599).
+func (g *rig) enableRX() {
+	g.t.Helper()
+	if g.rd(rxctrl)&1 != 0 {
+		return
+	}
+	g.setBits(secrxctrl, secrxctrlRxDis)
+	g.waitSet(0x08D04, 1) // SECRXSTAT.SECRX_RDY
+	g.setBits(rxctrl, 1)
+	g.clearBits(secrxctrl, secrxctrlRxDis)
 }
 
 // programRX allocates an RX ring of n descriptors with bsize-byte buffers, posts them

@@ -101,7 +101,7 @@ func TestWrongDriverFails(t *testing.T) {
 				g.waitSet(g.rxq(0, qDCTL), dctlEnable)
 			}
 			g.wr(g.rxq(0, qT), 7)
-			g.setBits(rxctrl, 1)
+			g.enableRX()
 			if right {
 				g.peer.Send(g.frame(64, 1))
 				if st, l := g.rx[0].wb(0); st&rxStatusDD == 0 || l != 64 {
@@ -194,6 +194,25 @@ func TestWrongDriverFails(t *testing.T) {
 			st, _ := rx.wb(0)
 			if received := st&rxStatusDD != 0; received == right {
 				t.Fatalf("multicast frame for a group nobody joined received: %v (MTA cleared: %v)", received, right)
+			}
+		}},
+		{"82599 RX enable with the security path halted", func(right bool) Config {
+			if right {
+				return Config{Timing: Timing{SecRxReady: 5 * time.Millisecond}}
+			}
+			return Config{Timing: Timing{SecRxReady: long}}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.initDevice()
+			g.setBits(secrxctrl, secrxctrlRxDis)
+			if right {
+				g.waitSet(0x08D04, 1) // SECRXSTAT.SECRX_RDY, as Linux waits up to 40 ms
+			} else {
+				time.Sleep(300 * time.Microsecond) // a fixed 300 µs wait instead of polling
+			}
+			g.setBits(rxctrl, 1)
+			g.clearBits(secrxctrl, secrxctrlRxDis)
+			if !right {
+				wantFault(t, g, "security RX path is not halted")
 			}
 		}},
 		{"link mode must suit the media", func(right bool) Config {

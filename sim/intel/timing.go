@@ -24,6 +24,9 @@ type Timing struct {
 	// Autoneg is how long auto-negotiation takes after a reset, an AN restart or plugging
 	// in a wire before the link comes up.
 	Autoneg time.Duration
+	// SecRxReady is how long the 82599's security RX path takes to drain after
+	// SECRXCTRL.RX_DIS is set: SECRXSTAT.SECRX_RDY reads 1 only then.
+	SecRxReady time.Duration
 }
 
 // Default timings: short, so that tests stay fast, but never zero, so that a driver that
@@ -34,6 +37,7 @@ const (
 	DefaultDMAInitTime     = 150 * time.Microsecond
 	DefaultQueueEnableTime = 20 * time.Microsecond
 	DefaultAutonegTime     = 2 * time.Millisecond
+	DefaultSecRxReadyTime  = 20 * time.Microsecond
 )
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -54,6 +58,7 @@ func (t Timing) withDefaults() Timing {
 		DMAInit:     orDefault(t.DMAInit, DefaultDMAInitTime),
 		QueueEnable: orDefault(t.QueueEnable, DefaultQueueEnableTime),
 		Autoneg:     orDefault(t.Autoneg, DefaultAutonegTime),
+		SecRxReady:  orDefault(t.SecRxReady, DefaultSecRxReadyTime),
 	}
 }
 
