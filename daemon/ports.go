@@ -8,13 +8,12 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dmamem"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/igb"   // registers the igb driver
 	_ "github.com/uiod/uiod/nic/ixgbe" // registers the ixgbe driver
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/uio"
 	"github.com/uiod/uiod/vfio"
 	"github.com/uiod/uiod/wire"
@@ -25,8 +24,8 @@ type port struct {
 	cfg   config.Port
 	addr  pci.Addr
 	nic   nic.Port
-	model *simixgbe.Model // sim ports only
-	wire  wire.Port       // sim ports only
+	model *intel.Model // sim ports only
+	wire  wire.Port    // sim ports only
 }
 
 // backends holds the shared DMA address spaces: every vfio port joins one container and
@@ -49,6 +48,11 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)
 	}
 	op := &port{cfg: p, addr: addr}
+	if p.Driver != config.DriverSim {
+		if err := b.checkNIC(p, addr); err != nil {
+			return nil, err
+		}
+	}
 	var dev pci.Device
 	switch p.Driver {
 	case config.DriverSim:
@@ -59,7 +63,7 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("port %s: wire %s: %w", p.Name, p.Wire, err)
 		}
-		m, err := simixgbe.New(simixgbe.Config{Addr: addr, Wire: w, IOMMU: b.simIOMMU, Log: b.log.Named("sim." + p.Name)})
+		m, err := intel.New(intel.Config{Addr: addr, Wire: w, IOMMU: b.simIOMMU, Log: b.log.Named("sim." + p.Name)})
 		if err != nil {
 			w.Close()
 			return nil, fmt.Errorf("port %s: device model: %w", p.Name, err)
@@ -103,10 +107,12 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		TxRing:      p.TxRing,
 		ITR:         p.ITR,
 		Promiscuous: p.Promiscuous,
-		Interrupts:  irq.MSIX,
 	}
-	if p.Interrupts == config.InterruptsINTx || (p.Interrupts == "" && p.Driver == config.DriverUIO) {
-		ncfg.Interrupts = irq.INTx
+	switch {
+	case p.Interrupts == config.InterruptsMSIX:
+		ncfg.Interrupts = nic.IRQMSIX
+	case p.Interrupts == config.InterruptsINTx || (p.Interrupts == "" && p.Driver == config.DriverUIO):
+		ncfg.Interrupts = nic.IRQINTx
 	}
 	np, err := nic.Open(dev, p.NIC, ncfg)
 	if err != nil {
@@ -165,4 +171,18 @@ func vfioMode(s string) vfio.Mode {
 		return vfio.ModeIOMMUFD
 	}
 	return vfio.ModeAuto
+}
+
+// checkNIC refuses a function no NIC driver supports before its backend opens it, from
+// the ids in sysfs: the error names the device and lists the supported ones, and the host
+// is left as it was. A function sysfs does not describe is left for the backend to refuse.
+func (b *backends) checkNIC(p config.Port, addr pci.Addr) error {
+	info, err := (&pci.Host{Root: b.root}).Device(addr)
+	if err != nil {
+		return nil
+	}
+	if _, err := nic.Lookup(uint16(info.VendorID), uint16(info.DeviceID), p.NIC); err != nil {
+		return fmt.Errorf("port %s: %s: %w", p.Name, addr, err)
+	}
+	return nil
 }

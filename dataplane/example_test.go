@@ -12,9 +12,7 @@ import (
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/ixgbe" // registers the "ixgbe" driver
-	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
-	"github.com/uiod/uiod/wire"
+	"github.com/uiod/uiod/sim/intel"
 )
 
 // Example forwards frames between two modelled 82599 ports with one polling thread that
@@ -22,21 +20,19 @@ import (
 // devices opened through the vfio or uio package.
 func Example() {
 	runtime.GOMAXPROCS(irq.ProcsFor(1))
-	iommu := sim.NewIOMMU()
+	pair, err := intel.NewPair(intel.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pair.Close()
 	var ports [2]nic.Port
-	var far [2]wire.Port
+	far := pair.Far
 	for i := range ports {
-		end, cable := wire.Pair()
-		model, err := simixgbe.New(simixgbe.Config{Wire: cable, IOMMU: iommu})
-		if err != nil {
-			log.Fatal(err)
-		}
-		ports[i], err = nic.Open(model.Device(), "auto", nic.Config{RxRing: 256, TxRing: 256, Promiscuous: true})
+		ports[i], err = nic.Open(pair.Models[i].Device(), "auto", nic.Config{RxRing: 256, TxRing: 256, Promiscuous: true})
 		if err != nil {
 			log.Fatal(err)
 		}
 		defer ports[i].Close() // after dp.Stop: ports close once no thread uses them
-		far[i] = end
 	}
 	var out atomic.Int64
 	far[1].SetHandler(func(frame []byte, ts int64) { out.Add(1) })

@@ -12,7 +12,7 @@ import (
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/ixgbe" // the driver under test
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -21,7 +21,7 @@ import (
 // directions.
 type modelRig struct {
 	iommu          *sim.IOMMU
-	models         [2]*simixgbe.Model
+	models         [2]*intel.Model
 	ports          [2]nic.Port
 	far            [2]wire.Port // the test's ends
 	lat            []int64      // by sequence number, written on the polling thread
@@ -33,13 +33,13 @@ type modelRig struct {
 
 func newModelRig(t testing.TB, cpu int, policy idle.PolicyConfig, frames int) *modelRig {
 	t.Helper()
-	r := &modelRig{iommu: sim.NewIOMMU(), lat: make([]int64, frames)}
+	pair, err := intel.NewPair(intel.Config{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &modelRig{iommu: pair.IOMMU, lat: make([]int64, frames)}
 	for i := range r.ports {
-		far, cable := wire.Pair()
-		m, err := simixgbe.New(simixgbe.Config{Wire: cable, IOMMU: r.iommu, Strict: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, far := pair.Models[i], pair.Far[i]
 		p, err := nic.Open(m.Device(), "ixgbe", nic.Config{RxRing: 256, TxRing: 256, Promiscuous: true})
 		if err != nil {
 			t.Fatal(err)

@@ -5,7 +5,10 @@
 // one to uio_pci_generic, runs `uiod run` forwarding between them, and the host sends
 // `uiod latency` probes through QEMU's datagram sockets in both directions, checking that
 // every probe came back and that the poll thread slept and was woken by the receiving
-// port's own interrupt (MSI-X on the vfio port, INTx on the uio port).
+// port's own interrupt (MSI-X on the vfio port, INTx on the uio port); and the multi-queue
+// test (TestIntegrationMultiQueue), in which both NICs run 4 RSS queues, first on vfio-pci
+// with an MSI-X vector per queue and two poll threads, then on uio_pci_generic with one
+// INTx line per NIC and one thread, while the host sends UDP flows through them.
 //
 // They skip unless run as root with QEMU, a static busybox and the guest kernel present:
 // scripts/qemu-setup.sh installs them. Run them with

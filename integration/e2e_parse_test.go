@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -96,5 +97,38 @@ func TestParseE2E(t *testing.T) {
 	}
 	if rep := parseE2E("E2E run-exit=x\n"); rep.runExit != -1 {
 		t.Errorf("run exit of a bad line = %d, want -1", rep.runExit)
+	}
+}
+
+// TestWakeCountsProblems checks the e2e test's wake-up accounting: counts from a loaded
+// machine, where few probes find the thread asleep, pass; a thread that never slept, a
+// wake-up the receiving port's interrupt does not account for, or an interrupt of the
+// port that received nothing fail.
+func TestWakeCountsProblems(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		w    wakeCounts
+		want string // "" for no problem, else a word of the only problem
+	}{
+		{"every probe slept", wakeCounts{sleeps: 200, woken: 200, own: 200}, ""},
+		{"loaded machine", wakeCounts{sleeps: 12, woken: 11, spurious: 1, own: 14}, ""},
+		{"one sleep", wakeCounts{sleeps: 1, woken: 1, own: 1}, ""},
+		{"never slept", wakeCounts{woken: 0, own: 0}, "never slept"},
+		{"no interrupt", wakeCounts{sleeps: 3}, "at least once"},
+		{"other port fired", wakeCounts{sleeps: 5, woken: 5, own: 5, other: 1}, "received nothing"},
+		{"wake-ups not the port's", wakeCounts{sleeps: 5, woken: 6, own: 5}, "not the receiving port's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.w.problems()
+			if tc.want == "" {
+				if len(p) != 0 {
+					t.Errorf("problems = %q, want none", p)
+				}
+				return
+			}
+			if !slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, tc.want) }) {
+				t.Errorf("problems = %q, want one with %q", p, tc.want)
+			}
+		})
 	}
 }

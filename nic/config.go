@@ -14,10 +14,63 @@ const (
 	DefaultLinkTimeout = 2 * time.Second
 )
 
+// Ring-size limits in descriptors. A ring is a power of two from MinRing up to its
+// driver's cap: MaxRingIxgbe on the 82599, MaxRingIgb on the 82576 (the largest rings the
+// Linux and DPDK drivers of each accept). MaxRing is the largest cap of any driver.
+const (
+	MinRing      = 8
+	MaxRingIxgbe = 8192
+	MaxRingIgb   = 4096
+	MaxRing      = MaxRingIxgbe
+)
+
+// Limits are what a driver's hardware takes: queues per direction and descriptors per
+// ring.
+type Limits struct {
+	Queues int
+	Ring   int
+}
+
+// IRQMode selects how a port delivers interrupts. The zero value, IRQDefault, is MSI-X
+// where the backend offers it and INTx where it does not (uio_pci_generic).
+type IRQMode int
+
+// Interrupt modes.
+const (
+	IRQDefault IRQMode = iota // MSI-X, or INTx if the backend has no MSI-X
+	IRQMSIX                   // MSI-X, one vector per RX queue, or fail
+	IRQINTx                   // the legacy line shared by every queue
+)
+
+// String names the mode as configuration spells it.
+func (m IRQMode) String() string {
+	switch m {
+	case IRQDefault:
+		return "default"
+	case IRQMSIX:
+		return "msix"
+	case IRQINTx:
+		return "intx"
+	}
+	return fmt.Sprintf("nic.IRQMode(%d)", int(m))
+}
+
+// IRQModeOf is the mode that asks for interrupts of kind k: IRQMSIX or IRQINTx, and an
+// invalid mode (refused by Validate) for any other kind.
+func IRQModeOf(k irq.Kind) IRQMode {
+	switch k {
+	case irq.MSIX:
+		return IRQMSIX
+	case irq.INTx:
+		return IRQINTx
+	}
+	return -1 // a mode Validate refuses
+}
+
 // WithDefaults returns c with its zero fields set to their defaults: one queue each way,
 // rings of DefaultRing descriptors, DefaultBufSize buffers, a pool of 2×RxRing + TxRing
-// buffers per RX queue and DefaultLinkTimeout. The interrupt mode is kept as given (the
-// zero Kind is irq.INTx).
+// buffers per RX queue and DefaultLinkTimeout. The zero interrupt mode stays IRQDefault:
+// the driver picks MSI-X where it can.
 func (c Config) WithDefaults() Config {
 	if c.RxQueues == 0 {
 		c.RxQueues = 1
@@ -44,20 +97,20 @@ func (c Config) WithDefaults() Config {
 }
 
 // Validate checks c (after WithDefaults) against a driver's limits: queue counts up to
-// maxQueues, ring sizes powers of two in 8..32768, buffers of 1024..16384 bytes in whole
-// KiB (the NICs size receive buffers in 1 KiB units), a pool at least as large as the RX
-// ring, and an interrupt mode of MSI-X or INTx.
-func (c Config) Validate(maxQueues int) error {
-	ringOK := func(n int) bool { return n >= 8 && n <= 32768 && n&(n-1) == 0 }
+// l.Queues, ring sizes powers of two from MinRing to l.Ring, buffers of 1024..16384 bytes
+// in whole KiB (the NICs size receive buffers in 1 KiB units), a pool at least as large as
+// the RX ring, and a known interrupt mode.
+func (c Config) Validate(l Limits) error {
+	ringOK := func(n int) bool { return n >= MinRing && n <= l.Ring && n&(n-1) == 0 }
 	switch {
-	case c.RxQueues < 1 || c.RxQueues > maxQueues:
-		return fmt.Errorf("rx queues %d: want 1..%d", c.RxQueues, maxQueues)
-	case c.TxQueues < 1 || c.TxQueues > maxQueues:
-		return fmt.Errorf("tx queues %d: want 1..%d", c.TxQueues, maxQueues)
+	case c.RxQueues < 1 || c.RxQueues > l.Queues:
+		return fmt.Errorf("rx queues %d: want 1..%d", c.RxQueues, l.Queues)
+	case c.TxQueues < 1 || c.TxQueues > l.Queues:
+		return fmt.Errorf("tx queues %d: want 1..%d", c.TxQueues, l.Queues)
 	case !ringOK(c.RxRing):
-		return fmt.Errorf("rx ring %d: want a power of two in 8..32768", c.RxRing)
+		return fmt.Errorf("rx ring %d: want a power of two in %d..%d", c.RxRing, MinRing, l.Ring)
 	case !ringOK(c.TxRing):
-		return fmt.Errorf("tx ring %d: want a power of two in 8..32768", c.TxRing)
+		return fmt.Errorf("tx ring %d: want a power of two in %d..%d", c.TxRing, MinRing, l.Ring)
 	case c.BufSize < 1024 || c.BufSize > 16*1024 || c.BufSize%1024 != 0:
 		return fmt.Errorf("buffer size %d: want a multiple of 1024 in 1024..16384", c.BufSize)
 	case c.PoolSize < c.RxRing:
@@ -66,8 +119,8 @@ func (c Config) Validate(maxQueues int) error {
 		return fmt.Errorf("itr %v: negative", c.ITR)
 	case c.LinkTimeout < 0:
 		return fmt.Errorf("link timeout %v: negative", c.LinkTimeout)
-	case !c.NoIRQ && c.Interrupts != irq.MSIX && c.Interrupts != irq.INTx:
-		return fmt.Errorf("interrupt mode %v: want msix or intx", c.Interrupts)
+	case !c.NoIRQ && c.Interrupts != IRQDefault && c.Interrupts != IRQMSIX && c.Interrupts != IRQINTx:
+		return fmt.Errorf("interrupt mode %v: want default, msix or intx", c.Interrupts)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ func TestConfigDefaults(t *testing.T) {
 	if c != want {
 		t.Fatalf("defaults %+v, want %+v", c, want)
 	}
-	if err := c.Validate(16); err != nil {
+	if err := c.Validate(Limits{Queues: 16, Ring: MaxRing}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -28,6 +28,7 @@ func TestConfigValidate(t *testing.T) {
 		{"ring not a power of two", Config{RxRing: 100}},
 		{"ring too small", Config{TxRing: 4}},
 		{"ring too large", Config{RxRing: 65536}},
+		{"ring over the driver's cap", Config{TxRing: MaxRingIgb * 2}},
 		{"buffer too small", Config{BufSize: 512}},
 		{"buffer too large", Config{BufSize: 32768}},
 		// The NIC would fill only 1 KiB of a 1500-byte buffer and split (drop) a 1514-byte frame.
@@ -35,45 +36,38 @@ func TestConfigValidate(t *testing.T) {
 		{"pool smaller than ring", Config{RxRing: 512, PoolSize: 100}},
 		{"negative itr", Config{ITR: -1}},
 		{"negative link timeout", Config{LinkTimeout: -1}},
-		{"msi", Config{Interrupts: irq.MSI}},
+		{"msi", Config{Interrupts: IRQModeOf(irq.MSI)}},
+		{"unknown mode", Config{Interrupts: IRQINTx + 1}},
 	}
 	for _, tt := range tests {
-		if err := tt.cfg.WithDefaults().Validate(16); err == nil {
+		if err := tt.cfg.WithDefaults().Validate(Limits{Queues: 16, Ring: MaxRingIgb}); err == nil {
 			t.Errorf("%s: %+v accepted", tt.name, tt.cfg)
 		}
 	}
-	if err := (Config{Interrupts: irq.MSI, NoIRQ: true}).WithDefaults().Validate(16); err != nil {
+	if err := (Config{Interrupts: IRQModeOf(irq.MSI), NoIRQ: true}).WithDefaults().Validate(Limits{Queues: 16, Ring: MaxRing}); err != nil {
 		t.Errorf("interrupt mode checked without interrupts: %v", err)
 	}
 }
 
-func TestWatchVector(t *testing.T) {
-	v, err := irq.NewEventfd(irq.MSIX, 0)
-	if err != nil {
-		t.Fatal(err)
+func TestIRQMode(t *testing.T) {
+	if (Config{}).WithDefaults().Interrupts != IRQDefault {
+		t.Fatal("zero config is not the default interrupt mode")
 	}
-	defer v.Close()
-	fired := make(chan struct{}, 10)
-	w, err := WatchVector(v, func() { fired <- struct{}{} })
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 3; i++ {
-		if err := v.Signal(); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-fired:
-		case <-time.After(5 * time.Second):
-			t.Fatalf("signal %d not seen", i)
+	tests := []struct {
+		kind irq.Kind
+		want IRQMode
+	}{{irq.MSIX, IRQMSIX}, {irq.INTx, IRQINTx}}
+	for _, tt := range tests {
+		if got := IRQModeOf(tt.kind); got != tt.want {
+			t.Errorf("IRQModeOf(%v) = %v, want %v", tt.kind, got, tt.want)
 		}
 	}
-	w.Stop()
-	w.Stop()
-	v.Signal()
-	select {
-	case <-fired:
-		t.Fatal("callback after Stop")
-	case <-time.After(10 * time.Millisecond):
+	c := Config{Interrupts: IRQModeOf(irq.MSI)}.WithDefaults()
+	if err := c.Validate(Limits{Queues: 1, Ring: MaxRing}); err == nil {
+		t.Error("IRQModeOf(MSI) accepted")
+	}
+	c = Config{RxRing: MaxRingIxgbe}.WithDefaults()
+	if err := c.Validate(Limits{Queues: 1, Ring: MaxRingIxgbe}); err != nil {
+		t.Errorf("ring of %d refused: %v", MaxRingIxgbe, err)
 	}
 }

@@ -25,10 +25,17 @@ func (b *Buf) Len() int { return b.n }
 
 // SetLen sets the frame length; it panics if n is negative or beyond Cap.
 func (b *Buf) SetLen(n int) {
-	if n < 0 || n > len(b.data) {
-		panic(fmt.Sprintf("nic: SetLen(%d) outside buffer of %d bytes", n, len(b.data)))
+	if uint(n) > uint(len(b.data)) {
+		badLen(n, len(b.data))
 	}
 	b.n = n
+}
+
+// badLen is kept out of line so that SetLen inlines.
+//
+//go:noinline
+func badLen(n, size int) {
+	panic(fmt.Sprintf("nic: SetLen(%d) outside buffer of %d bytes", n, size))
 }
 
 // Cap is the buffer's size: the largest frame it holds.

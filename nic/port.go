@@ -1,6 +1,7 @@
-// Package nic is the NIC layer: the Port batch API every driver implements, packet buffers
-// and their mempool in DMA memory, and the Intel advanced-descriptor ring code shared by the
-// ixgbe and igb drivers.
+// Package nic is the NIC layer a user of a port sees: the Port batch API every driver
+// implements, its Config, Link and Stats, packet buffers and their mempool in DMA memory,
+// and the driver registry (Register, Open). Descriptor rings are each driver family's own
+// business (the Intel advanced-descriptor rings live under nic/internal).
 package nic
 
 import (
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -70,7 +72,7 @@ type Stats struct {
 	RxBytes   uint64
 	TxPackets uint64 // frames sent by the NIC
 	TxBytes   uint64
-	RxMissed  uint64 // frames the NIC dropped for lack of a free descriptor
+	RxMissed  uint64 // frames the NIC dropped: no free descriptor on the queue, or a full packet buffer
 	RxErrors  uint64 // bad write-backs (length, status, index) the driver refused
 	TxErrors  uint64
 }
@@ -85,10 +87,11 @@ type Config struct {
 	PoolSize    int           // buffers per RX queue's mempool (default 2×RxRing + TxRing)
 	ITR         time.Duration // minimum interrupt interval; 0 = no moderation
 	Promiscuous bool
-	// Interrupts selects the interrupt mode: irq.MSIX or irq.INTx. Set it explicitly: the
-	// zero value is irq.INTx. The Intel drivers fall back from MSI-X to INTx when the
-	// backend has no MSI-X (uio_pci_generic). NoIRQ means poll only.
-	Interrupts irq.Kind
+	// Interrupts selects the interrupt mode. The zero value, IRQDefault, uses MSI-X and
+	// falls back to INTx only when the backend reports MSI-X as not supported
+	// (pci.ErrNotSupported, as uio_pci_generic does); IRQMSIX fails instead. NoIRQ means
+	// poll only.
+	Interrupts IRQMode
 	NoIRQ      bool
 	// LinkTimeout bounds the wait for link-up at open (default 2 s; the port opens with
 	// link down after it, and a warning is the caller's business).
@@ -100,6 +103,22 @@ type Driver struct {
 	Name  string
 	Match func(vendor, device uint16) bool
 	Open  func(dev pci.Device, cfg Config) (Port, error)
+	// Devices lists what Match accepts, for the error that refuses anything else.
+	Devices []DeviceID
+}
+
+// DeviceID is one PCI function a driver supports.
+type DeviceID struct {
+	Vendor, Device uint16
+	Name           string // e.g. "82599 SFP+"
+}
+
+// String is vendor:device and the name, as "8086:10fb (82599 SFP+)".
+func (d DeviceID) String() string {
+	if d.Name == "" {
+		return fmt.Sprintf("%04x:%04x", d.Vendor, d.Device)
+	}
+	return fmt.Sprintf("%04x:%04x (%s)", d.Vendor, d.Device, d.Name)
 }
 
 var (
@@ -129,11 +148,67 @@ func Drivers() []string {
 	return names
 }
 
-// ErrNoDriver is returned by Open when no registered driver supports the device.
+// ErrNoDriver is returned by Open and Lookup when no registered driver supports the
+// device.
 var ErrNoDriver = errors.New("no driver for device")
 
+// Lookup returns the driver that opens vendor:device: the named one, or the one whose
+// Match accepts it when name is "auto" or "". A device no driver supports is refused
+// with an error that lists what is supported.
+func Lookup(vendor, device uint16, name string) (Driver, error) {
+	driversMu.RLock()
+	defer driversMu.RUnlock()
+	id := DeviceID{Vendor: vendor, Device: device}
+	if name == "" || name == "auto" {
+		for _, n := range sortedKeys(drivers) {
+			if drivers[n].Match(vendor, device) {
+				return drivers[n], nil
+			}
+		}
+		return Driver{}, fmt.Errorf("unsupported device %s, supported are %s: %w", id, supportedLocked(""), ErrNoDriver)
+	}
+	d, ok := drivers[name]
+	if !ok {
+		return Driver{}, fmt.Errorf("unknown NIC driver %q (have %v): %w", name, sortedKeys(drivers), ErrNoDriver)
+	}
+	if !d.Match(vendor, device) {
+		return Driver{}, fmt.Errorf("unsupported device %s for driver %s, supported are %s: %w", id, name, supportedLocked(name), ErrNoDriver)
+	}
+	return d, nil
+}
+
+// Supported lists the devices of the named driver, or of every registered driver when
+// name is "" or "auto", as one line.
+func Supported(name string) string {
+	driversMu.RLock()
+	defer driversMu.RUnlock()
+	return supportedLocked(name)
+}
+
+func supportedLocked(name string) string {
+	var parts []string
+	for _, n := range sortedKeys(drivers) {
+		if name != "" && name != "auto" && n != name {
+			continue
+		}
+		d := drivers[n]
+		ids := make([]string, len(d.Devices))
+		for i, id := range d.Devices {
+			ids[i] = id.String()
+		}
+		if len(ids) == 0 {
+			ids = []string{"devices its Match accepts"}
+		}
+		parts = append(parts, n+": "+strings.Join(ids, ", "))
+	}
+	if len(parts) == 0 {
+		return "none (no NIC driver registered)"
+	}
+	return strings.Join(parts, "; ")
+}
+
 // Open brings up dev with the named driver, or with the one that matches its vendor and
-// device id when name is "auto" or "".
+// device id when name is "auto" or "" (see Lookup).
 func Open(dev pci.Device, name string, cfg Config) (Port, error) {
 	vendor, err := pci.ReadConfig16(dev.Config(), pci.CfgVendorID)
 	if err != nil {
@@ -143,28 +218,9 @@ func Open(dev pci.Device, name string, cfg Config) (Port, error) {
 	if err != nil {
 		return nil, err
 	}
-	driversMu.RLock()
-	var d Driver
-	var ok bool
-	if name == "" || name == "auto" {
-		for _, n := range sortedKeys(drivers) {
-			if drivers[n].Match(vendor, device) {
-				d, ok = drivers[n], true
-				break
-			}
-		}
-	} else {
-		d, ok = drivers[name]
-	}
-	driversMu.RUnlock()
-	if !ok {
-		if name == "" || name == "auto" {
-			return nil, fmt.Errorf("%s (%04x:%04x): %w", dev.Addr(), vendor, device, ErrNoDriver)
-		}
-		return nil, fmt.Errorf("%s: unknown NIC driver %q (have %v): %w", dev.Addr(), name, Drivers(), ErrNoDriver)
-	}
-	if !d.Match(vendor, device) {
-		return nil, fmt.Errorf("%s (%04x:%04x): not supported by driver %s: %w", dev.Addr(), vendor, device, d.Name, ErrNoDriver)
+	d, err := Lookup(vendor, device, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dev.Addr(), err)
 	}
 	return d.Open(dev, cfg)
 }

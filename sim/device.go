@@ -5,7 +5,7 @@
 // (plain, read-only, write-1-to-set, write-1-to-clear, read-to-clear, hooks, doorbells,
 // self-clearing bits), an IOMMU through which every DMA is translated, MSI-X vectors on
 // real eventfds, level-triggered INTx, and configuration space with the bus-master and
-// INTx-disable bits honoured. NIC models such as sim/ixgbe build on it.
+// INTx-disable bits honoured. NIC models such as sim/intel build on it.
 //
 // In strict mode every access to an unknown register and every DMA fault is recorded and
 // reported by Err, so a test fails when its driver misbehaves.
@@ -47,6 +47,11 @@ type Config struct {
 	OnBusMaster func(on bool)
 	// OnClose runs once, without the lock, after the device was quiesced.
 	OnClose func()
+	// BeforeAccess, when set, runs with the lock held before every BAR0 register read
+	// (write false) and write, so a model can first complete operations that finish on
+	// their own after a time (a reset, a queue enable). For a write it may refuse the
+	// access by returning false: the write is then dropped, as a device in reset drops it.
+	BeforeAccess func(off uint32, write bool, v uint32) bool
 }
 
 // Device is a modelled PCI function. It implements pci.Device.
@@ -258,6 +263,9 @@ func (r bar0) Read32(off uint32) uint32 {
 		d.Fault(Fault{Kind: AccessAfterClose, Addr: uint64(off), Msg: "read"})
 		return ^uint32(0)
 	}
+	if d.cfg.BeforeAccess != nil {
+		d.cfg.BeforeAccess(off, false, 0)
+	}
 	v, ok := d.regs.read(off)
 	if !ok {
 		d.unknown++
@@ -272,6 +280,10 @@ func (r bar0) Write32(off uint32, v uint32) {
 	d.mu.Lock()
 	if d.closed {
 		d.Fault(Fault{Kind: AccessAfterClose, Addr: uint64(off), Msg: fmt.Sprintf("write 0x%x", v)})
+		d.mu.Unlock()
+		return
+	}
+	if d.cfg.BeforeAccess != nil && !d.cfg.BeforeAccess(off, true, v) {
 		d.mu.Unlock()
 		return
 	}

@@ -11,14 +11,12 @@ import (
 // toy is a tiny device: a few registers of every kind, a doorbell that DMAs a counter to
 // memory, and a cause register that drives an interrupt.
 type toy struct {
-	d        *Device
-	rang     int
-	dbValue  uint32
-	resets   int
-	dmaErr   error
-	dmaAddr  uint64
-	writes   []uint32
-	intrMode irq.Kind
+	d       *Device
+	rang    int
+	dbValue uint32
+	resets  int
+	dmaErr  error
+	writes  []uint32
 }
 
 const (

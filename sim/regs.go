@@ -53,6 +53,9 @@ type Reg struct {
 	// ReadClear clears the register after a read (statistics counters).
 	ReadClear bool
 	Reset     uint32 // value after reset
+	// Sticky registers take Reset only at power-on and keep their value across resets
+	// (tables the hardware leaves undefined, which a driver must clear itself).
+	Sticky    bool
 	Mask      uint32 // writable bits for RW, W1S, W1C; 0 means all
 	SelfClear uint32 // bits that read back clear once Write has run (reset, restart bits)
 	// Read, when set, computes what a read returns from the stored value v; it may also
@@ -117,13 +120,18 @@ func newRegFile(size int, regs []Reg) (*regFile, error) {
 		}
 		f.regs = append(f.regs, r)
 	}
-	f.reset()
+	f.load(true)
 	return f, nil
 }
 
-// reset loads every register's reset value.
-func (f *regFile) reset() {
+// reset loads every register's reset value, except sticky ones.
+func (f *regFile) reset() { f.load(false) }
+
+func (f *regFile) load(powerOn bool) {
 	for _, r := range f.regs {
+		if r.Sticky && !powerOn {
+			continue
+		}
 		for i := 0; i < r.count(); i++ {
 			f.vals[r.Offset(i)/4] = r.Reset
 		}

@@ -32,8 +32,9 @@ const uioDriver = "uio_pci_generic"
 var (
 	// ErrNotBound means the device is not bound to uio_pci_generic.
 	ErrNotBound = errors.New("device not bound to uio_pci_generic")
-	// ErrNotSupported means uio cannot do what was asked (MSI/MSI-X, I/O port BARs).
-	ErrNotSupported = errors.New("not supported by uio_pci_generic")
+	// ErrNotSupported (pci.ErrNotSupported) means uio cannot do what was asked (MSI/MSI-X,
+	// I/O port BARs).
+	ErrNotSupported = pci.ErrNotSupported
 )
 
 // Options configure Open.

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/uiod/uiod/dmamem"
+	"github.com/uiod/uiod/pci"
 )
 
 // Errors callers may match with errors.Is.
@@ -31,8 +32,8 @@ var (
 	ErrNotBound = errors.New("device not bound to vfio-pci")
 	// ErrNotViable means a device of the IOMMU group is bound to a host driver.
 	ErrNotViable = errors.New("iommu group not viable")
-	// ErrNotSupported means the kernel or the device lacks a feature.
-	ErrNotSupported = errors.New("not supported")
+	// ErrNotSupported (pci.ErrNotSupported) means the kernel or the device lacks a feature.
+	ErrNotSupported = pci.ErrNotSupported
 )
 
 // Mode selects the kernel interface.

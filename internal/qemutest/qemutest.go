@@ -270,6 +270,9 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 	return append(args, "-append", strings.Join(cmdline, " "))
 }
 
+// Args returns QEMU's command line, program first, so a test can log how it booted.
+func (vm *VM) Args() []string { return vm.cmd.Args }
+
 // Kill stops the guest at once if it is still running.
 func (vm *VM) Kill() {
 	vm.cancel()

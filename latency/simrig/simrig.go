@@ -14,7 +14,7 @@ import (
 	"github.com/uiod/uiod/nic/ixgbe"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -22,7 +22,7 @@ import (
 // into the wires given to Open, sharing one IOMMU (l2fwd sends port 0's buffers out of
 // port 1).
 type Ports struct {
-	Models [2]*simixgbe.Model
+	Models [2]*intel.Model
 	NICs   [2]*ixgbe.Port
 }
 
@@ -31,7 +31,7 @@ func Open(cables [2]wire.Port) (*Ports, error) {
 	s := &Ports{}
 	iommu := sim.NewIOMMU()
 	for i := range s.Models {
-		m, err := simixgbe.New(simixgbe.Config{
+		m, err := intel.New(intel.Config{
 			Addr:  pci.Addr{Bus: 1, Device: 0, Function: uint8(i)},
 			Wire:  cables[i],
 			IOMMU: iommu,

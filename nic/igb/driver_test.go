@@ -1,60 +1,87 @@
 package igb
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 )
 
 // driver is this driver on the model's 82576 flavour, for the shared suites.
 var driver = nictest.Driver{
 	Open:      nictest.OpenWith(Open),
-	Flavor:    simixgbe.X82576,
+	Flavor:    intel.X82576,
 	SpeedMbps: 1000,
 }
 
 // TestDriver runs the suites every Intel driver must pass (see nictest.Run).
 func TestDriver(t *testing.T) { nictest.Run(t, driver) }
 
+// TestDriverQEMUQuirks runs the suites on a model with QEMU igb's quirks: RSS only with
+// RXCSUM.PCSD, throttled MSI-X messages that arrive after their cause was masked, runts
+// padded on receive.
+func TestDriverQEMUQuirks(t *testing.T) {
+	drv := driver
+	drv.Quirks = intel.QEMUQuirks()
+	nictest.Run(t, drv)
+}
+
 // BenchmarkForward is the driver-only forwarding cost; see nic/ixgbe.
 func BenchmarkForward(b *testing.B) { nictest.BenchmarkForwardBatches(b, driver) }
 
 func TestMatch(t *testing.T) {
-	for _, id := range []uint16{0x10C9, 0x10E6, 0x1521, 0x1533, 0x1539} {
+	for _, id := range []uint16{0x10C9, 0x10E6, 0x10E7, 0x10E8, 0x1526, 0x150A, 0x1518, 0x150D} {
 		if !Match(VendorIntel, id) {
 			t.Errorf("%04x not matched", id)
 		}
 	}
-	for _, id := range []uint16{0x10FB, 0x100E, 0x10D3} {
+	for _, id := range unsupported {
 		if Match(VendorIntel, id) {
 			t.Errorf("%04x matched", id)
 		}
 	}
 }
 
+// unsupported are device ids the driver must refuse: I350, I210, I211, the 82575 and
+// other families' parts.
+var unsupported = []uint16{0x1521, 0x1522, 0x1523, 0x1524, 0x1533, 0x1536, 0x1537, 0x1538, 0x157B, 0x157C, 0x1539, 0x10A7, 0x10FB, 0x100E, 0x10D3}
+
+// TestOpenUnsupported checks that an I350, I210 or I211 is refused with an error naming
+// it and listing what is supported.
+func TestOpenUnsupported(t *testing.T) {
+	for _, id := range []uint16{0x1521, 0x1533, 0x1539} {
+		m, err := intel.New(intel.Config{Strict: true, Flavor: intel.X82576, DeviceID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Open(m.Device(), nic.Config{NoIRQ: true, LinkTimeout: 1})
+		testutil.ErrorIs(t, err, nic.ErrNoDriver, fmt.Sprintf("unsupported device 8086:%04x", id))
+		testutil.ErrorContains(t, err, "supported are", "8086:10c9 (82576)")
+		m.Close()
+	}
+}
+
 func TestIVARLayout(t *testing.T) {
 	tests := []struct {
-		fam   family
 		q     int
 		tx    bool
 		off   uint32
 		shift uint
 	}{
-		{family82576, 0, false, 0x1700, 0},
-		{family82576, 0, true, 0x1700, 8},
-		{family82576, 7, false, 0x171C, 0},
-		{family82576, 8, false, 0x1700, 16},
-		{family82576, 9, true, 0x1704, 24},
-		{familyI350, 0, false, 0x1700, 0},
-		{familyI350, 1, false, 0x1700, 16},
-		{familyI350, 3, true, 0x1704, 24},
+		{0, false, 0x1700, 0},
+		{0, true, 0x1700, 8},
+		{7, false, 0x171C, 0},
+		{8, false, 0x1700, 16},
+		{9, true, 0x1704, 24},
 	}
 	for _, tt := range tests {
-		off, shift := tt.fam.ivarEntry(tt.q, tt.tx)
+		off, shift := ivarEntry(tt.q, tt.tx)
 		if off != tt.off || shift != tt.shift {
-			t.Errorf("family %d queue %d tx %v: IVAR 0x%x shift %d, want 0x%x shift %d", tt.fam, tt.q, tt.tx, off, shift, tt.off, tt.shift)
+			t.Errorf("queue %d tx %v: IVAR 0x%x shift %d, want 0x%x shift %d", tt.q, tt.tx, off, shift, tt.off, tt.shift)
 		}
 	}
 }
@@ -72,23 +99,6 @@ func TestITRValue(t *testing.T) {
 	for _, tt := range tests {
 		if got := itrValue(tt.d) &^ eitrCntIgnr; got != tt.want {
 			t.Errorf("itrValue(%v) = %#x, want %#x", tt.d, got, tt.want)
-		}
-	}
-}
-
-func TestMaxQueues(t *testing.T) {
-	tests := []struct {
-		device uint16
-		want   int
-	}{
-		{0x10C9, 16}, // 82576
-		{0x1521, 8},  // I350
-		{0x1533, 4},  // I210
-		{0x1539, 2},  // I211
-	}
-	for _, tt := range tests {
-		if got := deviceIDs[tt.device].maxQueues(); got != tt.want {
-			t.Errorf("%04x: %d queues, want %d", tt.device, got, tt.want)
 		}
 	}
 }

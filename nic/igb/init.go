@@ -8,9 +8,18 @@ import (
 )
 
 // resetHW masks interrupts, stops receive and transmit, issues a global reset, masks
-// again and waits for the EEPROM auto-read (82576 datasheet 4.5).
+// again and waits for the EEPROM auto-read (82576 datasheet 4.5). It then takes the
+// device from the firmware (CTRL_EXT.DRV_LOAD) and clears the multicast and VLAN filter
+// tables (Linux's e1000_init_rx_addrs_generic, e1000_clear_vfta).
+//
+// A reset already under way (the function-level reset a backend may issue when it opens
+// the device) must end before the first write: the NIC ignores writes while CTRL.RST
+// reads 1.
 func (p *Port) resetHW() error {
 	r := p.bar
+	if err := intel.WaitClear(r, regCTRL, ctrlReset, time.Second); err != nil {
+		return fmt.Errorf("reset under way: %w", err)
+	}
 	r.Write32(regIMC, allInterrupts)
 	r.Write32(regEIMC, allInterrupts)
 	r.Write32(regRCTL, 0)
@@ -28,8 +37,40 @@ func (p *Port) resetHW() error {
 	// igb, whose EECD reads 0x1110 (FWE_DIS, PRES, size) forever. Like Linux's igb
 	// (igb_reset_hw_82575), wait a little and go on without it; readMAC copes with a
 	// missing address.
-	_ = intel.WaitSet(r, p.fam.eecOffset(), eecdAutoRead, 10*time.Millisecond)
+	_ = intel.WaitSet(r, regEECD, eecdAutoRead, 10*time.Millisecond)
 	r.Write32(regCTRLEXT, r.Read32(regCTRLEXT)|ctrlExtDrvLoad)
+	intel.ClearTables(r, regVFTA, vftaEntries)
+	return nil
+}
+
+// release hands the device back to the firmware: CTRL_EXT.DRV_LOAD off (Linux's
+// igb_release_hw_control).
+func (p *Port) release() { p.bar.Write32(regCTRLEXT, p.bar.Read32(regCTRLEXT)&^ctrlExtDrvLoad) }
+
+// queueDisableTimeout bounds the wait for a queue's enable bit to clear.
+const queueDisableTimeout = 100 * time.Millisecond
+
+// disableQueues turns every RX and TX queue off and waits until each reads disabled.
+// The 82576 comes out of reset with queue 0 enabled (QEMU's igb_mac_reg_init agrees),
+// and a queue's ring registers must not be programmed while it runs: Linux's
+// igb_configure_rx_ring and igb_configure_tx_ring write 0 to RXDCTL/TXDCTL first.
+func (p *Port) disableQueues() error {
+	r := p.bar
+	for _, q := range []struct {
+		dir string
+		reg func(int) uint32
+	}{{"rx", regRXDCTL}, {"tx", regTXDCTL}} {
+		for i := 0; i < maxQueues; i++ {
+			off := q.reg(i)
+			if r.Read32(off)&dxctlEnable == 0 {
+				continue
+			}
+			r.Write32(off, 0)
+			if err := intel.WaitClear(r, off, dxctlEnable, queueDisableTimeout); err != nil {
+				return fmt.Errorf("disable %s queue %d: %w", q.dir, i, err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -118,13 +159,17 @@ func (p *Port) initRx() error {
 	return nil
 }
 
+// TXDCTL thresholds: prefetch 8, host 1, write back each descriptor (Linux igb's
+// IGB_TX_PTHRESH, IGB_TX_HTHRESH, and IGB_TX_WTHRESH for the 82576 with MSI-X).
+const txdctlThresholds = 8 | 1<<8 | 1<<16
+
 // initTx programs the transmit queues and enables transmit (82576 datasheet 4.5.10).
 func (p *Port) initTx() error {
 	r := p.bar
 	r.Write32(regTCTL, tctlConfigure)
 	for i := 0; i < p.NumTxQueues(); i++ {
 		intel.ProgramTxRing(&p.Port, i)
-		r.Write32(regTXDCTL(i), r.Read32(regTXDCTL(i))|dxctlEnable)
+		r.Write32(regTXDCTL(i), txdctlThresholds|dxctlEnable)
 		if err := intel.WaitSet(r, regTXDCTL(i), dxctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable tx queue %d: %w", i, err)
 		}

@@ -7,7 +7,7 @@ import (
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
 	"github.com/uiod/uiod/pci"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 )
 
 // noNVM is an 82576 whose EEPROM auto-read never completes, as on QEMU's igb, whose
@@ -39,7 +39,7 @@ func TestOpenWithoutNVMAutoRead(t *testing.T) {
 		Open: nictest.OpenWith(func(dev pci.Device, cfg nic.Config) (*Port, error) {
 			return Open(noNVM{dev}, cfg)
 		}),
-		Flavor:    simixgbe.X82576,
+		Flavor:    intel.X82576,
 		SpeedMbps: 1000,
 	}
 	h := nictest.New(t, drv, nic.Config{})

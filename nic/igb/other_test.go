@@ -9,7 +9,7 @@ import (
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -45,7 +45,7 @@ func (r hookRegion) Read32(off uint32) uint32 {
 func TestLinkChangeDuringOtherInterrupt(t *testing.T) {
 	a, b := wire.Pair()
 	defer b.Close()
-	m, err := simixgbe.New(simixgbe.Config{Wire: a, Strict: true, Flavor: simixgbe.X82576})
+	m, err := intel.New(intel.Config{Wire: a, Strict: true, Flavor: intel.X82576})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestLinkChangeDuringOtherInterrupt(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}}
-	p, err := Open(dev, nic.Config{Interrupts: irq.MSIX})
+	p, err := Open(dev, nic.Config{Interrupts: nic.IRQMSIX})
 	if err != nil {
 		t.Fatal(err)
 	}

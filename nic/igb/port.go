@@ -1,7 +1,7 @@
-// Package igb is the driver for Intel's 1 GbE controllers 82576 (QEMU's igb), I350 and
-// I210: reset and init, PHY auto-negotiation through MDIC, RX/TX queues on the shared
-// advanced-descriptor ring code of package nic, RSS, MSI-X and legacy INTx interrupts,
-// and statistics. Importing it registers the driver "igb" with nic.Register.
+// Package igb is the driver for Intel's 1 GbE controller 82576 (QEMU's igb): reset and
+// init, PHY auto-negotiation through MDIC, RX/TX queues on the Intel advanced-descriptor
+// rings, RSS, MSI-X and legacy INTx interrupts, and statistics. Importing it registers
+// the driver "igb" with nic.Register.
 package igb
 
 import (
@@ -10,14 +10,15 @@ import (
 	"github.com/uiod/uiod/pci"
 )
 
-func init() { intel.Register("igb", Match, Open) }
+func init() {
+	intel.Register("igb", Match, intel.DeviceIDs(deviceIDs, func(name string) string { return name }), Open)
+}
 
-// Port is an open 82576/I350/I210 port. It implements nic.Port. Its nic.Port methods and
+// Port is an open 82576 port. It implements nic.Port. Its nic.Port methods and
 // RxQueue, TxQueue, Device, IRQKind and LinkChanges come from the embedded intel.Port.
 type Port struct {
 	intel.Port // queues, vectors, counters and the nic.Port methods
 	bar        pci.Region
-	fam        family
 	cfg        nic.Config
 	other      int // MSI-X vector of link changes
 }
@@ -31,26 +32,28 @@ var layout = intel.Layout{
 	EIMS:    regEIMS,
 	EIMC:    regEIMC,
 	MPC:     []uint32{regMPC},
+	// Frames dropped for lack of a descriptor (SRRCTL.DROP_EN) are counted per queue in
+	// RQDPC (Linux igb_update_stats).
+	QueueDrops: regRQDPC,
 }
 
-// Open resets and initialises dev, an 82576/I350/I210 function, brings the link up
+// Open resets and initialises dev, an 82576 function, brings the link up
 // through PHY auto-negotiation and starts the queues.
 //
-// The device is reset first with bus mastering off. With cfg.Interrupts == irq.MSIX the
-// port uses one vector per RX queue plus one for link changes; if the backend has no
-// MSI-X (uio_pci_generic) it falls back to legacy INTx (see IRQKind). Open waits up to
+// The device is reset first with bus mastering off. In MSI-X mode the port uses one
+// vector per RX queue plus one for link changes; the default mode falls back to legacy
+// INTx only when the backend has no MSI-X (uio_pci_generic; see IRQKind). Open waits up to
 // cfg.LinkTimeout for auto-negotiation and returns a port with link down after that.
 //
 // On success the port owns dev and closes it in Close. On failure Open leaves the device
 // quiesced and the caller closes it.
 func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
-	fam, err := intel.Lookup(dev, deviceIDs)
-	if err != nil {
+	if _, err := intel.Lookup(dev, "igb", deviceIDs); err != nil {
 		return nil, err
 	}
-	p := &Port{fam: fam}
-	ops := intel.Ops{Mask: p.mask, Stop: p.stopRxTx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx}
-	if err := intel.Open(&p.Port, dev, cfg, fam.maxQueues(), layout, ops, p.open); err != nil {
+	p := &Port{}
+	ops := intel.Ops{Mask: p.mask, Stop: p.stopRxTx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: p.release}
+	if err := intel.Open(&p.Port, dev, cfg, nic.Limits{Queues: maxQueues, Ring: nic.MaxRingIgb}, layout, ops, p.open); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -69,7 +72,7 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 		return err
 	}
 	intel.ReadCounters(&p.Port)
-	if err := intel.StartQueues(&p.Port, p.initRx, p.initTx, p.setupInterrupts); err != nil {
+	if err := intel.StartQueues(&p.Port, p.disableQueues, p.initRx, p.initTx, p.setupInterrupts); err != nil {
 		return err
 	}
 	p.waitLink(p.cfg.LinkTimeout)

@@ -1,7 +1,6 @@
 package igb
 
-// 82576 register offsets and bits (82576 datasheet, section 8; I350 and I210 keep them
-// unless noted).
+// 82576 register offsets and bits (82576 datasheet, section 8; Linux e1000_regs.h).
 const (
 	regCTRL    = 0x00000
 	regSTATUS  = 0x00008
@@ -27,6 +26,9 @@ const (
 
 	// Missed packets, read-to-clear (the other statistics are package intel's).
 	regMPC = 0x04010
+
+	regVFTA     = 0x05600 // VLAN filter table, vftaEntries registers
+	vftaEntries = 128
 )
 
 func regEITR(n int) uint32   { return 0x01680 + 4*uint32(n) }
@@ -36,6 +38,7 @@ func regSRRCTL(q int) uint32 { return 0x0C00C + 0x40*uint32(q) }
 func regRXDCTL(q int) uint32 { return 0x0C028 + 0x40*uint32(q) }
 func regTDBAL(q int) uint32  { return 0x0E000 + 0x40*uint32(q) }
 func regTXDCTL(q int) uint32 { return 0x0E028 + 0x40*uint32(q) }
+func regRQDPC(q int) uint32  { return 0x0C030 + 0x40*uint32(q) }
 
 // Register bits.
 const (

@@ -6,26 +6,20 @@ import (
 
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/ixgbe" // registers the "ixgbe" driver
-	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
-	"github.com/uiod/uiod/wire"
+	"github.com/uiod/uiod/sim/intel"
 )
 
 // Example opens two ports on modelled 82599s that share one IOMMU (like two functions in
 // one VFIO container) and forwards frames from the first to the second, as an l2fwd
 // would. With real hardware, dev comes from the vfio or uio package instead.
 func Example() {
-	iommu := sim.NewIOMMU()
-	inA, cableA := wire.Pair() // the test's end, the port's end
-	outB, cableB := wire.Pair()
-	modelA, err := simixgbe.New(simixgbe.Config{Wire: cableA, IOMMU: iommu})
+	pair, err := intel.NewPair(intel.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	modelB, err := simixgbe.New(simixgbe.Config{Wire: cableB, IOMMU: iommu})
-	if err != nil {
-		log.Fatal(err)
-	}
+	defer pair.Close()
+	modelA, modelB := pair.Models[0], pair.Models[1]
+	inA, outB := pair.Far[0], pair.Far[1] // the test's ends of the ports' wires
 	cfg := nic.Config{RxRing: 256, TxRing: 256, NoIRQ: true, Promiscuous: true}
 	a, err := nic.Open(modelA.Device(), "auto", cfg)
 	if err != nil {

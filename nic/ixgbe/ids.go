@@ -2,69 +2,62 @@ package ixgbe
 
 import "github.com/uiod/uiod/nic/internal/intel"
 
-// family is a group of controllers that share an init sequence.
-type family int
+// media is how an 82599 port reaches its link partner, which decides its link setup.
+type media int
 
 const (
-	family82599 family = iota
-	familyX540
-	familyX550
-	familyX550EMA // X550EM_a: EEC moved to 0x15FF8
+	mediaFiber     media = iota // SFP+ cage: 10G serial (SFI) or 1G
+	mediaBackplane              // KX4 / KX / KR backplane, XAUI LOM
+	mediaCX4                    // CX4 copper: 10G XAUI without auto-negotiation
 )
+
+// String names the media type.
+func (m media) String() string {
+	switch m {
+	case mediaFiber:
+		return "SFP+"
+	case mediaBackplane:
+		return "backplane"
+	case mediaCX4:
+		return "CX4"
+	}
+	return "unknown media"
+}
+
+// device is one supported 82599 device id.
+type device struct {
+	name  string
+	media media
+}
 
 // VendorIntel is Intel's PCI vendor id.
 const VendorIntel = intel.VendorIntel
 
-// deviceIDs maps the PCI device ids this driver supports to their family (from Intel's
-// ixgbe_type.h). The 82598 (0x10B6, 0x10C6, 0x10EC CX4, …) is not supported: its
-// interrupt and queue registers differ.
-var deviceIDs = map[uint16]family{
-	0x10F7: family82599,   // 82599 KX4
-	0x1514: family82599,   // 82599 KX4 mezzanine
-	0x1517: family82599,   // 82599 KR
-	0x10F8: family82599,   // 82599 combined backplane
-	0x10F9: family82599,   // 82599 CX4
-	0x10FB: family82599,   // 82599 SFP+
-	0x152A: family82599,   // 82599 backplane FCoE
-	0x1529: family82599,   // 82599 SFP+ FCoE
-	0x1507: family82599,   // 82599EB SFP+ EM
-	0x154D: family82599,   // 82599 SFP+ SF2
-	0x154A: family82599,   // 82599 SFP+ SF QP
-	0x1558: family82599,   // 82599 QSFP+ SF QP
-	0x1557: family82599,   // 82599EN SFP+
-	0x10FC: family82599,   // 82599 XAUI LOM
-	0x151C: family82599,   // 82599 10GBASE-T3 LOM
-	0x154F: family82599,   // 82599 LS
-	0x1528: familyX540,    // X540-AT2
-	0x1560: familyX540,    // X540-AT1
-	0x1563: familyX550,    // X550-T2
-	0x15D1: familyX550,    // X550-T1
-	0x15AA: familyX550,    // X550EM_x KX4
-	0x15AB: familyX550,    // X550EM_x KR
-	0x15AC: familyX550,    // X550EM_x SFP+
-	0x15AD: familyX550,    // X550EM_x 10GBASE-T
-	0x15AE: familyX550,    // X550EM_x 1GBASE-T
-	0x15C2: familyX550EMA, // X550EM_a KR
-	0x15C3: familyX550EMA, // X550EM_a KR-L
-	0x15C4: familyX550EMA, // X550EM_a SFP+ N
-	0x15C6: familyX550EMA, // X550EM_a SGMII
-	0x15C7: familyX550EMA, // X550EM_a SGMII-L
-	0x15C8: familyX550EMA, // X550EM_a 10GBASE-T
-	0x15CE: familyX550EMA, // X550EM_a SFP+
-	0x15E4: familyX550EMA, // X550EM_a 1GBASE-T
-	0x15E5: familyX550EMA, // X550EM_a 1GBASE-T-L
+// deviceIDs maps the PCI device ids this driver supports to their name and media (ids
+// from Linux's ixgbe_type.h, media as ixgbe_get_media_type_82599 assigns them). Only
+// 82599 functions whose media the driver sets up (and the device model exercises) are
+// listed. Left out: the 82599 10GBASE-T LOM (0x151C, an external copper PHY to program
+// over MDIO), the LS (0x154F) and QSFP+ (0x1558) variants, the X540 (copper, its own PHY
+// setup), the X550 family (512-entry redirection table, its own link setup) and the 82598
+// (different interrupt and queue registers).
+var deviceIDs = map[uint16]device{
+	0x10FB: {"82599 SFP+", mediaFiber},
+	0x1529: {"82599 SFP+ FCoE", mediaFiber},
+	0x1507: {"82599EB SFP+ EM", mediaFiber},
+	0x154D: {"82599 SFP+ SF2", mediaFiber},
+	0x154A: {"82599 SFP+ SF QP", mediaFiber},
+	0x1557: {"82599EN SFP+", mediaFiber},
+	0x10F7: {"82599 KX4", mediaBackplane},
+	0x1514: {"82599 KX4 mezzanine", mediaBackplane},
+	0x10F8: {"82599 combined backplane", mediaBackplane},
+	0x1517: {"82599 KR", mediaBackplane},
+	0x152A: {"82599 backplane FCoE", mediaBackplane},
+	0x10FC: {"82599 XAUI LOM", mediaBackplane},
+	0x10F9: {"82599 CX4", mediaCX4},
 }
 
 // Match reports whether the driver supports the PCI function vendor:device.
 func Match(vendor, device uint16) bool {
 	_, ok := deviceIDs[device]
 	return vendor == VendorIntel && ok
-}
-
-// eecOffset is the EEPROM/flash control register of a family.
-func (f family) eecOffset() uint32 {
-	if f == familyX550EMA {
-		return 0x15FF8
-	}
-	return regEEC
 }

@@ -8,9 +8,18 @@ import (
 )
 
 // resetHW is datasheet section 4.6.3: mask interrupts, global reset, mask again, wait for
-// the EEPROM auto-read and the DMA init.
+// the EEPROM auto-read and the DMA init. It then takes the device from the firmware
+// (CTRL_EXT.DRV_LOAD, Linux's ixgbe_get_hw_control) and clears the multicast and VLAN
+// filter tables the reset leaves undefined.
+//
+// A reset already under way (the function-level reset a backend may issue when it opens
+// the device) must end before the first write: the NIC ignores writes while CTRL.RST
+// reads 1.
 func (p *Port) resetHW() error {
 	r := p.bar
+	if err := intel.WaitClear(r, regCTRL, ctrlResetMask, time.Second); err != nil {
+		return fmt.Errorf("reset under way: %w", err)
+	}
 	r.Write32(regEIMC, eimcAll)
 	r.Write32(regCTRL, r.Read32(regCTRL)|ctrlResetMask)
 	if err := intel.WaitClear(r, regCTRL, ctrlResetMask, time.Second); err != nil {
@@ -18,26 +27,15 @@ func (p *Port) resetHW() error {
 	}
 	time.Sleep(10 * time.Millisecond) // the datasheet asks for at least 10 ms before further access
 	r.Write32(regEIMC, eimcAll)
-	if err := intel.WaitSet(r, p.fam.eecOffset(), eecAutoReadDone, time.Second); err != nil {
+	if err := intel.WaitSet(r, regEEC, eecAutoReadDone, time.Second); err != nil {
 		return fmt.Errorf("eeprom auto-read: %w", err)
 	}
 	if err := intel.WaitSet(r, regRDRXCTL, rdrxctlDMAIDone, time.Second); err != nil {
 		return fmt.Errorf("dma init: %w", err)
 	}
+	r.Write32(regCTRLEXT, r.Read32(regCTRLEXT)|ctrlExtDrvLoad)
+	intel.ClearTables(r, regVFTA, vftaEntries)
 	return nil
-}
-
-// setupLink is datasheet section 4.6.4 for the 82599: 10G serial link mode, XAUI PMA/PMD,
-// restart auto-negotiation. The X540/X550 copper PHYs negotiate on their own after reset.
-func (p *Port) setupLink() {
-	if p.fam != family82599 {
-		return
-	}
-	r := p.bar
-	autoc := r.Read32(regAUTOC)
-	autoc = autoc&^(autocLMSMask|autocPMAPMDMask) | autocLMS10GSerial | autocPMAPMDXAUI
-	r.Write32(regAUTOC, autoc)
-	r.Write32(regAUTOC, autoc|autocAnRestart)
 }
 
 // initRx is datasheet section 4.6.7: receive off, CRC strip, filters, per queue SRRCTL
@@ -46,9 +44,10 @@ func (p *Port) setupLink() {
 func (p *Port) initRx() error {
 	r := p.bar
 	r.Write32(regRXCTRL, r.Read32(regRXCTRL)&^rxctrlRXEN)
-	// Accept frames up to the buffer size (FCS stripped): jumbo frames beyond 1518 bytes.
+	// Accept frames up to the buffer size (FCS stripped): jumbo frames beyond 1518 bytes,
+	// up to the 82599's 9728.
 	hlreg0 := r.Read32(regHLREG0) | hlreg0RxCRCStrp
-	mfs := uint32(p.cfg.BufSize + 4)
+	mfs := min(uint32(p.cfg.BufSize+4), maxFrameFCS)
 	if mfs > stdFrameFCS {
 		hlreg0 |= hlreg0JumboEn
 	} else {
@@ -57,7 +56,8 @@ func (p *Port) initRx() error {
 	}
 	r.Write32(regHLREG0, hlreg0)
 	r.Write32(regMAXFRS, mfs<<maxfrsShift)
-	r.Write32(regRDRXCTL, r.Read32(regRDRXCTL)|rdrxctlCRCStrip)
+	rdrxctl := r.Read32(regRDRXCTL) &^ rdrxctlRSCFrstSize
+	r.Write32(regRDRXCTL, rdrxctl|rdrxctlRSCACKC|rdrxctlFCoEWrFix|rdrxctlCRCStrip)
 	fctrl := r.Read32(regFCTRL) | fctrlBAM
 	if p.cfg.Promiscuous {
 		fctrl |= fctrlMPE | fctrlUPE
@@ -86,18 +86,20 @@ func (p *Port) initRx() error {
 	return nil
 }
 
-// enableRx sets RXCTRL.RXEN, the last step of datasheet section 4.6.7. On the 82599 the
-// receive data path is halted around it (SECRXCTRL.RX_DIS, then SECRXSTAT.SECRX_RDY):
-// a silicon erratum can hang the RX DMA if traffic arrives while RXEN is being set.
-// Linux waits up to 300 µs for SECRX_RDY and goes on without it; so does this.
+// secRxTimeout bounds the wait for the receive security path to drain: Linux's
+// ixgbe_disable_rx_buff_generic and DPDK's ixgbe_disable_sec_rx_path_generic poll
+// SECRXSTAT.SECRX_RDY 40 times 1 ms apart.
+const secRxTimeout = 40 * time.Millisecond
+
+// enableRx sets RXCTRL.RXEN, the last step of datasheet section 4.6.7. The receive data
+// path is halted around it (SECRXCTRL.RX_DIS, then SECRXSTAT.SECRX_RDY): a silicon
+// erratum can hang the RX DMA if traffic arrives while RXEN is being set. Like Linux
+// (ixgbe_enable_rx_dma_82599) it waits up to secRxTimeout for SECRX_RDY and goes on
+// without it.
 func (p *Port) enableRx() {
 	r := p.bar
-	if p.fam != family82599 {
-		r.Write32(regRXCTRL, r.Read32(regRXCTRL)|rxctrlRXEN)
-		return
-	}
 	r.Write32(regSECRXCTRL, r.Read32(regSECRXCTRL)|secrxctrlRxDis)
-	_ = intel.WaitSet(r, regSECRXSTAT, secrxstatRdy, 300*time.Microsecond)
+	_ = intel.WaitSet(r, regSECRXSTAT, secrxstatRdy, secRxTimeout)
 	r.Write32(regRXCTRL, r.Read32(regRXCTRL)|rxctrlRXEN)
 	r.Write32(regSECRXCTRL, r.Read32(regSECRXCTRL)&^secrxctrlRxDis)
 }

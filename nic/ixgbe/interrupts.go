@@ -23,10 +23,13 @@ func (p *Port) setIVAR(q int, tx bool, vector int) {
 	intel.SetIVAR(p.bar, regIVAR(q>>1), shift, vector)
 }
 
-// setupInterrupts programs the interrupt mode. MSI-X: vector q for RX queue q, vector
+// setupInterrupts programs the interrupt mode. MSI-X: GPIE in MSI-X mode with the other
+// causes cleared only by writing EICR (OCD), then vector q for RX queue q and vector
 // NumRxQueues for link changes, queue causes auto-cleared (EIAC) and not auto-masked.
-// INTx: one vector, RX queue q sets EICR bit q, reading EICR acknowledges. Every cause
-// stays masked except link change; EnableRxInterrupt unmasks a queue's.
+// GPIE goes before the IVAR entries, as in Linux (ixgbe_up_complete: ixgbe_setup_gpie,
+// then ixgbe_configure_msix). INTx: one vector, RX queue q sets EICR bit q, reading EICR
+// acknowledges. Every cause stays masked except link change; EnableRxInterrupt unmasks a
+// queue's.
 func (p *Port) setupInterrupts() error {
 	kind, ok, err := intel.EnableVectors(&p.Port)
 	if !ok {
@@ -35,13 +38,17 @@ func (p *Port) setupInterrupts() error {
 	n := p.NumRxQueues()
 	r := p.bar
 	itr := itrValue(p.cfg.ITR)
+	if kind == irq.MSIX {
+		r.Write32(regGPIE, r.Read32(regGPIE)&^gpieEIAME|gpieMSIXMode|gpiePBASupport|gpieOCD)
+	} else {
+		r.Write32(regGPIE, r.Read32(regGPIE)&^(gpieMSIXMode|gpieEIAME|gpieOCD))
+	}
 	var queueBits uint32
 	for q := 0; q < n; q++ {
 		p.setIVAR(q, false, q)
 		queueBits |= 1 << q
 	}
 	if kind == irq.MSIX {
-		r.Write32(regGPIE, r.Read32(regGPIE)&^gpieEIAME|gpieMSIXMode|gpiePBASupport)
 		r.Write32(regIVARMisc, uint32(n|ivarValid)<<ivarMiscOtherShift)
 		r.Write32(regEIAC, queueBits)
 		for q := 0; q < n; q++ {
@@ -49,7 +56,6 @@ func (p *Port) setupInterrupts() error {
 		}
 		intel.WatchOther(&p.Port, p.otherInterrupt)
 	} else {
-		r.Write32(regGPIE, r.Read32(regGPIE)&^(gpieMSIXMode|gpieEIAME))
 		r.Write32(regEIAC, 0)
 		r.Write32(regEITR(0), itr)
 	}

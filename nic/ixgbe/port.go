@@ -1,7 +1,8 @@
-// Package ixgbe is the driver for Intel's 10 GbE controllers 82599, X540 and X550: reset
-// and init in the datasheet's order, link bring-up, RX/TX queues on the shared
-// advanced-descriptor ring code of package nic, RSS, MSI-X and legacy INTx interrupts,
-// and statistics. Importing it registers the driver "ixgbe" with nic.Register.
+// Package ixgbe is the driver for Intel's 10 GbE controller 82599 (SFP+, backplane and
+// CX4 parts; see Match): reset and init in the datasheet's order, link bring-up on the
+// EEPROM's link mode, RX/TX queues on the Intel advanced-descriptor rings, RSS, MSI-X and
+// legacy INTx interrupts, and statistics. Importing it registers the driver "ixgbe" with
+// nic.Register.
 package ixgbe
 
 import (
@@ -10,14 +11,16 @@ import (
 	"github.com/uiod/uiod/pci"
 )
 
-func init() { intel.Register("ixgbe", Match, Open) }
+func init() {
+	intel.Register("ixgbe", Match, intel.DeviceIDs(deviceIDs, func(d device) string { return d.name }), Open)
+}
 
-// Port is an open 82599/X540/X550 port. It implements nic.Port. Its nic.Port methods and
+// Port is an open 82599 port. It implements nic.Port. Its nic.Port methods and
 // RxQueue, TxQueue, Device, IRQKind and LinkChanges come from the embedded intel.Port.
 type Port struct {
 	intel.Port // queues, vectors, counters and the nic.Port methods
 	bar        pci.Region
-	fam        family
+	id         device // the supported device id: name and media
 	cfg        nic.Config
 }
 
@@ -30,27 +33,30 @@ var layout = intel.Layout{
 	EIMS:    regEIMS,
 	EIMC:    regEIMC,
 	MPC:     []uint32{regMPC(0), regMPC(1), regMPC(2), regMPC(3), regMPC(4), regMPC(5), regMPC(6), regMPC(7)},
+	// Frames dropped for lack of a descriptor (SRRCTL.DROP_EN) are counted per queue in
+	// QPRDC, not in MPC (Linux ixgbe_update_stats reads both).
+	QueueDrops: regQPRDC,
 }
 
-// Open resets and initialises dev, an 82599/X540/X550 function, and starts its queues.
+// Open resets and initialises dev, an 82599 function, and starts its queues.
 //
 // The device is reset first with bus mastering off, so nothing a previous user left
-// running can write to memory. With cfg.Interrupts == irq.MSIX the port uses one vector per
-// RX queue plus one for link changes; if the backend has no MSI-X (uio_pci_generic) it
-// falls back to legacy INTx (see IRQKind). Open waits up to cfg.LinkTimeout for the link
+// running can write to memory. In MSI-X mode the port uses one vector per RX queue plus one
+// for link changes; the default mode falls back to legacy INTx only when the backend has
+// no MSI-X (uio_pci_generic; see IRQKind). Open waits up to cfg.LinkTimeout for the link
 // and returns a port with link down after that.
 //
 // On success the port owns dev and closes it in Close. On failure Open leaves the device
 // quiesced (queues disabled, interrupts masked, bus mastering off) and the caller closes
 // it.
 func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
-	fam, err := intel.Lookup(dev, deviceIDs)
+	d, err := intel.Lookup(dev, "ixgbe", deviceIDs)
 	if err != nil {
 		return nil, err
 	}
-	p := &Port{fam: fam}
-	ops := intel.Ops{Mask: p.mask, Stop: p.stopRx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx}
-	if err := intel.Open(&p.Port, dev, cfg, maxQueues, layout, ops, p.open); err != nil {
+	p := &Port{id: d}
+	ops := intel.Ops{Mask: p.mask, Stop: p.stopRx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: p.release}
+	if err := intel.Open(&p.Port, dev, cfg, nic.Limits{Queues: maxQueues, Ring: nic.MaxRingIxgbe}, layout, ops, p.open); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -62,7 +68,9 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 	if err := p.resetHW(); err != nil {
 		return err
 	}
-	p.setupLink()
+	if err := p.setupLink(); err != nil {
+		return err
+	}
 	intel.ReadCounters(&p.Port) // the registers are read-to-clear: start from zero
 	if err := intel.ReadMAC(&p.Port); err != nil {
 		return err
@@ -75,8 +83,18 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 	return nil
 }
 
-// mask masks every interrupt cause.
-func (p *Port) mask() { p.bar.Write32(regEIMC, eimcAll) }
+// mask masks every interrupt cause: EIMC with all ones (IXGBE_IRQ_CLEAR_MASK, as Linux's
+// ixgbe_stop_adapter_generic writes it) and the extended queue masks of MSI-X mode
+// (EIMC_EX, as ixgbe_irq_disable clears them).
+func (p *Port) mask() {
+	p.bar.Write32(regEIMC, eimcAll)
+	p.bar.Write32(regEIMCEx(0), eimcAll)
+	p.bar.Write32(regEIMCEx(1), eimcAll)
+}
+
+// release hands the device back to the firmware: CTRL_EXT.DRV_LOAD off (Linux's
+// ixgbe_release_hw_control).
+func (p *Port) release() { p.bar.Write32(regCTRLEXT, p.bar.Read32(regCTRLEXT)&^ctrlExtDrvLoad) }
 
 // stopRx disables receive before the queues are stopped.
 func (p *Port) stopRx() { p.bar.Write32(regRXCTRL, p.bar.Read32(regRXCTRL)&^rxctrlRXEN) }

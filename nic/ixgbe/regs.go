@@ -1,7 +1,6 @@
 package ixgbe
 
-// 82599 register offsets and bits (82599 datasheet, section 8; the same on X540/X550 for
-// everything this driver touches unless noted).
+// 82599 register offsets and bits (82599 datasheet, section 8; Linux ixgbe_type.h).
 const (
 	regCTRL    = 0x00000
 	regSTATUS  = 0x00008
@@ -27,6 +26,9 @@ const (
 	regSECRXCTRL = 0x08D00
 	regSECRXSTAT = 0x08D04
 	regEEC       = 0x10010
+	regVFTA      = 0x0A000 // VLAN filter table, vftaEntries registers
+
+	vftaEntries = 128
 )
 
 // Per-index registers.
@@ -38,7 +40,9 @@ func regDCARXCTRL(q int) uint32 { return 0x0100C + 0x40*uint32(q) } // q < 64
 func regSRRCTL(q int) uint32    { return 0x02100 + 4*uint32(q) }    // q < 16
 func regTDBAL(q int) uint32     { return 0x06000 + 0x40*uint32(q) }
 func regTXDCTL(q int) uint32    { return 0x06028 + 0x40*uint32(q) }
-func regMPC(n int) uint32       { return 0x03FA0 + 4*uint32(n) } // n < 8
+func regMPC(n int) uint32       { return 0x03FA0 + 4*uint32(n) }    // n < 8
+func regQPRDC(q int) uint32     { return 0x01430 + 0x40*uint32(q) } // q < 16
+func regEIMCEx(n int) uint32    { return 0x00AB0 + 4*uint32(n) }    // n < 2
 
 // Register bits.
 const (
@@ -46,12 +50,18 @@ const (
 	ctrlReset     = 1 << 26
 	ctrlResetMask = ctrlLinkReset | ctrlReset
 
-	ctrlExtNSDis = 1 << 16 // no-snoop disable
+	ctrlExtNSDis   = 1 << 16 // no-snoop disable
+	ctrlExtDrvLoad = 1 << 28 // a driver owns the device (firmware keeps off it)
 
 	eecAutoReadDone = 1 << 9
 
 	rdrxctlCRCStrip = 1 << 1
 	rdrxctlDMAIDone = 1 << 3
+	// RSCFRSTSIZE cleared, RSCACKC and FCOE_WRFIX set: the bits Linux's
+	// ixgbe_setup_rdrxctl says "hardware requires" on the 82599.
+	rdrxctlRSCFrstSize = 0x1f << 17
+	rdrxctlRSCACKC     = 1 << 25
+	rdrxctlFCoEWrFix   = 1 << 26
 
 	rxctrlRXEN = 1 << 0
 
@@ -64,6 +74,7 @@ const (
 
 	maxfrsShift   = 16 // MFS: largest frame accepted, FCS included
 	stdFrameFCS   = 1518
+	maxFrameFCS   = 9728 // the 82599's largest frame (IXGBE_MAX_JUMBO_FRAME_SIZE)
 	hlreg0TxPadEn = 1 << 10
 
 	fctrlMPE = 1 << 8
@@ -84,11 +95,9 @@ const (
 
 	dmatxctlTE = 1 << 0
 
-	autocAnRestart    = 1 << 12
-	autocLMSMask      = 7 << 13
-	autocLMS10GSerial = 3 << 13
-	autocPMAPMDMask   = 3 << 7
-	autocPMAPMDXAUI   = 0 << 7
+	autocAnRestart = 1 << 12
+	autocLMSShift  = 13
+	autocLMSMask   = 7 << autocLMSShift
 
 	linksUp        = 1 << 30
 	linksSpeedMask = 3 << 28
@@ -107,7 +116,7 @@ const (
 
 	eicrRTxQMask = 0xffff  // queue causes (vector bits in MSI-X mode)
 	eicrLSC      = 1 << 20 // link status change
-	eimcAll      = 0x7fffffff
+	eimcAll      = 0xffffffff
 
 	eitrIntervalShift = 3
 	eitrIntervalMask  = 0x1ff << 3 // bits 11:3

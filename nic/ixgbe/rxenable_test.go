@@ -2,20 +2,26 @@ package ixgbe
 
 import (
 	"testing"
+	"time"
 
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 )
 
-// regWrite is one register write seen by a recordingDevice.
-type regWrite struct{ off, v uint32 }
+// regWrite is one register write seen by a recordingDevice, with when it happened.
+type regWrite struct {
+	off, v uint32
+	at     time.Time
+}
 
-// recordingDevice is a modelled device whose BAR0 logs every register write.
+// recordingDevice is a modelled device whose BAR0 logs every register write and, with
+// read set, may change what a register read returns.
 type recordingDevice struct {
 	*sim.Device
 	writes *[]regWrite
+	read   func(off, v uint32) uint32
 }
 
 func (d recordingDevice) Region(bar int) (pci.Region, error) {
@@ -23,29 +29,49 @@ func (d recordingDevice) Region(bar int) (pci.Region, error) {
 	if err != nil {
 		return nil, err
 	}
-	return recordingRegion{r, d.writes}, nil
+	return recordingRegion{r, d.writes, d.read}, nil
 }
 
 type recordingRegion struct {
 	pci.Region
 	writes *[]regWrite
+	read   func(off, v uint32) uint32
 }
 
 func (r recordingRegion) Write32(off, v uint32) {
-	*r.writes = append(*r.writes, regWrite{off, v})
+	*r.writes = append(*r.writes, regWrite{off, v, time.Now()})
 	r.Region.Write32(off, v)
+}
+
+func (r recordingRegion) Read32(off uint32) uint32 {
+	v := r.Region.Read32(off)
+	if r.read != nil {
+		v = r.read(off, v)
+	}
+	return v
+}
+
+// written returns the values written to register off, in order.
+func written(writes []regWrite, off uint32) []uint32 {
+	var vs []uint32
+	for _, w := range writes {
+		if w.off == off {
+			vs = append(vs, w.v)
+		}
+	}
+	return vs
 }
 
 // TestRxEnabledWithSecurityPathHalted checks the 82599 erratum workaround: RXCTRL.RXEN is
 // set only while SECRXCTRL.RX_DIS halts the receive data path, and the path is resumed
 // afterwards.
 func TestRxEnabledWithSecurityPathHalted(t *testing.T) {
-	m, err := simixgbe.New(simixgbe.Config{Strict: true})
+	m, err := intel.New(intel.Config{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var writes []regWrite
-	p, err := Open(recordingDevice{m.Device(), &writes}, nic.Config{NoIRQ: true, LinkTimeout: 1})
+	p, err := Open(recordingDevice{m.Device(), &writes, nil}, nic.Config{NoIRQ: true, LinkTimeout: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,4 +97,54 @@ func TestRxEnabledWithSecurityPathHalted(t *testing.T) {
 	if err := m.Device().Err(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestRxEnableWaitsForSecurityPath checks the length of the erratum wait: a security path
+// that takes 5 ms to drain must have drained before RXCTRL.RXEN is set (Linux and DPDK
+// wait up to 40 ms; a 300 µs wait enables receive with traffic still in the path).
+func TestRxEnableWaitsForSecurityPath(t *testing.T) {
+	m, err := intel.New(intel.Config{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const drain = 5 * time.Millisecond
+	var writes []regWrite
+	var halted time.Time
+	var ready time.Time
+	read := func(off, v uint32) uint32 {
+		if off != regSECRXSTAT {
+			return v
+		}
+		if halted.IsZero() || time.Since(halted) < drain {
+			return v &^ secrxstatRdy
+		}
+		if ready.IsZero() {
+			ready = time.Now()
+		}
+		return v | secrxstatRdy
+	}
+	dev := recordingDevice{m.Device(), &writes, func(off, v uint32) uint32 {
+		if halted.IsZero() {
+			for _, w := range writes {
+				if w.off == regSECRXCTRL && w.v&secrxctrlRxDis != 0 {
+					halted = w.at
+				}
+			}
+		}
+		return read(off, v)
+	}}
+	p, err := Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, w := range writes {
+		if w.off == regRXCTRL && w.v&rxctrlRXEN != 0 {
+			if ready.IsZero() || w.at.Before(ready) {
+				t.Fatalf("RXCTRL.RXEN set %v after halting the data path, before SECRXSTAT.SECRX_RDY (ready after %v)", w.at.Sub(halted), drain)
+			}
+			return
+		}
+	}
+	t.Fatal("RXCTRL.RXEN never set")
 }

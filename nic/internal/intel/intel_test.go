@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/intel/ring"
 )
 
 // regs is a register file in a map: reads return what was last written.
@@ -88,13 +88,13 @@ func TestSetupRSS(t *testing.T) {
 		writes int
 	}{
 		{1, 0},
-		{2, 10 + 32 + 1},
-		{3, 10 + 32 + 1},
-		{16, 10 + 32 + 1},
+		{2, 10 + 32 + 2},
+		{3, 10 + 32 + 2},
+		{16, 10 + 32 + 2},
 	}
 	for _, tt := range tests {
 		r := newRegs()
-		p := &Port{bar: r, rx: make([]*nic.RxQueue, tt.queues)}
+		p := &Port{bar: r, rx: make([]*ring.RxQueue, tt.queues)}
 		SetupRSS(p, &RSSKey, 0x2|1<<16)
 		if len(r.writes) != tt.writes {
 			t.Errorf("%d queues: %d register writes, want %d", tt.queues, len(r.writes), tt.writes)
@@ -116,6 +116,9 @@ func TestSetupRSS(t *testing.T) {
 		}
 		if got := r.v[regMRQC]; got != 0x2|1<<16 {
 			t.Errorf("%d queues: MRQC %#x", tt.queues, got)
+		}
+		if r.v[regRXCSUM]&rxcsumPCSD == 0 {
+			t.Errorf("%d queues: RXCSUM %#x without PCSD: the write-back carries no RSS hash, and QEMU's igb computes none", tt.queues, r.v[regRXCSUM])
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package intel
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,30 +11,34 @@ import (
 )
 
 // EnableVectors enables the port's interrupt vectors in the configured mode. MSI-X: vector
-// q for RX queue q and vector NumRxQueues for the "other" causes; if the backend has no
-// MSI-X (uio_pci_generic) it falls back to INTx. INTx: one vector that every RX queue
-// shares. It returns the mode in use, and ok false when the configuration asks for no
-// interrupts or enabling them failed.
+// q for RX queue q and vector NumRxQueues for the "other" causes. INTx: one vector that
+// every RX queue shares. The default mode asks for MSI-X and takes INTx only when the
+// backend reports MSI-X as not supported (pci.ErrNotSupported, uio_pci_generic); any
+// other failure is an error. It returns the mode in use, and ok false when the
+// configuration asks for no interrupts.
 func EnableVectors(p *Port) (kind irq.Kind, ok bool, err error) {
 	if p.cfg.NoIRQ {
 		return 0, false, nil
 	}
 	n := len(p.rx)
-	kind = p.cfg.Interrupts
-	if kind == irq.MSIX {
+	mode := p.cfg.Interrupts
+	if mode == nic.IRQDefault || mode == nic.IRQMSIX {
 		vecs, err := p.dev.IRQs(irq.MSIX, n+1)
-		if err != nil {
-			kind = irq.INTx // e.g. uio_pci_generic: legacy interrupts only
-		} else {
-			p.vecs = vecs
+		switch {
+		case err == nil:
+			kind, p.vecs = irq.MSIX, vecs
+		case mode == nic.IRQDefault && errors.Is(err, pci.ErrNotSupported):
+			mode = nic.IRQINTx
+		default:
+			return irq.MSIX, false, fmt.Errorf("enable msi-x: %w", err)
 		}
 	}
-	if kind == irq.INTx {
+	if mode == nic.IRQINTx {
 		vecs, err := p.dev.IRQs(irq.INTx, 1)
 		if err != nil {
-			return kind, false, fmt.Errorf("enable intx: %w", err)
+			return irq.INTx, false, fmt.Errorf("enable intx: %w", err)
 		}
-		p.vecs = vecs
+		kind, p.vecs = irq.INTx, vecs
 	}
 	p.kind = kind
 	p.rxVec = make([]*irq.Vector, n)
@@ -51,7 +56,7 @@ func EnableVectors(p *Port) (kind irq.Kind, ok bool, err error) {
 // after the RX queues') fires. Without a watcher the link state is still read on demand
 // by Link, so a failure to start one is not an error.
 func WatchOther(p *Port, fn func()) {
-	p.lsc, _ = nic.WatchVector(p.vecs[len(p.rx)], fn)
+	p.lsc, _ = watchVector(p.vecs[len(p.rx)], fn)
 }
 
 // IRQKind is the interrupt mode in use; ok is false when the port has no interrupts.

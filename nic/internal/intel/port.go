@@ -11,11 +11,13 @@ package intel
 import (
 	"fmt"
 	"net"
+	"sort"
 	"sync"
 	"sync/atomic"
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/intel/ring"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -32,8 +34,11 @@ type Layout struct {
 	// EIMS and EIMC set and clear extended interrupt mask bits; bit q is RX queue q's
 	// cause in MSI-X mode.
 	EIMS, EIMC uint32
-	// MPC lists the missed packet counters.
+	// MPC lists the missed packet counters (frames dropped for a full packet buffer).
 	MPC []uint32
+	// QueueDrops is RX queue q's drop counter: frames dropped for lack of a descriptor
+	// with SRRCTL.DROP_EN set (QPRDC on the 82599, RQDPC on the 82576), read-to-clear.
+	QueueDrops func(q int) uint32
 }
 
 // Ops are the controller-specific steps the shared code calls. None is on the per-packet
@@ -51,6 +56,9 @@ type Ops struct {
 	UnmaskINTx func(q int)
 	// MaskINTx masks RX queue q's INTx cause.
 	MaskINTx func(q int)
+	// Release, if set, hands the device back (CTRL_EXT.DRV_LOAD off) once the queues
+	// are stopped.
+	Release func()
 }
 
 // Port is the controller-independent state of an ixgbe or igb port. It implements every
@@ -62,13 +70,13 @@ type Port struct {
 	layout Layout
 	ops    Ops
 	mac    net.HardwareAddr
-	rx     []*nic.RxQueue
-	tx     []*nic.TxQueue
+	rx     []*ring.RxQueue
+	tx     []*ring.TxQueue
 	pools  []*nic.Mempool
 	vecs   []*irq.Vector // all vectors the port enabled
 	rxVec  []*irq.Vector // per RX queue
 	kind   irq.Kind      // interrupt mode in use (meaningless when vecs is empty)
-	lsc    *nic.VectorWatcher
+	lsc    *vectorWatcher
 	linkCh atomic.Uint64 // link status changes seen
 
 	statsMu sync.Mutex
@@ -79,28 +87,44 @@ type Port struct {
 	closed    atomic.Bool // registers are gone: Stats and Link answer from memory
 }
 
-// Lookup finds dev's PCI device id in ids, a driver's table of supported devices.
-func Lookup[F any](dev pci.Device, ids map[uint16]F) (F, error) {
+// Lookup finds dev's PCI device id in ids, the table of the devices driver supports. An
+// id not in it is refused with an error listing the supported ones.
+func Lookup[F any](dev pci.Device, driver string, ids map[uint16]F) (F, error) {
 	var fam F
+	vendor, err := pci.ReadConfig16(dev.Config(), pci.CfgVendorID)
+	if err != nil {
+		return fam, fmt.Errorf("%s: %w", dev.Addr(), err)
+	}
 	device, err := pci.ReadConfig16(dev.Config(), pci.CfgDeviceID)
 	if err != nil {
 		return fam, fmt.Errorf("%s: %w", dev.Addr(), err)
 	}
 	fam, ok := ids[device]
-	if !ok {
-		return fam, fmt.Errorf("%s: device id %04x: %w", dev.Addr(), device, nic.ErrNoDriver)
+	if !ok || vendor != VendorIntel {
+		id := nic.DeviceID{Vendor: vendor, Device: device}
+		return fam, fmt.Errorf("%s: unsupported device %s, supported are %s: %w", dev.Addr(), id, nic.Supported(driver), nic.ErrNoDriver)
 	}
 	return fam, nil
 }
 
-// Open fills in cfg's defaults, checks it against maxQueues, maps BAR0, turns bus
+// DeviceIDs lists a driver's table of Intel device ids, sorted, named by name.
+func DeviceIDs[F any](ids map[uint16]F, name func(F) string) []nic.DeviceID {
+	out := make([]nic.DeviceID, 0, len(ids))
+	for id, f := range ids {
+		out = append(out, nic.DeviceID{Vendor: VendorIntel, Device: id, Name: name(f)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Device < out[j].Device })
+	return out
+}
+
+// Open fills in cfg's defaults, checks it against the driver's limits, maps BAR0, turns bus
 // mastering off (nothing a previous user left running may write to memory) and calls
 // start with the BAR and the completed configuration to run the driver's bring-up. If
 // that fails, Open leaves the device quiesced (queues disabled, interrupts masked, bus
 // mastering off) and frees what start allocated. Errors name the device.
-func Open(p *Port, dev pci.Device, cfg nic.Config, maxQueues int, layout Layout, ops Ops, start func(bar pci.Region, cfg nic.Config) error) error {
+func Open(p *Port, dev pci.Device, cfg nic.Config, limits nic.Limits, layout Layout, ops Ops, start func(bar pci.Region, cfg nic.Config) error) error {
 	cfg = cfg.WithDefaults()
-	if err := cfg.Validate(maxQueues); err != nil {
+	if err := cfg.Validate(limits); err != nil {
 		return fmt.Errorf("%s: %w", dev.Addr(), err)
 	}
 	bar, err := dev.Region(0)
@@ -142,7 +166,7 @@ func abort(p *Port) {
 func (p *Port) quiesce() {
 	p.ops.Mask()
 	if p.lsc != nil {
-		p.lsc.Stop()
+		p.lsc.stop()
 		p.lsc = nil
 	}
 	p.ops.Stop()
@@ -159,6 +183,9 @@ func (p *Port) quiesce() {
 		WaitClear(r, off, dxctlEnable, queueStopTimeout)
 		q.Reclaim()
 		q.Release()
+	}
+	if p.ops.Release != nil {
+		p.ops.Release()
 	}
 }
 
@@ -189,23 +216,24 @@ func (p *Port) NumTxQueues() int { return len(p.tx) }
 func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return p.rx[q].Burst(bufs) }
 
 // TxBurst implements nic.Port. Buffers from a pool in another DMA address space are
-// copied (see nic.TxQueue).
+// copied (see ring.TxQueue).
 func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return p.tx[q].Burst(bufs) }
 
 // RxQueue is the ring of RX queue q, for its counters and pool.
-func (p *Port) RxQueue(q int) *nic.RxQueue { return p.rx[q] }
+func (p *Port) RxQueue(q int) *ring.RxQueue { return p.rx[q] }
 
 // TxQueue is the ring of TX queue q, for its counters and copy pool.
-func (p *Port) TxQueue(q int) *nic.TxQueue { return p.tx[q] }
+func (p *Port) TxQueue(q int) *ring.TxQueue { return p.tx[q] }
 
 // Device is the PCI function the port drives.
 func (p *Port) Device() pci.Device { return p.dev }
 
 // Register registers an Intel driver with nic.Register under name.
-func Register[P nic.Port](name string, match func(vendor, device uint16) bool, open func(dev pci.Device, cfg nic.Config) (P, error)) {
+func Register[P nic.Port](name string, match func(vendor, device uint16) bool, devices []nic.DeviceID, open func(dev pci.Device, cfg nic.Config) (P, error)) {
 	nic.Register(nic.Driver{
-		Name:  name,
-		Match: match,
+		Name:    name,
+		Match:   match,
+		Devices: devices,
 		Open: func(dev pci.Device, cfg nic.Config) (nic.Port, error) {
 			p, err := open(dev, cfg)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/intel/ring"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -37,14 +38,14 @@ func AllocQueues(p *Port) error {
 			return fmt.Errorf("rx queue %d: %w", q, err)
 		}
 		p.pools = append(p.pools, pool)
-		rq, err := nic.NewRxQueue(nic.RxConfig{DMA: dma, Pool: pool, Size: p.cfg.RxRing, Tail: nic.Doorbell{Reg: p.bar, Off: p.layout.rxReg(q, regXDT)}})
+		rq, err := ring.NewRxQueue(ring.RxConfig{DMA: dma, Pool: pool, Size: p.cfg.RxRing, Tail: ring.Doorbell{Reg: p.bar, Off: p.layout.rxReg(q, regXDT)}})
 		if err != nil {
 			return fmt.Errorf("rx queue %d: %w", q, err)
 		}
 		p.rx = append(p.rx, rq)
 	}
 	for q := 0; q < p.cfg.TxQueues; q++ {
-		tq, err := nic.NewTxQueue(nic.TxConfig{DMA: dma, Size: p.cfg.TxRing, Tail: nic.Doorbell{Reg: p.bar, Off: p.layout.txReg(q, regXDT)}, BufSize: p.cfg.BufSize})
+		tq, err := ring.NewTxQueue(ring.TxConfig{DMA: dma, Size: p.cfg.TxRing, Tail: ring.Doorbell{Reg: p.bar, Off: p.layout.txReg(q, regXDT)}, BufSize: p.cfg.BufSize})
 		if err != nil {
 			return fmt.Errorf("tx queue %d: %w", q, err)
 		}
@@ -72,14 +73,14 @@ func StartQueues(p *Port, steps ...func() error) error {
 
 // ProgramRxRing writes RX queue q's ring address and length and zeroes its head and tail.
 func ProgramRxRing(p *Port, q int) {
-	ring := p.rx[q]
-	programRing(p, p.layout.RxQueue+queueStride*uint32(q), ring.IOVA(), ring.Len())
+	rq := p.rx[q]
+	programRing(p, p.layout.RxQueue+queueStride*uint32(q), rq.IOVA(), rq.Len())
 }
 
 // ProgramTxRing writes TX queue q's ring address and length and zeroes its head and tail.
 func ProgramTxRing(p *Port, q int) {
-	ring := p.tx[q]
-	programRing(p, p.layout.TxQueue+queueStride*uint32(q), ring.IOVA(), ring.Len())
+	tq := p.tx[q]
+	programRing(p, p.layout.TxQueue+queueStride*uint32(q), tq.IOVA(), tq.Len())
 }
 
 func programRing(p *Port, block uint32, iova uint64, size int) {

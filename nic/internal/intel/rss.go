@@ -2,9 +2,14 @@ package intel
 
 // RSS registers, at the same offsets on the 82599 and the 82576.
 const (
-	regMRQC  = 0x05818
-	regRETA  = 0x05C00 // 32 registers of 4 entries
-	regRSSRK = 0x05C80 // 10 registers
+	regMRQC   = 0x05818
+	regRETA   = 0x05C00 // 32 registers of 4 entries
+	regRSSRK  = 0x05C80 // 10 registers
+	regRXCSUM = 0x05000
+
+	// rxcsumPCSD makes the write-back carry the RSS hash instead of the fragment
+	// checksum; QEMU's igb computes RSS only with it set (igb_rss_enabled).
+	rxcsumPCSD = 1 << 13
 
 	retaSize = 128
 )
@@ -21,7 +26,9 @@ var RSSKey = [40]byte{
 
 // SetupRSS spreads flows over the RX queues when there is more than one: a Toeplitz hash
 // with key picks one of 128 redirection-table entries, filled round-robin with the queue
-// numbers, and MRQC is set to mrqc (the controller's RSS enable and hash fields).
+// numbers, RXCSUM.PCSD puts the hash in the write-back (as Linux's ixgbe_setup_mrqc and
+// igb_setup_mrqc do), and MRQC is set to mrqc (the controller's RSS enable and hash
+// fields).
 func SetupRSS(p *Port, key *[40]byte, mrqc uint32) {
 	n := len(p.rx)
 	if n < 2 {
@@ -39,5 +46,6 @@ func SetupRSS(p *Port, key *[40]byte, mrqc uint32) {
 		}
 		r.Write32(regRETA+4*uint32(i), v)
 	}
+	r.Write32(regRXCSUM, r.Read32(regRXCSUM)|rxcsumPCSD)
 	r.Write32(regMRQC, mrqc)
 }

@@ -37,6 +37,11 @@ func (p *Port) readCounters() {
 	for _, off := range p.layout.MPC {
 		p.hw.rxMissed += uint64(r.Read32(off))
 	}
+	if p.layout.QueueDrops != nil {
+		for q := range p.rx {
+			p.hw.rxMissed += uint64(r.Read32(p.layout.QueueDrops(q)))
+		}
+	}
 }
 
 // Stats implements nic.Port: the NIC's counters plus the frames the driver refused.

@@ -12,7 +12,7 @@ import (
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 )
 
 // detachedDevice is a modelled device whose BAR0 can be cut off after init: register
@@ -56,7 +56,7 @@ type Forwarder struct {
 // it from the model.
 func NewForwarder(tb testing.TB, drv Driver, maxBatch int) *Forwarder {
 	tb.Helper()
-	m, err := simixgbe.New(simixgbe.Config{Strict: true, Flavor: drv.Flavor})
+	m, err := intel.New(intel.Config{Strict: true, Flavor: drv.Flavor, Quirks: drv.Quirks})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func threadCPU(tb testing.TB) int64 {
 func ArmAllocs(t *testing.T, drv Driver) {
 	for _, kind := range []irq.Kind{irq.MSIX, irq.INTx} {
 		t.Run(kind.String(), func(t *testing.T) {
-			h := New(t, drv, nic.Config{Interrupts: kind})
+			h := New(t, drv, nic.Config{Interrupts: nic.IRQModeOf(kind)})
 			allocs := testing.AllocsPerRun(1000, func() {
 				h.Port.EnableRxInterrupt(0)
 				h.Port.DisableRxInterrupt(0)

@@ -14,17 +14,18 @@ import (
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/intel/ring"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simixgbe "github.com/uiod/uiod/sim/ixgbe"
+	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
 
 // Port is what the suites need of a driver's port beyond nic.Port.
 type Port interface {
 	nic.Port
-	RxQueue(q int) *nic.RxQueue
-	TxQueue(q int) *nic.TxQueue
+	RxQueue(q int) *ring.RxQueue
+	TxQueue(q int) *ring.TxQueue
 	LinkChanges() uint64
 	IRQKind() (irq.Kind, bool)
 }
@@ -35,15 +36,21 @@ type Opener func(dev pci.Device, cfg nic.Config) (Port, error)
 // Driver is a driver under test: how to open it and which model flavour speaks its NIC.
 type Driver struct {
 	Open   Opener
-	Flavor simixgbe.Flavor
+	Flavor intel.Flavor
 	// SpeedMbps is the link speed the model reports.
 	SpeedMbps int
+	// MaxFrame is the largest frame (without FCS) the MAC accepts, 0 for no limit below
+	// the largest buffer.
+	MaxFrame int
+	// Quirks are the model behaviours of QEMU's emulation to run against (see
+	// intel.Quirks); the zero value is the silicon's.
+	Quirks intel.Quirks
 }
 
 // Harness is one port on a strict model.
 type Harness struct {
 	T     testing.TB
-	Model *simixgbe.Model
+	Model *intel.Model
 	Dev   *sim.Device
 	Peer  wire.Port // the test's end of the cable
 	Port  Port
@@ -59,7 +66,7 @@ type Harness struct {
 func New(t testing.TB, drv Driver, cfg nic.Config) *Harness {
 	t.Helper()
 	a, b := wire.Pair()
-	m, err := simixgbe.New(simixgbe.Config{Wire: a, Strict: true, Flavor: drv.Flavor})
+	m, err := intel.New(intel.Config{Wire: a, Strict: true, Flavor: drv.Flavor, Quirks: drv.Quirks})
 	if err != nil {
 		t.Fatal(err)
 	}

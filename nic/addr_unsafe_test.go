@@ -1,5 +1,0 @@
-package nic
-
-import "unsafe"
-
-func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

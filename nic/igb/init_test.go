@@ -1,0 +1,93 @@
+package igb
+
+import (
+	"testing"
+
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/sim"
+	"github.com/uiod/uiod/sim/intel"
+)
+
+// regWrite is one register write seen by a writeLog.
+type regWrite struct{ off, v uint32 }
+
+// writeLog is a modelled device whose BAR0 logs every register write.
+type writeLog struct {
+	*sim.Device
+	writes *[]regWrite
+}
+
+func (d writeLog) Region(bar int) (pci.Region, error) {
+	r, err := d.Device.Region(bar)
+	if err != nil {
+		return nil, err
+	}
+	return writeLogRegion{r, d.writes}, nil
+}
+
+type writeLogRegion struct {
+	pci.Region
+	writes *[]regWrite
+}
+
+func (r writeLogRegion) Write32(off, v uint32) {
+	*r.writes = append(*r.writes, regWrite{off, v})
+	r.Region.Write32(off, v)
+}
+
+// TestInitRegisters checks the register settings the references make and the model
+// cannot observe: TXDCTL thresholds 8/1/1 (Linux igb_configure_tx_ring), the multicast
+// and VLAN filter tables cleared after the reset, and DRV_LOAD while the driver runs the
+// port.
+func TestInitRegisters(t *testing.T) {
+	m, err := intel.New(intel.Config{Strict: true, Flavor: intel.X82576})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes []regWrite
+	p, err := Open(writeLog{m.Device(), &writes}, nic.Config{TxQueues: 2, NoIRQ: true, LinkTimeout: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q := 0; q < 2; q++ {
+		var last uint32
+		for _, w := range writes {
+			if w.off == regTXDCTL(q) {
+				last = w.v
+			}
+		}
+		if got := last & (0x1f | 0x1f<<8 | 0x1f<<16); got != 8|1<<8|1<<16 {
+			t.Errorf("tx queue %d: TXDCTL thresholds %#x, want PTHRESH 8, HTHRESH 1, WTHRESH 1", q, got)
+		}
+	}
+	reset := -1
+	for i, w := range writes {
+		if w.off == regCTRL && w.v&ctrlReset != 0 {
+			reset = i
+		}
+	}
+	cleared := map[uint32]bool{}
+	for _, w := range writes[reset+1:] {
+		if w.v == 0 {
+			cleared[w.off] = true
+		}
+	}
+	for i := uint32(0); i < 128; i++ {
+		if !cleared[0x05200+4*i] || !cleared[regVFTA+4*i] {
+			t.Fatalf("MTA[%d] or VFTA[%d] not cleared after the reset", i, i)
+		}
+	}
+	if m.Device().Get(regCTRLEXT)&ctrlExtDrvLoad == 0 {
+		t.Error("CTRL_EXT.DRV_LOAD clear while the driver runs the port")
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m.Device().Get(regCTRLEXT)&ctrlExtDrvLoad != 0 {
+		t.Error("CTRL_EXT.DRV_LOAD still set after Close")
+	}
+	if err := m.Device().Err(); err != nil {
+		t.Fatal(err)
+	}
+}

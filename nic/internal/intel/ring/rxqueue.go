@@ -1,0 +1,174 @@
+package ring
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/pci"
+)
+
+// RxConfig describes one RX descriptor ring.
+type RxConfig struct {
+	DMA  pci.DMA      // the device's allocator, for the descriptor ring
+	Pool *nic.Mempool // buffers posted to the ring; must be addressable by the device
+	Size int          // descriptors: a power of two, at least 8
+	Tail Doorbell     // the queue's RDT register
+}
+
+// RxQueueStats are one RX queue's software counters.
+type RxQueueStats struct {
+	Packets   uint64 // frames handed to the caller
+	Bytes     uint64
+	Errors    uint64 // write-backs refused: bad length, DD on a descriptor not posted
+	Fragments uint64 // frames spanning several descriptors (no EOP), dropped
+	NoBufs    uint64 // refills that found the mempool empty
+}
+
+// RxQueue is the driver side of one RX descriptor ring: it posts mempool buffers to the NIC
+// and takes back the ones the NIC wrote frames into.
+//
+// Descriptors [next, tail) are posted to the NIC; the rest belong to the driver and hold no
+// buffer. One slot always stays unposted (RDH = RDT means "ring empty" to the NIC). Every
+// write-back field is checked before use: a bad one is counted and its buffer recycled.
+type RxQueue struct {
+	ring        // bufs: buffer posted at each slot; tail: last value written to RDT
+	next uint32 // next slot the NIC completes
+	drop bool   // inside a multi-descriptor frame being dropped
+	pool *nic.Mempool
+
+	packets, bytes, errors, fragments, noBufs atomic.Uint64
+}
+
+// NewRxQueue allocates the descriptor ring. It posts no buffers: program the ring's address
+// into the NIC, enable the queue, then call Fill.
+func NewRxQueue(cfg RxConfig) (*RxQueue, error) {
+	if cfg.Pool == nil {
+		return nil, fmt.Errorf("rx ring: no mempool")
+	}
+	if cfg.Tail.Reg == nil {
+		return nil, fmt.Errorf("rx ring: no tail register")
+	}
+	r, err := newRing(cfg.DMA, cfg.Size, cfg.Tail)
+	if err != nil {
+		return nil, fmt.Errorf("rx %w", err)
+	}
+	return &RxQueue{ring: r, pool: cfg.Pool}, nil
+}
+
+// Pool is the mempool the queue posts.
+func (q *RxQueue) Pool() *nic.Mempool { return q.pool }
+
+// Tail is the last index written to the tail register.
+func (q *RxQueue) Tail() uint32 { return q.tail }
+
+// Fill posts free buffers to every unposted slot but one, then writes the tail register
+// once. It returns the number of descriptors posted to the NIC.
+func (q *RxQueue) Fill() int {
+	q.refill()
+	return int((q.tail - q.next) & q.mask)
+}
+
+// Burst moves up to len(bufs) received frames into bufs[0:n] and returns n, then reposts
+// buffers and writes the tail register once. It never blocks and never allocates.
+func (q *RxQueue) Burst(bufs []*nic.Buf) int {
+	n := 0
+	var bytes, errs, frags uint64
+	next, mask := q.next, q.mask
+	for n < len(bufs) && next != q.tail {
+		d := &q.desc[next]
+		st := atomic.LoadUint32(&d.w2)
+		if st&rxStatDD == 0 {
+			break
+		}
+		lw := atomic.LoadUint32(&d.w3)
+		b := q.bufs[next]
+		q.bufs[next] = nil
+		d.w2 = 0 // the slot is ours: clear DD so a stray write-back shows up at refill
+		next = (next + 1) & mask
+		length := int(lw & 0xffff)
+		switch {
+		case q.drop: // tail of a multi-descriptor frame
+			if st&rxStatEOP != 0 {
+				q.drop = false
+			}
+			q.pool.Put(b)
+			continue
+		case st&rxStatEOP == 0:
+			q.drop = true
+			frags++
+			q.pool.Put(b)
+			continue
+		case length == 0 || length > b.Cap():
+			errs++
+			q.pool.Put(b)
+			continue
+		}
+		b.SetLen(length)
+		bufs[n] = b
+		n++
+		bytes += uint64(length)
+	}
+	q.next = next
+	q.refill()
+	if n > 0 {
+		q.packets.Store(q.packets.Load() + uint64(n))
+		q.bytes.Store(q.bytes.Load() + bytes)
+	}
+	if errs > 0 {
+		q.errors.Store(q.errors.Load() + errs)
+	}
+	if frags > 0 {
+		q.fragments.Store(q.fragments.Load() + frags)
+	}
+	return n
+}
+
+// refill posts buffers from tail up to the slot before next and rings the doorbell once.
+// A DD bit on a slot the driver owns means the NIC wrote a descriptor it was not given: it
+// is counted as an error and the slot is rewritten.
+func (q *RxQueue) refill() {
+	t, mask := q.tail, q.mask
+	for (t+1)&mask != q.next {
+		b := q.pool.Get()
+		if b == nil {
+			q.noBufs.Store(q.noBufs.Load() + 1)
+			break
+		}
+		d := &q.desc[t]
+		if atomic.LoadUint32(&d.w2)&rxStatDD != 0 {
+			q.errors.Store(q.errors.Load() + 1)
+		}
+		d.qw0 = b.IOVA()
+		d.w2 = 0
+		d.w3 = 0
+		q.bufs[t] = b
+		t = (t + 1) & mask
+	}
+	if t != q.tail {
+		q.tail = t
+		q.db.Ring(t)
+	}
+}
+
+// Release takes every posted buffer back into its pool and resets the ring to empty. Call
+// it only after the NIC's queue is disabled.
+func (q *RxQueue) Release() {
+	q.release()
+	q.next, q.drop = 0, false
+}
+
+// Free releases the descriptor ring's memory (after Release, with the queue disabled). A
+// device's Close frees it too; Free is for error paths that keep the device.
+func (q *RxQueue) Free() error { return q.freeMem() }
+
+// Stats returns the queue's counters. It may be called from any goroutine.
+func (q *RxQueue) Stats() RxQueueStats {
+	return RxQueueStats{
+		Packets:   q.packets.Load(),
+		Bytes:     q.bytes.Load(),
+		Errors:    q.errors.Load(),
+		Fragments: q.fragments.Load(),
+		NoBufs:    q.noBufs.Load(),
+	}
+}

@@ -1,0 +1,206 @@
+package ring
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/pci"
+)
+
+// TxConfig describes one TX descriptor ring.
+type TxConfig struct {
+	DMA  pci.DMA  // the device's allocator, for the ring and the copy pool
+	Size int      // descriptors: a power of two, at least 8
+	Tail Doorbell // the queue's TDT register
+	// CopyBufs and BufSize size the queue's copy pool (default Size buffers of 2048 bytes),
+	// used for buffers the device cannot address; CopyBufs < 0 disables it and such
+	// buffers are dropped and counted.
+	CopyBufs int
+	BufSize  int
+}
+
+// TxQueueStats are one TX queue's software counters.
+type TxQueueStats struct {
+	Packets uint64 // frames queued to the NIC
+	Bytes   uint64
+	Errors  uint64 // frames refused: length 0, too long, not paddable or not copyable
+	Copies  uint64 // frames copied from a pool in another DMA address space
+}
+
+// TxQueue is the driver side of one TX descriptor ring.
+//
+// Every descriptor carries one whole frame with DTYP_DATA|DEXT|IFCS|EOP|RS: the NIC writes
+// DD back on each, and the next burst frees the buffers of completed descriptors to their
+// pools. Descriptors [clean, tail) are queued to the NIC.
+//
+// A buffer whose pool lives in another DMA address space than the device (a frame
+// received on a vfio port and sent on a uio port, say) cannot be handed to the NIC: it is
+// copied into a buffer of the queue's own copy pool and the original is freed at once.
+type TxQueue struct {
+	ring           // bufs: buffer queued at each slot; tail: last value written to TDT
+	clean   uint32 // oldest slot not yet reclaimed
+	copy    *nic.Mempool
+	copyCap int // size of a copy pool buffer
+
+	lastPool  *nic.Mempool // cache of the last pool seen and whether the device can address it
+	lastLocal bool
+
+	packets, bytes, errors, copies atomic.Uint64
+}
+
+// NewTxQueue allocates the descriptor ring and the copy pool.
+func NewTxQueue(cfg TxConfig) (*TxQueue, error) {
+	if cfg.Tail.Reg == nil {
+		return nil, fmt.Errorf("tx ring: no tail register")
+	}
+	r, err := newRing(cfg.DMA, cfg.Size, cfg.Tail)
+	if err != nil {
+		return nil, fmt.Errorf("tx %w", err)
+	}
+	q := &TxQueue{ring: r}
+	if cfg.CopyBufs >= 0 {
+		n, size := cfg.CopyBufs, cfg.BufSize
+		if n == 0 {
+			n = cfg.Size
+		}
+		if size == 0 {
+			size = 2048
+		}
+		if q.copy, err = nic.NewMempool(cfg.DMA, n, size); err != nil {
+			cfg.DMA.Free(r.mem)
+			return nil, fmt.Errorf("tx copy pool: %w", err)
+		}
+		q.copyCap = size
+	}
+	return q, nil
+}
+
+// CopyPool is the pool for frames copied from foreign address spaces (nil if disabled).
+func (q *TxQueue) CopyPool() *nic.Mempool { return q.copy }
+
+// InFlight is the number of descriptors queued and not yet reclaimed.
+func (q *TxQueue) InFlight() int { return int((q.tail - q.clean) & q.mask) }
+
+// Burst reclaims completed descriptors, queues bufs[0:n] and writes the tail register
+// once. It returns n, fewer than len(bufs) when the ring (or the copy pool) is full; the
+// queue owns the accepted buffers and frees them when the NIC is done. A frame shorter
+// than MinTxFrame is padded with zeros up to it in its own buffer. A buffer with length 0,
+// longer than MaxTxFrame, or too small to pad is accepted, counted as an error and freed.
+func (q *TxQueue) Burst(bufs []*nic.Buf) int {
+	q.Reclaim()
+	mask := q.mask
+	free := (q.clean - q.tail - 1) & mask
+	t := q.tail
+	n := 0
+	var bytes, errs, copies uint64
+	for n < len(bufs) && free > 0 {
+		b := bufs[n]
+		if pool := b.Pool(); pool != q.lastPool {
+			q.lastPool = pool
+			q.lastLocal = sameDMA(pool.DMA(), q.dma)
+		}
+		if !q.lastLocal {
+			if q.copy == nil || b.Len() > q.copyCap {
+				errs++
+				b.Free()
+				n++
+				continue
+			}
+			c := q.copy.Get()
+			if c == nil {
+				break
+			}
+			c.SetLen(copy(c.Data(), b.Bytes()))
+			b.Free()
+			b = c
+			copies++
+		}
+		size := b.Len()
+		if size < MinTxFrame && size > 0 && b.Cap() >= MinTxFrame {
+			clear(b.Data()[size:MinTxFrame])
+			size = MinTxFrame
+			b.SetLen(size)
+		}
+		if size < MinTxFrame || size > MaxTxFrame {
+			errs++
+			b.Free()
+			n++
+			continue
+		}
+		d := &q.desc[t]
+		d.qw0 = b.IOVA()
+		d.w2 = uint32(size) | txCmd
+		d.w3 = uint32(size) << txPaylenShift
+		q.bufs[t] = b
+		t = (t + 1) & mask
+		free--
+		n++
+		bytes += uint64(size)
+	}
+	if t != q.tail {
+		q.packets.Store(q.packets.Load() + uint64((t-q.tail)&mask))
+		q.bytes.Store(q.bytes.Load() + bytes)
+		q.tail = t
+		q.db.Ring(t)
+	}
+	if errs > 0 {
+		q.errors.Store(q.errors.Load() + errs)
+	}
+	if copies > 0 {
+		q.copies.Store(q.copies.Load() + copies)
+	}
+	return n
+}
+
+// Reclaim frees the buffers of descriptors the NIC has completed (DD written back) and
+// returns how many it freed. Burst calls it; a caller may call it to return buffers to
+// their pools when it has nothing to send.
+func (q *TxQueue) Reclaim() int {
+	c, mask := q.clean, q.mask
+	n := 0
+	for c != q.tail {
+		d := &q.desc[c]
+		if atomic.LoadUint32(&d.w3)&txStatDD == 0 {
+			break
+		}
+		b := q.bufs[c]
+		q.bufs[c] = nil
+		b.Free()
+		c = (c + 1) & mask
+		n++
+	}
+	q.clean = c
+	return n
+}
+
+// Release frees every queued buffer and resets the ring to empty. Call it only after the
+// NIC's queue is disabled.
+func (q *TxQueue) Release() {
+	q.release()
+	q.clean = 0
+}
+
+// Free releases the ring's and the copy pool's memory (after Release, with the queue
+// disabled). A device's Close frees them too; Free is for error paths that keep the device.
+func (q *TxQueue) Free() error {
+	var err error
+	if q.copy != nil {
+		err = q.copy.Close()
+		q.copy = nil
+	}
+	if e := q.freeMem(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// Stats returns the queue's counters. It may be called from any goroutine.
+func (q *TxQueue) Stats() TxQueueStats {
+	return TxQueueStats{
+		Packets: q.packets.Load(),
+		Bytes:   q.bytes.Load(),
+		Errors:  q.errors.Load(),
+		Copies:  q.copies.Load(),
+	}
+}

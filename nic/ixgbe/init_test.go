@@ -1,0 +1,113 @@
+package ixgbe
+
+import (
+	"testing"
+
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/sim/intel"
+)
+
+// openRecorded opens a port on a strict model, recording every register write, and
+// closes it when the test ends.
+func openRecorded(t *testing.T, cfg nic.Config) (*Port, *intel.Model, *[]regWrite) {
+	t.Helper()
+	m, err := intel.New(intel.Config{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := new([]regWrite)
+	p, err := Open(recordingDevice{m.Device(), writes, nil}, cfg)
+	if err != nil {
+		m.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Close()
+		if err := m.Device().Err(); err != nil {
+			t.Error(err)
+		}
+	})
+	return p, m, writes
+}
+
+// TestInitRegisters checks the register settings the references make and the model
+// cannot observe: RDRXCTL's required bits (Linux ixgbe_setup_rdrxctl), GPIE.OCD in MSI-X
+// mode and GPIE before the IVAR entries (ixgbe_setup_gpie, then ixgbe_configure_msix),
+// EIMC written with all ones, the multicast and VLAN filter tables cleared after the
+// reset, and DRV_LOAD.
+func TestInitRegisters(t *testing.T) {
+	p, m, writes := openRecorded(t, nic.Config{Interrupts: nic.IRQMSIX, RxQueues: 2, TxQueues: 2, LinkTimeout: 1})
+	w := *writes
+
+	rdrxctl := written(w, regRDRXCTL)
+	if len(rdrxctl) == 0 {
+		t.Fatal("RDRXCTL never written")
+	}
+	last := rdrxctl[len(rdrxctl)-1]
+	if want := uint32(rdrxctlRSCACKC | rdrxctlFCoEWrFix | rdrxctlCRCStrip); last&want != want || last&rdrxctlRSCFrstSize != 0 {
+		t.Errorf("RDRXCTL %#x: want RSCACKC, FCOE_WRFIX and CRCSTRIP set, RSCFRSTSIZE clear", last)
+	}
+
+	gpieAt, ivarAt := -1, -1
+	for i, x := range w {
+		if x.off == regGPIE && x.v&gpieMSIXMode != 0 && gpieAt < 0 {
+			gpieAt = i
+			if x.v&gpieOCD == 0 {
+				t.Errorf("GPIE %#x in MSI-X mode without OCD", x.v)
+			}
+		}
+		if x.off >= regIVAR(0) && x.off < regIVAR(64) && ivarAt < 0 {
+			ivarAt = i
+		}
+	}
+	if gpieAt < 0 || ivarAt < 0 || ivarAt < gpieAt {
+		t.Errorf("GPIE MSI-X mode written at %d, first IVAR at %d: GPIE must come first", gpieAt, ivarAt)
+	}
+
+	for _, v := range written(w, regEIMC) {
+		if v != 0xffffffff && v&^0xffff != 0 {
+			t.Errorf("EIMC written %#x to mask everything, want all ones", v)
+		}
+	}
+
+	reset := -1
+	for i, x := range w {
+		if x.off == regCTRL && x.v&ctrlReset != 0 {
+			reset = i
+		}
+	}
+	cleared := map[uint32]bool{}
+	for _, x := range w[reset+1:] {
+		if x.v == 0 {
+			cleared[x.off] = true
+		}
+	}
+	for i := uint32(0); i < 128; i++ {
+		if !cleared[0x05200+4*i] {
+			t.Fatalf("MTA[%d] not cleared after the reset", i)
+		}
+		if !cleared[regVFTA+4*i] {
+			t.Fatalf("VFTA[%d] not cleared after the reset", i)
+		}
+	}
+
+	bar, _ := m.Device().Region(0)
+	if bar.Read32(regCTRLEXT)&ctrlExtDrvLoad == 0 {
+		t.Error("CTRL_EXT.DRV_LOAD clear while the driver runs the port")
+	}
+	p.Close()
+	if v := m.Device().Get(regCTRLEXT); v&ctrlExtDrvLoad != 0 {
+		t.Errorf("CTRL_EXT %#x: DRV_LOAD still set after Close", v)
+	}
+}
+
+// TestJumboLimit checks that MAXFRS never exceeds the 82599's largest frame, 9728 bytes,
+// however large the buffers.
+func TestJumboLimit(t *testing.T) {
+	_, _, writes := openRecorded(t, nic.Config{BufSize: 16 * 1024, NoIRQ: true, LinkTimeout: 1})
+	for _, v := range written(*writes, regMAXFRS) {
+		if mfs := v >> maxfrsShift; mfs > 9728 {
+			t.Errorf("MAXFRS.MFS %d, beyond the 82599's 9728", mfs)
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package ixgbe
+
+import (
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/sim/intel"
+	"github.com/uiod/uiod/wire"
+)
+
+// TestLinkKeepsEEPROMMode opens each media type the driver claims on a model of it: the
+// driver must write AUTOC back with the link mode the EEPROM loaded (only restarting
+// auto-negotiation), and the link must come up. Forcing 10G serial, as an SFP+ wants,
+// leaves a backplane or CX4 port without link.
+func TestLinkKeepsEEPROMMode(t *testing.T) {
+	for _, id := range []uint16{0x10FB, 0x10F7, 0x1517, 0x10F9, 0x10FC} {
+		t.Run(deviceIDs[id].name, func(t *testing.T) {
+			a, b := wire.Pair()
+			defer b.Close()
+			m, err := intel.New(intel.Config{Wire: a, Strict: true, DeviceID: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var writes []regWrite
+			var loaded uint32 // AUTOC as the driver first read it after its reset
+			resetSeen := false
+			read := func(off, v uint32) uint32 {
+				if off == regAUTOC && resetSeen && loaded == 0 {
+					loaded = v
+				}
+				return v
+			}
+			dev := recordingDevice{m.Device(), &writes, func(off, v uint32) uint32 {
+				if !resetSeen {
+					for _, w := range writes {
+						if w.off == regCTRL && w.v&ctrlReset != 0 {
+							resetSeen = true
+						}
+					}
+				}
+				return read(off, v)
+			}}
+			p, err := Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			autoc := written(writes, regAUTOC)
+			if len(autoc) == 0 {
+				t.Fatal("AUTOC never written: auto-negotiation not restarted")
+			}
+			for _, v := range autoc {
+				if v&autocLMSMask != loaded&autocLMSMask {
+					t.Errorf("AUTOC written with LMS %d, the EEPROM loaded %d", v&autocLMSMask>>autocLMSShift, loaded&autocLMSMask>>autocLMSShift)
+				}
+			}
+			if autoc[len(autoc)-1]&autocAnRestart == 0 {
+				t.Errorf("last AUTOC write %#x does not restart auto-negotiation", autoc[len(autoc)-1])
+			}
+			testutil.Eventually(t, 2*time.Second, func() bool { return p.Link().Up }, "link down on %s media", deviceIDs[id].media)
+			if err := m.Device().Err(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestLinkRefusesModeMediaCannotRun checks that an EEPROM link mode the port's media does
+// not run (or the reserved mode 5) fails the open and names the mode, instead of opening
+// a port whose link can never come up.
+func TestLinkRefusesModeMediaCannotRun(t *testing.T) {
+	tests := []struct {
+		id  uint16
+		lms uint32
+	}{
+		{0x10FB, 5},              // reserved
+		{0x10FB, lmsKX4KXKR},     // backplane mode on an SFP+ cage
+		{0x10F9, lms10GSerial},   // serial mode on CX4
+		{0x10F7, lms10GSerial},   // serial mode on a KX4 backplane
+		{0x1517, lms10GSerial},   // serial mode on KR
+		{0x10FC, lms10GSerial},   // serial mode on XAUI
+		{0x10F9, lmsKX4KXKR1GAN}, // backplane auto-negotiation on CX4
+	}
+	for _, tt := range tests {
+		m, err := intel.New(intel.Config{Strict: true, DeviceID: tt.id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var writes []regWrite
+		dev := recordingDevice{m.Device(), &writes, func(off, v uint32) uint32 {
+			if off == regAUTOC {
+				v = v&^autocLMSMask | tt.lms<<autocLMSShift
+			}
+			return v
+		}}
+		p, err := Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 1})
+		if err == nil {
+			p.Close()
+			t.Errorf("%04x with LMS %d opened", tt.id, tt.lms)
+			m.Close()
+			continue
+		}
+		testutil.ErrorContains(t, err, "AUTOC.LMS=", deviceIDs[tt.id].name)
+		m.Close()
+	}
+}

@@ -1,0 +1,173 @@
+package intel
+
+import (
+	"time"
+
+	"github.com/uiod/uiod/wire"
+)
+
+// linkState is the port's link. It is up when a wire is plugged in, no fault injection
+// holds it down, auto-negotiation (Timing.Autoneg) after the last reset or AN restart
+// has finished, and (82599) AUTOC's link mode suits the port's media.
+// Guarded by the device lock.
+type linkState struct {
+	plugged bool
+	wanted  bool // false while fault injection holds the link down
+	up      bool
+	readyAt int64
+	timer   *time.Timer
+}
+
+func (l *linkState) stopTimer() {
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+}
+
+// reset restarts auto-negotiation.
+func (l *linkState) reset(m *Model) {
+	l.stopTimer()
+	l.up = false
+	l.readyAt = 0
+	if d := m.timing.Autoneg; d > 0 {
+		l.readyAt = wire.Now() + int64(d)
+		l.timer = time.AfterFunc(d, func() {
+			m.dev.Lock()
+			defer m.dev.Unlock()
+			if !m.closing {
+				m.updateLink()
+			}
+		})
+	}
+	m.updateLink()
+}
+
+// updateLink recomputes the link and raises LSC when it changed. The lock is held.
+func (m *Model) updateLink() {
+	l := &m.link
+	up := l.plugged && l.wanted && wire.Now() >= l.readyAt && m.lmsValid()
+	if up == l.up {
+		return
+	}
+	l.up = up
+	m.st.LinkChanges++
+	if m.cfg.Flavor == X82576 {
+		m.ic.raiseMisc(icrLSC)
+	} else {
+		m.ic.raiseMisc(eicrLSC)
+	}
+}
+
+// AUTOC link mode select (82599), Linux ixgbe_type.h IXGBE_AUTOC_LMS_*.
+const (
+	autocLMSShift = 13
+	autocLMSMask  = 7 << autocLMSShift
+	lms1GNoAN     = 0 // 1G link, no auto-negotiation
+	lms10GNoAN    = 1 // 10G parallel link (XAUI/CX4), no auto-negotiation
+	lms1GAN       = 2 // 1G clause 37 auto-negotiation (KX)
+	lms10GSerial  = 3 // 10G serial (SFI)
+	lmsKX4KXKR    = 4 // KX4/KX/KR clause 73 auto-negotiation
+	lmsKX4KXKR1G  = 6 // KX4/KX/KR with 1G auto-negotiation
+	lmsKX4KXKRSG  = 7 // KX4/KX/KR with SGMII
+	// autocReset is AUTOC after reset with the SFP+ port's EEPROM link mode.
+	autocReset = 0xC09C6004
+)
+
+// media is a port's media: the link mode its EEPROM loads into AUTOC, and the link
+// modes a link comes up in.
+type media struct {
+	lms   uint32
+	valid uint8 // bit n: LMS n brings the link up
+}
+
+// mediaFor returns the media of an 82599 device id (Linux ixgbe_82599.c
+// ixgbe_get_media_type_82599): SFP+ ports take 10G serial (or 1G without AN), backplane
+// ports the KX4/KX/KR modes, CX4 and XAUI ports the parallel 10G mode. Device ids not
+// listed accept any mode.
+func mediaFor(id uint16) media {
+	switch id {
+	case DeviceID82599SFP, 0x1507, 0x1529, 0x154D, 0x154A, 0x1557: // SFP+ variants
+		return media{lms10GSerial, 1<<lms10GSerial | 1<<lms1GNoAN}
+	case DeviceID82599KX4, 0x10F8, 0x1514, 0x152A: // KX4 / combo backplane, KX4 mezzanine, FCoE backplane
+		return media{lmsKX4KXKR, 1<<lms10GNoAN | 1<<lms1GAN | 1<<lmsKX4KXKR | 1<<lmsKX4KXKR1G | 1<<lmsKX4KXKRSG}
+	case 0x1517: // KR backplane
+		return media{lmsKX4KXKR, 1<<lms1GAN | 1<<lmsKX4KXKR | 1<<lmsKX4KXKR1G}
+	case 0x10FC: // XAUI LOM: backplane media, the EEPROM selects parallel 10G
+		return media{lms10GNoAN, 1<<lms10GNoAN | 1<<lmsKX4KXKR | 1<<lmsKX4KXKR1G}
+	case DeviceID82599CX4:
+		return media{lms10GNoAN, 1 << lms10GNoAN}
+	}
+	return media{lms10GSerial, 0xFF}
+}
+
+// lmsValid reports whether the 82599's AUTOC link mode brings up a link on its media.
+// The lock is held.
+func (m *Model) lmsValid() bool {
+	if m.cfg.Flavor != X82599 {
+		return true
+	}
+	lms := m.get(autoc) & autocLMSMask >> autocLMSShift
+	return mediaFor(m.cfg.DeviceID).valid&(1<<lms) != 0
+}
+
+// LINKS bits (82599).
+const (
+	linksUp       = 1 << 30
+	linksSpeed10G = 3 << 28
+	linksStatus   = 1 << 7
+)
+
+func (m *Model) readLINKS(int, uint32) uint32 {
+	if !m.link.up {
+		return 0
+	}
+	return linksUp | linksSpeed10G | linksStatus
+}
+
+// STATUS bits.
+const (
+	statusGIOMaster = 1 << 19 // 82599 and 82576: master requests enabled
+	statusLU82576   = 1 << 1
+	statusFD82576   = 1 << 0
+	statusSpeed1000 = 2 << 6
+	ctrlGIODisable  = 1 << 2
+)
+
+func (m *Model) readSTATUS(_ int, v uint32) uint32 {
+	v &^= statusGIOMaster | statusLU82576 | statusFD82576 | statusSpeed1000
+	if m.dev.BusMaster() && m.get(0)&ctrlGIODisable == 0 {
+		v |= statusGIOMaster
+	}
+	if m.cfg.Flavor == X82576 && m.link.up {
+		v |= statusLU82576 | statusFD82576 | statusSpeed1000
+	}
+	return v
+}
+
+// SetLink forces the link down (false) or lets it come up again (true), raising LSC on
+// every change.
+func (m *Model) SetLink(up bool) {
+	m.dev.Lock()
+	defer m.dev.Unlock()
+	m.link.wanted = up
+	m.updateLink()
+}
+
+// Link reports whether the link is up.
+func (m *Model) Link() bool {
+	m.dev.Lock()
+	defer m.dev.Unlock()
+	return m.link.up
+}
+
+// FlapLink takes the link down and brings it back after downFor (at once when downFor is
+// 0), raising LSC twice.
+func (m *Model) FlapLink(downFor time.Duration) {
+	m.SetLink(false)
+	if downFor <= 0 {
+		m.SetLink(true)
+		return
+	}
+	time.AfterFunc(downFor, func() { m.SetLink(true) })
+}

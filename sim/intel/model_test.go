@@ -1,0 +1,330 @@
+package intel
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/sim"
+)
+
+func TestInitRegisters(t *testing.T) {
+	g := newRig(t, Config{})
+	// Registers a driver set before the reset return to their reset values.
+	g.wr(g.m.l.gpie, gpieMSIXMode)
+	g.wr(g.rxq(0, qLEN), 1024)
+	g.initDevice()
+	tests := []struct {
+		name      string
+		off, mask uint32
+		want      uint32
+	}{
+		{"CTRL reset bits self-clear", ctrl, ctrlRST | ctrlLNKRS, 0},
+		{"EEC auto-read done", eec, eecAutoRead | eecPresent, eecAutoRead | eecPresent},
+		{"RDRXCTL DMA init done", rdrxctl, rdrxctlDMAIDone, rdrxctlDMAIDone},
+		{"LINKS up at 10G", links, linksUp | linksSpeed10G, linksUp | linksSpeed10G},
+		{"STATUS GIO master enabled", status, statusGIOMaster, statusGIOMaster},
+		{"GPIE reset", g.m.l.gpie, ^uint32(0), 0},
+		{"RDLEN reset", g.rxq(0, qLEN), ^uint32(0), 0},
+		{"RAL0 holds the MAC", g.m.l.ral(0), ^uint32(0), 0x01000002},
+		{"RAH0 holds the MAC and AV", g.m.l.rah(0), ^uint32(0), rahAV | 0x0100},
+		{"RAL0 at its 82598 alias", 0x5400, ^uint32(0), 0x01000002},
+		{"TXDCTL enable reads back", g.txq(0, qDCTL), dctlEnable, 0},
+		{"DMATXCTL TE", dmatxctl, 1, 1},
+		{"MAXFRS reset", maxfrs, 0xFFFF0000, 1518 << 16},
+	}
+	for _, tt := range tests {
+		if got := g.rd(tt.off) & tt.mask; got != tt.want {
+			t.Errorf("%s: 0x%05x & 0x%x = 0x%x, want 0x%x", tt.name, tt.off, tt.mask, got, tt.want)
+		}
+	}
+	// The RDRXCTL DMA-init bit is read-only; AUTOC restart self-clears.
+	g.wr(rdrxctl, 0)
+	if g.rd(rdrxctl)&rdrxctlDMAIDone == 0 {
+		t.Error("RDRXCTL.DMAIDONE writable")
+	}
+	if g.rd(autoc)&autocANRestart != 0 {
+		t.Error("AUTOC.AN_RESTART did not self-clear")
+	}
+	// EICR reads clear; EIMS/EIMC set and clear the mask.
+	g.wr(g.m.l.eims, 0x00100003)
+	if got := g.rd(g.m.l.eims); got != 0x00100003 {
+		t.Errorf("EIMS = %x", got)
+	}
+	g.wr(g.m.l.eimc, 0x1)
+	if got := g.rd(g.m.l.eims); got != 0x00100002 {
+		t.Errorf("EIMS after EIMC = %x", got)
+	}
+	g.wr(g.m.l.eics, 0x5)
+	if got := g.rd(g.m.l.eics); got != 0x5|eicrLSC { // LSC from the link coming up
+		t.Errorf("EICS read = %x, want the causes", got)
+	}
+	if got := g.rd(g.m.l.eicr); got != 0x5|eicrLSC {
+		t.Errorf("EICR = %x", got)
+	}
+	if got := g.rd(g.m.l.eicr); got != 0 {
+		t.Errorf("EICR after read = %x", got)
+	}
+	g.wr(g.m.l.eics, 0x5)
+	g.wr(g.m.l.eicr, 0x1)
+	if got := g.rd(g.m.l.eicr); got != 0x4 {
+		t.Errorf("EICR after W1C = %x", got)
+	}
+	// SRRCTL has its 82598 alias for queues 0-15.
+	g.wr(0x2100+4*3, 0x02000004)
+	if got := g.rd(g.m.l.srrctl(3)); got != 0x02000004 {
+		t.Errorf("SRRCTL(3) via alias = %x", got)
+	}
+}
+
+func TestLinkUpDelay(t *testing.T) {
+	g := newRig(t, Config{Timing: Timing{Autoneg: 20 * time.Millisecond}})
+	g.initDevice()
+	g.waitSet(links, linksUp)
+	if st := g.m.Stats(); st.LinkChanges == 0 {
+		t.Fatal("no link change counted")
+	}
+}
+
+func TestBusMasterOff(t *testing.T) {
+	g := newRig(t, Config{})
+	g.initDevice()
+	rx := g.setupRX(0, 16, 2048, true)
+	tx := g.setupTX(0, 16, 2048)
+	pci.SetBusMaster(g.dev.Config(), false)
+	g.peer.Send(g.frame(64, 0))
+	tx.fillTX(0, g.frame(64, 0), txCmd)
+	g.wr(g.txq(0, qT), 1)
+	if st, _ := rx.wb(0); st != 0 || len(g.received()) != 0 {
+		t.Fatal("DMA without bus mastering")
+	}
+	if st := g.m.Stats(); st.NoBusMaster != 2 {
+		t.Fatalf("NoBusMaster %d", st.NoBusMaster)
+	}
+	if g.rd(status)&statusGIOMaster != 0 {
+		t.Fatal("STATUS.GIO master enabled without bus mastering")
+	}
+}
+
+func TestFaultInjection(t *testing.T) {
+	t.Run("drop", func(t *testing.T) {
+		g := newRig(t, Config{})
+		g.initDevice()
+		g.setupRX(0, 16, 2048, true)
+		g.m.DropNext(2)
+		for i := 0; i < 3; i++ {
+			g.peer.Send(g.frame(64, 0))
+		}
+		if st := g.m.Stats(); st.Dropped != 2 || st.RxFrames != 1 {
+			t.Fatalf("%+v", st)
+		}
+	})
+	t.Run("stall", func(t *testing.T) {
+		g := newRig(t, Config{})
+		g.initDevice()
+		rx := g.setupRX(0, 16, 2048, true)
+		g.m.StallRX(true)
+		g.peer.Send(g.frame(64, 0))
+		if st, _ := rx.wb(0); st != 0 {
+			t.Fatal("stalled RX wrote back")
+		}
+		g.m.StallRX(false)
+		if st, _ := rx.wb(0); st&rxStatusDD == 0 {
+			t.Fatal("resumed RX did not place the frame")
+		}
+	})
+	t.Run("oversize", func(t *testing.T) {
+		g := newRig(t, Config{})
+		g.initDevice()
+		rx := g.setupRX(0, 16, 2048, true)
+		g.m.OversizeNext(1)
+		g.peer.Send(g.frame(64, 0))
+		if _, l := rx.wb(0); l <= 2048 {
+			t.Fatalf("length %d not beyond the buffer", l)
+		}
+	})
+	t.Run("unposted-dd", func(t *testing.T) {
+		g := newRig(t, Config{})
+		g.initDevice()
+		rx := g.setupRX(0, 16, 2048, true)
+		if err := g.m.WriteUnpostedDD(0); err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := rx.wb(15); st&rxStatusDD == 0 || g.rd(g.rxq(0, qH)) != 0 {
+			t.Fatal("no DD on the unposted descriptor, or RDH moved")
+		}
+	})
+	t.Run("bad-dma", func(t *testing.T) {
+		g := newRig(t, Config{})
+		g.allowFaults = true
+		g.initDevice()
+		g.setupRX(0, 16, 2048, true)
+		g.m.BadDMANext(1)
+		g.peer.Send(g.frame(64, 0))
+		g.peer.Send(g.frame(64, 1))
+		if st := g.m.Stats(); st.DMAFaults != 1 || st.RxFrames != 1 {
+			t.Fatalf("%+v", st)
+		}
+		faults, _ := g.dev.Faults()
+		if g.dev.Err() == nil || faults[0].Kind != sim.DMAFault || faults[0].Addr != badDMAAddr {
+			t.Fatalf("faults %v", faults)
+		}
+	})
+	t.Run("spurious-and-storm", func(t *testing.T) {
+		g := newRig(t, Config{})
+		g.initDevice()
+		vs := g.setupMSIX(true)
+		g.m.SpuriousInterrupt(0)
+		g.m.InterruptStorm(0, 100)
+		if n := drain(t, vs[0]); n != 101 {
+			t.Fatalf("%d interrupts, want 101", n)
+		}
+		if g.rd(g.m.l.eicr)&0xFFFF != 0 {
+			t.Fatal("spurious interrupt set a cause")
+		}
+	})
+	t.Run("wrong-descriptor-address", func(t *testing.T) {
+		g := newRig(t, Config{})
+		g.allowFaults = true
+		g.initDevice()
+		tx := g.setupTX(0, 16, 2048)
+		tx.fillTX(0, g.frame(64, 0), txCmd)
+		binary.LittleEndian.PutUint64(tx.desc.Bytes, 0x1000) // a physical-looking address
+		g.wr(g.txq(0, qT), 1)
+		if len(g.received()) != 0 || g.dev.Err() == nil {
+			t.Fatal("IOMMU did not catch a wrong bus address")
+		}
+	})
+}
+
+func TestSharedIOMMUForwarding(t *testing.T) {
+	// Two ports in one IOMMU: a buffer received on one is sent by the other, no copy.
+	pair, err := NewPair(Config{Addr: pci.MustParseAddr("0000:01:00.0"), Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pair.Close()
+	ma, mb, a2, b2 := pair.Models[0], pair.Models[1], pair.Far[0], pair.Far[1]
+	if ma.Device().DMA() != mb.Device().DMA() {
+		t.Fatal("DMA() differs")
+	}
+	var mu sync.Mutex
+	var out [][]byte
+	b2.SetHandler(func(f []byte, _ int64) { mu.Lock(); out = append(out, append([]byte(nil), f...)); mu.Unlock() })
+	ga := &rig{t: t, m: ma, dev: ma.Device(), peer: a2}
+	gb := &rig{t: t, m: mb, dev: mb.Device(), peer: b2}
+	for _, g := range []*rig{ga, gb} {
+		g.r, _ = g.dev.Region(0)
+		pci.SetBusMaster(g.dev.Config(), true)
+		g.initDevice()
+	}
+	rx := ga.setupRX(0, 16, 2048, true)
+	tx := gb.setupTX(0, 16, 2048)
+	f := ga.frame(200, 5)
+	a2.Send(f)
+	_, l := rx.wb(0)
+	d := tx.desc.Bytes
+	binary.LittleEndian.PutUint64(d, rx.bufs.IOVA)
+	binary.LittleEndian.PutUint32(d[8:], uint32(l)|txdTypeData<<20|txCmd)
+	gb.wr(gb.txq(0, qT), 1)
+	if len(out) != 1 || !bytes.Equal(out[0], f) {
+		t.Fatal("zero-copy forward failed")
+	}
+	if ma.Device().Err() != nil || mb.Device().Err() != nil {
+		t.Fatal(ma.Device().Err(), mb.Device().Err())
+	}
+}
+
+func TestCloseStopsModel(t *testing.T) {
+	g := newRig(t, Config{})
+	g.initDevice()
+	rx := g.setupRX(0, 16, 2048, true)
+	g.m.Close()
+	g.peer.Send(g.frame(64, 0)) // the wire handler is gone: nothing happens
+	if st, _ := rx.wb(0); st != 0 {
+		t.Fatal("model wrote after Close")
+	}
+}
+
+func TestProtocolFaults(t *testing.T) {
+	tests := []struct {
+		name string
+		do   func(g *rig)
+	}{
+		{"rx queue enabled without a ring", func(g *rig) {
+			g.setBits(g.rxq(0, qDCTL), dctlEnable)
+			g.waitSet(g.rxq(0, qDCTL), dctlEnable)
+			g.enableRX()
+			g.peer.Send(g.frame(64, 0))
+		}},
+		{"rx buffer size zero", func(g *rig) {
+			g.setupRX(0, 8, 2048, true)
+			g.wr(g.m.l.srrctl(0), srrctlDescAdv<<25)
+			g.peer.Send(g.frame(64, 0))
+		}},
+		{"tx tail beyond the ring", func(g *rig) {
+			g.setupTX(0, 8, 2048)
+			g.wr(g.txq(0, qT), 9)
+		}},
+		{"tx unknown descriptor type", func(g *rig) {
+			tx := g.setupTX(0, 8, 2048)
+			tx.fillTX(0, g.frame(64, 0), txCmd)
+			d := tx.desc.Bytes[8:]
+			binary.LittleEndian.PutUint32(d, binary.LittleEndian.Uint32(d)&^(0xF<<20)|7<<20)
+			g.wr(g.txq(0, qT), 1)
+		}},
+		{"unknown register", func(g *rig) { g.rd(0x1FFFC) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newRig(t, Config{})
+			g.allowFaults = true
+			g.initDevice()
+			tt.do(g)
+			if g.dev.Err() == nil {
+				t.Fatal("strict model did not report the violation")
+			}
+		})
+	}
+}
+
+func TestFunctionLevelReset(t *testing.T) {
+	g := newRig(t, Config{})
+	g.initDevice()
+	g.wr(g.m.l.gpie, gpieMSIXMode)
+	if err := g.dev.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if g.rd(g.m.l.gpie) != 0 || g.rd(g.m.l.ral(0)) != 0x01000002 {
+		t.Fatal("FLR did not restore reset values and the MAC")
+	}
+	cmd, _ := pci.ReadConfig16(g.dev.Config(), pci.CfgCommand)
+	if cmd&pci.CmdBusMaster == 0 {
+		t.Fatal("FLR dropped the (VFIO-restored) command register")
+	}
+}
+
+func TestIGBPHYAndICRWrite(t *testing.T) {
+	g := newRig(t, Config{Flavor: X82576})
+	g.initDevice()
+	g.mdicWrite(phyANAR, 0x0DE1)
+	if g.mdicRead(phyANAR) != 0x0DE1 || g.mdicRead(phyGSR) == 0 || g.mdicRead(phyANLPAR) == 0 {
+		t.Fatal("PHY registers")
+	}
+	g.wr(mdic, 1<<16|2<<21|mdicOpR) // PHY address 2 does not exist
+	if g.rd(mdic)&(mdicReady|mdicError) != mdicReady|mdicError {
+		t.Fatal("MDIC to a missing PHY did not report an error")
+	}
+	g.m.SetLink(false)
+	if g.mdicRead(phyBMSR)&bmsrLink != 0 || g.rd(status)&statusLU82576 != 0 {
+		t.Fatal("link down not visible in BMSR and STATUS")
+	}
+	g.wr(ics, icrLSC|icrRXDW)
+	g.wr(icr, icrLSC) // write 1 to clear
+	if g.m.ic.misc != icrRXDW {
+		t.Fatalf("ICR after W1C = %#x", g.m.ic.misc)
+	}
+}

@@ -1,0 +1,330 @@
+package intel
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+
+	"github.com/uiod/uiod/sim"
+)
+
+// Descriptor and queue bits shared by both flavours.
+const (
+	dctlEnable    = 1 << 25 // RXDCTL/TXDCTL queue enable
+	srrctlDescAdv = 1       // SRRCTL DESCTYPE (bits 27:25): advanced, one buffer
+	rxStatusDD    = 1 << 0
+	rxStatusEOP   = 1 << 1
+	rahAV         = 1 << 31 // RAH address valid
+	rxcsumPCSD    = 1 << 13 // RXCSUM: report the RSS hash instead of the fragment checksum
+	minFrame      = 60      // without FCS
+)
+
+// place results.
+type placeResult int
+
+const (
+	placed placeResult = iota
+	noDescriptor
+	dropped
+)
+
+// receive is the wire handler: a frame arrives at the port.
+func (m *Model) receive(frame []byte, _ int64) {
+	d := m.dev
+	d.Lock()
+	defer d.Unlock()
+	m.st.WireIn++
+	if m.closing || d.Closed() || !m.link.up {
+		m.st.RxOff++
+		return
+	}
+	m.settle()
+	if m.inj.drop.any > 0 && m.inj.drop.take(AnyQueue) {
+		m.st.Dropped++
+		return
+	}
+	if !m.rxEnabled() {
+		m.st.RxOff++
+		return
+	}
+	if len(frame) < minFrame {
+		if !m.cfg.Quirks.PadRunts {
+			m.add(ruc, 1)
+			m.st.BadFrames++
+			return
+		}
+		m.runt = append(append(m.runt[:0], frame...), make([]byte, minFrame-len(frame))...)
+		frame = m.runt
+	}
+	if len(frame)+4 > m.maxFrame() {
+		m.add(roc, 1)
+		m.st.BadFrames++
+		return
+	}
+	if !m.accept(frame) {
+		m.st.Filtered++
+		return
+	}
+	if !d.BusMaster() {
+		m.st.NoBusMaster++
+		return
+	}
+	q, hash, typ := m.selectQueue(frame)
+	if m.inj.drop.take(q) {
+		m.st.Dropped++
+		return
+	}
+	if m.inj.stall || m.fifo.n > 0 {
+		m.enqueue(q, hash, typ, frame)
+		return
+	}
+	if m.place(q, frame, hash, typ) == noDescriptor {
+		if m.rxl[q].srrctl&m.l.srrctlDropEn != 0 {
+			m.queueDrop(q)
+			return
+		}
+		m.enqueue(q, hash, typ, frame)
+	}
+}
+
+// missed counts a frame lost for lack of packet-buffer space (MPC).
+func (m *Model) missed() {
+	m.add(m.l.mpc, 1)
+	m.st.Missed++
+}
+
+// queueDrop counts a frame queue q dropped for lack of descriptors with SRRCTL.DROP_EN:
+// per queue, in QPRDC (82599, queues 0-15) or RQDPC (82576), not in MPC.
+func (m *Model) queueDrop(q int) {
+	m.st.QueueDrops++
+	if m.cfg.Flavor == X82576 {
+		m.add(m.l.rxq(q, qRQDPC), 1)
+	} else if q < 16 {
+		m.add(qprdc+qStride*uint32(q), 1)
+	}
+}
+
+// rxEnabled reports whether the receiver is on (82599 RXCTRL.RXEN, 82576 RCTL.EN).
+func (m *Model) rxEnabled() bool {
+	if m.cfg.Flavor == X82576 {
+		return m.get(rctl)&rctlEN != 0
+	}
+	return m.get(rxctrl)&1 != 0
+}
+
+// crcStrip reports whether the driver enabled FCS stripping.
+func (m *Model) crcStrip() bool {
+	if m.cfg.Flavor == X82576 {
+		return m.get(rctl)&rctlSECRC != 0
+	}
+	return m.get(hlreg0)&hlreg0RxCRCStrip != 0
+}
+
+// maxFrame is the longest frame accepted, FCS included.
+func (m *Model) maxFrame() int {
+	if m.cfg.Flavor == X82576 {
+		if m.get(rctl)&rctlLPE != 0 {
+			return int(m.get(rlpml) & 0x3FFF)
+		}
+		return 1522
+	}
+	if m.get(hlreg0)&hlreg0Jumbo != 0 {
+		return int(m.get(maxfrs) >> 16)
+	}
+	return 1522
+}
+
+// accept applies the address filters: exact unicast (RAL/RAH), multicast table, broadcast
+// and the promiscuous bits.
+func (m *Model) accept(frame []byte) bool {
+	var upe, mpe, bam, mfe bool
+	var mo uint32
+	if m.cfg.Flavor == X82576 {
+		r := m.get(rctl)
+		upe, mpe, bam, mfe, mo = r&rctlUPE != 0, r&rctlMPE != 0, r&rctlBAM != 0, true, r>>12&3
+	} else {
+		f := m.get(fctrl)
+		upe, mpe, bam = f&fctrlUPE != 0, f&fctrlMPE != 0, f&fctrlBAM != 0
+		mc := m.get(mcstctrl)
+		mfe, mo = mc&4 != 0, mc&3
+	}
+	dst := frame[:6]
+	if dst[0]&1 == 0 {
+		if upe {
+			return true
+		}
+		lo := binary.LittleEndian.Uint32(dst)
+		hi := uint32(binary.LittleEndian.Uint16(dst[4:])) | rahAV
+		for i := 0; i < m.l.rarEntries; i++ {
+			if m.get(m.l.rah(i))&(rahAV|0xFFFF) == hi && m.get(m.l.ral(i)) == lo {
+				return true
+			}
+		}
+		return false
+	}
+	if dst[0] == 0xFF && dst[1] == 0xFF && dst[2] == 0xFF && dst[3] == 0xFF && dst[4] == 0xFF && dst[5] == 0xFF {
+		return bam || mpe
+	}
+	if mpe {
+		return true
+	}
+	if !mfe {
+		return false
+	}
+	// Multicast table: 12 bits of the address selected by MO.
+	w := uint32(dst[4]) | uint32(dst[5])<<8
+	var v uint32
+	switch mo {
+	case 0:
+		v = w >> 4 & 0xFFF
+	case 1:
+		v = w >> 3 & 0xFFF
+	case 2:
+		v = w >> 2 & 0xFFF
+	case 3:
+		v = w & 0xFFF
+	}
+	return m.get(mta+4*(v>>5))&(1<<(v&31)) != 0
+}
+
+// selectQueue picks the RX queue: RSS when enabled (hash → RETA), else queue 0.
+func (m *Model) selectQueue(frame []byte) (q int, hash, typ uint32) {
+	mrqc := m.get(m.l.mrqc)
+	rss := mrqc&0xF == 1
+	if m.cfg.Flavor == X82576 {
+		rss = mrqc&3 == 2
+	}
+	if !rss || m.cfg.Quirks.RSSNeedsPCSD && m.get(rxcsum)&rxcsumPCSD == 0 {
+		return 0, 0, rssTypeNone
+	}
+	var key [40]byte
+	for i := 0; i < 10; i++ {
+		binary.LittleEndian.PutUint32(key[4*i:], m.get(m.l.rssrk+4*uint32(i)))
+	}
+	hash, typ = rssHash(frame, mrqc, key[:], m.rssBuf[:])
+	if typ == rssTypeNone {
+		return 0, 0, rssTypeNone
+	}
+	idx := hash & 0x7F
+	e := m.get(m.l.reta+4*(idx/4)) >> (8 * (idx % 4)) & 0xFF
+	q = int(e & 0xF)
+	if m.get(rxcsum)&rxcsumPCSD == 0 {
+		hash = 0 // the field holds the fragment checksum instead
+	}
+	return q, hash, typ
+}
+
+// badDMAAddr is where injected DMA faults point: never mapped.
+const badDMAAddr = 0xdead_0000_0000
+
+// place writes frame into queue q's ring: as many descriptors as the buffer size needs,
+// each written back with DD stored last, then RDH advances and the queue's cause rises.
+func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
+	l, d := m.l, m.dev
+	if q >= l.queues || !m.rxl[q].on {
+		m.st.RxOff++
+		return dropped
+	}
+	lt := &m.rxl[q]
+	n := lt.n
+	h, t := m.get(l.rxq(q, qH)), m.get(l.rxq(q, qT))
+	if n == 0 || n%8 != 0 || h >= n || t >= n {
+		m.protocol("rx queue %d: ring of %d descriptors with head %d, tail %d", q, n, h, t)
+		m.st.RxOff++
+		return dropped
+	}
+	srr := lt.srrctl
+	bsize := int(srr&0x7F) * 1024
+	if m.cfg.Flavor == X82599 {
+		bsize = int(srr&0x1F) * 1024
+	}
+	if bsize == 0 || srr>>25&7 != srrctlDescAdv {
+		m.protocol("rx queue %d: SRRCTL 0x%08x: need advanced one-buffer descriptors and a buffer size", q, srr)
+		m.st.RxOff++
+		return dropped
+	}
+	data := frame
+	if !m.crcStrip() {
+		m.rxScratch = append(append(m.rxScratch[:0], frame...), 0, 0, 0, 0)
+		binary.LittleEndian.PutUint32(m.rxScratch[len(frame):], crc32.ChecksumIEEE(frame))
+		data = m.rxScratch
+	}
+	need := uint32((len(data) + bsize - 1) / bsize)
+	if (t-h+n)%n < need {
+		return noDescriptor
+	}
+	base := lt.base
+	if need > 1 {
+		// Translate every descriptor and buffer of the frame before writing any back: a
+		// fault at a later one must not leave earlier ones done behind an unmoved RDH.
+		for i, off := uint32(0), 0; off < len(data); i, off = i+1, off+bsize {
+			desc, err := d.DMAAt(base+16*uint64((h+i)%n), 16, "rx descriptor")
+			if err != nil {
+				return m.dmaFailed(err)
+			}
+			addr := binary.LittleEndian.Uint64(desc)
+			if _, err := d.DMAAt(addr, min(bsize, len(data)-off), "rx buffer"); err != nil {
+				return m.dmaFailed(err)
+			}
+		}
+	}
+	for off := 0; off < len(data); off += bsize {
+		desc, err := d.DMAAt(base+16*uint64(h), 16, "rx descriptor")
+		if err != nil {
+			return m.dmaFailed(err)
+		}
+		addr := binary.LittleEndian.Uint64(desc)
+		if m.inj.badDMA.take(q) {
+			addr = badDMAAddr
+		}
+		chunk := data[off:min(off+bsize, len(data))]
+		buf, err := d.DMAAt(addr, len(chunk), "rx buffer")
+		if err != nil {
+			return m.dmaFailed(err)
+		}
+		copy(buf, chunk)
+		status := uint32(rxStatusDD)
+		length := uint32(len(chunk))
+		if off+bsize >= len(data) {
+			status |= rxStatusEOP
+		}
+		if m.inj.oversize.take(q) {
+			length = uint32(min(bsize+512, 0xFFFF))
+		}
+		binary.LittleEndian.PutUint32(desc[0:], typ)
+		binary.LittleEndian.PutUint32(desc[4:], hash)
+		binary.LittleEndian.PutUint32(desc[12:], length)
+		sim.StoreUint32(desc[8:], status) // DD last
+		h = (h + 1) % n
+	}
+	m.set(l.rxq(q, qH), h)
+	m.countRx(q, len(data))
+	m.ic.raiseQueue(q, false)
+	return placed
+}
+
+// dmaFailed accounts for a failed DMA while receiving.
+func (m *Model) dmaFailed(err error) placeResult {
+	if errors.Is(err, sim.ErrNoBusMaster) {
+		m.st.NoBusMaster++
+	} else {
+		m.st.DMAFaults++
+	}
+	return dropped
+}
+
+// countRx updates the receive statistics for a frame of n bytes in queue q.
+func (m *Model) countRx(q, n int) {
+	m.st.RxFrames++
+	m.st.RxBytes += uint64(n)
+	m.add(gprc, 1)
+	m.add64(gorcl, gorch, uint64(n+4)) // hardware counts the FCS
+	if m.cfg.Flavor == X82576 {
+		m.add(0x10010+0x100*uint32(q), 1)         // PQGPRC
+		m.add(0x10018+0x100*uint32(q), uint32(n)) // PQGORC
+	}
+	if m.cfg.Flavor == X82599 && q < 16 {
+		m.add(0x1030+0x40*uint32(q), 1)                                  // QPRC
+		m.add64(0x1034+0x40*uint32(q), 0x1038+0x40*uint32(q), uint64(n)) // QBRC
+	}
+}

@@ -1,0 +1,292 @@
+package intel
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/sim"
+)
+
+// wantFault fails the test unless the strict model recorded a protocol fault whose
+// message contains msg.
+func wantFault(t *testing.T, g *rig, msg string) {
+	t.Helper()
+	faults, _ := g.dev.Faults()
+	for _, f := range faults {
+		if f.Kind == sim.Protocol && strings.Contains(f.Msg, msg) {
+			if g.dev.Err() == nil {
+				t.Fatal("fault recorded but the strict device reports no error")
+			}
+			return
+		}
+	}
+	t.Fatalf("no protocol fault %q; faults: %v", msg, faults)
+}
+
+// long is a time no test waits for: an operation that takes it never completes in the
+// test, so a driver that does not wait for it is caught whatever the machine's load.
+const long = time.Hour
+
+// TestWrongDriverFails runs, for each behaviour the model enforces as the silicon does,
+// a driver sequence that violates it (the model must catch it: a fault, a register that
+// did not take the write, a link that stays down) and the right sequence (the strict
+// model must accept it without a fault).
+func TestWrongDriverFails(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  func(right bool) Config
+		run  func(t *testing.T, g *rig, right bool)
+	}{
+		{"reset takes time", func(right bool) Config {
+			return Config{Timing: Timing{Reset: 20 * time.Millisecond}}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.wr(ctrl, ctrlRST)
+			if g.rd(ctrl)&ctrlRST == 0 {
+				t.Fatal("CTRL.RST reads 0 at once")
+			}
+			if right {
+				g.waitClear(ctrl, ctrlRST)
+			}
+			g.wr(g.m.l.eimc, 0x7FFFFFFF)
+			if !right {
+				wantFault(t, g, "while CTRL.RST still reads 1")
+			}
+		}},
+		{"EEPROM auto-read takes time", func(right bool) Config {
+			if right {
+				return Config{Timing: Timing{EEPROM: 5 * time.Millisecond}}
+			}
+			return Config{Timing: Timing{EEPROM: long}}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.wr(ctrl, ctrlRST)
+			g.waitClear(ctrl, ctrlRST)
+			if right {
+				g.waitSet(eec, eecAutoRead)
+			}
+			mac := g.m.cfg.MAC
+			got := g.rd(g.m.l.rah(0))
+			want := uint32(mac[4]) | uint32(mac[5])<<8 | rahAV
+			if right != (got == want) {
+				t.Fatalf("RAH0 %#x after reset (auto-read waited for: %v), station address %#x", got, right, want)
+			}
+		}},
+		{"DMA init takes time", func(right bool) Config {
+			if right {
+				return Config{Timing: Timing{DMAInit: 5 * time.Millisecond}}
+			}
+			return Config{Timing: Timing{DMAInit: long}}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.wr(ctrl, ctrlRST)
+			g.waitClear(ctrl, ctrlRST)
+			g.waitSet(eec, eecAutoRead)
+			if right {
+				g.waitSet(rdrxctl, rdrxctlDMAIDone)
+			}
+			g.setBits(g.rxq(0, qDCTL), dctlEnable)
+			if !right {
+				wantFault(t, g, "before RDRXCTL.DMAIDONE")
+			}
+		}},
+		{"queue enable completes later; tail before it is ignored", func(right bool) Config {
+			if right {
+				return Config{Timing: Timing{QueueEnable: 2 * time.Millisecond}}
+			}
+			return Config{Timing: Timing{QueueEnable: long}}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.initDevice()
+			g.programRX(0, 8, 2048, true)
+			g.setBits(g.rxq(0, qDCTL), dctlEnable)
+			if right {
+				g.waitSet(g.rxq(0, qDCTL), dctlEnable)
+			}
+			g.wr(g.rxq(0, qT), 7)
+			g.enableRX()
+			if right {
+				g.peer.Send(g.frame(64, 1))
+				if st, l := g.rx[0].wb(0); st&rxStatusDD == 0 || l != 64 {
+					t.Fatalf("frame not received: status %#x length %d", st, l)
+				}
+				return
+			}
+			if got := g.rd(g.rxq(0, qT)); got != 0 {
+				t.Fatalf("RDT %d: a tail write before ENABLE read 1 stood", got)
+			}
+			wantFault(t, g, "before the queue's ENABLE reads 1")
+		}},
+		{"queue disable completes later; the ring is latched while enabled", func(right bool) Config {
+			return Config{Timing: Timing{QueueEnable: 20 * time.Millisecond}}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.initDevice()
+			old := g.setupRX(0, 8, 2048, true)
+			oldBase := old.desc.IOVA
+			g.clearBits(g.rxq(0, qDCTL), dctlEnable)
+			if right {
+				g.waitClear(g.rxq(0, qDCTL), dctlEnable)
+			}
+			nw := g.programRX(0, 8, 2048, true) // a new ring, as after a reconfiguration
+			g.setBits(g.rxq(0, qDCTL), dctlEnable)
+			g.waitSet(g.rxq(0, qDCTL), dctlEnable)
+			g.wr(g.rxq(0, qT), 7)
+			if right {
+				g.peer.Send(g.frame(64, 1))
+				if st, _ := nw.wb(0); st&rxStatusDD == 0 {
+					t.Fatal("frame not in the new ring")
+				}
+				return
+			}
+			if got := uint64(g.rd(g.rxq(0, qBAL))) | uint64(g.rd(g.rxq(0, qBAH)))<<32; got != oldBase {
+				t.Fatalf("RDBAL/RDBAH %#x: written while the queue was still on, want the latched %#x", got, oldBase)
+			}
+			wantFault(t, g, "while the queue is enabled")
+		}},
+		{"82576 queue 0 is enabled at reset", func(right bool) Config {
+			return Config{Flavor: X82576}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.initDevice()
+			if g.rd(g.rxq(0, qDCTL))&dctlEnable == 0 || g.rd(g.txq(0, qDCTL))&dctlEnable == 0 {
+				t.Fatal("82576 RX/TX queue 0 not enabled after reset")
+			}
+			if right {
+				g.setupRX(0, 8, 2048, true) // disables and waits first
+				g.peer.Send(g.frame(64, 1))
+				if st, _ := g.rx[0].wb(0); st&rxStatusDD == 0 {
+					t.Fatal("frame not received")
+				}
+				return
+			}
+			g.programRX(0, 8, 2048, true) // programmed without disabling
+			if g.rd(g.rxq(0, qBAL)) != 0 {
+				t.Fatal("RDBAL(0) took a write while queue 0 was on")
+			}
+			wantFault(t, g, "while the queue is enabled")
+		}},
+		{"82599 TX DMA before TX queues", func(right bool) Config {
+			return Config{}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.initDevice()
+			g.wr(dmatxctl, 0)
+			if right {
+				g.wr(dmatxctl, 1)
+			}
+			g.setBits(g.txq(0, qDCTL), dctlEnable)
+			if right {
+				g.waitSet(g.txq(0, qDCTL), dctlEnable)
+				return
+			}
+			wantFault(t, g, "enabled before DMATXCTL.TE")
+		}},
+		{"filter tables survive a reset", func(right bool) Config {
+			return Config{}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.initDevice() // CTRL.RST: MTA keeps its power-on content
+			g.clearBits(fctrl, fctrlUPE|fctrlMPE)
+			g.wr(mcstctrl, 1<<2) // MFE, MO 0: hash bits 47:36
+			if right {
+				for i := uint32(0); i < 128; i++ {
+					g.wr(mta+4*i, 0)
+				}
+			}
+			rx := g.setupRX(0, 8, 2048, true)
+			f := g.frame(64, 1)
+			copy(f, []byte{0x01, 0x00, 0x5e, 0x00, 0x10, 0x00}) // hash 1: bit 1 of MTA[0]
+			g.peer.Send(f)
+			st, _ := rx.wb(0)
+			if received := st&rxStatusDD != 0; received == right {
+				t.Fatalf("multicast frame for a group nobody joined received: %v (MTA cleared: %v)", received, right)
+			}
+		}},
+		{"82599 RX enable with the security path halted", func(right bool) Config {
+			if right {
+				return Config{Timing: Timing{SecRxReady: 5 * time.Millisecond}}
+			}
+			return Config{Timing: Timing{SecRxReady: long}}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.initDevice()
+			g.setBits(secrxctrl, secrxctrlRxDis)
+			if right {
+				g.waitSet(0x08D04, 1) // SECRXSTAT.SECRX_RDY, as Linux waits up to 40 ms
+			} else {
+				time.Sleep(300 * time.Microsecond) // a fixed 300 µs wait instead of polling
+			}
+			g.setBits(rxctrl, 1)
+			g.clearBits(secrxctrl, secrxctrlRxDis)
+			if !right {
+				wantFault(t, g, "security RX path is not halted")
+			}
+		}},
+		{"link mode must suit the media", func(right bool) Config {
+			return Config{DeviceID: DeviceID82599KX4, Timing: Timing{Autoneg: time.Millisecond}}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.noLinkWait = true
+			g.initDevice()
+			if right {
+				g.waitSet(links, linksUp) // the EEPROM's KX4/KX/KR mode kept
+				return
+			}
+			// Forcing 10G serial (SFI) on a backplane port: no link, ever.
+			g.wr(autoc, g.rd(autoc)&^autocLMSMask|lms10GSerial<<autocLMSShift)
+			g.setBits(autoc, autocANRestart)
+			time.Sleep(20 * time.Millisecond)
+			if g.rd(links)&linksUp != 0 || g.m.Link() {
+				t.Fatal("link up with 10G serial on a KX4 port")
+			}
+		}},
+		{"link comes up after auto-negotiation", func(right bool) Config {
+			if right {
+				return Config{Timing: Timing{Autoneg: 5 * time.Millisecond}}
+			}
+			return Config{Timing: Timing{Autoneg: long}}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.noLinkWait = true
+			g.initDevice()
+			if right {
+				g.waitSet(links, linksUp)
+			}
+			tx := g.setupTX(0, 8, 2048)
+			tx.fillTX(0, g.frame(64, 1), txCmd)
+			g.wr(g.txq(0, qT), 1)
+			got := len(g.received())
+			if right != (got == 1) || !right && g.m.Stats().TxLinkDown != 1 {
+				t.Fatalf("%d frames on the wire (waited for link: %v), stats %+v", got, right, g.m.Stats())
+			}
+		}},
+		{"a TX frame needs 17 bytes", func(right bool) Config {
+			return Config{}
+		}, func(t *testing.T, g *rig, right bool) {
+			g.initDevice()
+			g.clearBits(hlreg0, hlreg0TxPad) // the MAC pads to 60 only when asked; a runt is a runt
+			tx := g.setupTX(0, 8, 2048)
+			f := g.frame(60, 1)[:16]
+			if right {
+				f = append(f, make([]byte, 60-16)...) // the driver pads
+			}
+			tx.fillTX(0, f, txCmd)
+			g.wr(g.txq(0, qT), 1)
+			got := g.received()
+			if right {
+				if len(got) != 1 || len(got[0]) != 60 {
+					t.Fatalf("padded frame: %d frames on the wire", len(got))
+				}
+				return
+			}
+			if len(got) != 0 || g.m.Stats().TxRunts != 1 {
+				t.Fatalf("16-byte frame: %d on the wire, %d runts counted", len(got), g.m.Stats().TxRunts)
+			}
+			wantFault(t, g, "the MAC needs at least 17 bytes")
+		}},
+	}
+	for _, tt := range tests {
+		for _, right := range []bool{false, true} {
+			name := tt.name + "/wrong"
+			if right {
+				name = tt.name + "/right"
+			}
+			t.Run(name, func(t *testing.T) {
+				g := newRig(t, tt.cfg(right))
+				g.allowFaults = !right
+				tt.run(t, g, right)
+			})
+		}
+	}
+}
