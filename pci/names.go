@@ -2,7 +2,6 @@ package pci
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/jaypipes/pcidb"
@@ -32,9 +31,11 @@ func (h *Host) names() *idDB {
 		h.ids = &idDB{}
 		var found string
 		for _, p := range pciIDsPaths {
-			if _, err := os.Stat(h.path(p)); err == nil {
-				found = h.path(p)
-				break
+			if fi, err := h.stat(p); err == nil && fi.Mode().IsRegular() {
+				found, err = h.Path(p)
+				if err == nil {
+					break
+				}
 			}
 		}
 		if found == "" {

@@ -13,8 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 
 	"go.uber.org/zap"
@@ -26,14 +24,13 @@ import (
 	"github.com/uiod/uiod/pci"
 )
 
-const uioDriver = "uio_pci_generic"
-
 // Errors callers may match with errors.Is.
 var (
-	// ErrNotBound means the device is not bound to uio_pci_generic.
-	ErrNotBound = errors.New("device not bound to uio_pci_generic")
-	// ErrNotSupported means uio cannot do what was asked (MSI/MSI-X, I/O port BARs).
-	ErrNotSupported = errors.New("not supported by uio_pci_generic")
+	// ErrNotBound means the device is not bound to uio_pci_generic. It is pci.ErrNotBound.
+	ErrNotBound = pci.ErrNotBound
+	// ErrNotSupported means uio cannot do what was asked (MSI/MSI-X, I/O port BARs). It
+	// is pci.ErrNotSupported.
+	ErrNotSupported = pci.ErrNotSupported
 )
 
 // Options configure Open.
@@ -73,7 +70,7 @@ func NewDMA(root string, huge dmamem.HugePages, log *zap.Logger) (*dmamem.Alloca
 // Device is a PCI function opened through uio_pci_generic. It implements pci.Device.
 type Device struct {
 	addr pci.Addr
-	dir  string // sysfs device directory
+	host *pci.Host
 	log  *zap.Logger
 
 	mu      sync.Mutex
@@ -96,26 +93,22 @@ var _ pci.Device = (*Device)(nil)
 // reset (none offered, failed, or Options.NoReset) bus mastering stays off: the driver
 // turns it on once it has reset the device itself.
 func Open(addr pci.Addr, opts Options) (*Device, error) {
-	root := opts.root()
+	host, err := pci.NewHost(opts.root())
+	if err != nil {
+		return nil, err
+	}
 	log := opts.Log
 	if log == nil {
 		log = zap.NewNop()
 	}
-	d := &Device{addr: addr, dir: filepath.Join(root, "sys/bus/pci/devices", addr.String()), log: log.With(zap.Stringer("pci", addr)), uioFD: -1}
-	if _, err := os.Stat(d.dir); err != nil {
-		return nil, fmt.Errorf("device %s: %w", addr, err)
+	d := &Device{addr: addr, host: host, log: log.With(zap.Stringer("pci", addr)), uioFD: -1}
+	if err := host.CheckBound(addr, pci.DriverUIO); err != nil {
+		return nil, err
 	}
-	if drv := driverOf(d.dir); drv != uioDriver {
-		if drv == "" {
-			drv = "no driver"
-		}
-		return nil, fmt.Errorf("device %s is bound to %s: %w (bind it with `uiod bind %s uio_pci_generic`)", addr, drv, ErrNotBound, addr)
-	}
-	name, err := uioName(d.dir)
+	d.uioPath, err = host.UIODevice(addr)
 	if err != nil {
 		return nil, fmt.Errorf("device %s: %w", addr, err)
 	}
-	d.uioPath = filepath.Join(root, "dev", name)
 	if err := d.open(opts); err != nil {
 		d.release()
 		return nil, fmt.Errorf("device %s: %w", addr, err)
@@ -126,21 +119,20 @@ func Open(addr pci.Addr, opts Options) (*Device, error) {
 }
 
 func (d *Device) open(opts Options) error {
-	fd, err := unix.Open(d.uioPath, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(d.uioPath, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", d.uioPath, err)
 	}
 	d.uioFD = fd
-	cfgPath := filepath.Join(d.dir, "config")
-	cfd, err := unix.Open(cfgPath, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	cf, err := d.host.OpenDeviceFile(d.addr, "config", os.O_RDWR)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", cfgPath, err)
+		return err
 	}
-	d.cfg = &configFile{fd: cfd, path: cfgPath}
+	d.cfg = &configFile{f: cf, fd: int(cf.Fd()), path: cf.Name()}
 	if opts.DMA != nil {
 		d.dma = opts.DMA
 	} else {
-		d.dma, d.pagemap, err = NewDMA(opts.root(), opts.HugePages, d.log)
+		d.dma, d.pagemap, err = NewDMA(d.host.Root, opts.HugePages, d.log)
 		if err != nil {
 			return err
 		}
@@ -171,29 +163,6 @@ func (d *Device) open(opts Options) error {
 	return pci.UpdateCommand(d.cfg, pci.CmdMemory|pci.CmdBusMaster|pci.CmdINTxDisable, 0)
 }
 
-// driverOf returns the name of the driver bound to a sysfs device, "" if none.
-func driverOf(dir string) string {
-	l, err := os.Readlink(filepath.Join(dir, "driver"))
-	if err != nil {
-		return ""
-	}
-	return filepath.Base(l)
-}
-
-// uioName finds the uioN device of a function bound to uio_pci_generic.
-func uioName(dir string) (string, error) {
-	ents, err := os.ReadDir(filepath.Join(dir, "uio"))
-	if err != nil {
-		return "", fmt.Errorf("no uio device: %w", err)
-	}
-	for _, e := range ents {
-		if n, ok := strings.CutPrefix(e.Name(), "uio"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
-			return e.Name(), nil
-		}
-	}
-	return "", fmt.Errorf("no uioN entry in %s", filepath.Join(dir, "uio"))
-}
-
 // Addr returns the function's PCI address.
 func (d *Device) Addr() pci.Addr { return d.addr }
 
@@ -214,7 +183,7 @@ func (d *Device) Region(bar int) (pci.Region, error) {
 	if r := d.regions[bar]; r != nil {
 		return r, nil
 	}
-	text, err := os.ReadFile(filepath.Join(d.dir, "resource"))
+	text, err := d.host.ReadDeviceFile(d.addr, "resource", pci.MaxAttrSize)
 	if err != nil {
 		return nil, fmt.Errorf("BAR%d: %w", bar, err)
 	}
@@ -229,12 +198,12 @@ func (d *Device) Region(bar int) (pci.Region, error) {
 	if b.flags&ioresourceMem == 0 {
 		return nil, fmt.Errorf("BAR%d: I/O port BAR (flags %#x) cannot be mapped through sysfs: %w", bar, b.flags, ErrNotSupported)
 	}
-	path := filepath.Join(d.dir, fmt.Sprintf("resource%d", bar))
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_SYNC|unix.O_CLOEXEC, 0)
+	rf, err := d.host.OpenDeviceFile(d.addr, fmt.Sprintf("resource%d", bar), os.O_RDWR|unix.O_SYNC)
 	if err != nil {
-		return nil, fmt.Errorf("BAR%d: open %s: %w", bar, path, err)
+		return nil, fmt.Errorf("BAR%d: %w", bar, err)
 	}
-	defer unix.Close(fd) // the mapping outlives the descriptor
+	defer rf.Close() // the mapping outlives the descriptor
+	fd, path := int(rf.Fd()), rf.Name()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, fmt.Errorf("BAR%d: stat %s: %w", bar, path, err)
@@ -303,14 +272,7 @@ func (d *Device) disableINTx() error {
 
 // Reset resets the function through its sysfs reset file.
 func (d *Device) Reset() error {
-	p := filepath.Join(d.dir, "reset")
-	if _, err := os.Stat(p); err != nil {
-		return fmt.Errorf("reset %s: no %s: %w", d.addr, p, ErrNotSupported)
-	}
-	if err := os.WriteFile(p, []byte("1"), 0); err != nil {
-		return fmt.Errorf("reset %s: %w", d.addr, err)
-	}
-	return nil
+	return d.host.ResetFunction(d.addr)
 }
 
 // Close masks INTx and turns bus mastering off, then frees the device's own DMA memory,
@@ -365,6 +327,7 @@ func (d *Device) release() error {
 
 // configFile is configuration space through the sysfs config file.
 type configFile struct {
+	f    *os.File
 	fd   int
 	path string
 	cmd  [2]byte // Rearm's buffer: no allocation on the hot path
@@ -433,7 +396,7 @@ func (c *configFile) close() error {
 	if c.fd < 0 {
 		return nil
 	}
-	err := unix.Close(c.fd)
+	err := c.f.Close()
 	c.fd = -1
 	return err
 }

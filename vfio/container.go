@@ -3,9 +3,7 @@ package vfio
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
+	"strings"
 	"sync"
 
 	"go.uber.org/zap"
@@ -30,6 +28,7 @@ const (
 // concurrent use.
 type Container struct {
 	opts Options
+	host *pci.Host
 	log  *zap.Logger
 	mode Mode // resolved: ModeGroup or ModeIOMMUFD
 	path string
@@ -48,9 +47,13 @@ type Container struct {
 
 // NewContainer opens an empty DMA address space. Devices join it with Open.
 func NewContainer(opts Options) (*Container, error) {
-	root := opts.root()
+	host, err := opts.host()
+	if err != nil {
+		return nil, err
+	}
 	c := &Container{
 		opts:    opts,
+		host:    host,
 		log:     opts.log(),
 		fd:      -1,
 		groups:  make(map[int]int),
@@ -62,27 +65,27 @@ func NewContainer(opts Options) (*Container, error) {
 			return nil, err
 		}
 	}
-	group := filepath.Join(root, "dev/vfio/vfio")
-	iommu := filepath.Join(root, "dev/iommu")
 	c.mode = opts.Mode
 	if c.mode == ModeAuto {
 		switch {
-		case exists(group):
+		case host.HasDev(pci.VFIOContainerDev):
 			c.mode = ModeGroup
-		case exists(iommu):
+		case host.HasDev(pci.IOMMUFDDev):
 			c.mode = ModeIOMMUFD
 		default:
-			return nil, fmt.Errorf("neither %s nor %s exists (load vfio-pci: modprobe vfio-pci): %w", group, iommu, ErrNoVFIO)
+			return nil, fmt.Errorf("neither %s nor %s exists (load vfio-pci: modprobe vfio-pci): %w",
+				host.Root+"/"+pci.VFIOContainerDev, host.Root+"/"+pci.IOMMUFDDev, ErrNoVFIO)
 		}
 	}
-	var err error
 	switch c.mode {
 	case ModeGroup:
-		c.path = group
-		err = c.openGroupContainer()
+		if c.path, err = host.Path(pci.VFIOContainerDev); err == nil {
+			err = c.openGroupContainer()
+		}
 	case ModeIOMMUFD:
-		c.path = iommu
-		err = c.openIOMMUFD()
+		if c.path, err = host.Path(pci.IOMMUFDDev); err == nil {
+			err = c.openIOMMUFD()
+		}
 	default:
 		err = fmt.Errorf("unknown vfio mode %v", c.mode)
 	}
@@ -94,11 +97,6 @@ func NewContainer(opts Options) (*Container, error) {
 	}
 	c.dma = dmamem.New(containerMapper{c}, dmamem.Options{HugePages: opts.HugePages, Log: c.log})
 	return c, nil
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 func (c *Container) openGroupContainer() error {
@@ -166,8 +164,7 @@ func (c *Container) Open(addr pci.Addr) (*Device, error) {
 }
 
 func (c *Container) open(addr pci.Addr, owns bool) (*Device, error) {
-	root := c.opts.root()
-	if err := checkBound(root, addr); err != nil {
+	if err := c.host.CheckBound(addr, pci.DriverVFIO); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -213,14 +210,16 @@ func (c *Container) track(d *Device) bool {
 // groupDevice adds the function's group to the container (setting the IOMMU type with
 // the first group) and returns the device fd. Called with c.mu held.
 func (c *Container) groupDevice(addr pci.Addr) (int, error) {
-	root := c.opts.root()
-	n, err := iommuGroup(root, addr)
+	n, err := c.host.IOMMUGroup(addr)
 	if err != nil {
-		return -1, err
+		return -1, fmt.Errorf("device %s: %w", addr, err)
+	}
+	if n < 0 {
+		return -1, fmt.Errorf("device %s has no IOMMU group (IOMMU disabled? for no-IOMMU mode set vfio's enable_unsafe_noiommu_mode before binding)", addr)
 	}
 	gfd, ok := c.groups[n]
 	if !ok {
-		gfd, err = c.attachGroup(root, n)
+		gfd, err = c.attachGroup(n)
 		if err != nil {
 			return -1, err
 		}
@@ -233,14 +232,10 @@ func (c *Container) groupDevice(addr pci.Addr) (int, error) {
 }
 
 // attachGroup opens group n, checks that it is viable and adds it to the container.
-func (c *Container) attachGroup(root string, n int) (int, error) {
-	name := strconv.Itoa(n)
-	noiommu := false
-	path := filepath.Join(root, "dev/vfio", name)
-	if !exists(path) {
-		if p := filepath.Join(root, "dev/vfio", "noiommu-"+name); exists(p) {
-			path, noiommu = p, true
-		}
+func (c *Container) attachGroup(n int) (int, error) {
+	path, noiommu, err := c.host.VFIOGroupDevice(n)
+	if err != nil {
+		return -1, fmt.Errorf("VFIO group %d: %w", n, err)
 	}
 	gfd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -256,7 +251,7 @@ func (c *Container) attachGroup(root string, n int) (int, error) {
 	}
 	if st.Flags&groupFlagsViable == 0 {
 		return fail(fmt.Errorf("group %d: %w: every function in it must be bound to vfio-pci or to no driver; members: %s",
-			n, ErrNotViable, groupMembers(root, n)))
+			n, ErrNotViable, c.groupMembers(n)))
 	}
 	switch {
 	case c.kind == iommuNone && !noiommu, c.kind == iommuType1 && noiommu:
@@ -294,7 +289,7 @@ func (c *Container) setIOMMU(noiommu bool) error {
 			return fmt.Errorf("%s: set IOMMU type %d: %w", c.path, t, err)
 		}
 		if noiommu {
-			pm, err := dmamem.OpenPagemap(c.opts.root())
+			pm, err := dmamem.OpenPagemap(c.host.Root)
 			if err != nil {
 				return err
 			}
@@ -323,12 +318,10 @@ func (c *Container) refreshIOVA() {
 // bindCdev opens the function's cdev, binds it to the iommufd and attaches it to the
 // container's IOAS. Called with c.mu held.
 func (c *Container) bindCdev(addr pci.Addr) (int, error) {
-	root := c.opts.root()
-	name, err := cdevName(root, addr)
+	path, err := c.host.VFIOCdev(addr)
 	if err != nil {
 		return -1, err
 	}
-	path := filepath.Join(root, "dev/vfio/devices", name)
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, fmt.Errorf("open VFIO cdev %s: %w", path, err)
@@ -345,6 +338,27 @@ func (c *Container) bindCdev(addr pci.Addr) (int, error) {
 	}
 	c.refreshIOVA()
 	return fd, nil
+}
+
+// groupMembers describes the functions of an IOMMU group and their drivers, for the
+// not-viable error.
+func (c *Container) groupMembers(group int) string {
+	members, err := c.host.IOMMUGroupMembers(group)
+	if err != nil {
+		return "members unknown: " + err.Error()
+	}
+	var parts []string
+	for _, m := range members {
+		drv, err := c.host.Driver(m)
+		switch {
+		case err != nil:
+			drv = err.Error()
+		case drv == "":
+			drv = "no driver"
+		}
+		parts = append(parts, m.String()+" ("+drv+")")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // containerMapper maps DMA memory into the container's address space.

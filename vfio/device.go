@@ -39,7 +39,11 @@ var _ pci.Device = (*Device)(nil)
 // Open opens a function bound to vfio-pci in a container of its own, which Close also
 // closes. Use NewContainer and Container.Open for devices that share DMA memory.
 func Open(addr pci.Addr, opts Options) (*Device, error) {
-	if err := checkBound(opts.root(), addr); err != nil {
+	host, err := opts.host()
+	if err != nil {
+		return nil, err
+	}
+	if err := host.CheckBound(addr, pci.DriverVFIO); err != nil {
 		return nil, err
 	}
 	c, err := NewContainer(opts)

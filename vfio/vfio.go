@@ -21,14 +21,15 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/uiod/uiod/dmamem"
+	"github.com/uiod/uiod/pci"
 )
 
 // Errors callers may match with errors.Is.
 var (
 	// ErrNoVFIO means the kernel offers no VFIO interface under the root.
 	ErrNoVFIO = errors.New("vfio not available")
-	// ErrNotBound means the device is not bound to vfio-pci.
-	ErrNotBound = errors.New("device not bound to vfio-pci")
+	// ErrNotBound means the device is not bound to vfio-pci. It is pci.ErrNotBound.
+	ErrNotBound = pci.ErrNotBound
 	// ErrNotViable means a device of the IOMMU group is bound to a host driver.
 	ErrNotViable = errors.New("iommu group not viable")
 	// ErrNotSupported means the kernel or the device lacks a feature.
@@ -89,6 +90,9 @@ func (o Options) root() string {
 	}
 	return o.Root
 }
+
+// host returns the PCI host under the root.
+func (o Options) host() (*pci.Host, error) { return pci.NewHost(o.root()) }
 
 func (o Options) log() *zap.Logger {
 	if o.Log == nil {
