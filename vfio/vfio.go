@@ -32,8 +32,6 @@ var (
 	ErrNotBound = pci.ErrNotBound
 	// ErrNotViable means a device of the IOMMU group is bound to a host driver.
 	ErrNotViable = errors.New("iommu group not viable")
-	// ErrNotSupported means the kernel or the device lacks a feature.
-	ErrNotSupported = errors.New("not supported")
 )
 
 // Mode selects the kernel interface.
@@ -60,14 +58,6 @@ func (m Mode) String() string {
 		return "iommufd"
 	}
 	return fmt.Sprintf("vfio.Mode(%d)", int(m))
-}
-
-// Default IOVA ranges handed to devices: below the x86 MSI window at 0xFEE00000 (so
-// devices limited to 32-bit DMA work) and from 4 GiB up to 2^39, the smallest address
-// width of Intel IOMMUs.
-var defaultIOVARanges = [][2]uint64{
-	{1 << 30, 0xFEE0_0000},
-	{1 << 32, 1 << 39},
 }
 
 // Options configure how devices are opened.

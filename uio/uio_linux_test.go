@@ -152,7 +152,7 @@ func TestDevice(t *testing.T) {
 	if binary.LittleEndian.Uint32(res0[8:]) != 0x80080783 {
 		t.Error("BAR0 write did not reach resource0")
 	}
-	if _, err := d.Region(2); !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "I/O port") {
+	if _, err := d.Region(2); !errors.Is(err, pci.ErrNotSupported) || !strings.Contains(err.Error(), "I/O port") {
 		t.Errorf("Region(2) (I/O BAR): %v", err)
 	}
 	if _, err := d.Region(1); err == nil || !strings.Contains(err.Error(), "not implemented") {
@@ -167,7 +167,7 @@ func TestDevice(t *testing.T) {
 
 	// Interrupts.
 	for _, k := range []irq.Kind{irq.MSI, irq.MSIX} {
-		if _, err := d.IRQs(k, 1); !errors.Is(err, ErrNotSupported) {
+		if _, err := d.IRQs(k, 1); !errors.Is(err, pci.ErrNotSupported) {
 			t.Errorf("IRQs(%v): %v", k, err)
 		}
 	}
@@ -249,7 +249,7 @@ func TestOpenWithoutReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if err := d.Reset(); !errors.Is(err, ErrNotSupported) {
+	if err := d.Reset(); !errors.Is(err, pci.ErrNotSupported) {
 		t.Errorf("Reset without sysfs reset: %v", err)
 	}
 }
@@ -300,11 +300,10 @@ func TestOpenUnresetKeepsBusMasterOff(t *testing.T) {
 
 func TestSharedDMA(t *testing.T) {
 	root := fixture(t, pci.DriverUIO)
-	dma, pm, err := NewDMA(root.Root, 0, nil)
+	dma, err := NewDMA(root.Root, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pm.Close()
 	defer dma.Close()
 	d, err := Open(testAddr, Options{Root: root.Root, DMA: dma})
 	if err != nil {

@@ -111,7 +111,7 @@ func TestGroupMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := (&Container{host: h}).groupMembers(5)
+	m := groupMembers(h, 5)
 	if !strings.Contains(m, "0000:01:00.0 (vfio-pci)") || !strings.Contains(m, "0000:01:00.1 (igb)") {
 		t.Errorf("groupMembers = %q", m)
 	}
@@ -129,7 +129,7 @@ func TestModeString(t *testing.T) {
 // Close has dropped the device set, so the container must refuse the device (and the
 // caller release it) instead of panicking on the nil map or keeping a live device.
 func TestTrackAfterClose(t *testing.T) {
-	c := &Container{fd: -1, groups: map[int]int{}, devices: map[*Device]struct{}{}, iova: NewIOVAAllocator()}
+	c := &Container{be: nopBackend{}, devices: map[*Device]struct{}{}}
 	c.dma = dmamem.New(containerMapper{c}, dmamem.Options{HugePages: dmamem.HugeOff})
 	d := &Device{c: c}
 	if !c.track(d) {
@@ -143,3 +143,10 @@ func TestTrackAfterClose(t *testing.T) {
 		t.Error("closed container accepted a device")
 	}
 }
+
+// nopBackend is a backend with no kernel behind it and no address space yet.
+type nopBackend struct{}
+
+func (nopBackend) attach(pci.Addr) (int, error) { return -1, pci.ErrNotSupported }
+func (nopBackend) space() dmaSpace              { return nil }
+func (nopBackend) close() error                 { return nil }
