@@ -39,7 +39,10 @@ are put back on their original drivers. --dry-run prints the exact writes instea
 			if err != nil {
 				return err
 			}
-			h := pciHost()
+			h, err := pciHost()
+			if err != nil {
+				return err
+			}
 			p, err := h.PlanBind(addrs, driver, opts)
 			if err != nil {
 				return pciPlanError(err)

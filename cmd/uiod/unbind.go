@@ -27,7 +27,10 @@ exact writes instead.`,
 			if err != nil {
 				return err
 			}
-			h := pciHost()
+			h, err := pciHost()
+			if err != nil {
+				return err
+			}
 			p, err := h.PlanUnbind(addrs, opts)
 			if err != nil {
 				return pciPlanError(err)
