@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -304,4 +305,41 @@ func (h *Host) readOverride(a Addr) (string, error) {
 		return "", nil
 	}
 	return s, nil
+}
+
+// JoinPlans joins plans of the same operation (a bind per driver, say) into one, so that
+// Apply makes all their changes and, if any step fails, rolls back every function of
+// every plan. A function may appear in only one of them.
+func JoinPlans(plans ...*Plan) (*Plan, error) {
+	if len(plans) == 0 {
+		return nil, errors.New("no plans to join")
+	}
+	out := &Plan{Op: plans[0].Op}
+	seen := map[Addr]bool{}
+	for _, p := range plans {
+		if p.Op != out.Op {
+			return nil, fmt.Errorf("cannot join a %s plan with a %s plan", p.Op, out.Op)
+		}
+		for _, m := range p.Load {
+			if !slices.Contains(out.Load, m) {
+				out.Load = append(out.Load, m)
+			}
+		}
+		out.Setup = append(out.Setup, p.Setup...)
+		out.undoSetup = append(out.undoSetup, p.undoSetup...)
+		out.noIOMMU = out.noIOMMU || p.noIOMMU
+		for _, w := range p.Warnings {
+			if !slices.Contains(out.Warnings, w) {
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
+		for _, d := range p.Devices {
+			if seen[d.Addr] {
+				return nil, fmt.Errorf("%s is in two plans", d.Addr)
+			}
+			seen[d.Addr] = true
+			out.Devices = append(out.Devices, d)
+		}
+	}
+	return out, nil
 }
