@@ -82,10 +82,6 @@ func ioctlAttachIOMMUFDPT(fd int, a *attachIOMMUFDPT) error {
 	return ioctl(fd, vfioDeviceAttachIOMMUFD, unsafe.Pointer(a))
 }
 
-func ioctlDetachIOMMUFDPT(fd int, d *detachIOMMUFDPT) error {
-	return ioctl(fd, vfioDeviceDetachIOMMUFD, unsafe.Pointer(d))
-}
-
 func ioctlIOASAlloc(fd int, a *ioasAlloc) error {
 	return ioctl(fd, iommuIOASAlloc, unsafe.Pointer(a))
 }

@@ -80,6 +80,9 @@ func testBindDryRun(t *testing.T, cli *uiodCLI) {
 	if code != 0 || !strings.Contains(out, "# 0000:03:00.0: igb -> vfio-pci") {
 		t.Errorf("short address: exit %d\n%s%s", code, out, stderr)
 	}
+	if !maps.Equal(before, tr.Snapshot()) {
+		t.Error("a dry run changed the tree")
+	}
 	// No-IOMMU mode: the loud warning and the parameter write, still nothing written.
 	tr.DropIOMMU()
 	tr.AddNoIOMMUParam()
