@@ -80,7 +80,7 @@ forward:
 	cmd := commandRegister(t, nic)
 	if cmd&pci.CmdBusMaster == 0 {
 		// uio_pci_generic clears bus mastering when the last descriptor of /dev/uioN
-		// closes (Linux since 2015). Drivers without that release hook (igb_uio), older
+		// closes (its release(), drivers/uio/uio_pci_generic.c). Drivers without that hook (igb_uio), older
 		// kernels, or a descriptor a surviving child inherited leave it on: put it back,
 		// as they would have left it, with the rings still programmed.
 		t.Logf("command %#04x after SIGKILL: uio_pci_generic's release turned bus mastering off; turning it back on as igb_uio would leave it", cmd)
