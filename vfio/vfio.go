@@ -9,6 +9,9 @@
 //     isolation, bus addresses are physical addresses from /proc/self/pagemap;
 //   - the device cdev with iommufd (/dev/vfio/devices/vfioN + /dev/iommu).
 //
+// Each is one file behind the container's backend interface: group_linux.go (which picks
+// type1_linux.go or noiommu_linux.go when the first group joins) and iommufd_linux.go.
+//
 // A Container is one DMA address space. Devices opened through the same Container share
 // its DMA allocator, so a buffer allocated for one can be handed to the other.
 // Every host path is taken relative to Options.Root.
