@@ -41,7 +41,8 @@ const quiesceStatusURL = "http://127.0.0.1:9479/status"
 // then turns bus mastering off and resets it: the command register has bit 2 clear and,
 // with frames still arriving, the RX head and counter stay still. Last, `uiod run` again
 // finds the stale pid file, quiesces the port itself before programming it, and
-// forwards frames again.
+// forwards frames again. The NIC is bound with `uiod bind --config` and given back with
+// `uiod unbind --config --restore`.
 //
 // uio_pci_generic itself clears bus mastering when the dead process's /dev/uioN closes;
 // the test then sets it again (what igb_uio, an older kernel, or a descriptor inherited
@@ -51,7 +52,6 @@ func TestGuestQuiesceAfterKill(t *testing.T) {
 	if os.Getenv("UIOD_GUEST_QUIESCE") != "1" {
 		t.Skip("needs the host traffic of TestIntegrationQuiesce* (UIOD_GUEST_QUIESCE=1)")
 	}
-	bindForDeviceTest(t, nic, pci.DriverUIO)
 	cfg := filepath.Join(t.TempDir(), "quiesce.yaml")
 	yaml := fmt.Sprintf(`metrics:
   listen: 127.0.0.1:9479
@@ -67,6 +67,11 @@ forward:
 `, nic)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	from := driverOf(t, nic)
+	t.Logf("uiod bind --config:\n%s", mustUIOD(t, "bind", "--config", cfg))
+	if d := driverOf(t, nic); d != pci.DriverUIO {
+		t.Fatalf("after uiod bind --config %s is on %q, want uio_pci_generic", nic, d)
 	}
 
 	run, log := startRun(t, cfg)
@@ -129,6 +134,12 @@ forward:
 	run.Process.Signal(syscall.SIGTERM)
 	if err := run.Wait(); err != nil {
 		t.Errorf("second uiod run after SIGTERM: %v\n%s", err, log)
+	}
+
+	// The configuration's ports go back to the driver they had.
+	t.Logf("uiod unbind --config --restore:\n%s", mustUIOD(t, "unbind", "--config", cfg, "--restore"))
+	if d := driverOf(t, nic); d != from {
+		t.Errorf("after uiod unbind --config --restore %s is on %q, want %q", nic, d, from)
 	}
 }
 
