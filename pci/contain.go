@@ -46,6 +46,9 @@ func splitRel(rel string) []string {
 // Resolution by path leaves a window between the check and the use; on Linux, openIn
 // uses openat2(RESOLVE_BENEATH), which has none, and falls back to this on old kernels.
 func containedPath(root, rel string, followFinal bool) (string, error) {
+	if root == "/" {
+		return filepath.Join(root, rel), nil // nothing is outside "/"
+	}
 	var stack []string // resolved elements below root
 	todo := splitRel(rel)
 	links := 0

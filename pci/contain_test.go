@@ -187,3 +187,17 @@ func TestDanglingDriverLink(t *testing.T) {
 		t.Error("the tree changed")
 	}
 }
+
+// TestPathUnderSlash: under the root "/" nothing is outside, and symlinks are the
+// kernel's to follow (absolute ones such as /var/run -> /run included).
+func TestPathUnderSlash(t *testing.T) {
+	h, err := pci.NewHost("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]string{"/../../etc": "/etc", "run/uiod": "/run/uiod", "": "/"} {
+		if got, err := h.Path(rel); err != nil || got != want {
+			t.Errorf("Path(%q) = %q, %v; want %q", rel, got, err, want)
+		}
+	}
+}

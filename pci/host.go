@@ -95,9 +95,6 @@ func (h *Host) relOf(path string) (string, error) {
 // path is joined as is. Use it for paths handed to other programs or APIs; to open a file
 // use OpenFile, which leaves no window between the check and the open.
 func (h *Host) Path(rel string) (string, error) {
-	if h.root() == "/" {
-		return filepath.Join("/", rel), nil
-	}
 	return containedPath(h.root(), rel, true)
 }
 
