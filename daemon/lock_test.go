@@ -166,3 +166,33 @@ func TestQuiesceStale(t *testing.T) {
 	err := quiesceStale(&pidLock{stale: true}, tr.Root, []config.Port{{Name: "x", Driver: config.DriverUIO, PCI: pcitest.X540}}, zap.NewNop())
 	testutil.ErrorIs(t, err, pci.ErrRefused, "ixgbe")
 }
+
+// TestStartQuiescesBeforeProgramming: Start after a daemon died quiesces every PCI port
+// before it opens (programs) any; after a clean stop it leaves them alone. The fixture
+// function cannot really be opened, so Start fails at the port — after the quiesce.
+func TestStartQuiescesBeforeProgramming(t *testing.T) {
+	const addr = "0000:09:00.0"
+	for _, stale := range []bool{false, true} {
+		tr := pcitest.New(t)
+		tr.AddFunction(pcitest.Function{Addr: addr, Vendor: 0x8086, Device: 0x10c9, Class: 0x020000, Driver: pci.DriverUIO, IOMMUGroup: 9})
+		tr.AddReset(addr)
+		cfg := simConfig(t, "dq"+strconv.FormatBool(stale), "adaptive", "")
+		cfg.StateDir = "/run/uiod"
+		cfg.Ports = append(cfg.Ports, config.Port{Name: "u0", Driver: config.DriverUIO, PCI: addr, NIC: "igb"})
+		if stale {
+			tr.WriteFile("run/uiod/"+pidFileName, "999999\n")
+		}
+		d := New(cfg, Options{Root: tr.Root})
+		if err := d.Start(); err == nil {
+			d.Stop()
+			t.Fatal("Start opened a fixture function")
+		}
+		cmd, reset := tr.Command(addr), tr.ReadFile("sys/bus/pci/devices/"+addr+"/reset")
+		if stale && (cmd&pci.CmdBusMaster != 0 || reset != "1") {
+			t.Errorf("after a stale pid file: command %#04x, reset %q; want bus master off and a reset", cmd, reset)
+		}
+		if !stale && (cmd&pci.CmdBusMaster == 0 || reset != "") {
+			t.Errorf("after a clean stop: command %#04x, reset %q; want it untouched", cmd, reset)
+		}
+	}
+}
