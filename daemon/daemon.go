@@ -84,6 +84,9 @@ func (d *Daemon) Start() (err error) {
 		return err
 	}
 	d.lock = lock
+	if err := quiesceStale(lock, d.opts.Root, d.cfg.Ports, d.log); err != nil {
+		return err
+	}
 	if us, ok := d.cfg.CPUDMALatency(); ok {
 		f, err := holdCPUDMALatency(d.opts.Root, us)
 		if err != nil {

@@ -36,8 +36,7 @@ type backends struct {
 	log      *zap.Logger
 	vfio     *vfio.Container
 	simIOMMU *sim.IOMMU
-	uioDMA   *dmamem.Allocator // physical addresses, shared by every uio port
-	pagemap  *dmamem.Pagemap
+	uioDMA   *uio.DMA // physical addresses, shared by every uio port
 }
 
 // openPort opens p through its backend and brings it up with its NIC driver. On error
@@ -85,11 +84,11 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		dev = d
 	case config.DriverUIO:
 		if b.uioDMA == nil {
-			a, pm, err := uio.NewDMA(b.root, dmamem.HugeAuto, b.log.Named("uio"))
+			a, err := uio.NewDMA(b.root, dmamem.HugeAuto, b.log.Named("uio"))
 			if err != nil {
 				return nil, fmt.Errorf("port %s: DMA memory for uio: %w", p.Name, err)
 			}
-			b.uioDMA, b.pagemap = a, pm
+			b.uioDMA = a
 		}
 		d, err := uio.Open(addr, uio.Options{Root: b.root, DMA: b.uioDMA, Log: b.log.Named("uio")})
 		if err != nil {
@@ -148,8 +147,8 @@ func (b *backends) close() error {
 		b.vfio = nil
 	}
 	if b.uioDMA != nil {
-		err = errors.Join(err, b.uioDMA.Close(), b.pagemap.Close())
-		b.uioDMA, b.pagemap = nil, nil
+		err = errors.Join(err, b.uioDMA.Close())
+		b.uioDMA = nil
 	}
 	return err
 }

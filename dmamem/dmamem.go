@@ -23,9 +23,6 @@ const (
 	HugePageSize = 2 << 20
 )
 
-// ErrClosed is returned by Alloc after Close.
-var ErrClosed = errors.New("dma allocator closed")
-
 // HugePages says whether allocations use hugepages.
 type HugePages int
 
@@ -110,7 +107,7 @@ func (a *Allocator) Alloc(size int) (pci.Mem, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return pci.Mem{}, ErrClosed
+		return pci.Mem{}, fmt.Errorf("dma alloc: allocator %w", pci.ErrClosed)
 	}
 	b, huge, err := a.mmap(size, false)
 	if err != nil {
@@ -224,7 +221,7 @@ func (a *Allocator) InUse() (allocs, bytes int) {
 
 // Close releases every live allocation: each is unmapped from the device, then from the
 // process. The device must be quiesced (bus mastering off) first. Close is safe to call
-// more than once; later Allocs fail with ErrClosed.
+// more than once; later Allocs fail with pci.ErrClosed.
 func (a *Allocator) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()

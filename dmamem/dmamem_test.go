@@ -112,8 +112,8 @@ func TestAllocFreeClose(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := a.Alloc(1); !errors.Is(err, ErrClosed) {
-		t.Errorf("Alloc after Close: %v, want ErrClosed", err)
+	if _, err := a.Alloc(1); !errors.Is(err, pci.ErrClosed) {
+		t.Errorf("Alloc after Close: %v, want pci.ErrClosed", err)
 	}
 }
 

@@ -1,8 +1,11 @@
-// Package pci finds, describes, binds and opens PCI functions.
+// Package pci finds, describes, binds, quiesces and opens PCI functions.
 //
 // Host paths are always taken relative to a root prefix (see Host), so that the same code
 // serves the real host ("/"), a container that mounts the host elsewhere, and fixture trees
-// in tests.
+// in tests. Host is the one place that knows the sysfs layout (layout.go): the backends
+// (vfio, uio) ask it for driver links, IOMMU groups, device nodes and attribute files.
+// Nothing a Host reads or writes resolves outside its root (contain.go), reads are bounded
+// and never block, and uiod's own state lives in a checked StateDir (statedir.go).
 package pci
 
 import (

@@ -4,22 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 )
-
-// Userspace driver names.
-const (
-	DriverVFIO = "vfio-pci"
-	DriverUIO  = "uio_pci_generic"
-)
-
-// driverPCIStub is the kernel's placeholder driver; a member bound to it keeps a group viable.
-const driverPCIStub = "pci-stub"
-
-// noIOMMUParam is the vfio module parameter that allows groups without an IOMMU.
-const noIOMMUParam = "sys/module/vfio/parameters/enable_unsafe_noiommu_mode"
 
 // BindOptions change the checks PlanBind makes.
 type BindOptions struct {
@@ -54,10 +41,13 @@ func (h *Host) PlanBind(addrs []Addr, driver string, opts BindOptions) (*Plan, e
 	}
 	addrs = dedupe(addrs)
 	p := &Plan{Op: "bind"}
-	if _, err := os.Stat(h.driverDir(driver)); errors.Is(err, os.ErrNotExist) {
+	if _, err := h.stat(driverRel(driver)); errors.Is(err, os.ErrNotExist) {
 		p.Load = append(p.Load, driver)
 	} else if err != nil {
 		return nil, fmt.Errorf("driver %s: %w", driver, err)
+	}
+	if err := h.checkLoad(p.Load); err != nil {
+		return nil, err
 	}
 	switch driver {
 	case DriverUIO:
@@ -119,12 +109,12 @@ func (h *Host) planIOMMU(p *Plan, opts BindOptions) error {
 		return fmt.Errorf("%w: vfio-pci needs an IOMMU, but %s has no IOMMU groups: enable the IOMMU "+
 			"(firmware VT-d/AMD-Vi and intel_iommu=on or amd_iommu=on on the kernel command line), bind to "+
 			"uio_pci_generic, or pass --noiommu-mode to use vfio without DMA isolation (unsafe)",
-			ErrRefused, h.path("sys/kernel/iommu_groups"))
+			ErrRefused, h.path(iommuGroupsDir))
 	}
 	p.Warnings = append(p.Warnings, WarnNoIOMMU)
 	p.noIOMMU = true // no groups to check
 	param := h.path(noIOMMUParam)
-	b, err := os.ReadFile(param)
+	b, err := h.ReadFile(noIOMMUParam, MaxAttrSize)
 	switch {
 	case err == nil && strings.TrimSpace(string(b)) == "Y":
 		return nil // already on
@@ -154,15 +144,15 @@ func (h *Host) checkViable(d DeviceInfo, addrs []Addr) error {
 		if slices.Contains(addrs, m) {
 			continue
 		}
-		drv, err := linkBase(filepath.Join(h.devDir(m), "driver"))
+		drv, err := h.Driver(m)
 		if err != nil {
-			return fmt.Errorf("IOMMU group %d member %s: read driver link: %w", d.IOMMUGroup, m, err)
+			return fmt.Errorf("IOMMU group %d member %w", d.IOMMUGroup, err)
 		}
-		if drv == "" || drv == DriverVFIO || drv == driverPCIStub {
+		if drv == "" || drv == DriverVFIO || drv == DriverPCIStub {
 			continue
 		}
 		var class Class
-		err = readAttr(h.devDir(m), "class", func(b []byte) (err error) { class, err = parseClass(b); return })
+		err = h.readAttr(m, "class", func(b []byte) (err error) { class, err = parseClass(b); return })
 		if err != nil {
 			return fmt.Errorf("IOMMU group %d member %s: %w", d.IOMMUGroup, m, err)
 		}
@@ -196,17 +186,17 @@ func (h *Host) planDeviceBind(d DeviceInfo, driver string) (DevicePlan, error) {
 	case st.Driver == driver:
 		dp.DropState = true // back on the original driver: only the override is left to restore
 	}
-	dev := h.devDir(a)
-	dp.Writes = append(dp.Writes, Write{Path: filepath.Join(dev, "driver_override"), Value: driver, Step: "set driver_override"})
+	ovPath := h.path(deviceRel(a, "driver_override"))
+	dp.Writes = append(dp.Writes, Write{Path: ovPath, Value: driver, Step: "set driver_override"})
 	if d.Driver != "" {
-		dp.Writes = append(dp.Writes, Write{Path: filepath.Join(h.driverDir(d.Driver), "unbind"), Value: a.String(),
+		dp.Writes = append(dp.Writes, Write{Path: h.path(driverRel(d.Driver, "unbind")), Value: a.String(),
 			Step: "unbind from " + d.Driver})
 	}
-	dp.Writes = append(dp.Writes, Write{Path: h.path("sys/bus/pci/drivers_probe"), Value: a.String(), Step: "probe " + driver})
+	dp.Writes = append(dp.Writes, Write{Path: h.path(driversProbe), Value: a.String(), Step: "probe " + driver})
 	if dp.DropState && st.Override != driver {
 		// The record goes, so put back the override it kept, as unbind --restore does.
 		// The function stays bound: the kernel reads the override only when it probes.
-		restore := Write{Path: filepath.Join(dev, "driver_override"), Value: "\n", Step: "clear driver_override"}
+		restore := Write{Path: ovPath, Value: "\n", Step: "clear driver_override"}
 		if st.Override != "" {
 			restore.Value, restore.Step = st.Override, "restore driver_override"
 		}

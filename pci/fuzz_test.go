@@ -2,6 +2,7 @@ package pci
 
 import (
 	"errors"
+	"os"
 	"testing"
 )
 
@@ -82,7 +83,7 @@ func FuzzState(f *testing.F) {
 		if err := h.saveState(BindState{Addr: a}); err != nil {
 			t.Fatal(err)
 		}
-		if err := (fileWriter{}).WriteFile(h.StatePath(a), string(b)); err != nil {
+		if err := os.WriteFile(h.StatePath(a), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		s, ok, err := h.State(a)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -13,25 +14,49 @@ import (
 var ErrNoDevice = errors.New("no such PCI device")
 
 // Host is a Linux host's PCI subsystem seen through sysfs and procfs under a root prefix.
-// Every path it reads or writes is Root joined with the kernel's path, so the same code
-// serves the real host (Root "/"), a container that mounts the host at /host, and fixture
-// trees in tests (see package pcitest).
+// Every path it reads or writes is resolved under Root, so the same code serves the real
+// host (Root "/"), a container that mounts the host at /host, and fixture trees in tests
+// (see package pcitest). Nothing it does reaches outside Root: a ".." or a symlink that
+// would lead out of it is refused (ErrOutsideRoot), on Linux by the kernel itself
+// (openat2 with RESOLVE_BENEATH).
 //
 // The zero value of every field but Root is ready to use. A Host caches the pci.ids
 // database after its first use; it is safe for concurrent use once its fields are set.
 type Host struct {
-	// Root is the prefix of every host path; "" means "/".
+	// Root is the prefix of every host path; "" means "/" (NewHost refuses "").
 	Root string
 	// Warn receives warnings that do not stop the operation, such as a missing pci.ids
 	// database. Nil discards them.
 	Warn func(msg string)
 	// Writer performs every write to sysfs and procfs. Nil writes the files directly.
 	Writer Writer
-	// Modprobe loads a kernel module. Nil runs "modprobe NAME".
+	// Modprobe loads a kernel module. Nil runs "modprobe NAME" when Root is "/"; under
+	// another root a missing driver is an error, since the host's modprobe would load it
+	// into the host, not under the root.
 	Modprobe func(module string) error
 
 	idsOnce sync.Once
 	ids     *idDB
+}
+
+// NewHost returns the host under root, which must name an existing directory. Relative
+// roots are made absolute.
+func NewHost(root string) (*Host, error) {
+	if root == "" {
+		return nil, errors.New("host root is empty (use / for the host itself)")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("host root %s: %w", root, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("host root: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("host root %s is not a directory", root)
+	}
+	return &Host{Root: abs}, nil
 }
 
 // Writer writes one value to one host file (a sysfs attribute), as a single write.
@@ -40,42 +65,49 @@ type Writer interface {
 	WriteFile(path, value string) error
 }
 
-// fileWriter writes values to existing files; it never creates one, since a sysfs attribute
-// that does not exist means the kernel does not offer it.
-type fileWriter struct{}
-
-func (fileWriter) WriteFile(path, value string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write([]byte(value))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 func (h *Host) root() string {
 	if h.Root == "" {
 		return "/"
 	}
-	return h.Root
+	return filepath.Clean(h.Root)
 }
 
-// path returns the host path rel (relative to the root, slash separated) under Root.
+// path returns the lexical host path of rel (slash separated elements of uiod's own
+// choosing, never user input) under Root, for messages and plans. Reading or writing it
+// goes through openIn, which checks where it really leads.
 func (h *Host) path(rel ...string) string {
 	return filepath.Join(append([]string{h.root()}, rel...)...)
 }
 
-// devDir returns the sysfs directory of a function.
-func (h *Host) devDir(a Addr) string {
-	return h.path("sys/bus/pci/devices", a.String())
+// relOf returns the root-relative form of a path made by h.path.
+func (h *Host) relOf(path string) (string, error) {
+	rel, err := filepath.Rel(h.root(), path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", fmt.Errorf("%s: %w %s", path, ErrOutsideRoot, h.root())
+	}
+	return rel, nil
 }
 
-// driverDir returns the sysfs directory of a PCI driver.
-func (h *Host) driverDir(driver string) string {
-	return h.path("sys/bus/pci/drivers", driver)
+// Path returns where rel (slash separated; a leading "/" means the root) is under Root,
+// with every symlink on the way resolved inside Root. A ".." above Root or a symlink out
+// of it is an error wrapping ErrOutsideRoot: filepath.Join(root, "/../../x") escapes,
+// Path(root, "/../../x") does not. A missing element is not an error; the rest of the
+// path is joined as is. Use it for paths handed to other programs or APIs; to open a file
+// use OpenFile, which leaves no window between the check and the open.
+func (h *Host) Path(rel string) (string, error) {
+	return containedPath(h.root(), rel, true)
+}
+
+// OpenFile opens rel under Root like os.OpenFile, resolving symlinks only inside Root
+// (ErrOutsideRoot otherwise).
+func (h *Host) OpenFile(rel string, flag int, perm os.FileMode) (*os.File, error) {
+	return openIn(h.root(), rel, flag, perm)
+}
+
+// ReadFile reads the regular file rel under Root, at most max bytes (ErrTooLarge beyond).
+// It never blocks: a FIFO or a device node in place of the file is refused.
+func (h *Host) ReadFile(rel string, max int) ([]byte, error) {
+	return readIn(h.root(), rel, max)
 }
 
 func (h *Host) warn(msg string) {
@@ -84,17 +116,58 @@ func (h *Host) warn(msg string) {
 	}
 }
 
+// write writes value to the host file at path (made by h.path): through Writer if set,
+// else directly. The file must be inside Root and a regular file (sysfs attributes are).
 func (h *Host) write(path, value string) error {
-	w := h.Writer
-	if w == nil {
-		w = fileWriter{}
+	rel, err := h.relOf(path)
+	if err != nil {
+		return err
 	}
-	return w.WriteFile(path, value)
+	if h.Writer != nil {
+		if _, err := h.Path(rel); err != nil {
+			return err
+		}
+		return h.Writer.WriteFile(path, value)
+	}
+	return writeIn(h.root(), rel, value)
+}
+
+// writeIn writes value to the existing regular file rel under root in one write. It never
+// creates, truncates or blocks on a file: a sysfs attribute that does not exist means the
+// kernel does not offer it.
+func writeIn(root, rel, value string) error {
+	f, err := openIn(root, rel, os.O_WRONLY|oNonblock|oNoCTTY, 0)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+	case !fi.Mode().IsRegular():
+		err = fmt.Errorf("%s: not a regular file (%s)", f.Name(), fi.Mode().Type())
+	case linkCount(fi) > 1:
+		err = fmt.Errorf("%s: has %d hard links; a sysfs attribute has one", f.Name(), linkCount(fi))
+	}
+	if err == nil {
+		_, err = f.Write([]byte(value))
+	}
+	if err == nil && fi.Size() > int64(len(value)) && !isKernelFS(f) {
+		// A plain file standing in for an attribute (a fixture tree) holds just the
+		// value afterwards, as the attribute would; sysfs has no length to cut.
+		err = f.Truncate(int64(len(value)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func (h *Host) modprobe(module string) error {
 	if h.Modprobe != nil {
 		return h.Modprobe(module)
+	}
+	if h.root() != "/" {
+		return h.checkLoad([]string{module})
 	}
 	out, err := exec.Command("modprobe", module).CombinedOutput()
 	if err != nil {
@@ -103,9 +176,39 @@ func (h *Host) modprobe(module string) error {
 	return nil
 }
 
+// checkLoad refuses a plan that needs modules loaded under a root other than "/" without
+// a Modprobe hook: the host's modprobe would load them into the host.
+func (h *Host) checkLoad(modules []string) error {
+	if len(modules) == 0 || h.Modprobe != nil || h.root() == "/" {
+		return nil
+	}
+	return fmt.Errorf("driver %s missing under root %s (uiod runs modprobe only for the root /: load it there)",
+		strings.Join(modules, ", "), h.root())
+}
+
+// stat returns the FileInfo of rel under Root, symlinks resolved inside Root.
+func (h *Host) stat(rel string) (os.FileInfo, error) {
+	f, err := h.OpenFile(rel, oStat, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
+}
+
+// readDir lists the directory rel under Root.
+func (h *Host) readDir(rel string) ([]os.DirEntry, error) {
+	f, err := h.OpenFile(rel, os.O_RDONLY|oDirectory, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
 // exists reports whether the function has a sysfs directory.
 func (h *Host) exists(a Addr) (bool, error) {
-	_, err := os.Stat(h.devDir(a))
+	_, err := h.stat(devicesDir + "/" + a.String())
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

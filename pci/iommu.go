@@ -8,25 +8,9 @@ import (
 	"strconv"
 )
 
-// iommuGroup returns the function's IOMMU group number, or -1 if it has none.
-func (h *Host) iommuGroup(a Addr) (int, error) {
-	name, err := linkBase(h.path("sys/bus/pci/devices", a.String(), "iommu_group"))
-	if err != nil {
-		return -1, fmt.Errorf("read iommu_group: %w", err)
-	}
-	if name == "" {
-		return -1, nil
-	}
-	n, err := strconv.Atoi(name)
-	if err != nil || n < 0 {
-		return -1, fmt.Errorf("iommu_group: %w link target %q", ErrMalformed, name)
-	}
-	return n, nil
-}
-
-// iommuGroupMembers returns the functions in the group, sorted.
-func (h *Host) iommuGroupMembers(group int) ([]Addr, error) {
-	ents, err := os.ReadDir(h.path("sys/kernel/iommu_groups", strconv.Itoa(group), "devices"))
+// IOMMUGroupMembers returns the functions in an IOMMU group, sorted.
+func (h *Host) IOMMUGroupMembers(group int) ([]Addr, error) {
+	ents, err := h.readDir(iommuGroupsDir + "/" + strconv.Itoa(group) + "/devices")
 	if err != nil {
 		return nil, fmt.Errorf("read IOMMU group %d: %w", group, err)
 	}
@@ -44,7 +28,7 @@ func (h *Host) iommuGroupMembers(group int) ([]Addr, error) {
 
 // iommuEnabled reports whether the kernel has any IOMMU groups (an IOMMU is on).
 func (h *Host) iommuEnabled() (bool, error) {
-	ents, err := os.ReadDir(h.path("sys/kernel/iommu_groups"))
+	ents, err := h.readDir(iommuGroupsDir)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

@@ -2,7 +2,6 @@ package pci
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/jaypipes/pcidb"
@@ -21,6 +20,9 @@ var pciIDsPaths = []string{
 	"usr/share/misc/pci.ids.gz",
 }
 
+// maxPCIIDsSize bounds the pci.ids file handed to pcidb (today's is about 1.5 MiB).
+const maxPCIIDsSize = 64 << 20
+
 // names returns the pci.ids database, loading it on first use. A missing or unreadable
 // database gives one warning and an empty database: devices then show ids only.
 //
@@ -32,9 +34,11 @@ func (h *Host) names() *idDB {
 		h.ids = &idDB{}
 		var found string
 		for _, p := range pciIDsPaths {
-			if _, err := os.Stat(h.path(p)); err == nil {
-				found = h.path(p)
-				break
+			if fi, err := h.stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() <= maxPCIIDsSize {
+				found, err = h.Path(p)
+				if err == nil {
+					break
+				}
 			}
 		}
 		if found == "" {

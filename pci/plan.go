@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -141,7 +141,7 @@ func (h *Host) Apply(p *Plan) error {
 		if err := h.modprobe(m); err != nil {
 			return fmt.Errorf("load driver %s: %w", m, err)
 		}
-		if _, err := os.Stat(h.driverDir(m)); err != nil {
+		if _, err := h.stat(driverRel(m)); err != nil {
 			return fmt.Errorf("load driver %s: modprobe succeeded but %s is missing", m, h.driverDir(m))
 		}
 	}
@@ -230,9 +230,9 @@ const probeWait = 200 * time.Millisecond
 func (h *Host) waitDriver(a Addr, want string) error {
 	deadline := time.Now().Add(probeWait)
 	for {
-		got, err := linkBase(filepath.Join(h.devDir(a), "driver"))
+		got, err := h.Driver(a)
 		if err != nil {
-			return fmt.Errorf("read driver link: %w", err)
+			return err
 		}
 		if got == want {
 			return nil
@@ -261,21 +261,21 @@ func (h *Host) rollback(d *DevicePlan) error {
 	if ov == "" {
 		ov = "\n"
 	}
-	if err := h.write(filepath.Join(h.devDir(d.Addr), "driver_override"), ov); err != nil {
+	if err := h.write(h.path(deviceRel(d.Addr, "driver_override")), ov); err != nil {
 		errs = append(errs, fmt.Errorf("restore driver_override: %w", err))
 	}
-	cur, err := linkBase(filepath.Join(h.devDir(d.Addr), "driver"))
+	cur, err := h.Driver(d.Addr)
 	if err != nil {
-		errs = append(errs, fmt.Errorf("read driver link: %w", err))
+		errs = append(errs, err)
 	}
 	if cur != d.From {
 		if cur != "" {
-			if err := h.write(filepath.Join(h.driverDir(cur), "unbind"), d.Addr.String()); err != nil {
+			if err := h.write(h.path(driverRel(cur, "unbind")), d.Addr.String()); err != nil {
 				errs = append(errs, fmt.Errorf("unbind from %s: %w", cur, err))
 			}
 		}
 		if d.From != "" {
-			if err := h.write(filepath.Join(h.driverDir(d.From), "bind"), d.Addr.String()); err != nil {
+			if err := h.write(h.path(driverRel(d.From, "bind")), d.Addr.String()); err != nil {
 				errs = append(errs, fmt.Errorf("bind to %s: %w", d.From, err))
 			}
 		}
@@ -293,7 +293,7 @@ func (h *Host) rollback(d *DevicePlan) error {
 
 // readOverride returns the function's driver_override, "" if none ("(null)").
 func (h *Host) readOverride(a Addr) (string, error) {
-	b, err := os.ReadFile(filepath.Join(h.devDir(a), "driver_override"))
+	b, err := h.ReadDeviceFile(a, "driver_override", MaxAttrSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -305,4 +305,41 @@ func (h *Host) readOverride(a Addr) (string, error) {
 		return "", nil
 	}
 	return s, nil
+}
+
+// JoinPlans joins plans of the same operation (a bind per driver, say) into one, so that
+// Apply makes all their changes and, if any step fails, rolls back every function of
+// every plan. A function may appear in only one of them.
+func JoinPlans(plans ...*Plan) (*Plan, error) {
+	if len(plans) == 0 {
+		return nil, errors.New("no plans to join")
+	}
+	out := &Plan{Op: plans[0].Op}
+	seen := map[Addr]bool{}
+	for _, p := range plans {
+		if p.Op != out.Op {
+			return nil, fmt.Errorf("cannot join a %s plan with a %s plan", p.Op, out.Op)
+		}
+		for _, m := range p.Load {
+			if !slices.Contains(out.Load, m) {
+				out.Load = append(out.Load, m)
+			}
+		}
+		out.Setup = append(out.Setup, p.Setup...)
+		out.undoSetup = append(out.undoSetup, p.undoSetup...)
+		out.noIOMMU = out.noIOMMU || p.noIOMMU
+		for _, w := range p.Warnings {
+			if !slices.Contains(out.Warnings, w) {
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
+		for _, d := range p.Devices {
+			if seen[d.Addr] {
+				return nil, fmt.Errorf("%s is in two plans", d.Addr)
+			}
+			seen[d.Addr] = true
+			out.Devices = append(out.Devices, d)
+		}
+	}
+	return out, nil
 }

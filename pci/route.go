@@ -97,7 +97,7 @@ func (h *Host) activeInterfaces() (map[string]bool, error) {
 		{"proc/net/route", parseIPv4Routes},
 		{"proc/net/ipv6_route", parseIPv6Routes},
 	} {
-		b, err := os.ReadFile(h.path(f.name))
+		b, err := h.ReadFile(f.name, maxRouteTableSize)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -64,7 +63,7 @@ func (d *DeviceInfo) IsUserspace() bool { return IsUserspaceDriver(d.Driver) }
 // network controllers, or every function if all is set. A function whose files cannot be
 // read is still listed, with Err set; only an unreadable device directory fails the scan.
 func (h *Host) Scan(all bool) ([]DeviceInfo, error) {
-	ents, err := os.ReadDir(h.path("sys/bus/pci/devices"))
+	ents, err := h.readDir(devicesDir)
 	if err != nil {
 		return nil, fmt.Errorf("scan PCI devices: %w", err)
 	}
@@ -114,7 +113,6 @@ func (h *Host) planTarget(a Addr, active map[string]bool, activeErr error) (Devi
 
 // describe reads everything about one function, collecting the errors.
 func (h *Host) describe(a Addr, active map[string]bool, activeErr error) DeviceInfo {
-	dir := h.devDir(a)
 	d := DeviceInfo{Addr: a, IOMMUGroup: -1, NUMANode: -1, Interfaces: []string{}, IOMMUGroupMembers: []Addr{}}
 	var errs []error
 	add := func(err error) {
@@ -123,7 +121,7 @@ func (h *Host) describe(a Addr, active map[string]bool, activeErr error) DeviceI
 		}
 	}
 	idAttr := func(name string, dst *ID) {
-		add(readAttr(dir, name, func(b []byte) error {
+		add(h.readAttr(a, name, func(b []byte) error {
 			v, err := parseID(b)
 			*dst = ID(v)
 			return err
@@ -133,9 +131,9 @@ func (h *Host) describe(a Addr, active map[string]bool, activeErr error) DeviceI
 	idAttr("device", &d.DeviceID)
 	idAttr("subsystem_vendor", &d.SubsystemVendorID)
 	idAttr("subsystem_device", &d.SubsystemDeviceID)
-	add(readAttr(dir, "class", func(b []byte) (err error) { d.Class, err = parseClass(b); return }))
-	add(readAttr(dir, "revision", func(b []byte) (err error) { d.Revision, err = parseRevision(b); return }))
-	err := readAttr(dir, "numa_node", func(b []byte) (err error) { d.NUMANode, err = parseInt(b); return })
+	add(h.readAttr(a, "class", func(b []byte) (err error) { d.Class, err = parseClass(b); return }))
+	add(h.readAttr(a, "revision", func(b []byte) (err error) { d.Revision, err = parseRevision(b); return }))
+	err := h.readAttr(a, "numa_node", func(b []byte) (err error) { d.NUMANode, err = parseInt(b); return })
 	if !errors.Is(err, os.ErrNotExist) { // kernels without NUMA have no numa_node
 		add(err)
 	}
@@ -147,13 +145,11 @@ func (h *Host) describe(a Addr, active map[string]bool, activeErr error) DeviceI
 	}
 	d.ClassName = names.class(d.Class)
 
-	drv, err := linkBase(filepath.Join(dir, "driver"))
-	if err != nil {
-		add(fmt.Errorf("read driver link: %w", err))
-	}
+	drv, err := h.Driver(a)
+	add(err)
 	d.Driver = drv
 
-	ifs, err := netInterfaces(dir)
+	ifs, err := h.netInterfaces(a)
 	add(err)
 	d.Interfaces = ifs
 	if len(ifs) > 0 {
@@ -165,10 +161,10 @@ func (h *Host) describe(a Addr, active map[string]bool, activeErr error) DeviceI
 		}
 	}
 
-	d.IOMMUGroup, err = h.iommuGroup(a)
+	d.IOMMUGroup, err = h.IOMMUGroup(a)
 	add(err)
 	if d.IOMMUGroup >= 0 {
-		members, err := h.iommuGroupMembers(d.IOMMUGroup)
+		members, err := h.IOMMUGroupMembers(d.IOMMUGroup)
 		add(err)
 		for _, m := range members {
 			if m != a {
@@ -177,7 +173,7 @@ func (h *Host) describe(a Addr, active map[string]bool, activeErr error) DeviceI
 		}
 	}
 
-	d.MSIXVectors, err = msixVectors(dir)
+	d.MSIXVectors, err = h.msixVectors(a)
 	add(err)
 
 	if len(errs) > 0 {
@@ -189,13 +185,20 @@ func (h *Host) describe(a Addr, active map[string]bool, activeErr error) DeviceI
 // netInterfaces lists the kernel network interfaces of the function: the entries of its
 // net directory, and of virtio*/net for virtio devices, whose interface hangs off the
 // virtio child device.
-func netInterfaces(dir string) ([]string, error) {
+func (h *Host) netInterfaces(a Addr) ([]string, error) {
 	out := []string{}
-	dirs := []string{filepath.Join(dir, "net")}
-	virtio, _ := filepath.Glob(filepath.Join(dir, "virtio*", "net"))
-	dirs = append(dirs, virtio...)
+	dirs := []string{deviceRel(a, "net")}
+	ents, err := h.readDir(deviceRel(a))
+	if err != nil {
+		return out, fmt.Errorf("read device directory: %w", err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "virtio") {
+			dirs = append(dirs, deviceRel(a, e.Name(), "net"))
+		}
+	}
 	for _, nd := range dirs {
-		ents, err := os.ReadDir(nd)
+		ents, err := h.readDir(nd)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -211,8 +214,8 @@ func netInterfaces(dir string) ([]string, error) {
 }
 
 // msixVectors reads the function's config file and returns its MSI-X table size.
-func msixVectors(dir string) (int, error) {
-	cfg, err := os.ReadFile(filepath.Join(dir, "config"))
+func (h *Host) msixVectors(a Addr) (int, error) {
+	cfg, err := h.ReadDeviceFile(a, "config", MaxConfigSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return -1, nil
 	}
@@ -229,24 +232,4 @@ func msixVectors(dir string) (int, error) {
 		return -1, nil // an unprivileged read: unknown, not wrong
 	}
 	return -1, fmt.Errorf("config: %w", err)
-}
-
-// userspaceDrivers are the drivers that hand a function to a userspace driver.
-var userspaceDrivers = []string{"vfio-pci", "uio_pci_generic"}
-
-// IsUserspaceDriver reports whether driver hands its functions to userspace
-// (vfio-pci, uio_pci_generic).
-func IsUserspaceDriver(driver string) bool { return slices.Contains(userspaceDrivers, driver) }
-
-// ValidDriverName reports an error unless name can be a kernel driver name: a single path
-// element of letters, digits, '-' and '_' that does not start with '-' (it is also the
-// module name given to modprobe, which would take it for an option).
-func ValidDriverName(name string) error {
-	if name == "" {
-		return errors.New("driver name is empty")
-	}
-	if len(name) > 64 || name[0] == '-' || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
-		return fmt.Errorf("invalid driver name %q: want letters, digits, '-' and '_', not starting with '-'", name)
-	}
-	return nil
 }

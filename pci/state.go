@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 )
+
+// bindStateDir is where bind keeps its records, relative to the root.
+const bindStateDir = "run/uiod"
 
 // BindState is what bind records about a function before it changes the function's
 // driver, so that unbind --restore (or a rollback) can give it back. It is stored as JSON
@@ -23,27 +25,45 @@ type BindState struct {
 
 // StatePath returns the state file of a function.
 func (h *Host) StatePath(a Addr) string {
-	return h.path("run/uiod", a.String()+".json")
+	return h.path(bindStateDir, stateName(a))
 }
 
-// State returns the recorded bind state of a function; ok is false if there is none.
+func stateName(a Addr) string { return a.String() + ".json" }
+
+// State returns the recorded bind state of a function; ok is false if there is none. The
+// record is checked like user input: a driver or override that is not a driver name, or
+// a record about another function, is an error wrapping ErrMalformed.
 func (h *Host) State(a Addr) (s BindState, ok bool, err error) {
-	b, err := os.ReadFile(h.StatePath(a))
+	d, err := h.OpenStateDir(bindStateDir, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return BindState{}, false, nil
+	}
+	if err != nil {
+		return BindState{}, false, err
+	}
+	defer d.Close()
+	b, err := d.ReadFile(stateName(a), MaxStateSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return BindState{}, false, nil
 	}
 	if err != nil {
 		return BindState{}, false, fmt.Errorf("read state: %w", err)
 	}
+	bad := func(format string, args ...any) (BindState, bool, error) {
+		return BindState{}, false, fmt.Errorf("state file %s: %w: %s", h.StatePath(a), ErrMalformed, fmt.Sprintf(format, args...))
+	}
 	if err := json.Unmarshal(b, &s); err != nil {
-		return BindState{}, false, fmt.Errorf("state file %s: %w: %v", h.StatePath(a), ErrMalformed, err)
+		return bad("%v", err)
 	}
 	if s.Addr != a {
-		return BindState{}, false, fmt.Errorf("state file %s: %w: it is about %s", h.StatePath(a), ErrMalformed, s.Addr)
+		return bad("it is about %s", s.Addr)
 	}
-	if s.Driver != "" {
-		if err := ValidDriverName(s.Driver); err != nil {
-			return BindState{}, false, fmt.Errorf("state file %s: %w: %v", h.StatePath(a), ErrMalformed, err)
+	for _, f := range []struct{ name, v string }{{"driver", s.Driver}, {"driver_override", s.Override}, {"bound_to", s.BoundTo}} {
+		if f.v == "" {
+			continue
+		}
+		if err := ValidDriverName(f.v); err != nil {
+			return bad("%s: %v", f.name, err)
 		}
 	}
 	return s, true, nil
@@ -51,34 +71,31 @@ func (h *Host) State(a Addr) (s BindState, ok bool, err error) {
 
 // saveState writes the state file atomically (a temporary file renamed into place).
 func (h *Host) saveState(s BindState) error {
-	path := h.StatePath(s.Addr)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create state directory: %w", err)
+	d, err := h.OpenStateDir(bindStateDir, true)
+	if err != nil {
+		return err
 	}
+	defer d.Close()
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".state-*")
-	if err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := d.WriteFile(stateName(s.Addr), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
 	return nil
 }
 
 func (h *Host) removeState(a Addr) error {
-	err := os.Remove(h.StatePath(a))
+	d, err := h.OpenStateDir(bindStateDir, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	err = d.Remove(stateName(a))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove state: %w", err)
 	}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 )
 
@@ -57,9 +55,9 @@ func parseInt(b []byte) (int, error) {
 	return v, nil
 }
 
-// readAttr reads a small sysfs attribute file, naming it in the error.
-func readAttr(dir, name string, parse func([]byte) error) error {
-	b, err := os.ReadFile(filepath.Join(dir, name))
+// readAttr reads a sysfs attribute of a function, naming it in the error.
+func (h *Host) readAttr(a Addr, name string, parse func([]byte) error) error {
+	b, err := h.ReadDeviceFile(a, name, MaxAttrSize)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", name, err)
 	}
@@ -67,16 +65,4 @@ func readAttr(dir, name string, parse func([]byte) error) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
-}
-
-// linkBase returns the last element of the symlink at path, or "" if there is no link.
-func linkBase(path string) (string, error) {
-	t, err := os.Readlink(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return filepath.Base(t), nil
 }

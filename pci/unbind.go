@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -35,9 +34,9 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		drv, err := linkBase(filepath.Join(h.devDir(a), "driver"))
+		drv, err := h.Driver(a)
 		if err != nil {
-			return nil, fmt.Errorf("%s: read driver link: %w", a, err)
+			return nil, err
 		}
 		switch {
 		case opts.Force:
@@ -54,7 +53,6 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 			return nil, fmt.Errorf("%s: %w", a, err)
 		}
 		dp := DevicePlan{Addr: a, From: drv, Verify: true}
-		dev := h.devDir(a)
 		var target string
 		var st BindState
 		var recorded bool
@@ -67,7 +65,7 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 		}
 		restoreToCurrent := opts.Restore && recorded && target != "" && target == drv
 		if drv != "" && !restoreToCurrent {
-			dp.Writes = append(dp.Writes, Write{Path: filepath.Join(h.driverDir(drv), "unbind"), Value: a.String(), Step: "unbind from " + drv})
+			dp.Writes = append(dp.Writes, Write{Path: h.path(driverRel(drv, "unbind")), Value: a.String(), Step: "unbind from " + drv})
 		}
 		// The override goes back to what it was before uiod (usually none). The kernel
 		// binds only the override's driver, so an override naming another driver than
@@ -76,7 +74,7 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 		if recorded {
 			restoreOv = st.Override
 		}
-		ovWrite := Write{Path: filepath.Join(dev, "driver_override"), Value: "\n", Step: "clear driver_override"}
+		ovWrite := Write{Path: h.path(deviceRel(a, "driver_override")), Value: "\n", Step: "clear driver_override"}
 		if restoreOv != "" {
 			ovWrite = Write{Path: ovWrite.Path, Value: restoreOv, Step: "restore driver_override"}
 		}
@@ -92,14 +90,14 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 		case recorded && target == "":
 			dp.DropState = true // it had no driver before uiod bound it
 		case recorded:
-			if _, err := os.Stat(h.driverDir(target)); errors.Is(err, os.ErrNotExist) && !slices.Contains(p.Load, target) {
+			if _, err := h.stat(driverRel(target)); errors.Is(err, os.ErrNotExist) && !slices.Contains(p.Load, target) {
 				p.Load = append(p.Load, target)
 			}
-			dp.Writes = append(dp.Writes, Write{Path: filepath.Join(h.driverDir(target), "bind"), Value: a.String(), Step: "bind to " + target})
+			dp.Writes = append(dp.Writes, Write{Path: h.path(driverRel(target, "bind")), Value: a.String(), Step: "bind to " + target})
 			dp.To = target
 			dp.DropState = true
 		default:
-			dp.Writes = append(dp.Writes, Write{Path: h.path("sys/bus/pci/drivers_probe"), Value: a.String(), Step: "probe drivers"})
+			dp.Writes = append(dp.Writes, Write{Path: h.path(driversProbe), Value: a.String(), Step: "probe drivers"})
 			dp.Verify = false
 		}
 		if ov != restoreOv && ovLate {
@@ -109,6 +107,9 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 	}
 	if len(refusals) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrRefused, errors.Join(refusals...))
+	}
+	if err := h.checkLoad(p.Load); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -17,6 +17,8 @@ func TestABISizes(t *testing.T) {
 		{"vfio_irq_info", unsafe.Sizeof(irqInfo{}), 16},
 		{"vfio_iommu_type1_dma_map", unsafe.Sizeof(dmaMap{}), 32},
 		{"vfio_iommu_type1_dma_unmap", unsafe.Sizeof(dmaUnmap{}), 24},
+		{"vfio_iommu_type1_info", unsafe.Sizeof(type1Info{}), 24},
+		{"sizeofType1Info", sizeofType1Info, unsafe.Sizeof(type1Info{})},
 		{"vfio_device_bind_iommufd", unsafe.Sizeof(bindIOMMUFD{}), 16},
 		{"vfio_device_attach_iommufd_pt", unsafe.Sizeof(attachIOMMUFDPT{}), 12},
 		{"vfio_device_detach_iommufd_pt", unsafe.Sizeof(detachIOMMUFDPT{}), 8},

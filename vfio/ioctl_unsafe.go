@@ -1,3 +1,5 @@
+//go:build linux
+
 package vfio
 
 import (
@@ -78,10 +80,6 @@ func ioctlBindIOMMUFD(fd int, b *bindIOMMUFD) error {
 
 func ioctlAttachIOMMUFDPT(fd int, a *attachIOMMUFDPT) error {
 	return ioctl(fd, vfioDeviceAttachIOMMUFD, unsafe.Pointer(a))
-}
-
-func ioctlDetachIOMMUFDPT(fd int, d *detachIOMMUFDPT) error {
-	return ioctl(fd, vfioDeviceDetachIOMMUFD, unsafe.Pointer(d))
 }
 
 func ioctlIOASAlloc(fd int, a *ioasAlloc) error {

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
+
+	"github.com/uiod/uiod/dmamem"
 )
 
-// IOVAGranule is the smallest unit of IOVA space the allocator hands out.
-const IOVAGranule = 4 << 10
+// iovaGranule is the smallest unit of IOVA space the allocator hands out.
+const iovaGranule = 4 << 10
 
 // ErrIOVAExhausted is returned when no free IOVA range is large enough.
 var ErrIOVAExhausted = errors.New("iova space exhausted")
@@ -16,26 +18,26 @@ var ErrIOVAExhausted = errors.New("iova space exhausted")
 // span is a half-open range [start, end) of IOVA space.
 type span struct{ start, end uint64 }
 
-// IOVAAllocator hands out ranges of a device's I/O virtual address space: first fit over
+// iovaAllocator hands out ranges of a device's I/O virtual address space: first fit over
 // a sorted list of free ranges, with neighbours merged on Free. It is not safe for
 // concurrent use.
-type IOVAAllocator struct {
+type iovaAllocator struct {
 	free    []span            // sorted, disjoint, never adjacent
 	used    map[uint64]uint64 // start → size of live allocations
 	total   uint64
 	allowed []span // after Restrict: sorted, disjoint IOVA space a Free may return; nil = all
 }
 
-// NewIOVAAllocator returns an allocator with no address space; add some with AddRange.
-func NewIOVAAllocator() *IOVAAllocator {
-	return &IOVAAllocator{used: make(map[uint64]uint64)}
+// newIOVAAllocator returns an allocator with no address space; add some with AddRange.
+func newIOVAAllocator() *iovaAllocator {
+	return &iovaAllocator{used: make(map[uint64]uint64)}
 }
 
 // AddRange makes [start, end) available. Both ends must be granule-aligned, the range
 // must be non-empty and must not overlap space already added.
-func (a *IOVAAllocator) AddRange(start, end uint64) error {
-	if start%IOVAGranule != 0 || end%IOVAGranule != 0 || start >= end {
-		return fmt.Errorf("iova range [%#x, %#x): not a non-empty range aligned to %#x", start, end, IOVAGranule)
+func (a *iovaAllocator) AddRange(start, end uint64) error {
+	if start%iovaGranule != 0 || end%iovaGranule != 0 || start >= end {
+		return fmt.Errorf("iova range [%#x, %#x): not a non-empty range aligned to %#x", start, end, iovaGranule)
 	}
 	for _, s := range a.free {
 		if start < s.end && s.start < end {
@@ -58,17 +60,17 @@ func (a *IOVAAllocator) AddRange(start, end uint64) error {
 // Alloc returns the start of a free range of size bytes (rounded up to the granule)
 // aligned to align, which must be a power of two (values below the granule mean the
 // granule).
-func (a *IOVAAllocator) Alloc(size, align uint64) (uint64, error) {
+func (a *iovaAllocator) Alloc(size, align uint64) (uint64, error) {
 	if size == 0 || size > 1<<63 {
 		return 0, fmt.Errorf("iova alloc: invalid size %#x", size)
 	}
-	if align < IOVAGranule {
-		align = IOVAGranule
+	if align < iovaGranule {
+		align = iovaGranule
 	}
 	if bits.OnesCount64(align) != 1 {
 		return 0, fmt.Errorf("iova alloc: alignment %#x is not a power of two", align)
 	}
-	size = (size + IOVAGranule - 1) &^ (IOVAGranule - 1)
+	size = (size + iovaGranule - 1) &^ (iovaGranule - 1)
 	for i, s := range a.free {
 		start := (s.start + align - 1) &^ (align - 1)
 		if start < s.start { // overflow
@@ -94,12 +96,12 @@ func (a *IOVAAllocator) Alloc(size, align uint64) (uint64, error) {
 }
 
 // Free returns a range that Alloc handed out. size must be the size passed to Alloc.
-func (a *IOVAAllocator) Free(iova, size uint64) error {
+func (a *iovaAllocator) Free(iova, size uint64) error {
 	n, ok := a.used[iova]
 	if !ok {
 		return fmt.Errorf("iova free %#x: not allocated", iova)
 	}
-	if want := (size + IOVAGranule - 1) &^ (IOVAGranule - 1); want != n {
+	if want := (size + iovaGranule - 1) &^ (iovaGranule - 1); want != n {
 		return fmt.Errorf("iova free %#x: size %#x, allocated %#x", iova, size, n)
 	}
 	delete(a.used, iova)
@@ -121,7 +123,7 @@ func (a *IOVAAllocator) Free(iova, size uint64) error {
 }
 
 // Available returns the number of free bytes.
-func (a *IOVAAllocator) Available() uint64 {
+func (a *iovaAllocator) Available() uint64 {
 	var n uint64
 	for _, s := range a.free {
 		n += s.end - s.start
@@ -130,10 +132,10 @@ func (a *IOVAAllocator) Available() uint64 {
 }
 
 // Total returns the number of bytes added with AddRange.
-func (a *IOVAAllocator) Total() uint64 { return a.total }
+func (a *iovaAllocator) Total() uint64 { return a.total }
 
 // insert adds a free span and merges it with adjacent neighbours.
-func (a *IOVAAllocator) insert(n span) {
+func (a *iovaAllocator) insert(n span) {
 	i := sort.Search(len(a.free), func(i int) bool { return a.free[i].start >= n.start })
 	a.free = append(a.free, span{})
 	copy(a.free[i+1:], a.free[i:])
@@ -151,7 +153,7 @@ func (a *IOVAAllocator) insert(n span) {
 // Restrict removes from the free space everything outside allowed (half-open spans, in
 // any order). Live allocations are left alone; when one is freed, only its part inside
 // every range allowed so far becomes free again.
-func (a *IOVAAllocator) Restrict(allowed []span) {
+func (a *iovaAllocator) Restrict(allowed []span) {
 	var out []span
 	for _, f := range a.free {
 		for _, r := range allowed {
@@ -189,7 +191,7 @@ func (a *IOVAAllocator) Restrict(allowed []span) {
 
 // insertOverlapping adds s to the free list, merging it with spans it overlaps or touches
 // (allowed ranges from the kernel may overlap each other).
-func (a *IOVAAllocator) insertOverlapping(s span) {
+func (a *iovaAllocator) insertOverlapping(s span) {
 	var out []span
 	for _, f := range a.free {
 		if f.end < s.start || s.end < f.start {
@@ -206,8 +208,8 @@ func (a *IOVAAllocator) insertOverlapping(s span) {
 // clipSpan returns the granule-aligned part of s inside r, if any.
 func clipSpan(s, r span) (span, bool) {
 	lo, end := max(s.start, r.start), min(s.end, r.end)
-	start := (lo + IOVAGranule - 1) &^ (IOVAGranule - 1)
-	end &^= IOVAGranule - 1
+	start := (lo + iovaGranule - 1) &^ (iovaGranule - 1)
+	end &^= iovaGranule - 1
 	return span{start, end}, start >= lo && start < end
 }
 
@@ -223,4 +225,52 @@ func mergeSpans(in []span) []span {
 		out = append(out, s)
 	}
 	return out
+}
+
+// Default IOVA ranges handed to devices: below the x86 MSI window at 0xFEE00000 (so
+// devices limited to 32-bit DMA work) and from 4 GiB up to 2^39, the smallest address
+// width of Intel IOMMUs.
+var defaultIOVARanges = [][2]uint64{
+	{1 << 30, 0xFEE0_0000},
+	{1 << 32, 1 << 39},
+}
+
+// translated is the IOVA bookkeeping of an address space behind an IOMMU (type1,
+// iommufd): the default ranges, narrowed to what the kernel reports.
+type translated struct {
+	iova *iovaAllocator
+}
+
+func newTranslated() (translated, error) {
+	a := newIOVAAllocator()
+	for _, r := range defaultIOVARanges {
+		if err := a.AddRange(r[0], r[1]); err != nil {
+			return translated{}, err
+		}
+	}
+	return translated{iova: a}, nil
+}
+
+// alloc returns an IOVA for size bytes, 2 MiB aligned for allocations of a hugepage or
+// more so that the IOMMU can use superpages.
+func (t translated) alloc(size uint64) (uint64, error) {
+	align := uint64(iovaGranule)
+	if size >= dmamem.HugePageSize {
+		align = dmamem.HugePageSize
+	}
+	return t.iova.Alloc(size, align)
+}
+
+// restrictTo narrows the allocator to the kernel's ranges, if it reported any (ok).
+// Attaching a group or a device can only add reserved regions, so the allowed set only
+// shrinks.
+func (t translated) restrictTo(ranges []span, ok bool, err error) error {
+	if err != nil || !ok {
+		return err
+	}
+	t.iova.Restrict(ranges)
+	if t.iova.Available() == 0 {
+		return fmt.Errorf("no usable IOVA space: kernel allows %v", ranges)
+	}
+	return nil
 }

@@ -7,11 +7,11 @@ import (
 )
 
 func TestIOVAAllocator(t *testing.T) {
-	a := NewIOVAAllocator()
-	if _, err := a.Alloc(IOVAGranule, 0); !errors.Is(err, ErrIOVAExhausted) {
+	a := newIOVAAllocator()
+	if _, err := a.Alloc(iovaGranule, 0); !errors.Is(err, ErrIOVAExhausted) {
 		t.Fatalf("Alloc from empty allocator: %v", err)
 	}
-	for _, r := range [][2]uint64{{0, 0}, {1, IOVAGranule}, {IOVAGranule, 0}, {2 * IOVAGranule, IOVAGranule}} {
+	for _, r := range [][2]uint64{{0, 0}, {1, iovaGranule}, {iovaGranule, 0}, {2 * iovaGranule, iovaGranule}} {
 		if err := a.AddRange(r[0], r[1]); err == nil {
 			t.Errorf("AddRange(%#x, %#x) succeeded", r[0], r[1])
 		}
@@ -34,12 +34,12 @@ func TestIOVAAllocator(t *testing.T) {
 		wantErr     bool
 	}{
 		{size: 1, want: 0x10000},                     // rounded to a granule
-		{size: IOVAGranule, want: 0x11000},           //
+		{size: iovaGranule, want: 0x11000},           //
 		{size: 0x8000, align: 0x8000, want: 0x18000}, // skips to the alignment
 		{size: 0x10000, want: 0x40000},               // too big for the rest of range 1
 		{size: 0x100000, align: 0x100000, want: 0x100000},
 		{size: 0, wantErr: true},
-		{size: 1, align: 3 * IOVAGranule, wantErr: true},
+		{size: 1, align: 3 * iovaGranule, wantErr: true},
 		{size: 1 << 40, wantErr: true},
 	}
 	var got []uint64
@@ -56,13 +56,13 @@ func TestIOVAAllocator(t *testing.T) {
 		}
 		got = append(got, iova)
 	}
-	if err := a.Free(got[0], 2*IOVAGranule); err == nil {
+	if err := a.Free(got[0], 2*iovaGranule); err == nil {
 		t.Error("Free with the wrong size succeeded")
 	}
-	if err := a.Free(got[2]+IOVAGranule, IOVAGranule); err == nil {
+	if err := a.Free(got[2]+iovaGranule, iovaGranule); err == nil {
 		t.Error("Free of an address inside an allocation succeeded")
 	}
-	sizes := []uint64{1, IOVAGranule, 0x8000, 0x10000, 0x100000}
+	sizes := []uint64{1, iovaGranule, 0x8000, 0x10000, 0x100000}
 	for i, iova := range got {
 		if err := a.Free(iova, sizes[i]); err != nil {
 			t.Fatalf("Free(%#x): %v", iova, err)
@@ -84,7 +84,7 @@ func FuzzIOVAAllocator(f *testing.F) {
 	f.Add([]byte{0, 255, 7, 0, 200, 3, 1, 0, 1, 0})
 	f.Add([]byte{0, 0, 1, 2, 0, 1, 0xFF, 20, 0, 1, 0, 0, 1, 0, 0, 0, 4, 0})
 	f.Fuzz(func(t *testing.T, prog []byte) {
-		a := NewIOVAAllocator()
+		a := newIOVAAllocator()
 		if err := a.AddRange(0x100000, 0x900000); err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func FuzzIOVAAllocator(f *testing.F) {
 			}
 			var used uint64
 			for i, x := range live {
-				n := (x.size + IOVAGranule - 1) &^ (IOVAGranule - 1)
+				n := (x.size + iovaGranule - 1) &^ (iovaGranule - 1)
 				used += n
 				in := (x.iova >= 0x100000 && x.iova+n <= 0x900000) || (x.iova >= 0x1000000 && x.iova+n <= 0x1400000)
 				if !in {
@@ -158,7 +158,7 @@ func FuzzIOVAAllocator(f *testing.F) {
 }
 
 func TestIOVARestrict(t *testing.T) {
-	a := NewIOVAAllocator()
+	a := newIOVAAllocator()
 	for _, r := range defaultIOVARanges {
 		if err := a.AddRange(r[0], r[1]); err != nil {
 			t.Fatal(err)
@@ -201,7 +201,7 @@ func TestIOVARestrict(t *testing.T) {
 // TestIOVARestrictThenFree frees allocations made before a Restrict (a second group
 // joined with a reserved region): only their allowed part may become free again.
 func TestIOVARestrictThenFree(t *testing.T) {
-	a := NewIOVAAllocator()
+	a := newIOVAAllocator()
 	if err := a.AddRange(0x100000, 0x200000); err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestIOVARestrictThenFree(t *testing.T) {
 		t.Errorf("total %#x, available %#x, want both %#x", a.Total(), a.Available(), 0x1F0000-0x118000)
 	}
 	for {
-		iova, err := a.Alloc(IOVAGranule, 0)
+		iova, err := a.Alloc(iovaGranule, 0)
 		if errors.Is(err, ErrIOVAExhausted) {
 			break
 		}
@@ -306,7 +306,7 @@ func TestParseIOVARangeCap(t *testing.T) {
 		t.Errorf("no range cap: ok=%v err=%v", ok, err)
 	}
 	full, _, err := parseIOVARangeCap(build(iommuInfoCaps, rangeCap([2]uint64{0, ^uint64(0)})))
-	if err != nil || len(full) != 1 || full[0].end != ^uint64(0)&^(IOVAGranule-1) {
+	if err != nil || len(full) != 1 || full[0].end != ^uint64(0)&^(iovaGranule-1) {
 		t.Errorf("full range: %#v, %v", full, err)
 	}
 	bad := map[string][]byte{
@@ -346,8 +346,8 @@ func FuzzParseIOVARangeCap(f *testing.F) {
 		if !ok && len(ranges) != 0 {
 			t.Fatal("ranges without ok")
 		}
-		a := NewIOVAAllocator()
-		if err := a.AddRange(IOVAGranule, 1<<40); err != nil {
+		a := newIOVAAllocator()
+		if err := a.AddRange(iovaGranule, 1<<40); err != nil {
 			t.Fatal(err)
 		}
 		a.Restrict(ranges)

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-
-	"golang.org/x/sys/unix"
 )
 
 // parseIOVARangeCap walks the capability chain of a VFIO_IOMMU_GET_INFO reply and returns
@@ -64,67 +62,7 @@ func inclusiveSpan(start, last uint64) (span, error) {
 	}
 	end := last + 1
 	if end == 0 {
-		end = ^uint64(0) &^ (IOVAGranule - 1)
+		end = ^uint64(0) &^ (iovaGranule - 1)
 	}
 	return span{start, end}, nil
-}
-
-// kernelIOVARanges asks the kernel which IOVAs the container's IOMMU accepts. ok is false
-// when the kernel does not say (any IOVA is then allowed). Called with c.mu held.
-func (c *Container) kernelIOVARanges() (ranges []span, ok bool, err error) {
-	switch c.kind {
-	case iommuType1:
-		buf := make([]byte, 256)
-		for {
-			binary.NativeEndian.PutUint32(buf[0:], uint32(len(buf)))
-			if err := ioctlType1Info(c.fd, buf); err != nil {
-				return nil, false, fmt.Errorf("get IOMMU info: %w", err)
-			}
-			need := binary.NativeEndian.Uint32(buf[0:])
-			if int(need) <= len(buf) {
-				return parseIOVARangeCap(buf[:need])
-			}
-			if need > 1<<20 {
-				return nil, false, fmt.Errorf("get IOMMU info: implausible size %d", need)
-			}
-			buf = make([]byte, need)
-		}
-	case iommuFD:
-		raw := make([]uint64, 2*8)
-		for {
-			r := ioasIOVARanges{Size: sizeofIOASIOVARange, IOASID: c.ioas, NumIOVAs: uint32(len(raw) / 2)}
-			err := ioctlIOASIOVARanges(c.fd, &r, raw)
-			if errors.Is(err, unix.EMSGSIZE) && r.NumIOVAs <= 4096 {
-				raw = make([]uint64, 2*r.NumIOVAs)
-				continue
-			}
-			if err != nil {
-				return nil, false, fmt.Errorf("get IOAS IOVA ranges: %w", err)
-			}
-			for i := 0; i < int(r.NumIOVAs); i++ {
-				s, err := inclusiveSpan(raw[2*i], raw[2*i+1])
-				if err != nil {
-					return nil, false, err
-				}
-				ranges = append(ranges, s)
-			}
-			return ranges, true, nil
-		}
-	}
-	return nil, false, nil
-}
-
-// restrictIOVA narrows the IOVA allocator to what the kernel accepts now. Attaching a
-// group or a device can only add reserved regions, so the allowed set only shrinks.
-// Called with c.mu held.
-func (c *Container) restrictIOVA() error {
-	ranges, ok, err := c.kernelIOVARanges()
-	if err != nil || !ok {
-		return err
-	}
-	c.iova.Restrict(ranges)
-	if c.iova.Available() == 0 {
-		return fmt.Errorf("no usable IOVA space: kernel allows %v", ranges)
-	}
-	return nil
 }

@@ -9,6 +9,9 @@
 //     isolation, bus addresses are physical addresses from /proc/self/pagemap;
 //   - the device cdev with iommufd (/dev/vfio/devices/vfioN + /dev/iommu).
 //
+// Each is one file behind the container's backend interface: group_linux.go (which picks
+// type1_linux.go or noiommu_linux.go when the first group joins) and iommufd_linux.go.
+//
 // A Container is one DMA address space. Devices opened through the same Container share
 // its DMA allocator, so a buffer allocated for one can be handed to the other.
 // Every host path is taken relative to Options.Root.
@@ -28,12 +31,10 @@ import (
 var (
 	// ErrNoVFIO means the kernel offers no VFIO interface under the root.
 	ErrNoVFIO = errors.New("vfio not available")
-	// ErrNotBound means the device is not bound to vfio-pci.
-	ErrNotBound = errors.New("device not bound to vfio-pci")
+	// ErrNotBound means the device is not bound to vfio-pci. It is pci.ErrNotBound.
+	ErrNotBound = pci.ErrNotBound
 	// ErrNotViable means a device of the IOMMU group is bound to a host driver.
 	ErrNotViable = errors.New("iommu group not viable")
-	// ErrNotSupported (pci.ErrNotSupported) means the kernel or the device lacks a feature.
-	ErrNotSupported = pci.ErrNotSupported
 )
 
 // Mode selects the kernel interface.
@@ -62,14 +63,6 @@ func (m Mode) String() string {
 	return fmt.Sprintf("vfio.Mode(%d)", int(m))
 }
 
-// Default IOVA ranges handed to devices: below the x86 MSI window at 0xFEE00000 (so
-// devices limited to 32-bit DMA work) and from 4 GiB up to 2^39, the smallest address
-// width of Intel IOMMUs.
-var defaultIOVARanges = [][2]uint64{
-	{1 << 30, 0xFEE0_0000},
-	{1 << 32, 1 << 39},
-}
-
 // Options configure how devices are opened.
 type Options struct {
 	// Root prefixes every host path ("/" when empty).
@@ -90,6 +83,9 @@ func (o Options) root() string {
 	}
 	return o.Root
 }
+
+// host returns the PCI host under the root.
+func (o Options) host() (*pci.Host, error) { return pci.NewHost(o.root()) }
 
 func (o Options) log() *zap.Logger {
 	if o.Log == nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -14,21 +15,40 @@ func init() { commands = append(commands, newBindCmd) }
 
 func newBindCmd(g *globals) *cobra.Command {
 	var (
-		driver string
-		opts   pci.BindOptions
-		dryRun bool
+		driver  string
+		cfgPath string
+		opts    pci.BindOptions
+		dryRun  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "bind --driver DRIVER [--force] [--dry-run] [--noiommu-mode] ADDR...",
+		Use:   "bind --driver DRIVER [--force] [--dry-run] [--noiommu-mode] ADDR... | --config FILE",
 		Short: "Bind PCI functions to vfio-pci, uio_pci_generic or a kernel driver",
 		Long: `Bind each function to DRIVER (vfio-pci, uio_pci_generic, or a kernel driver to give
 it back to the host). Every check runs before anything is touched: the function exists, is
 not active (its interface has no route) unless --force, and for vfio-pci the host has an
 IOMMU (or --noiommu-mode) and the function's IOMMU group is viable. The original driver is
 recorded under <root>/run/uiod/ for "uiod unbind --restore"; on any failure the functions
-are put back on their original drivers. --dry-run prints the exact writes instead.`,
-		Args: cobra.MinimumNArgs(1),
+are put back on their original drivers. --dry-run prints the exact writes instead.
+With --config, every PCI port of the configuration is bound to its driver (sim ports have
+none), all as one plan: the same checks first, one rollback if any step fails.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cfgPath != "" {
+				if driver != "" || len(args) > 0 {
+					return usagef("bind --config takes each port's driver from the configuration: no --driver, no addresses")
+				}
+				h, err := pciHost(g)
+				if err != nil {
+					return err
+				}
+				p, err := planBindConfig(h, cfgPath, opts)
+				if err != nil {
+					return err
+				}
+				return runPCIPlan(cmd, h, p, dryRun)
+			}
+			if len(args) == 0 {
+				return usagef("bind: requires at least 1 arg(s): PCI addresses (or --config FILE)")
+			}
 			if driver == "" {
 				return usagef("--driver is required: vfio-pci, uio_pci_generic, or a kernel driver name")
 			}
@@ -39,7 +59,10 @@ are put back on their original drivers. --dry-run prints the exact writes instea
 			if err != nil {
 				return err
 			}
-			h := pciHost(g)
+			h, err := pciHost(g)
+			if err != nil {
+				return err
+			}
 			p, err := h.PlanBind(addrs, driver, opts)
 			if err != nil {
 				return pciPlanError(err)
@@ -52,7 +75,54 @@ are put back on their original drivers. --dry-run prints the exact writes instea
 	f.BoolVar(&opts.Force, "force", false, "bind functions whose interfaces are active (have routes)")
 	f.BoolVar(&dryRun, "dry-run", false, "print the writes that would be made, and make none")
 	f.BoolVar(&opts.NoIOMMU, "noiommu-mode", false, "on a host without an IOMMU, enable vfio's UNSAFE no-IOMMU mode")
+	f.StringVarP(&cfgPath, "config", "c", "", "bind every PCI port of this configuration to its driver")
 	return cmd
+}
+
+// configPorts loads a configuration and returns its PCI ports' addresses by driver, in
+// the configuration's order (sim ports have no function to bind).
+func configPorts(path string) (map[string][]pci.Addr, []string, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, nil, asUsage(fmt.Errorf("%s: %w", path, err))
+	}
+	byDriver := map[string][]pci.Addr{}
+	var drivers []string
+	for _, p := range cfg.Ports {
+		if p.Driver == config.DriverSim {
+			continue
+		}
+		if _, ok := byDriver[p.Driver]; !ok {
+			drivers = append(drivers, p.Driver)
+		}
+		byDriver[p.Driver] = append(byDriver[p.Driver], p.Addr())
+	}
+	if len(drivers) == 0 {
+		return nil, nil, usagef("%s has no PCI ports (only sim ports)", path)
+	}
+	return byDriver, drivers, nil
+}
+
+// planBindConfig plans binding every PCI port of a configuration to its driver, as one
+// plan (one rollback for all).
+func planBindConfig(h *pci.Host, path string, opts pci.BindOptions) (*pci.Plan, error) {
+	byDriver, drivers, err := configPorts(path)
+	if err != nil {
+		return nil, err
+	}
+	var plans []*pci.Plan
+	for _, drv := range drivers {
+		p, err := h.PlanBind(byDriver[drv], drv, opts)
+		if err != nil {
+			return nil, pciPlanError(err)
+		}
+		plans = append(plans, p)
+	}
+	p, err := pci.JoinPlans(plans...)
+	if err != nil {
+		return nil, asUsage(fmt.Errorf("%s: %w", path, err))
+	}
+	return p, nil
 }
 
 // runPCIPlan prints the plan's warnings, then prints (dry run) or applies the plan.

@@ -14,9 +14,15 @@ import (
 
 func init() { commands = append(commands, newDevicesCmd) }
 
-// pciHost returns the host under --root, with pci.ids warnings going to the log.
-func pciHost(g *globals) *pci.Host {
-	return &pci.Host{Root: g.root, Warn: func(msg string) { g.log.Warn(msg) }}
+// pciHost returns the host under --root, with pci.ids warnings going to the log. A root
+// that is empty or not a directory is a usage error.
+func pciHost(g *globals) (*pci.Host, error) {
+	h, err := pci.NewHost(g.root)
+	if err != nil {
+		return nil, asUsage(fmt.Errorf("--root: %w", err))
+	}
+	h.Warn = func(msg string) { g.log.Warn(msg) }
+	return h, nil
 }
 
 func newDevicesCmd(g *globals) *cobra.Command {
@@ -30,7 +36,11 @@ one has a route: the host is using it), and without a driver. Network controller
 unless --all. A function whose sysfs files cannot be read is listed with its error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			devs, err := pciHost(g).Scan(all)
+			h, err := pciHost(g)
+			if err != nil {
+				return err
+			}
+			devs, err := h.Scan(all)
 			if err != nil {
 				return err
 			}

@@ -10,24 +10,43 @@ func init() { commands = append(commands, newUnbindCmd) }
 
 func newUnbindCmd(g *globals) *cobra.Command {
 	var (
-		opts   pci.UnbindOptions
-		dryRun bool
+		opts    pci.UnbindOptions
+		cfgPath string
+		dryRun  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "unbind [--restore] [--force] [--dry-run] ADDR...",
+		Use:   "unbind [--restore] [--force] [--dry-run] ADDR... | --config FILE",
 		Short: "Unbind PCI functions from their driver, optionally giving them back to the original one",
 		Long: `Unbind each function from its driver and clear its driver_override. With --restore,
 bind it again to the driver recorded when uiod bound it (or, without a record, let the
 kernel pick one) and remove the record. Functions whose interfaces are active (or might
 be: the route tables cannot be read) are refused unless --force. --dry-run prints the
-exact writes instead.`,
-		Args: cobra.MinimumNArgs(1),
+exact writes instead. With --config, the functions are the configuration's PCI ports.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			addrs, err := parsePCIArgs(args)
+			var addrs []pci.Addr
+			switch {
+			case cfgPath != "" && len(args) > 0:
+				return usagef("unbind: give addresses or --config, not both")
+			case cfgPath != "":
+				byDriver, drivers, err := configPorts(cfgPath)
+				if err != nil {
+					return err
+				}
+				for _, d := range drivers {
+					addrs = append(addrs, byDriver[d]...)
+				}
+			case len(args) == 0:
+				return usagef("unbind: requires at least 1 arg(s): PCI addresses (or --config FILE)")
+			default:
+				var err error
+				if addrs, err = parsePCIArgs(args); err != nil {
+					return err
+				}
+			}
+			h, err := pciHost(g)
 			if err != nil {
 				return err
 			}
-			h := pciHost(g)
 			p, err := h.PlanUnbind(addrs, opts)
 			if err != nil {
 				return pciPlanError(err)
@@ -39,5 +58,6 @@ exact writes instead.`,
 	f.BoolVar(&opts.Restore, "restore", false, "bind the driver recorded at bind time (or let the kernel pick)")
 	f.BoolVar(&opts.Force, "force", false, "unbind functions whose interfaces are active (have routes)")
 	f.BoolVar(&dryRun, "dry-run", false, "print the writes that would be made, and make none")
+	f.StringVarP(&cfgPath, "config", "c", "", "unbind every PCI port of this configuration")
 	return cmd
 }

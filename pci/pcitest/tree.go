@@ -187,7 +187,7 @@ func (tr *Tree) AddFunction(f Function) {
 		tr.must(tr.linkDriver(f.Addr, f.Driver))
 	}
 	native := f.Native
-	if native == "" && f.Driver != "vfio-pci" && f.Driver != "uio_pci_generic" {
+	if native == "" && !isUserspace(f.Driver) {
 		native = f.Driver
 	}
 	tr.native[f.Addr] = native
@@ -320,4 +320,14 @@ func (tr *Tree) Snapshot() map[string]string {
 		tr.t.Fatal(err)
 	}
 	return out
+}
+
+// isUserspace reports whether driver is a userspace driver (pcitest cannot import pci:
+// pci's own tests import pcitest). pci.UserspaceDrivers lists the same names.
+func isUserspace(driver string) bool {
+	switch driver {
+	case "vfio-pci", "uio_pci_generic", "igb_uio":
+		return true
+	}
+	return false
 }

@@ -39,7 +39,11 @@ var _ pci.Device = (*Device)(nil)
 // Open opens a function bound to vfio-pci in a container of its own, which Close also
 // closes. Use NewContainer and Container.Open for devices that share DMA memory.
 func Open(addr pci.Addr, opts Options) (*Device, error) {
-	if err := checkBound(opts.root(), addr); err != nil {
+	host, err := opts.host()
+	if err != nil {
+		return nil, err
+	}
+	if err := host.CheckBound(addr, pci.DriverVFIO); err != nil {
 		return nil, err
 	}
 	c, err := NewContainer(opts)
@@ -61,7 +65,7 @@ func newDevice(c *Container, addr pci.Addr, fd int, owns bool) (*Device, error) 
 		return nil, fmt.Errorf("get device info: %w", err)
 	}
 	if d.info.Flags&deviceFlagsPCI == 0 {
-		return nil, fmt.Errorf("not a PCI device (flags %#x): %w", d.info.Flags, ErrNotSupported)
+		return nil, fmt.Errorf("not a PCI device (flags %#x): %w", d.info.Flags, pci.ErrNotSupported)
 	}
 	if d.info.NumRegions <= vfioPCIConfigRegionIndex {
 		return nil, fmt.Errorf("only %d regions, no config space", d.info.NumRegions)
@@ -112,7 +116,7 @@ func (d *Device) Region(bar int) (pci.Region, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return nil, errors.New("device closed")
+		return nil, fmt.Errorf("BAR%d: device %w", bar, pci.ErrClosed)
 	}
 	if r := d.regions[bar]; r != nil {
 		return r, nil
@@ -156,7 +160,7 @@ func (d *Device) DMA() pci.DMA { return d.c.dma }
 // Reset performs a function-level reset (VFIO_DEVICE_RESET).
 func (d *Device) Reset() error {
 	if d.info.Flags&deviceFlagsReset == 0 {
-		return fmt.Errorf("reset %s: %w: device has no reset method", d.addr, ErrNotSupported)
+		return fmt.Errorf("reset %s: %w: device has no reset method", d.addr, pci.ErrNotSupported)
 	}
 	if _, err := ioctlValue(d.fd, vfioDeviceReset, 0); err != nil {
 		return fmt.Errorf("reset %s: %w", d.addr, err)

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcitest"
 )
 
 var testAddr = pci.MustParseAddr("0000:02:00.0")
@@ -22,68 +24,45 @@ const testResource = "0x00000000fe800000 0x00000000fe81ffff 0x0000000000040200\n
 	"0x0000000000000000 0x0000000000000000 0x0000000000000000\n" +
 	"0x00000000fe840000 0x00000000fe87ffff 0x0000000000046200\n"
 
-// fixture builds a host tree with one function bound to driver and, unless skip names
-// them, its uio entry, /dev node, config, resource and reset files.
-func fixture(t *testing.T, driver string, skip ...string) string {
+// fixture builds a host tree with one 82576 bound to driver and, unless skip names them,
+// its uio entry and /dev node (uio3), and its reset file. BAR0 is memory, BAR2 I/O
+// ports, BAR3 memory without a resourceN file. The command register has bus mastering
+// on, as a previous user would leave it.
+func fixture(t *testing.T, driver string, skip ...string) *pcitest.Tree {
 	t.Helper()
-	root := t.TempDir()
-	skipped := func(s string) bool {
-		for _, x := range skip {
-			if x == s {
-				return true
-			}
-		}
-		return false
+	tr := pcitest.New(t)
+	tr.AddFunction(pcitest.Function{Addr: testAddr.String(), Vendor: 0x8086, Device: 0x10c9, Class: 0x020000, Driver: driver, IOMMUGroup: 1})
+	tr.SetBARs(testAddr.String(),
+		pcitest.BAR{Start: 0xfe800000, Size: 0x20000, Flags: 0x40200},
+		pcitest.BAR{},
+		pcitest.BAR{Start: 0xc000, Size: 0x20, Flags: 0x40101},
+		pcitest.BAR{Start: 0xfe820000, Size: 0x4000, Flags: 0x40200})
+	tr.Remove("sys/bus/pci/devices/" + testAddr.String() + "/resource3")
+	tr.SetCommand(testAddr.String(), pci.CmdBusMaster)
+	if !slices.Contains(skip, "uio") {
+		tr.AddUIO(testAddr.String(), 3, 7)
 	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
+	if slices.Contains(skip, "dev") {
+		tr.Remove("dev/uio3")
 	}
-	dev := filepath.Join(root, "sys/devices/pci0000:00/0000:02:00.0")
-	must(os.MkdirAll(dev, 0o755))
-	must(os.MkdirAll(filepath.Join(root, "sys/bus/pci/devices"), 0o755))
-	must(os.MkdirAll(filepath.Join(root, "sys/bus/pci/drivers", driver), 0o755))
-	must(os.MkdirAll(filepath.Join(root, "dev"), 0o755))
-	must(os.Symlink("../../../devices/pci0000:00/0000:02:00.0", filepath.Join(root, "sys/bus/pci/devices/0000:02:00.0")))
-	must(os.Symlink("../../../bus/pci/drivers/"+driver, filepath.Join(dev, "driver")))
-	must(os.Symlink("/proc", filepath.Join(root, "proc")))
-	if !skipped("uio") {
-		must(os.MkdirAll(filepath.Join(dev, "uio/uio3"), 0o755))
+	if !slices.Contains(skip, "reset") {
+		tr.AddReset(testAddr.String())
 	}
-	if !skipped("dev") {
-		// A regular file standing in for /dev/uio3: one 4-byte interrupt count.
-		var b [4]byte
-		binary.NativeEndian.PutUint32(b[:], 7)
-		must(os.WriteFile(filepath.Join(root, "dev/uio3"), b[:], 0o644))
-	}
-	cfg := make([]byte, 256)
-	binary.LittleEndian.PutUint16(cfg[0:], 0x8086)
-	binary.LittleEndian.PutUint16(cfg[2:], 0x10c9)
-	binary.LittleEndian.PutUint16(cfg[4:], pci.CmdBusMaster) // left on by a previous user
-	must(os.WriteFile(filepath.Join(dev, "config"), cfg, 0o644))
-	must(os.WriteFile(filepath.Join(dev, "resource"), []byte(testResource), 0o644))
-	must(os.WriteFile(filepath.Join(dev, "resource0"), make([]byte, 0x20000), 0o644))
-	must(os.WriteFile(filepath.Join(dev, "resource2"), make([]byte, 0x20), 0o644))
-	if !skipped("reset") {
-		must(os.WriteFile(filepath.Join(dev, "reset"), nil, 0o644))
-	}
-	return root
-}
-
-func command(t *testing.T, root string) uint16 {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "sys/bus/pci/devices/0000:02:00.0/config"))
-	if err != nil {
+	// The pagemap is the process's own.
+	if err := os.Symlink("/proc/self", tr.Path("proc/self")); err != nil {
 		t.Fatal(err)
 	}
-	return binary.LittleEndian.Uint16(b[4:])
+	return tr
 }
 
-func setCommand(t *testing.T, root string, v uint16) {
+func command(t *testing.T, tr *pcitest.Tree) uint16 {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(root, "sys/bus/pci/devices/0000:02:00.0/config"), os.O_WRONLY, 0)
+	return tr.Command(testAddr.String())
+}
+
+func setCommand(t *testing.T, tr *pcitest.Tree, v uint16) {
+	t.Helper()
+	f, err := os.OpenFile(tr.Path("sys/bus/pci/devices/0000:02:00.0/config"), os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,15 +77,15 @@ func setCommand(t *testing.T, root string, v uint16) {
 func TestOpenErrors(t *testing.T) {
 	tests := []struct {
 		name    string
-		root    string
+		root    *pcitest.Tree
 		addr    pci.Addr
 		is      error
 		mention []string
 	}{
-		{name: "no such device", root: fixture(t, uioDriver), addr: pci.MustParseAddr("0000:03:00.0"), mention: []string{"0000:03:00.0"}},
+		{name: "no such device", root: fixture(t, pci.DriverUIO), addr: pci.MustParseAddr("0000:03:00.0"), mention: []string{"0000:03:00.0"}},
 		{name: "bound to vfio-pci", root: fixture(t, "vfio-pci"), is: ErrNotBound, mention: []string{"vfio-pci", "uiod bind"}},
-		{name: "no uio entry", root: fixture(t, uioDriver, "uio"), mention: []string{"no uio device"}},
-		{name: "no device node", root: fixture(t, uioDriver, "dev"), is: os.ErrNotExist, mention: []string{"dev/uio3"}},
+		{name: "no uio entry", root: fixture(t, pci.DriverUIO, "uio"), mention: []string{"no uio device"}},
+		{name: "no device node", root: fixture(t, pci.DriverUIO, "dev"), is: os.ErrNotExist, mention: []string{"dev/uio3"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,7 +93,7 @@ func TestOpenErrors(t *testing.T) {
 			if addr == (pci.Addr{}) {
 				addr = testAddr
 			}
-			d, err := Open(addr, Options{Root: tt.root})
+			d, err := Open(addr, Options{Root: tt.root.Root})
 			if err == nil {
 				d.Close()
 				t.Fatal("Open succeeded")
@@ -132,8 +111,8 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func TestDevice(t *testing.T) {
-	root := fixture(t, uioDriver)
-	d, err := Open(testAddr, Options{Root: root})
+	root := fixture(t, pci.DriverUIO)
+	d, err := Open(testAddr, Options{Root: root.Root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +120,7 @@ func TestDevice(t *testing.T) {
 	if d.Addr() != testAddr || !strings.HasSuffix(d.UIOPath(), "dev/uio3") {
 		t.Errorf("Addr %v UIOPath %q", d.Addr(), d.UIOPath())
 	}
-	dev := filepath.Join(root, "sys/bus/pci/devices/0000:02:00.0")
+	dev := root.Path("sys/bus/pci/devices/0000:02:00.0")
 	if b, _ := os.ReadFile(filepath.Join(dev, "reset")); string(b) != "1" {
 		t.Errorf("reset file holds %q, want 1", b)
 	}
@@ -173,7 +152,7 @@ func TestDevice(t *testing.T) {
 	if binary.LittleEndian.Uint32(res0[8:]) != 0x80080783 {
 		t.Error("BAR0 write did not reach resource0")
 	}
-	if _, err := d.Region(2); !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "I/O port") {
+	if _, err := d.Region(2); !errors.Is(err, pci.ErrNotSupported) || !strings.Contains(err.Error(), "I/O port") {
 		t.Errorf("Region(2) (I/O BAR): %v", err)
 	}
 	if _, err := d.Region(1); err == nil || !strings.Contains(err.Error(), "not implemented") {
@@ -188,7 +167,7 @@ func TestDevice(t *testing.T) {
 
 	// Interrupts.
 	for _, k := range []irq.Kind{irq.MSI, irq.MSIX} {
-		if _, err := d.IRQs(k, 1); !errors.Is(err, ErrNotSupported) {
+		if _, err := d.IRQs(k, 1); !errors.Is(err, pci.ErrNotSupported) {
 			t.Errorf("IRQs(%v): %v", k, err)
 		}
 	}
@@ -264,13 +243,13 @@ func TestDevice(t *testing.T) {
 }
 
 func TestOpenWithoutReset(t *testing.T) {
-	root := fixture(t, uioDriver, "reset")
-	d, err := Open(testAddr, Options{Root: root})
+	root := fixture(t, pci.DriverUIO, "reset")
+	d, err := Open(testAddr, Options{Root: root.Root})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if err := d.Reset(); !errors.Is(err, ErrNotSupported) {
+	if err := d.Reset(); !errors.Is(err, pci.ErrNotSupported) {
 		t.Errorf("Reset without sysfs reset: %v", err)
 	}
 }
@@ -281,14 +260,14 @@ func TestOpenWithoutReset(t *testing.T) {
 func TestOpenUnresetKeepsBusMasterOff(t *testing.T) {
 	tests := []struct {
 		name  string
-		setup func(t *testing.T, root string)
+		setup func(t *testing.T, root *pcitest.Tree)
 		opts  Options
 	}{
-		{name: "no reset file", setup: func(t *testing.T, root string) {
-			os.Remove(filepath.Join(root, "sys/bus/pci/devices/0000:02:00.0/reset"))
+		{name: "no reset file", setup: func(t *testing.T, root *pcitest.Tree) {
+			root.Remove("sys/bus/pci/devices/0000:02:00.0/reset")
 		}},
-		{name: "reset fails", setup: func(t *testing.T, root string) {
-			p := filepath.Join(root, "sys/bus/pci/devices/0000:02:00.0/reset")
+		{name: "reset fails", setup: func(t *testing.T, root *pcitest.Tree) {
+			p := root.Path("sys/bus/pci/devices/0000:02:00.0/reset")
 			if err := os.Remove(p); err != nil {
 				t.Fatal(err)
 			}
@@ -300,12 +279,12 @@ func TestOpenUnresetKeepsBusMasterOff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := fixture(t, uioDriver)
+			root := fixture(t, pci.DriverUIO)
 			if tt.setup != nil {
 				tt.setup(t, root)
 			}
 			opts := tt.opts
-			opts.Root = root
+			opts.Root = root.Root
 			d, err := Open(testAddr, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -320,14 +299,13 @@ func TestOpenUnresetKeepsBusMasterOff(t *testing.T) {
 }
 
 func TestSharedDMA(t *testing.T) {
-	root := fixture(t, uioDriver)
-	dma, pm, err := NewDMA(root, 0, nil)
+	root := fixture(t, pci.DriverUIO)
+	dma, err := NewDMA(root.Root, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pm.Close()
 	defer dma.Close()
-	d, err := Open(testAddr, Options{Root: root, DMA: dma})
+	d, err := Open(testAddr, Options{Root: root.Root, DMA: dma})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/pci"
 )
 
 // encodeIRQSet writes a struct vfio_irq_set into buf and returns the used prefix: the
@@ -56,7 +57,7 @@ func (d *Device) IRQs(kind irq.Kind, n int) ([]*irq.Vector, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed || d.quiesced {
-		return nil, errors.New("irqs: device closed")
+		return nil, fmt.Errorf("irqs: device %w", pci.ErrClosed)
 	}
 	if n == 0 {
 		if d.vectors != nil && d.irqKind == kind {
@@ -69,7 +70,7 @@ func (d *Device) IRQs(kind irq.Kind, n int) ([]*irq.Vector, error) {
 		return nil, err
 	}
 	if n > avail {
-		return nil, fmt.Errorf("irqs: %s has %d %v vectors, %d requested: %w", d.addr, avail, kind, n, ErrNotSupported)
+		return nil, fmt.Errorf("irqs: %s has %d %v vectors, %d requested: %w", d.addr, avail, kind, n, pci.ErrNotSupported)
 	}
 	if err := d.disableIRQs(); err != nil {
 		return nil, err

@@ -2,8 +2,6 @@ package vfio
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,48 +9,23 @@ import (
 
 	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcitest"
 )
 
 var testAddr = pci.MustParseAddr("0000:01:00.0")
 
 // fixture builds a fake host tree: one PCI function bound to driver (none if ""), in
-// IOMMU group 5 with a second member bound to igb, and the given extra files.
+// IOMMU group 5 with a second member bound to igb, and the given extra files (empty
+// regular files standing in for device nodes).
 func fixture(t *testing.T, driver string, files ...string) string {
 	t.Helper()
-	root := t.TempDir()
-	mk := func(p string) {
-		if err := os.MkdirAll(filepath.Join(root, p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	link := func(target, name string) {
-		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dev := "sys/devices/pci0000:00/0000:01:00.0"
-	mk(dev)
-	mk("sys/devices/pci0000:00/0000:01:00.1")
-	mk("sys/bus/pci/devices")
-	mk("sys/bus/pci/drivers/vfio-pci")
-	mk("sys/bus/pci/drivers/igb")
-	mk("sys/kernel/iommu_groups/5/devices")
-	link("../../../devices/pci0000:00/0000:01:00.0", "sys/bus/pci/devices/0000:01:00.0")
-	link("../../../devices/pci0000:00/0000:01:00.1", "sys/bus/pci/devices/0000:01:00.1")
-	if driver != "" {
-		link("../../../bus/pci/drivers/"+driver, dev+"/driver")
-	}
-	link("../../../bus/pci/drivers/igb", "sys/devices/pci0000:00/0000:01:00.1/driver")
-	link("../../../kernel/iommu_groups/5", dev+"/iommu_group")
-	link("../../../../devices/pci0000:00/0000:01:00.0", "sys/kernel/iommu_groups/5/devices/0000:01:00.0")
-	link("../../../../devices/pci0000:00/0000:01:00.1", "sys/kernel/iommu_groups/5/devices/0000:01:00.1")
+	tr := pcitest.New(t)
+	tr.AddFunction(pcitest.Function{Addr: testAddr.String(), Vendor: 0x8086, Device: 0x10fb, Class: 0x020000, Driver: driver, IOMMUGroup: 5})
+	tr.AddFunction(pcitest.Function{Addr: "0000:01:00.1", Vendor: 0x8086, Device: 0x10fb, Class: 0x020000, Driver: "igb", IOMMUGroup: 5})
 	for _, f := range files {
-		mk(filepath.Dir(f))
-		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		tr.WriteFile(f, "")
 	}
-	return root
+	return tr.Root
 }
 
 func TestOpenErrors(t *testing.T) {
@@ -133,27 +106,14 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-func TestSysfsHelpers(t *testing.T) {
-	root := fixture(t, "vfio-pci")
-	n, err := iommuGroup(root, testAddr)
-	if err != nil || n != 5 {
-		t.Errorf("iommuGroup = %d, %v; want 5", n, err)
-	}
-	if _, err := iommuGroup(root, pci.MustParseAddr("0000:01:00.1")); err == nil || !strings.Contains(err.Error(), "no IOMMU group") {
-		t.Errorf("iommuGroup without link: %v", err)
-	}
-	m := groupMembers(root, 5)
-	if !strings.Contains(m, "0000:01:00.0 (vfio-pci)") || !strings.Contains(m, "0000:01:00.1 (igb)") {
-		t.Errorf("groupMembers = %q", m)
-	}
-	if _, err := cdevName(root, testAddr); !errors.Is(err, ErrNotSupported) {
-		t.Errorf("cdevName without vfio-dev: %v", err)
-	}
-	if err := os.MkdirAll(filepath.Join(root, "sys/bus/pci/devices/0000:01:00.0/vfio-dev/vfio3"), 0o755); err != nil {
+func TestGroupMembers(t *testing.T) {
+	h, err := pci.NewHost(fixture(t, "vfio-pci"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if name, err := cdevName(root, testAddr); err != nil || name != "vfio3" {
-		t.Errorf("cdevName = %q, %v", name, err)
+	m := groupMembers(h, 5)
+	if !strings.Contains(m, "0000:01:00.0 (vfio-pci)") || !strings.Contains(m, "0000:01:00.1 (igb)") {
+		t.Errorf("groupMembers = %q", m)
 	}
 }
 
@@ -169,7 +129,7 @@ func TestModeString(t *testing.T) {
 // Close has dropped the device set, so the container must refuse the device (and the
 // caller release it) instead of panicking on the nil map or keeping a live device.
 func TestTrackAfterClose(t *testing.T) {
-	c := &Container{fd: -1, groups: map[int]int{}, devices: map[*Device]struct{}{}, iova: NewIOVAAllocator()}
+	c := &Container{be: nopBackend{}, devices: map[*Device]struct{}{}}
 	c.dma = dmamem.New(containerMapper{c}, dmamem.Options{HugePages: dmamem.HugeOff})
 	d := &Device{c: c}
 	if !c.track(d) {
@@ -183,3 +143,10 @@ func TestTrackAfterClose(t *testing.T) {
 		t.Error("closed container accepted a device")
 	}
 }
+
+// nopBackend is a backend with no kernel behind it and no address space yet.
+type nopBackend struct{}
+
+func (nopBackend) attach(pci.Addr) (int, error) { return -1, pci.ErrNotSupported }
+func (nopBackend) space() dmaSpace              { return nil }
+func (nopBackend) close() error                 { return nil }

@@ -3,10 +3,11 @@ package vfio
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/uiod/uiod/pci"
 )
 
 // configSpace is the VFIO config region of a device, accessed with pread/pwrite.
@@ -19,7 +20,7 @@ type configSpace struct {
 
 func (c *configSpace) check(n int, off int64) error {
 	if c.closed.Load() {
-		return fmt.Errorf("config space: %w", os.ErrClosed)
+		return fmt.Errorf("config space: %w", pci.ErrClosed)
 	}
 	if off < 0 || off+int64(n) > c.size {
 		return fmt.Errorf("config space access of %d bytes at %#x beyond %#x: %w", n, off, c.size, io.EOF)

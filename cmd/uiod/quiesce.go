@@ -1,0 +1,108 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/daemon"
+	"github.com/uiod/uiod/pci"
+)
+
+func init() { commands = append(commands, newQuiesceCmd) }
+
+func newQuiesceCmd(g *globals) *cobra.Command {
+	var (
+		cfgPath string
+		dryRun  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "quiesce [--dry-run] ADDR... | --config FILE",
+		Short: "Stop NICs a dead uiod left programmed: bus mastering off, function reset",
+		Long: `Quiesce turns bus mastering off in each function's PCI command register (through
+its sysfs config file) and resets the function (sysfs reset), so that a NIC that a uiod
+killed by SIGKILL, the OOM killer or a crash left with live rings stops writing to memory
+the kernel has handed on. It needs nothing from the dead process. With --config it
+quiesces every PCI port of the configuration, and refuses while a uiod run holds the
+configuration's state_dir. Functions bound to a host driver are refused. --dry-run
+prints the writes instead. The systemd unit runs it in ExecStopPost=.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var addrs []pci.Addr
+			switch {
+			case cfgPath != "" && len(args) > 0:
+				return usagef("quiesce: give addresses or --config, not both")
+			case cfgPath != "":
+				cfg, err := config.Load(cfgPath)
+				if err != nil {
+					return asUsage(fmt.Errorf("%s: %w", cfgPath, err))
+				}
+				if pid, running, err := daemon.RunningPID(g.root, cfg.StateDir); err != nil {
+					return fmt.Errorf("state_dir %s: %w", cfg.StateDir, err)
+				} else if running {
+					return fmt.Errorf("uiod run (pid %d) is running on %s: stop it first (its shutdown quiesces the ports)", pid, cfgPath)
+				}
+				for _, p := range cfg.Ports {
+					if p.Driver != config.DriverSim {
+						addrs = append(addrs, p.Addr())
+					}
+				}
+				if len(addrs) == 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "# %s has no PCI ports: nothing to quiesce\n", cfgPath)
+					return nil
+				}
+			case len(args) == 0:
+				return usagef("quiesce: give PCI addresses or --config FILE")
+			default:
+				var err error
+				if addrs, err = parsePCIArgs(args); err != nil {
+					return err
+				}
+			}
+			h, err := pciHost(g)
+			if err != nil {
+				return err
+			}
+			return runQuiesce(cmd, h, addrs, dryRun)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&cfgPath, "config", "c", "", "quiesce every PCI port of this configuration")
+	f.BoolVar(&dryRun, "dry-run", false, "print the writes that would be made, and make none")
+	return cmd
+}
+
+// runQuiesce plans every function first (so a bad address or a host driver's function
+// touches nothing), then prints or applies the plans.
+func runQuiesce(cmd *cobra.Command, h *pci.Host, addrs []pci.Addr, dryRun bool) error {
+	var plans []*pci.QuiescePlan
+	for _, a := range addrs {
+		p, err := h.PlanQuiesce(a)
+		if err != nil {
+			return pciPlanError(err)
+		}
+		plans = append(plans, p)
+	}
+	out := cmd.OutOrStdout()
+	if dryRun {
+		fmt.Fprintf(out, "# dry run: quiesce would make these changes\n")
+		for _, p := range plans {
+			fmt.Fprint(out, p)
+		}
+		return nil
+	}
+	var errs []error
+	for _, p := range plans {
+		if err := h.ApplyQuiesce(p); err != nil {
+			errs = append(errs, err) // go on: every other function must still be stopped
+			continue
+		}
+		reset := "reset"
+		if p.ResetPath == "" {
+			reset = "no reset attribute"
+		}
+		fmt.Fprintf(out, "%s: bus master off (command %#04x -> %#04x), %s\n", p.Addr, p.Command, p.NewCommand, reset)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,139 @@
+package pci
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// QuiescePlan is what Quiesce does to one function: clear bus mastering in its command
+// register through the sysfs config file, then reset it through the sysfs reset
+// attribute. It needs nothing from whoever programmed the device, so it stops a NIC that
+// a process which died (SIGKILL, OOM, crash) left writing to memory.
+type QuiescePlan struct {
+	Addr Addr
+	// Driver is the function's driver: a userspace driver or none.
+	Driver string
+	// Command is the command register now; NewCommand is it with bus mastering off.
+	Command, NewCommand uint16
+	// ConfigPath is the function's sysfs config file.
+	ConfigPath string
+	// ResetPath is the function's sysfs reset attribute, "" if the kernel offers none:
+	// then only bus mastering is turned off.
+	ResetPath string
+}
+
+// String renders the plan for a dry run: the exact writes.
+func (p *QuiescePlan) String() string {
+	var b strings.Builder
+	drv := p.Driver
+	if drv == "" {
+		drv = "no driver"
+	}
+	fmt.Fprintf(&b, "# %s (%s): command %#04x -> %#04x (bus master off)\n", p.Addr, drv, p.Command, p.NewCommand)
+	fmt.Fprintf(&b, "write %#04x (2 bytes, little endian) at offset %#x of %s\n", p.NewCommand, CfgCommand, p.ConfigPath)
+	if p.ResetPath == "" {
+		fmt.Fprintf(&b, "# %s has no reset attribute: bus mastering off only\n", p.Addr)
+	} else {
+		fmt.Fprintf(&b, "%s\n", Write{Path: p.ResetPath, Value: "1"})
+	}
+	return b.String()
+}
+
+// PlanQuiesce checks that the function exists and is not a host driver's (quiescing a
+// function the host uses would cut it off), reads its command register and returns the
+// plan, touching nothing.
+func (h *Host) PlanQuiesce(a Addr) (*QuiescePlan, error) {
+	ok, err := h.exists(a)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w %s (no %s)", ErrNoDevice, a, h.devDir(a))
+	}
+	drv, err := h.Driver(a)
+	if err != nil {
+		return nil, err
+	}
+	if drv != "" && !IsUserspaceDriver(drv) && drv != DriverPCIStub {
+		return nil, fmt.Errorf("%w: %s is bound to the host driver %s: quiesce stops only functions left to userspace (or to no driver)", ErrRefused, a, drv)
+	}
+	cmd, err := h.readCommand(a)
+	if err != nil {
+		return nil, err
+	}
+	p := &QuiescePlan{Addr: a, Driver: drv, Command: cmd, NewCommand: cmd &^ CmdBusMaster, ConfigPath: h.path(deviceRel(a, "config"))}
+	has, err := h.HasDeviceFile(a, "reset")
+	if err != nil {
+		return nil, fmt.Errorf("%s: reset: %w", a, err)
+	}
+	if has {
+		p.ResetPath = h.path(deviceRel(a, "reset"))
+	}
+	return p, nil
+}
+
+// ApplyQuiesce turns bus mastering off (re-reading the command register, so no other bit
+// changes), then resets the function if it can be reset. The kernel's reset saves the
+// config space before and restores it after, so bus mastering stays off.
+func (h *Host) ApplyQuiesce(p *QuiescePlan) error {
+	f, err := h.OpenDeviceFile(p.Addr, "config", os.O_RDWR)
+	if err != nil {
+		return fmt.Errorf("quiesce %s: %w", p.Addr, err)
+	}
+	defer f.Close()
+	var b [2]byte
+	if err := readCommandAt(f, b[:]); err != nil {
+		return fmt.Errorf("quiesce %s: %w", p.Addr, err)
+	}
+	binary.LittleEndian.PutUint16(b[:], binary.LittleEndian.Uint16(b[:])&^CmdBusMaster)
+	if n, err := f.WriteAt(b[:], CfgCommand); err != nil || n != 2 {
+		return fmt.Errorf("quiesce %s: bus master off: write %s: %v", p.Addr, f.Name(), err)
+	}
+	if p.ResetPath != "" {
+		if err := h.write(p.ResetPath, "1"); err != nil {
+			return fmt.Errorf("quiesce %s: reset: %w", p.Addr, err)
+		}
+	}
+	return nil
+}
+
+// Quiesce plans and applies the quiesce of one function.
+func (h *Host) Quiesce(a Addr) (*QuiescePlan, error) {
+	p, err := h.PlanQuiesce(a)
+	if err != nil {
+		return nil, err
+	}
+	return p, h.ApplyQuiesce(p)
+}
+
+// readCommand reads a function's command register from its sysfs config file.
+func (h *Host) readCommand(a Addr) (uint16, error) {
+	f, err := h.OpenDeviceFile(a, "config", os.O_RDONLY)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", a, err)
+	}
+	defer f.Close()
+	var b [2]byte
+	if err := readCommandAt(f, b[:]); err != nil {
+		return 0, fmt.Errorf("%s: %w", a, err)
+	}
+	return binary.LittleEndian.Uint16(b[:]), nil
+}
+
+// readCommandAt reads the command register into b, refusing a function that does not
+// answer (all ones, as a read of a vanished device returns).
+func readCommandAt(f *os.File, b []byte) error {
+	var id [2]byte
+	if n, err := f.ReadAt(id[:], CfgVendorID); err != nil || n != 2 {
+		return fmt.Errorf("read %s: %w: no vendor id", f.Name(), ErrTruncated)
+	}
+	if id == [2]byte{0xff, 0xff} {
+		return fmt.Errorf("%s: the function does not respond (vendor id ffff)", f.Name())
+	}
+	if n, err := f.ReadAt(b, CfgCommand); err != nil || n != 2 {
+		return fmt.Errorf("read %s: %w: no command register", f.Name(), ErrTruncated)
+	}
+	return nil
+}

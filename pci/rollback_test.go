@@ -1,0 +1,146 @@
+package pci_test
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcitest"
+)
+
+func TestBindModprobe(t *testing.T) {
+	h, tr, k := host(t)
+	tr.Remove("sys/bus/pci/drivers/uio_pci_generic")
+	p, err := h.PlanBind(addrs(pcitest.Igb82576), pci.DriverUIO, pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Load, []string{pci.DriverUIO}) || !strings.Contains(p.String(), "modprobe uio_pci_generic") {
+		t.Errorf("plan loads %v:\n%s", p.Load, p)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(k.Modprobes(), []string{pci.DriverUIO}) || tr.Driver(pcitest.Igb82576) != pci.DriverUIO {
+		t.Errorf("modprobes %v, driver %q", k.Modprobes(), tr.Driver(pcitest.Igb82576))
+	}
+}
+
+func TestBindModprobeFails(t *testing.T) {
+	h, tr, k := host(t)
+	tr.Remove("sys/bus/pci/drivers/uio_pci_generic")
+	k.FailModprobe(errors.New("module not found"))
+	p, err := h.PlanBind(addrs(pcitest.Igb82576), pci.DriverUIO, pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := tr.Snapshot()
+	err = h.Apply(p)
+	if err == nil || !strings.Contains(err.Error(), "load driver uio_pci_generic") {
+		t.Errorf("error = %v", err)
+	}
+	if len(k.Writes()) != 0 || !maps.Equal(before, tr.Snapshot()) {
+		t.Error("writes after a failed modprobe")
+	}
+}
+
+func TestBindRollback(t *testing.T) {
+	a, b := pcitest.Igb82576, pcitest.Unbound
+	tests := []struct {
+		name   string
+		addrs  []string
+		inject func(k *pcitest.Kernel)
+		step   string
+		after  func(tr *pcitest.Tree) []pcitest.Write // writes after the failing one
+	}{
+		{"probe binds nothing", []string{a}, func(k *pcitest.Kernel) { k.IgnoreWrite("sys/bus/pci/drivers_probe") }, "verify",
+			func(tr *pcitest.Tree) []pcitest.Write {
+				return []pcitest.Write{
+					w(tr, dev(a, "driver_override"), "\n"),
+					w(tr, "sys/bus/pci/drivers/igb/bind", a),
+				}
+			}},
+		{"unbind fails", []string{a}, func(k *pcitest.Kernel) { k.FailWrite("sys/bus/pci/drivers/igb/unbind", syscall.EBUSY) }, "unbind from igb",
+			func(tr *pcitest.Tree) []pcitest.Write {
+				return []pcitest.Write{w(tr, dev(a, "driver_override"), "\n")}
+			}},
+		{"probe fails", []string{a}, func(k *pcitest.Kernel) { k.FailWrite("sys/bus/pci/drivers_probe", syscall.EINVAL) }, "probe vfio-pci",
+			func(tr *pcitest.Tree) []pcitest.Write {
+				return []pcitest.Write{
+					w(tr, dev(a, "driver_override"), "\n"),
+					w(tr, "sys/bus/pci/drivers/igb/bind", a),
+				}
+			}},
+		{"second function fails", []string{a, b}, func(k *pcitest.Kernel) { k.FailNext(dev(b, "driver_override"), syscall.EACCES) }, "set driver_override",
+			func(tr *pcitest.Tree) []pcitest.Write {
+				return []pcitest.Write{
+					w(tr, dev(b, "driver_override"), "\n"), // b: nothing else to undo
+					w(tr, dev(a, "driver_override"), "\n"), // a: already on vfio-pci
+					w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", a),
+					w(tr, "sys/bus/pci/drivers/igb/bind", a),
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, tr, k := host(t)
+			tt.inject(k)
+			p, err := h.PlanBind(addrs(tt.addrs...), pci.DriverVFIO, pci.BindOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = h.Apply(p)
+			if err == nil {
+				t.Fatal("Apply succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.step) || !strings.Contains(err.Error(), "rolled back") {
+				t.Errorf("error %q does not name step %q and the rollback", err, tt.step)
+			}
+			got := k.Writes()
+			// Find the failing write: the plan's writes up to it were made, then the rollback.
+			pw := planWrites(p)
+			n := 0
+			for n < len(pw) && n < len(got) && got[n] == pw[n] {
+				n++
+			}
+			checkWrites(t, got[n:], tt.after(tr))
+			if tr.Driver(a) != "igb" {
+				t.Errorf("%s driver %q after rollback, want igb", a, tr.Driver(a))
+			}
+			for _, x := range tt.addrs {
+				if ov := tr.ReadFile(dev(x, "driver_override")); ov != "(null)\n" {
+					t.Errorf("%s override %q after rollback", x, ov)
+				}
+				if _, ok, _ := h.State(pci.MustParseAddr(x)); ok {
+					t.Errorf("%s state file left after rollback", x)
+				}
+			}
+		})
+	}
+}
+
+func TestBindNoIOMMURollback(t *testing.T) {
+	h, tr, k := host(t)
+	tr.DropIOMMU()
+	tr.AddNoIOMMUParam()
+	param := "sys/module/vfio/parameters/enable_unsafe_noiommu_mode"
+	before := tr.ReadFile(param)
+	k.IgnoreWrite("sys/bus/pci/drivers_probe")
+	p, err := h.PlanBind(addrs(pcitest.Igb82576), pci.DriverVFIO, pci.BindOptions{NoIOMMU: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err == nil || !strings.Contains(err.Error(), "rolled back") {
+		t.Fatalf("Apply = %v, want a rolled back failure", err)
+	}
+	if got := tr.ReadFile(param); got != before {
+		t.Errorf("noiommu param = %q after rollback, want %q", got, before)
+	}
+	if got := k.Writes(); len(got) == 0 || got[len(got)-1] != w(tr, param, "0") {
+		t.Errorf("last write is not the param back to 0: %v", got)
+	}
+}

@@ -1,0 +1,199 @@
+package pci_test
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcitest"
+)
+
+func TestUnbind(t *testing.T) {
+	tests := []struct {
+		name   string
+		addr   string
+		opts   pci.UnbindOptions
+		want   func(tr *pcitest.Tree) []pcitest.Write
+		driver string
+	}{
+		{"vfio no state", pcitest.I350, pci.UnbindOptions{}, func(tr *pcitest.Tree) []pcitest.Write {
+			return []pcitest.Write{w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", pcitest.I350)}
+		}, ""},
+		{"restore without state: kernel picks", pcitest.I350, pci.UnbindOptions{Restore: true}, func(tr *pcitest.Tree) []pcitest.Write {
+			return []pcitest.Write{
+				w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", pcitest.I350),
+				w(tr, "sys/bus/pci/drivers_probe", pcitest.I350),
+			}
+		}, "igb"},
+		{"nothing to do", pcitest.Unbound, pci.UnbindOptions{}, func(tr *pcitest.Tree) []pcitest.Write { return nil }, ""},
+		{"active with force", pcitest.X540, pci.UnbindOptions{Force: true}, func(tr *pcitest.Tree) []pcitest.Write {
+			return []pcitest.Write{w(tr, "sys/bus/pci/drivers/ixgbe/unbind", pcitest.X540)}
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, tr, k := host(t)
+			before := tr.Snapshot()
+			p, err := h.PlanUnbind(addrs(tt.addr), tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(before, tr.Snapshot()) {
+				t.Fatal("PlanUnbind changed the tree")
+			}
+			checkWrites(t, planWrites(p), tt.want(tr))
+			if err := h.Apply(p); err != nil {
+				t.Fatal(err)
+			}
+			checkWrites(t, k.Writes(), tt.want(tr))
+			if got := tr.Driver(tt.addr); got != tt.driver {
+				t.Errorf("driver = %q, want %q", got, tt.driver)
+			}
+		})
+	}
+}
+
+func TestUnbindRefused(t *testing.T) {
+	h, tr, k := host(t)
+	before := tr.Snapshot()
+	for _, a := range []string{pcitest.X540, "0000:42:00.0"} {
+		if _, err := h.PlanUnbind(addrs(a), pci.UnbindOptions{}); err == nil || !strings.Contains(err.Error(), a) {
+			t.Errorf("unbind %s: error %v", a, err)
+		}
+	}
+	if len(k.Writes()) != 0 || !maps.Equal(before, tr.Snapshot()) {
+		t.Error("refused unbind touched the tree")
+	}
+}
+
+func TestBindThenRestore(t *testing.T) {
+	h, tr, k := host(t)
+	a := pcitest.Igb82576
+	p, err := h.PlanBind(addrs(a), pci.DriverVFIO, pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	n := len(k.Writes())
+	p, err = h.PlanUnbind(addrs(a), pci.UnbindOptions{Restore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	checkWrites(t, k.Writes()[n:], []pcitest.Write{
+		w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", a),
+		w(tr, dev(a, "driver_override"), "\n"),
+		w(tr, "sys/bus/pci/drivers/igb/bind", a),
+	})
+	if tr.Driver(a) != "igb" || tr.ReadFile(dev(a, "driver_override")) != "(null)\n" {
+		t.Errorf("driver %q override %q", tr.Driver(a), tr.ReadFile(dev(a, "driver_override")))
+	}
+	if _, ok, _ := h.State(pci.MustParseAddr(a)); ok {
+		t.Error("state file left after restore")
+	}
+}
+
+func TestUnbindRestoreLoadsDriver(t *testing.T) {
+	h, tr, k := host(t)
+	a := pcitest.Igb82576
+	p, err := h.PlanBind(addrs(a), pci.DriverVFIO, pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	tr.Remove("sys/bus/pci/drivers/igb") // igb was unloaded meanwhile
+	p, err = h.PlanUnbind(addrs(a), pci.UnbindOptions{Restore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(k.Modprobes(), []string{"igb"}) || tr.Driver(a) != "igb" {
+		t.Errorf("modprobes %v, driver %q", k.Modprobes(), tr.Driver(a))
+	}
+}
+
+func TestRestoreOriginalOverride(t *testing.T) {
+	h, tr, k := host(t)
+	a := pcitest.Igb82576
+	tr.WriteFile(dev(a, "driver_override"), "igb\n") // an admin pinned it to igb
+	p, err := h.PlanBind(addrs(a), pci.DriverVFIO, pci.BindOptions{})
+	if err == nil {
+		err = h.Apply(p)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _, _ := h.State(pci.MustParseAddr(a)); st.Override != "igb" {
+		t.Fatalf("state %+v does not record the override", st)
+	}
+	n := len(k.Writes())
+	p, err = h.PlanUnbind(addrs(a), pci.UnbindOptions{Restore: true})
+	if err == nil {
+		err = h.Apply(p)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWrites(t, k.Writes()[n:], []pcitest.Write{
+		w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", a),
+		w(tr, dev(a, "driver_override"), "igb"),
+		w(tr, "sys/bus/pci/drivers/igb/bind", a),
+	})
+	if tr.Driver(a) != "igb" || tr.ReadFile(dev(a, "driver_override")) != "igb\n" {
+		t.Errorf("driver %q override %q", tr.Driver(a), tr.ReadFile(dev(a, "driver_override")))
+	}
+}
+
+func TestUnbindUnreadableRoutes(t *testing.T) {
+	h, tr, k := host(t)
+	tr.WriteFile("proc/net/route", "Iface\tDestination\nbroken\n")
+	before := tr.Snapshot()
+	_, err := h.PlanUnbind(addrs(pcitest.Igb82576), pci.UnbindOptions{Restore: true})
+	if !errors.Is(err, pci.ErrRefused) || !strings.Contains(err.Error(), "ens3f0") {
+		t.Errorf("unbind with unreadable routes: err = %v, want refused naming ens3f0", err)
+	}
+	if len(k.Writes()) != 0 || !maps.Equal(before, tr.Snapshot()) {
+		t.Error("refused unbind touched the tree")
+	}
+	if _, err := h.PlanUnbind(addrs(pcitest.Igb82576), pci.UnbindOptions{Force: true}); err != nil {
+		t.Errorf("--force: %v", err)
+	}
+	// A function without interfaces does not need the route tables.
+	if _, err := h.PlanUnbind(addrs(pcitest.I350), pci.UnbindOptions{}); err != nil {
+		t.Errorf("function without interfaces: %v", err)
+	}
+}
+
+func TestBindBackToOriginal(t *testing.T) {
+	h, tr, k := host(t)
+	a := pcitest.Igb82576
+	for _, drv := range []string{pci.DriverVFIO, "igb"} {
+		p, err := h.PlanBind(addrs(a), drv, pci.BindOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Apply(p); err != nil {
+			t.Fatalf("bind to %s: %v", drv, err)
+		}
+	}
+	if got := k.Writes(); got[len(got)-1] != w(tr, dev(a, "driver_override"), "\n") {
+		t.Errorf("last write %v, want the override cleared", got[len(got)-1])
+	}
+	if tr.Driver(a) != "igb" || tr.ReadFile(dev(a, "driver_override")) != "(null)\n" {
+		t.Errorf("driver %q override %q, want igb and none", tr.Driver(a), tr.ReadFile(dev(a, "driver_override")))
+	}
+	if _, ok, _ := h.State(pci.MustParseAddr(a)); ok {
+		t.Error("state file left after binding back to the original driver")
+	}
+}
