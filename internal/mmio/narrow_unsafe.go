@@ -12,12 +12,14 @@ import (
 // compiler cannot merge with or elide against another.
 
 // Read8 reads an 8-bit register with one load.
+//
 //go:noinline
 func (r *Region) Read8(off uint32) uint8 {
 	return *(*uint8)(unsafe.Pointer(&r.mem[off]))
 }
 
 // Write8 writes an 8-bit register with one store.
+//
 //go:noinline
 func (r *Region) Write8(off uint32, v uint8) {
 	*(*uint8)(unsafe.Pointer(&r.mem[off])) = v
@@ -33,9 +35,11 @@ func (r *Region) reg16(off uint32) *uint16 {
 }
 
 // Read16 reads a 16-bit register with one load.
+//
 //go:noinline
 func (r *Region) Read16(off uint32) uint16 { return *r.reg16(off) }
 
 // Write16 writes a 16-bit register with one store.
+//
 //go:noinline
 func (r *Region) Write16(off uint32, v uint16) { *r.reg16(off) = v }

@@ -5,6 +5,7 @@ import "time"
 // injections are pending faults. They are guarded by the device lock.
 type injections struct {
 	drop, badID, oversize, ahead int
+	jump                         uint16
 }
 
 // DropNext drops the next n frames from the wire before they reach a queue.
@@ -20,6 +21,11 @@ func (m *Model) OversizeNext(n int) { m.dev.Lock(); m.inj.oversize += n; m.dev.U
 // UsedAheadNext publishes the used index of the next n received frames without writing
 // their used entries: the driver finds whatever the entries held before.
 func (m *Model) UsedAheadNext(n int) { m.dev.Lock(); m.inj.ahead += n; m.dev.Unlock() }
+
+// JumpUsedIndex advances the used index by n extra entries when the next frame is
+// received, as a device that lost count would: the driver finds an index beyond the
+// buffers it posted.
+func (m *Model) JumpUsedIndex(n uint16) { m.dev.Lock(); m.inj.jump += n; m.dev.Unlock() }
 
 // InterruptStorm sends n used-buffer notifications for RX queue q regardless of event
 // suppression (a notification storm).

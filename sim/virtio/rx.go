@@ -61,7 +61,9 @@ func (m *Model) receive(frame []byte, _ int64) {
 	var hdr [netHdrLen]byte
 	binary.LittleEndian.PutUint16(hdr[10:], 1) // num_buffers
 	if !m.scatter(chain, hdr[:], frame) {
-		m.st.RxErrors++
+		m.st.RxErrors++ // a DMA fault (recorded): hand the chain back empty
+		q.lastAvail++
+		m.pushUsed(qi, q, uint32(head), 0, false)
 		return
 	}
 	q.lastAvail++
@@ -78,6 +80,9 @@ func (m *Model) receive(frame []byte, _ int64) {
 	case m.inj.ahead > 0:
 		m.inj.ahead--
 		ahead = true
+	case m.inj.jump > 0:
+		q.usedIdx += m.inj.jump
+		m.inj.jump = 0
 	}
 	m.st.RxFrames++
 	m.st.RxBytes += uint64(len(frame))
