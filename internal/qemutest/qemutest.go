@@ -49,8 +49,11 @@ type Options struct {
 	// UnsafeNoIOMMU makes the guest enable vfio's unsafe no-IOMMU mode before the script
 	// runs, where the kernel has it (the shared kernel; Debian's do not).
 	UnsafeNoIOMMU bool
-	// NICs is the number of igb NICs; 0 means 2.
+	// NICs is the number of NICs; 0 means 2.
 	NICs int
+	// NICModel is the emulated NIC: "" or "igb" for QEMU's igb (82576), "virtio" for a
+	// modern-only virtio-net-pci (VirtioNICArgs).
+	NICModel string
 	// Memory is the guest RAM in QEMU syntax; "" means 512M.
 	Memory string
 	// CPUs is the number of guest CPUs; 0 means 1.
@@ -265,9 +268,30 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 			// One root port each: igb reserves slots for its SR-IOV VFs, so two igb
 			// functions on pcie.0 collide.
 			"-device", fmt.Sprintf("pcie-root-port,id=rp%d,bus=pcie.0,chassis=%d,slot=%d", i, i+1, i+1),
-			"-device", fmt.Sprintf("igb,bus=rp%d,netdev=n%d,mac=%s", i, i, nic.MAC))
+			"-device", nicDevice(o, i, nic.MAC))
 	}
 	return append(args, "-append", strings.Join(cmdline, " "))
+}
+
+// nicDevice is the -device argument of NIC i.
+func nicDevice(o Options, i int, mac net.HardwareAddr) string {
+	if o.NICModel == "virtio" {
+		return fmt.Sprintf("virtio-net-pci,bus=rp%d,netdev=n%d,mac=%s,%s", i, i, mac, VirtioNICArgs(o.IOMMU))
+	}
+	return fmt.Sprintf("igb,bus=rp%d,netdev=n%d,mac=%s", i, i, mac)
+}
+
+// VirtioNICArgs are the virtio-net-pci properties the tests use: the modern interface only
+// (1af4:1041), multi-queue offered (a dgram netdev has one queue, so the device offers one
+// pair), 4 MSI-X vectors, and behind an IOMMU iommu_platform=on, so that the device's DMA
+// goes through the emulated IOMMU (ACCESS_PLATFORM; QEMU refuses it on a transitional
+// device).
+func VirtioNICArgs(iommu bool) string {
+	a := "disable-legacy=on,mq=on,vectors=4"
+	if iommu {
+		a += ",iommu_platform=on"
+	}
+	return a
 }
 
 // Kill stops the guest at once if it is still running.

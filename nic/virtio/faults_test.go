@@ -63,7 +63,7 @@ func TestFaults(t *testing.T) {
 			},
 		},
 		{
-			name: "used index beyond the posted buffers",
+			name:   "used index beyond the posted buffers",
 			inject: func(h *harness) { h.m.JumpUsedIndex(500) },
 			send:   1, wantRx: 0,
 			check: func(t *testing.T, h *harness) {
