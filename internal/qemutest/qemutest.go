@@ -54,6 +54,11 @@ type Options struct {
 	// NICModel is the emulated NIC: "" or "igb" for QEMU's igb (82576), "virtio" for a
 	// modern-only virtio-net-pci (VirtioNICArgs).
 	NICModel string
+	// TAPQueues, when positive, gives NIC 0 a multi-queue host TAP backend with that many
+	// queues instead of a dgram socket pair (a dgram netdev has one queue, so a virtio-net
+	// NIC on it offers one queue pair): QEMU creates the interface NIC.TAP, which the host
+	// test brings up and talks to (AF_PACKET); it disappears when QEMU exits.
+	TAPQueues int
 	// Memory is the guest RAM in QEMU syntax; "" means 512M.
 	Memory string
 	// CPUs is the number of guest CPUs; 0 means 1.
@@ -97,6 +102,9 @@ type NIC struct {
 	// Bind a unix datagram socket to it to receive them (frames sent while nothing is
 	// bound there are dropped).
 	HostSocket string
+	// TAP is the host interface of a NIC with a TAP backend (Options.TAPQueues); the
+	// sockets are then unused.
+	TAP string
 }
 
 // VM is a running guest.
@@ -261,10 +269,15 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 			GuestSocket: filepath.Join(vm.dir, fmt.Sprintf("guest-nic%d.sock", i)),
 			HostSocket:  filepath.Join(vm.dir, fmt.Sprintf("host-nic%d.sock", i)),
 		}
+		netdev := fmt.Sprintf("dgram,id=n%d,local.type=unix,local.path=%s,remote.type=unix,remote.path=%s",
+			i, nic.GuestSocket, nic.HostSocket)
+		if i == 0 && o.TAPQueues > 0 {
+			nic.TAP = fmt.Sprintf("uiodtap%d", os.Getpid()%100000)
+			netdev = fmt.Sprintf("tap,id=n0,ifname=%s,queues=%d,script=no,downscript=no,vhost=off", nic.TAP, o.TAPQueues)
+		}
 		vm.NICs = append(vm.NICs, nic)
 		args = append(args,
-			"-netdev", fmt.Sprintf("dgram,id=n%d,local.type=unix,local.path=%s,remote.type=unix,remote.path=%s",
-				i, nic.GuestSocket, nic.HostSocket),
+			"-netdev", netdev,
 			// One root port each: igb reserves slots for its SR-IOV VFs, so two igb
 			// functions on pcie.0 collide.
 			"-device", fmt.Sprintf("pcie-root-port,id=rp%d,bus=pcie.0,chassis=%d,slot=%d", i, i+1, i+1),
@@ -276,7 +289,12 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 // nicDevice is the -device argument of NIC i.
 func nicDevice(o Options, i int, mac net.HardwareAddr) string {
 	if o.NICModel == "virtio" {
-		return fmt.Sprintf("virtio-net-pci,bus=rp%d,netdev=n%d,mac=%s,%s", i, i, mac, VirtioNICArgs(o.IOMMU))
+		a := VirtioNICArgs(o.IOMMU)
+		if i == 0 && o.TAPQueues > 1 {
+			// One vector per RX and TX queue plus the configuration vector, as QEMU sizes it.
+			a = strings.Replace(a, "vectors=4", fmt.Sprintf("vectors=%d", 2*o.TAPQueues+2), 1)
+		}
+		return fmt.Sprintf("virtio-net-pci,bus=rp%d,netdev=n%d,mac=%s,%s", i, i, mac, a)
 	}
 	return fmt.Sprintf("igb,bus=rp%d,netdev=n%d,mac=%s", i, i, mac)
 }

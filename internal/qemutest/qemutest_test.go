@@ -153,3 +153,22 @@ func TestVirtioNICArgs(t *testing.T) {
 		t.Errorf("default NIC %s, want igb", dev)
 	}
 }
+
+func TestTAPBackend(t *testing.T) {
+	vm := &VM{dir: t.TempDir()}
+	args := strings.Join(vm.qemuArgs(Options{Kernel: Kernel{Image: "/k/bzImage"}, NICs: 2, Memory: "512M", CPUs: 2, NICModel: "virtio", TAPQueues: 2, IOMMU: true}, "/i/initrd"), " ")
+	tap := vm.NICs[0].TAP
+	if tap == "" || len(tap) > 15 || vm.NICs[1].TAP != "" {
+		t.Fatalf("tap names %q %q", tap, vm.NICs[1].TAP)
+	}
+	for _, want := range []string{
+		"tap,id=n0,ifname=" + tap + ",queues=2,script=no,downscript=no,vhost=off",
+		"virtio-net-pci,bus=rp0,netdev=n0,mac=52:54:00:12:34:56,disable-legacy=on,mq=on,vectors=6,iommu_platform=on",
+		"dgram,id=n1,",
+		"virtio-net-pci,bus=rp1,netdev=n1,mac=52:54:00:12:34:57,disable-legacy=on,mq=on,vectors=4,iommu_platform=on",
+	} {
+		if !strings.Contains(args, want) {
+			t.Errorf("arguments lack %q: %s", want, args)
+		}
+	}
+}

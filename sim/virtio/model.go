@@ -156,6 +156,9 @@ func New(cfg Config) (*Model, error) {
 	return m, nil
 }
 
+// Close closes the device (as the driver's Close does; calling both is safe).
+func (m *Model) Close() error { return m.dev.Close() }
+
 // PCI is the function as a pci.Device, for the driver to open.
 func (m *Model) PCI() pci.Device { return m.pci }
 
