@@ -2,6 +2,7 @@ package virtio
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/uiod/uiod/nic"
@@ -123,5 +124,39 @@ func TestSharedAddressSpace(t *testing.T) {
 	}
 	if got := len(b.received()); got != 10 || b.port.tx[0].nCopies != 0 {
 		t.Fatalf("peer got %d frames, %d copies; want 10 without copies", got, b.port.tx[0].nCopies)
+	}
+}
+
+// TestBufferSizes checks that a port receives every frame that fits its buffers, at the
+// smallest allowed, a jumbo and the largest buffer size, and that a frame one byte too
+// long is left to the device (it does not fit the chain, so the device does not use it).
+func TestBufferSizes(t *testing.T) {
+	for _, size := range []int{2048, 9 * 1024, 16 * 1024} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			h := newHarness(t, simvirtio.Config{}, nic.Config{RxRing: 16, TxRing: 16, BufSize: size, NoIRQ: true}, Options{})
+			rng := rngFor(uint64(size))
+			lengths := []int{60, 1514, size}
+			for _, n := range append(lengths, size+1) {
+				if err := h.peer.Send(nictest.Frame(rng, nictest.Broadcast, [4]byte{10, 0, 0, 1}, [4]byte{10, 0, 0, 2}, 1, 2, n)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			bufs := make([]*nic.Buf, 8)
+			n := h.port.RxBurst(0, bufs)
+			got := make([]int, n)
+			for i, b := range bufs[:n] {
+				got[i] = b.Len()
+				b.Free()
+			}
+			if fmt.Sprint(got) != fmt.Sprint(lengths) {
+				t.Errorf("buffers of %d bytes: received frames of %v bytes, want %v", size, got, lengths)
+			}
+			if o := h.m.Stats().Oversize; o != 1 {
+				t.Errorf("model: %d frames too large for the buffers, want 1", o)
+			}
+			if e := h.port.Stats().RxErrors; e != 0 {
+				t.Errorf("%d receive errors", e)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 type txQueue struct {
 	vq
 	dma      pci.DMA      // the device's address space
+	local    *nic.Mempool // last pool seen to be in dma (saves the interface compare)
 	copies   *nic.Mempool // buffers for frames from another address space
 	bufs     []*nic.Buf   // buffer per slot until the device used it
 	free     []uint16
@@ -79,7 +80,11 @@ func (q *txQueue) burst(bufs []*nic.Buf) int {
 	n := 0
 	for n < len(bufs) && len(q.free) > 0 {
 		b := bufs[n]
-		if b.Pool().DMA() != q.dma {
+		if pool := b.Pool(); pool == q.local {
+			// Same address space as the last buffer: sent as is.
+		} else if pool.DMA() == q.dma {
+			q.local = pool
+		} else {
 			c := q.copies.Get()
 			if c == nil {
 				break
