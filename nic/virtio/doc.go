@@ -28,6 +28,14 @@
 // virtqueue (VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET) and the device steers received frames over
 // the pairs itself (QEMU by the backend queue a frame arrived on); RSS is not programmed.
 //
+// nic.Config: RxRing and TxRing count packets; each queue gets twice as many descriptors,
+// capped by the device's maximum queue size (QEMU's default is 256, so 128 packets),
+// halving the packet count to fit. BufSize must hold a 1518-byte frame. TxQueues may not
+// exceed RxQueues (the device receives on every pair in use). ITR is ignored (the device
+// has no moderation), as is Promiscuous (without VIRTIO_NET_F_CTRL_RX the device's filter
+// is its own; QEMU's accepts every address). Stats.RxMissed stays 0: the device reports
+// no drops.
+//
 // Every field the device writes (used index, used entry id and length) is checked before
 // use; a bad one is counted in Stats.RxErrors or TxErrors, never trusted.
 package virtio

@@ -7,6 +7,7 @@ import (
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
+	"github.com/uiod/uiod/wire"
 )
 
 // rawDriver pokes the model's BAR4 the way a (possibly wrong) driver would.
@@ -215,5 +216,25 @@ func TestNoMSIX(t *testing.T) {
 	}
 	if vs, err := m.PCI().IRQs(irq.INTx, 1); err != nil || len(vs) != 1 {
 		t.Fatalf("intx: %v %v", vs, err)
+	}
+}
+
+func TestNewPair(t *testing.T) {
+	a, b := wire.Pair()
+	c, d := wire.Pair()
+	ms, err := NewPair(Config{Strict: true}, [2]wire.Port{a, c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	defer d.Close()
+	for _, m := range ms {
+		defer m.Close()
+	}
+	if ms[0].PCI().DMA() != ms[1].PCI().DMA() {
+		t.Error("the pair does not share one address space")
+	}
+	if ms[0].MAC().String() == ms[1].MAC().String() || ms[0].PCI().Addr() == ms[1].PCI().Addr() {
+		t.Errorf("the pair shares MAC %v or address %v", ms[0].MAC(), ms[0].PCI().Addr())
 	}
 }
