@@ -54,6 +54,9 @@ type Options struct {
 	// NICModel is the emulated NIC: "" or "igb" for QEMU's igb (82576), "virtio" for a
 	// modern-only virtio-net-pci (VirtioNICArgs).
 	NICModel string
+	// NICModels, when set, gives NIC i the model NICModels[i] (values as NICModel; NICs
+	// past its end use NICModel), for guests with both kinds.
+	NICModels []string
 	// TAPQueues, when positive, gives NIC 0 a multi-queue host TAP backend with that many
 	// queues instead of a dgram socket pair (a dgram netdev has one queue, so a virtio-net
 	// NIC on it offers one queue pair): QEMU creates the interface NIC.TAP, which the host
@@ -288,7 +291,11 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 
 // nicDevice is the -device argument of NIC i.
 func nicDevice(o Options, i int, mac net.HardwareAddr) string {
-	if o.NICModel == "virtio" {
+	model := o.NICModel
+	if i < len(o.NICModels) {
+		model = o.NICModels[i]
+	}
+	if model == "virtio" {
 		a := VirtioNICArgs(o.IOMMU)
 		if i == 0 && o.TAPQueues > 1 {
 			// One vector per RX and TX queue plus the configuration vector, as QEMU sizes it.

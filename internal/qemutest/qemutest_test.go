@@ -152,6 +152,10 @@ func TestVirtioNICArgs(t *testing.T) {
 	if dev := nicDevice(Options{}, 0, net.HardwareAddr{0x52, 0x54, 0, 0x12, 0x34, 0x56}); !strings.HasPrefix(dev, "igb,") {
 		t.Errorf("default NIC %s, want igb", dev)
 	}
+	mixed := Options{NICModel: "virtio", NICModels: []string{"igb"}}
+	if a, b := nicDevice(mixed, 0, nil), nicDevice(mixed, 1, nil); !strings.HasPrefix(a, "igb,") || !strings.HasPrefix(b, "virtio-net-pci,") {
+		t.Errorf("mixed NICs %s and %s, want igb then virtio", a, b)
+	}
 }
 
 func TestTAPBackend(t *testing.T) {
