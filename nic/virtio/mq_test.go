@@ -160,3 +160,21 @@ func TestBufferSizes(t *testing.T) {
 		})
 	}
 }
+
+// TestSinglePair runs on a device without multi-queue: its control queue is virtqueue 2
+// and no pair count is set.
+func TestSinglePair(t *testing.T) {
+	h := newHarness(t, simvirtio.Config{MaxPairs: 1}, nic.Config{RxRing: 64, TxRing: 64, NoIRQ: true}, Options{})
+	if h.port.has(featMQ) || h.port.ctrl == nil || h.port.ctrl.index != 2 {
+		t.Fatalf("features %#x, control queue %+v: want no MQ and the control queue at 2", h.port.Features(), h.port.ctrl)
+	}
+	h.send(10)
+	var bufs [16]*nic.Buf
+	n := h.port.RxBurst(0, bufs[:])
+	if n != 10 || h.port.TxBurst(0, bufs[:n]) != n || len(h.received()) != 10 {
+		t.Fatalf("forwarded %d of 10", n)
+	}
+	if c := h.m.Stats().CtrlCommands; c != 0 {
+		t.Fatalf("%d control commands for one pair", c)
+	}
+}
