@@ -17,7 +17,7 @@ const virtioFrames = 100
 // virtioScript runs the virtio guest tests only (the igb ones skip or fail without igb).
 const virtioScript = `uiod version 2>&1 | head -1
 export UIOD_GUEST_VIRTIO=1
-exec guest.test -test.v -test.count=1 -test.timeout=5m -test.run '^TestGuestVirtio'
+exec guest.test -test.v -test.count=1 -test.timeout=5m -test.run '^TestGuestVirtioForward$'
 `
 
 // TestIntegrationVirtioDebianIOMMU proves nic/virtio on QEMU's virtio-net in the real
