@@ -42,8 +42,9 @@ type Port struct {
 
 	closeOnce sync.Once
 	closeErr  error
-	closed    atomic.Bool
-	lastLink  atomic.Value // nic.Link, answered after Close
+	closeMu   sync.RWMutex // Link holds it shared while it reads registers, Close exclusively
+	closed    bool         // registers are gone: Link answers from lastLink
+	lastLink  nic.Link
 }
 
 var _ nic.Port = (*Port)(nil)
@@ -83,8 +84,10 @@ func (p *Port) Close() error {
 		if p.watch != nil {
 			p.watch.stop()
 		}
-		p.lastLink.Store(p.Link())
-		p.closed.Store(true)
+		l := p.Link()
+		p.closeMu.Lock()
+		p.lastLink, p.closed = l, true
+		p.closeMu.Unlock()
 		err := p.t.reset()
 		p.releaseBuffers()
 		p.closeErr = errors.Join(err, p.dev.Close())
@@ -111,9 +114,10 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return p.tx[q].burst(bufs) 
 // Link implements nic.Port: the device's link status (always up without STATUS) and, with
 // SPEED_DUPLEX, its speed (0 when the device does not know it).
 func (p *Port) Link() nic.Link {
-	if p.closed.Load() {
-		l, _ := p.lastLink.Load().(nic.Link)
-		return l
+	p.closeMu.RLock()
+	defer p.closeMu.RUnlock()
+	if p.closed {
+		return p.lastLink
 	}
 	l := nic.Link{Up: true}
 	d := p.t.device

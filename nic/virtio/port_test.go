@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
@@ -204,4 +205,45 @@ func TestRegistered(t *testing.T) {
 	}
 	_ = pci.ErrNotSupported
 	_ = fmt.Sprint
+}
+
+// TestLinkDuringClose calls Link from another goroutine (a status page) while the port
+// closes: no register may be read after the device is closed.
+func TestLinkDuringClose(t *testing.T) {
+	for i := 0; i < 200; i++ {
+		m, err := simvirtio.New(simvirtio.Config{Strict: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Open(m.PCI(), nic.Config{NoIRQ: true, RxRing: 8, TxRing: 8, PoolSize: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		running := make(chan struct{})
+		go func() {
+			defer close(done)
+			close(running)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					p.Link()
+				}
+			}
+		}()
+		<-running
+		time.Sleep(20 * time.Microsecond) // let it spin
+		err = p.Close()
+		close(stop)
+		<-done
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Device().Err(); err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+	}
 }
