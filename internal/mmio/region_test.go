@@ -66,3 +66,30 @@ func TestMMIORegion(t *testing.T) {
 		}()
 	}
 }
+
+func TestMMIONarrow(t *testing.T) {
+	f := regionFile(t, 4096)
+	r, err := Map(int(f.Fd()), 0, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Unmap()
+	r.Write32(0x10, 0x11223344)
+	r.Write16(0x12, 0xbeef)
+	r.Write8(0x10, 0x99)
+	if got := r.Read32(0x10); got != 0xbeef3399 {
+		t.Errorf("after narrow writes Read32 = %#x, want 0xbeef3399", got)
+	}
+	if got := r.Read16(0x12); got != 0xbeef {
+		t.Errorf("Read16 = %#x", got)
+	}
+	if got := r.Read8(0x11); got != 0x33 {
+		t.Errorf("Read8 = %#x", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("unaligned 16-bit access did not panic")
+		}
+	}()
+	r.Read16(0x11)
+}

@@ -15,8 +15,12 @@ import (
 //	UIOD-RESULT: exit=0 uptime=9.80
 const ResultMarker = "UIOD-RESULT: "
 
-// igbID is the vendor:device pair of QEMU's igb NIC (an 82576) as sysfs prints it.
-const igbID = "0x8086:0x10c9"
+// igbID and virtioNetID are the vendor:device pairs of QEMU's igb NIC (an 82576) and of a
+// modern virtio-net function as sysfs prints them.
+const (
+	igbID       = "0x8086:0x10c9"
+	virtioNetID = "0x1af4:0x1041"
+)
 
 // initConfig is what the generated /init needs to know.
 type initConfig struct {
@@ -26,8 +30,9 @@ type initConfig struct {
 }
 
 // initScript returns the guest's /init: mount the pseudo file systems, load the modules
-// listed in /etc/uiod/modules, find the igb NICs, export the UIOD_GUEST* environment, run
-// /etc/uiod/run.sh with its output on ttyS1, report its exit status and power off.
+// listed in /etc/uiod/modules, find the igb and virtio-net NICs, export the UIOD_GUEST*
+// environment, run /etc/uiod/run.sh with its output on ttyS1, report its exit status and
+// power off.
 func initScript(c initConfig) string {
 	b01 := func(b bool) int {
 		if b {
@@ -67,7 +72,7 @@ else log "vfio unsafe no-IOMMU mode: not in this kernel"; fi
 	}
 	fmt.Fprintf(&s, `NICS=
 for d in /sys/bus/pci/devices/*; do
-	[ "$(cat $d/vendor):$(cat $d/device)" = %s ] && NICS="$NICS ${d##*/}"
+	case "$(cat $d/vendor):$(cat $d/device)" in %s|%s) NICS="$NICS ${d##*/}";; esac
 done
 export UIOD_GUEST=1 UIOD_GUEST_NICS="${NICS# }" UIOD_GUEST_IOMMU=%d UIOD_GUEST_NOIOMMU=%d
 # The control port stays open on fd 3 for the whole run: a tty drops its input when its last
@@ -82,9 +87,9 @@ mark "start uptime=$(up)"
 sh /etc/uiod/run.sh </dev/null >$R 2>&1
 rc=$?
 mark "exit=$rc uptime=$(up)"
-dmesg | grep -iE 'vfio|uio|dmar|iommu|igb|fault|taint' | tail -40 | sed 's/^/uiod-init: dmesg: /'
+dmesg | grep -iE 'vfio|uio|dmar|iommu|igb|virtio|fault|taint' | tail -40 | sed 's/^/uiod-init: dmesg: /'
 log "done rc=$rc"
 poweroff -f
-`, igbID, b01(c.IOMMU), b01(c.UnsafeNoIOMMU), c.Kernel)
+`, igbID, virtioNetID, b01(c.IOMMU), b01(c.UnsafeNoIOMMU), c.Kernel)
 	return s.String()
 }

@@ -49,8 +49,19 @@ type Options struct {
 	// UnsafeNoIOMMU makes the guest enable vfio's unsafe no-IOMMU mode before the script
 	// runs, where the kernel has it (the shared kernel; Debian's do not).
 	UnsafeNoIOMMU bool
-	// NICs is the number of igb NICs; 0 means 2.
+	// NICs is the number of NICs; 0 means 2.
 	NICs int
+	// NICModel is the emulated NIC: "" or "igb" for QEMU's igb (82576), "virtio" for a
+	// modern-only virtio-net-pci (VirtioNICArgs).
+	NICModel string
+	// NICModels, when set, gives NIC i the model NICModels[i] (values as NICModel; NICs
+	// past its end use NICModel), for guests with both kinds.
+	NICModels []string
+	// TAPQueues, when positive, gives NIC 0 a multi-queue host TAP backend with that many
+	// queues instead of a dgram socket pair (a dgram netdev has one queue, so a virtio-net
+	// NIC on it offers one queue pair): QEMU creates the interface NIC.TAP, which the host
+	// test brings up and talks to (AF_PACKET); it disappears when QEMU exits.
+	TAPQueues int
 	// Memory is the guest RAM in QEMU syntax; "" means 512M.
 	Memory string
 	// CPUs is the number of guest CPUs; 0 means 1.
@@ -94,6 +105,9 @@ type NIC struct {
 	// Bind a unix datagram socket to it to receive them (frames sent while nothing is
 	// bound there are dropped).
 	HostSocket string
+	// TAP is the host interface of a NIC with a TAP backend (Options.TAPQueues); the
+	// sockets are then unused.
+	TAP string
 }
 
 // VM is a running guest.
@@ -258,20 +272,55 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 			GuestSocket: filepath.Join(vm.dir, fmt.Sprintf("guest-nic%d.sock", i)),
 			HostSocket:  filepath.Join(vm.dir, fmt.Sprintf("host-nic%d.sock", i)),
 		}
+		netdev := fmt.Sprintf("dgram,id=n%d,local.type=unix,local.path=%s,remote.type=unix,remote.path=%s",
+			i, nic.GuestSocket, nic.HostSocket)
+		if i == 0 && o.TAPQueues > 0 {
+			nic.TAP = fmt.Sprintf("uiodtap%d", os.Getpid()%100000)
+			netdev = fmt.Sprintf("tap,id=n0,ifname=%s,queues=%d,script=no,downscript=no,vhost=off", nic.TAP, o.TAPQueues)
+		}
 		vm.NICs = append(vm.NICs, nic)
 		args = append(args,
-			"-netdev", fmt.Sprintf("dgram,id=n%d,local.type=unix,local.path=%s,remote.type=unix,remote.path=%s",
-				i, nic.GuestSocket, nic.HostSocket),
+			"-netdev", netdev,
 			// One root port each: igb reserves slots for its SR-IOV VFs, so two igb
 			// functions on pcie.0 collide.
 			"-device", fmt.Sprintf("pcie-root-port,id=rp%d,bus=pcie.0,chassis=%d,slot=%d", i, i+1, i+1),
-			"-device", fmt.Sprintf("igb,bus=rp%d,netdev=n%d,mac=%s", i, i, nic.MAC))
+			"-device", nicDevice(o, i, nic.MAC))
 	}
 	return append(args, "-append", strings.Join(cmdline, " "))
 }
 
 // Args returns QEMU's command line, program first, so a test can log how it booted.
 func (vm *VM) Args() []string { return vm.cmd.Args }
+
+// nicDevice is the -device argument of NIC i.
+func nicDevice(o Options, i int, mac net.HardwareAddr) string {
+	model := o.NICModel
+	if i < len(o.NICModels) {
+		model = o.NICModels[i]
+	}
+	if model == "virtio" {
+		a := VirtioNICArgs(o.IOMMU)
+		if i == 0 && o.TAPQueues > 1 {
+			// One vector per RX and TX queue plus the configuration vector, as QEMU sizes it.
+			a = strings.Replace(a, "vectors=4", fmt.Sprintf("vectors=%d", 2*o.TAPQueues+2), 1)
+		}
+		return fmt.Sprintf("virtio-net-pci,bus=rp%d,netdev=n%d,mac=%s,%s", i, i, mac, a)
+	}
+	return fmt.Sprintf("igb,bus=rp%d,netdev=n%d,mac=%s", i, i, mac)
+}
+
+// VirtioNICArgs are the virtio-net-pci properties the tests use: the modern interface only
+// (1af4:1041), multi-queue offered (a dgram netdev has one queue, so the device offers one
+// pair), 4 MSI-X vectors, and behind an IOMMU iommu_platform=on, so that the device's DMA
+// goes through the emulated IOMMU (ACCESS_PLATFORM; QEMU refuses it on a transitional
+// device).
+func VirtioNICArgs(iommu bool) string {
+	a := "disable-legacy=on,mq=on,vectors=4"
+	if iommu {
+		a += ",iommu_platform=on"
+	}
+	return a
+}
 
 // Kill stops the guest at once if it is still running.
 func (vm *VM) Kill() {

@@ -2,6 +2,7 @@ package qemutest
 
 import (
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,7 +92,7 @@ func TestInitScriptSyntax(t *testing.T) {
 	}
 	for _, c := range []initConfig{{}, {UnsafeNoIOMMU: true, IOMMU: true, Kernel: `shared "quoted" $x`}} {
 		s := initScript(c)
-		for _, want := range []string{ResultMarker + "$*", "mark \"exit=$rc", "poweroff -f", "UIOD_GUEST=1", igbID} {
+		for _, want := range []string{ResultMarker + "$*", "mark \"exit=$rc", "poweroff -f", "UIOD_GUEST=1", igbID, virtioNetID} {
 			if !strings.Contains(s, want) {
 				t.Errorf("init script lacks %q", want)
 			}
@@ -132,6 +133,46 @@ func TestBusyboxMustBeStatic(t *testing.T) {
 		t.Setenv("UIOD_BUSYBOX", "/bin/sh")
 		if _, err := Busybox(); !errors.Is(err, ErrMissing) {
 			t.Errorf("a dynamic busybox was accepted: %v", err)
+		}
+	}
+}
+
+func TestVirtioNICArgs(t *testing.T) {
+	for _, iommu := range []bool{false, true} {
+		dev := nicDevice(Options{NICModel: "virtio", IOMMU: iommu}, 1, net.HardwareAddr{0x52, 0x54, 0, 0x12, 0x34, 0x57})
+		for _, want := range []string{"virtio-net-pci,bus=rp1,netdev=n1,mac=52:54:00:12:34:57", "disable-legacy=on", "mq=on"} {
+			if !strings.Contains(dev, want) {
+				t.Errorf("%s lacks %s", dev, want)
+			}
+		}
+		if got := strings.Contains(dev, "iommu_platform=on"); got != iommu {
+			t.Errorf("%s: iommu_platform=on %v with IOMMU %v", dev, got, iommu)
+		}
+	}
+	if dev := nicDevice(Options{}, 0, net.HardwareAddr{0x52, 0x54, 0, 0x12, 0x34, 0x56}); !strings.HasPrefix(dev, "igb,") {
+		t.Errorf("default NIC %s, want igb", dev)
+	}
+	mixed := Options{NICModel: "virtio", NICModels: []string{"igb"}}
+	if a, b := nicDevice(mixed, 0, nil), nicDevice(mixed, 1, nil); !strings.HasPrefix(a, "igb,") || !strings.HasPrefix(b, "virtio-net-pci,") {
+		t.Errorf("mixed NICs %s and %s, want igb then virtio", a, b)
+	}
+}
+
+func TestTAPBackend(t *testing.T) {
+	vm := &VM{dir: t.TempDir()}
+	args := strings.Join(vm.qemuArgs(Options{Kernel: Kernel{Image: "/k/bzImage"}, NICs: 2, Memory: "512M", CPUs: 2, NICModel: "virtio", TAPQueues: 2, IOMMU: true}, "/i/initrd"), " ")
+	tap := vm.NICs[0].TAP
+	if tap == "" || len(tap) > 15 || vm.NICs[1].TAP != "" {
+		t.Fatalf("tap names %q %q", tap, vm.NICs[1].TAP)
+	}
+	for _, want := range []string{
+		"tap,id=n0,ifname=" + tap + ",queues=2,script=no,downscript=no,vhost=off",
+		"virtio-net-pci,bus=rp0,netdev=n0,mac=52:54:00:12:34:56,disable-legacy=on,mq=on,vectors=6,iommu_platform=on",
+		"dgram,id=n1,",
+		"virtio-net-pci,bus=rp1,netdev=n1,mac=52:54:00:12:34:57,disable-legacy=on,mq=on,vectors=4,iommu_platform=on",
+	} {
+		if !strings.Contains(args, want) {
+			t.Errorf("arguments lack %q: %s", want, args)
 		}
 	}
 }

@@ -1,0 +1,156 @@
+package guest
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/virtio"
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/vfio"
+)
+
+// VirtioMQFrames is how many marked frames the host sends in TestGuestVirtioMultiQueue
+// (virtioMQFrames of the host test), and VirtioMQSource their source MAC.
+const VirtioMQFrames = 256
+
+var VirtioMQSource = []byte{0x02, 0, 0, 0, 0, 0x99}
+
+// reflector sends every frame received on RX queue q back out of TX queue q of the same
+// port, counting the host's marked frames.
+type reflector struct {
+	p      *virtio.Port
+	q      int
+	bufs   [32]*nic.Buf
+	marked *atomic.Int64
+	mine   int
+}
+
+func (r *reflector) Poll() int {
+	n := r.p.RxBurst(r.q, r.bufs[:])
+	if n == 0 {
+		return 0
+	}
+	for _, b := range r.bufs[:n] {
+		if f := b.Bytes(); len(f) >= 12 && string(f[6:12]) == string(VirtioMQSource) {
+			r.mine++
+			r.marked.Add(1)
+		}
+	}
+	sent := 0
+	for sent < n {
+		k := r.p.TxBurst(r.q, r.bufs[sent:n])
+		if k == 0 {
+			break
+		}
+		sent += k
+	}
+	for _, b := range r.bufs[sent:n] {
+		b.Free()
+	}
+	return n
+}
+func (r *reflector) Arm()    { r.p.EnableRxInterrupt(r.q) }
+func (r *reflector) Disarm() { r.p.DisableRxInterrupt(r.q) }
+
+// TestGuestVirtioMultiQueue opens a virtio-net NIC on a 2-queue host TAP through vfio-pci
+// with 2 queue pairs (set through the control queue) and MSI-X, and runs one poll thread
+// per queue, each sleeping on its own queue's vector and reflecting what it receives out
+// of the same queue pair. The host sends VirtioMQFrames frames of many UDP flows into the
+// TAP, whose flow steering spreads them over QEMU's two backend queues and so over the
+// device's two RX queues: each queue must receive frames, each thread must be woken by
+// its own vector, and /proc/interrupts must show both vectors fire. The host checks that
+// every frame came back.
+func TestGuestVirtioMultiQueue(t *testing.T) {
+	if os.Getenv("UIOD_GUEST") != "1" || os.Getenv("UIOD_GUEST_VIRTIO_MQ") != "1" {
+		t.Skip("not in a QEMU guest with a multi-queue virtio-net NIC: run through go test ./integration/ -run VirtioMultiQueue")
+	}
+	addr := strings.Fields(os.Getenv("UIOD_GUEST_NICS"))[0]
+	bindForDeviceTest(t, addr, "vfio-pci")
+	dev, err := vfio.Open(pci.MustParseAddr(addr), vfio.Options{Log: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := virtio.Open(dev, nic.Config{RxQueues: 2, TxQueues: 2, RxRing: 128, TxRing: 128, Interrupts: nic.IRQMSIX, LinkTimeout: 5 * time.Second})
+	if err != nil {
+		dev.Close()
+		t.Fatal(err)
+	}
+	defer p.Close()
+	t.Logf("%s: %d of %d queue pairs, features %#x, link %+v", addr, p.QueuePairs(), p.MaxQueuePairs(), p.Features(), p.Link())
+	if p.QueuePairs() != 2 {
+		t.Fatalf("%d queue pairs, want 2", p.QueuePairs())
+	}
+	var irq0 [2]uint64
+	for q := range irq0 {
+		irq0[q], _ = irqCount(t, fmt.Sprintf("vfio-msix[%d](%s)", q, addr))
+	}
+	var marked atomic.Int64
+	refl := make([]*reflector, 2)
+	stats := make([]idle.Stats, 2)
+	errs := make([]error, 2)
+	var ready, wg sync.WaitGroup
+	ready.Add(2)
+	for q := range refl {
+		refl[q] = &reflector{p: p, q: q, marked: &marked}
+		wg.Add(1)
+		go func(q int) {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			d, err := idle.New(idle.PolicyConfig{IdleThreshold: 300 * time.Microsecond, WaitTimeout: 100 * time.Millisecond}, []*irq.Vector{p.RxVector(q)}, refl[q])
+			if err != nil {
+				errs[q] = err
+				ready.Done()
+				return
+			}
+			defer d.Close()
+			ready.Done()
+			deadline := time.Now().Add(2 * time.Minute)
+			for marked.Load() < VirtioMQFrames && time.Now().Before(deadline) {
+				if refl[q].Poll() > 0 {
+					d.Traffic(idle.Now())
+				} else {
+					d.Empty(idle.Now())
+				}
+			}
+			stats[q] = d.Stats()
+		}(q)
+	}
+	ready.Wait()
+	fmt.Println("UIOD-VIRTIO-MQ-READY")
+	wg.Wait()
+	fmt.Println("UIOD-VIRTIO-MQ-DONE")
+	for q := range refl {
+		if errs[q] != nil {
+			t.Fatal(errs[q])
+		}
+		irq1, found := irqCount(t, fmt.Sprintf("vfio-msix[%d](%s)", q, addr))
+		s := stats[q]
+		t.Logf("queue %d: %d marked frames; arms %d sleeps %d woken by interrupt %d, by timeout %d, spurious %d; vfio-msix[%d] fired %d times",
+			q, refl[q].mine, s.Arms, s.Sleeps, s.WakeInterrupt, s.WakeTimeout, s.WakeSpurious, q, irq1-irq0[q])
+		if refl[q].mine == 0 {
+			t.Errorf("queue %d received none of the host's frames", q)
+		}
+		if s.WakeInterrupt == 0 {
+			t.Errorf("queue %d's thread was never woken by its interrupt", q)
+		}
+		if !found || irq1 == irq0[q] {
+			t.Errorf("/proc/interrupts: vfio-msix[%d](%s) found %v, %d → %d", q, addr, found, irq0[q], irq1)
+		}
+	}
+	if n := marked.Load(); n != VirtioMQFrames {
+		t.Errorf("received %d of %d frames", n, VirtioMQFrames)
+	}
+	t.Logf("port %+v", p.Stats())
+}

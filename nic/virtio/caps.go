@@ -1,0 +1,105 @@
+package virtio
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/uiod/uiod/pci"
+)
+
+// capability is one virtio structure a vendor capability points at: a BAR, an offset
+// into it and a length.
+type capability struct {
+	bar    int
+	offset uint32
+	length uint32
+}
+
+// capabilities are the structures of the modern PCI transport.
+type capabilities struct {
+	common, notify, isr, device capability
+	notifyMult                  uint32 // notify_off_multiplier
+}
+
+// errNoModern says the function has no modern virtio interface.
+var errNoModern = errors.New("no virtio 1.x capabilities")
+
+// maxCapWalk bounds the capability walk (a looping list).
+const maxCapWalk = 48
+
+// parseCapabilities walks the capability list of cfg, a copy of configuration space from
+// offset 0, and returns the first common, notify, ISR and device-configuration
+// capabilities, as the spec tells a driver to use the first one of each type it can.
+// Capabilities of other types, naming a reserved BAR or too short are skipped. A list that
+// loops or leaves cfg is an error, as is a missing structure.
+func parseCapabilities(cfg []byte) (capabilities, error) {
+	var c capabilities
+	if len(cfg) < 0x40 {
+		return c, fmt.Errorf("config space of %d bytes: %w", len(cfg), pci.ErrTruncated)
+	}
+	if binary.LittleEndian.Uint16(cfg[pci.CfgStatus:])&pci.StatusCapList == 0 {
+		return c, errNoModern
+	}
+	var found [capDevice + 1]bool
+	ptr := int(cfg[pci.CfgCapPointer]) &^ 3
+	for i := 0; ptr != 0; i++ {
+		if i == maxCapWalk {
+			return c, fmt.Errorf("capability list: more than %d entries (a loop)", maxCapWalk)
+		}
+		if ptr < 0x40 || ptr+2 > len(cfg) {
+			return c, fmt.Errorf("capability list: pointer 0x%02x outside %d bytes", ptr, len(cfg))
+		}
+		next := int(cfg[ptr+1]) &^ 3
+		if cfg[ptr] != capIDVendor {
+			ptr = next
+			continue
+		}
+		if ptr+capMinLen > len(cfg) {
+			return c, fmt.Errorf("virtio capability at 0x%02x: beyond %d bytes", ptr, len(cfg))
+		}
+		capLen := int(cfg[ptr+2])
+		typ := cfg[ptr+capOffType]
+		bar := int(cfg[ptr+capOffBAR])
+		if typ < capCommon || typ > capDevice || found[typ] || bar > 5 || capLen < capMinLen {
+			ptr = next
+			continue
+		}
+		s := capability{
+			bar:    bar,
+			offset: binary.LittleEndian.Uint32(cfg[ptr+capOffOffset:]),
+			length: binary.LittleEndian.Uint32(cfg[ptr+capOffLength:]),
+		}
+		switch typ {
+		case capCommon:
+			if s.length < comLen {
+				ptr = next
+				continue
+			}
+			c.common = s
+		case capNotify:
+			if capLen < capNotifyLen || ptr+capNotifyLen > len(cfg) {
+				ptr = next
+				continue
+			}
+			c.notify = s
+			c.notifyMult = binary.LittleEndian.Uint32(cfg[ptr+capOffMult:])
+		case capISR:
+			if s.length < 1 {
+				ptr = next
+				continue
+			}
+			c.isr = s
+		case capDevice:
+			c.device = s
+		}
+		found[typ] = true
+		ptr = next
+	}
+	for typ, name := range [...]string{capCommon: "common", capNotify: "notify", capISR: "isr", capDevice: "device"} {
+		if typ >= capCommon && !found[typ] {
+			return c, fmt.Errorf("%w: no %s configuration capability", errNoModern, name)
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,41 @@
+// Package virtio drives virtio-net devices (the NIC of KVM/QEMU, OpenStack, Proxmox and
+// libvirt guests) over the modern virtio 1.x PCI transport.
+//
+// Open finds the common, notify, ISR and device-configuration capabilities in
+// configuration space and maps them through the device's BARs, resets the device,
+// negotiates features (VERSION_1 is required; ACCESS_PLATFORM, MAC, STATUS, CTRL_VQ, MQ,
+// EVENT_IDX and SPEED_DUPLEX are taken when offered), sets up split virtqueues in DMA
+// memory and brings the device to DRIVER_OK. Mergeable receive buffers are not
+// negotiated: every frame lands in one buffer, so buffers must hold a full frame. The
+// legacy (0.9.5, I/O BAR) transport and packed rings are not supported.
+//
+// Each packet takes a chain of two descriptors: the 12-byte virtio-net header in a
+// per-queue header array, then the packet buffer, so that nic.Buf holds the frame alone.
+// The chains are wired once at setup; per packet the driver writes the buffer's address
+// and length and one available-ring entry. Receive buffers are posted in batches and the
+// device is notified at most once per batch; TxBurst notifies at most once per call, and
+// only when the device asks for it (used ring flags, or avail_event with EVENT_IDX).
+//
+// Interrupts: with MSI-X, vector q belongs to RX queue q and the vector after the last RX
+// queue to configuration changes (link status); transmit and control queues have none.
+// With INTx (uio_pci_generic) one vector serves every queue and EnableRxInterrupt reads
+// the ISR register to acknowledge the line. Arming and disarming use event suppression:
+// used_event with EVENT_IDX, the NO_INTERRUPT flag without. Both are a store to the ring
+// followed by a full fence, so the idle policy's re-poll after arming sees every frame
+// the device completed before it could have seen the arm.
+//
+// Multi-queue: with MQ the driver sets the number of queue pairs through the control
+// virtqueue (VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET) and the device steers received frames over
+// the pairs itself (QEMU by the backend queue a frame arrived on); RSS is not programmed.
+//
+// nic.Config: RxRing and TxRing count packets; each queue gets twice as many descriptors,
+// capped by the device's maximum queue size (QEMU's default is 256, so 128 packets),
+// halving the packet count to fit. BufSize must hold a 1518-byte frame. TxQueues may not
+// exceed RxQueues (the device receives on every pair in use). ITR is ignored (the device
+// has no moderation), as is Promiscuous (without VIRTIO_NET_F_CTRL_RX the device's filter
+// is its own; QEMU's accepts every address). Stats.RxMissed stays 0: the device reports
+// no drops.
+//
+// Every field the device writes (used index, used entry id and length) is checked before
+// use; a bad one is counted in Stats.RxErrors or TxErrors, never trusted.
+package virtio

@@ -1,0 +1,301 @@
+package virtio
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/pci"
+)
+
+// maxRing is the most packets a queue takes: 32768 descriptors, two per packet.
+const maxRing = 16384
+
+// Open brings up a virtio-net device with default options.
+func Open(dev pci.Device, cfg nic.Config) (*Port, error) { return OpenWith(dev, cfg, Options{}) }
+
+// OpenWith brings up a virtio-net device: reset, feature negotiation, queues, interrupts,
+// DRIVER_OK, the number of queue pairs, then it waits up to cfg.LinkTimeout for the link.
+// On failure the device is left reset with bus mastering off. Errors name the device.
+func OpenWith(dev pci.Device, cfg nic.Config, opt Options) (*Port, error) {
+	p, err := open(dev, cfg, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: virtio: %w", dev.Addr(), err)
+	}
+	return p, nil
+}
+
+func open(dev pci.Device, cfg nic.Config, opt Options) (*Port, error) {
+	if !hostLittleEndian {
+		return nil, fmt.Errorf("big-endian host: %w", pci.ErrNotSupported)
+	}
+	vendor, err := pci.ReadConfig16(dev.Config(), pci.CfgVendorID)
+	if err != nil {
+		return nil, err
+	}
+	device, err := pci.ReadConfig16(dev.Config(), pci.CfgDeviceID)
+	if err != nil {
+		return nil, err
+	}
+	if !Match(vendor, device) {
+		return nil, fmt.Errorf("%04x:%04x is not a virtio-net function: %w", vendor, device, nic.ErrNoDriver)
+	}
+	space := make([]byte, 256)
+	n, err := dev.Config().ReadAt(space, 0)
+	if n < 0x40 {
+		return nil, fmt.Errorf("read config space: %d bytes: %w", n, err)
+	}
+	space = space[:n]
+	caps, err := parseCapabilities(space)
+	if err != nil {
+		return nil, err
+	}
+	t, err := newTransport(dev, caps)
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	p := &Port{dev: dev, t: t, cfg: cfg}
+	if err := pci.SetBusMaster(dev.Config(), false); err != nil {
+		return nil, err
+	}
+	if err := t.reset(); err != nil {
+		return nil, err
+	}
+	if err := p.start(opt); err != nil {
+		p.abort()
+		return nil, err
+	}
+	return p, nil
+}
+
+// has reports whether feature bit f was negotiated.
+func (p *Port) has(f int) bool { return p.features&(1<<f) != 0 }
+
+// negotiate runs ACKNOWLEDGE → DRIVER → features → FEATURES_OK.
+func (p *Port) negotiate(opt Options) error {
+	t := p.t
+	t.addStatus(statusAcknowledge)
+	t.addStatus(statusDriver)
+	offered := t.deviceFeatures()
+	if offered&(1<<featVersion1) == 0 {
+		return fmt.Errorf("device offers features %#x without VERSION_1 (legacy only): %w", offered, pci.ErrNotSupported)
+	}
+	want := uint64(1)<<featVersion1 | 1<<featAccessPlat | 1<<featMAC | 1<<featStatus | 1<<featSpeedDuplex
+	if offered&(1<<featCtrlVQ) != 0 {
+		want |= 1<<featCtrlVQ | 1<<featMQ
+	}
+	if !opt.NoEventIdx {
+		want |= 1 << featEventIdx
+	}
+	p.features = offered & want
+	t.setDriverFeatures(p.features)
+	t.addStatus(statusFeaturesOK)
+	if s := t.status(); s&statusFeaturesOK == 0 {
+		return fmt.Errorf("device refused features %#x (status 0x%02x)", p.features, s)
+	}
+	return nil
+}
+
+// readConfig reads the MAC and the number of queue pairs the device supports.
+func (p *Port) readConfig() error {
+	d := p.t.device
+	mac := make(net.HardwareAddr, 6)
+	pairs := 1
+	p.t.readDeviceConfig(func() {
+		if p.has(featMAC) {
+			for i := range mac {
+				mac[i] = d.r8(netCfgMAC + uint32(i))
+			}
+		}
+		if p.has(featMQ) {
+			pairs = int(d.r16(netCfgMaxPairs))
+		}
+	})
+	if !p.has(featMAC) {
+		// No address from the device: a random locally administered unicast one.
+		if _, err := rand.Read(mac); err != nil {
+			return fmt.Errorf("random mac: %w", err)
+		}
+		mac[0] = mac[0]&^1 | 2
+	}
+	if pairs < 1 || pairs > 0x8000 {
+		return fmt.Errorf("device config: max_virtqueue_pairs %d", pairs)
+	}
+	p.mac, p.maxPairs = mac, pairs
+	return nil
+}
+
+// start runs the bring-up after reset.
+func (p *Port) start(opt Options) error {
+	if err := p.negotiate(opt); err != nil {
+		return err
+	}
+	if err := p.readConfig(); err != nil {
+		return err
+	}
+	cfg := p.cfg
+	if err := cfg.Validate(nic.Limits{Queues: p.maxPairs, Ring: maxRing}); err != nil {
+		return err
+	}
+	if cfg.TxQueues > cfg.RxQueues {
+		return fmt.Errorf("tx queues %d: more than rx queues (%d), but the device receives on every queue pair in use", cfg.TxQueues, cfg.RxQueues)
+	}
+	if cfg.BufSize < maxFrame {
+		return fmt.Errorf("buffer size %d: a %d-byte frame must fit one buffer (mergeable receive buffers are not used)", cfg.BufSize, maxFrame)
+	}
+	pairs := cfg.RxQueues
+	if pairs > 1 && !p.has(featMQ) {
+		return fmt.Errorf("%d queue pairs: device has no multi-queue: %w", pairs, pci.ErrNotSupported)
+	}
+	if err := p.enableVectors(pairs); err != nil {
+		return err
+	}
+	msix := p.kind == irq.MSIX && len(p.vecs) > 0
+	t, dma := p.t, p.dev.DMA()
+	if msix {
+		t.common.w16(comMSIXConfig, uint16(pairs))
+		if got := t.common.r16(comMSIXConfig); got != uint16(pairs) {
+			return fmt.Errorf("config-change MSI-X vector %d refused (reads 0x%x)", pairs, got)
+		}
+	}
+	eventIdx := p.has(featEventIdx)
+	for i := 0; i < pairs; i++ {
+		vector := uint16(noVector)
+		if msix {
+			vector = uint16(i)
+		}
+		q, err := setupQueue(t, dma, uint16(2*i), 2*cfg.RxRing, vector, msix, eventIdx)
+		if err != nil {
+			return err
+		}
+		p.rings = append(p.rings, q.ring.mem)
+		pool, err := nic.NewMempool(dma, cfg.PoolSize, cfg.BufSize)
+		if err != nil {
+			return fmt.Errorf("rx queue %d: %w", i, err)
+		}
+		p.pools = append(p.pools, pool)
+		rq := newRxQueue(q, pool, cfg.BufSize)
+		rq.fill()
+		p.rx = append(p.rx, rq)
+	}
+	for i := 0; i < cfg.TxQueues; i++ {
+		q, err := setupQueue(t, dma, uint16(2*i+1), 2*cfg.TxRing, noVector, msix, eventIdx)
+		if err != nil {
+			return err
+		}
+		p.rings = append(p.rings, q.ring.mem)
+		copies, err := nic.NewMempool(dma, q.ring.size()/2, cfg.BufSize)
+		if err != nil {
+			return fmt.Errorf("tx queue %d: %w", i, err)
+		}
+		p.pools = append(p.pools, copies)
+		p.tx = append(p.tx, newTxQueue(q, dma, copies))
+	}
+	if p.has(featCtrlVQ) {
+		c, err := newCtrlQueue(t, dma, uint16(2*p.maxPairs), msix, eventIdx)
+		if err != nil {
+			return err
+		}
+		p.rings = append(p.rings, c.ring.mem)
+		p.ctrl = c
+	}
+	if err := pci.SetBusMaster(p.dev.Config(), true); err != nil {
+		return err
+	}
+	t.addStatus(statusDriverOK)
+	if s := t.status(); s&(statusFailed|statusNeedsReset) != 0 || s&statusDriverOK == 0 {
+		return fmt.Errorf("device status 0x%02x after DRIVER_OK", s)
+	}
+	if pairs > 1 {
+		if err := p.ctrl.setPairs(pairs); err != nil {
+			return err
+		}
+	}
+	for _, q := range p.rx {
+		q.t.notifyQueue(q.notifyOff, q.index)
+	}
+	if msix {
+		w, err := watchConfig(p.vecs[pairs], func() { p.linkCh.Add(1) })
+		if err == nil {
+			p.watch = w
+		}
+	}
+	deadline := time.Now().Add(cfg.LinkTimeout)
+	for !p.Link().Up && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+// enableVectors sets up the interrupt vectors: MSI-X one per RX queue plus one for
+// configuration changes; INTx one vector for everything. The default mode takes MSI-X
+// and falls back to INTx where the backend has none (uio_pci_generic).
+func (p *Port) enableVectors(pairs int) error {
+	if p.cfg.NoIRQ {
+		return nil
+	}
+	kind := irq.INTx
+	if mode := p.cfg.Interrupts; mode == nic.IRQMSIX || mode == nic.IRQDefault {
+		vecs, err := p.dev.IRQs(irq.MSIX, pairs+1)
+		switch {
+		case err == nil:
+			p.vecs, kind = vecs, irq.MSIX
+		case mode == nic.IRQDefault && errors.Is(err, pci.ErrNotSupported):
+		default:
+			return fmt.Errorf("enable msix: %w", err)
+		}
+	}
+	if kind == irq.INTx {
+		vecs, err := p.dev.IRQs(irq.INTx, 1)
+		if err != nil {
+			return fmt.Errorf("enable intx: %w", err)
+		}
+		p.vecs = vecs
+	}
+	p.kind = kind
+	p.rxVec = make([]*irq.Vector, pairs)
+	for q := range p.rxVec {
+		if kind == irq.MSIX {
+			p.rxVec[q] = p.vecs[q]
+		} else {
+			p.rxVec[q] = p.vecs[0]
+		}
+	}
+	return nil
+}
+
+// abort quiesces the device after a failed open: reset (the device lets go of every
+// queue), vectors off, bus mastering off, memory freed.
+func (p *Port) abort() {
+	p.t.reset()
+	if p.watch != nil {
+		p.watch.stop()
+	}
+	pci.SetBusMaster(p.dev.Config(), false)
+	if len(p.vecs) > 0 {
+		p.dev.IRQs(p.kind, 0)
+	}
+	p.releaseBuffers()
+	dma := p.dev.DMA()
+	for _, pool := range p.pools {
+		pool.Close()
+	}
+	for _, m := range p.rings {
+		dma.Free(m)
+	}
+}
+
+func (p *Port) releaseBuffers() {
+	for _, q := range p.rx {
+		q.release()
+	}
+	for _, q := range p.tx {
+		q.reclaim()
+		q.release()
+	}
+}

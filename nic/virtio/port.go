@@ -1,0 +1,167 @@
+package virtio
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/pci"
+)
+
+// Options are virtio-specific choices beyond nic.Config.
+type Options struct {
+	// NoEventIdx declines VIRTIO_F_EVENT_IDX even when the device offers it, so that
+	// interrupts and notifications are suppressed with the ring flags.
+	NoEventIdx bool
+}
+
+// Port is an open virtio-net port. It implements nic.Port.
+type Port struct {
+	dev      pci.Device
+	t        *transport
+	cfg      nic.Config
+	features uint64
+	mac      net.HardwareAddr
+	maxPairs int
+	rx       []*rxQueue
+	tx       []*txQueue
+	ctrl     *ctrlQueue
+	pools    []*nic.Mempool
+	rings    []pci.Mem
+
+	vecs  []*irq.Vector
+	rxVec []*irq.Vector
+	kind  irq.Kind
+	watch *configWatcher
+
+	linkCh atomic.Uint64
+	isrMu  sync.Mutex // INTx: ISR reads by different queues' threads
+
+	closeOnce sync.Once
+	closeErr  error
+	closeMu   sync.RWMutex // Link holds it shared while it reads registers, Close exclusively
+	closed    bool         // registers are gone: Link answers from lastLink
+	lastLink  nic.Link
+}
+
+var _ nic.Port = (*Port)(nil)
+
+func init() {
+	nic.Register(nic.Driver{
+		Name:  "virtio",
+		Match: Match,
+		Open: func(dev pci.Device, cfg nic.Config) (nic.Port, error) {
+			p, err := Open(dev, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return p, nil
+		},
+	})
+}
+
+// Match reports whether vendor:device is a virtio-net function (modern or transitional).
+func Match(vendor, device uint16) bool {
+	return vendor == VendorID && (device == DeviceIDNet || device == DeviceIDNetTransient)
+}
+
+// Name is the driver's name for a function it matches ("virtio-net"), or "".
+func Name(vendor, device uint16) string {
+	if Match(vendor, device) {
+		return "virtio-net"
+	}
+	return ""
+}
+
+// Close implements nic.Port: it stops the configuration watcher, resets the device (which
+// then no longer touches any queue), gives the rings' buffers back to their pools and
+// closes the device (interrupts and bus mastering off, then DMA memory freed).
+func (p *Port) Close() error {
+	p.closeOnce.Do(func() {
+		if p.watch != nil {
+			p.watch.stop()
+		}
+		l := p.Link()
+		p.closeMu.Lock()
+		p.lastLink, p.closed = l, true
+		p.closeMu.Unlock()
+		err := p.t.reset()
+		p.releaseBuffers()
+		p.closeErr = errors.Join(err, p.dev.Close())
+	})
+	return p.closeErr
+}
+
+// MAC implements nic.Port.
+func (p *Port) MAC() net.HardwareAddr { return p.mac }
+
+// NumRxQueues implements nic.Port.
+func (p *Port) NumRxQueues() int { return len(p.rx) }
+
+// NumTxQueues implements nic.Port.
+func (p *Port) NumTxQueues() int { return len(p.tx) }
+
+// RxBurst implements nic.Port.
+func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return p.rx[q].burst(bufs) }
+
+// TxBurst implements nic.Port. Buffers from a pool in another DMA address space are
+// copied into the queue's own buffers first.
+func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return p.tx[q].burst(bufs) }
+
+// Link implements nic.Port: the device's link status (always up without STATUS) and, with
+// SPEED_DUPLEX, its speed (0 when the device does not know it).
+func (p *Port) Link() nic.Link {
+	p.closeMu.RLock()
+	defer p.closeMu.RUnlock()
+	if p.closed {
+		return p.lastLink
+	}
+	l := nic.Link{Up: true}
+	d := p.t.device
+	p.t.readDeviceConfig(func() {
+		if p.has(featStatus) {
+			l.Up = d.r16(netCfgStatus)&netStatusLinkUp != 0
+		}
+		if p.has(featSpeedDuplex) && d.fits(netCfgSpeed, 4) {
+			if s := d.r32(netCfgSpeed); s != speedUnknown && s <= 1<<30 {
+				l.SpeedMbps = int(s)
+			}
+		}
+	})
+	return l
+}
+
+// LinkChanges is the number of configuration-change interrupts seen (link status changes
+// among them).
+func (p *Port) LinkChanges() uint64 { return p.linkCh.Load() }
+
+// Features are the negotiated feature bits.
+func (p *Port) Features() uint64 { return p.features }
+
+// QueuePairs is the number of queue pairs in use.
+func (p *Port) QueuePairs() int { return len(p.rx) }
+
+// MaxQueuePairs is the number of queue pairs the device offers.
+func (p *Port) MaxQueuePairs() int { return p.maxPairs }
+
+// Device is the PCI function the port drives.
+func (p *Port) Device() pci.Device { return p.dev }
+
+// Stats implements nic.Port. RxMissed stays 0: a virtio device reports no drops.
+func (p *Port) Stats() nic.Stats {
+	var s nic.Stats
+	for _, q := range p.rx {
+		s.RxPackets += q.st.packets.Load()
+		s.RxBytes += q.st.bytes.Load()
+		s.RxErrors += q.st.errors.Load()
+	}
+	for _, q := range p.tx {
+		s.TxPackets += q.st.packets.Load()
+		s.TxBytes += q.st.bytes.Load()
+		s.TxErrors += q.st.errors.Load()
+	}
+	return s
+}

@@ -1,0 +1,105 @@
+package virtio
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/uiod/uiod/pci"
+)
+
+// vq is what every virtqueue has: its ring, its index and where to notify it.
+type vq struct {
+	ring      *vring
+	index     uint16 // virtqueue number
+	notifyOff uint32 // offset of its notify address in the notify structure
+	t         *transport
+	eventIdx  bool
+}
+
+// kick notifies the device of new available entries, unless it asked not to be: with
+// EVENT_IDX when the index moved from old past avail_event, otherwise when the used ring's
+// NO_NOTIFY flag is clear. It runs after publish, whose fenced store orders the index
+// before the load of the device's request.
+func (q *vq) kick(old uint16) bool {
+	r := q.ring
+	if q.eventIdx {
+		if !needEvent(r.availEvent(), r.availIdx, old) {
+			return false
+		}
+	} else if r.usedFlags()&usedNoNotify != 0 {
+		return false
+	}
+	q.t.notifyQueue(q.notifyOff, q.index)
+	return true
+}
+
+// suppress asks the device for no interrupts on this queue: NO_INTERRUPT without
+// EVENT_IDX; with it, used_event one behind the last used index the driver saw, which the
+// device's next used index can only pass after 65535 more entries.
+func (q *vq) suppress(lastUsed uint16) {
+	if q.eventIdx {
+		q.ring.setUsedEvent(lastUsed - 1)
+		return
+	}
+	q.ring.availFlags |= availNoInterrupt
+	q.ring.publish()
+}
+
+// request asks for an interrupt when the device adds a used entry after lastUsed.
+func (q *vq) request(lastUsed uint16) {
+	if q.eventIdx {
+		q.ring.setUsedEvent(lastUsed)
+		return
+	}
+	q.ring.availFlags &^= availNoInterrupt
+	q.ring.publish()
+}
+
+// setupQueue selects virtqueue index, sizes it to at most want descriptors (and what the
+// device offers), allocates and programs its ring, assigns it an MSI-X vector (noVector
+// for none) and enables it.
+func setupQueue(t *transport, dma pci.DMA, index uint16, want int, vector uint16, msix, eventIdx bool) (*vq, error) {
+	c := t.common
+	c.w16(comQueueSelect, index)
+	max := int(c.r16(comQueueSize))
+	if max == 0 {
+		return nil, fmt.Errorf("virtqueue %d: not available", index)
+	}
+	size := want
+	for size > max {
+		size /= 2
+	}
+	if size < 2 || size&(size-1) != 0 {
+		return nil, fmt.Errorf("virtqueue %d: device offers %d descriptors, want a power of two ≥ 2", index, max)
+	}
+	mem, err := dma.Alloc(layoutFor(size).total)
+	if err != nil {
+		return nil, fmt.Errorf("virtqueue %d: %w", index, err)
+	}
+	r := newVring(mem, size)
+	c.w16(comQueueSize, uint16(size))
+	c.w64(comQueueDesc, r.descIOVA())
+	c.w64(comQueueDriver, r.availIOVA())
+	c.w64(comQueueDevice, r.usedIOVA())
+	if msix {
+		c.w16(comQueueMSIX, vector)
+		if got := c.r16(comQueueMSIX); got != vector {
+			dma.Free(mem)
+			return nil, fmt.Errorf("virtqueue %d: MSI-X vector %d refused (reads 0x%x)", index, vector, got)
+		}
+	}
+	off := uint32(c.r16(comQueueNotifyOff)) * t.notifyMult
+	if !t.notify.fits(off, 2) {
+		dma.Free(mem)
+		return nil, fmt.Errorf("virtqueue %d: notify offset 0x%x outside the %d-byte notify structure", index, off, t.notify.len)
+	}
+	q := &vq{ring: r, index: index, notifyOff: off, t: t, eventIdx: eventIdx}
+	q.suppress(0)
+	c.w16(comQueueEnable, 1)
+	return q, nil
+}
+
+// counters are one queue's statistics, readable from any goroutine.
+type counters struct {
+	packets, bytes, errors atomic.Uint64
+}

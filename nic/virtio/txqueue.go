@@ -1,0 +1,128 @@
+package virtio
+
+import (
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/pci"
+)
+
+// txQueue is one transmit virtqueue. Slot p is the descriptor pair 2p (a zero header:
+// no offloads) → 2p+1 (the frame), chained once at setup.
+type txQueue struct {
+	vq
+	dma      pci.DMA      // the device's address space
+	local    *nic.Mempool // last pool seen to be in dma (saves the interface compare)
+	copies   *nic.Mempool // buffers for frames from another address space
+	bufs     []*nic.Buf   // buffer per slot until the device used it
+	free     []uint16
+	lastUsed uint16
+	inFlight int
+	quietAt  uint16
+	nCopies  uint64
+	st       counters
+}
+
+func newTxQueue(q *vq, dma pci.DMA, copies *nic.Mempool) *txQueue {
+	slots := q.ring.size() / 2
+	tq := &txQueue{vq: *q, dma: dma, copies: copies, bufs: make([]*nic.Buf, slots), free: make([]uint16, 0, slots)}
+	r := tq.ring
+	for p := slots - 1; p >= 0; p-- {
+		r.setDesc(2*p, r.hdrIOVA(p), netHdrLen, descNext, uint16(2*p+1))
+		r.setDesc(2*p+1, 0, 0, 0, 0)
+		tq.free = append(tq.free, uint16(p))
+	}
+	return tq
+}
+
+// reclaim frees the buffers of every frame the device has sent.
+func (q *txQueue) reclaim() {
+	r := q.ring
+	ready := r.usedIdx() - q.lastUsed
+	if int(ready) > q.inFlight {
+		q.st.errors.Add(1)
+		q.lastUsed += ready
+		return
+	}
+	var n, bytes, bad uint64
+	for ; ready > 0; ready-- {
+		id, _ := r.usedElem(q.lastUsed)
+		q.lastUsed++
+		p := id / 2
+		if id&1 != 0 || p >= uint32(len(q.bufs)) || q.bufs[p] == nil {
+			bad++
+			continue
+		}
+		b := q.bufs[p]
+		q.bufs[p] = nil
+		q.free = append(q.free, uint16(p))
+		q.inFlight--
+		n++
+		bytes += uint64(b.Len())
+		b.Free()
+	}
+	if q.eventIdx && q.lastUsed-q.quietAt >= 0x4000 {
+		r.setUsedEvent(q.lastUsed - 1)
+		q.quietAt = q.lastUsed
+	}
+	if n > 0 {
+		q.st.packets.Add(n)
+		q.st.bytes.Add(bytes)
+	}
+	if bad > 0 {
+		q.st.errors.Add(bad)
+	}
+}
+
+// burst implements TxBurst for this queue.
+func (q *txQueue) burst(bufs []*nic.Buf) int {
+	q.reclaim()
+	r := q.ring
+	old := r.availIdx
+	n := 0
+	for n < len(bufs) && len(q.free) > 0 {
+		b := bufs[n]
+		if pool := b.Pool(); pool == q.local {
+			// Same address space as the last buffer: sent as is.
+		} else if pool.DMA() == q.dma {
+			q.local = pool
+		} else {
+			c := q.copies.Get()
+			if c == nil {
+				break
+			}
+			if b.Len() > c.Cap() { // cannot be sent from a buffer of ours: dropped
+				c.Free()
+				b.Free()
+				q.st.errors.Add(1)
+				n++
+				continue
+			}
+			c.SetLen(copy(c.Data(), b.Bytes()))
+			b.Free()
+			b = c
+			q.nCopies++
+		}
+		p := q.free[len(q.free)-1]
+		q.free = q.free[:len(q.free)-1]
+		q.bufs[p] = b
+		r.setDescBuf(2*int(p)+1, b.IOVA(), uint32(b.Len()))
+		r.push(2 * p)
+		n++
+	}
+	if n > 0 {
+		q.inFlight += n
+		r.publish()
+		q.kick(old)
+	}
+	return n
+}
+
+// release frees every buffer still queued. The device must be reset first.
+func (q *txQueue) release() {
+	for p, b := range q.bufs {
+		if b != nil {
+			b.Free()
+			q.bufs[p] = nil
+		}
+	}
+	q.inFlight = 0
+}

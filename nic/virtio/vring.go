@@ -1,0 +1,38 @@
+package virtio
+
+// Descriptor flags and ring flags of the split virtqueue.
+const (
+	descNext  = 1
+	descWrite = 2
+
+	availNoInterrupt = 1 // driver → device: do not interrupt (without EVENT_IDX)
+	usedNoNotify     = 1 // device → driver: do not notify (without EVENT_IDX)
+)
+
+// ringLayout places a split virtqueue of size descriptors in one DMA allocation: the
+// descriptor table, the driver area (available ring with used_event and two bytes of
+// padding, so that used_event can be stored as one aligned 32-bit word), the device area
+// (used ring with avail_event, padded likewise) and the 16-byte header slots of the
+// size/2 descriptor pairs. Every area starts on a 64-byte boundary.
+type ringLayout struct {
+	size                     int
+	desc, avail, used, hdrs  int
+	availLen, usedLen, total int
+}
+
+func align64(n int) int { return (n + 63) &^ 63 }
+
+func layoutFor(size int) ringLayout {
+	l := ringLayout{size: size}
+	l.availLen = 4 + 2*size + 4
+	l.usedLen = 4 + 8*size + 4
+	l.avail = align64(16 * size)
+	l.used = align64(l.avail + l.availLen)
+	l.hdrs = align64(l.used + l.usedLen)
+	l.total = l.hdrs + 16*(size/2)
+	return l
+}
+
+// needEvent is the spec's vring_need_event: whether moving an index from old to new
+// passes event, the index the other side asked to be told about.
+func needEvent(event, new, old uint16) bool { return new-event-1 < new-old }

@@ -1,0 +1,231 @@
+// Package virtio models a virtio-net device on the modern (virtio 1.x) PCI transport on
+// the sim device-model core, so that the driver in nic/virtio runs against it without a
+// hypervisor or privileges.
+//
+// The model implements the four virtio structures (common, notify, ISR and device
+// configuration) in BAR4 at the offsets QEMU uses, the vendor capabilities that point at
+// them, feature negotiation (VERSION_1 and ACCESS_PLATFORM required), split virtqueues
+// read and written through the IOMMU, event suppression (flags, or used_event and
+// avail_event with EVENT_IDX), MSI-X with a vector per queue and one for configuration
+// changes, INTx with the read-to-clear ISR register, multi-queue with the control queue's
+// VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, link status with configuration-change interrupts, and
+// fault injection.
+//
+// It is strict about the spec's ordering rules: feature bits may only change before
+// FEATURES_OK, no queue register may be touched before FEATURES_OK, no notification may
+// come before DRIVER_OK, status bits are set in order, and with EVENT_IDX the driver's
+// ring flags must stay 0. The model itself reads the available index before the entries
+// below it and the descriptors they name, and stores the used entry before the used
+// index. In strict mode each violation is a fault that fails the test (Device().Err()).
+package virtio
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/sim"
+	"github.com/uiod/uiod/wire"
+)
+
+// PCI ids.
+const (
+	VendorID    = 0x1af4
+	DeviceIDNet = 0x1041
+)
+
+// Config describes the modelled device.
+type Config struct {
+	Addr pci.Addr
+	// Wire is the cable; nil leaves the port unplugged (frames sent are lost).
+	Wire wire.Port
+	// MAC is the station address (default 52:54:00:12:34:56, QEMU's).
+	MAC net.HardwareAddr
+	// MaxPairs is the number of queue pairs offered (default 4; 1 offers no MQ).
+	MaxPairs int
+	// QueueSize is the largest (and initial) virtqueue size (default 256, QEMU's).
+	QueueSize int
+	// NoEventIdx does not offer VIRTIO_F_EVENT_IDX.
+	NoEventIdx bool
+	// NoMSIX makes IRQs(MSIX) fail with pci.ErrNotSupported, as under uio_pci_generic.
+	NoMSIX bool
+	// SpeedMbps is the speed in the device configuration (0: unknown).
+	SpeedMbps int
+	// Steer picks the queue pair for a received frame among pairs (default: a hash of
+	// the IPv4 addresses and ports, so one flow stays on one queue).
+	Steer func(frame []byte, pairs int) int
+	// IOMMU is a shared DMA address space, or nil for the device's own.
+	IOMMU *sim.IOMMU
+	// Strict makes protocol violations and DMA faults errors (Device().Err()).
+	Strict bool
+	Log    *zap.Logger
+}
+
+// Model is a modelled virtio-net function.
+type Model struct {
+	cfg   Config
+	dev   *sim.Device
+	pci   *device
+	nq    int // virtqueues: 2·MaxPairs + the control queue
+	wire  wire.Port
+	txMu  []sync.Mutex // serialises the transmit work of each queue
+	txBuf [][]byte     // per queue: the frame being gathered
+
+	// Everything below is guarded by the device lock.
+	offered     uint64
+	devFeatSel  uint32
+	drvFeatSel  uint32
+	drvFeatures uint64
+	status      uint8
+	generation  uint8
+	msixConfig  uint16
+	queueSel    uint16
+	queues      []queue
+	isr         uint8
+	link        bool
+	pairs       int
+	netcfg      [netCfgLen]byte
+	inj         injections
+	st          Stats
+	flap        *time.Timer
+}
+
+// New returns a device at its reset state, link up.
+func New(cfg Config) (*Model, error) {
+	if cfg.MAC == nil {
+		cfg.MAC = net.HardwareAddr{0x52, 0x54, 0x00, 0x12, 0x34, 0x56}
+	}
+	if len(cfg.MAC) != 6 {
+		return nil, fmt.Errorf("sim virtio: mac %v: want 6 bytes", cfg.MAC)
+	}
+	if cfg.MaxPairs == 0 {
+		cfg.MaxPairs = 4
+	}
+	if cfg.QueueSize == 0 {
+		cfg.QueueSize = 256
+	}
+	if cfg.MaxPairs < 1 || cfg.MaxPairs > 256 {
+		return nil, fmt.Errorf("sim virtio: %d queue pairs: want 1..256", cfg.MaxPairs)
+	}
+	if cfg.QueueSize < 2 || cfg.QueueSize > 32768 || cfg.QueueSize&(cfg.QueueSize-1) != 0 {
+		return nil, fmt.Errorf("sim virtio: queue size %d: want a power of two in 2..32768", cfg.QueueSize)
+	}
+	if cfg.Steer == nil {
+		cfg.Steer = steerByFlow
+	}
+	m := &Model{cfg: cfg, nq: 2*cfg.MaxPairs + 1, link: true, wire: cfg.Wire}
+	m.txMu = make([]sync.Mutex, m.nq)
+	m.txBuf = make([][]byte, m.nq)
+	m.offered = 1<<featVersion1 | 1<<featAccessPlat | 1<<featMAC | 1<<featStatus | 1<<featCtrlVQ | 1<<featSpeedDuplex
+	if cfg.MaxPairs > 1 {
+		m.offered |= 1 << featMQ
+	}
+	if !cfg.NoEventIdx {
+		m.offered |= 1 << featEventIdx
+	}
+	dev, err := sim.New(sim.Config{
+		Addr:        cfg.Addr,
+		VendorID:    VendorID,
+		DeviceID:    DeviceIDNet,
+		Revision:    1,
+		Class:       0x020000,
+		BAR0Size:    4,
+		MSIXVectors: m.nq + 1,
+		IOMMU:       cfg.IOMMU,
+		Strict:      cfg.Strict,
+		Log:         cfg.Log,
+		OnReset:     func() { m.reset(); m.st.Resets++ },
+		OnClose:     m.onClose,
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.dev = dev
+	m.pci = &device{Device: dev, m: m}
+	m.queues = make([]queue, m.nq)
+	m.reset()
+	m.initNetConfig()
+	if m.wire != nil {
+		m.wire.SetHandler(m.receive)
+	}
+	return m, nil
+}
+
+// Close closes the device (as the driver's Close does; calling both is safe).
+func (m *Model) Close() error { return m.dev.Close() }
+
+// PCI is the function as a pci.Device, for the driver to open.
+func (m *Model) PCI() pci.Device { return m.pci }
+
+// Device is the device-model core: faults, IOMMU, strict error.
+func (m *Model) Device() *sim.Device { return m.dev }
+
+// MAC is the modelled station address.
+func (m *Model) MAC() net.HardwareAddr { return m.cfg.MAC }
+
+// Pairs is the number of queue pairs the driver set (1 after reset).
+func (m *Model) Pairs() int {
+	m.dev.Lock()
+	defer m.dev.Unlock()
+	return m.pairs
+}
+
+// Features are the feature bits the driver accepted.
+func (m *Model) Features() uint64 {
+	m.dev.Lock()
+	defer m.dev.Unlock()
+	return m.drvFeatures
+}
+
+// Stats returns a snapshot of the model's counters.
+func (m *Model) Stats() Stats {
+	m.dev.Lock()
+	defer m.dev.Unlock()
+	return m.st
+}
+
+// reset returns the transport to its reset state. The lock is held.
+func (m *Model) reset() {
+	m.status, m.drvFeatures, m.devFeatSel, m.drvFeatSel, m.queueSel = 0, 0, 0, 0, 0
+	m.msixConfig = noVector
+	m.isr = 0
+	m.pairs = 1
+	for i := range m.queues {
+		m.queues[i] = queue{size: uint16(m.cfg.QueueSize), msix: noVector}
+	}
+	m.dev.SetINTx(false)
+}
+
+func (m *Model) onClose() {
+	m.dev.Lock()
+	if m.flap != nil {
+		m.flap.Stop()
+	}
+	m.dev.Unlock()
+}
+
+// fault records a protocol violation. The lock is held.
+func (m *Model) fault(format string, args ...any) {
+	m.dev.Fault(sim.Fault{Kind: sim.Protocol, Msg: fmt.Sprintf(format, args...)})
+}
+
+// has reports whether the driver accepted feature f. The lock is held.
+func (m *Model) has(f int) bool { return m.drvFeatures&(1<<f) != 0 }
+
+// running reports whether the driver finished initialisation and may use the queues.
+func (m *Model) running() bool {
+	return m.status&statusDriverOK != 0 && m.status&statusFailed == 0 && !m.dev.Closed()
+}
+
+// irqs is the pci.Device IRQs with the NoMSIX option.
+func (m *Model) irqs(kind irq.Kind, n int) ([]*irq.Vector, error) {
+	if kind == irq.MSIX && m.cfg.NoMSIX && n > 0 {
+		return nil, fmt.Errorf("sim virtio: msix: %w", pci.ErrNotSupported)
+	}
+	return m.dev.IRQs(kind, n)
+}

@@ -1,0 +1,240 @@
+package virtio
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/sim"
+	"github.com/uiod/uiod/wire"
+)
+
+// rawDriver pokes the model's BAR4 the way a (possibly wrong) driver would.
+type rawDriver struct {
+	t *testing.T
+	m *Model
+	r bar4
+}
+
+func newRaw(t *testing.T, cfg Config) *rawDriver {
+	cfg.Strict = true
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.PCI().Close() })
+	r, err := m.PCI().Region(barIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rawDriver{t: t, m: m, r: r.(bar4)}
+}
+
+func (d *rawDriver) status(v uint8) { d.r.Write8(commonBase+comStatus, v) }
+
+func (d *rawDriver) features(f uint64) {
+	d.r.Write32(commonBase+comDrvFeatureSel, 0)
+	d.r.Write32(commonBase+comDrvFeature, uint32(f))
+	d.r.Write32(commonBase+comDrvFeatureSel, 1)
+	d.r.Write32(commonBase+comDrvFeature, uint32(f>>32))
+}
+
+// protocolFaults returns the messages of the protocol faults recorded so far.
+func (d *rawDriver) protocolFaults() []string {
+	fs, _ := d.m.Device().Faults()
+	var msgs []string
+	for _, f := range fs {
+		if f.Kind == sim.Protocol {
+			msgs = append(msgs, f.Msg)
+		}
+	}
+	return msgs
+}
+
+const goodFeatures = 1<<featVersion1 | 1<<featAccessPlat | 1<<featMAC
+
+func TestStrictOrdering(t *testing.T) {
+	tests := []struct {
+		name  string
+		drive func(d *rawDriver)
+		fault string // "" = none
+	}{
+		{"handshake in order", func(d *rawDriver) {
+			d.status(statusAcknowledge)
+			d.status(statusAcknowledge | statusDriver)
+			d.features(goodFeatures)
+			d.status(statusAcknowledge | statusDriver | statusFeaturesOK)
+			d.r.Write16(commonBase+comQueueSelect, 0)
+		}, ""},
+		{"queue select before FEATURES_OK", func(d *rawDriver) {
+			d.status(statusAcknowledge | statusDriver)
+			d.r.Write16(commonBase+comQueueSelect, 0)
+		}, "before FEATURES_OK"},
+		{"queue size read before FEATURES_OK", func(d *rawDriver) {
+			d.status(statusAcknowledge | statusDriver)
+			d.r.Read16(commonBase + comQueueSize)
+		}, "before FEATURES_OK"},
+		{"features after FEATURES_OK", func(d *rawDriver) {
+			d.status(statusAcknowledge | statusDriver)
+			d.features(goodFeatures)
+			d.status(statusAcknowledge | statusDriver | statusFeaturesOK)
+			d.features(goodFeatures | 1<<featStatus)
+		}, "driver features written"},
+		{"DRIVER before ACKNOWLEDGE", func(d *rawDriver) { d.status(statusDriver) }, "out of order"},
+		{"status bits cleared", func(d *rawDriver) {
+			d.status(statusAcknowledge | statusDriver)
+			d.status(statusAcknowledge)
+		}, "without a reset"},
+		{"notify before DRIVER_OK", func(d *rawDriver) {
+			d.status(statusAcknowledge | statusDriver)
+			d.features(goodFeatures)
+			d.status(statusAcknowledge | statusDriver | statusFeaturesOK)
+			d.r.Write16(notifyBase, 0)
+		}, "before DRIVER_OK"},
+		{"32-bit access to a 16-bit field", func(d *rawDriver) { d.r.Read32(commonBase + comMSIXConfig) }, "4-byte access"},
+		{"queue size not a power of two", func(d *rawDriver) {
+			d.status(statusAcknowledge | statusDriver)
+			d.features(goodFeatures)
+			d.status(statusAcknowledge | statusDriver | statusFeaturesOK)
+			d.r.Write16(commonBase+comQueueSize, 100)
+		}, "size 100"},
+		{"enable without rings", func(d *rawDriver) {
+			d.status(statusAcknowledge | statusDriver)
+			d.features(goodFeatures)
+			d.status(statusAcknowledge | statusDriver | statusFeaturesOK)
+			d.r.Write16(commonBase+comQueueEnable, 1)
+		}, "without ring addresses"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newRaw(t, Config{})
+			tt.drive(d)
+			got := d.protocolFaults()
+			if tt.fault == "" {
+				if len(got) != 0 || d.m.Device().Err() != nil {
+					t.Fatalf("faults %q", got)
+				}
+				return
+			}
+			if len(got) == 0 || !strings.Contains(got[0], tt.fault) {
+				t.Fatalf("faults %q, want one containing %q", got, tt.fault)
+			}
+			if d.m.Device().Err() == nil {
+				t.Fatal("strict model reports no error")
+			}
+		})
+	}
+}
+
+func TestFeaturesRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		f    uint64
+	}{
+		{"without VERSION_1", goodFeatures &^ (1 << featVersion1)},
+		{"without ACCESS_PLATFORM", goodFeatures &^ (1 << featAccessPlat)},
+		{"not offered", goodFeatures | 1<<40},
+		{"MQ without CTRL_VQ", goodFeatures | 1<<featMQ},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newRaw(t, Config{})
+			d.status(statusAcknowledge | statusDriver)
+			d.features(tt.f)
+			d.status(statusAcknowledge | statusDriver | statusFeaturesOK)
+			if s := d.r.Read8(commonBase + comStatus); s&statusFeaturesOK != 0 {
+				t.Fatalf("features %#x accepted (status 0x%02x)", tt.f, s)
+			}
+		})
+	}
+}
+
+func TestResetClearsState(t *testing.T) {
+	d := newRaw(t, Config{})
+	d.status(statusAcknowledge | statusDriver)
+	d.features(goodFeatures)
+	d.status(statusAcknowledge | statusDriver | statusFeaturesOK)
+	d.r.Write16(commonBase+comQueueSelect, 1)
+	d.r.Write16(commonBase+comQueueSize, 64)
+	d.status(0)
+	if s := d.r.Read8(commonBase + comStatus); s != 0 {
+		t.Fatalf("status 0x%02x after reset", s)
+	}
+	d.status(statusAcknowledge | statusDriver)
+	d.features(goodFeatures)
+	d.status(statusAcknowledge | statusDriver | statusFeaturesOK)
+	d.r.Write16(commonBase+comQueueSelect, 1)
+	if n := d.r.Read16(commonBase + comQueueSize); n != 256 {
+		t.Fatalf("queue size %d after reset, want 256", n)
+	}
+	if got := d.protocolFaults(); len(got) != 0 {
+		t.Fatalf("faults %q", got)
+	}
+}
+
+func TestCapabilities(t *testing.T) {
+	m, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.PCI().Close()
+	cfg := make([]byte, 256)
+	if _, err := m.PCI().Config().ReadAt(cfg, 0); err != nil {
+		t.Fatal(err)
+	}
+	var types []byte
+	for ptr := int(cfg[pci.CfgCapPointer]); ptr != 0; ptr = int(cfg[ptr+1]) {
+		if cfg[ptr] == 0x09 {
+			types = append(types, cfg[ptr+3])
+		} else {
+			types = append(types, 0xf0|cfg[ptr]&0xf)
+		}
+	}
+	// common, ISR, device, MSI-X (0x11 → 0xf1), notify.
+	if string(types) != string([]byte{1, 3, 4, 0xf1, 2}) {
+		t.Fatalf("capability chain %x", types)
+	}
+	// The capabilities are read-only.
+	m.PCI().Config().WriteAt([]byte{0xee}, capCommonAt+capOffBARTest)
+	m.PCI().Config().ReadAt(cfg, 0)
+	if cfg[capCommonAt+capOffBARTest] != barIndex {
+		t.Fatal("a capability was writable")
+	}
+}
+
+const capOffBARTest = 4
+
+func TestNoMSIX(t *testing.T) {
+	m, err := New(Config{NoMSIX: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.PCI().Close()
+	if _, err := m.PCI().IRQs(irq.MSIX, 2); err == nil || !strings.Contains(err.Error(), "not supported") {
+		t.Fatalf("msix: %v", err)
+	}
+	if vs, err := m.PCI().IRQs(irq.INTx, 1); err != nil || len(vs) != 1 {
+		t.Fatalf("intx: %v %v", vs, err)
+	}
+}
+
+func TestNewPair(t *testing.T) {
+	a, b := wire.Pair()
+	c, d := wire.Pair()
+	ms, err := NewPair(Config{Strict: true}, [2]wire.Port{a, c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	defer d.Close()
+	for _, m := range ms {
+		defer m.Close()
+	}
+	if ms[0].PCI().DMA() != ms[1].PCI().DMA() {
+		t.Error("the pair does not share one address space")
+	}
+	if ms[0].MAC().String() == ms[1].MAC().String() || ms[0].PCI().Addr() == ms[1].PCI().Addr() {
+		t.Errorf("the pair shares MAC %v or address %v", ms[0].MAC(), ms[0].PCI().Addr())
+	}
+}

@@ -1,0 +1,205 @@
+package virtio
+
+import (
+	"encoding/binary"
+
+	"github.com/uiod/uiod/sim"
+)
+
+// queue is the device's state of one split virtqueue. It is guarded by the device lock.
+//
+// The model reads the available ring's flags and index, and used_event, as aligned 32-bit
+// words, and stores the used ring's flags and index, and avail_event, likewise; so the
+// driver must map the driver and device areas rounded up to a multiple of 4 bytes (2 bytes
+// more than the spec's minimum for used_event and avail_event).
+type queue struct {
+	size      uint16
+	msix      uint16
+	enabled   bool
+	eventIdx  bool
+	desc      uint64
+	driver    uint64
+	device    uint64
+	lastAvail uint16 // next available entry the device will take
+	usedIdx   uint16 // the used index the device published
+}
+
+// avail loads the available ring's flags and index. ok is false on a DMA fault or without
+// bus mastering.
+func (m *Model) avail(q *queue) (flags, idx uint16, ok bool) {
+	b, err := m.dev.DMAAt(q.driver, 4, "available ring index")
+	if err != nil {
+		return 0, 0, false
+	}
+	w := sim.LoadUint32(b)
+	flags, idx = uint16(w), uint16(w>>16)
+	if q.eventIdx && flags != 0 {
+		m.fault("available ring flags 0x%x with EVENT_IDX (must be 0)", flags)
+	}
+	return flags, idx, true
+}
+
+// next takes the head of the next available chain, if the driver published one. The
+// entry is read only after the index that covers it.
+func (m *Model) next(q *queue) (head uint16, ok bool) {
+	_, idx, ok := m.avail(q)
+	if !ok || idx == q.lastAvail {
+		return 0, false
+	}
+	if uint16(idx-q.lastAvail) > q.size {
+		m.fault("available index %d is %d entries ahead of %d in a ring of %d", idx, idx-q.lastAvail, q.lastAvail, q.size)
+		return 0, false
+	}
+	b, err := m.dev.DMAAt(q.driver+4+2*uint64(q.lastAvail%q.size), 2, "available ring entry")
+	if err != nil {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint16(b), true
+}
+
+// desc is one descriptor.
+type desc struct {
+	addr  uint64
+	len   uint32
+	flags uint16
+	next  uint16
+}
+
+// chain reads the descriptor chain starting at head into ds (reused), bounded by the ring
+// size; a bad index, a loop or an indirect descriptor (not offered) is a fault.
+func (m *Model) chain(q *queue, head uint16, ds []desc) ([]desc, bool) {
+	ds = ds[:0]
+	i := head
+	for {
+		if i >= q.size {
+			m.fault("descriptor index %d in a ring of %d", i, q.size)
+			return ds, false
+		}
+		if len(ds) == int(q.size) {
+			m.fault("descriptor chain from %d loops", head)
+			return ds, false
+		}
+		b, err := m.dev.DMAAt(q.desc+16*uint64(i), 16, "descriptor")
+		if err != nil {
+			return ds, false
+		}
+		d := desc{
+			addr:  binary.LittleEndian.Uint64(b),
+			len:   binary.LittleEndian.Uint32(b[8:]),
+			flags: binary.LittleEndian.Uint16(b[12:]),
+			next:  binary.LittleEndian.Uint16(b[14:]),
+		}
+		if d.flags&descIndir != 0 {
+			m.fault("indirect descriptor %d (not offered)", i)
+			return ds, false
+		}
+		ds = append(ds, d)
+		if d.flags&descNext == 0 {
+			return ds, true
+		}
+		i = d.next
+	}
+}
+
+// pushUsed writes a used entry, then the used index (atomically, after the entry), and
+// interrupts the driver if it asked for it. With ahead the index is published without
+// the entry (fault injection).
+func (m *Model) pushUsed(qi int, q *queue, id, n uint32, ahead bool) {
+	if !ahead {
+		b, err := m.dev.DMAAt(q.device+4+8*uint64(q.usedIdx%q.size), 8, "used ring entry")
+		if err != nil {
+			return
+		}
+		binary.LittleEndian.PutUint32(b, id)
+		binary.LittleEndian.PutUint32(b[4:], n)
+	}
+	w, err := m.dev.DMAAt(q.device, 4, "used ring index")
+	if err != nil {
+		return
+	}
+	old := q.usedIdx
+	q.usedIdx++
+	sim.StoreUint32(w, uint32(q.usedIdx)<<16)
+	m.maybeInterrupt(qi, q, old)
+}
+
+// maybeInterrupt sends a used-buffer notification if the driver wants one: with EVENT_IDX
+// when the used index passed used_event, otherwise unless NO_INTERRUPT is set. The used
+// index was stored (a fenced atomic) before used_event or the flags are loaded.
+func (m *Model) maybeInterrupt(qi int, q *queue, old uint16) {
+	if q.eventIdx {
+		b, err := m.dev.DMAAt(q.driver+4+2*uint64(q.size), 4, "used_event")
+		if err != nil {
+			return
+		}
+		if ev := uint16(sim.LoadUint32(b)); !needEvent(ev, q.usedIdx, old) {
+			m.st.Suppressed++
+			return
+		}
+	} else if flags, _, ok := m.avail(q); !ok || flags&noInterrup != 0 {
+		m.st.Suppressed++
+		return
+	}
+	m.interrupt(qi)
+}
+
+// interrupt signals queue qi's vector (MSI-X) or raises INTx with the ISR queue bit.
+func (m *Model) interrupt(qi int) {
+	if m.dev.MSIXEnabled() {
+		v := m.queues[qi].msix
+		if v == noVector || !m.dev.FireMSIX(int(v)) {
+			m.st.LostInterrupts++
+			return
+		}
+		m.st.Interrupts++
+		return
+	}
+	m.isr |= isrQueue
+	m.dev.SetINTx(true)
+	m.st.Interrupts++
+}
+
+// setAvailEvent stores avail_event (EVENT_IDX): notify me when you pass this index.
+func (m *Model) setAvailEvent(q *queue) {
+	if !q.eventIdx {
+		return
+	}
+	if b, err := m.dev.DMAAt(q.device+4+8*uint64(q.size), 4, "avail_event"); err == nil {
+		sim.StoreUint32(b, uint32(q.lastAvail))
+	}
+}
+
+// needEvent is vring_need_event.
+func needEvent(event, new, old uint16) bool { return new-event-1 < new-old }
+
+// notify handles a write to the notify structure and returns the queue to serve, or -1.
+func (m *Model) notify(off, size, v uint32) int {
+	qi := int(off / notifyMult)
+	switch {
+	case off%notifyMult != 0 || size != 2:
+		m.fault("notify: %d-byte write at 0x%x", size, off)
+		return -1
+	case !m.running():
+		m.fault("notify of queue %d before DRIVER_OK (status 0x%02x)", qi, m.status)
+		return -1
+	case int(v) != qi:
+		m.fault("notify at queue %d's address names queue %d", qi, v)
+		return -1
+	case !m.queues[qi].enabled:
+		m.fault("notify of disabled queue %d", qi)
+		return -1
+	}
+	m.st.Notifies++
+	return qi
+}
+
+// serve does the work a notification asks for: transmit or a control command. Receive
+// queues need nothing: frames take buffers as they arrive.
+func (m *Model) serve(qi int) {
+	switch {
+	case qi == m.nq-1:
+		m.control(qi)
+	case qi%2 == 1:
+		m.transmit(qi)
+	}
+}
