@@ -48,6 +48,7 @@ type Daemon struct {
 	listener net.Listener
 	dmaLat   *os.File
 	lock     *pidLock
+	wireDirs []*os.File // unix wire socket directories pinned under the root (pinWire)
 	running  bool
 	procs    int // GOMAXPROCS before Start raised it, 0 if it did not
 
@@ -100,6 +101,12 @@ func (d *Daemon) Start() (err error) {
 		d.dmaLat = f
 	}
 	for _, pc := range d.cfg.Ports {
+		w, dirs, err := pinWire(d.opts.Root, pc.Wire)
+		if err != nil {
+			return fmt.Errorf("port %s: wire %s: %w", pc.Name, pc.Wire, err)
+		}
+		d.wireDirs = append(d.wireDirs, dirs...)
+		pc.Wire = w
 		p, err := d.backends.openPort(pc)
 		if err != nil {
 			return err
@@ -289,6 +296,8 @@ func (d *Daemon) shutdownLocked() error {
 		}
 	}
 	d.ports = nil
+	closeAll(d.wireDirs) // after the wires: closing one removes its socket through its directory
+	d.wireDirs = nil
 	if err := d.backends.close(); err != nil {
 		errs = append(errs, err)
 	}

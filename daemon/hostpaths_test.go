@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,4 +102,76 @@ func TestCPUDMALatencyContained(t *testing.T) {
 		os.WriteFile(filepath.Join(root, cpuDMALatencyPath), nil, 0o644)
 		testutil.ErrorContains(t, hold(t, root), "power.cpu_dma_latency", "not a character device")
 	})
+}
+
+// TestUnixWirePinnedInsideRoot: under a --root, a unix wire's socket directory is the one
+// it was when the daemon started, however it is renamed later: with the directory moved
+// and a symlink out of the root put in its place, the daemon's next connect to its peer
+// still reaches the peer that moved with the directory, never a socket outside the root.
+func TestUnixWirePinnedInsideRoot(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	dir := filepath.Join(root, "s")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	listen := func(p string) *net.UnixConn {
+		c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: p, Net: "unixgram"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	peer := listen(filepath.Join(dir, "peer.sock")) // moves with the directory
+	hostile := listen(filepath.Join(outside, "peer.sock"))
+	cfg := testConfig(t, `
+forward: {mode: reflect}
+ports:
+  - {name: a, driver: sim, wire: "unix:`+dir+`/a.sock,`+dir+`/peer.sock", promiscuous: true}
+`)
+	d := New(cfg, Options{Root: root})
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	moved := filepath.Join(root, "moved")
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, dir); err != nil {
+		t.Fatal(err)
+	}
+	frame := make([]byte, 60)
+	copy(frame, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 1, 0x88, 0xb5})
+	got := make(chan string, 2)
+	for name, c := range map[string]*net.UnixConn{"the peer inside the root": peer, "the socket outside the root": hostile} {
+		go func() {
+			buf := make([]byte, 2048)
+			if n, err := c.Read(buf); err == nil && n >= 14 && buf[12] == 0x88 && buf[13] == 0xb5 {
+				got <- name
+			}
+		}()
+	}
+	send := &net.UnixAddr{Name: filepath.Join(moved, "a.sock"), Net: "unixgram"}
+	ok := testutil.WaitFor(20*time.Second, func() bool {
+		peer.WriteToUnix(frame, send) // the daemon's socket moved with the directory
+		select {
+		case who := <-got:
+			if who != "the peer inside the root" {
+				t.Fatalf("the daemon sent the reflected frame to %s", who)
+			}
+			return true
+		case <-time.After(50 * time.Millisecond):
+			return false
+		}
+	})
+	if !ok {
+		t.Fatal("no frame reflected to the peer within 20s")
+	}
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(moved, "a.sock")); !os.IsNotExist(err) {
+		t.Errorf("the daemon's socket is still there after Stop: %v", err)
+	}
 }
