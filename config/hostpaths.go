@@ -21,7 +21,9 @@ import (
 //     each must lie inside it and resolve inside it, else it is refused.
 //
 // Under "/" nothing is outside the root. The result is a *ValidationError naming the
-// keys, or nil. Nothing is created or written; symlinks are read.
+// keys, or nil. Nothing is created or written; symlinks are read. The check is by path:
+// the daemon, which binds the sockets, also opens their directories inside the root and
+// uses those (package daemon), so a rename after the check cannot move them out.
 func (c *Config) CheckHostPaths(root string) error {
 	errs := c.checkHostPaths(root)
 	if len(errs) == 0 {
