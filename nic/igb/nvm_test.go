@@ -39,7 +39,7 @@ func TestOpenWithoutNVMAutoRead(t *testing.T) {
 		Open: nictest.OpenWith(func(dev pci.Device, cfg nic.Config) (*Port, error) {
 			return Open(noNVM{dev}, cfg)
 		}),
-		Flavor:    intel.X82576,
+		Family:    nictest.Intel(intel.X82576, intel.Quirks{}),
 		SpeedMbps: 1000,
 	}
 	h := nictest.New(t, drv, nic.Config{})
