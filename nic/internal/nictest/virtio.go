@@ -30,9 +30,9 @@ func Virtio(base virtio.Config) Family {
 			}
 			return VirtioModel{m}, nil
 		},
-		Posted:           func(n int) int { return n },
+		Posted:            func(n int) int { return n },
 		DMAFaultCompletes: true,
-		Faults:           virtioFaults,
+		Faults:            virtioFaults,
 	}
 }
 
