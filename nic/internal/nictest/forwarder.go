@@ -9,66 +9,7 @@ import (
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/pci"
 )
-
-// detachedDevice is a modelled device whose register writes can be cut off after init:
-// the doorbells and notifications then go nowhere, and the Forwarder plays the device's
-// DMA side by writing the completions itself. That measures the driver alone.
-type detachedDevice struct {
-	pci.Device
-	detached *atomic.Bool
-}
-
-func (d detachedDevice) Region(bar int) (pci.Region, error) {
-	r, err := d.Device.Region(bar)
-	if err != nil {
-		return nil, err
-	}
-	return detachableRegion{r, d.detached}, nil
-}
-
-// narrowRegion is a region with 8- and 16-bit accesses (virtio's common configuration).
-type narrowRegion interface {
-	Read8(off uint32) uint8
-	Write8(off uint32, v uint8)
-	Read16(off uint32) uint16
-	Write16(off uint32, v uint16)
-}
-
-// detachableRegion drops writes while detached. It offers the narrow accesses of the
-// region it wraps (a driver that needs them finds them; the others never call them).
-type detachableRegion struct {
-	pci.Region
-	detached *atomic.Bool
-}
-
-func (r detachableRegion) Write32(off, v uint32) {
-	if !r.detached.Load() {
-		r.Region.Write32(off, v)
-	}
-}
-
-func (r detachableRegion) Write64(off uint32, v uint64) {
-	if !r.detached.Load() {
-		r.Region.Write64(off, v)
-	}
-}
-
-func (r detachableRegion) Read8(off uint32) uint8   { return r.Region.(narrowRegion).Read8(off) }
-func (r detachableRegion) Read16(off uint32) uint16 { return r.Region.(narrowRegion).Read16(off) }
-
-func (r detachableRegion) Write8(off uint32, v uint8) {
-	if !r.detached.Load() {
-		r.Region.(narrowRegion).Write8(off, v)
-	}
-}
-
-func (r detachableRegion) Write16(off uint32, v uint16) {
-	if !r.detached.Load() {
-		r.Region.(narrowRegion).Write16(off, v)
-	}
-}
 
 // Forwarder runs a driver's receive-and-send-back loop on queue pair 0 against
 // hand-written completions: the "NIC" costs a few stores per packet and no model code
@@ -87,17 +28,20 @@ func NewForwarder(tb testing.TB, drv Driver, maxBatch int) *Forwarder {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dev := detachedDevice{Device: m.PCI(), detached: new(atomic.Bool)}
+	// Once detached, the doorbells and notifications go nowhere: the Forwarder plays the
+	// device's DMA side and no model code runs.
+	var detached atomic.Bool
+	dev := Hooked(m.PCI(), Hooks{Write: func(int, uint32, uint64, int) bool { return !detached.Load() }})
 	p, err := drv.Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 1})
 	if err != nil {
 		m.Close()
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
-		dev.detached.Store(false)
+		detached.Store(false)
 		p.Close()
 	})
-	dev.detached.Store(true)
+	detached.Store(true)
 	side, err := p.DeviceSide(m.Device().IOMMU())
 	if err != nil {
 		tb.Fatal(err)

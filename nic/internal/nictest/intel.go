@@ -2,7 +2,6 @@ package nictest
 
 import (
 	"encoding/binary"
-	"fmt"
 	"testing"
 
 	"github.com/uiod/uiod/irq"
@@ -57,18 +56,7 @@ func (m IntelModel) Stats() ModelStats {
 }
 
 // Inject implements Model.
-func (m IntelModel) Inject(kind FaultKind, q, n int) {
-	switch kind {
-	case DropFrames:
-		m.DropNext(n)
-	case OversizeLength:
-		m.OversizeNext(n)
-	case InterruptStorm:
-		m.Model.InterruptStorm(q, n)
-	default:
-		panic(fmt.Sprintf("nictest: fault kind %d", kind))
-	}
-}
+func (m IntelModel) Inject(kind FaultKind, q, n int) { inject(m.Model, kind, q, n) }
 
 // QueuePairs implements Model: an Intel NIC has no queue-count setting.
 func (m IntelModel) QueuePairs() (int, bool) { return 0, false }

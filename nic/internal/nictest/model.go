@@ -1,6 +1,7 @@
 package nictest
 
 import (
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -46,6 +47,27 @@ const (
 	// one spurious interrupt).
 	InterruptStorm
 )
+
+// injector is what every family's model offers for the shared fault kinds.
+type injector interface {
+	DropNext(n int)
+	OversizeNext(n int)
+	InterruptStorm(q, n int)
+}
+
+// inject arms the shared fault kind on m.
+func inject(m injector, kind FaultKind, q, n int) {
+	switch kind {
+	case DropFrames:
+		m.DropNext(n)
+	case OversizeLength:
+		m.OversizeNext(n)
+	case InterruptStorm:
+		m.InterruptStorm(q, n)
+	default:
+		panic(fmt.Sprintf("nictest: fault kind %d", kind))
+	}
+}
 
 // ModelStats are a model's counters that mean the same in every family.
 type ModelStats struct {

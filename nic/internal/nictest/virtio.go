@@ -1,7 +1,6 @@
 package nictest
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/uiod/uiod/sim/virtio"
@@ -49,18 +48,7 @@ func (m VirtioModel) Stats() ModelStats {
 }
 
 // Inject implements Model.
-func (m VirtioModel) Inject(kind FaultKind, q, n int) {
-	switch kind {
-	case DropFrames:
-		m.DropNext(n)
-	case OversizeLength:
-		m.OversizeNext(n)
-	case InterruptStorm:
-		m.Model.InterruptStorm(q, n)
-	default:
-		panic(fmt.Sprintf("nictest: fault kind %d", kind))
-	}
-}
+func (m VirtioModel) Inject(kind FaultKind, q, n int) { inject(m.Model, kind, q, n) }
 
 // QueuePairs implements Model: the pairs set through the control queue.
 func (m VirtioModel) QueuePairs() (int, bool) { return m.Pairs(), true }
