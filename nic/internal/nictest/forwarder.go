@@ -31,7 +31,7 @@ func NewForwarder(tb testing.TB, drv Driver, maxBatch int) *Forwarder {
 	// Once detached, the doorbells and notifications go nowhere: the Forwarder plays the
 	// device's DMA side and no model code runs.
 	var detached atomic.Bool
-	dev := Hooked(m.PCI(), Hooks{Write: func(int, uint32, uint64, int) bool { return !detached.Load() }})
+	dev := Hooked(m.PCI(), Hooks{Cut: &detached})
 	p, err := drv.Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 1})
 	if err != nil {
 		m.Close()

@@ -1,6 +1,10 @@
 package nictest
 
-import "github.com/uiod/uiod/pci"
+import (
+	"sync/atomic"
+
+	"github.com/uiod/uiod/pci"
+)
 
 // Hooks intercept the register accesses a driver makes to a device, for tests that record
 // them, change what a register reads or cut the device off.
@@ -11,6 +15,9 @@ type Hooks struct {
 	// Write sees every write (size 1, 2, 4 or 8 bytes) before the device does; false
 	// drops it (nil: every write goes through).
 	Write func(bar int, off uint32, v uint64, size int) bool
+	// Cut, while it holds true, drops every write before Write sees it (a device cut off
+	// from its driver; cheaper than a Write hook on a benchmark's path).
+	Cut *atomic.Bool
 }
 
 // Hooked is dev with its BAR regions' accesses passed through h.
@@ -26,7 +33,7 @@ func (d hookedDevice) Region(bar int) (pci.Region, error) {
 	if err != nil {
 		return nil, err
 	}
-	return hookedRegion{r, bar, d.h}, nil
+	return &hookedRegion{r, bar, d.h}, nil
 }
 
 // narrowRegion is a region with 8- and 16-bit accesses (virtio's common configuration).
@@ -46,11 +53,14 @@ type hookedRegion struct {
 	h   Hooks
 }
 
-func (r hookedRegion) write(off uint32, v uint64, size int) bool {
+func (r *hookedRegion) write(off uint32, v uint64, size int) bool {
+	if r.h.Cut != nil && r.h.Cut.Load() {
+		return false
+	}
 	return r.h.Write == nil || r.h.Write(r.bar, off, v, size)
 }
 
-func (r hookedRegion) Read32(off uint32) uint32 {
+func (r *hookedRegion) Read32(off uint32) uint32 {
 	v := r.Region.Read32(off)
 	if r.h.Read != nil {
 		v = r.h.Read(r.bar, off, v)
@@ -58,28 +68,28 @@ func (r hookedRegion) Read32(off uint32) uint32 {
 	return v
 }
 
-func (r hookedRegion) Write32(off, v uint32) {
+func (r *hookedRegion) Write32(off, v uint32) {
 	if r.write(off, uint64(v), 4) {
 		r.Region.Write32(off, v)
 	}
 }
 
-func (r hookedRegion) Write64(off uint32, v uint64) {
+func (r *hookedRegion) Write64(off uint32, v uint64) {
 	if r.write(off, v, 8) {
 		r.Region.Write64(off, v)
 	}
 }
 
-func (r hookedRegion) Read8(off uint32) uint8   { return r.Region.(narrowRegion).Read8(off) }
-func (r hookedRegion) Read16(off uint32) uint16 { return r.Region.(narrowRegion).Read16(off) }
+func (r *hookedRegion) Read8(off uint32) uint8   { return r.Region.(narrowRegion).Read8(off) }
+func (r *hookedRegion) Read16(off uint32) uint16 { return r.Region.(narrowRegion).Read16(off) }
 
-func (r hookedRegion) Write8(off uint32, v uint8) {
+func (r *hookedRegion) Write8(off uint32, v uint8) {
 	if r.write(off, uint64(v), 1) {
 		r.Region.(narrowRegion).Write8(off, v)
 	}
 }
 
-func (r hookedRegion) Write16(off uint32, v uint16) {
+func (r *hookedRegion) Write16(off uint32, v uint16) {
 	if r.write(off, uint64(v), 2) {
 		r.Region.(narrowRegion).Write16(off, v)
 	}
