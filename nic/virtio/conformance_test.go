@@ -72,6 +72,8 @@ func openTest(t testing.TB, mc simvirtio.Config, cfg nic.Config, opt Options) (*
 // testPort is a port with the internals the suites look at.
 type testPort struct{ *Port }
 
+var _ nictest.Port = testPort{}
+
 func (p testPort) Pools() []*nic.Mempool     { return p.pools }
 func (p testPort) RxPool(q int) *nic.Mempool { return p.rx[q].pool }
 func (p testPort) RxPosted(q int) int        { return p.rx[q].posted }

@@ -46,6 +46,8 @@ func Intel(f intel.Flavor, q intel.Quirks) Family {
 // IntelModel is an Intel model as a Model.
 type IntelModel struct{ *intel.Model }
 
+var _ Model = IntelModel{}
+
 // PCI implements Model.
 func (m IntelModel) PCI() pci.Device { return m.Model.Device() }
 
@@ -100,6 +102,8 @@ func Rings(p Port) IntelPort {
 
 // intelPort implements Internals over the Intel descriptor rings.
 type intelPort struct{ IntelPort }
+
+var _ Port = intelPort{}
 
 func (p intelPort) Pools() []*nic.Mempool {
 	var pools []*nic.Mempool

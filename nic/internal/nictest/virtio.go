@@ -41,6 +41,8 @@ func bySrcByte2(f []byte, pairs int) int { return int(f[28]) % pairs }
 // VirtioModel is a virtio-net model as a Model.
 type VirtioModel struct{ *virtio.Model }
 
+var _ Model = VirtioModel{}
+
 // Stats implements Model.
 func (m VirtioModel) Stats() ModelStats {
 	s := m.Model.Stats()
