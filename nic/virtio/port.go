@@ -53,6 +53,10 @@ func init() {
 	nic.Register(nic.Driver{
 		Name:  "virtio",
 		Match: Match,
+		Devices: []nic.DeviceID{
+			{Vendor: VendorID, Device: DeviceIDNet, Name: "virtio-net"},
+			{Vendor: VendorID, Device: DeviceIDNetTransient, Name: "virtio-net transitional, modern interface"},
+		},
 		Open: func(dev pci.Device, cfg nic.Config) (nic.Port, error) {
 			p, err := Open(dev, cfg)
 			if err != nil {
