@@ -2,14 +2,12 @@ package config
 
 import (
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/uiod/uiod/pci"
 )
 
 // Host is what validation knows about the machine a configuration will run on.
@@ -40,25 +38,16 @@ func LocalHostAt(root string) Host {
 	if len(h.CPUs) == 0 {
 		h.CPUs = HostWithCPUs(runtime.NumCPU()).CPUs
 	}
-	if b, err := readSmallFile(filepath.Join(root, "proc", "meminfo"), 64<<10); err == nil {
+	// Read inside the root only (no symlink out of it), a regular file, without
+	// blocking on a FIFO or device node put in its place, at most maxMeminfo bytes.
+	if b, err := (&pci.Host{Root: root}).ReadFile("proc/meminfo", maxMeminfo); err == nil {
 		h.HugePages = parseMeminfo(string(b))
 	}
 	return h
 }
 
-// readSmallFile reads a regular file of at most limit bytes without blocking on a FIFO or
-// device node put in its place.
-func readSmallFile(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	return io.ReadAll(io.LimitReader(f, limit))
-}
+// maxMeminfo bounds /proc/meminfo (about 1.5 KiB on Linux 6.x).
+const maxMeminfo = 64 << 10
 
 // parseMeminfo reads the hugepage lines of /proc/meminfo ("HugePages_Total:  16",
 // "Hugepagesize:  2048 kB").

@@ -26,8 +26,9 @@ type Loader struct {
 	// Host is the machine the configuration is checked against; nil means
 	// LocalHostAt(Root).
 	Host *Host
-	// Root prefixes the host paths read to describe the machine (/proc/meminfo); ""
-	// means "/".
+	// Root is the host root (a --root prefix; "" means "/"): the machine is described
+	// from files under it (/proc/meminfo), and state_dir and unix wire sockets must
+	// resolve inside it (see Config.CheckHostPaths).
 	Root string
 	// LookupEnv reads environment overrides; nil means os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
@@ -129,7 +130,7 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 	// A value that failed to decode has already been reported; what validation says
 	// about the default left in its place would only confuse.
 	decoded := pathsOf(errs)
-	for _, fe := range c.check(*host) {
+	for _, fe := range append(c.check(*host), c.checkHostPaths(l.Root)...) {
 		if !decoded.covers(fe.Path) {
 			errs = append(errs, fe)
 		}

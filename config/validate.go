@@ -60,6 +60,9 @@ func (c *Config) check(h Host) fieldErrors {
 		errs.add("state_dir", nil, "required (default %s)", DefaultStateDir)
 	case !filepath.IsAbs(c.StateDir) || strings.IndexByte(c.StateDir, 0) >= 0:
 		errs.add("state_dir", c.StateDir, "must be an absolute path")
+	case hasDotDot(c.StateDir):
+		// Joined to a --root, "/../../x" would leave it.
+		errs.add("state_dir", c.StateDir, "must not have \"..\" elements")
 	}
 	c.checkPorts(&errs)
 	c.checkForward(&errs)

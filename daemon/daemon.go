@@ -11,17 +11,18 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/pci"
 )
 
 // Options are what the daemon takes from its environment rather than its configuration.
@@ -47,6 +48,7 @@ type Daemon struct {
 	listener net.Listener
 	dmaLat   *os.File
 	lock     *pidLock
+	wireDirs []*os.File // unix wire socket directories pinned under the root (pinWire)
 	running  bool
 	procs    int // GOMAXPROCS before Start raised it, 0 if it did not
 
@@ -79,6 +81,10 @@ func (d *Daemon) Start() (err error) {
 			d.shutdownLocked()
 		}
 	}()
+	// state_dir and unix wire sockets stay inside the root, whoever built the config.
+	if err := d.cfg.CheckHostPaths(d.opts.Root); err != nil {
+		return err
+	}
 	lock, err := lockStateDir(d.opts.Root, d.cfg.StateDir)
 	if err != nil {
 		return err
@@ -95,6 +101,12 @@ func (d *Daemon) Start() (err error) {
 		d.dmaLat = f
 	}
 	for _, pc := range d.cfg.Ports {
+		w, dirs, err := pinWire(d.opts.Root, pc.Wire)
+		if err != nil {
+			return fmt.Errorf("port %s: wire %s: %w", pc.Name, pc.Wire, err)
+		}
+		d.wireDirs = append(d.wireDirs, dirs...)
+		pc.Wire = w
 		p, err := d.backends.openPort(pc)
 		if err != nil {
 			return err
@@ -284,6 +296,8 @@ func (d *Daemon) shutdownLocked() error {
 		}
 	}
 	d.ports = nil
+	closeAll(d.wireDirs) // after the wires: closing one removes its socket through its directory
+	d.wireDirs = nil
 	if err := d.backends.close(); err != nil {
 		errs = append(errs, err)
 	}
@@ -301,6 +315,9 @@ func (d *Daemon) shutdownLocked() error {
 	return errors.Join(errs...)
 }
 
+// cpuDMALatencyPath is the PM QoS device under the root.
+const cpuDMALatencyPath = "dev/cpu_dma_latency"
+
 // MetricsAddr is the address the metrics endpoint listens on, or "" when it is off.
 func (d *Daemon) MetricsAddr() string {
 	d.mu.Lock()
@@ -312,12 +329,25 @@ func (d *Daemon) MetricsAddr() string {
 }
 
 // holdCPUDMALatency writes us to <root>/dev/cpu_dma_latency and keeps the file open: the
-// kernel honours the request while the file is open.
+// kernel honours the request while the file is open. The path is resolved inside root
+// only, opened without blocking, and must be a character device (the kernel's misc
+// device): a FIFO, regular file or symlink out of the root put in its place is refused.
 func holdCPUDMALatency(root string, us int) (*os.File, error) {
-	path := filepath.Join(root, "dev/cpu_dma_latency")
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	h, err := pci.NewHost(root)
 	if err != nil {
 		return nil, fmt.Errorf("power.cpu_dma_latency: %w", err)
+	}
+	f, err := h.OpenFile(cpuDMALatencyPath, os.O_WRONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("power.cpu_dma_latency: %w", err)
+	}
+	path := f.Name()
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("not a character device (%s)", fi.Mode().Type())
+		}
+		return nil, fmt.Errorf("power.cpu_dma_latency: %s: %w", path, err)
 	}
 	var b [4]byte
 	v := uint32(int32(us))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"go.uber.org/zap"
@@ -35,10 +36,25 @@ var defaultHTTPLimits = httpLimits{
 // allowedMethods is the Allow header of a 405: the endpoint only ever reads.
 const allowedMethods = "GET, HEAD"
 
+// listenMetrics listens on addr, which must be an IP literal (or empty, every address)
+// with a port: localhost has been replaced by 127.0.0.1 (config.Metrics.ListenAddr). A
+// host name is refused, never looked up: a name can resolve elsewhere than the
+// configuration meant, and the daemon does not touch the network to find out.
+func listenMetrics(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := netip.ParseAddr(host); host != "" && err != nil {
+		return nil, fmt.Errorf("%s: %q is not an IP address or localhost (names are never resolved)", addr, host)
+	}
+	return net.Listen("tcp", addr)
+}
+
 // serveHTTP starts the HTTP endpoint: Prometheus text at /metrics, JSON at /status, an
 // index at /. It answers GET and HEAD only.
 func (d *Daemon) serveHTTP() error {
-	ln, err := net.Listen("tcp", d.cfg.Metrics.Listen)
+	ln, err := listenMetrics(d.cfg.Metrics.ListenAddr())
 	if err != nil {
 		return fmt.Errorf("metrics.listen: %w", err)
 	}

@@ -134,9 +134,12 @@ func (l *pidLock) release() error {
 
 // quiesceStale quiesces the PCI function of every port (bus mastering off, function
 // reset; see pci.Host.Quiesce) when the lock found a stale pid file: the daemon that
-// left it died without its ordered shutdown, and a NIC on uio_pci_generic keeps DMAing
-// into memory the kernel has handed on until someone stops it. Sim ports have no
-// function to stop. It does nothing after a clean shutdown.
+// left it died without its ordered shutdown. uio_pci_generic turns bus mastering off when
+// the dead process's last /dev/uioN descriptor closes, but does not reset the NIC: its
+// rings stay programmed at memory the kernel has handed on, so whatever sets bus
+// mastering again (igb_uio never cleared it; a surviving child may still hold the
+// descriptor) resumes DMA there. Sim ports have no function to stop. It does nothing
+// after a clean shutdown.
 func quiesceStale(l *pidLock, root string, ports []config.Port, log *zap.Logger) error {
 	if !l.stale {
 		return nil

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
+	"syscall"
+
+	"github.com/uiod/uiod/pci"
 )
 
 // ErrNotContiguous is returned when memory is not physically contiguous, so a device that
@@ -34,15 +36,30 @@ type Pagemap struct {
 	buf  []byte
 }
 
-// OpenPagemap opens root/proc/self/pagemap.
+// OpenPagemap opens root/proc/self/pagemap, resolving the path only inside root (a
+// symlink out of it is pci.ErrOutsideRoot) and without blocking: anything but a regular
+// file there (a FIFO, a device node) is refused.
 func OpenPagemap(root string) (*Pagemap, error) {
-	p := filepath.Join(root, "proc/self/pagemap")
-	f, err := os.Open(p)
+	h, err := pci.NewHost(root)
 	if err != nil {
 		return nil, fmt.Errorf("open pagemap: %w", err)
 	}
-	return &Pagemap{f: f, path: p}, nil
+	f, err := h.OpenFile(pagemapPath, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open pagemap: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+		}
+		return nil, fmt.Errorf("open pagemap %s: %w", f.Name(), err)
+	}
+	return &Pagemap{f: f, path: f.Name()}, nil
 }
+
+// pagemapPath is the calling process's pagemap under the root.
+const pagemapPath = "proc/self/pagemap"
 
 // Map returns the physical address of b[0] after checking that every 4 KiB page of b is
 // present and follows the previous one physically.

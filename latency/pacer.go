@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/wire"
-	"golang.org/x/sys/unix"
 )
 
 // DefaultSpin is how long before a send the pacer stops sleeping and busy-waits. A Go
@@ -46,10 +45,7 @@ func newPacer(spin time.Duration, lock bool) *pacer {
 	if lock {
 		runtime.LockOSThread()
 		p.locked = true
-		if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil {
-			p.oldSlack = old
-			_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-		}
+		p.oldSlack = setTimerSlack(1)
 	}
 	return p
 }
@@ -60,7 +56,7 @@ func (p *pacer) release() {
 		return
 	}
 	if p.oldSlack > 0 {
-		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(p.oldSlack), 0, 0, 0)
+		setTimerSlack(p.oldSlack)
 	}
 	runtime.UnlockOSThread()
 	p.locked = false
@@ -80,8 +76,7 @@ func (p *pacer) waitUntil(deadline int64, stop <-chan struct{}) (now int64, ok b
 		if nap <= 0 {
 			break
 		}
-		ts := unix.NsecToTimespec(min(nap, int64(maxNap)))
-		_ = unix.Nanosleep(&ts, nil) // EINTR just ends the nap early
+		nanosleep(min(nap, int64(maxNap)))
 		now = wire.Now()
 	}
 	if now < deadline {

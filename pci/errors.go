@@ -5,8 +5,10 @@ import "errors"
 // ErrNotSupported is returned, wrapped with the reason, when a backend or device cannot do
 // what was asked (no MSI-X under uio_pci_generic, no such region, an OS without the kernel
 // interface). Callers that fall back to something else (MSI-X → INTx) test for it with
-// errors.Is and treat every other error as a failure.
-var ErrNotSupported = errors.New("not supported")
+// errors.Is and treat every other error as a failure. It is errors.ErrUnsupported, so the
+// packages below pci (irq, wire), which wrap the standard library's sentinel in their
+// non-Linux builds, match it too.
+var ErrNotSupported = errors.ErrUnsupported
 
 // ErrClosed is returned, wrapped with what was closed, by every operation on a device,
 // container, DMA allocator or wire after its Close.

@@ -2,15 +2,15 @@ package sim
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 )
 
-// ErrNotSupported is returned for interrupt kinds the model does not offer.
-var ErrNotSupported = errors.New("not supported by the device model")
+// ErrNotSupported is returned, wrapped, for interrupt kinds the model does not offer. It is
+// pci.ErrNotSupported, so a driver falls back from MSI-X the same way on the model as on uio.
+var ErrNotSupported = pci.ErrNotSupported
 
 // IRQs implements pci.Device. MSI-X offers up to the configured table size; INTx one
 // level-triggered vector that is masked when it fires until Rearm (or a command-register

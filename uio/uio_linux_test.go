@@ -48,11 +48,21 @@ func fixture(t *testing.T, driver string, skip ...string) *pcitest.Tree {
 	if !slices.Contains(skip, "reset") {
 		tr.AddReset(testAddr.String())
 	}
-	// The pagemap is the process's own.
-	if err := os.Symlink("/proc/self", tr.Path("proc/self")); err != nil {
+	return tr
+}
+
+// hostDMA returns opts with DMA memory from this process's own pagemap (the fixture tree
+// has none, and a symlink to /proc/self would lead out of its root), closed after the
+// test.
+func hostDMA(t *testing.T, opts Options) Options {
+	t.Helper()
+	dma, err := NewDMA("/", 0, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return tr
+	t.Cleanup(func() { dma.Close() })
+	opts.DMA = dma
+	return opts
 }
 
 func command(t *testing.T, tr *pcitest.Tree) uint16 {
@@ -112,7 +122,7 @@ func TestOpenErrors(t *testing.T) {
 
 func TestDevice(t *testing.T) {
 	root := fixture(t, pci.DriverUIO)
-	d, err := Open(testAddr, Options{Root: root.Root})
+	d, err := Open(testAddr, hostDMA(t, Options{Root: root.Root}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +254,7 @@ func TestDevice(t *testing.T) {
 
 func TestOpenWithoutReset(t *testing.T) {
 	root := fixture(t, pci.DriverUIO, "reset")
-	d, err := Open(testAddr, Options{Root: root.Root})
+	d, err := Open(testAddr, hostDMA(t, Options{Root: root.Root}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +295,7 @@ func TestOpenUnresetKeepsBusMasterOff(t *testing.T) {
 			}
 			opts := tt.opts
 			opts.Root = root.Root
-			d, err := Open(testAddr, opts)
+			d, err := Open(testAddr, hostDMA(t, opts))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -300,7 +310,7 @@ func TestOpenUnresetKeepsBusMasterOff(t *testing.T) {
 
 func TestSharedDMA(t *testing.T) {
 	root := fixture(t, pci.DriverUIO)
-	dma, err := NewDMA(root.Root, 0, nil)
+	dma, err := NewDMA("/", 0, nil) // the process's own pagemap: the fixture has none
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -222,8 +221,7 @@ func Start(t testing.TB, o Options) *VM {
 	cmd.Stdout = vm.console
 	cmd.Stderr = vm.console
 	cmd.WaitDelay = 5 * time.Second
-	// Die with the test binary, even if it is killed before its cleanups run.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = qemuProcAttr()
 	vm.cmd = cmd
 	vm.start = time.Now()
 	if err := cmd.Start(); err != nil {

@@ -14,11 +14,11 @@ import (
 // driver is this driver on the model's 82576 flavour, for the shared suites.
 var driver = nictest.Driver{
 	Open:      nictest.OpenWith(Open),
-	Flavor:    intel.X82576,
+	Family:    nictest.Intel(intel.X82576, intel.Quirks{}),
 	SpeedMbps: 1000,
 }
 
-// TestDriver runs the suites every Intel driver must pass (see nictest.Run).
+// TestDriver runs the conformance suites (see nictest.Run).
 func TestDriver(t *testing.T) { nictest.Run(t, driver) }
 
 // TestDriverQEMUQuirks runs the suites on a model with QEMU igb's quirks: RSS only with
@@ -26,7 +26,7 @@ func TestDriver(t *testing.T) { nictest.Run(t, driver) }
 // padded on receive.
 func TestDriverQEMUQuirks(t *testing.T) {
 	drv := driver
-	drv.Quirks = intel.QEMUQuirks()
+	drv.Family = nictest.Intel(intel.X82576, intel.QEMUQuirks())
 	nictest.Run(t, drv)
 }
 

@@ -4,36 +4,22 @@ import (
 	"testing"
 
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/nictest"
 	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/intel"
 )
 
-// regWrite is one register write seen by a writeLog.
+// regWrite is one register write seen through logWrites.
 type regWrite struct{ off, v uint32 }
 
-// writeLog is a modelled device whose BAR0 logs every register write.
-type writeLog struct {
-	*sim.Device
-	writes *[]regWrite
-}
-
-func (d writeLog) Region(bar int) (pci.Region, error) {
-	r, err := d.Device.Region(bar)
-	if err != nil {
-		return nil, err
-	}
-	return writeLogRegion{r, d.writes}, nil
-}
-
-type writeLogRegion struct {
-	pci.Region
-	writes *[]regWrite
-}
-
-func (r writeLogRegion) Write32(off, v uint32) {
-	*r.writes = append(*r.writes, regWrite{off, v})
-	r.Region.Write32(off, v)
+// logWrites is dev with every 32-bit register write logged in writes.
+func logWrites(dev pci.Device, writes *[]regWrite) pci.Device {
+	return nictest.Hooked(dev, nictest.Hooks{Write: func(_ int, off uint32, v uint64, size int) bool {
+		if size == 4 {
+			*writes = append(*writes, regWrite{off, uint32(v)})
+		}
+		return true
+	}})
 }
 
 // TestInitRegisters checks the register settings the references make and the model
@@ -46,7 +32,7 @@ func TestInitRegisters(t *testing.T) {
 		t.Fatal(err)
 	}
 	var writes []regWrite
-	p, err := Open(writeLog{m.Device(), &writes}, nic.Config{TxQueues: 2, NoIRQ: true, LinkTimeout: 1})
+	p, err := Open(logWrites(m.Device(), &writes), nic.Config{TxQueues: 2, NoIRQ: true, LinkTimeout: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,24 +12,13 @@ import (
 
 // noNVM is an 82576 whose EEPROM auto-read never completes, as on QEMU's igb, whose
 // EECD reads 0x1110 (no AUTO_RD) for ever.
-type noNVM struct{ pci.Device }
-
-func (d noNVM) Region(bar int) (pci.Region, error) {
-	r, err := d.Device.Region(bar)
-	if err != nil || bar != 0 {
-		return r, err
-	}
-	return noNVMRegion{r}, nil
-}
-
-type noNVMRegion struct{ pci.Region }
-
-func (r noNVMRegion) Read32(off uint32) uint32 {
-	v := r.Region.Read32(off)
-	if off == regEECD {
-		v &^= eecdAutoRead
-	}
-	return v
+func noNVM(dev pci.Device) pci.Device {
+	return nictest.Hooked(dev, nictest.Hooks{Read: func(bar int, off, v uint32) uint32 {
+		if bar == 0 && off == regEECD {
+			v &^= eecdAutoRead
+		}
+		return v
+	}})
 }
 
 // TestOpenWithoutNVMAutoRead opens a port whose EEPROM auto-read-done bit never sets: like
@@ -37,9 +26,9 @@ func (r noNVMRegion) Read32(off uint32) uint32 {
 func TestOpenWithoutNVMAutoRead(t *testing.T) {
 	drv := nictest.Driver{
 		Open: nictest.OpenWith(func(dev pci.Device, cfg nic.Config) (*Port, error) {
-			return Open(noNVM{dev}, cfg)
+			return Open(noNVM(dev), cfg)
 		}),
-		Flavor:    intel.X82576,
+		Family:    nictest.Intel(intel.X82576, intel.Quirks{}),
 		SpeedMbps: 1000,
 	}
 	h := nictest.New(t, drv, nic.Config{})

@@ -7,36 +7,10 @@ import (
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/sim"
+	"github.com/uiod/uiod/nic/internal/nictest"
 	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
-
-// hookDevice is a modelled device whose BAR0 runs a hook after each register read.
-type hookDevice struct {
-	*sim.Device
-	afterRead func(off uint32)
-}
-
-func (d hookDevice) Region(bar int) (pci.Region, error) {
-	r, err := d.Device.Region(bar)
-	if err != nil {
-		return nil, err
-	}
-	return hookRegion{r, d.afterRead}, nil
-}
-
-type hookRegion struct {
-	pci.Region
-	afterRead func(off uint32)
-}
-
-func (r hookRegion) Read32(off uint32) uint32 {
-	v := r.Region.Read32(off)
-	r.afterRead(off)
-	return v
-}
 
 // TestLinkChangeDuringOtherInterrupt checks that a link change arriving while the "other"
 // vector's handler runs (after it read ICR) raises a new message: the handler must clear
@@ -53,7 +27,8 @@ func TestLinkChangeDuringOtherInterrupt(t *testing.T) {
 		mu    sync.Mutex
 		armed bool
 	)
-	dev := hookDevice{m.Device(), func(off uint32) {
+	// After each register read: a second link change right after the handler read ICR.
+	dev := nictest.Hooked(m.Device(), nictest.Hooks{Read: func(_ int, off, v uint32) uint32 {
 		mu.Lock()
 		fire := armed && off == regICR
 		armed = armed && !fire
@@ -62,7 +37,8 @@ func TestLinkChangeDuringOtherInterrupt(t *testing.T) {
 			go m.SetLink(true) // the second change, inside the handler's window
 			time.Sleep(5 * time.Millisecond)
 		}
-	}}
+		return v
+	}})
 	p, err := Open(dev, nic.Config{Interrupts: nic.IRQMSIX})
 	if err != nil {
 		t.Fatal(err)

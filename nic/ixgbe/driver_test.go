@@ -10,10 +10,10 @@ import (
 // driver is this driver on the 82599 model, for the shared suites.
 var driver = nictest.Driver{
 	Open:      nictest.OpenWith(Open),
-	Flavor:    intel.X82599,
+	Family:    nictest.Intel(intel.X82599, intel.Quirks{}),
 	SpeedMbps: 10000,
 	MaxFrame:  maxFrameFCS - 4,
 }
 
-// TestDriver runs the suites every Intel driver must pass (see nictest.Run).
+// TestDriver runs the conformance suites (see nictest.Run).
 func TestDriver(t *testing.T) { nictest.Run(t, driver) }

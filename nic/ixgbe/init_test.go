@@ -16,7 +16,7 @@ func openRecorded(t *testing.T, cfg nic.Config) (*Port, *intel.Model, *[]regWrit
 		t.Fatal(err)
 	}
 	writes := new([]regWrite)
-	p, err := Open(recordingDevice{m.Device(), writes, nil}, cfg)
+	p, err := Open(recorded(m.Device(), writes, nil), cfg)
 	if err != nil {
 		m.Close()
 		t.Fatal(err)

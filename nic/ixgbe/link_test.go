@@ -32,7 +32,7 @@ func TestLinkKeepsEEPROMMode(t *testing.T) {
 				}
 				return v
 			}
-			dev := recordingDevice{m.Device(), &writes, func(off, v uint32) uint32 {
+			dev := recorded(m.Device(), &writes, func(off, v uint32) uint32 {
 				if !resetSeen {
 					for _, w := range writes {
 						if w.off == regCTRL && w.v&ctrlReset != 0 {
@@ -41,7 +41,7 @@ func TestLinkKeepsEEPROMMode(t *testing.T) {
 					}
 				}
 				return read(off, v)
-			}}
+			})
 			p, err := Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 2 * time.Second})
 			if err != nil {
 				t.Fatal(err)
@@ -89,12 +89,12 @@ func TestLinkRefusesModeMediaCannotRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		var writes []regWrite
-		dev := recordingDevice{m.Device(), &writes, func(off, v uint32) uint32 {
+		dev := recorded(m.Device(), &writes, func(off, v uint32) uint32 {
 			if off == regAUTOC {
 				v = v&^autocLMSMask | tt.lms<<autocLMSShift
 			}
 			return v
-		}}
+		})
 		p, err := Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 1})
 		if err == nil {
 			p.Close()

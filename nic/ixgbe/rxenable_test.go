@@ -5,50 +5,34 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/nictest"
 	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/intel"
 )
 
-// regWrite is one register write seen by a recordingDevice, with when it happened.
+// regWrite is one register write seen through recorded, with when it happened.
 type regWrite struct {
 	off, v uint32
 	at     time.Time
 }
 
-// recordingDevice is a modelled device whose BAR0 logs every register write and, with
-// read set, may change what a register read returns.
-type recordingDevice struct {
-	*sim.Device
-	writes *[]regWrite
-	read   func(off, v uint32) uint32
-}
-
-func (d recordingDevice) Region(bar int) (pci.Region, error) {
-	r, err := d.Device.Region(bar)
-	if err != nil {
-		return nil, err
-	}
-	return recordingRegion{r, d.writes, d.read}, nil
-}
-
-type recordingRegion struct {
-	pci.Region
-	writes *[]regWrite
-	read   func(off, v uint32) uint32
-}
-
-func (r recordingRegion) Write32(off, v uint32) {
-	*r.writes = append(*r.writes, regWrite{off, v, time.Now()})
-	r.Region.Write32(off, v)
-}
-
-func (r recordingRegion) Read32(off uint32) uint32 {
-	v := r.Region.Read32(off)
-	if r.read != nil {
-		v = r.read(off, v)
-	}
-	return v
+// recorded is dev with every 32-bit register write logged in writes and, with read set,
+// what a register read returns changed by read.
+func recorded(dev pci.Device, writes *[]regWrite, read func(off, v uint32) uint32) pci.Device {
+	return nictest.Hooked(dev, nictest.Hooks{
+		Read: func(_ int, off, v uint32) uint32 {
+			if read != nil {
+				v = read(off, v)
+			}
+			return v
+		},
+		Write: func(_ int, off uint32, v uint64, size int) bool {
+			if size == 4 {
+				*writes = append(*writes, regWrite{off, uint32(v), time.Now()})
+			}
+			return true
+		},
+	})
 }
 
 // written returns the values written to register off, in order.
@@ -71,7 +55,7 @@ func TestRxEnabledWithSecurityPathHalted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var writes []regWrite
-	p, err := Open(recordingDevice{m.Device(), &writes, nil}, nic.Config{NoIRQ: true, LinkTimeout: 1})
+	p, err := Open(recorded(m.Device(), &writes, nil), nic.Config{NoIRQ: true, LinkTimeout: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +107,7 @@ func TestRxEnableWaitsForSecurityPath(t *testing.T) {
 		}
 		return v | secrxstatRdy
 	}
-	dev := recordingDevice{m.Device(), &writes, func(off, v uint32) uint32 {
+	dev := recorded(m.Device(), &writes, func(off, v uint32) uint32 {
 		if halted.IsZero() {
 			for _, w := range writes {
 				if w.off == regSECRXCTRL && w.v&secrxctrlRxDis != 0 {
@@ -132,7 +116,7 @@ func TestRxEnableWaitsForSecurityPath(t *testing.T) {
 			}
 		}
 		return read(off, v)
-	}}
+	})
 	p, err := Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 1})
 	if err != nil {
 		t.Fatal(err)

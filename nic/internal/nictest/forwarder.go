@@ -1,7 +1,6 @@
 package nictest
 
 import (
-	"encoding/binary"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -10,99 +9,56 @@ import (
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/sim"
-	"github.com/uiod/uiod/sim/intel"
 )
 
-// detachedDevice is a modelled device whose BAR0 can be cut off after init: register
-// writes (the tail doorbells) then go nowhere, and the Forwarder plays the NIC's DMA side
-// by writing descriptors itself. That measures the driver alone.
-type detachedDevice struct {
-	*sim.Device
-	bar *detachableRegion
-}
-
-func (d *detachedDevice) Region(bar int) (pci.Region, error) {
-	if bar != 0 {
-		return d.Device.Region(bar)
-	}
-	return d.bar, nil
-}
-
-type detachableRegion struct {
-	pci.Region
-	detached atomic.Bool
-}
-
-func (r *detachableRegion) Write32(off, v uint32) {
-	if !r.detached.Load() {
-		r.Region.Write32(off, v)
-	}
-}
-
 // Forwarder runs a driver's receive-and-send-back loop on queue pair 0 against
-// hand-written write-backs: the "NIC" costs a few stores per packet and no model code
+// hand-written completions: the "NIC" costs a few stores per packet and no model code
 // runs.
 type Forwarder struct {
-	Port           Port
-	rxDesc, txDesc []byte
-	rxNext, txNext int
-	rxMask, txMask int
-	bufs           []*nic.Buf
+	Port Port
+	dev  DeviceSide
+	bufs []*nic.Buf
 }
 
 // NewForwarder opens a port of drv on a model (no interrupts, default rings) and detaches
 // it from the model.
 func NewForwarder(tb testing.TB, drv Driver, maxBatch int) *Forwarder {
 	tb.Helper()
-	m, err := intel.New(intel.Config{Strict: true, Flavor: drv.Flavor, Quirks: drv.Quirks})
+	m, err := drv.Family.New(ModelConfig{Ring: nic.DefaultRing})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	bar, err := m.Device().Region(0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	dev := &detachedDevice{Device: m.Device(), bar: &detachableRegion{Region: bar}}
+	// Once detached, the doorbells and notifications go nowhere: the Forwarder plays the
+	// device's DMA side and no model code runs.
+	var detached atomic.Bool
+	dev := Hooked(m.PCI(), Hooks{Cut: &detached})
 	p, err := drv.Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 1})
 	if err != nil {
+		m.Close()
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
-		dev.bar.detached.Store(false)
+		detached.Store(false)
 		p.Close()
 	})
-	dev.bar.detached.Store(true)
-	rq, tq := p.RxQueue(0), p.TxQueue(0)
-	f := &Forwarder{Port: p, rxMask: rq.Size() - 1, txMask: tq.Size() - 1, bufs: make([]*nic.Buf, maxBatch)}
-	if f.rxDesc, err = m.Device().IOMMU().Translate(rq.IOVA(), rq.Len()); err != nil {
+	detached.Store(true)
+	side, err := p.DeviceSide(m.Device().IOMMU())
+	if err != nil {
 		tb.Fatal(err)
 	}
-	if f.txDesc, err = m.Device().IOMMU().Translate(tq.IOVA(), tq.Len()); err != nil {
-		tb.Fatal(err)
-	}
-	return f
+	return &Forwarder{Port: p, dev: side, bufs: make([]*nic.Buf, maxBatch)}
 }
 
-// Step lets the "NIC" complete n receive descriptors with 60-byte frames, forwards them
-// and lets the "NIC" complete the transmit descriptors. It returns the frames forwarded.
+// Step lets the "NIC" complete n receive buffers with 60-byte frames, forwards them and
+// lets the "NIC" complete the transmitted frames. It returns the frames forwarded.
 func (f *Forwarder) Step(n int) int {
-	for i := 0; i < n; i++ {
-		d := f.rxDesc[f.rxNext*16 : f.rxNext*16+16]
-		binary.LittleEndian.PutUint32(d[12:], 60)
-		sim.StoreUint32(d[8:], 0x3) // DD | EOP
-		f.rxNext = (f.rxNext + 1) & f.rxMask
-	}
+	f.dev.CompleteRx(n)
 	got := f.Port.RxBurst(0, f.bufs[:n])
 	sent := f.Port.TxBurst(0, f.bufs[:got])
 	for _, b := range f.bufs[sent:got] {
 		b.Free()
 	}
-	for i := 0; i < sent; i++ {
-		sim.StoreUint32(f.txDesc[f.txNext*16+12:], 0x1) // DD
-		f.txNext = (f.txNext + 1) & f.txMask
-	}
+	f.dev.CompleteTx(sent)
 	return sent
 }
 
@@ -116,6 +72,10 @@ func BurstAllocs(t *testing.T, drv Driver) {
 	})
 	if allocs != 0 {
 		t.Fatalf("RxBurst+TxBurst allocate %.1f times per batch", allocs)
+	}
+	st := f.Port.Stats()
+	if st.RxErrors != 0 || st.TxErrors != 0 || (!drv.Family.StatsFromDevice && st.RxPackets < 32000) {
+		t.Fatalf("stats %+v after 1000 batches of 32", st)
 	}
 }
 

@@ -1,7 +1,9 @@
-// Package nictest runs the NIC drivers against the device model: a harness that opens a
-// driver's port on a strict modelled NIC with the test holding the other end of the
-// cable, and the test suites every Intel driver must pass (byte-exact forwarding,
-// interrupts, faults, RSS).
+// Package nictest runs the NIC drivers against the device models: a harness that opens a
+// driver's port on a strict modelled NIC of its family (Intel, virtio; see Family) with
+// the test holding the other end of the cable, and the conformance suites every driver
+// must pass (byte-exact forwarding, interrupts, idle wake-ups, faults, multi-queue), plus
+// the ones only a family's devices can run (Intel: interrupt moderation, per-queue drop
+// counters).
 package nictest
 
 import (
@@ -14,43 +16,73 @@ import (
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/nic/internal/intel/ring"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
 
-// Port is what the suites need of a driver's port beyond nic.Port.
+// Port is what the suites need of a driver's port beyond nic.Port: the link and
+// interrupt state every driver reports, and a view of its internals (Internals).
 type Port interface {
 	nic.Port
-	RxQueue(q int) *ring.RxQueue
-	TxQueue(q int) *ring.TxQueue
 	LinkChanges() uint64
 	IRQKind() (irq.Kind, bool)
+	Internals
+}
+
+// Internals is what the suites read and write inside a port: its buffer pools, its queues'
+// counters and its rings. A driver's tests implement it over the driver's own types (the
+// Intel drivers through OpenWith).
+type Internals interface {
+	// Pools are every buffer pool the port owns (receive pools and transmit copy pools):
+	// all their buffers must be back when the port is closed.
+	Pools() []*nic.Mempool
+	// RxPool is the pool RX queue q posts and RxPosted how many of its buffers are posted.
+	RxPool(q int) *nic.Mempool
+	RxPosted(q int) int
+	// TxCopies counts the frames TX queue q copied into its own buffers (frames from a
+	// pool the device cannot reach).
+	TxCopies(q int) uint64
+	// Reclaim takes back the buffers of frames TX queue q sent.
+	Reclaim(q int)
+	// SetRxAddr overwrites, in the driver's ring, the bus address of the buffer the device
+	// fills next on RX queue q (the ring is found through iommu where it is not mapped
+	// in the driver's memory).
+	SetRxAddr(iommu *sim.IOMMU, q int, bus uint64) error
+	// DeviceSide plays the device's DMA side of queue pair 0 for the Forwarder.
+	DeviceSide(iommu *sim.IOMMU) (DeviceSide, error)
+}
+
+// DeviceSide completes a port's descriptors on queue pair 0 as the device would, with a
+// few stores per packet, so that a benchmark measures the driver alone.
+type DeviceSide interface {
+	// CompleteRx completes the next n posted receive buffers with 60-byte frames.
+	CompleteRx(n int)
+	// CompleteTx completes the next n frames queued for sending.
+	CompleteTx(n int)
 }
 
 // Opener opens a driver's port on a device.
 type Opener func(dev pci.Device, cfg nic.Config) (Port, error)
 
-// Driver is a driver under test: how to open it and which model flavour speaks its NIC.
+// Driver is a driver under test: how to open it and which modelled device family it runs
+// on.
 type Driver struct {
 	Open   Opener
-	Flavor intel.Flavor
+	Family Family
 	// SpeedMbps is the link speed the model reports.
 	SpeedMbps int
 	// MaxFrame is the largest frame (without FCS) the MAC accepts, 0 for no limit below
 	// the largest buffer.
 	MaxFrame int
-	// Quirks are the model behaviours of QEMU's emulation to run against (see
-	// intel.Quirks); the zero value is the silicon's.
-	Quirks intel.Quirks
+	// BufSizes are the buffer sizes BufferSizes tries (nil: 1024, 9 KiB and 16 KiB).
+	BufSizes []int
 }
 
 // Harness is one port on a strict model.
 type Harness struct {
 	T     testing.TB
-	Model *intel.Model
+	Model Model
 	Dev   *sim.Device
 	Peer  wire.Port // the test's end of the cable
 	Port  Port
@@ -65,8 +97,15 @@ type Harness struct {
 // conservation and model faults) when the test ends.
 func New(t testing.TB, drv Driver, cfg nic.Config) *Harness {
 	t.Helper()
+	return NewOn(t, drv, cfg, ModelConfig{})
+}
+
+// NewOn is New with the model's settings: mc's Wire is set here.
+func NewOn(t testing.TB, drv Driver, cfg nic.Config, mc ModelConfig) *Harness {
+	t.Helper()
 	a, b := wire.Pair()
-	m, err := intel.New(intel.Config{Wire: a, Strict: true, Flavor: drv.Flavor, Quirks: drv.Quirks})
+	mc.Wire = a
+	m, err := drv.Family.New(mc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +115,9 @@ func New(t testing.TB, drv Driver, cfg nic.Config) *Harness {
 		h.got = append(h.got, append([]byte(nil), f...))
 		h.mu.Unlock()
 	})
-	p, err := drv.Open(m.Device(), cfg)
+	p, err := drv.Open(m.PCI(), cfg)
 	if err != nil {
+		m.Close()
 		t.Fatalf("open: %v (model: %v)", err, m.Device().Err())
 	}
 	h.Port = p
@@ -90,14 +130,9 @@ func (h *Harness) close() {
 	if err := h.Port.Close(); err != nil {
 		h.T.Errorf("close: %v", err)
 	}
-	for q := 0; q < h.Port.NumRxQueues(); q++ {
-		if pool := h.Port.RxQueue(q).Pool(); pool.Avail() != pool.Size() {
-			h.T.Errorf("rx queue %d: %d of %d buffers back after close", q, pool.Avail(), pool.Size())
-		}
-	}
-	for q := 0; q < h.Port.NumTxQueues(); q++ {
-		if pool := h.Port.TxQueue(q).CopyPool(); pool != nil && pool.Avail() != pool.Size() {
-			h.T.Errorf("tx queue %d: copy pool %d of %d back after close", q, pool.Avail(), pool.Size())
+	for i, pool := range h.Port.Pools() {
+		if pool.Avail() != pool.Size() {
+			h.T.Errorf("pool %d: %d of %d buffers back after close", i, pool.Avail(), pool.Size())
 		}
 	}
 	if err := h.Dev.Err(); err != nil && !h.FaultsOK {
@@ -189,16 +224,4 @@ func WaitFired(t testing.TB, v *irq.Vector) uint64 {
 		time.Sleep(50 * time.Microsecond)
 	}
 	return 0
-}
-
-// waitFor polls cond for up to a second.
-func waitFor(cond func() bool) bool {
-	deadline := time.Now().Add(time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	return true
 }

@@ -5,13 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 )
 
 // InterruptsMSIX checks per-queue vectors: none while masked, the pending cause fires on
-// unmask, each frame fires once unmoderated, none after disable, spurious messages are
-// empty wakeups.
+// unmask where the family keeps it pending (else the re-poll after arming finds the
+// frame), each frame fires once unmoderated, none after disable, spurious messages are
+// empty wakeups, a storm leaves the port working.
 func InterruptsMSIX(t *testing.T, drv Driver) {
 	h := New(t, drv, nic.Config{RxQueues: 2, TxQueues: 1, Interrupts: nic.IRQMSIX})
 	v0, v1 := h.Port.RxVector(0), h.Port.RxVector(1)
@@ -25,18 +27,22 @@ func InterruptsMSIX(t *testing.T, drv Driver) {
 		t.Fatalf("%d interrupts while masked", n)
 	}
 	h.Port.EnableRxInterrupt(0)
-	if n := WaitFired(t, v0); n != 1 {
-		t.Fatalf("pending interrupt on unmask: %d, want 1", n)
+	if drv.Family.ArmFiresPending {
+		if n := WaitFired(t, v0); n != 1 {
+			t.Fatalf("pending interrupt on unmask: %d, want 1", n)
+		}
 	}
-	if h.Consume(0) != 1 {
-		t.Fatal("frame not received")
+	if h.Consume(0) != 1 { // the re-poll after arming finds the frame
+		t.Fatal("frame before arming not received")
 	}
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 5; i++ {
 		h.Send(1)
 		if n := WaitFired(t, v0); n != 1 {
 			t.Fatalf("frame %d: %d interrupts, want 1", i, n)
 		}
-		h.Consume(0)
+		if h.Consume(0) != 1 {
+			t.Fatalf("frame %d not received", i)
+		}
 	}
 	if Drain(t, v1) != 0 {
 		t.Fatal("queue 1's vector fired for queue 0's frames")
@@ -48,11 +54,19 @@ func InterruptsMSIX(t *testing.T, drv Driver) {
 		t.Fatalf("%d interrupts after disable", n)
 	}
 	h.Consume(0)
-	h.Model.SpuriousInterrupt(0)
+	h.Model.Inject(InterruptStorm, 0, 1)
 	if WaitFired(t, v0) != 1 || h.Consume(0) != 0 {
 		t.Fatal("spurious interrupt not delivered as an empty wakeup")
 	}
-	// Many flows reach both queues (RSS); each queue's own vector fires.
+	h.Model.Inject(InterruptStorm, 0, 1000)
+	if Drain(t, v0) == 0 {
+		t.Fatal("storm not delivered")
+	}
+	h.Send(2)
+	if h.Consume(0) != 2 {
+		t.Fatal("port stuck after an interrupt storm")
+	}
+	// Many flows reach both queues; each queue's own vector fires.
 	h.Port.EnableRxInterrupt(0)
 	h.Port.EnableRxInterrupt(1)
 	rng := rand.New(rand.NewPCG(41, 42))
@@ -110,7 +124,7 @@ func InterruptsINTx(t *testing.T, drv Driver) {
 	}
 }
 
-// Moderation checks EITR: with a 1 ms interval a stream of frames raises at most one
+// Moderation checks EITR (Intel only): with a 1 ms interval a stream of frames raises at most one
 // interrupt per interval (plus the first); without moderation every frame raises one.
 func Moderation(t *testing.T, drv Driver) {
 	const frames = 200
@@ -140,18 +154,37 @@ func Moderation(t *testing.T, drv Driver) {
 	}
 }
 
-// LinkChange checks that link-status-change interrupts reach the driver.
+// LinkChange checks that link-status-change interrupts reach the driver: by their MSI-X
+// vector while the queues sleep, and on the shared INTx line through the read of the
+// interrupt cause in EnableRxInterrupt.
 func LinkChange(t *testing.T, drv Driver) {
-	h := New(t, drv, nic.Config{Interrupts: nic.IRQMSIX})
-	h.Model.SetLink(false)
-	if !waitFor(func() bool { return h.Port.LinkChanges() > 0 }) {
-		t.Fatal("link change interrupt not handled")
-	}
-	if h.Port.Link().Up {
-		t.Fatal("link up after the cable went down")
-	}
-	h.Model.SetLink(true)
-	if !waitFor(func() bool { return h.Port.LinkChanges() >= 2 && h.Port.Link().Up }) {
-		t.Fatalf("link up not seen: %d changes, %+v", h.Port.LinkChanges(), h.Port.Link())
-	}
+	t.Run("msix", func(t *testing.T) {
+		h := New(t, drv, nic.Config{Interrupts: nic.IRQMSIX})
+		h.Model.SetLink(false)
+		if !testutil.WaitFor(time.Second, func() bool { return h.Port.LinkChanges() > 0 }) {
+			t.Fatal("link change interrupt not handled")
+		}
+		if h.Port.Link().Up {
+			t.Fatal("link up after the cable went down")
+		}
+		h.Model.SetLink(true)
+		if !testutil.WaitFor(time.Second, func() bool { return h.Port.LinkChanges() >= 2 && h.Port.Link().Up }) {
+			t.Fatalf("link up not seen: %d changes, %+v", h.Port.LinkChanges(), h.Port.Link())
+		}
+	})
+	t.Run("intx", func(t *testing.T) {
+		h := New(t, drv, nic.Config{Interrupts: nic.IRQINTx})
+		v := h.Port.RxVector(0)
+		h.Port.EnableRxInterrupt(0) // acknowledges what the bring-up left
+		Drain(t, v)                 // and re-arms the line
+		before := h.Port.LinkChanges()
+		h.Model.SetLink(false)
+		if WaitFired(t, v) != 1 {
+			t.Fatal("link change raised no INTx")
+		}
+		h.Port.EnableRxInterrupt(0) // reads the interrupt cause
+		if h.Port.LinkChanges() != before+1 || h.Port.Link().Up {
+			t.Fatalf("%d changes, link %+v; want %d, down", h.Port.LinkChanges(), h.Port.Link(), before+1)
+		}
+	})
 }

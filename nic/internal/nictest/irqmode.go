@@ -8,7 +8,6 @@ import (
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -49,11 +48,11 @@ func InterruptModes(t *testing.T, drv Driver) {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := wire.Pair()
 			defer b.Close()
-			m, err := intel.New(intel.Config{Wire: a, Strict: true, Flavor: drv.Flavor, Quirks: drv.Quirks})
+			m, err := drv.Family.New(ModelConfig{Wire: a})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var dev pci.Device = m.Device()
+			dev := m.PCI()
 			if tt.msixErr != nil {
 				dev = msixFails{dev, tt.msixErr}
 			}

@@ -3,46 +3,33 @@ package nictest
 import (
 	"fmt"
 	"testing"
-
-	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/pci"
 )
 
-// OpenWith adapts a driver's Open function to an Opener.
-func OpenWith[P Port](open func(dev pci.Device, cfg nic.Config) (P, error)) Opener {
-	return func(dev pci.Device, cfg nic.Config) (Port, error) {
-		p, err := open(dev, cfg)
-		if err != nil {
-			return nil, err // not a typed nil in the interface
-		}
-		return p, nil
-	}
+// Shared are the suites every driver runs, whatever its device family.
+var Shared = []Suite{
+	{"OpenStrict", Open},
+	{"ForwardByteExact", Forward},
+	{"InterruptsMSIX", InterruptsMSIX},
+	{"InterruptsINTx", InterruptsINTx},
+	{"InterruptModes", InterruptModes},
+	{"LinkChange", LinkChange},
+	{"Faults", Faults},
+	{"IOMMUCatchesBadAddress", IOMMU},
+	{"MultiQueue", MultiQueue},
+	{"ForwardAcrossAddressSpaces", AcrossAddressSpaces},
+	{"ForwardSharedAddressSpace", SharedAddressSpace},
+	{"BurstAllocs", BurstAllocs},
+	{"BufferSizes", BufferSizes},
+	{"ArmAllocs", ArmAllocs},
+	{"FrameBetweenArmAndWait", FrameBetweenArmAndWait},
+	{"RepollAfterArm", RepollAfterArm},
+	{"ConcurrentWakeups", ConcurrentWakeups},
 }
 
-// Run runs every suite against drv, each as a subtest.
+// Run runs the shared suites and then drv.Family's own against drv, each as a subtest.
 func Run(t *testing.T, drv Driver) {
-	suites := []struct {
-		name string
-		run  func(*testing.T, Driver)
-	}{
-		{"OpenStrict", Open},
-		{"ForwardByteExact", Forward},
-		{"InterruptsMSIX", InterruptsMSIX},
-		{"InterruptsINTx", InterruptsINTx},
-		{"InterruptModes", InterruptModes},
-		{"InterruptModeration", Moderation},
-		{"LinkChange", LinkChange},
-		{"Faults", Faults},
-		{"QueueDrops", QueueDrops},
-		{"IOMMUCatchesBadAddress", IOMMU},
-		{"RSS", RSS},
-		{"ForwardAcrossAddressSpaces", AcrossAddressSpaces},
-		{"BurstAllocs", BurstAllocs},
-		{"BufferSizes", BufferSizes},
-		{"ArmAllocs", ArmAllocs},
-	}
-	for _, s := range suites {
-		t.Run(s.name, func(t *testing.T) { s.run(t, drv) })
+	for _, s := range append(append([]Suite(nil), Shared...), drv.Family.Suites...) {
+		t.Run(s.Name, func(t *testing.T) { s.Run(t, drv) })
 	}
 }
 

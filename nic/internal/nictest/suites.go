@@ -2,18 +2,18 @@ package nictest
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/sim"
 )
 
-// Open checks a strict init in both interrupt modes: no unknown register, the model's MAC,
+// Open checks a strict init in both interrupt modes: no protocol fault, the model's MAC,
 // link up at the model's speed, the queues and vectors asked for.
 func Open(t *testing.T, drv Driver) {
 	for _, kind := range []irq.Kind{irq.MSIX, irq.INTx} {
@@ -31,6 +31,9 @@ func Open(t *testing.T, drv Driver) {
 			if h.Port.NumRxQueues() != 2 || h.Port.NumTxQueues() != 2 {
 				t.Errorf("queues %d/%d", h.Port.NumRxQueues(), h.Port.NumTxQueues())
 			}
+			if n, ok := h.Model.QueuePairs(); ok && n != 2 {
+				t.Errorf("model uses %d queue pairs, want 2", n)
+			}
 			if err := h.Dev.Err(); err != nil {
 				t.Fatalf("init: %v", err)
 			}
@@ -38,189 +41,79 @@ func Open(t *testing.T, drv Driver) {
 	}
 }
 
-// Forward sends frames of random sizes (60 bytes up to the buffer size) from the peer,
-// receives them, sends them back and checks every byte on both legs, across many ring
-// wraps: a million frames each way (100 000 with -short).
-func Forward(t *testing.T, drv Driver) {
-	const ring = 64
-	h := New(t, drv, nic.Config{RxRing: ring, TxRing: ring, PoolSize: 160, NoIRQ: true})
-	rng := rand.New(rand.NewPCG(11, 12))
-	frames := 1_000_000
-	if testing.Short() {
-		frames = 100_000
-	}
-	maxLen := nic.DefaultBufSize
-	bufs := make([]*nic.Buf, 48)
-	templ := make([][]byte, 256)
-	for i := range templ {
-		templ[i] = Frame(rng, Broadcast, [4]byte{10, 0, 0, 1}, [4]byte{10, 0, 0, 2}, 1000, 2000, 60+rng.IntN(maxLen-60+1))
-	}
-	var sent [][]byte
-	done := 0
-	for done < frames {
-		k := 1 + rng.IntN(len(bufs))
-		sent = sent[:0]
-		for i := 0; i < k; i++ {
-			f := templ[rng.IntN(len(templ))]
-			f[len(f)-1] = byte(done + i) // consecutive frames differ
-			if err := h.Peer.Send(f); err != nil {
-				t.Fatal(err)
-			}
-			sent = append(sent, append([]byte(nil), f...))
-		}
-		got := 0
-		for got < k {
-			n := h.Port.RxBurst(0, bufs[got:k])
-			if n == 0 {
-				t.Fatalf("after %d frames: got %d of %d (model %+v, port %+v)", done, got, k, h.Model.Stats(), h.Port.Stats())
-			}
-			for j, b := range bufs[got : got+n] {
-				if !bytes.Equal(b.Bytes(), sent[got+j]) {
-					t.Fatalf("frame %d: received %d bytes, sent %d: contents differ", done+got+j, b.Len(), len(sent[got+j]))
-				}
-			}
-			got += n
-		}
-		for off := 0; off < k; {
-			n := h.Port.TxBurst(0, bufs[off:k])
-			if n == 0 {
-				t.Fatalf("tx ring stuck after %d frames", done)
-			}
-			off += n
-		}
-		back := h.Received()
-		if len(back) != k {
-			t.Fatalf("peer got %d of %d frames back", len(back), k)
-		}
-		for i := range back {
-			if !bytes.Equal(back[i], sent[i]) {
-				t.Fatalf("frame %d: sent back %d bytes, want %d: contents differ", done+i, len(back[i]), len(sent[i]))
-			}
-		}
-		done += k
-	}
-	h.Port.TxQueue(0).Reclaim()
-	st := h.Port.Stats()
-	if st.RxPackets != uint64(done) || st.TxPackets != uint64(done) || st.RxErrors != 0 || st.RxMissed != 0 {
-		t.Fatalf("stats %+v after %d frames each way", st, done)
-	}
-	t.Logf("%d frames each way, %d ring wraps", done, done/ring)
-}
-
-// Faults injects every fault the model offers: each must end as a counted error or drop,
-// with no panic, no hang and (checked at close) no buffer lost, and the port must work
-// afterwards.
+// Faults injects every fault the model offers (the shared kinds, then the family's own):
+// each must end as a counted error or drop, with no panic, no hang and (checked at close)
+// no buffer lost, and the port must work afterwards.
 func Faults(t *testing.T, drv Driver) {
-	tests := []struct {
-		name         string
-		inject       func(h *Harness)
-		send, wantRx int
-		check        func(t *testing.T, h *Harness)
-		faultsOK     bool
-	}{
+	const ring = 64
+	posted := drv.Family.Posted(ring)
+	tests := []FaultCase{
 		{
-			name:   "drop",
-			inject: func(h *Harness) { h.Model.DropNext(3) },
-			send:   5, wantRx: 2,
-			check: func(t *testing.T, h *Harness) {
+			Name:   "drop",
+			Inject: func(h *Harness) { h.Model.Inject(DropFrames, 0, 3) },
+			Send:   5, WantRx: 2,
+			Check: func(t *testing.T, h *Harness) {
 				if d := h.Model.Stats().Dropped; d != 3 {
 					t.Errorf("model dropped %d, want 3", d)
 				}
 			},
 		},
 		{
-			name:   "oversize length",
-			inject: func(h *Harness) { h.Model.OversizeNext(2) },
-			send:   5, wantRx: 3,
-			check: func(t *testing.T, h *Harness) {
-				if e := h.Port.Stats().RxErrors; e != 2 {
-					t.Errorf("RxErrors %d, want 2", e)
-				}
-			},
+			Name:   "oversize length",
+			Inject: func(h *Harness) { h.Model.Inject(OversizeLength, 0, 2) },
+			Send:   5, WantRx: 3,
+			Check: rxErrors(2),
 		},
 		{
-			name: "DD on an unposted descriptor",
-			inject: func(h *Harness) {
-				if err := h.Model.WriteUnpostedDD(0); err != nil {
-					h.T.Fatal(err)
-				}
-			},
-			send: 5, wantRx: 5,
-			check: func(t *testing.T, h *Harness) {
-				if e := h.Port.RxQueue(0).Stats().Errors; e != 1 {
-					t.Errorf("queue errors %d, want 1", e)
-				}
-			},
-		},
-		{
-			name:   "bad DMA address",
-			inject: func(h *Harness) { h.Model.BadDMANext(1) },
-			send:   3, wantRx: 2,
-			check: func(t *testing.T, h *Harness) {
-				if h.Dev.IOMMU().Faults() == 0 {
-					t.Error("IOMMU saw no fault")
-				}
-			},
-			faultsOK: true,
-		},
-		{
-			name: "rx stall",
-			inject: func(h *Harness) {
-				h.Model.StallRX(true)
-				h.Send(4)
-				if n := h.Consume(0); n != 0 {
-					h.T.Errorf("%d frames received while stalled", n)
-				}
-				h.Model.StallRX(false)
-			},
-			send: 1, wantRx: 5,
-		},
-		{
-			name: "interrupt storm",
-			inject: func(h *Harness) {
+			Name: "interrupt storm",
+			Inject: func(h *Harness) {
 				h.Port.EnableRxInterrupt(0)
-				h.Model.InterruptStorm(0, 1000)
+				h.Model.Inject(InterruptStorm, 0, 1000)
 				if Drain(h.T, h.Port.RxVector(0)) == 0 {
 					h.T.Error("storm not delivered")
 				}
 			},
-			send: 2, wantRx: 2,
+			Send: 2, WantRx: 2,
 		},
 		{
-			name: "link flap",
-			inject: func(h *Harness) {
+			Name: "link flap",
+			Inject: func(h *Harness) {
 				h.Model.FlapLink(5 * time.Millisecond)
-				waitFor(func() bool { return h.Port.LinkChanges() >= 2 && h.Port.Link().Up })
+				testutil.WaitFor(time.Second, func() bool { return h.Port.LinkChanges() >= 2 && h.Port.Link().Up })
 			},
-			send: 3, wantRx: 3,
-			check: func(t *testing.T, h *Harness) {
+			Send: 3, WantRx: 3,
+			Check: func(t *testing.T, h *Harness) {
 				if h.Port.LinkChanges() < 2 {
 					t.Errorf("%d link changes seen, want 2", h.Port.LinkChanges())
 				}
 			},
 		},
 		{
-			name:   "ring full",
-			inject: func(h *Harness) { h.Send(100) }, // 63 descriptors posted
-			send:   0, wantRx: 63,
-			check: func(t *testing.T, h *Harness) {
-				if m := h.Port.Stats().RxMissed; m != 37 {
-					t.Errorf("RxMissed %d, want 37", m)
+			Name:   "ring full",
+			Inject: func(h *Harness) { h.Send(100) },
+			Send:   0, WantRx: posted,
+			Check: func(t *testing.T, h *Harness) {
+				lost := uint64(100 - posted)
+				if m := h.Model.Stats().Missed; m != lost {
+					t.Errorf("model missed %d, want %d", m, lost)
+				}
+				if m := h.Port.Stats().RxMissed; drv.Family.CountsMissed && m != lost {
+					t.Errorf("RxMissed %d, want %d", m, lost)
 				}
 			},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := New(t, drv, nic.Config{RxRing: 64, TxRing: 64, Interrupts: nic.IRQMSIX})
-			h.FaultsOK = tt.faultsOK
-			tt.inject(h)
-			h.Send(tt.send)
-			if got := h.Consume(0); got != tt.wantRx {
-				t.Errorf("received %d frames, want %d (model %+v)", got, tt.wantRx, h.Model.Stats())
+	for _, tt := range append(tests, drv.Family.Faults...) {
+		t.Run(tt.Name, func(t *testing.T) {
+			h := New(t, drv, nic.Config{RxRing: ring, TxRing: ring, Interrupts: nic.IRQMSIX})
+			h.FaultsOK = tt.FaultsOK
+			tt.Inject(h)
+			h.Send(tt.Send)
+			if got := h.Consume(0); got != tt.WantRx {
+				t.Errorf("received %d frames, want %d (model %+v, port %+v)", got, tt.WantRx, h.Model.Stats(), h.Port.Stats())
 			}
-			if tt.check != nil {
-				tt.check(t, h)
+			if tt.Check != nil {
+				tt.Check(t, h)
 			}
 			h.Send(3)
 			if got := h.Consume(0); got != 3 {
@@ -230,17 +123,16 @@ func Faults(t *testing.T, drv Driver) {
 	}
 }
 
-// IOMMU corrupts a posted descriptor's buffer address in the driver's ring: the model's
-// IOMMU must refuse the DMA and the strict model must report it.
+// IOMMU corrupts a posted buffer's address in the driver's ring: the model's IOMMU must
+// refuse the DMA, the strict model must report it, no frame may come through it, and
+// where the device completes the buffer (Family.DMAFaultCompletes) the driver must count
+// it and carry on.
 func IOMMU(t *testing.T, drv Driver) {
 	h := New(t, drv, nic.Config{RxRing: 64, TxRing: 64, NoIRQ: true})
 	h.FaultsOK = true
-	rq := h.Port.RxQueue(0)
-	ring, err := h.Dev.IOMMU().Translate(rq.IOVA(), rq.Len())
-	if err != nil {
+	if err := h.Port.SetRxAddr(h.Dev.IOMMU(), 0, 0x7777_0000_0000); err != nil {
 		t.Fatal(err)
 	}
-	binary.LittleEndian.PutUint64(ring[0:], 0x7777_0000_0000) // descriptor 0: filled next
 	h.Send(1)
 	if h.Dev.IOMMU().Faults() == 0 {
 		t.Fatal("DMA to an unmapped bus address went through")
@@ -256,12 +148,27 @@ func IOMMU(t *testing.T, drv Driver) {
 	if n := h.Consume(0); n != 0 {
 		t.Fatalf("received %d frames through a bad descriptor", n)
 	}
+	if !drv.Family.DMAFaultCompletes {
+		if e := h.Port.Stats().RxErrors; e != 0 {
+			t.Fatalf("RxErrors %d for a frame the device never completed", e)
+		}
+		return
+	}
+	if e := h.Port.Stats().RxErrors; e != 1 {
+		t.Fatalf("RxErrors %d, want 1", e)
+	}
+	h.Send(2)
+	if n := h.Consume(0); n != 2 {
+		t.Fatalf("after the fault: received %d of 2", n)
+	}
 }
 
-// RSS checks that one flow stays on one queue and many flows reach every queue.
-func RSS(t *testing.T, drv Driver) {
+// MultiQueue checks the device's steering over four queue pairs (Intel: RSS; virtio: the
+// device's own): one flow stays on one queue, many flows reach every queue, and every
+// transmit queue sends.
+func MultiQueue(t *testing.T, drv Driver) {
 	const queues = 4
-	h := New(t, drv, nic.Config{RxQueues: queues, TxQueues: 1, RxRing: 256, NoIRQ: true})
+	h := New(t, drv, nic.Config{RxQueues: queues, TxQueues: queues, RxRing: 256, NoIRQ: true})
 	rng := rand.New(rand.NewPCG(21, 22))
 	counts := func() [queues]int {
 		var c [queues]int
@@ -299,59 +206,39 @@ func RSS(t *testing.T, drv Driver) {
 	if total != 400 {
 		t.Fatalf("received %d of 400", total)
 	}
-}
-
-// AcrossAddressSpaces forwards from one port to a port behind another IOMMU (vfio to
-// uio, say): the transmit side must copy and never hand the NIC a bus address it cannot
-// reach, and the originals go back to their pool at once.
-func AcrossAddressSpaces(t *testing.T, drv Driver) {
-	cfg := nic.Config{RxRing: 64, TxRing: 64, NoIRQ: true}
-	a, b := New(t, drv, cfg), New(t, drv, cfg)
-	rng := rand.New(rand.NewPCG(31, 32))
-	bufs := make([]*nic.Buf, 32)
-	var sent [][]byte
-	for round := 0; round < 50; round++ {
-		for i := 0; i < 20; i++ {
-			f := Frame(rng, Broadcast, [4]byte{1, 2, 3, 4}, [4]byte{5, 6, 7, 8}, 9, 10, 60+rng.IntN(1400))
-			sent = append(sent, f)
-			a.Peer.Send(f)
+	var bufs [1]*nic.Buf
+	for q := 0; q < queues; q++ {
+		h.Send(1)
+		got := 0
+		for rq := 0; rq < queues && got == 0; rq++ {
+			got = h.Port.RxBurst(rq, bufs[:])
 		}
-		n := a.Port.RxBurst(0, bufs)
-		if got := b.Port.TxBurst(0, bufs[:n]); got != n {
-			t.Fatalf("round %d: tx took %d of %d", round, got, n)
+		if got != 1 || h.Port.TxBurst(q, bufs[:]) != 1 {
+			t.Fatalf("tx queue %d: nothing sent", q)
 		}
 	}
-	got := b.Received()
-	if len(got) != len(sent) {
-		t.Fatalf("forwarded %d of %d", len(got), len(sent))
-	}
-	for i := range got {
-		if !bytes.Equal(got[i], sent[i]) {
-			t.Fatalf("frame %d differs", i)
-		}
-	}
-	if c := b.Port.TxQueue(0).Stats().Copies; c != uint64(len(sent)) {
-		t.Fatalf("%d copies, want %d", c, len(sent))
-	}
-	rq := a.Port.RxQueue(0)
-	if p := rq.Pool(); p.Avail() != p.Size()-rq.Fill() {
-		t.Fatalf("source pool: %d of %d free: originals not freed", p.Avail(), p.Size())
+	if back := h.Received(); len(back) != queues {
+		t.Fatalf("peer got %d frames from %d tx queues", len(back), queues)
 	}
 }
 
 // BufferSizes checks that a port accepts every frame that fits its buffers and the MAC,
-// and only those, at the smallest, a jumbo and the largest buffer size: the MAC's maximum
-// frame size (82599 MAXFRS, 82576 RLPML) must agree with the buffer size the queues have
-// (SRRCTL), stay within the MAC's largest frame (drv.MaxFrame) and not overflow its
-// register field.
+// and only those, at the smallest, a jumbo and the largest buffer size (drv.BufSizes):
+// the MAC's maximum frame size (82599 MAXFRS, 82576 RLPML) must agree with the buffer
+// size the queues have (SRRCTL), stay within the MAC's largest frame (drv.MaxFrame) and
+// not overflow its register field; a frame one byte too long is refused, not split.
 func BufferSizes(t *testing.T, drv Driver) {
-	for _, size := range []int{1024, 9 * 1024, 16 * 1024} {
+	sizes := drv.BufSizes
+	if sizes == nil {
+		sizes = []int{1024, 9 * 1024, 16 * 1024}
+	}
+	for _, size := range sizes {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			h := New(t, drv, nic.Config{RxRing: 16, TxRing: 16, BufSize: size, NoIRQ: true})
 			rng := rand.New(rand.NewPCG(5, uint64(size)))
 			big := size
-			if size == 16*1024 {
-				big = size - 8 // the 82576's RLPML holds at most 16383 bytes, FCS included
+			if drv.Family.LargestFrame != nil {
+				big = drv.Family.LargestFrame(size)
 			}
 			tooLong := size + 1
 			if drv.MaxFrame > 0 && drv.MaxFrame < big {
@@ -363,8 +250,9 @@ func BufferSizes(t *testing.T, drv Driver) {
 					t.Fatal(err)
 				}
 			}
+			var wantTooLong uint64
 			if size > 1514 {
-				// One byte too long for jumbo buffers (or the MAC): refused, not split.
+				wantTooLong = 1
 				if err := h.Peer.Send(Frame(rng, Broadcast, [4]byte{10, 0, 0, 1}, [4]byte{10, 0, 0, 2}, 1, 2, tooLong)); err != nil {
 					t.Fatal(err)
 				}
@@ -378,6 +266,9 @@ func BufferSizes(t *testing.T, drv Driver) {
 			}
 			if fmt.Sprint(got) != fmt.Sprint(lengths) {
 				t.Errorf("buffers of %d bytes: received frames of %v bytes, want %v (model %+v)", size, got, lengths, h.Model.Stats())
+			}
+			if tl := h.Model.Stats().TooLong; tl != wantTooLong {
+				t.Errorf("buffers of %d bytes: model refused %d frames as too long, want %d", size, tl, wantTooLong)
 			}
 			if e := h.Port.Stats().RxErrors; e != 0 {
 				t.Errorf("buffers of %d bytes: %d receive errors", size, e)

@@ -18,9 +18,9 @@ func FuzzUsedRing(f *testing.F) {
 	f.Add([]byte{3, 0, 0, 0, 255, 255, 255, 255, 200, 1})
 	f.Add([]byte{8, 0, 0, 0, 12, 0, 0, 0, 2, 0, 8, 0, 0, 0, 72, 0, 0, 0, 2, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h := newHarness(t, simvirtio.Config{}, nic.Config{RxRing: 16, TxRing: 16, NoIRQ: true}, Options{})
-		h.faultsOK = true
-		rq, tq := h.port.rx[0], h.port.tx[0]
+		h, p := openTest(t, simvirtio.Config{}, nic.Config{RxRing: 16, TxRing: 16, NoIRQ: true}, Options{})
+		h.FaultsOK = true
+		rq, tq := p.rx[0], p.tx[0]
 		seen := map[*nic.Buf]bool{}
 		bufs := make([]*nic.Buf, 8)
 		var held []*nic.Buf
@@ -33,7 +33,7 @@ func FuzzUsedRing(f *testing.F) {
 				copy(e[:8], rec[:8])
 				sim.StoreUint32(r.mem.Bytes[r.l.used:], uint32(binary.LittleEndian.Uint16(rec[8:]))<<16)
 			}
-			n := h.port.RxBurst(0, bufs)
+			n := p.RxBurst(0, bufs)
 			for _, b := range bufs[:n] {
 				if seen[b] {
 					t.Fatal("a buffer handed out twice")
@@ -50,4 +50,21 @@ func FuzzUsedRing(f *testing.F) {
 			b.Free()
 		}
 	})
+}
+
+// TestTxBadCompletion gives the transmit queue used entries that name no frame in flight.
+func TestTxBadCompletion(t *testing.T) {
+	h, p := openTest(t, simvirtio.Config{}, nic.Config{NoIRQ: true}, Options{})
+	r := p.tx[0].ring
+	binary.LittleEndian.PutUint32(r.mem.Bytes[r.usedElemOff(0):], 7) // odd: no head
+	sim.StoreUint32(r.mem.Bytes[r.l.used:], 1<<16)
+	p.tx[0].inFlight = 1 // as if one frame were queued
+	p.tx[0].reclaim()
+	p.tx[0].inFlight = 0
+	if e := p.Stats().TxErrors; e != 1 {
+		t.Fatalf("TxErrors %d, want 1", e)
+	}
+	h.FaultsOK = true // the used index no longer matches the model's
+	p.tx[0].lastUsed = 0
+	sim.StoreUint32(r.mem.Bytes[r.l.used:], 0)
 }

@@ -1,0 +1,214 @@
+package nictest
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/intel/ring"
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/sim"
+	"github.com/uiod/uiod/sim/intel"
+)
+
+// Intel is the family of the Intel model (sim/intel) in flavour f with quirks q (the
+// zero Quirks are the silicon's). Its own suites: interrupt moderation (EITR) and the
+// per-queue drop counters.
+func Intel(f intel.Flavor, q intel.Quirks) Family {
+	return Family{
+		Name: "intel " + f.String(),
+		New: func(mc ModelConfig) (Model, error) {
+			m, err := intel.New(intel.Config{Wire: mc.Wire, IOMMU: mc.IOMMU, Strict: true, Flavor: f, Quirks: q})
+			if err != nil {
+				return nil, err
+			}
+			return IntelModel{m}, nil
+		},
+		Posted:          func(n int) int { return n - 1 },
+		ArmFiresPending: true,
+		CountsMissed:    true,
+		StatsFromDevice: true,
+		LargestFrame: func(size int) int {
+			if size == 16*1024 {
+				return size - 8 // the 82576's RLPML holds at most 16383 bytes, FCS included
+			}
+			return size
+		},
+		Faults: intelFaults,
+		Suites: []Suite{
+			{"InterruptModeration", Moderation},
+			{"QueueDrops", QueueDrops},
+		},
+	}
+}
+
+// IntelModel is an Intel model as a Model.
+type IntelModel struct{ *intel.Model }
+
+var _ Model = IntelModel{}
+
+// PCI implements Model.
+func (m IntelModel) PCI() pci.Device { return m.Model.Device() }
+
+// Stats implements Model: Missed counts both packet-buffer misses and per-queue drops.
+func (m IntelModel) Stats() ModelStats {
+	s := m.Model.Stats()
+	return ModelStats{WireOut: s.WireOut, RxFrames: s.RxFrames, Missed: s.Missed + s.QueueDrops, Dropped: s.Dropped, TooLong: s.BadFrames}
+}
+
+// Inject implements Model.
+func (m IntelModel) Inject(kind FaultKind, q, n int) { inject(m.Model, kind, q, n) }
+
+// QueuePairs implements Model: an Intel NIC has no queue-count setting.
+func (m IntelModel) QueuePairs() (int, bool) { return 0, false }
+
+// Intel is the Intel model behind h.Model (nil on another family).
+func (h *Harness) Intel() *intel.Model {
+	if im, ok := h.Model.(IntelModel); ok {
+		return im.Model
+	}
+	return nil
+}
+
+// IntelPort is an Intel driver's port: nic.Port with its descriptor rings.
+type IntelPort interface {
+	nic.Port
+	RxQueue(q int) *ring.RxQueue
+	TxQueue(q int) *ring.TxQueue
+	LinkChanges() uint64
+	IRQKind() (irq.Kind, bool)
+}
+
+// OpenWith adapts an Intel driver's Open function to an Opener.
+func OpenWith[P IntelPort](open func(dev pci.Device, cfg nic.Config) (P, error)) Opener {
+	return func(dev pci.Device, cfg nic.Config) (Port, error) {
+		p, err := open(dev, cfg)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return intelPort{p}, nil
+	}
+}
+
+// Rings is the Intel port behind p (nil if p is another family's), for the Intel-only
+// checks.
+func Rings(p Port) IntelPort {
+	if ip, ok := p.(intelPort); ok {
+		return ip.IntelPort
+	}
+	return nil
+}
+
+// intelPort implements Internals over the Intel descriptor rings.
+type intelPort struct{ IntelPort }
+
+var _ Port = intelPort{}
+
+func (p intelPort) Pools() []*nic.Mempool {
+	var pools []*nic.Mempool
+	for q := 0; q < p.NumRxQueues(); q++ {
+		pools = append(pools, p.RxQueue(q).Pool())
+	}
+	for q := 0; q < p.NumTxQueues(); q++ {
+		if c := p.TxQueue(q).CopyPool(); c != nil {
+			pools = append(pools, c)
+		}
+	}
+	return pools
+}
+
+func (p intelPort) RxPool(q int) *nic.Mempool { return p.RxQueue(q).Pool() }
+func (p intelPort) RxPosted(q int) int        { return p.RxQueue(q).Fill() }
+func (p intelPort) TxCopies(q int) uint64     { return p.TxQueue(q).Stats().Copies }
+func (p intelPort) Reclaim(q int)             { p.TxQueue(q).Reclaim() }
+
+// SetRxAddr writes the buffer address of descriptor 0, the one a fresh ring fills first
+// (the suites call it before any frame arrived).
+func (p intelPort) SetRxAddr(iommu *sim.IOMMU, q int, bus uint64) error {
+	rq := p.RxQueue(q)
+	ring, err := iommu.Translate(rq.IOVA(), rq.Len())
+	if err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint64(ring[0:], bus)
+	return nil
+}
+
+func (p intelPort) DeviceSide(iommu *sim.IOMMU) (DeviceSide, error) {
+	rq, tq := p.RxQueue(0), p.TxQueue(0)
+	d := &intelSide{rxMask: rq.Size() - 1, txMask: tq.Size() - 1}
+	var err error
+	if d.rxDesc, err = iommu.Translate(rq.IOVA(), rq.Len()); err != nil {
+		return nil, err
+	}
+	if d.txDesc, err = iommu.Translate(tq.IOVA(), tq.Len()); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// intelSide writes advanced-descriptor write-backs: length and DD|EOP on receive, DD on
+// transmit.
+type intelSide struct {
+	rxDesc, txDesc []byte
+	rxNext, txNext int
+	rxMask, txMask int
+}
+
+func (d *intelSide) CompleteRx(n int) {
+	for i := 0; i < n; i++ {
+		desc := d.rxDesc[d.rxNext*16 : d.rxNext*16+16]
+		binary.LittleEndian.PutUint32(desc[12:], 60)
+		sim.StoreUint32(desc[8:], 0x3) // DD | EOP
+		d.rxNext = (d.rxNext + 1) & d.rxMask
+	}
+}
+
+func (d *intelSide) CompleteTx(n int) {
+	for i := 0; i < n; i++ {
+		sim.StoreUint32(d.txDesc[d.txNext*16+12:], 0x1) // DD
+		d.txNext = (d.txNext + 1) & d.txMask
+	}
+}
+
+// intelFaults are the faults only the Intel model injects.
+var intelFaults = []FaultCase{
+	{
+		Name: "DD on an unposted descriptor",
+		Inject: func(h *Harness) {
+			if err := h.Intel().WriteUnpostedDD(0); err != nil {
+				h.T.Fatal(err)
+			}
+		},
+		Send: 5, WantRx: 5,
+		Check: func(t *testing.T, h *Harness) {
+			if e := Rings(h.Port).RxQueue(0).Stats().Errors; e != 1 {
+				t.Errorf("queue errors %d, want 1", e)
+			}
+		},
+	},
+	{
+		Name:   "bad DMA address",
+		Inject: func(h *Harness) { h.Intel().BadDMANext(1) },
+		Send:   3, WantRx: 2,
+		Check: func(t *testing.T, h *Harness) {
+			if h.Dev.IOMMU().Faults() == 0 {
+				t.Error("IOMMU saw no fault")
+			}
+		},
+		FaultsOK: true,
+	},
+	{
+		Name: "rx stall",
+		Inject: func(h *Harness) {
+			h.Intel().StallRX(true)
+			h.Send(4)
+			if n := h.Consume(0); n != 0 {
+				h.T.Errorf("%d frames received while stalled", n)
+			}
+			h.Intel().StallRX(false)
+		},
+		Send: 1, WantRx: 5,
+	},
+}

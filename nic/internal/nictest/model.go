@@ -1,0 +1,139 @@
+package nictest
+
+import (
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/sim"
+	"github.com/uiod/uiod/wire"
+)
+
+// Model is a modelled NIC under test, whichever family it belongs to: what the shared
+// suites do to the device and read from it.
+type Model interface {
+	// PCI is the function a driver opens.
+	PCI() pci.Device
+	// Device is the strict model core: protocol and DMA faults, the IOMMU, the strict
+	// error a driver's misuse leaves.
+	Device() *sim.Device
+	// MAC is the modelled station address.
+	MAC() net.HardwareAddr
+	// Stats are the model's counters in the families' common terms.
+	Stats() ModelStats
+	// Inject arms a fault every family's model has: see FaultKind.
+	Inject(kind FaultKind, q, n int)
+	// SetLink plugs or unplugs the cable; FlapLink takes the link down for downFor.
+	SetLink(up bool)
+	FlapLink(downFor time.Duration)
+	// QueuePairs is the number of queue pairs the driver told the device to use, when
+	// the device has such a setting (ok false: it does not).
+	QueuePairs() (n int, ok bool)
+	Close() error
+}
+
+// FaultKind is a device fault every family's model can inject.
+type FaultKind int
+
+const (
+	// DropFrames loses the next n arriving frames before they reach a buffer.
+	DropFrames FaultKind = iota + 1
+	// OversizeLength reports the next n receive completions with a length over their
+	// buffer.
+	OversizeLength
+	// InterruptStorm raises queue q's interrupt n times with nothing completed (n = 1:
+	// one spurious interrupt).
+	InterruptStorm
+)
+
+// injector is what every family's model offers for the shared fault kinds.
+type injector interface {
+	DropNext(n int)
+	OversizeNext(n int)
+	InterruptStorm(q, n int)
+}
+
+// inject arms the shared fault kind on m.
+func inject(m injector, kind FaultKind, q, n int) {
+	switch kind {
+	case DropFrames:
+		m.DropNext(n)
+	case OversizeLength:
+		m.OversizeNext(n)
+	case InterruptStorm:
+		m.InterruptStorm(q, n)
+	default:
+		panic(fmt.Sprintf("nictest: fault kind %d", kind))
+	}
+}
+
+// ModelStats are a model's counters that mean the same in every family.
+type ModelStats struct {
+	WireOut  uint64 // frames handed to the wire
+	RxFrames uint64 // frames written to receive buffers
+	Missed   uint64 // frames lost for want of a posted receive buffer
+	Dropped  uint64 // frames dropped by fault injection
+	TooLong  uint64 // frames refused as too long for the buffers or the MAC
+}
+
+// ModelConfig are the settings a suite asks of a model; the family supplies the rest.
+type ModelConfig struct {
+	Wire  wire.Port  // the device's end of the cable (nil: unplugged)
+	IOMMU *sim.IOMMU // nil: a new one
+	// Ring is the most packets a ring of the test's ports holds (0: the default
+	// nic.Config's); a family whose rings the device sizes makes room for it.
+	Ring int
+}
+
+// Family is a device family the suites run on: how to build its model and how its
+// devices differ where the suites' expectations depend on it.
+type Family struct {
+	Name string
+	New  func(ModelConfig) (Model, error)
+	// Posted is how many receive buffers a driver keeps posted on a ring of n packets
+	// (an Intel ring keeps one descriptor empty).
+	Posted func(n int) int
+	// ArmFiresPending: arming a queue whose frame arrived while it was disarmed raises
+	// the interrupt at once (Intel: the cause stays pending until unmasked). Otherwise
+	// (virtio event suppression) only the re-poll after arming finds that frame.
+	ArmFiresPending bool
+	// CountsMissed: the device counts frames it had no buffer for and the port reports
+	// them in Stats().RxMissed (a virtio device reports no drops).
+	CountsMissed bool
+	// DMAFaultCompletes: the device completes a buffer the IOMMU refused it to write
+	// (virtio: a used entry of length 0), so the driver counts a receive error, reposts
+	// the buffer and goes on. Otherwise (Intel) the device completes nothing and the
+	// descriptor stays posted with its bad address.
+	DMAFaultCompletes bool
+	// StatsFromDevice: the port's packet counters are the device's statistics registers
+	// (Intel), not the driver's, so a Forwarder's detached device counts nothing.
+	StatsFromDevice bool
+	// LargestFrame is the largest frame a buffer of size bytes takes before the MAC's
+	// limit (nil: size).
+	LargestFrame func(size int) int
+	// Faults are the fault cases only this family's model can inject; Faults runs them
+	// after the shared ones.
+	Faults []FaultCase
+	// Suites are the suites only this family's devices can run; Run runs them after the
+	// shared ones.
+	Suites []Suite
+}
+
+// FaultCase is one injected fault: after inject, send frames arrive from the peer and
+// exactly wantRx of them must be received; check then looks at the counters.
+type FaultCase struct {
+	Name         string
+	Inject       func(h *Harness)
+	Send, WantRx int
+	Check        func(t *testing.T, h *Harness)
+	// FaultsOK: the fault leaves the strict model's error set.
+	FaultsOK bool
+}
+
+// Suite is one named conformance suite.
+type Suite struct {
+	Name string
+	Run  func(*testing.T, Driver)
+}

@@ -1,0 +1,95 @@
+package nictest
+
+import (
+	"testing"
+
+	"github.com/uiod/uiod/sim/virtio"
+)
+
+// Virtio is the family of the virtio-net model (sim/virtio) with base's settings (its
+// Wire, IOMMU and Strict are set per model). Without a Steer function the model steers by
+// the third byte of the IPv4 source address, so that Harness.Send's frames (from
+// 10.0.0.1) reach queue 0 as they do through the Intel NICs' RSS. It has no suites of its
+// own: moderation and per-queue drop counters do not exist in virtio-net.
+func Virtio(base virtio.Config) Family {
+	return Family{
+		Name: "virtio",
+		New: func(mc ModelConfig) (Model, error) {
+			c := base
+			c.Wire, c.IOMMU, c.Strict = mc.Wire, mc.IOMMU, true
+			if c.Steer == nil {
+				c.Steer = bySrcByte2
+			}
+			if c.QueueSize < 2*mc.Ring { // two descriptors per packet
+				c.QueueSize = 2 * mc.Ring
+			}
+			m, err := virtio.New(c)
+			if err != nil {
+				return nil, err
+			}
+			return VirtioModel{m}, nil
+		},
+		Posted:            func(n int) int { return n },
+		DMAFaultCompletes: true,
+		Faults:            virtioFaults,
+	}
+}
+
+// bySrcByte2 steers by the third byte of the IPv4 source address.
+func bySrcByte2(f []byte, pairs int) int { return int(f[28]) % pairs }
+
+// VirtioModel is a virtio-net model as a Model.
+type VirtioModel struct{ *virtio.Model }
+
+var _ Model = VirtioModel{}
+
+// Stats implements Model.
+func (m VirtioModel) Stats() ModelStats {
+	s := m.Model.Stats()
+	return ModelStats{WireOut: s.WireOut, RxFrames: s.RxFrames, Missed: s.Missed, Dropped: s.Dropped, TooLong: s.Oversize}
+}
+
+// Inject implements Model.
+func (m VirtioModel) Inject(kind FaultKind, q, n int) { inject(m.Model, kind, q, n) }
+
+// QueuePairs implements Model: the pairs set through the control queue.
+func (m VirtioModel) QueuePairs() (int, bool) { return m.Pairs(), true }
+
+// Virtio is the virtio model behind h.Model (nil on another family).
+func (h *Harness) Virtio() *virtio.Model {
+	if vm, ok := h.Model.(VirtioModel); ok {
+		return vm.Model
+	}
+	return nil
+}
+
+// virtioFaults are the used-ring faults only the virtio model injects.
+var virtioFaults = []FaultCase{
+	{
+		Name:   "bad descriptor index",
+		Inject: func(h *Harness) { h.Virtio().BadIDNext(2) },
+		Send:   5, WantRx: 3,
+		Check: rxErrors(2),
+	},
+	{
+		Name:   "used index ahead of the entry",
+		Inject: func(h *Harness) { h.Virtio().UsedAheadNext(1) },
+		Send:   5, WantRx: 4,
+		Check: rxErrors(1),
+	},
+	{
+		Name:   "used index beyond the posted buffers",
+		Inject: func(h *Harness) { h.Virtio().JumpUsedIndex(500) },
+		Send:   1, WantRx: 0,
+		Check: rxErrors(1),
+	},
+}
+
+// rxErrors checks that the port counted n receive errors.
+func rxErrors(n uint64) func(t *testing.T, h *Harness) {
+	return func(t *testing.T, h *Harness) {
+		if e := h.Port.Stats().RxErrors; e != n {
+			t.Errorf("RxErrors %d, want %d", e, n)
+		}
+	}
+}

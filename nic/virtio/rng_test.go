@@ -1,5 +1,0 @@
-package virtio
-
-import "math/rand/v2"
-
-func rngFor(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 7)) }
