@@ -14,27 +14,27 @@ import (
 // every frame the device was given counts as sent, and the in-flight accounting holds
 // (the next bursts still find room).
 func TestTxStatsWithoutReclaim(t *testing.T) {
-	h := newHarness(t, simvirtio.Config{}, nic.Config{RxRing: 64, TxRing: 64}, Options{})
+	h, p := openTest(t, simvirtio.Config{}, nic.Config{RxRing: 64, TxRing: 64}, Options{})
 	var bufs [16]*nic.Buf
 	total := 0
 	for round := 0; round < 20; round++ {
-		h.send(len(bufs))
+		h.Send(len(bufs))
 		got := 0
 		if !testutil.Eventually(t, 5*time.Second, func() bool {
-			got += h.port.RxBurst(0, bufs[got:])
+			got += p.RxBurst(0, bufs[got:])
 			return got == len(bufs)
 		}, "round %d: received %d of %d", round, got, len(bufs)) {
 			t.FailNow()
 		}
-		if n := h.port.TxBurst(0, bufs[:got]); n != got {
+		if n := p.TxBurst(0, bufs[:got]); n != got {
 			t.Fatalf("round %d: TxBurst took %d of %d", round, n, got)
 		}
 		total += got
-		st := h.port.Stats()
+		st := p.Stats()
 		if st.TxPackets != uint64(total) || st.TxBytes != 64*uint64(total) || st.TxErrors != 0 {
 			t.Fatalf("round %d: stats %+v, want %d frames of 64 bytes sent", round, st, total)
 		}
 	}
-	testutil.Eventually(t, 5*time.Second, func() bool { return h.m.Stats().WireOut == uint64(total) },
-		"model sent %d of %d", h.m.Stats().WireOut, total)
+	testutil.Eventually(t, 5*time.Second, func() bool { return h.Model.Stats().WireOut == uint64(total) },
+		"model sent %d of %d", h.Model.Stats().WireOut, total)
 }
