@@ -63,7 +63,9 @@ type Port struct {
 	PCI string `mapstructure:"pci"`
 	// Driver is the backend that opens the function: vfio-pci, uio_pci_generic or sim.
 	Driver string `mapstructure:"driver"`
-	// NIC is the NIC driver: auto (by device id), ixgbe or igb.
+	// NIC is the NIC driver: auto (by device id), ixgbe, igb or virtio. On a sim port it
+	// also selects the device model: the 82599 for auto and ixgbe, the 82576 for igb, a
+	// virtio-net device for virtio.
 	NIC string `mapstructure:"nic"`
 	// Wire is what a sim port's cable is plugged into (sim ports only, required there).
 	Wire Wire `mapstructure:"wire"`
@@ -148,9 +150,10 @@ const (
 	DriverUIO  = "uio_pci_generic"
 	DriverSim  = "sim"
 
-	NICAuto  = "auto"
-	NICIxgbe = "ixgbe"
-	NICIgb   = "igb"
+	NICAuto   = "auto"
+	NICIxgbe  = "ixgbe"
+	NICIgb    = "igb"
+	NICVirtio = "virtio"
 
 	InterruptsMSIX = "msix"
 	InterruptsINTx = "intx"

@@ -316,7 +316,7 @@ func TestBadFiles(t *testing.T) {
 		{"name duplicate", strings.Replace(simPorts, "name: b", "name: a", 1) + "forward: {mode: reflect}", "ports[1].name", "duplicate of ports[0]"},
 		{"driver missing", "ports:\n  - {name: a}\nforward: {mode: reflect}", "ports[0].driver", "required"},
 		{"driver unknown", port0("driver", "igb_uio"), "ports[0].driver", `"igb_uio"`},
-		{"nic unknown", port0("nic", "e1000"), "ports[0].nic", "auto, ixgbe or igb"},
+		{"nic unknown", port0("nic", "e1000"), "ports[0].nic", "auto, ixgbe, igb or virtio"},
 		{"pci required", "ports:\n  - {name: a, driver: vfio-pci}\nforward: {mode: reflect}", "ports[0].pci", "required"},
 		{"pci invalid", port0("pci", `"0000:03:00.8"`), "ports[0].pci", `"0000:03:00.8"`},
 		{"pci path", port0("pci", `"../../x"`), "ports[0].pci", "not a PCI address"},

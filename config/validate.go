@@ -99,7 +99,7 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 		}
 
 		driverOK := oneOf(errs, path("driver"), p.Driver, DriverVFIO, DriverUIO, DriverSim)
-		oneOf(errs, path("nic"), p.NIC, NICAuto, NICIxgbe, NICIgb)
+		oneOf(errs, path("nic"), p.NIC, NICAuto, NICIxgbe, NICIgb, NICVirtio)
 
 		switch {
 		case p.PCI == "" && p.Driver != DriverSim:
@@ -123,7 +123,9 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 		inRange(errs, path("tx_queues"), p.TxQueues, 1, MaxQueues)
 		ringSize(errs, path("rx_ring"), p.RxRing)
 		ringSize(errs, path("tx_ring"), p.TxRing)
-		if nonNegative(errs, path("itr"), p.ITR) {
+		if p.NIC == NICVirtio {
+			checkVirtio(errs, i, p)
+		} else if nonNegative(errs, path("itr"), p.ITR) {
 			checkITR(errs, path("itr"), p)
 		}
 		if p.Interrupts != "" && oneOf(errs, path("interrupts"), p.Interrupts, InterruptsMSIX, InterruptsINTx) &&

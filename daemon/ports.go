@@ -11,9 +11,11 @@ import (
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/igb"   // registers the igb driver
 	_ "github.com/uiod/uiod/nic/ixgbe" // registers the ixgbe driver
+	"github.com/uiod/uiod/nic/virtio"  // registers the virtio driver
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/intel"
+	simvirtio "github.com/uiod/uiod/sim/virtio"
 	"github.com/uiod/uiod/uio"
 	"github.com/uiod/uiod/vfio"
 	"github.com/uiod/uiod/wire"
@@ -24,8 +26,14 @@ type port struct {
 	cfg   config.Port
 	addr  pci.Addr
 	nic   nic.Port
-	model *intel.Model // sim ports only
-	wire  wire.Port    // sim ports only
+	model simModel  // sim ports only
+	wire  wire.Port // sim ports only
+}
+
+// simModel is a sim port's device model: an Intel controller or a virtio-net device.
+type simModel interface {
+	Device() *sim.Device
+	Close() error
 }
 
 // backends holds the shared DMA address spaces: every vfio port joins one container and
@@ -62,12 +70,12 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("port %s: wire %s: %w", p.Name, p.Wire, err)
 		}
-		m, err := intel.New(intel.Config{Addr: addr, Wire: w, IOMMU: b.simIOMMU, Log: b.log.Named("sim." + p.Name)})
+		m, d, err := b.newModel(p, addr, w)
 		if err != nil {
 			w.Close()
 			return nil, fmt.Errorf("port %s: device model: %w", p.Name, err)
 		}
-		op.model, op.wire, dev = m, w, m.Device()
+		op.model, op.wire, dev = m, w, d
 	case config.DriverVFIO:
 		if b.vfio == nil {
 			c, err := vfio.NewContainer(vfio.Options{Root: b.root, Mode: b.vfioMode, Log: b.log.Named("vfio")})
@@ -123,7 +131,45 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)
 	}
 	op.nic = np
+	b.log.Info("nic driver", zap.String("port", p.Name), zap.String("nic", nicName(dev, p.NIC)))
 	return op, nil
+}
+
+// nicName is the name of the NIC driver that opens dev for a port whose nic is name.
+func nicName(dev pci.Device, name string) string {
+	vendor, err1 := pci.ReadConfig16(dev.Config(), pci.CfgVendorID)
+	device, err2 := pci.ReadConfig16(dev.Config(), pci.CfgDeviceID)
+	if err1 != nil || err2 != nil {
+		return name
+	}
+	d, err := nic.Lookup(vendor, device, name)
+	if err != nil {
+		return name
+	}
+	return d.Name
+}
+
+// newModel builds a sim port's device model on wire w, the one its nic names: a
+// virtio-net device for virtio, the 82576 for igb, the 82599 otherwise. It returns the
+// model and the PCI function the driver opens.
+func (b *backends) newModel(p config.Port, addr pci.Addr, w wire.Port) (simModel, pci.Device, error) {
+	log := b.log.Named("sim." + p.Name)
+	if p.NIC == config.NICVirtio {
+		m, err := simvirtio.New(simvirtio.Config{Addr: addr, Wire: w, IOMMU: b.simIOMMU, Log: log})
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.PCI(), nil
+	}
+	flavor := intel.X82599
+	if p.NIC == config.NICIgb {
+		flavor = intel.X82576
+	}
+	m, err := intel.New(intel.Config{Addr: addr, Flavor: flavor, Wire: w, IOMMU: b.simIOMMU, Log: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, m.Device(), nil
 }
 
 // close stops the port (queues off, interrupts masked, bus mastering off, DMA freed), then
@@ -182,6 +228,11 @@ func (b *backends) checkNIC(p config.Port, addr pci.Addr) error {
 	}
 	if _, err := nic.Lookup(uint16(info.VendorID), uint16(info.DeviceID), p.NIC); err != nil {
 		return fmt.Errorf("port %s: %s: %w", p.Name, addr, err)
+	}
+	if virtio.Match(uint16(info.VendorID), uint16(info.DeviceID)) && p.ITR != 0 {
+		// nic: virtio refuses it in the configuration; nic: auto finds out here.
+		return fmt.Errorf("port %s: %s is virtio-net, which has no interrupt moderation: itr %v: %w",
+			p.Name, addr, p.ITR, pci.ErrNotSupported)
 	}
 	return nil
 }

@@ -9,6 +9,14 @@
 // test (TestIntegrationMultiQueue), in which both NICs run 4 RSS queues, first on vfio-pci
 // with an MSI-X vector per queue and two poll threads, then on uio_pci_generic with one
 // INTx line per NIC and one thread, while the host sends UDP flows through them.
+// TestIntegrationE2EVirtio is the end-to-end test on four NICs, an igb pair and a
+// virtio-net pair (-device virtio-net-pci,disable-legacy=on,mq=on,vectors=4,
+// iommu_platform=on behind intel-iommu,intremap=on, each NIC on its own pcie-root-port,
+// -netdev dgram), all forwarded by one `uiod run`, so that the two NIC models' latencies
+// are measured in the same guest. TestIntegrationVirtioRunMultiQueue runs `uiod run` on one
+// virtio-net NIC with 2 queue pairs on a 2-queue host TAP (-netdev tap,queues=2,script=no,
+// downscript=no,vhost=off; vectors=6), one poll thread per queue on two vCPUs, reflecting
+// the host's flows (it needs ip(8) and CAP_NET_ADMIN for the TAP).
 //
 // They skip unless run as root with QEMU, a static busybox and the guest kernel present:
 // scripts/qemu-setup.sh installs them. Run them with

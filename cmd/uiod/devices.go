@@ -9,6 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/nic"
+	_ "github.com/uiod/uiod/nic/igb"    // named in the nic= column
+	_ "github.com/uiod/uiod/nic/ixgbe"  // named in the nic= column
+	_ "github.com/uiod/uiod/nic/virtio" // named in the nic= column
 	"github.com/uiod/uiod/pci"
 )
 
@@ -33,7 +38,9 @@ func newDevicesCmd(g *globals) *cobra.Command {
 		Long: `List PCI functions grouped like dpdk-devbind --status: bound to a userspace driver
 (vfio-pci, uio_pci_generic), bound to a kernel driver (with its interfaces, and *Active* if
 one has a route: the host is using it), and without a driver. Network controllers only,
-unless --all. A function whose sysfs files cannot be read is listed with its error.`,
+unless --all. A function whose sysfs files cannot be read is listed with its error.
+nic= names the uiod NIC driver that opens the function (ixgbe, igb, virtio); a function
+pci.ids does not name is named by that driver.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := pciHost(g)
@@ -45,12 +52,13 @@ unless --all. A function whose sysfs files cannot be read is listed with its err
 				return err
 			}
 			if asJSON {
-				if devs == nil {
-					devs = []pci.DeviceInfo{}
+				out := make([]deviceJSON, len(devs))
+				for i := range devs {
+					out[i] = deviceJSON{devs[i]}
 				}
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(devs)
+				return enc.Encode(out)
 			}
 			writeDeviceGroups(cmd.OutOrStdout(), devs, all)
 			return nil
@@ -100,14 +108,18 @@ func writeDeviceGroups(w io.Writer, devs []pci.DeviceInfo, all bool) {
 	}
 }
 
-// deviceLine formats one function:
-// 0000:01:00.0 '82599ES 10-Gigabit SFI/SFP+ Network Connection 10fb' if=eth0 drv=ixgbe numa=0 iommu=1 msix=64 *Active*
+// deviceLine formats one function, with the uiod NIC driver that opens it as nic=:
+// 0000:01:00.0 '82599ES 10-Gigabit SFI/SFP+ Network Connection 10fb' if=eth0 drv=ixgbe numa=0 iommu=1 msix=64 nic=ixgbe *Active*
+// A function pci.ids does not name is named by that driver ('82576 10c9', 'virtio-net 1041').
 func deviceLine(d *pci.DeviceInfo) string {
 	var b strings.Builder
+	drv, model := uiodNIC(d)
 	name := d.DeviceName
 	switch {
 	case name != "":
 		name += " " + d.DeviceID.String()
+	case model != "":
+		name = strings.TrimSpace(d.VendorName+" "+model) + " " + d.DeviceID.String()
 	case d.VendorName != "":
 		name = d.VendorName + " device " + d.DeviceID.String()
 	default:
@@ -136,6 +148,9 @@ func deviceLine(d *pci.DeviceInfo) string {
 	if d.MSIXVectors > 0 {
 		fmt.Fprintf(&b, " msix=%d", d.MSIXVectors)
 	}
+	if drv != "" {
+		fmt.Fprintf(&b, " nic=%s", drv)
+	}
 	if d.Active {
 		b.WriteString(" *Active*")
 	}
@@ -145,6 +160,49 @@ func deviceLine(d *pci.DeviceInfo) string {
 		fmt.Fprintf(&b, " error=%q", strings.ReplaceAll(msg, "\n", "; "))
 	}
 	return b.String()
+}
+
+// uiodNIC returns the registered NIC driver that opens the function with nic: auto and
+// its name for the device ("virtio", "virtio-net"), or "" for a function none supports.
+func uiodNIC(d *pci.DeviceInfo) (driver, model string) {
+	vendor, device := uint16(d.VendorID), uint16(d.DeviceID)
+	drv, err := nic.Lookup(vendor, device, config.NICAuto)
+	if err != nil {
+		return "", ""
+	}
+	for _, id := range drv.Devices {
+		if id.Vendor == vendor && id.Device == device {
+			return drv.Name, id.Name
+		}
+	}
+	return drv.Name, ""
+}
+
+// deviceJSON is a function as `uiod devices --json` prints it: its pci.DeviceInfo keys
+// and "nic", the NIC driver that opens it ("" if none).
+type deviceJSON struct{ pci.DeviceInfo }
+
+// MarshalJSON appends the "nic" key to the DeviceInfo's object.
+func (d deviceJSON) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(d.DeviceInfo)
+	if err != nil {
+		return nil, err
+	}
+	drv, _ := uiodNIC(&d.DeviceInfo)
+	v, err := json.Marshal(drv)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 2 || b[len(b)-1] != '}' {
+		return nil, fmt.Errorf("device %s: json %q is not an object", d.Addr, b)
+	}
+	if len(b) > 2 {
+		b = append(b[:len(b)-1], ',')
+	} else {
+		b = b[:1]
+	}
+	b = append(append(append(b, `"nic":`...), v...), '}')
+	return b, nil
 }
 
 // parsePCIArgs parses the address arguments of bind and unbind; a bad one is a usage error.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,6 +34,7 @@ const (
 type latencyFlags struct {
 	tx, rx   string
 	sim      bool
+	nic      string
 	policies string
 	duration time.Duration
 	count    int
@@ -57,10 +60,11 @@ func newLatencyCmd(g *globals) *cobra.Command {
 		Short: "Measure forwarding latency with timestamped probes (MoonGen-style)",
 		Long: `Send timestamped Ethernet/IPv4/UDP probes and measure how long they take to come back.
 
-With --sim (the default when no --tx is given) two model 82599 ports run in-process,
-driven by the real ixgbe driver and the dataplane forwarding l2fwd between them, and each
-idle policy in --policies is measured in turn; the result is one table of poll-thread CPU
-and latency per policy.
+With --sim (the default when no --tx is given) two model ports run in-process, driven by
+the real driver and the dataplane forwarding l2fwd between them, and each idle policy in
+--policies is measured in turn; the result is one table of poll-thread CPU and latency
+per policy. --nic picks the ports: ixgbe (model 82599, the default), igb (model 82576)
+or virtio (model virtio-net device).
 
 With --tx/--rx the probes go out on one wire and are expected back on another, for a
 running 'uiod run' with ports on unix wires or a QEMU guest's NICs:
@@ -85,7 +89,8 @@ complete file; with no probe back there is no plot (the run fails, the old plot 
 	fl := cmd.Flags()
 	fl.StringVar(&f.tx, "tx", "", "wire to send probes on (unix:…, afpacket:…, tap:…, pair:…)")
 	fl.StringVar(&f.rx, "rx", "", "wire the probes come back on (default: the --tx wire)")
-	fl.BoolVar(&f.sim, "sim", false, "measure in-process model 82599 ports forwarded by the dataplane (default without --tx)")
+	fl.BoolVar(&f.sim, "sim", false, "measure in-process model ports forwarded by the dataplane (default without --tx)")
+	fl.StringVar(&f.nic, "nic", simrig.NICIxgbe, "model ports and driver to measure with --sim: "+strings.Join(simrig.NICs, ", "))
 	fl.StringVar(&f.policies, "policies", defaultPolicies, "comma-separated idle policies to measure with --sim")
 	fl.DurationVar(&f.duration, "duration", 0, "how long to send probes (per policy with --sim; default 4s with --sim, 10s otherwise)")
 	fl.IntVar(&f.count, "count", 0, "stop after this many probes (0: no limit)")
@@ -193,6 +198,9 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 	var policies []simrig.Policy
 	var txSpec, rxSpec wire.Spec
 	if simMode {
+		if !slices.Contains(simrig.NICs, f.nic) {
+			return usagef("--nic: %q is not one of %s", f.nic, strings.Join(simrig.NICs, ", "))
+		}
 		specs, err := parsePolicies(f.policies)
 		if err != nil {
 			return usagef("--policies: %v", err)
@@ -211,6 +219,9 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 	} else {
 		if cmd.Flags().Changed("policies") {
 			return usagef("--policies: only with --sim")
+		}
+		if cmd.Flags().Changed("nic") {
+			return usagef("--nic: only with --sim")
 		}
 		if txSpec, err = wire.Parse(f.tx); err != nil {
 			return usagef("--tx: %v", err)
@@ -241,7 +252,7 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 	var results []*latency.Result
 	var rows []simrig.Row
 	if simMode {
-		rows, err = simrig.Run(ctx, policies, cfg, simrig.Options{Progress: cmd.ErrOrStderr(), Log: g.log})
+		rows, err = simrig.Run(ctx, policies, cfg, simrig.Options{Progress: cmd.ErrOrStderr(), Log: g.log, NIC: f.nic})
 		if err != nil {
 			return err
 		}

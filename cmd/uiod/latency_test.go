@@ -58,6 +58,9 @@ func TestLatencyBadFlags(t *testing.T) {
 		{[]string{"--tx", "pair:a", "--rx", "tap:"}, "--rx"},
 		{[]string{"--tx", "pair:a", "--sim"}, "--sim"},
 		{[]string{"--tx", "pair:a", "--policies", "busy"}, "--policies"},
+		{[]string{"--tx", "pair:a", "--nic", "virtio"}, "--nic"},
+		{[]string{"--sim", "--nic", "e1000"}, "--nic"},
+		{[]string{"--nic", ""}, "--nic"},
 		{[]string{"--bogus"}, "--bogus"},
 		// Rates the generator cannot pace.
 		{[]string{"--interval", "1ns"}, "--interval"},
@@ -219,6 +222,37 @@ func TestLatencySim(t *testing.T) {
 	}
 }
 
+// TestLatencySimNIC runs `uiod latency --sim --nic NAME` on each kind of model port: the
+// progress names no lost frame, every policy's probes come back, and the table is printed.
+func TestLatencySimNIC(t *testing.T) {
+	for _, name := range []string{"virtio", "igb"} {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			var g globals
+			cmd := newRootCmd(&g)
+			cmd.SetOut(&stdout)
+			cmd.SetErr(&stderr)
+			cmd.SetArgs([]string{"latency", "--sim", "--nic", name, "--duration", "300ms", "--policies", "busy,adaptive"})
+			if err := cmd.Execute(); err != nil {
+				t.Fatalf("%v\n%s", err, stderr.String())
+			}
+			out := stdout.String()
+			t.Log("\n" + out + stderr.String())
+			for _, want := range []string{"[busy] Samples: ", "[adaptive] Samples: ", "CPU %", "wakeups"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q", want)
+				}
+			}
+			if strings.Contains(out, "Samples: 0,") {
+				t.Error("a policy forwarded no probe")
+			}
+			if strings.Contains(stderr.String(), "(port ") {
+				t.Errorf("frames lost:\n%s", stderr.String())
+			}
+		})
+	}
+}
+
 // TestLatencyUnixWires runs the generator against a forwarder on unix datagram wires, as
 // against a `uiod run` with sim ports on unix wires or a QEMU guest.
 func TestLatencyUnixWires(t *testing.T) {
@@ -311,7 +345,7 @@ func TestIntegrationTAPDemo(t *testing.T) {
 	argv := append([]string{"netns", "exec", nss[0]}, append(ping, "-c", "3", "-W", "2", "10.78.0.2")...)
 	out, err := exec.Command("ip", argv...).CombinedOutput()
 	if err != nil {
-		t.Errorf("model 0: %+v\nmodel 1: %+v\ndataplane: %+v", s.Models[0].Stats(), s.Models[1].Stats(), dp.Stats())
+		t.Errorf("port 0: %+v\nport 1: %+v\nlosses:%s\ndataplane: %+v", s.NICs[0].Stats(), s.NICs[1].Stats(), s.Drops(), dp.Stats())
 		t.Fatalf("ping through uiod: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)

@@ -41,9 +41,11 @@ type Options struct {
 	// Log receives the idle policy's estimates after each policy at debug level (nil:
 	// none).
 	Log *zap.Logger
+	// NIC is the kind of model port to measure on, one of NICs ("": NICIxgbe).
+	NIC string
 }
 
-// Run measures each policy in turn on one pair of model ports, with cfg as the probe
+// Run measures each policy in turn on one pair of model ports of kind opts.NIC, with cfg as the probe
 // configuration of every run (its Addrs are set to reach the ports). It returns the rows
 // measured so far when ctx is cancelled or a policy fails.
 func Run(ctx context.Context, policies []Policy, cfg latency.Config, opts Options) ([]Row, error) {
@@ -58,7 +60,11 @@ func Run(ctx context.Context, policies []Policy, cfg latency.Config, opts Option
 	for i := range cable {
 		cable[i], gen[i] = wire.Pair()
 	}
-	s, err := Open(cable)
+	name := opts.NIC
+	if name == "" {
+		name = NICIxgbe
+	}
+	s, err := OpenNIC(name, cable)
 	if err != nil {
 		return nil, err
 	}

@@ -1,47 +1,115 @@
-// Package simrig measures idle policies on a bench of model NICs: two model 82599 ports,
-// driven by the real ixgbe driver, forwarded l2fwd by the dataplane on one polling thread,
-// with the latency generator sending on one port's cable and receiving on the other's. It
-// is what `uiod latency --sim` runs: for each policy, a latency result and the poll
-// thread's CPU share and sleep counters.
+// Package simrig measures idle policies on a bench of model NICs: two model ports of one
+// kind (82599, 82576 or virtio-net), driven by the real driver for it, forwarded l2fwd by
+// the dataplane on one polling thread, with the latency generator sending on one port's
+// cable and receiving on the other's. It is what `uiod latency --sim` runs: for each
+// policy, a latency result and the poll thread's CPU share and sleep counters.
 package simrig
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/nic/ixgbe"
+	_ "github.com/uiod/uiod/nic/igb"    // registers the igb driver
+	_ "github.com/uiod/uiod/nic/ixgbe"  // registers the ixgbe driver
+	_ "github.com/uiod/uiod/nic/virtio" // registers the virtio driver
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/intel"
+	simvirtio "github.com/uiod/uiod/sim/virtio"
 	"github.com/uiod/uiod/wire"
 )
 
-// Ports are two model 82599 ports driven by the real ixgbe driver, their cables plugged
-// into the wires given to Open, sharing one IOMMU (l2fwd sends port 0's buffers out of
-// port 1).
+// The NICs a bench can be built of, by driver name.
+const (
+	NICIxgbe  = "ixgbe"  // model 82599 ports, the ixgbe driver
+	NICIgb    = "igb"    // model 82576 ports, the igb driver
+	NICVirtio = "virtio" // model virtio-net devices, the virtio driver
+)
+
+// NICs lists the NIC names Open accepts, the default first.
+var NICs = []string{NICIxgbe, NICIgb, NICVirtio}
+
+// virtioQueueSize is the model virtio-net's virtqueue size: 1024 descriptors, QEMU's
+// largest rx_queue_size, so the driver's rings hold 512 packets like the Intel ports'.
+const virtioQueueSize = 1024
+
+// Ports are two model ports driven by the real driver for them, their cables plugged into
+// the wires given to Open, sharing one IOMMU (l2fwd sends port 0's buffers out of port 1).
 type Ports struct {
-	Models [2]*intel.Model
-	NICs   [2]*ixgbe.Port
+	// NIC is the kind of port (NICIxgbe, NICIgb or NICVirtio).
+	NIC    string
+	NICs   [2]nic.Port
+	models [2]model
 }
 
-// Open builds two model ports on cables and opens them with the ixgbe driver.
-func Open(cables [2]wire.Port) (*Ports, error) {
-	s := &Ports{}
+// model is a device model under a bench port.
+type model interface {
+	Close() error
+	// losses counts the frames the model lost or refused so far.
+	losses() losses
+}
+
+// losses are frames lost by a model port and its driver.
+type losses struct {
+	missed, refused, txErrors, wireLost uint64
+}
+
+func (l losses) total() uint64 { return l.missed + l.refused + l.txErrors + l.wireLost }
+
+type intelModel struct{ *intel.Model }
+
+func (m intelModel) losses() losses {
+	s := m.Stats()
+	return losses{missed: s.Missed + s.QueueDrops, refused: s.BadFrames + s.Filtered + s.RxOff + s.Dropped,
+		txErrors: s.TxErrors + s.TxLinkDown, wireLost: s.WireLost}
+}
+
+type virtioModel struct{ *simvirtio.Model }
+
+func (m virtioModel) losses() losses {
+	s := m.Stats()
+	return losses{missed: s.Missed, refused: s.Oversize + s.RxOff + s.RxErrors + s.Dropped,
+		txErrors: s.TxErrors + s.TxLinkDown, wireLost: s.WireLost}
+}
+
+// Open builds two model 82599 ports on cables and opens them with the ixgbe driver.
+func Open(cables [2]wire.Port) (*Ports, error) { return OpenNIC(NICIxgbe, cables) }
+
+// OpenNIC builds two model ports of the named kind (one of NICs) on cables and opens them
+// with the driver of that name, promiscuous, with MSI-X.
+func OpenNIC(name string, cables [2]wire.Port) (*Ports, error) {
+	s := &Ports{NIC: name}
 	iommu := sim.NewIOMMU()
-	for i := range s.Models {
-		m, err := intel.New(intel.Config{
-			Addr:  pci.Addr{Bus: 1, Device: 0, Function: uint8(i)},
-			Wire:  cables[i],
-			IOMMU: iommu,
-		})
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("model port %d: %w", i, err)
+	for i := range s.models {
+		addr := pci.Addr{Bus: 1, Device: 0, Function: uint8(i)}
+		var dev pci.Device
+		switch name {
+		case NICIxgbe, NICIgb:
+			flavor := intel.X82599
+			if name == NICIgb {
+				flavor = intel.X82576
+			}
+			m, err := intel.New(intel.Config{Addr: addr, Flavor: flavor, Wire: cables[i], IOMMU: iommu})
+			if err != nil {
+				s.Close()
+				return nil, fmt.Errorf("model port %d: %w", i, err)
+			}
+			s.models[i], dev = intelModel{m}, m.Device()
+		case NICVirtio:
+			m, err := simvirtio.New(simvirtio.Config{Addr: addr, MAC: []byte{0x52, 0x54, 0, 0x12, 0x34, byte(0x56 + i)},
+				Wire: cables[i], IOMMU: iommu, QueueSize: virtioQueueSize})
+			if err != nil {
+				s.Close()
+				return nil, fmt.Errorf("model port %d: %w", i, err)
+			}
+			s.models[i], dev = virtioModel{m}, m.PCI()
+		default:
+			return nil, fmt.Errorf("nic %q: want %s", name, strings.Join(NICs, ", "))
 		}
-		s.Models[i] = m
-		p, err := ixgbe.Open(m.Device(), nic.Config{Promiscuous: true})
+		p, err := nic.Open(dev, name, nic.Config{Promiscuous: true})
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("open model port %d: %w", i, err)
@@ -57,8 +125,8 @@ func (s *Ports) Close() {
 		if s.NICs[i] != nil {
 			s.NICs[i].Close()
 		}
-		if s.Models[i] != nil {
-			s.Models[i].Close()
+		if s.models[i] != nil {
+			s.models[i].Close()
 		}
 	}
 }
@@ -66,11 +134,12 @@ func (s *Ports) Close() {
 // Drops describes the frames the model ports and drivers lost so far ("" if none).
 func (s *Ports) Drops() string {
 	var out string
-	for i, m := range s.Models {
-		ms, ps := m.Stats(), s.NICs[i].Stats()
-		if n := ms.Missed + ms.Dropped + ms.BadFrames + ms.Filtered + ms.RxOff + ms.TxErrors + ms.TxLinkDown + ms.WireLost + ps.RxErrors + ps.TxErrors; n > 0 {
-			out += fmt.Sprintf(" (port %d: missed %d, refused %d, tx errors %d, wire lost %d)", i,
-				ms.Missed, ms.BadFrames+ms.Filtered+ms.RxOff+ps.RxErrors, ms.TxErrors+ps.TxErrors+ms.TxLinkDown, ms.WireLost)
+	for i, m := range s.models {
+		l, ps := m.losses(), s.NICs[i].Stats()
+		l.refused += ps.RxErrors
+		l.txErrors += ps.TxErrors
+		if l.total() > 0 {
+			out += fmt.Sprintf(" (port %d: missed %d, refused %d, tx errors %d, wire lost %d)", i, l.missed, l.refused, l.txErrors, l.wireLost)
 		}
 	}
 	return out

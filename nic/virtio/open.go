@@ -51,6 +51,10 @@ func open(dev pci.Device, cfg nic.Config, opt Options) (*Port, error) {
 	}
 	space = space[:n]
 	caps, err := parseCapabilities(space)
+	if errors.Is(err, errNoModern) && device == DeviceIDNetTransient {
+		return nil, fmt.Errorf("transitional virtio-net %04x:%04x offers only the legacy (virtio 0.9.5, I/O BAR) interface: "+
+			"only the modern virtio 1.x transport is supported (QEMU: leave disable-modern off): %w: %w", vendor, device, err, pci.ErrNotSupported)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,10 @@ func init() {
 	nic.Register(nic.Driver{
 		Name:  "virtio",
 		Match: Match,
+		Devices: []nic.DeviceID{
+			{Vendor: VendorID, Device: DeviceIDNet, Name: "virtio-net"},
+			{Vendor: VendorID, Device: DeviceIDNetTransient, Name: "virtio-net transitional, modern interface"},
+		},
 		Open: func(dev pci.Device, cfg nic.Config) (nic.Port, error) {
 			p, err := Open(dev, cfg)
 			if err != nil {
@@ -151,6 +155,8 @@ func (p *Port) MaxQueuePairs() int { return p.maxPairs }
 func (p *Port) Device() pci.Device { return p.dev }
 
 // Stats implements nic.Port. RxMissed stays 0: a virtio device reports no drops.
+// TxPackets and TxBytes count the frames TxBurst handed to the device (it reports no
+// transmit failures), the last of them possibly still in flight.
 func (p *Port) Stats() nic.Stats {
 	var s nic.Stats
 	for _, q := range p.rx {

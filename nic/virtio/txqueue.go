@@ -42,7 +42,7 @@ func (q *txQueue) reclaim() {
 		q.lastUsed += ready
 		return
 	}
-	var n, bytes, bad uint64
+	var bad uint64
 	for ; ready > 0; ready-- {
 		id, _ := r.usedElem(q.lastUsed)
 		q.lastUsed++
@@ -55,17 +55,11 @@ func (q *txQueue) reclaim() {
 		q.bufs[p] = nil
 		q.free = append(q.free, uint16(p))
 		q.inFlight--
-		n++
-		bytes += uint64(b.Len())
 		b.Free()
 	}
 	if q.eventIdx && q.lastUsed-q.quietAt >= 0x4000 {
 		r.setUsedEvent(q.lastUsed - 1)
 		q.quietAt = q.lastUsed
-	}
-	if n > 0 {
-		q.st.packets.Add(n)
-		q.st.bytes.Add(bytes)
 	}
 	if bad > 0 {
 		q.st.errors.Add(bad)
@@ -78,6 +72,7 @@ func (q *txQueue) burst(bufs []*nic.Buf) int {
 	r := q.ring
 	old := r.availIdx
 	n := 0
+	var queued, bytes uint64
 	for n < len(bufs) && len(q.free) > 0 {
 		b := bufs[n]
 		if pool := b.Pool(); pool == q.local {
@@ -106,12 +101,18 @@ func (q *txQueue) burst(bufs []*nic.Buf) int {
 		q.bufs[p] = b
 		r.setDescBuf(2*int(p)+1, b.IOVA(), uint32(b.Len()))
 		r.push(2 * p)
+		queued++
+		bytes += uint64(b.Len())
 		n++
 	}
-	if n > 0 {
-		q.inFlight += n
+	if queued > 0 {
+		q.inFlight += int(queued)
 		r.publish()
 		q.kick(old)
+		// Counted when handed to the device: it reports no transmit failures, and the
+		// buffers are only reclaimed at the next burst, which an idle queue never makes.
+		q.st.packets.Add(queued)
+		q.st.bytes.Add(bytes)
 	}
 	return n
 }

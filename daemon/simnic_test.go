@@ -1,0 +1,145 @@
+package daemon
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/nic/igb"
+	"github.com/uiod/uiod/nic/ixgbe"
+	"github.com/uiod/uiod/nic/virtio"
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcitest"
+	"github.com/uiod/uiod/sim/intel"
+	simvirtio "github.com/uiod/uiod/sim/virtio"
+	"github.com/uiod/uiod/wire"
+)
+
+// TestSimPortModels starts a daemon on two sim ports for each nic value: the port gets
+// the device model that value names, is opened by the matching driver, and forwards every
+// frame both ways, the adaptive poll thread waking by interrupt between bursts.
+func TestSimPortModels(t *testing.T) {
+	tests := []struct {
+		nic   string
+		check func(t *testing.T, p *port)
+	}{
+		{"virtio", func(t *testing.T, p *port) {
+			m, ok := p.model.(*simvirtio.Model)
+			if !ok {
+				t.Fatalf("port %s: model %T, want a virtio-net model", p.cfg.Name, p.model)
+			}
+			if _, ok := p.nic.(*virtio.Port); !ok {
+				t.Fatalf("port %s: opened by %T", p.cfg.Name, p.nic)
+			}
+			if f := m.Features(); f&(1<<32) == 0 { // VIRTIO_F_VERSION_1
+				t.Errorf("port %s: driver features %#x lack VERSION_1", p.cfg.Name, f)
+			}
+		}},
+		{"igb", func(t *testing.T, p *port) {
+			m, ok := p.model.(*intel.Model)
+			if !ok || m.Flavor() != intel.X82576 {
+				t.Fatalf("port %s: model %T, want the 82576", p.cfg.Name, p.model)
+			}
+			if _, ok := p.nic.(*igb.Port); !ok {
+				t.Fatalf("port %s: opened by %T", p.cfg.Name, p.nic)
+			}
+		}},
+		{"auto", func(t *testing.T, p *port) {
+			m, ok := p.model.(*intel.Model)
+			if !ok || m.Flavor() != intel.X82599 {
+				t.Fatalf("port %s: model %T, want the 82599", p.cfg.Name, p.model)
+			}
+			if _, ok := p.nic.(*ixgbe.Port); !ok {
+				t.Fatalf("port %s: opened by %T", p.cfg.Name, p.nic)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.nic, func(t *testing.T) {
+			name := "dnic" + tt.nic
+			cfg := testConfig(t, fmt.Sprintf(`
+ports:
+  - {name: a, driver: sim, nic: %[2]s, wire: "pair:%[1]s0", promiscuous: true}
+  - {name: b, driver: sim, nic: %[2]s, wire: "pair:%[1]s1", promiscuous: true}
+forward: {mode: l2fwd, pairs: [[a, b]]}
+poll: {mode: adaptive, wait_timeout: 5ms}
+`, name, tt.nic))
+			d, base := startDaemon(t, cfg)
+			for _, p := range d.ports {
+				tt.check(t, p)
+			}
+			gen0, err := wire.Open("pair:" + name + "0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen1, err := wire.Open("pair:" + name + "1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sink1, sink0 := &frameSink{seen: map[uint32]int{}}, &frameSink{seen: map[uint32]int{}}
+			gen1.SetHandler(sink1.handler)
+			gen0.SetHandler(sink0.handler)
+			const n = 1000
+			for i := uint32(0); i < n; i++ {
+				if err := gen0.Send(frame(i)); err != nil {
+					t.Fatal(err)
+				}
+				if err := gen1.Send(frame(i)); err != nil {
+					t.Fatal(err)
+				}
+				if i%32 == 31 {
+					// At most 64 frames in flight: the virtio model's queues hold 128, and a
+					// pause now and then lets the thread fall asleep.
+					testutil.WaitFor(5*time.Second, func() bool { return sink1.count() > int(i)-64 && sink0.count() > int(i)-64 })
+					time.Sleep(time.Millisecond)
+				}
+			}
+			testutil.WaitFor(10*time.Second, func() bool { return sink1.count() >= n && sink0.count() >= n })
+			st := getStatus(t, base+"/status")
+			if sink1.count() != n || sink0.count() != n {
+				t.Fatalf("forwarded a→b %d, b→a %d of %d; status %+v", sink1.count(), sink0.count(), n, st)
+			}
+			var rx uint64
+			for _, p := range st.Ports {
+				if !p.LinkUp {
+					t.Errorf("port %s: link down", p.Name)
+				}
+				rx += p.Stats.RxPackets
+			}
+			if rx != 2*n {
+				t.Errorf("ports received %d frames, want %d", rx, 2*n)
+			}
+			if st.Threads[0].WakeInterrupt == 0 {
+				t.Errorf("adaptive thread never woke by interrupt: %+v", st.Threads[0])
+			}
+		})
+	}
+}
+
+// TestCheckNICVirtio checks the refusals made from sysfs before a backend opens a
+// function: a virtio-net function picked by nic auto refuses an itr, naming the port;
+// without one, or by name, it is accepted; nic virtio on an Intel function is refused
+// with the ids virtio supports.
+func TestCheckNICVirtio(t *testing.T) {
+	tr := pcitest.Standard(t)
+	b := &backends{root: tr.Root}
+	v, err := pci.ParseAddr(pcitest.Virtio)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := pci.ParseAddr(pcitest.X540)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.checkNIC(config.Port{Name: "v0", NIC: config.NICAuto, ITR: 50 * time.Microsecond}, v)
+	testutil.ErrorIs(t, err, pci.ErrNotSupported, "port v0: 0000:05:00.0 is virtio-net, which has no interrupt moderation: itr 50µs")
+	for _, name := range []string{config.NICAuto, config.NICVirtio} {
+		if err := b.checkNIC(config.Port{Name: "v0", NIC: name}, v); err != nil {
+			t.Errorf("nic %s: %v", name, err)
+		}
+	}
+	err = b.checkNIC(config.Port{Name: "x0", NIC: config.NICVirtio}, x)
+	testutil.ErrorContains(t, err, "port x0", "unsupported device 8086:1528 for driver virtio", "1af4:1041 (virtio-net)")
+}
