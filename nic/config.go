@@ -12,6 +12,7 @@ const (
 	DefaultRing        = 512
 	DefaultBufSize     = 2048
 	DefaultLinkTimeout = 2 * time.Second
+	DefaultTxTimeout   = time.Second
 )
 
 // Ring-size limits in descriptors. A ring is a power of two from MinRing up to its
@@ -69,7 +70,7 @@ func IRQModeOf(k irq.Kind) IRQMode {
 
 // WithDefaults returns c with its zero fields set to their defaults: one queue each way,
 // rings of DefaultRing descriptors, DefaultBufSize buffers, a pool of 2×RxRing + TxRing
-// buffers per RX queue and DefaultLinkTimeout. The zero interrupt mode stays IRQDefault:
+// buffers per RX queue, DefaultLinkTimeout and DefaultTxTimeout. The zero interrupt mode stays IRQDefault:
 // the driver picks MSI-X where it can.
 func (c Config) WithDefaults() Config {
 	if c.RxQueues == 0 {
@@ -92,6 +93,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.LinkTimeout == 0 {
 		c.LinkTimeout = DefaultLinkTimeout
+	}
+	if c.TxTimeout == 0 {
+		c.TxTimeout = DefaultTxTimeout
 	}
 	return c
 }
@@ -119,6 +123,8 @@ func (c Config) Validate(l Limits) error {
 		return fmt.Errorf("itr %v: negative", c.ITR)
 	case c.LinkTimeout < 0:
 		return fmt.Errorf("link timeout %v: negative", c.LinkTimeout)
+	case c.TxTimeout < 0:
+		return fmt.Errorf("tx timeout %v: negative", c.TxTimeout)
 	case !c.NoIRQ && c.Interrupts != IRQDefault && c.Interrupts != IRQMSIX && c.Interrupts != IRQINTx:
 		return fmt.Errorf("interrupt mode %v: want default, msix or intx", c.Interrupts)
 	}

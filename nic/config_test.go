@@ -9,7 +9,7 @@ import (
 
 func TestConfigDefaults(t *testing.T) {
 	c := Config{}.WithDefaults()
-	want := Config{RxQueues: 1, TxQueues: 1, RxRing: 512, TxRing: 512, BufSize: 2048, PoolSize: 1536, LinkTimeout: 2 * time.Second}
+	want := Config{RxQueues: 1, TxQueues: 1, RxRing: 512, TxRing: 512, BufSize: 2048, PoolSize: 1536, LinkTimeout: 2 * time.Second, TxTimeout: time.Second}
 	if c != want {
 		t.Fatalf("defaults %+v, want %+v", c, want)
 	}
@@ -36,6 +36,7 @@ func TestConfigValidate(t *testing.T) {
 		{"pool smaller than ring", Config{RxRing: 512, PoolSize: 100}},
 		{"negative itr", Config{ITR: -1}},
 		{"negative link timeout", Config{LinkTimeout: -1}},
+		{"negative tx timeout", Config{TxTimeout: -1}},
 		{"msi", Config{Interrupts: IRQModeOf(irq.MSI)}},
 		{"unknown mode", Config{Interrupts: IRQINTx + 1}},
 	}

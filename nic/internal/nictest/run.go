@@ -34,6 +34,7 @@ func Run(t *testing.T, drv Driver) {
 		{"LinkChange", LinkChange},
 		{"Faults", Faults},
 		{"QueueDrops", QueueDrops},
+		{"TxRecovery", TxRecovery},
 		{"IOMMUCatchesBadAddress", IOMMU},
 		{"RSS", RSS},
 		{"ForwardAcrossAddressSpaces", AcrossAddressSpaces},
