@@ -15,15 +15,16 @@ const (
 	DefaultTxTimeout   = time.Second
 )
 
-// Ring-size limits in descriptors. A ring is a power of two from MinRing up to its
-// driver's cap: MaxRingIxgbe on the 82599, MaxRingIgb on the 82576 (the largest rings the
-// Linux and DPDK drivers of each accept). MaxRing is the largest cap of any driver.
-const (
-	MinRing      = 8
-	MaxRingIxgbe = 8192
-	MaxRingIgb   = 4096
-	MaxRing      = MaxRingIxgbe
-)
+// MinRing is the smallest ring in descriptors any driver takes; a ring is a power of two
+// from MinRing up to its driver's cap (Limits.Ring, exported by each driver as MaxRing).
+const MinRing = 8
+
+// BufAlign is the alignment of packet buffers in a Mempool: each buffer takes its size
+// rounded up to a multiple of BufAlign.
+const BufAlign = 64
+
+// BufStride is the memory one buffer of size bytes takes in a Mempool.
+func BufStride(size int) int { return (size + BufAlign - 1) &^ (BufAlign - 1) }
 
 // Limits are what a driver's hardware takes: queues per direction and descriptors per
 // ring.

@@ -60,7 +60,7 @@ func (p *Port) disableQueues() error {
 		dir string
 		reg func(int) uint32
 	}{{"rx", regRXDCTL}, {"tx", regTXDCTL}} {
-		for i := 0; i < maxQueues; i++ {
+		for i := 0; i < MaxQueues; i++ {
 			off := q.reg(i)
 			if r.Read32(off)&dxctlEnable == 0 {
 				continue

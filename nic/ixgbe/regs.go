@@ -121,7 +121,6 @@ const (
 	eitrIntervalShift = 3
 	eitrIntervalMask  = 0x1ff << 3 // bits 11:3
 	eitrCntWDis       = 1 << 31
-	eitrUnit          = 2048 // ns per interval unit at 10 Gb/s
 
 	mrqcRSSEn     = 0x1
 	mrqcIPv4TCP   = 1 << 16
@@ -133,8 +132,5 @@ const (
 	mrqcRSSFields = mrqcIPv4TCP | mrqcIPv4 | mrqcIPv6 | mrqcIPv6TCP | mrqcIPv4UDP | mrqcIPv6UDP
 )
 
-// Limits of the 82599.
-const (
-	maxQueues  = 16 // queues this driver uses per direction (SRRCTL has 16 at 0x2100)
-	maxVectors = 16 // MSI-X vectors whose cause bits are EICR 15:0
-)
+// maxVectors is the number of MSI-X vectors whose cause bits are EICR 15:0.
+const maxVectors = 16
