@@ -16,8 +16,10 @@ const (
 	// MaxRing is the largest ring in descriptors (Linux IXGBE_MAX_RXD/TXD, DPDK
 	// IXGBE_MAX_RING_DESC); rings are powers of two from nic.MinRing.
 	MaxRing = 8192
-	// ITRUnit is the unit of the EITR interval field (bits 11:3) at 1 and 10 Gb/s, and
-	// MaxITR the longest interval it holds (Linux IXGBE_MAX_EITR 0xFF8).
+	// ITRUnit is the unit of the EITR interval field (bits 11:3) at 1 and 10 Gb/s, the
+	// speeds of every supported 82599 (SFP+, KX4/KX/KR backplane, CX4: none links at
+	// 100 Mb/s); MaxITR is the longest interval it holds (Linux IXGBE_MAX_EITR 0xFF8).
+	// Linux's ixgbe_write_eitr converts with this unit whatever the link speed.
 	ITRUnit = 2048 * time.Nanosecond
 	MaxITR  = eitrIntervalMask >> eitrIntervalShift * ITRUnit
 	// DescSize is the bytes of one advanced RX or TX descriptor.

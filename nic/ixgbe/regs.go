@@ -26,9 +26,9 @@ const (
 	regSECRXCTRL = 0x08D00
 	regSECRXSTAT = 0x08D04
 	regEEC       = 0x10010
-	regVFTA      = 0x0A000 // VLAN filter table, vftaEntries registers
+	regVFTA      = 0x0A000 // VLAN filter table, 128 registers
+	regUTA       = 0x0F400 // unicast hash table array, 128 registers
 
-	vftaEntries = 128
 )
 
 // Per-index registers.
