@@ -11,7 +11,7 @@ import (
 // configuration before opening a port.
 const (
 	// MaxQueues is the number of RX and TX queues the driver uses per direction (SRRCTL
-	// has 16 at 0x2100).
+	// has 16 at 0x2100; one MSI-X vector per RX queue, whose causes are EICR 15:0).
 	MaxQueues = 16
 	// MaxRing is the largest ring in descriptors (Linux IXGBE_MAX_RXD/TXD, DPDK
 	// IXGBE_MAX_RING_DESC); rings are powers of two from nic.MinRing.

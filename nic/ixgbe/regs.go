@@ -131,6 +131,3 @@ const (
 	mrqcIPv6UDP   = 1 << 23
 	mrqcRSSFields = mrqcIPv4TCP | mrqcIPv4 | mrqcIPv6 | mrqcIPv6TCP | mrqcIPv4UDP | mrqcIPv6UDP
 )
-
-// maxVectors is the number of MSI-X vectors whose cause bits are EICR 15:0.
-const maxVectors = 16
