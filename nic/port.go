@@ -100,8 +100,8 @@ type Config struct {
 	// link down after it, and a warning is the caller's business).
 	LinkTimeout time.Duration
 	// TxTimeout is the TX hang check interval (default 1 s): a TX queue with frames
-	// pending and no descriptor written back over two checks this far apart is reset by
-	// the driver, its pending buffers freed, and it takes frames again.
+	// pending and no descriptor written back for twice TxTimeout (checked from TxBurst)
+	// is reset by the driver, its pending buffers freed, and it takes frames again.
 	TxTimeout time.Duration
 }
 

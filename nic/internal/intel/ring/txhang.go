@@ -2,11 +2,13 @@ package ring
 
 import "time"
 
-// TX hang detection, after Linux's ixgbe_check_tx_hang: a queue is hung when descriptors
-// are pending and none completed over two consecutive checks at least the timeout apart
-// (so at least twice the timeout without a write-back). Checks run from Burst, only when
-// descriptors are pending and the burst reclaimed none, and read the clock at most once.
-// A hung queue takes no frames until the port has reset it (Recover).
+// TX hang detection, after Linux's ixgbe_check_tx_hang (no completion and descriptors
+// pending on two checks in a row): a check takes a baseline (the completions so far and
+// the time) and a later check that finds descriptors still pending, no completion since
+// the baseline and the baseline at least twice the timeout old declares the queue hung.
+// Checks run from Burst at most once per timeout, only when descriptors are pending and
+// the burst reclaimed none, and read the clock at most once. A hung queue takes no frames
+// until the port has reset it (Recover).
 
 // clockBase is the origin of the default clock.
 var clockBase = time.Now()
@@ -19,9 +21,10 @@ type hangCheck struct {
 	timeout int64        // check interval in ns; 0 disables detection
 	now     func() int64 // clock in ns
 	checkAt int64        // earliest time of the next check (or reset retry)
-	mark    uint64       // completions at the last check
 	done    uint64       // descriptors reclaimed since the queue was created
-	armed   bool         // the last check saw no completion
+	based   bool         // a baseline was taken: mark and since are valid
+	mark    uint64       // completions at the baseline
+	since   int64        // time of the baseline
 	hung    bool         // a hang was detected and the queue is not reset yet
 	retry   bool         // a reset failed: retry it at checkAt
 }
@@ -34,7 +37,8 @@ func newHangCheck(timeout time.Duration, now func() int64) hangCheck {
 }
 
 // stalled runs a check if one is due and reports whether it found the queue hung: no
-// completion since the previous check, which found none either. Call it only with
+// completion since a baseline at least twice the timeout old. A check that finds
+// completions since the baseline (or none taken) takes a new one. Call it only with
 // descriptors pending.
 func (h *hangCheck) stalled() bool {
 	now := h.now()
@@ -42,15 +46,11 @@ func (h *hangCheck) stalled() bool {
 		return false
 	}
 	h.checkAt = now + h.timeout
-	if h.done != h.mark {
-		h.mark, h.armed = h.done, false
+	if !h.based || h.done != h.mark {
+		h.based, h.mark, h.since = true, h.done, now
 		return false
 	}
-	if h.armed {
-		return true
-	}
-	h.armed = true
-	return false
+	return now-h.since >= 2*h.timeout
 }
 
 // Hung reports whether the queue is hung and its reset is due: at once after the hang was
@@ -82,6 +82,5 @@ func (q *TxQueue) Recover(head uint32) {
 	}
 	q.discarded.Add(uint64(inflight - fetched))
 	q.Release()
-	done := q.hang.done
-	q.hang = hangCheck{timeout: q.hang.timeout, now: q.hang.now, done: done, mark: done}
+	q.hang = hangCheck{timeout: q.hang.timeout, now: q.hang.now, done: q.hang.done}
 }

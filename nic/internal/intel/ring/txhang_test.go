@@ -49,9 +49,9 @@ func (f *hangFixture) burst(t *testing.T, n int) int {
 	return k
 }
 
-// TestTxHangDetected checks the hang check: pending descriptors without a write-back over
-// two checks a timeout apart make the queue hung, it takes nothing more, and Recover
-// frees its buffers and counts the frames the NIC never fetched.
+// TestTxHangDetected checks the hang check: pending descriptors without a write-back for
+// twice the timeout make the queue hung, it takes nothing more, and Recover frees its
+// buffers and counts the frames the NIC never fetched.
 func TestTxHangDetected(t *testing.T) {
 	f := newHangFixture(t)
 	if n := f.burst(t, 4); n != 4 {
@@ -93,6 +93,27 @@ func TestTxHangDetected(t *testing.T) {
 	f.q.Release()
 	if f.pool.Avail() != f.pool.Size() {
 		t.Fatalf("%d of %d buffers free", f.pool.Avail(), f.pool.Size())
+	}
+}
+
+// TestTxHangTwiceTheTimeout checks that a queue whose first frames are never written
+// back is hung only once twice the timeout has passed since the first check.
+func TestTxHangTwiceTheTimeout(t *testing.T) {
+	f := newHangFixture(t)
+	f.burst(t, 2)
+	for _, at := range []time.Duration{0, time.Second, 1999 * time.Millisecond} {
+		f.now = int64(at)
+		if f.burst(t, 0); f.q.Hung() {
+			t.Fatalf("hung %v after the first check", at)
+		}
+	}
+	f.now = int64(2 * time.Second)
+	if f.burst(t, 0); !f.q.Hung() {
+		t.Fatal("not hung 2 s (twice the timeout) after the first check")
+	}
+	f.q.Recover(0)
+	if f.pool.Avail() != f.pool.Size() || f.q.Stats().Discarded != 2 {
+		t.Fatalf("%d of %d buffers free, %d discarded", f.pool.Avail(), f.pool.Size(), f.q.Stats().Discarded)
 	}
 }
 

@@ -20,7 +20,7 @@ type TxConfig struct {
 	CopyBufs int
 	BufSize  int
 	// Timeout is the TX hang check interval: a queue with descriptors pending and no
-	// write-back over two checks this far apart is hung (see Hung). 0 disables the check.
+	// write-back for twice Timeout is hung (see Hung). 0 disables the check.
 	Timeout time.Duration
 	// Now is the clock of the hang check in nanoseconds (default: monotonic time).
 	Now func() int64
