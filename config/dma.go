@@ -6,16 +6,18 @@ import (
 	"strings"
 
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/igb"
+	"github.com/uiod/uiod/nic/ixgbe"
 )
 
 // Sizes of the DMA memory a port allocates (package nic): each RX queue has a mempool of
 // PoolSize buffers and a descriptor ring, each TX queue a descriptor ring and a copy pool
-// of one buffer per descriptor; buffers take BufSize rounded up to 64 bytes, descriptors
-// 16 bytes (the Intel advanced descriptors). Every allocation is rounded up to the page
-// size backing it: 2 MiB hugepages when the host has hugepages reserved, else 4 KiB pages.
+// of one buffer per descriptor; buffers take nic.BufStride(BufSize), descriptors the
+// drivers' DescSize (the Intel advanced descriptors). Every allocation is rounded up to
+// the page size backing it: 2 MiB hugepages when the host has hugepages reserved, else
+// 4 KiB pages.
 const (
-	descSize     = 16
-	bufAlign     = 64
+	descSize     = max(ixgbe.DescSize, igb.DescSize)
 	pageSize     = 4 << 10
 	hugePageSize = 2 << 20
 )
@@ -24,7 +26,7 @@ const (
 // rounded up to page bytes.
 func (p *Port) DMANeed(page uint64) uint64 {
 	nc := nic.Config{RxQueues: p.RxQueues, TxQueues: p.TxQueues, RxRing: p.RxRing, TxRing: p.TxRing}.WithDefaults()
-	stride := uint64(nc.BufSize+bufAlign-1) &^ (bufAlign - 1)
+	stride := uint64(nic.BufStride(nc.BufSize))
 	round := func(n uint64) uint64 { return (n + page - 1) / page * page }
 	rxq := round(uint64(nc.PoolSize)*stride) + round(uint64(nc.RxRing)*descSize)
 	txq := round(uint64(nc.TxRing)*descSize) + round(uint64(nc.TxRing)*stride)

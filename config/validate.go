@@ -10,16 +10,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/igb"
+	"github.com/uiod/uiod/nic/ixgbe"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/wire"
 )
 
-// Limits the validation enforces on ports. The poll section's limits are the idle
-// policy's (see checkPolicy).
+// MinRing must be a ring every driver takes.
+var _ [MinRing - nic.MinRing]struct{}
+
+// Limits the validation enforces on ports, whatever NIC a port turns out to be: queues
+// and ring sizes every supported NIC takes (the drivers' MaxQueues and MaxRing). MinRing
+// is uiod's floor, above the drivers' nic.MinRing: smaller rings only suit tests. The
+// poll section's limits are the idle policy's (see checkPolicy).
 const (
 	MinRing   = 64
-	MaxRing   = 4096
-	MaxQueues = 16
+	MaxRing   = min(ixgbe.MaxRing, igb.MaxRing)
+	MaxQueues = min(ixgbe.MaxQueues, igb.MaxQueues)
 )
 
 // Synthetic addresses of sim ports without one: ffff:BB:DD.0.

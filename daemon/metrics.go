@@ -22,14 +22,15 @@ var (
 	queueLabels  = []string{"queue", "thread"}
 	threadLabels = []string{"thread", "cpu"}
 
-	mPortRx       = prometheus.NewDesc("uiod_port_rx_packets_total", "Frames received by the NIC.", portLabels, nil)
-	mPortRxBytes  = prometheus.NewDesc("uiod_port_rx_bytes_total", "Bytes received by the NIC.", portLabels, nil)
-	mPortTx       = prometheus.NewDesc("uiod_port_tx_packets_total", "Frames sent by the NIC.", portLabels, nil)
-	mPortTxBytes  = prometheus.NewDesc("uiod_port_tx_bytes_total", "Bytes sent by the NIC.", portLabels, nil)
-	mPortMissed   = prometheus.NewDesc("uiod_port_rx_missed_total", "Frames the NIC dropped for lack of a free RX descriptor.", portLabels, nil)
-	mPortRxErrors = prometheus.NewDesc("uiod_port_rx_errors_total", "Bad RX write-backs the driver refused.", portLabels, nil)
-	mPortTxErrors = prometheus.NewDesc("uiod_port_tx_errors_total", "TX errors.", portLabels, nil)
-	mPortLink     = prometheus.NewDesc("uiod_port_link_up", "1 if the port's link is up.", portLabels, nil)
+	mPortRx         = prometheus.NewDesc("uiod_port_rx_packets_total", "Frames received by the NIC.", portLabels, nil)
+	mPortRxBytes    = prometheus.NewDesc("uiod_port_rx_bytes_total", "Bytes received by the NIC.", portLabels, nil)
+	mPortTx         = prometheus.NewDesc("uiod_port_tx_packets_total", "Frames sent by the NIC.", portLabels, nil)
+	mPortTxBytes    = prometheus.NewDesc("uiod_port_tx_bytes_total", "Bytes sent by the NIC.", portLabels, nil)
+	mPortMissed     = prometheus.NewDesc("uiod_port_rx_missed_total", "Frames the NIC dropped for lack of a free RX descriptor.", portLabels, nil)
+	mPortRxErrors   = prometheus.NewDesc("uiod_port_rx_errors_total", "Bad RX write-backs the driver refused.", portLabels, nil)
+	mPortTxErrors   = prometheus.NewDesc("uiod_port_tx_errors_total", "TX errors.", portLabels, nil)
+	mPortTxTimeouts = prometheus.NewDesc("uiod_port_tx_timeouts_total", "TX queues found hung (no write-back within twice the TX timeout) and reset.", portLabels, nil)
+	mPortLink       = prometheus.NewDesc("uiod_port_link_up", "1 if the port's link is up.", portLabels, nil)
 
 	mQueueRx     = prometheus.NewDesc("uiod_queue_rx_packets_total", "Frames taken from the RX queue.", queueLabels, nil)
 	mQueueRxB    = prometheus.NewDesc("uiod_queue_rx_bytes_total", "Bytes taken from the RX queue.", queueLabels, nil)
@@ -59,7 +60,7 @@ var (
 type collector struct{ d *Daemon }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortLink,
+	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortLink,
 		mQueueRx, mQueueRxB, mQueueTx, mQueueDrops, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
 		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead} {
 		ch <- d
@@ -83,6 +84,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(mPortMissed, float64(s.RxMissed), p.Name)
 		counter(mPortRxErrors, float64(s.RxErrors), p.Name)
 		counter(mPortTxErrors, float64(s.TxErrors), p.Name)
+		counter(mPortTxTimeouts, float64(s.TxTimeouts), p.Name)
 		link := 0.0
 		if p.LinkUp {
 			link = 1

@@ -48,11 +48,13 @@ type PortStats struct {
 	RxMissed  uint64 `json:"rx_missed"`
 	RxErrors  uint64 `json:"rx_errors"`
 	TxErrors  uint64 `json:"tx_errors"`
+	// TxTimeouts counts TX queues the driver found hung and reset.
+	TxTimeouts uint64 `json:"tx_timeouts"`
 }
 
 func portStats(s nic.Stats) PortStats {
 	return PortStats{RxPackets: s.RxPackets, RxBytes: s.RxBytes, TxPackets: s.TxPackets, TxBytes: s.TxBytes,
-		RxMissed: s.RxMissed, RxErrors: s.RxErrors, TxErrors: s.TxErrors}
+		RxMissed: s.RxMissed, RxErrors: s.RxErrors, TxErrors: s.TxErrors, TxTimeouts: s.TxTimeouts}
 }
 
 // QueueStatus is one polled queue's counters.

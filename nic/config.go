@@ -12,17 +12,19 @@ const (
 	DefaultRing        = 512
 	DefaultBufSize     = 2048
 	DefaultLinkTimeout = 2 * time.Second
+	DefaultTxTimeout   = time.Second
 )
 
-// Ring-size limits in descriptors. A ring is a power of two from MinRing up to its
-// driver's cap: MaxRingIxgbe on the 82599, MaxRingIgb on the 82576 (the largest rings the
-// Linux and DPDK drivers of each accept). MaxRing is the largest cap of any driver.
-const (
-	MinRing      = 8
-	MaxRingIxgbe = 8192
-	MaxRingIgb   = 4096
-	MaxRing      = MaxRingIxgbe
-)
+// MinRing is the smallest ring in descriptors any driver takes; a ring is a power of two
+// from MinRing up to its driver's cap (Limits.Ring, exported by each driver as MaxRing).
+const MinRing = 8
+
+// BufAlign is the alignment of packet buffers in a Mempool: each buffer takes its size
+// rounded up to a multiple of BufAlign.
+const BufAlign = 64
+
+// BufStride is the memory one buffer of size bytes takes in a Mempool.
+func BufStride(size int) int { return (size + BufAlign - 1) &^ (BufAlign - 1) }
 
 // Limits are what a driver's hardware takes: queues per direction and descriptors per
 // ring.
@@ -69,7 +71,7 @@ func IRQModeOf(k irq.Kind) IRQMode {
 
 // WithDefaults returns c with its zero fields set to their defaults: one queue each way,
 // rings of DefaultRing descriptors, DefaultBufSize buffers, a pool of 2×RxRing + TxRing
-// buffers per RX queue and DefaultLinkTimeout. The zero interrupt mode stays IRQDefault:
+// buffers per RX queue, DefaultLinkTimeout and DefaultTxTimeout. The zero interrupt mode stays IRQDefault:
 // the driver picks MSI-X where it can.
 func (c Config) WithDefaults() Config {
 	if c.RxQueues == 0 {
@@ -92,6 +94,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.LinkTimeout == 0 {
 		c.LinkTimeout = DefaultLinkTimeout
+	}
+	if c.TxTimeout == 0 {
+		c.TxTimeout = DefaultTxTimeout
 	}
 	return c
 }
@@ -119,6 +124,8 @@ func (c Config) Validate(l Limits) error {
 		return fmt.Errorf("itr %v: negative", c.ITR)
 	case c.LinkTimeout < 0:
 		return fmt.Errorf("link timeout %v: negative", c.LinkTimeout)
+	case c.TxTimeout < 0:
+		return fmt.Errorf("tx timeout %v: negative", c.TxTimeout)
 	case !c.NoIRQ && c.Interrupts != IRQDefault && c.Interrupts != IRQMSIX && c.Interrupts != IRQINTx:
 		return fmt.Errorf("interrupt mode %v: want default, msix or intx", c.Interrupts)
 	}

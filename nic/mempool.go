@@ -63,12 +63,13 @@ type Mempool struct {
 	freeIdx []*Buf // stack of free buffers
 }
 
-// NewMempool carves n buffers of bufSize bytes (rounded up to 64) out of memory from dma.
+// NewMempool carves n buffers of bufSize bytes (each taking BufStride(bufSize)) out of
+// memory from dma.
 func NewMempool(dma pci.DMA, n, bufSize int) (*Mempool, error) {
 	if n <= 0 || bufSize <= 0 {
 		return nil, fmt.Errorf("mempool: invalid size %d × %d", n, bufSize)
 	}
-	stride := (bufSize + 63) &^ 63
+	stride := BufStride(bufSize)
 	mem, err := dma.Alloc(n * stride)
 	if err != nil {
 		return nil, fmt.Errorf("mempool: %w", err)

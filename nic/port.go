@@ -74,7 +74,10 @@ type Stats struct {
 	TxBytes   uint64
 	RxMissed  uint64 // frames the NIC dropped: no free descriptor on the queue, or a full packet buffer
 	RxErrors  uint64 // bad write-backs (length, status, index) the driver refused
-	TxErrors  uint64
+	TxErrors  uint64 // frames refused, or discarded by a TX queue reset before the NIC fetched them
+	// TxTimeouts counts TX queues found hung (descriptors not written back within twice
+	// Config.TxTimeout) and reset by the driver.
+	TxTimeouts uint64
 }
 
 // Config selects how a driver brings a port up.
@@ -96,6 +99,10 @@ type Config struct {
 	// LinkTimeout bounds the wait for link-up at open (default 2 s; the port opens with
 	// link down after it, and a warning is the caller's business).
 	LinkTimeout time.Duration
+	// TxTimeout is the TX hang check interval (default 1 s): a TX queue with frames
+	// pending and no descriptor written back for twice TxTimeout (checked from TxBurst)
+	// is reset by the driver, its pending buffers freed, and it takes frames again.
+	TxTimeout time.Duration
 }
 
 // Driver is a NIC driver that can open devices it recognises.

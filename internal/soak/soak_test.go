@@ -36,6 +36,9 @@ const (
 	// settle bounds every wait for frames to arrive or faults to end. It only matters
 	// when something is wrong: the accounting is exact, never a matter of time.
 	settle = time.Minute
+	// txTimeout is the ports' TX hang check interval: a hung TX queue is reset within a
+	// few of them, so that each round sees faults, recoveries and traffic after them.
+	txTimeout = 20 * time.Millisecond
 )
 
 // duration is how long the soak runs: -soak, else SOAK_DURATION, else 0 (skip).
@@ -100,14 +103,14 @@ func TestSoak(t *testing.T) {
 			t.Fatalf("after round %d: %d open file descriptors, %d at the start", round, fd, fd0)
 		}
 	}
-	t.Logf("%d rounds, %d frames sent, %d received, %d faults injected: %v",
-		total.rounds, total.sent, total.received, total.faults, total.kinds)
+	t.Logf("%d rounds, %d frames sent, %d received, %d faults injected: %v; %d TX queue resets",
+		total.rounds, total.sent, total.received, total.faults, total.kinds, total.txTimeouts)
 }
 
 // soakTotals sum up the rounds.
 type soakTotals struct {
-	rounds, sent, received, faults uint64
-	kinds                          map[string]int
+	rounds, sent, received, faults, txTimeouts uint64
+	kinds                                      map[string]int
 }
 
 // driver is one NIC flavour and its driver, with the TX queue registers the test reads to
@@ -188,6 +191,7 @@ func newRig(t *testing.T, cfg roundConfig) *rig {
 	for i := range r.ports {
 		p, err := nic.Open(pair.Models[i].Device(), cfg.drv.name, nic.Config{
 			RxQueues: queues, TxQueues: queues, RxRing: ring, TxRing: ring, Promiscuous: true, Interrupts: mode,
+			TxTimeout: txTimeout,
 		})
 		if err != nil {
 			t.Fatalf("open port %d: %v", i, err)
@@ -280,7 +284,9 @@ type account struct {
 	rxErrors       uint64      // write-backs port 0's driver refused
 	dpRx, dpTx     uint64      // the dataplane's direction 0 → 1
 	dpDrops        uint64
-	stuck          uint64 // descriptors port 1's TX queues never fetched
+	stuck          uint64 // descriptors port 1's TX queues have not fetched
+	discarded      uint64 // frames port 1's driver dropped resetting a hung TX queue
+	txTimeouts     uint64 // TX queue resets of port 1
 }
 
 func (a account) rxLost() uint64 {
@@ -292,7 +298,7 @@ func (a account) txLost() uint64 { return a.tx.TxErrors + a.tx.TxLinkDown }
 
 // lost is what the counters say stayed behind, for pacing.
 func (a account) lost() uint64 {
-	return a.rxLost() + a.rxErrors + a.dpDrops + a.stuck + a.txLost() + a.tx.WireLost
+	return a.rxLost() + a.rxErrors + a.dpDrops + a.stuck + a.discarded + a.txLost() + a.tx.WireLost
 }
 
 // problems returns the links of the chain sent → received that do not hold (see
@@ -312,14 +318,26 @@ func (a account) problems() []string {
 	if a.dpRx != a.dpTx+a.dpDrops {
 		p = append(p, fmt.Sprintf("the dataplane received %d frames, sent %d, dropped %d", a.dpRx, a.dpTx, a.dpDrops))
 	}
-	if a.dpTx != a.tx.TxFrames+a.txLost()+a.stuck {
-		p = append(p, fmt.Sprintf("the dataplane sent %d frames, the NIC sent %d, counts %d lost, left %d unfetched",
-			a.dpTx, a.tx.TxFrames, a.txLost(), a.stuck))
+	if a.dpTx != a.tx.TxFrames+a.txLost()+a.stuck+a.discarded {
+		p = append(p, fmt.Sprintf("the dataplane sent %d frames, the NIC sent %d, counts %d lost, left %d unfetched, the driver discarded %d",
+			a.dpTx, a.tx.TxFrames, a.txLost(), a.stuck, a.discarded))
 	}
 	if a.tx.TxFrames != a.received+a.tx.WireLost {
 		p = append(p, fmt.Sprintf("the NIC sent %d frames, %d came out, the wire lost %d", a.tx.TxFrames, a.received, a.tx.WireLost))
 	}
 	return p
+}
+
+// queueRx returns the frames the dataplane took from each RX queue of port 0.
+func (r *rig) queueRx() [queues]uint64 {
+	var n [queues]uint64
+	for _, q := range r.dp.Stats() {
+		var i int
+		if _, err := fmt.Sscanf(q.Name, "0to1/%d", &i); err == nil {
+			n[i] = q.RxPackets
+		}
+	}
+	return n
 }
 
 func (r *rig) account(sent uint64) account {
@@ -328,6 +346,8 @@ func (r *rig) account(sent uint64) account {
 	a.received = r.received
 	r.mu.Unlock()
 	a.rxErrors = r.ports[0].Stats().RxErrors
+	st1 := r.ports[1].Stats()
+	a.discarded, a.txTimeouts = st1.TxErrors, st1.TxTimeouts // every frame is valid: TxErrors are all discards
 	for _, q := range r.dp.Stats() {
 		if strings.HasPrefix(q.Name, "0to1") {
 			a.dpRx += q.RxPackets
@@ -354,42 +374,27 @@ var kinds = []struct {
 	{intel.Spurious, false}, {intel.Storm, false}, {intel.LinkFlap, false},
 }
 
-// fatal says whether a fault takes its TX queue out for the rest of the round: the
-// drivers do not recover a hung queue, nor one whose write-back never comes (it stays
-// unreclaimed until the port closes).
-func fatal(k intel.Injected) bool { return k == intel.TxHang || k == intel.TxWritebackLost }
-
 // randomFault picks a fault: its kind, queue (a queue or AnyQueue), count, delay and
-// vector, and the model it goes to. Faults that take a TX queue out come only in the last
-// quarter of a round (late), one of them per round, or the round would soon forward
-// little.
-func randomFault(rng *rand.Rand, late bool, dead *bool) (intel.Injection, int) {
-	for {
-		k := kinds[rng.IntN(len(kinds))]
-		if fatal(k.kind) && (*dead || !late) {
-			continue
-		}
-		in := intel.Injection{Kind: k.kind, Queue: rng.IntN(queues + 1), Count: 1 + rng.IntN(4),
-			Delay: time.Duration(1+rng.IntN(10)) * time.Millisecond, Vector: rng.IntN(queues)}
-		if in.Queue == queues {
-			in.Queue = intel.AnyQueue
-		}
-		switch k.kind {
-		case intel.RxUnpostedDD:
-			in.Queue = rng.IntN(queues)
-		case intel.Storm:
-			in.Count = 1 + rng.IntN(100)
-		}
-		model := 0
-		if k.tx || (k.kind == intel.LinkFlap && rng.IntN(2) == 1) {
-			model = 1
-		}
-		if fatal(k.kind) {
-			*dead = true
-			in.Queue = rng.IntN(queues)
-		}
-		return in, model
+// vector, and the model it goes to. A TX hang or a lost write-back takes its TX queue out
+// until the driver's TX timeout resets it.
+func randomFault(rng *rand.Rand) (intel.Injection, int) {
+	k := kinds[rng.IntN(len(kinds))]
+	in := intel.Injection{Kind: k.kind, Queue: rng.IntN(queues + 1), Count: 1 + rng.IntN(4),
+		Delay: time.Duration(1+rng.IntN(10)) * time.Millisecond, Vector: rng.IntN(queues)}
+	if in.Queue == queues {
+		in.Queue = intel.AnyQueue
 	}
+	switch k.kind {
+	case intel.RxUnpostedDD:
+		in.Queue = rng.IntN(queues)
+	case intel.Storm:
+		in.Count = 1 + rng.IntN(100)
+	}
+	model := 0
+	if k.tx || (k.kind == intel.LinkFlap && rng.IntN(2) == 1) {
+		model = 1
+	}
+	return in, model
 }
 
 // runRound sends frames in random bursts with random pauses for length, injecting random
@@ -400,7 +405,6 @@ func runRound(t *testing.T, cfg roundConfig, rng *rand.Rand, length time.Duratio
 	var seqs [flows]uint64 // next sequence number to send per flow
 	sent, faults := uint64(0), 0
 	dmaFaults := false
-	dead := false
 	kindsHere := map[string]int{}
 	nextFault := 50 + rng.IntN(500)
 	open := func() uint64 { a := r.account(sent); return sent - min(sent, a.received+a.lost()) }
@@ -412,7 +416,7 @@ func runRound(t *testing.T, cfg roundConfig, rng *rand.Rand, length time.Duratio
 				t.Fatalf("%d frames unaccounted for after %v: %s", open(), settle, strings.Join(r.account(sent).problems(), "; "))
 			}
 			if int(sent) == nextFault {
-				in, m := randomFault(rng, time.Since(start) > 3*length/4, &dead)
+				in, m := randomFault(rng)
 				if err := r.pair.Models[m].Inject(in); err != nil {
 					t.Fatalf("inject %+v into model %d: %v", in, m, err)
 				}
@@ -433,6 +437,37 @@ func runRound(t *testing.T, cfg roundConfig, rng *rand.Rand, length time.Duratio
 		return r.ports[0].Link().Up && r.ports[1].Link().Up && len(r.account(sent).problems()) == 0
 	}) {
 		t.Errorf("after %v: links up %v/%v; %s", settle, r.ports[0].Link().Up, r.ports[1].Link().Up,
+			strings.Join(r.account(sent).problems(), "; "))
+	}
+	// Traffic flows again on every queue: a probe of one frame per flow (which RSS spreads
+	// over all queues) comes out whole once the faults have ended and the driver has reset
+	// any TX queue they hung.
+	probes := 0
+	if !testutil.WaitFor(settle, func() bool {
+		probes++
+		before := r.account(sent)
+		rxq := r.queueRx()
+		for f := 0; f < flows; f++ {
+			r.pair.Far[0].Send(flowFrame(buf[:], f, seqs[f]))
+			seqs[f]++
+			sent++
+		}
+		if !testutil.WaitFor(settle, func() bool { return len(r.account(sent).problems()) == 0 }) {
+			return false
+		}
+		after := r.account(sent)
+		for q, n := range r.queueRx() {
+			if n == rxq[q] && after.lost() == before.lost() {
+				t.Fatalf("probe of %d flows: rx queue %d got none of them: the probe does not cover every queue", flows, q)
+			}
+		}
+		if after.received-before.received == flows {
+			return true
+		}
+		time.Sleep(txTimeout)
+		return false
+	}) {
+		t.Errorf("after %v and %d probes traffic does not flow on every queue: %s", settle, probes,
 			strings.Join(r.account(sent).problems(), "; "))
 	}
 	r.dp.Stop()
@@ -467,12 +502,14 @@ func runRound(t *testing.T, cfg roundConfig, rng *rand.Rand, length time.Duratio
 	if n := r.pair.IOMMU.Mappings(); n != 0 {
 		t.Errorf("%d DMA mappings left after closing the ports", n)
 	}
-	t.Logf("%v: sent %d, received %d, %d faults %v; model rx lost %d, rx_errors %d, dataplane drops %d, unfetched %d, model tx lost %d",
-		length.Round(time.Millisecond), a.sent, a.received, faults, kindsHere, a.rxLost(), a.rxErrors, a.dpDrops, a.stuck, a.txLost())
+	t.Logf("%v: sent %d, received %d, %d faults %v; model rx lost %d, rx_errors %d, dataplane drops %d, unfetched %d, model tx lost %d, tx timeouts %d (discarded %d), probes %d",
+		length.Round(time.Millisecond), a.sent, a.received, faults, kindsHere, a.rxLost(), a.rxErrors, a.dpDrops, a.stuck, a.txLost(),
+		a.txTimeouts, a.discarded, probes)
 	total.rounds++
 	total.sent += a.sent
 	total.received += a.received
 	total.faults += uint64(faults)
+	total.txTimeouts += a.txTimeouts
 	if total.kinds == nil {
 		total.kinds = map[string]int{}
 	}

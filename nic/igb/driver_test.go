@@ -95,6 +95,8 @@ func TestITRValue(t *testing.T) {
 		{time.Nanosecond, 1 << 2},
 		{100 * time.Microsecond, 100 << 2},
 		{time.Second, 0x1fff << 2},
+		{MaxITR, 0x1fff << 2},           // the exported limit is the field's largest value
+		{MaxITR - ITRUnit, 0x1ffe << 2}, // and one unit less is one step less
 	}
 	for _, tt := range tests {
 		if got := itrValue(tt.d) &^ eitrCntIgnr; got != tt.want {

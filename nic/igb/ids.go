@@ -21,9 +21,6 @@ var deviceIDs = map[uint16]string{
 	0x150D: "82576 serdes quad",
 }
 
-// maxQueues is the 82576's number of RX and TX queues.
-const maxQueues = 16
-
 // Match reports whether the driver supports the PCI function vendor:device.
 func Match(vendor, device uint16) bool {
 	_, ok := deviceIDs[device]

@@ -9,8 +9,8 @@ import (
 
 // resetHW masks interrupts, stops receive and transmit, issues a global reset, masks
 // again and waits for the EEPROM auto-read (82576 datasheet 4.5). It then takes the
-// device from the firmware (CTRL_EXT.DRV_LOAD) and clears the multicast and VLAN filter
-// tables (Linux's e1000_init_rx_addrs_generic, e1000_clear_vfta).
+// device from the firmware (CTRL_EXT.DRV_LOAD) and clears the multicast, VLAN and
+// unicast hash filter tables (Linux's igb_init_hw_82575, igb_clear_vfta).
 //
 // A reset already under way (the function-level reset a backend may issue when it opens
 // the device) must end before the first write: the NIC ignores writes while CTRL.RST
@@ -39,7 +39,7 @@ func (p *Port) resetHW() error {
 	// missing address.
 	_ = intel.WaitSet(r, regEECD, eecdAutoRead, 10*time.Millisecond)
 	r.Write32(regCTRLEXT, r.Read32(regCTRLEXT)|ctrlExtDrvLoad)
-	intel.ClearTables(r, regVFTA, vftaEntries)
+	intel.ClearTables(r, regVFTA, regUTA)
 	return nil
 }
 
@@ -60,7 +60,7 @@ func (p *Port) disableQueues() error {
 		dir string
 		reg func(int) uint32
 	}{{"rx", regRXDCTL}, {"tx", regTXDCTL}} {
-		for i := 0; i < maxQueues; i++ {
+		for i := 0; i < MaxQueues; i++ {
 			off := q.reg(i)
 			if r.Read32(off)&dxctlEnable == 0 {
 				continue

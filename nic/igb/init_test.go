@@ -63,6 +63,9 @@ func TestInitRegisters(t *testing.T) {
 		if !cleared[0x05200+4*i] || !cleared[regVFTA+4*i] {
 			t.Fatalf("MTA[%d] or VFTA[%d] not cleared after the reset", i, i)
 		}
+		if !cleared[regUTA+4*i] || m.Device().Get(regUTA+4*i) != 0 {
+			t.Fatalf("UTA[%d] = %#x: not cleared after the reset", i, m.Device().Get(regUTA+4*i))
+		}
 	}
 	if m.Device().Get(regCTRLEXT)&ctrlExtDrvLoad == 0 {
 		t.Error("CTRL_EXT.DRV_LOAD clear while the driver runs the port")

@@ -10,7 +10,7 @@ import (
 // itrValue converts an interrupt interval to EITR (1 µs units in bits 14:2; 0 means no
 // moderation). CNT_IGNR keeps the write from resetting the running counter.
 func itrValue(d time.Duration) uint32 {
-	return intel.Interval(d, time.Microsecond, eitrIntervalMask, eitrIntervalShift) | eitrCntIgnr
+	return intel.Interval(d, ITRUnit, eitrIntervalMask, eitrIntervalShift) | eitrCntIgnr
 }
 
 // setIVAR maps queue q's RX (or TX) cause to an MSI-X vector.

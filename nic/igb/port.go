@@ -53,7 +53,7 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 	}
 	p := &Port{}
 	ops := intel.Ops{Mask: p.mask, Stop: p.stopRxTx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: p.release}
-	if err := intel.Open(&p.Port, dev, cfg, nic.Limits{Queues: maxQueues, Ring: nic.MaxRingIgb}, layout, ops, p.open); err != nil {
+	if err := intel.Open(&p.Port, dev, cfg, limits, layout, ops, p.open); err != nil {
 		return nil, err
 	}
 	return p, nil

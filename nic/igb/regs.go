@@ -27,8 +27,8 @@ const (
 	// Missed packets, read-to-clear (the other statistics are package intel's).
 	regMPC = 0x04010
 
-	regVFTA     = 0x05600 // VLAN filter table, vftaEntries registers
-	vftaEntries = 128
+	regVFTA = 0x05600 // VLAN filter table, 128 registers
+	regUTA  = 0x0A000 // unicast hash table array, 128 registers
 )
 
 func regEITR(n int) uint32   { return 0x01680 + 4*uint32(n) }

@@ -9,8 +9,8 @@ import (
 
 // resetHW is datasheet section 4.6.3: mask interrupts, global reset, mask again, wait for
 // the EEPROM auto-read and the DMA init. It then takes the device from the firmware
-// (CTRL_EXT.DRV_LOAD, Linux's ixgbe_get_hw_control) and clears the multicast and VLAN
-// filter tables the reset leaves undefined.
+// (CTRL_EXT.DRV_LOAD, Linux's ixgbe_get_hw_control) and clears the multicast, VLAN and
+// unicast hash filter tables the reset leaves undefined.
 //
 // A reset already under way (the function-level reset a backend may issue when it opens
 // the device) must end before the first write: the NIC ignores writes while CTRL.RST
@@ -34,7 +34,7 @@ func (p *Port) resetHW() error {
 		return fmt.Errorf("dma init: %w", err)
 	}
 	r.Write32(regCTRLEXT, r.Read32(regCTRLEXT)|ctrlExtDrvLoad)
-	intel.ClearTables(r, regVFTA, vftaEntries)
+	intel.ClearTables(r, regVFTA, regUTA)
 	return nil
 }
 

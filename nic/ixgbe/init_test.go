@@ -89,6 +89,9 @@ func TestInitRegisters(t *testing.T) {
 		if !cleared[regVFTA+4*i] {
 			t.Fatalf("VFTA[%d] not cleared after the reset", i)
 		}
+		if !cleared[regUTA+4*i] || m.Device().Get(regUTA+4*i) != 0 {
+			t.Fatalf("UTA[%d] = %#x: not cleared after the reset", i, m.Device().Get(regUTA+4*i))
+		}
 	}
 
 	bar, _ := m.Device().Region(0)

@@ -10,7 +10,7 @@ import (
 // itrValue converts an interrupt interval to EITR (2.048 µs units in bits 11:3; 0 means
 // no moderation). CNT_WDIS keeps the write from resetting the running counter.
 func itrValue(d time.Duration) uint32 {
-	return intel.Interval(d, eitrUnit, eitrIntervalMask, eitrIntervalShift) | eitrCntWDis
+	return intel.Interval(d, ITRUnit, eitrIntervalMask, eitrIntervalShift) | eitrCntWDis
 }
 
 // setIVAR maps a queue's cause (RX or TX) to an interrupt vector (MSI-X) or EICR bit

@@ -44,7 +44,7 @@ func TestOpenBadConfig(t *testing.T) {
 		{BufSize: 512},
 		{RxRing: 512, PoolSize: 100},
 		{Interrupts: nic.IRQModeOf(irq.MSI)},
-		{RxRing: nic.MaxRingIxgbe * 2},
+		{RxRing: MaxRing * 2},
 	}
 	for _, cfg := range tests {
 		m, err := intel.New(intel.Config{Strict: true})

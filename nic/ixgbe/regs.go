@@ -26,9 +26,9 @@ const (
 	regSECRXCTRL = 0x08D00
 	regSECRXSTAT = 0x08D04
 	regEEC       = 0x10010
-	regVFTA      = 0x0A000 // VLAN filter table, vftaEntries registers
+	regVFTA      = 0x0A000 // VLAN filter table, 128 registers
+	regUTA       = 0x0F400 // unicast hash table array, 128 registers
 
-	vftaEntries = 128
 )
 
 // Per-index registers.
@@ -121,7 +121,6 @@ const (
 	eitrIntervalShift = 3
 	eitrIntervalMask  = 0x1ff << 3 // bits 11:3
 	eitrCntWDis       = 1 << 31
-	eitrUnit          = 2048 // ns per interval unit at 10 Gb/s
 
 	mrqcRSSEn     = 0x1
 	mrqcIPv4TCP   = 1 << 16
@@ -131,10 +130,4 @@ const (
 	mrqcIPv4UDP   = 1 << 22
 	mrqcIPv6UDP   = 1 << 23
 	mrqcRSSFields = mrqcIPv4TCP | mrqcIPv4 | mrqcIPv6 | mrqcIPv6TCP | mrqcIPv4UDP | mrqcIPv6UDP
-)
-
-// Limits of the 82599.
-const (
-	maxQueues  = 16 // queues this driver uses per direction (SRRCTL has 16 at 0x2100)
-	maxVectors = 16 // MSI-X vectors whose cause bits are EICR 15:0
 )

@@ -216,8 +216,16 @@ func (p *Port) NumTxQueues() int { return len(p.tx) }
 func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return p.rx[q].Burst(bufs) }
 
 // TxBurst implements nic.Port. Buffers from a pool in another DMA address space are
-// copied (see ring.TxQueue).
-func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return p.tx[q].Burst(bufs) }
+// copied (see ring.TxQueue). A queue the ring finds hung is reset first (resetTx) and
+// then takes the burst.
+func (p *Port) TxBurst(q int, bufs []*nic.Buf) int {
+	t := p.tx[q]
+	n := t.Burst(bufs)
+	if n == 0 && t.Hung() && p.resetTx(q) {
+		n = t.Burst(bufs)
+	}
+	return n
+}
 
 // RxQueue is the ring of RX queue q, for its counters and pool.
 func (p *Port) RxQueue(q int) *ring.RxQueue { return p.rx[q] }

@@ -23,6 +23,8 @@ const (
 	dxctlEnable = 1 << 25 // RXDCTL/TXDCTL queue enable
 
 	queueStopTimeout = 10 * time.Millisecond
+	// txResetTimeout bounds each register wait of a TX queue reset.
+	txResetTimeout = 100 * time.Millisecond
 )
 
 func (l *Layout) rxReg(q int, reg uint32) uint32 { return l.RxQueue + queueStride*uint32(q) + reg }
@@ -45,7 +47,7 @@ func AllocQueues(p *Port) error {
 		p.rx = append(p.rx, rq)
 	}
 	for q := 0; q < p.cfg.TxQueues; q++ {
-		tq, err := ring.NewTxQueue(ring.TxConfig{DMA: dma, Size: p.cfg.TxRing, Tail: ring.Doorbell{Reg: p.bar, Off: p.layout.txReg(q, regXDT)}, BufSize: p.cfg.BufSize})
+		tq, err := ring.NewTxQueue(ring.TxConfig{DMA: dma, Size: p.cfg.TxRing, Tail: ring.Doorbell{Reg: p.bar, Off: p.layout.txReg(q, regXDT)}, BufSize: p.cfg.BufSize, Timeout: p.cfg.TxTimeout})
 		if err != nil {
 			return fmt.Errorf("tx queue %d: %w", q, err)
 		}

@@ -63,7 +63,9 @@ func (p *Port) Stats() nic.Stats {
 		s.RxErrors += st.Errors + st.Fragments
 	}
 	for _, q := range p.tx {
-		s.TxErrors += q.Stats().Errors
+		st := q.Stats()
+		s.TxErrors += st.Errors + st.Discarded
+		s.TxTimeouts += st.Timeouts
 	}
 	return s
 }

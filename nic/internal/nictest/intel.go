@@ -13,8 +13,8 @@ import (
 )
 
 // Intel is the family of the Intel model (sim/intel) in flavour f with quirks q (the
-// zero Quirks are the silicon's). Its own suites: interrupt moderation (EITR) and the
-// per-queue drop counters.
+// zero Quirks are the silicon's). Its own suites: interrupt moderation (EITR), the
+// per-queue drop counters and TX hang recovery (the model's TX hang injections).
 func Intel(f intel.Flavor, q intel.Quirks) Family {
 	return Family{
 		Name: "intel " + f.String(),
@@ -39,6 +39,7 @@ func Intel(f intel.Flavor, q intel.Quirks) Family {
 		Suites: []Suite{
 			{"InterruptModeration", Moderation},
 			{"QueueDrops", QueueDrops},
+			{"TxRecovery", TxRecovery},
 		},
 	}
 }

@@ -3,6 +3,7 @@ package ring
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
@@ -18,6 +19,11 @@ type TxConfig struct {
 	// buffers are dropped and counted.
 	CopyBufs int
 	BufSize  int
+	// Timeout is the TX hang check interval: a queue with descriptors pending and no
+	// write-back for twice Timeout is hung (see Hung). 0 disables the check.
+	Timeout time.Duration
+	// Now is the clock of the hang check in nanoseconds (default: monotonic time).
+	Now func() int64
 }
 
 // TxQueueStats are one TX queue's software counters.
@@ -26,6 +32,12 @@ type TxQueueStats struct {
 	Bytes   uint64
 	Errors  uint64 // frames refused: length 0, too long, not paddable or not copyable
 	Copies  uint64 // frames copied from a pool in another DMA address space
+	// Timeouts counts the hangs detected: descriptors pending and not written back
+	// within twice the timeout.
+	Timeouts uint64
+	// Discarded counts frames accepted but dropped by a queue reset before the NIC
+	// fetched them.
+	Discarded uint64
 }
 
 // TxQueue is the driver side of one TX descriptor ring.
@@ -46,7 +58,9 @@ type TxQueue struct {
 	lastPool  *nic.Mempool // cache of the last pool seen and whether the device can address it
 	lastLocal bool
 
-	packets, bytes, errors, copies atomic.Uint64
+	hang hangCheck
+
+	packets, bytes, errors, copies, timeouts, discarded atomic.Uint64
 }
 
 // NewTxQueue allocates the descriptor ring and the copy pool.
@@ -58,7 +72,7 @@ func NewTxQueue(cfg TxConfig) (*TxQueue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tx %w", err)
 	}
-	q := &TxQueue{ring: r}
+	q := &TxQueue{ring: r, hang: newHangCheck(cfg.Timeout, cfg.Now)}
 	if cfg.CopyBufs >= 0 {
 		n, size := cfg.CopyBufs, cfg.BufSize
 		if n == 0 {
@@ -87,8 +101,17 @@ func (q *TxQueue) InFlight() int { return int((q.tail - q.clean) & q.mask) }
 // queue owns the accepted buffers and frees them when the NIC is done. A frame shorter
 // than MinTxFrame is padded with zeros up to it in its own buffer. A buffer with length 0,
 // longer than MaxTxFrame, or too small to pad is accepted, counted as an error and freed.
+//
+// A hung queue (see Hung) takes nothing: Burst returns 0 until the port resets it.
 func (q *TxQueue) Burst(bufs []*nic.Buf) int {
-	q.Reclaim()
+	if q.hang.hung {
+		return 0
+	}
+	if q.Reclaim() == 0 && q.clean != q.tail && q.hang.timeout > 0 && q.hang.stalled() {
+		q.hang.hung = true
+		q.timeouts.Add(1)
+		return 0
+	}
 	mask := q.mask
 	free := (q.clean - q.tail - 1) & mask
 	t := q.tail
@@ -171,6 +194,7 @@ func (q *TxQueue) Reclaim() int {
 		n++
 	}
 	q.clean = c
+	q.hang.done += uint64(n)
 	return n
 }
 
@@ -202,5 +226,8 @@ func (q *TxQueue) Stats() TxQueueStats {
 		Bytes:   q.bytes.Load(),
 		Errors:  q.errors.Load(),
 		Copies:  q.copies.Load(),
+
+		Timeouts:  q.timeouts.Load(),
+		Discarded: q.discarded.Load(),
 	}
 }
