@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -273,7 +274,9 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 		netdev := fmt.Sprintf("dgram,id=n%d,local.type=unix,local.path=%s,remote.type=unix,remote.path=%s",
 			i, nic.GuestSocket, nic.HostSocket)
 		if i == 0 && o.TAPQueues > 0 {
-			nic.TAP = fmt.Sprintf("uiodtap%d", os.Getpid()%100000)
+			// One name per guest: two guests of one test binary must not race for the
+			// same interface while the kernel still tears down the previous one's.
+			nic.TAP = fmt.Sprintf("uiod%d.%d", os.Getpid()%100000, tapSeq.Add(1)%100000)
 			netdev = fmt.Sprintf("tap,id=n0,ifname=%s,queues=%d,script=no,downscript=no,vhost=off", nic.TAP, o.TAPQueues)
 		}
 		vm.NICs = append(vm.NICs, nic)
@@ -319,6 +322,9 @@ func VirtioNICArgs(iommu bool) string {
 	}
 	return a
 }
+
+// tapSeq numbers the TAP interfaces of this process's guests.
+var tapSeq atomic.Int64
 
 // Kill stops the guest at once if it is still running.
 func (vm *VM) Kill() {
