@@ -7,7 +7,8 @@ import (
 )
 
 // WaitBackoff is how far Adaptive stretches the bound of its sleeps while the ports stay
-// silent: up to this many times WaitTimeout.
+// silent: up to this many times WaitTimeout. Once the bound got there a raw sleeper is in
+// deep idle (see waitMode).
 const WaitBackoff = 16
 
 // sleep is Adaptive at an empty poll past the threshold (DESIGN §3): arm the queues'
@@ -72,10 +73,16 @@ func (d *Idler) waitInterrupt(t0, deadline int64) irq.Wake {
 		return d.th.wait(d.wait)
 	}
 	bound := d.wait
+	mode := d.waitMode()
 	if deadline != 0 {
 		bound = time.Duration(max(deadline-t0, 0))
+		mode = d.p.Mode()
 	}
-	w, err := d.p.Wait(bound)
+	if mode != d.p.Mode() {
+		d.c.deepSleeps.Add(1)
+		bound = MaxWaitTimeout
+	}
+	w, err := d.p.WaitAs(mode, bound)
 	if err != nil {
 		d.c.errors.Add(1)
 	}
@@ -94,6 +101,7 @@ func (d *Idler) woken(w irq.Wake, deadline, t0, t1 int64) {
 		}
 		d.woke = true
 		d.wait = d.cfg.WaitTimeout
+		d.deep = false
 	case irq.WakeTimeout:
 		if deadline != 0 {
 			d.c.wakePredicted.Add(1)
@@ -103,6 +111,7 @@ func (d *Idler) woken(w irq.Wake, deadline, t0, t1 int64) {
 		}
 		d.c.wakeTimeout.Add(1)
 		d.wait = nextWait(d.wait, d.cfg.WaitTimeout)
+		d.deep = d.wait >= backoffLimit(d.cfg.WaitTimeout)
 	case irq.WakeStop:
 		d.c.wakeStop.Add(1)
 	}
@@ -130,8 +139,28 @@ func (d *Idler) predict(now int64) (deadline int64, pollNow bool) {
 	return at, false
 }
 
+// waitMode is how the next interrupt wait blocks. A raw wait (irq.WaitRaw) wakes up
+// several times faster, but the runtime sees its thread run without end, so its monitor
+// never rests and preempts the thread every 10 ms (SIGURG, EINTR, a new wait): about 100
+// wake-ups a second of two threads for a daemon with nothing to do. So a thread in deep
+// idle, silent since its bound backed off to the limit (about WaitBackoff × WaitTimeout),
+// blocks through the scheduler, for up to MaxWaitTimeout: the runtime's monitor then
+// sleeps too, and every wake-up costs it a burst of its own, so the longer bound matters
+// as much as the blocking. The first frame after such a silence pays the slower wake-up;
+// traffic or an interrupt brings the raw wait and WaitTimeout back.
+func (d *Idler) waitMode() irq.WaitMode {
+	if d.deep {
+		return irq.WaitBlocking
+	}
+	return d.p.Mode()
+}
+
+// backoffLimit is the longest bound of a sleep for WaitTimeout base.
+func backoffLimit(base time.Duration) time.Duration {
+	return min(WaitBackoff*base, MaxWaitTimeout)
+}
+
 // nextWait is the bound of the sleep after one that timed out with bound cur.
 func nextWait(cur, base time.Duration) time.Duration {
-	limit := min(WaitBackoff*base, MaxWaitTimeout)
-	return max(min(2*cur, limit), base)
+	return max(min(2*cur, backoffLimit(base)), base)
 }

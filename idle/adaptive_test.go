@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/irq"
 )
 
 func TestAdaptiveFrameBetweenArmAndSleep(t *testing.T) {
@@ -192,7 +193,7 @@ func TestNextWait(t *testing.T) {
 func TestWaitBackoff(t *testing.T) {
 	base := time.Millisecond
 	d, q := newIdler(t, PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: base})
-	const sleeps = 6
+	const sleeps = 4
 	for d.Stats().Sleeps < sleeps {
 		d.Empty(Now())
 	}
@@ -215,5 +216,70 @@ func TestWaitBackoff(t *testing.T) {
 	d.Traffic(Now())
 	if d.wait != base {
 		t.Errorf("bound after traffic = %v, want %v", d.wait, base)
+	}
+}
+
+// TestDeepIdle checks that a raw sleeper waits raw until its bound backed off to the
+// limit, then blocking (deep idle), and raw again after an interrupt or a frame.
+func TestDeepIdle(t *testing.T) {
+	base := time.Millisecond
+	d, q := newIdler(t, PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: base})
+	// toDeep sleeps until the thread is in deep idle, checking each wait's mode first.
+	toDeep := func() {
+		t.Helper()
+		timeouts := d.Stats().WakeTimeout
+		for b := base; b < backoffLimit(base); b = nextWait(b, base) {
+			if m := d.waitMode(); m != irq.WaitRaw {
+				t.Fatalf("bound %v: wait %v, want raw", d.wait, m)
+			}
+			for d.Stats().WakeTimeout == timeouts {
+				d.Empty(Now())
+			}
+			timeouts++
+		}
+		if m := d.waitMode(); m != irq.WaitBlocking || d.wait != WaitBackoff*base {
+			t.Fatalf("bound %v after the backoff: wait %v, want blocking", d.wait, m)
+		}
+		if s := d.Stats(); s.DeepSleeps != 0 {
+			t.Fatalf("%+v: deep sleeps before the backoff ended", s)
+		}
+	}
+
+	toDeep()
+	// A frame arrives by interrupt during the deep wait.
+	q.onSleep = func() { q.inject(1) }
+	for d.Stats().WakeInterrupt == 0 {
+		d.Empty(Now())
+	}
+	q.onSleep = nil
+	if s := d.Stats(); s.DeepSleeps != 1 || s.WakeTimeout != 4 {
+		t.Fatalf("%+v: want one deep sleep, ended by the interrupt", s)
+	}
+	if m := d.waitMode(); m != irq.WaitRaw || d.wait != base {
+		t.Fatalf("after an interrupt: wait %v with bound %v, want raw with %v", m, d.wait, base)
+	}
+	q.Poll()
+	d.Traffic(Now())
+
+	d.c.deepSleeps.Store(0)
+	toDeep()
+	q.inject(1)
+	q.Poll()
+	d.Traffic(Now())
+	if m := d.waitMode(); m != irq.WaitRaw || d.wait != base {
+		t.Fatalf("after traffic: wait %v with bound %v, want raw with %v", m, d.wait, base)
+	}
+}
+
+// TestDeepIdleBlockingMode checks that a thread configured to wait blocking never counts
+// deep sleeps: it blocks that way all along.
+func TestDeepIdleBlockingMode(t *testing.T) {
+	base := time.Millisecond
+	d, _ := newIdler(t, PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: base, WaitMode: irq.WaitBlocking})
+	for d.Stats().WakeTimeout < 6 {
+		d.Empty(Now())
+	}
+	if s := d.Stats(); s.DeepSleeps != 0 || d.waitMode() != irq.WaitBlocking {
+		t.Fatalf("%+v: wait %v", s, d.waitMode())
 	}
 }
