@@ -21,5 +21,5 @@ gcc -O2 -Wall -pthread -o "$floor" "$dir/bench/cfloor/floor.c"
 cd "$dir"
 for pin in 1 0; do
 	UIOD_BENCH_PIN=$pin UIOD_CFLOOR="$floor" go test -run '^$' -bench '^BenchmarkWakeRounds$' -benchtime 1x -count 1 \
-		-timeout 60m ./dataplane -args -wake.rounds "$rounds" -wake.chunk "$chunk" -wake.silence "$silence" -test.v
+		-timeout 60m ./dataplane -args -wake.rounds "$rounds" -wake.chunk "$chunk" -wake.silence "$silence"
 done

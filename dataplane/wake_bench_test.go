@@ -21,12 +21,16 @@ import (
 var (
 	wakeRounds  = flag.Int("wake.rounds", 24, "BenchmarkWakeRounds: interleaved rounds")
 	wakeChunk   = flag.Int("wake.chunk", 200, "BenchmarkWakeRounds: frames per variant per round at 400 µs")
-	wakeSilence = flag.Int("wake.silence", 4, "BenchmarkWakeRounds: frames per variant per round after 200 ms of silence (0: none)")
+	wakeSilence = flag.Int("wake.silence", 4, "BenchmarkWakeRounds: frames per variant per round after 90 or 200 ms of silence (0: none)")
 )
 
-// silenceGap is the gap of the after-silence set: longer than a default thread's backoff
-// (10 + 20 + 40 + 80 ms), so that the default policy's frames find it in deep idle.
-const silenceGap = 200 * time.Millisecond
+// The gaps of the after-silence set: a frame silenceGap after the last one finds the
+// thread in deep idle (longer than idle.DeepIdleAfter), one rawSilenceGap after it still
+// in its raw wait.
+const (
+	silenceGap    = 200 * time.Millisecond
+	rawSilenceGap = 90 * time.Millisecond
+)
 
 // wakeVariant is one contestant of BenchmarkWakeRounds: the C floor (floor set) or a Go
 // policy, sent frames gap apart.
@@ -43,9 +47,10 @@ type wakeVariant struct {
 // chunk of frames through every variant, in a fresh random order, so that a stall of the
 // machine lands on one chunk of one variant rather than on a whole variant. It pools the
 // rounds per variant and reports p50/p99 and their ratios to the floor (and threaded to
-// inline) with 90 % bootstrap intervals over the rounds. A second set sends frames 200 ms
-// apart: the default policy is then in deep idle (a blocking wait) at every frame, a
-// 1 s wait_timeout keeps the raw wait. UIOD_BENCH_PIN=0 leaves the threads unpinned.
+// inline) with 90 % bootstrap intervals over the rounds. A second set sends frames to the
+// default policy 200 ms apart, which finds it in deep idle (a blocking wait), and 90 ms
+// apart, which finds it still in its raw wait. UIOD_BENCH_PIN=0 leaves the threads
+// unpinned.
 // Run it with -benchtime 1x (bench/wake.sh does).
 func BenchmarkWakeRounds(b *testing.B) {
 	floor := os.Getenv("UIOD_CFLOOR")
@@ -57,8 +62,6 @@ func BenchmarkWakeRounds(b *testing.B) {
 	blocking, threaded := wake(adaptive), wake(adaptive)
 	blocking.WaitMode = irq.WaitBlocking
 	threaded.Delivery = idle.Threaded
-	longWait := wake(adaptive)
-	longWait.WaitTimeout = idle.MaxWaitTimeout
 	variants := []wakeVariant{
 		{name: "cfloor", floor: true, gap: benchGap, set: "400us"},
 		{name: "adaptive-inline-raw", policy: wake(adaptive), gap: benchGap, set: "400us"},
@@ -70,14 +73,15 @@ func BenchmarkWakeRounds(b *testing.B) {
 	if *wakeSilence > 0 {
 		variants = append(variants,
 			wakeVariant{name: "silence/cfloor", floor: true, gap: silenceGap, set: "200ms"},
-			wakeVariant{name: "silence/raw-wait-1s", policy: longWait, gap: silenceGap, set: "200ms"},
-			wakeVariant{name: "silence/deep-idle", policy: wake(adaptive), gap: silenceGap, set: "200ms"})
+			wakeVariant{name: "silence/raw-wait", policy: adaptive, gap: rawSilenceGap, set: "200ms"},
+			wakeVariant{name: "silence/deep-idle", policy: adaptive, gap: silenceGap, set: "200ms"})
 	}
 	prev := runtime.GOMAXPROCS(irq.ProcsFor(1))
 	defer runtime.GOMAXPROCS(prev)
 	rng := rand.New(rand.NewPCG(16, 17))
 	rounds := *wakeRounds
 	lat := make([][][]int64, len(variants)) // variant, round, frame
+	deep := make([]uint64, len(variants))   // deep-idle waits per variant
 	for i := range lat {
 		lat[i] = make([][]int64, rounds)
 	}
@@ -86,23 +90,24 @@ func BenchmarkWakeRounds(b *testing.B) {
 		for _, i := range rng.Perm(len(variants)) {
 			v := variants[i]
 			n := *wakeChunk
-			if v.gap == silenceGap {
+			if v.set == "200ms" {
 				n = *wakeSilence
 			}
 			if v.floor {
 				lat[i][r] = floorChunk(b, floor, n, v.gap)
 			} else {
-				lat[i][r] = goChunk(b, v.policy, n, v.gap)
+				lat[i][r], deep[i] = goChunk(b, v.policy, n, v.gap, deep[i])
 			}
 		}
 	}
 	b.StopTimer()
-	b.Log("\n" + wakeTable(variants, lat, rng))
+	fmt.Print(wakeTable(variants, lat, deep, rng))
 }
 
 // goChunk sends n frames gap apart through a fresh reflect dataplane under policy and
-// returns the latencies of those that came back (injected → handed to TX).
-func goChunk(b *testing.B, policy idle.PolicyConfig, n int, gap time.Duration) []int64 {
+// returns the latencies of those that came back (injected → handed to TX), and deep plus
+// the thread's deep-idle waits.
+func goChunk(b *testing.B, policy idle.PolicyConfig, n int, gap time.Duration, deep uint64) ([]int64, uint64) {
 	dma := &goDMA{}
 	port := newFakePort(b, dma, 1, 1, true)
 	rec := newRecorder(n)
@@ -131,13 +136,14 @@ func goChunk(b *testing.B, policy idle.PolicyConfig, n int, gap time.Duration) [
 		time.Sleep(time.Millisecond)
 	}
 	dp.Stop()
+	deep += dp.Threads()[0].Idle.DeepSleeps
 	out := make([]int64, 0, n)
 	for _, l := range rec.lat {
 		if l != 0 {
 			out = append(out, l)
 		}
 	}
-	return out
+	return out, deep
 }
 
 // floorChunk runs the C floor for n wake-ups gap apart, pinned like the Go threads, and
@@ -190,7 +196,7 @@ func pooledPcts(perRound [][]int64, picked []int) [2]float64 {
 // the same set (and threaded to inline-raw) with 5th–95th percentile bootstrap
 // intervals: each resample draws the rounds with replacement, the same rounds for every
 // variant.
-func wakeTable(variants []wakeVariant, lat [][][]int64, rng *rand.Rand) string {
+func wakeTable(variants []wakeVariant, lat [][][]int64, deep []uint64, rng *rand.Rand) string {
 	rounds := len(lat[0])
 	all := make([]int, rounds)
 	for i := range all {
@@ -235,7 +241,7 @@ func wakeTable(variants []wakeVariant, lat [][][]int64, rng *rand.Rand) string {
 	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "wake-up latency, %s, %d interleaved rounds pooled (90 %% bootstrap intervals over rounds)\n", pin, rounds)
-	fmt.Fprintf(&s, "| variant | gap | frames | p50 µs | p99 µs | p50 / floor | p99 / floor |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&s, "| variant | gap | frames | deep waits | p50 µs | p99 µs | p50 / floor | p99 / floor |\n|---|---|---|---|---|---|---|---|\n")
 	for i, v := range variants {
 		floor := index["cfloor"]
 		if v.set != variants[floor].set {
@@ -245,14 +251,14 @@ func wakeTable(variants []wakeVariant, lat [][][]int64, rng *rand.Rand) string {
 		for _, r := range lat[i] {
 			n += len(r)
 		}
-		fmt.Fprintf(&s, "| %s | %v | %d | %.1f | %.1f | %s | %s |\n", v.name, v.gap, n,
+		fmt.Fprintf(&s, "| %s | %v | %d | %d | %.1f | %.1f | %s | %s |\n", v.name, v.gap, n, deep[i],
 			exact[i][0]/1e3, exact[i][1]/1e3, ratio(i, floor, 0), ratio(i, floor, 1))
 	}
 	if th, in := index["adaptive-threaded"], index["adaptive-inline-raw"]; th != in {
 		fmt.Fprintf(&s, "threaded / inline-raw: p50 %s, p99 %s\n", ratio(th, in, 0), ratio(th, in, 1))
 	}
-	if d, r := index["silence/deep-idle"], index["silence/raw-wait-1s"]; d != r {
-		fmt.Fprintf(&s, "after 200 ms of silence, deep idle / raw: p50 %s, p99 %s\n", ratio(d, r, 0), ratio(d, r, 1))
+	if d, r := index["silence/deep-idle"], index["silence/raw-wait"]; d != r {
+		fmt.Fprintf(&s, "first frame after a silence, deep idle (200 ms) / raw wait (90 ms): p50 %s, p99 %s\n", ratio(d, r, 0), ratio(d, r, 1))
 	}
 	return s.String()
 }
