@@ -463,8 +463,15 @@ func fileExists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
+// grepPrefix returns the complete lines of s (a line still being written, without its
+// newline, does not count) that start with prefix.
 func grepPrefix(s, prefix string) []string {
 	var out []string
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	} else {
+		s = ""
+	}
 	for _, l := range strings.Split(s, "\n") {
 		if strings.HasPrefix(l, prefix) {
 			out = append(out, l)
