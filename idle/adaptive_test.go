@@ -193,7 +193,7 @@ func TestNextWait(t *testing.T) {
 func TestWaitBackoff(t *testing.T) {
 	base := time.Millisecond
 	d, q := newIdler(t, PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: base})
-	const sleeps = 4
+	const sleeps = 6
 	for d.Stats().Sleeps < sleeps {
 		d.Empty(Now())
 	}
