@@ -10,6 +10,10 @@ import (
 // silent: up to this many times WaitTimeout.
 const WaitBackoff = 16
 
+// DeepIdleAfter is how long a raw sleeper (irq.WaitRaw) stays without a frame or an
+// interrupt before it goes into deep idle, where it waits blocking (see waitPlan).
+const DeepIdleAfter = 100 * time.Millisecond
+
 // sleep is Adaptive at an empty poll past the threshold (DESIGN §3): arm the queues'
 // interrupts and drain the vectors, re-poll, and only if that finds nothing wait for an
 // interrupt, the timeout or Stop; then disarm. It returns the time the thread was back
@@ -71,11 +75,14 @@ func (d *Idler) waitInterrupt(t0, deadline int64) irq.Wake {
 	if d.th != nil {
 		return d.th.wait(d.wait)
 	}
-	bound := d.wait
+	mode, bound := d.waitPlan(t0)
 	if deadline != 0 {
-		bound = time.Duration(max(deadline-t0, 0))
+		mode, bound = d.p.Mode(), time.Duration(max(deadline-t0, 0))
 	}
-	w, err := d.p.Wait(bound)
+	if mode != d.p.Mode() {
+		d.c.deepSleeps.Add(1)
+	}
+	w, err := d.p.WaitAs(mode, bound)
 	if err != nil {
 		d.c.errors.Add(1)
 	}
@@ -94,6 +101,7 @@ func (d *Idler) woken(w irq.Wake, deadline, t0, t1 int64) {
 		}
 		d.woke = true
 		d.wait = d.cfg.WaitTimeout
+		d.quiet = t1
 	case irq.WakeTimeout:
 		if deadline != 0 {
 			d.c.wakePredicted.Add(1)
@@ -128,6 +136,27 @@ func (d *Idler) predict(now int64) (deadline int64, pollNow bool) {
 		return 0, true
 	}
 	return at, false
+}
+
+// waitPlan is how the interrupt wait starting at t0 blocks, and its bound. A raw wait
+// (irq.WaitRaw) wakes up several times faster, but the runtime sees its thread run
+// without end, so its monitor never rests and preempts the thread every 10 ms (SIGURG,
+// EINTR, a new wait): about 100 wake-ups a second of two threads for a daemon with
+// nothing to do. So a raw sleeper waits raw only until DeepIdleAfter has passed without
+// a frame or an interrupt (the bound of its last raw wait ends there), and from then on,
+// in deep idle, blocking through the scheduler for up to MaxWaitTimeout: the runtime's
+// monitor then sleeps too, and each of the thread's wake-ups costs it a burst of its own,
+// so the long bound matters as much as the blocking. The first frame after such a
+// silence pays the slower wake-up.
+func (d *Idler) waitPlan(t0 int64) (irq.WaitMode, time.Duration) {
+	if d.p.Mode() != irq.WaitRaw {
+		return d.p.Mode(), d.wait
+	}
+	left := d.quiet + int64(DeepIdleAfter) - t0
+	if left <= 0 {
+		return irq.WaitBlocking, MaxWaitTimeout
+	}
+	return irq.WaitRaw, min(d.wait, time.Duration(left))
 }
 
 // nextWait is the bound of the sleep after one that timed out with bound cur.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/irq"
 )
 
 func TestAdaptiveFrameBetweenArmAndSleep(t *testing.T) {
@@ -215,5 +216,86 @@ func TestWaitBackoff(t *testing.T) {
 	d.Traffic(Now())
 	if d.wait != base {
 		t.Errorf("bound after traffic = %v, want %v", d.wait, base)
+	}
+}
+
+// TestWaitPlan checks a raw sleeper's plan for its waits: raw, bounded by WaitTimeout and
+// by the start of deep idle, until DeepIdleAfter passed since the last frame or
+// interrupt, then blocking for MaxWaitTimeout; a blocking sleeper always blocks.
+func TestWaitPlan(t *testing.T) {
+	ms := int64(time.Millisecond)
+	deep := int64(DeepIdleAfter)
+	tests := []struct {
+		name  string
+		mode  irq.WaitMode
+		wait  time.Duration
+		at    int64 // since the last frame or interrupt
+		want  irq.WaitMode
+		bound time.Duration
+	}{
+		{"fresh", irq.WaitRaw, 10 * time.Millisecond, 0, irq.WaitRaw, 10 * time.Millisecond},
+		{"backed off", irq.WaitRaw, 80 * time.Millisecond, 15 * ms, irq.WaitRaw, 80 * time.Millisecond},
+		{"cut at deep idle", irq.WaitRaw, 80 * time.Millisecond, deep - 30*ms, irq.WaitRaw, 30 * time.Millisecond},
+		{"deep idle", irq.WaitRaw, 160 * time.Millisecond, deep, irq.WaitBlocking, MaxWaitTimeout},
+		{"long silence", irq.WaitRaw, time.Second, 10 * deep, irq.WaitBlocking, MaxWaitTimeout},
+		{"blocking sleeper", irq.WaitBlocking, 10 * time.Millisecond, 10 * deep, irq.WaitBlocking, 10 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, _ := newIdler(t, PolicyConfig{IdleThreshold: time.Nanosecond, WaitMode: tt.mode})
+			d.wait = tt.wait
+			m, b := d.waitPlan(d.quiet + tt.at)
+			if m != tt.want || b != tt.bound {
+				t.Errorf("waitPlan(%v after quiet) = %v, %v; want %v, %v", time.Duration(tt.at), m, b, tt.want, tt.bound)
+			}
+		})
+	}
+}
+
+// TestDeepIdle checks that a raw sleeper with nothing to do goes into deep idle (its
+// waits block) by itself, and that an interrupt or a frame brings the raw wait back.
+func TestDeepIdle(t *testing.T) {
+	d, q := newIdler(t, PolicyConfig{IdleThreshold: time.Nanosecond, WaitTimeout: time.Second})
+	toDeep := func() {
+		t.Helper()
+		// The first wait is raw and ends when deep idle starts, well before its 1 s bound.
+		if m, b := d.waitPlan(Now()); m != irq.WaitRaw || b > DeepIdleAfter {
+			t.Fatalf("first wait %v for %v, want raw for at most %v", m, b, DeepIdleAfter)
+		}
+		for d.Stats().WakeTimeout == 0 {
+			d.Empty(Now())
+		}
+		if m, _ := d.waitPlan(Now()); m != irq.WaitBlocking {
+			t.Fatalf("after a silent wait: %v, want blocking", m)
+		}
+		if s := d.Stats(); s.DeepSleeps != 0 {
+			t.Fatalf("%+v: deep sleeps before deep idle", s)
+		}
+	}
+
+	toDeep()
+	// A frame arrives by interrupt during the deep wait.
+	q.onSleep = func() { q.inject(1) }
+	for d.Stats().WakeInterrupt == 0 {
+		d.Empty(Now())
+	}
+	q.onSleep = nil
+	if s := d.Stats(); s.DeepSleeps != 1 || s.WakeTimeout != 1 {
+		t.Fatalf("%+v: want one deep sleep, ended by the interrupt", s)
+	}
+	if m, _ := d.waitPlan(Now()); m != irq.WaitRaw {
+		t.Fatalf("after an interrupt: %v, want raw", m)
+	}
+	q.Poll()
+	d.Traffic(Now())
+
+	d.c.deepSleeps.Store(0)
+	d.c.wakeTimeout.Store(0)
+	toDeep()
+	q.inject(1)
+	q.Poll()
+	d.Traffic(Now())
+	if m, _ := d.waitPlan(Now()); m != irq.WaitRaw {
+		t.Fatalf("after traffic: %v, want raw", m)
 	}
 }

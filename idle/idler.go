@@ -77,7 +77,8 @@ func (s State) String() string {
 // does not restart the threshold, so an idle thread sleeps again after one poll. While
 // the ports stay silent, each sleep that times out doubles the bound of the next one, up
 // to WaitBackoff × WaitTimeout (at most MaxWaitTimeout); a frame or an interrupt restores
-// WaitTimeout.
+// WaitTimeout. A raw sleeper (irq.WaitRaw) silent for DeepIdleAfter waits blocking, for up
+// to MaxWaitTimeout, until the next frame or interrupt (deep idle, see waitPlan).
 //
 // Housekeeping (see housekeeping.go): a yield is due 1/HousekeepingHz after the previous
 // one started; it is taken at the first empty poll from then on and, under unbroken
@@ -96,6 +97,7 @@ type Idler struct {
 	wait      time.Duration // bound of the next sleep: WaitTimeout, doubled while idle
 	last      int64         // time of the last poll that found frames
 	woke      bool          // last wait ended by an interrupt and no poll ran since
+	quiet     int64         // time of the last frame or interrupt (see waitPlan)
 
 	// Auto's prediction of periodic traffic.
 	watchUntil   int64 // after a predicted wake-up: poll, do not sleep, until then (0: not watching)
@@ -119,7 +121,7 @@ func New(cfg PolicyConfig, vectors []*irq.Vector, q Queues) (*Idler, error) {
 	}
 	cfg = cfg.WithDefaults()
 	now := Now()
-	d := &Idler{cfg: cfg, q: q, threshold: int64(cfg.IdleThreshold), wait: cfg.WaitTimeout, last: now}
+	d := &Idler{cfg: cfg, q: q, threshold: int64(cfg.IdleThreshold), wait: cfg.WaitTimeout, last: now, quiet: now}
 	d.obs, _ = q.(SleepObserver)
 	d.rng = uint64(now) | 1
 	var watch []*irq.Vector
@@ -164,6 +166,7 @@ func (d *Idler) Traffic(now int64) {
 	woke := d.woke
 	d.woke = false
 	d.wait = d.cfg.WaitTimeout
+	d.quiet = now
 	if d.cfg.Auto {
 		if d.watchUntil != 0 {
 			d.c.predictHits.Add(1)

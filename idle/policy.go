@@ -116,7 +116,8 @@ type PolicyConfig struct {
 	Auto bool
 	// WaitTimeout bounds the first sleep in epoll after traffic (zero: DefaultWaitTimeout;
 	// at most MaxWaitTimeout), a safety net should an interrupt ever be lost; while the
-	// ports stay silent the bound doubles up to WaitBackoff times it (see Idler). A garbage
+	// ports stay silent the bound doubles up to WaitBackoff times it, and a raw sleeper
+	// silent for DeepIdleAfter waits blocking, for up to MaxWaitTimeout (see Idler). A garbage
 	// collection does not wait for a raw sleeper: its preemption signal ends the wait (see
 	// irq.WaitRaw).
 	WaitTimeout time.Duration

@@ -13,7 +13,10 @@ type Stats struct {
 	WakeInterrupt uint64 // waits ended by an interrupt
 	WakeTimeout   uint64 // waits ended by WaitTimeout
 	WakeStop      uint64 // waits ended by Stop
-	WakeSpurious  uint64 // interrupt wake-ups whose next poll found nothing
+	// DeepSleeps counts the waits of a raw sleeper in deep idle, which blocked through
+	// the scheduler (irq.WaitBlocking) instead.
+	DeepSleeps   uint64
+	WakeSpurious uint64 // interrupt wake-ups whose next poll found nothing
 	// WakePredicted counts Auto's timer wake-ups ahead of a predicted periodic frame, and
 	// PredictHits those after which the frame was caught by polling within the expected
 	// window (the rest came early, by interrupt, or late, after the thread slept again).
@@ -43,6 +46,7 @@ type counters struct {
 	wakeInterrupt, wakeTimeout, wakeStop, wakeSpurious atomic.Uint64
 	wakePredicted, predictHits                         atomic.Uint64
 	asleepNs, yields, yieldNs, errors                  atomic.Uint64
+	deepSleeps                                         atomic.Uint64
 	thresholdNs, gapNs, costNs, periodNs, leadNs       atomic.Int64
 }
 
@@ -65,6 +69,7 @@ func (d *Idler) Stats() Stats {
 		WakeInterrupt: c.wakeInterrupt.Load(),
 		WakeTimeout:   c.wakeTimeout.Load(),
 		WakeStop:      c.wakeStop.Load(),
+		DeepSleeps:    c.deepSleeps.Load(),
 		WakeSpurious:  c.wakeSpurious.Load(),
 		WakePredicted: c.wakePredicted.Load(),
 		PredictHits:   c.predictHits.Load(),

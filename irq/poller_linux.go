@@ -93,19 +93,27 @@ var noPwait2 atomic.Bool
 func (p *Poller) Precise() bool { return !noPwait2.Load() }
 
 // Wait blocks until a vector is readable, Stop is called or timeout passes, and says
-// which. It does not consume the vectors' notifications (call Drain). Once Stop was called
-// every Wait returns WakeStop at once. Interruptions by signals (EINTR, such as the Go
-// runtime's preemption signal) are retried with the time left. The timeout has nanosecond
-// resolution where the kernel has epoll_pwait2 (see Precise), and is otherwise rounded up
-// to whole milliseconds; a negative timeout waits without limit, which a WaitRaw caller
-// must not use (see WaitRaw). Wait allocates nothing.
+// which, blocking the way Mode says. It does not consume the vectors' notifications (call
+// Drain). Once Stop was called every Wait returns WakeStop at once. Interruptions by
+// signals (EINTR, such as the Go runtime's preemption signal) are retried with the time
+// left. The timeout has nanosecond resolution where the kernel has epoll_pwait2 (see
+// Precise), and is otherwise rounded up to whole milliseconds; a negative timeout waits
+// without limit, which a WaitRaw wait must not use (see WaitRaw). Wait allocates nothing.
 func (p *Poller) Wait(timeout time.Duration) (Wake, error) {
+	return p.WaitAs(p.mode, timeout)
+}
+
+// WaitAs is Wait blocking the way mode says for this one wait, whatever Mode is: a
+// thread can keep the raw wait for the sleeps where wake-up latency matters and block
+// through the scheduler in the others. An invalid mode waits as WaitBlocking.
+func (p *Poller) WaitAs(mode WaitMode, timeout time.Duration) (Wake, error) {
+	raw := mode == WaitRaw
 	var deadline time.Time
 	if timeout >= 0 {
 		deadline = time.Now().Add(timeout)
 	}
 	for {
-		n, errno := p.wait(timeout)
+		n, errno := p.wait(raw, timeout)
 		switch {
 		case errno == unix.EINTR:
 			if timeout >= 0 {
@@ -130,8 +138,7 @@ func (p *Poller) Wait(timeout time.Duration) (Wake, error) {
 }
 
 // wait is one epoll_pwait2, or epoll_pwait where the kernel lacks it.
-func (p *Poller) wait(timeout time.Duration) (int, unix.Errno) {
-	raw := p.mode == WaitRaw
+func (p *Poller) wait(raw bool, timeout time.Duration) (int, unix.Errno) {
 	if !noPwait2.Load() {
 		var ts unix.Timespec
 		tsp := &ts

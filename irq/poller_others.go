@@ -31,6 +31,11 @@ func (p *Poller) Wait(timeout time.Duration) (Wake, error) {
 	return WakeTimeout, fmt.Errorf("poller: epoll: %w", errors.ErrUnsupported)
 }
 
+// WaitAs fails.
+func (p *Poller) WaitAs(mode WaitMode, timeout time.Duration) (Wake, error) {
+	return p.Wait(timeout)
+}
+
 // Drain does nothing.
 func (p *Poller) Drain() (uint64, error) { return 0, nil }
 

@@ -165,3 +165,35 @@ func TestPollerTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// TestPollerWaitAs checks that a Poller waits either way whatever its Mode.
+func TestPollerWaitAs(t *testing.T) {
+	for _, tt := range []struct{ mode, as WaitMode }{
+		{WaitRaw, WaitBlocking}, {WaitBlocking, WaitRaw}, {WaitRaw, WaitRaw},
+	} {
+		t.Run(tt.mode.String()+"-as-"+tt.as.String(), func(t *testing.T) {
+			vs := newVectors(t, 1)
+			p, err := NewPoller(tt.mode, vs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			if w, err := p.WaitAs(tt.as, time.Millisecond); err != nil || w != WakeTimeout {
+				t.Fatalf("WaitAs on a quiet vector = %v, %v; want timeout", w, err)
+			}
+			vs[0].Signal()
+			if w, err := p.WaitAs(tt.as, time.Second); err != nil || w != WakeInterrupt {
+				t.Fatalf("WaitAs after Signal = %v, %v; want interrupt", w, err)
+			}
+			if err := p.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			if w, err := p.WaitAs(tt.as, time.Minute); err != nil || w != WakeStop {
+				t.Fatalf("WaitAs after Stop = %v, %v; want stop", w, err)
+			}
+			if p.Mode() != tt.mode {
+				t.Fatalf("Mode = %v after WaitAs, want %v", p.Mode(), tt.mode)
+			}
+		})
+	}
+}

@@ -10,7 +10,8 @@
  *   ./floor [count=10000] [gap_us=400] [reader_cpu writer_cpu]
  *
  * With the two CPU numbers the reader and the writer are pinned, as the Go benchmark pins
- * its polling and sending threads.
+ * its polling and sending threads. With FLOOR_DUMP=1 in the environment it also prints
+ * every latency, sorted, one "lat NS" line each, for benchmarks that pool rounds.
  *
  * Output (one line, parsed by the dataplane benchmark):
  *   floor n=10000 gap_us=400 p50_ns=5123 p90_ns=17000 p99_ns=60000 max_ns=200000
@@ -129,6 +130,8 @@ int main(int argc, char **argv) {
 			lat[n++] = t - atomic_load(&sent_at);
 	}
 	pthread_join(w, NULL);
+	const char *dump = getenv("FLOOR_DUMP");
+	int dump_all = dump && *dump && *dump != '0';
 	qsort(lat, n, sizeof *lat, cmp);
 	if (n == 0) {
 		fprintf(stderr, "no wake-ups measured\n");
@@ -137,5 +140,8 @@ int main(int argc, char **argv) {
 	printf("floor n=%ld gap_us=%ld p50_ns=%lld p90_ns=%lld p99_ns=%lld max_ns=%lld\n", n, gap_us,
 	       (long long)lat[n * 50 / 100], (long long)lat[n * 90 / 100], (long long)lat[n * 99 / 100],
 	       (long long)lat[n - 1]);
+	if (dump_all)
+		for (long i = 0; i < n; i++)
+			printf("lat %lld\n", (long long)lat[i]);
 	return 0;
 }

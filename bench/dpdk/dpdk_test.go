@@ -24,6 +24,8 @@ var (
 	probes   = flag.Int("dpdk.probes", 5000, "probes per forwarder per round")
 	interval = flag.Duration("dpdk.interval", 400*time.Microsecond, "gap between probes")
 	only     = flag.String("dpdk.forwarders", "", "comma-separated subset of the forwarders (default all)")
+	burst    = flag.Int("dpdk.burst", 20000, "probes of the burst after the idle stretch, 10 µs apart (0: no burst)")
+	burstGap = flag.Duration("dpdk.burst-gap", 10*time.Microsecond, "gap between the burst's probes")
 )
 
 // forwarders are measured in this order in the first round, rotated by one each round.
@@ -151,6 +153,9 @@ type run struct {
 	idleIRQs   uint64
 	probeSecs  float64
 	latencyErr string
+	// burst is the percentage of the burst's probes that came back: how much of a
+	// 100 kpps burst the forwarder passes (QEMU's I/O thread bounds it too).
+	burst float64
 }
 
 // latencyResult is the part of `uiod latency --json` the report uses.
@@ -182,7 +187,7 @@ func measure(t *testing.T, vm *qemutest.VM, name string, round, seq int) (run, e
 			return r, fmt.Errorf("not ready: %v\n%s", err, tailLines(out, 30))
 		}
 	}
-	lat, err := probe(t, vm, name)
+	lat, err := probe(t, vm, name, *probes, *interval)
 	if err != nil {
 		r.latencyErr = err.Error()
 		t.Logf("%s round %d: %v", name, round+1, err)
@@ -198,7 +203,10 @@ func measure(t *testing.T, vm *qemutest.VM, name string, round, seq int) (run, e
 		out, _ = vm.WaitOutput("BENCH RESULT", time.Minute)
 		lines := grepPrefix(out, "BENCH RESULT ")
 		if len(lines) >= want {
-			return parseResult(r, lines[want-1])
+			if r, err = parseResult(r, lines[want-1]); err != nil {
+				return r, err
+			}
+			return r, burstAndStop(t, vm, &r)
 		}
 		if strings.Contains(out, "BENCH FAIL") || time.Now().After(deadline) {
 			return r, fmt.Errorf("no result:\n%s", tailLines(out, 40))
@@ -207,14 +215,45 @@ func measure(t *testing.T, vm *qemutest.VM, name string, round, seq int) (run, e
 	}
 }
 
-// probe sends the probes into NIC 0's wire and receives them from NIC 1's.
-func probe(t *testing.T, vm *qemutest.VM, name string) (*latencyResult, error) {
+// burstAndStop sends the burst to the forwarder of r (after its idle stretch), records
+// what came back and has the guest stop the forwarder.
+func burstAndStop(t *testing.T, vm *qemutest.VM, r *run) error {
+	if *burst > 0 {
+		lat, err := probe(t, vm, r.name+"-burst", *burst, *burstGap)
+		if err != nil {
+			t.Logf("%s round %d burst: %v", r.name, r.round, err)
+		} else {
+			r.burst = 100 * float64(lat.Received) / float64(max(lat.Sent, 1))
+		}
+	}
+	want := strings.Count(output(vm), "BENCH STOPPED "+r.name) + 1
+	if err := vm.Send("stop"); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for strings.Count(output(vm), "BENCH STOPPED "+r.name) < want {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not stopped:\n%s", r.name, tailLines(output(vm), 20))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
+
+// output is the guest script's output so far.
+func output(vm *qemutest.VM) string {
+	out, _ := vm.WaitOutput("", time.Second) // every output contains ""
+	return out
+}
+
+// probe sends count probes gap apart into NIC 0's wire and receives them from NIC 1's.
+func probe(t *testing.T, vm *qemutest.VM, name string, count int, gap time.Duration) (*latencyResult, error) {
 	host := hostUIOD(t)
 	js := filepath.Join(t.TempDir(), name+".json")
 	args := []string{"latency",
 		"--tx", "unix:" + vm.NICs[0].HostSocket + "," + vm.NICs[0].GuestSocket,
 		"--rx", "unix:" + vm.NICs[1].HostSocket + "," + vm.NICs[1].GuestSocket,
-		"--count", strconv.Itoa(*probes), "--interval", interval.String(),
+		"--count", strconv.Itoa(count), "--interval", gap.String(),
 		"--timeout", "1s", "--label", name, "--json", js}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -293,11 +332,11 @@ func parseResult(r run, line string) (run, error) {
 // the comparison cares about.
 func report(t *testing.T, runs []run) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| forwarder | round | CPU %% probed | CPU %% idle | IRQs probed | IRQs idle | p50 µs | p99 µs | max µs | lost |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\n| forwarder | round | CPU %% probed | CPU %% idle | IRQs probed | IRQs idle | p50 µs | p99 µs | max µs | lost | burst %% |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range runs {
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %d | %d | %.1f | %.1f | %.1f | %d |\n", r.name, r.round,
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %d | %d | %.1f | %.1f | %.1f | %d | %.1f |\n", r.name, r.round,
 			r.probeCPU, r.idleCPU, r.probeIRQs, r.idleIRQs, us(r.lat.MedianNs), us(r.lat.P99Ns), us(r.lat.MaxNs),
-			r.lat.Sent-r.lat.Received)
+			r.lat.Sent-r.lat.Received, r.burst)
 	}
 	med := map[string]run{}
 	for _, name := range forwarders {
@@ -315,12 +354,13 @@ func report(t *testing.T, runs []run) {
 		m.idleCPU = median(rs, func(r run) float64 { return r.idleCPU })
 		m.lat.MedianNs = int64(median(rs, func(r run) float64 { return float64(r.lat.MedianNs) }))
 		m.lat.P99Ns = int64(median(rs, func(r run) float64 { return float64(r.lat.P99Ns) }))
+		m.burst = median(rs, func(r run) float64 { return r.burst })
 		med[name] = m
 	}
-	fmt.Fprintf(&b, "\nmedians over rounds:\n| forwarder | CPU %% probed | CPU %% idle | p50 µs | p99 µs |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\nmedians over rounds:\n| forwarder | CPU %% probed | CPU %% idle | p50 µs | p99 µs | burst %% |\n|---|---|---|---|---|---|\n")
 	for _, name := range forwarders {
 		if m, ok := med[name]; ok {
-			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f |\n", name, m.probeCPU, m.idleCPU, us(m.lat.MedianNs), us(m.lat.P99Ns))
+			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", name, m.probeCPU, m.idleCPU, us(m.lat.MedianNs), us(m.lat.P99Ns), m.burst)
 		}
 	}
 	var ratios strings.Builder
@@ -342,6 +382,10 @@ func report(t *testing.T, runs []run) {
 	ratio("probed CPU", "uiod-auto", "l3fwd-power", func(r run) float64 { return r.probeCPU })
 	ratio("p50", "uiod-auto", "l3fwd-power", p50)
 	ratio("p99", "uiod-auto", "l3fwd-power", p99)
+	burstGot := func(r run) float64 { return r.burst }
+	ratio("burst received", "uiod-busy", "testpmd", burstGot)
+	ratio("burst received", "uiod-adaptive", "l3fwd-power", burstGot)
+	ratio("burst received", "uiod-auto", "l3fwd-power", burstGot)
 	fmt.Fprintf(&b, "\nratios of the medians (same boot):\n%s", ratios.String())
 	t.Log(b.String())
 	if path := os.Getenv("UIOD_DPDK_REPORT"); path != "" {
@@ -463,8 +507,15 @@ func fileExists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
+// grepPrefix returns the complete lines of s (a line still being written, without its
+// newline, does not count) that start with prefix.
 func grepPrefix(s, prefix string) []string {
 	var out []string
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	} else {
+		s = ""
+	}
 	for _, l := range strings.Split(s, "\n") {
 		if strings.HasPrefix(l, prefix) {
 			out = append(out, l)

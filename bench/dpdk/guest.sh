@@ -148,6 +148,9 @@ while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 		T2=$(now) C2=$(ticks "$PID") I2=$(irqsum) TH2=$(threads "$PID")
 		say "THREADS $NAME idle_s=$(echo "$T2 $T1" | awk '{print $1 - $2}') before $(echo $TH1) after $(echo $TH2)"
 		say "RESULT $NAME probe_s=$(echo "$T1 $T0" | awk '{print $1 - $2}') probe_ticks=$((C1 - C0)) probe_irqs=$((I1 - I0)) idle_s=$(echo "$T2 $T1" | awk '{print $1 - $2}') idle_ticks=$((C2 - C1)) idle_irqs=$((I2 - I1))"
+		;;
+	stop)
+		# After the host's burst, which follows the idle stretch.
 		stop
 		say "STOPPED $NAME"
 		;;

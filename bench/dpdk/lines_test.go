@@ -1,0 +1,26 @@
+package dpdk
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestGrepPrefix checks that a line the guest is still writing (no newline yet) is not
+// taken for a result.
+func TestGrepPrefix(t *testing.T) {
+	tests := []struct {
+		out  string
+		want []string
+	}{
+		{"", nil},
+		{"BENCH RESULT a x=1", nil},
+		{"BENCH RESULT a x=1\n", []string{"BENCH RESULT a x=1"}},
+		{"BENCH RESULT a x=1\nBENCH RESULT uio", []string{"BENCH RESULT a x=1"}},
+		{"noise\nBENCH RESULT a x=1\nBENCH RESULT b y=2\nmore\n", []string{"BENCH RESULT a x=1", "BENCH RESULT b y=2"}},
+	}
+	for _, tt := range tests {
+		if got := grepPrefix(tt.out, "BENCH RESULT "); !slices.Equal(got, tt.want) {
+			t.Errorf("grepPrefix(%q) = %q, want %q", tt.out, got, tt.want)
+		}
+	}
+}
