@@ -36,9 +36,17 @@ type RxQueue struct {
 	next uint32 // next slot the NIC completes
 	drop bool   // inside a multi-descriptor frame being dropped
 	pool *nic.Mempool
+	// freeThresh is how many slots the driver holds back before Burst reposts them: the
+	// tail doorbell is an MMIO write (a VM exit under a hypervisor, an emulated access under
+	// QEMU), so it is rung once per freeThresh descriptors, not once per burst, as DPDK's
+	// rx_free_thresh does.
+	freeThresh uint32
 
 	packets, bytes, errors, fragments, noBufs atomic.Uint64
 }
+
+// maxFreeThresh bounds freeThresh; a ring of n descriptors uses at most n/4.
+const maxFreeThresh = 32
 
 // NewRxQueue allocates the descriptor ring. It posts no buffers: program the ring's address
 // into the NIC, enable the queue, then call Fill.
@@ -53,7 +61,7 @@ func NewRxQueue(cfg RxConfig) (*RxQueue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rx %w", err)
 	}
-	return &RxQueue{ring: r, pool: cfg.Pool}, nil
+	return &RxQueue{ring: r, pool: cfg.Pool, freeThresh: uint32(max(1, min(maxFreeThresh, cfg.Size/4)))}, nil
 }
 
 // Pool is the mempool the queue posts.
@@ -69,8 +77,9 @@ func (q *RxQueue) Fill() int {
 	return int((q.tail - q.next) & q.mask)
 }
 
-// Burst moves up to len(bufs) received frames into bufs[0:n] and returns n, then reposts
-// buffers and writes the tail register once. It never blocks and never allocates.
+// Burst moves up to len(bufs) received frames into bufs[0:n] and returns n. Once the driver
+// holds freeThresh or more completed slots it reposts buffers to all of them and writes the
+// tail register once. It never blocks and never allocates.
 func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 	n := 0
 	var bytes, errs, frags uint64
@@ -110,7 +119,15 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 		bytes += uint64(length)
 	}
 	q.next = next
-	q.refill()
+	// The slot at tail is never posted: a DD bit there is a write-back the NIC was not
+	// given. Check it every burst, so the error shows however long refill waits.
+	if d := &q.desc[q.tail]; atomic.LoadUint32(&d.w2)&rxStatDD != 0 {
+		d.w2 = 0
+		errs++
+	}
+	if (next-q.tail-1)&mask >= q.freeThresh {
+		q.refill()
+	}
 	if n > 0 {
 		q.packets.Store(q.packets.Load() + uint64(n))
 		q.bytes.Store(q.bytes.Load() + bytes)
