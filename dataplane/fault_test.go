@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/modelrig"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/nic/igb"
-	"github.com/uiod/uiod/nic/ixgbe"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/intel"
 )
@@ -31,40 +30,6 @@ const (
 	faultCount  = 3   // frames, descriptors or interrupts a fault applies to
 	faultWindow = 64  // frames in flight at most, well under a ring
 )
-
-// faultDriver is one NIC flavour and its driver, with the TX queue registers the test
-// reads to see descriptors a hung queue never fetched.
-type faultDriver struct {
-	name     string
-	flavor   intel.Flavor
-	key      []byte
-	tdh, tdt func(q int) uint32
-	pools    func(p nic.Port) []*nic.Mempool
-}
-
-var faultDrivers = []faultDriver{
-	{name: "ixgbe", flavor: intel.X82599, key: ixgbe.RSSKey[:],
-		tdh:   func(q int) uint32 { return 0x06010 + 0x40*uint32(q) },
-		tdt:   func(q int) uint32 { return 0x06018 + 0x40*uint32(q) },
-		pools: func(p nic.Port) []*nic.Mempool { x := p.(*ixgbe.Port); return portPools(x.RxQueue, x.TxQueue) }},
-	{name: "igb", flavor: intel.X82576, key: igb.RSSKey[:],
-		tdh:   func(q int) uint32 { return 0x0E010 + 0x40*uint32(q) },
-		tdt:   func(q int) uint32 { return 0x0E018 + 0x40*uint32(q) },
-		pools: func(p nic.Port) []*nic.Mempool { x := p.(*igb.Port); return portPools(x.RxQueue, x.TxQueue) }},
-}
-
-// portPools returns the mempools of a port's RX queues and the copy pools of its TX
-// queues.
-func portPools[R interface{ Pool() *nic.Mempool }, T interface{ CopyPool() *nic.Mempool }](rx func(int) R, tx func(int) T) []*nic.Mempool {
-	var pools []*nic.Mempool
-	for q := 0; q < faultQueues; q++ {
-		pools = append(pools, rx(q).Pool())
-		if c := tx(q).CopyPool(); c != nil {
-			pools = append(pools, c)
-		}
-	}
-	return pools
-}
 
 // faultCase is one injected fault: where it goes (into the receiving model 0, or the
 // transmitting model 1) and how the test sees that it happened.
@@ -142,9 +107,9 @@ func wantCount(t *testing.T, what string, got uint64, want int) {
 // TestFaultsUnderDataplane injects every model fault under INTx on RSS queue faultQueue
 // while the dataplane forwards, for both NIC flavours.
 func TestFaultsUnderDataplane(t *testing.T) {
-	for _, drv := range faultDrivers {
+	for _, drv := range modelrig.Drivers {
 		for _, fc := range faultCases {
-			t.Run(drv.name+"/"+fc.in.Kind.String(), func(t *testing.T) {
+			t.Run(drv.Name+"/"+fc.in.Kind.String(), func(t *testing.T) {
 				testutil.CheckLeaks(t)
 				r := newFaultRig(t, drv)
 				model := r.pair.Models[0]
@@ -180,7 +145,7 @@ func isDMAFault(k intel.Injected) bool { return k == intel.RxBadDMA || k == inte
 // INTx and faultQueues RSS queues, and a dataplane thread forwarding between them queue by
 // queue. The test sends UDP flows into port 0 and receives them from port 1.
 type faultRig struct {
-	drv   faultDriver
+	drv   modelrig.Driver
 	pair  *intel.Pair
 	ports [2]nic.Port
 	pools [2][]*nic.Mempool
@@ -253,16 +218,16 @@ func (a faultAccount) problems() []string {
 	return p
 }
 
-func newFaultRig(t *testing.T, drv faultDriver) *faultRig {
+func newFaultRig(t *testing.T, drv modelrig.Driver) *faultRig {
 	t.Helper()
-	pair, err := intel.NewPair(intel.Config{Strict: true, Flavor: drv.flavor})
+	pair, err := intel.NewPair(intel.Config{Strict: true, Flavor: drv.Flavor})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &faultRig{drv: drv, pair: pair, next: map[int]uint64{}}
 	t.Cleanup(func() { pair.Close() })
 	for i := range r.ports {
-		p, err := nic.Open(pair.Models[i].Device(), drv.name, nic.Config{
+		p, err := nic.Open(pair.Models[i].Device(), drv.Name, nic.Config{
 			RxQueues: faultQueues, TxQueues: faultQueues, RxRing: faultRing, TxRing: faultRing,
 			Promiscuous: true, Interrupts: nic.IRQINTx,
 			// These tests look at a hung TX queue as the fault leaves it; the driver's
@@ -273,7 +238,7 @@ func newFaultRig(t *testing.T, drv faultDriver) *faultRig {
 			t.Fatalf("open port %d: %v", i, err)
 		}
 		r.ports[i] = p
-		r.pools[i] = drv.pools(p)
+		r.pools[i] = drv.Pools(p, faultQueues)
 		if v0, v := p.RxVector(0), p.RxVector(faultQueue); v0 == nil || v != v0 {
 			t.Fatalf("port %d: RX queues 0 and %d have vectors %p and %p, want one INTx vector", i, faultQueue, v0, v)
 		}
@@ -317,7 +282,7 @@ const (
 func (r *faultRig) flowQueue(f int) int {
 	in := []byte{10, 0, 0, 1, 10, 0, 0, 2, 0, 0, 0x12, 0xb7}
 	binary.BigEndian.PutUint16(in[8:], uint16(faultBasePort+f))
-	return int(intel.Toeplitz(r.drv.key, in)&127) % faultQueues
+	return int(intel.Toeplitz(r.drv.Key, in)&127) % faultQueues
 }
 
 // flowFrame builds frame seq of flow f: IPv4/UDP, 10.0.0.1 → 10.0.0.2, port 4791.
@@ -372,7 +337,7 @@ func (r *faultRig) account(sent uint64) faultAccount {
 	}
 	bar, _ := r.pair.Models[1].Device().Region(0)
 	for q := 0; q < faultQueues; q++ {
-		a.stuck += uint64((bar.Read32(r.drv.tdt(q)) - bar.Read32(r.drv.tdh(q))) % faultRing)
+		a.stuck += uint64((bar.Read32(r.drv.TDT(q)) - bar.Read32(r.drv.TDH(q))) % faultRing)
 	}
 	return a
 }

@@ -15,11 +15,10 @@ import (
 
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/modelrig"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/nic/igb"
-	"github.com/uiod/uiod/nic/ixgbe"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/intel"
 )
@@ -88,7 +87,7 @@ func TestSoak(t *testing.T) {
 	g0, fd0 := runtime.NumGoroutine(), testutil.FDs()
 	for round := 1; time.Now().Before(end); round++ {
 		length := min(time.Duration(2+rng.IntN(4))*time.Second, time.Until(end))
-		cfg := roundConfig{drv: drivers[rng.IntN(len(drivers))], msix: rng.IntN(2) == 1}
+		cfg := roundConfig{drv: modelrig.Drivers[rng.IntN(len(modelrig.Drivers))], msix: rng.IntN(2) == 1}
 		ok := t.Run(fmt.Sprintf("round%d-%s", round, cfg), func(t *testing.T) {
 			runRound(t, cfg, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), length, &total)
 		})
@@ -113,51 +112,17 @@ type soakTotals struct {
 	kinds                                      map[string]int
 }
 
-// driver is one NIC flavour and its driver, with the TX queue registers the test reads to
-// see descriptors a hung queue never fetched.
-type driver struct {
-	name     string
-	flavor   intel.Flavor
-	key      []byte
-	tdh, tdt func(q int) uint32
-	pools    func(p nic.Port) []*nic.Mempool
-}
-
-var drivers = []driver{
-	{name: "ixgbe", flavor: intel.X82599, key: ixgbe.RSSKey[:],
-		tdh:   func(q int) uint32 { return 0x06010 + 0x40*uint32(q) },
-		tdt:   func(q int) uint32 { return 0x06018 + 0x40*uint32(q) },
-		pools: func(p nic.Port) []*nic.Mempool { x := p.(*ixgbe.Port); return portPools(x.RxQueue, x.TxQueue) }},
-	{name: "igb", flavor: intel.X82576, key: igb.RSSKey[:],
-		tdh:   func(q int) uint32 { return 0x0E010 + 0x40*uint32(q) },
-		tdt:   func(q int) uint32 { return 0x0E018 + 0x40*uint32(q) },
-		pools: func(p nic.Port) []*nic.Mempool { x := p.(*igb.Port); return portPools(x.RxQueue, x.TxQueue) }},
-}
-
-// portPools returns the mempools of a port's RX queues and the copy pools of its TX
-// queues.
-func portPools[R interface{ Pool() *nic.Mempool }, T interface{ CopyPool() *nic.Mempool }](rx func(int) R, tx func(int) T) []*nic.Mempool {
-	var pools []*nic.Mempool
-	for q := 0; q < queues; q++ {
-		pools = append(pools, rx(q).Pool())
-		if c := tx(q).CopyPool(); c != nil {
-			pools = append(pools, c)
-		}
-	}
-	return pools
-}
-
 // roundConfig is what a round runs on.
 type roundConfig struct {
-	drv  driver
+	drv  modelrig.Driver
 	msix bool // MSI-X and two poll threads, else INTx and one
 }
 
 func (c roundConfig) String() string {
 	if c.msix {
-		return c.drv.name + "-msix"
+		return c.drv.Name + "-msix"
 	}
-	return c.drv.name + "-intx"
+	return c.drv.Name + "-intx"
 }
 
 // rig is a round's two modelled ports on one IOMMU and the dataplane forwarding between
@@ -184,7 +149,7 @@ type rig struct {
 
 func newRig(t *testing.T, cfg roundConfig) *rig {
 	t.Helper()
-	pair, err := intel.NewPair(intel.Config{Strict: true, Flavor: cfg.drv.flavor})
+	pair, err := intel.NewPair(intel.Config{Strict: true, Flavor: cfg.drv.Flavor})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +160,7 @@ func newRig(t *testing.T, cfg roundConfig) *rig {
 		mode = nic.IRQMSIX
 	}
 	for i := range r.ports {
-		p, err := nic.Open(pair.Models[i].Device(), cfg.drv.name, nic.Config{
+		p, err := nic.Open(pair.Models[i].Device(), cfg.drv.Name, nic.Config{
 			RxQueues: queues, TxQueues: queues, RxRing: ring, TxRing: ring, Promiscuous: true, Interrupts: mode,
 			TxTimeout: txTimeout,
 		})
@@ -203,7 +168,7 @@ func newRig(t *testing.T, cfg roundConfig) *rig {
 			t.Fatalf("open port %d: %v", i, err)
 		}
 		r.ports[i] = p
-		r.pools[i] = cfg.drv.pools(p)
+		r.pools[i] = cfg.drv.Pools(p, queues)
 		t.Cleanup(func() { p.Close() }) // for a failed round; closing twice is harmless
 	}
 	pair.Far[1].SetHandler(r.frame)
@@ -372,7 +337,7 @@ func (r *rig) account(sent uint64) account {
 	}
 	bar, _ := r.pair.Models[1].Device().Region(0)
 	for q := 0; q < queues; q++ {
-		a.stuck += uint64((bar.Read32(r.cfg.drv.tdt(q)) - bar.Read32(r.cfg.drv.tdh(q))) % ring)
+		a.stuck += uint64((bar.Read32(r.cfg.drv.TDT(q)) - bar.Read32(r.cfg.drv.TDH(q))) % ring)
 	}
 	return a
 }
