@@ -115,6 +115,13 @@ func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return p.rx[q].burst(bufs) 
 // copied into the queue's own buffers first.
 func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return p.tx[q].burst(bufs) }
 
+// TxPending is how many frames TX queue q has handed to the device and not yet had back,
+// as of its last TxBurst (a TxBurst with no buffers only reclaims). The device sends
+// asynchronously (QEMU from a bottom half after the notification), so a caller that wants
+// its last frames on the wire polls this down to 0 before Close, which resets the device.
+// Call it from the goroutine that owns the queue.
+func (p *Port) TxPending(q int) int { return p.tx[q].inFlight }
+
 // Link implements nic.Port: the device's link status (always up without STATUS) and, with
 // SPEED_DUPLEX, its speed (0 when the device does not know it).
 func (p *Port) Link() nic.Link {
