@@ -186,8 +186,11 @@ func checkRunMQ(t *testing.T, nic string, rep *e2eReport) {
 			t.Errorf("queue %s: thread %d slept %d times, woke by interrupt %d times, its vector fired %d times; want each at least once (the thread was idle when the first frame came)",
 				qs.Name, qs.Thread, sleeps, woken, fired)
 		}
-		if woken > fired {
-			t.Errorf("queue %s: thread %d woke by interrupt %d times, more than its vector fired (%d)", qs.Name, qs.Thread, woken, fired)
+		// The guest reads /proc/interrupts and the daemon's /status one after the other,
+		// not atomically, so one wake-up can be counted on one side of a snapshot and its
+		// interrupt on the other: allow one (seen once in seven make test runs).
+		if woken > fired+1 {
+			t.Errorf("queue %s: thread %d woke by interrupt %d times, more than its vector fired (%d) and one for the snapshots' skew", qs.Name, qs.Thread, woken, fired)
 		}
 	}
 	if total < runMQFrames {
