@@ -12,7 +12,6 @@ import (
 	"github.com/uiod/uiod/internal/modelrig"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/intel"
 )
 
@@ -394,28 +393,6 @@ func (r *faultRig) stop(t *testing.T, dmaOK bool) faultAccount {
 			t.Errorf("queue %s: received %d, sent %d, dropped %d", q.Name, q.RxPackets, q.TxPackets, q.Drops)
 		}
 	}
-	for i, p := range r.ports {
-		if err := p.Close(); err != nil {
-			t.Errorf("close port %d: %v", i, err)
-		}
-	}
-	// Only now: l2fwd leaves port 0's buffers in port 1's TX rings and the reverse.
-	for i := range r.ports {
-		for j, pool := range r.pools[i] {
-			if pool.Avail() != pool.Size() {
-				t.Errorf("port %d pool %d: %d of %d buffers free after close", i, j, pool.Avail(), pool.Size())
-			}
-		}
-		fs, n := r.pair.Models[i].Device().Faults()
-		for _, f := range fs {
-			if f.Kind != sim.DMAFault || !dmaOK {
-				t.Errorf("model %d: %d faults, one: %v", i, n, f)
-				break
-			}
-		}
-	}
-	if n := r.pair.IOMMU.Mappings(); n != 0 {
-		t.Errorf("%d DMA mappings left after closing the ports", n)
-	}
+	modelrig.CloseAndCheck(t, r.pair, r.ports[:], r.pools[:], dmaOK)
 	return a
 }

@@ -5,9 +5,12 @@
 package modelrig
 
 import (
+	"testing"
+
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/igb"
 	"github.com/uiod/uiod/nic/ixgbe"
+	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/intel"
 )
 
@@ -51,4 +54,33 @@ func portPools[R interface{ Pool() *nic.Mempool }, T interface{ CopyPool() *nic.
 		}
 	}
 	return pools
+}
+
+// CloseAndCheck closes the ports of a model pair and checks what closing must leave: every
+// buffer back in its pool (l2fwd leaves one port's buffers in the other's TX rings, so only
+// after both closed), no device fault but DMA faults when dmaOK, and no DMA mapping.
+func CloseAndCheck(t testing.TB, pair *intel.Pair, ports []nic.Port, pools [][]*nic.Mempool, dmaOK bool) {
+	t.Helper()
+	for i, p := range ports {
+		if err := p.Close(); err != nil {
+			t.Errorf("close port %d: %v", i, err)
+		}
+	}
+	for i := range ports {
+		for j, pool := range pools[i] {
+			if pool.Avail() != pool.Size() {
+				t.Errorf("port %d pool %d: %d of %d buffers free after close", i, j, pool.Avail(), pool.Size())
+			}
+		}
+		fs, n := pair.Models[i].Device().Faults()
+		for _, f := range fs {
+			if f.Kind != sim.DMAFault || !dmaOK {
+				t.Errorf("model %d: %d faults, one: %v", i, n, f)
+				break
+			}
+		}
+	}
+	if n := pair.IOMMU.Mappings(); n != 0 {
+		t.Errorf("%d DMA mappings left after closing the ports", n)
+	}
 }

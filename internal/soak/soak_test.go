@@ -19,7 +19,6 @@ import (
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/intel"
 )
 
@@ -467,28 +466,7 @@ func runRound(t *testing.T, cfg roundConfig, rng *rand.Rand, length time.Duratio
 		}
 	}
 	r.mu.Unlock()
-	for i, p := range r.ports {
-		if err := p.Close(); err != nil {
-			t.Errorf("close port %d: %v", i, err)
-		}
-	}
-	for i := range r.ports {
-		for j, pool := range r.pools[i] {
-			if pool.Avail() != pool.Size() {
-				t.Errorf("port %d pool %d: %d of %d buffers free after close", i, j, pool.Avail(), pool.Size())
-			}
-		}
-		fs, n := r.pair.Models[i].Device().Faults()
-		for _, f := range fs {
-			if f.Kind != sim.DMAFault || !dmaFaults {
-				t.Errorf("model %d: %d faults, one: %v", i, n, f)
-				break
-			}
-		}
-	}
-	if n := r.pair.IOMMU.Mappings(); n != 0 {
-		t.Errorf("%d DMA mappings left after closing the ports", n)
-	}
+	modelrig.CloseAndCheck(t, r.pair, r.ports[:], r.pools[:], dmaFaults)
 	t.Logf("%v: sent %d, received %d, %d faults %v; model rx lost %d, rx_errors %d, dataplane drops %d, unfetched %d, model tx lost %d, tx timeouts %d (discarded %d), probes %d",
 		length.Round(time.Millisecond), a.sent, a.received, faults, kindsHere, a.rxLost(), a.rxErrors, a.dpDrops, a.stuck, a.txLost(),
 		a.txTimeouts, a.discarded, probes)
