@@ -11,8 +11,6 @@ import (
 	"github.com/uiod/uiod/pci"
 )
 
-func init() { commands = append(commands, newBindCmd) }
-
 func newBindCmd(g *globals) *cobra.Command {
 	var (
 		driver  string

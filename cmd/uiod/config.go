@@ -11,8 +11,6 @@ import (
 	"github.com/uiod/uiod/config"
 )
 
-func init() { commands = append(commands, newConfigCmd) }
-
 func newConfigCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",

@@ -17,8 +17,6 @@ import (
 	"github.com/uiod/uiod/pci"
 )
 
-func init() { commands = append(commands, newDevicesCmd) }
-
 // pciHost returns the host under --root, with pci.ids warnings going to the log. A root
 // that is empty or not a directory is a usage error.
 func pciHost(g *globals) (*pci.Host, error) {
@@ -216,6 +214,21 @@ func parsePCIArgs(args []string) ([]pci.Addr, error) {
 		addrs = append(addrs, a)
 	}
 	return addrs, nil
+}
+
+// addrsOrConfig returns the PCI functions a command acts on: the addresses in args, or
+// the ones fromConfig reads from the --config file cfgPath. Both is a usage error, and so
+// is neither (with the message missing), each prefixed with the command's name.
+func addrsOrConfig(name, cfgPath string, args []string, missing string, fromConfig func() ([]pci.Addr, error)) ([]pci.Addr, error) {
+	switch {
+	case cfgPath != "" && len(args) > 0:
+		return nil, usagef("%s: give addresses or --config, not both", name)
+	case cfgPath != "":
+		return fromConfig()
+	case len(args) == 0:
+		return nil, usagef("%s: %s", name, missing)
+	}
+	return parsePCIArgs(args)
 }
 
 // pciPlanError turns an error of planning (nothing was touched) into the command's error:

@@ -20,8 +20,6 @@ import (
 	"github.com/uiod/uiod/wire"
 )
 
-func init() { commands = append(commands, newLatencyCmd) }
-
 // Defaults of `uiod latency`.
 const (
 	defaultPolicies      = "busy,adaptive,auto,sleep:20us-50us,sleep:100us-200us,sleep:1000us-1100us"

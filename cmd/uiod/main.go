@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 
@@ -111,27 +112,30 @@ func completionsToCommandOut(root *cobra.Command) {
 				if f := cmd.Flags().Lookup("no-descriptions"); f != nil && f.Changed {
 					desc = false
 				}
-				out := cmd.OutOrStdout()
+				out, r := cmd.OutOrStdout(), cmd.Root()
 				switch shell {
 				case "bash":
-					return cmd.Root().GenBashCompletionV2(out, desc)
+					return r.GenBashCompletionV2(out, desc)
 				case "zsh":
-					if desc {
-						return cmd.Root().GenZshCompletion(out)
-					}
-					return cmd.Root().GenZshCompletionNoDesc(out)
+					return withDescriptions(desc, r.GenZshCompletion, r.GenZshCompletionNoDesc)(out)
 				case "fish":
-					return cmd.Root().GenFishCompletion(out, desc)
+					return r.GenFishCompletion(out, desc)
 				case "powershell":
-					if desc {
-						return cmd.Root().GenPowerShellCompletionWithDesc(out)
-					}
-					return cmd.Root().GenPowerShellCompletion(out)
+					return withDescriptions(desc, r.GenPowerShellCompletionWithDesc, r.GenPowerShellCompletion)(out)
 				}
 				return usagef("completion: unknown shell %q", shell)
 			}
 		}
 	}
+}
+
+// withDescriptions returns with when desc is set, else without: the generators of the
+// shells whose cobra API has one method per variant instead of a flag.
+func withDescriptions(desc bool, with, without func(io.Writer) error) func(io.Writer) error {
+	if desc {
+		return with
+	}
+	return without
 }
 
 // typeArgErrors makes the argument checks of cmd and its subcommands return usage errors
@@ -145,8 +149,20 @@ func typeArgErrors(cmd *cobra.Command) {
 	}
 }
 
-// commands are the subcommand constructors; each command's file adds its own in init.
-var commands []func(g *globals) *cobra.Command
+// commands are the subcommand constructors, one per command file; newRootCmd calls each
+// with the shared globals.
+var commands = []func(g *globals) *cobra.Command{
+	newBindCmd,
+	newConfigCmd,
+	newDevicesCmd,
+	newLatencyCmd,
+	newVersionCmd,
+	newManCmd,
+	newQuiesceCmd,
+	newRunCmd,
+	newStatusCmd,
+	newUnbindCmd,
+}
 
 func newLogger(level, format string) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
@@ -169,22 +185,21 @@ func newLogger(level, format string) (*zap.Logger, error) {
 	return cfg.Build()
 }
 
-func init() {
-	commands = append(commands, func(*globals) *cobra.Command {
-		return &cobra.Command{
-			Use:   "version",
-			Short: "Print the version",
-			Args:  cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, args []string) error {
-				v := "(devel)"
-				if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-					v = bi.Main.Version
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), "uiod", v)
-				return nil
-			},
-		}
-	})
+// newVersionCmd builds `uiod version`.
+func newVersionCmd(*globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v := "(devel)"
+			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+				v = bi.Main.Version
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "uiod", v)
+			return nil
+		},
+	}
 }
 
 func main() {

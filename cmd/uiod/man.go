@@ -11,8 +11,6 @@ import (
 	"github.com/spf13/cobra/doc"
 )
 
-func init() { commands = append(commands, newManCmd) }
-
 func newManCmd(*globals) *cobra.Command {
 	var section string
 	cmd := &cobra.Command{

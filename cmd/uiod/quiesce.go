@@ -11,8 +11,6 @@ import (
 	"github.com/uiod/uiod/pci"
 )
 
-func init() { commands = append(commands, newQuiesceCmd) }
-
 func newQuiesceCmd(g *globals) *cobra.Command {
 	var (
 		cfgPath string
@@ -29,36 +27,15 @@ quiesces every PCI port of the configuration, and refuses while a uiod run holds
 configuration's state_dir. Functions bound to a host driver are refused. --dry-run
 prints the writes instead. The systemd unit runs it in ExecStopPost=.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var addrs []pci.Addr
-			switch {
-			case cfgPath != "" && len(args) > 0:
-				return usagef("quiesce: give addresses or --config, not both")
-			case cfgPath != "":
-				cfg, err := config.Load(cfgPath)
-				if err != nil {
-					return asUsage(fmt.Errorf("%s: %w", cfgPath, err))
-				}
-				if pid, running, err := daemon.RunningPID(g.root, cfg.StateDir); err != nil {
-					return fmt.Errorf("state_dir %s: %w", cfg.StateDir, err)
-				} else if running {
-					return fmt.Errorf("uiod run (pid %d) is running on %s: stop it first (its shutdown quiesces the ports)", pid, cfgPath)
-				}
-				for _, p := range cfg.Ports {
-					if p.Driver != config.DriverSim {
-						addrs = append(addrs, p.Addr())
-					}
-				}
-				if len(addrs) == 0 {
-					fmt.Fprintf(cmd.OutOrStdout(), "# %s has no PCI ports: nothing to quiesce\n", cfgPath)
-					return nil
-				}
-			case len(args) == 0:
-				return usagef("quiesce: give PCI addresses or --config FILE")
-			default:
-				var err error
-				if addrs, err = parsePCIArgs(args); err != nil {
-					return err
-				}
+			addrs, err := addrsOrConfig("quiesce", cfgPath, args, "give PCI addresses or --config FILE", func() ([]pci.Addr, error) {
+				return quiesceConfigPorts(g, cfgPath)
+			})
+			if err != nil {
+				return err
+			}
+			if cfgPath != "" && len(addrs) == 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "# %s has no PCI ports: nothing to quiesce\n", cfgPath)
+				return nil
 			}
 			h, err := pciHost(g)
 			if err != nil {
@@ -71,6 +48,27 @@ prints the writes instead. The systemd unit runs it in ExecStopPost=.`,
 	f.StringVarP(&cfgPath, "config", "c", "", "quiesce every PCI port of this configuration")
 	f.BoolVar(&dryRun, "dry-run", false, "print the writes that would be made, and make none")
 	return cmd
+}
+
+// quiesceConfigPorts returns the PCI ports of the configuration at path, refusing while
+// a uiod run holds its state_dir.
+func quiesceConfigPorts(g *globals, path string) ([]pci.Addr, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, asUsage(fmt.Errorf("%s: %w", path, err))
+	}
+	if pid, running, err := daemon.RunningPID(g.root, cfg.StateDir); err != nil {
+		return nil, fmt.Errorf("state_dir %s: %w", cfg.StateDir, err)
+	} else if running {
+		return nil, fmt.Errorf("uiod run (pid %d) is running on %s: stop it first (its shutdown quiesces the ports)", pid, path)
+	}
+	var addrs []pci.Addr
+	for _, p := range cfg.Ports {
+		if p.Driver != config.DriverSim {
+			addrs = append(addrs, p.Addr())
+		}
+	}
+	return addrs, nil
 }
 
 // runQuiesce plans every function first (so a bad address or a host driver's function

@@ -14,8 +14,6 @@ import (
 	"github.com/uiod/uiod/daemon"
 )
 
-func init() { commands = append(commands, newRunCmd) }
-
 func newRunCmd(g *globals) *cobra.Command {
 	var cfgPath string
 	cmd := &cobra.Command{

@@ -23,8 +23,6 @@ import (
 	"github.com/uiod/uiod/daemon"
 )
 
-func init() { commands = append(commands, newStatusCmd) }
-
 // defaultConfigPath is where the package installs the daemon's configuration.
 const defaultConfigPath = "/etc/uiod/uiod.yaml"
 

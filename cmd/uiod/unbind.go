@@ -6,8 +6,6 @@ import (
 	"github.com/uiod/uiod/pci"
 )
 
-func init() { commands = append(commands, newUnbindCmd) }
-
 func newUnbindCmd(g *globals) *cobra.Command {
 	var (
 		opts    pci.UnbindOptions
@@ -23,25 +21,16 @@ kernel pick one) and remove the record. Functions whose interfaces are active (o
 be: the route tables cannot be read) are refused unless --force. --dry-run prints the
 exact writes instead. With --config, the functions are the configuration's PCI ports.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var addrs []pci.Addr
-			switch {
-			case cfgPath != "" && len(args) > 0:
-				return usagef("unbind: give addresses or --config, not both")
-			case cfgPath != "":
+			addrs, err := addrsOrConfig("unbind", cfgPath, args, "requires at least 1 arg(s): PCI addresses (or --config FILE)", func() ([]pci.Addr, error) {
 				byDriver, drivers, err := configPorts(cfgPath)
-				if err != nil {
-					return err
-				}
+				var addrs []pci.Addr
 				for _, d := range drivers {
 					addrs = append(addrs, byDriver[d]...)
 				}
-			case len(args) == 0:
-				return usagef("unbind: requires at least 1 arg(s): PCI addresses (or --config FILE)")
-			default:
-				var err error
-				if addrs, err = parsePCIArgs(args); err != nil {
-					return err
-				}
+				return addrs, err
+			})
+			if err != nil {
+				return err
 			}
 			h, err := pciHost(g)
 			if err != nil {
