@@ -4,13 +4,13 @@ package packaging
 
 import (
 	"bufio"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 const unitFile = "../contrib/uiod.service"
@@ -118,33 +118,7 @@ func verifyUnit(t *testing.T, sa, unit, bin string) {
 	}
 }
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
 // uiodBinary builds the uiod binary once per test process and returns its path.
 func uiodBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "uiod-pkg-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "uiod")
-		if out, err := exec.Command(goBin, "build", "-o", binPath, "../cmd/uiod").CombinedOutput(); err != nil {
-			binErr = errors.New(err.Error() + "\n" + string(out))
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("build uiod: %v", binErr)
-	}
-	return binPath
+	return testutil.GoBuild(t, "github.com/uiod/uiod/cmd/uiod")
 }

@@ -6,44 +6,18 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/uiod/uiod/internal/testutil"
 
 	"github.com/spf13/cobra"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
 // uiodBinary builds the uiod binary once per test process and returns its path.
 func uiodBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "uiod-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "uiod")
-		if out, err := exec.Command(goBin, "build", "-o", binPath, ".").CombinedOutput(); err != nil {
-			binErr = errors.New(err.Error() + "\n" + string(out))
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("build uiod: %v", binErr)
-	}
-	return binPath
+	return testutil.GoBuild(t, "github.com/uiod/uiod/cmd/uiod")
 }
 
 // runUIOD runs the uiod binary with args, stdin, and the test's environment without its
@@ -77,24 +51,17 @@ func runUIOD(t *testing.T, stdin string, env []string, args ...string) (string, 
 // reads "invalid argument"): a failed sysfs write or ioctl is not a usage error, whatever
 // it says. Usage errors are told by type, not by their text.
 func TestExitCodes(t *testing.T) {
-	fails := func(*globals) *cobra.Command {
-		return &cobra.Command{
-			Use:  "test-fail",
-			Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return fmt.Errorf("bind 0000:03:00.0: probe vfio-pci: %w", syscall.EINVAL)
-			},
+	failing := func(use string, err error) func(*globals) *cobra.Command {
+		return func(*globals) *cobra.Command {
+			return &cobra.Command{
+				Use:  use,
+				Args: cobra.NoArgs,
+				RunE: func(cmd *cobra.Command, args []string) error { return err },
+			}
 		}
 	}
-	failsLikeCobra := func(*globals) *cobra.Command {
-		return &cobra.Command{
-			Use:  "test-fail-text",
-			Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return fmt.Errorf("accepts 1 arg(s), received 2 from the NIC's mailbox: %w", syscall.EIO)
-			},
-		}
-	}
+	fails := failing("test-fail", fmt.Errorf("bind 0000:03:00.0: probe vfio-pci: %w", syscall.EINVAL))
+	failsLikeCobra := failing("test-fail-text", fmt.Errorf("accepts 1 arg(s), received 2 from the NIC's mailbox: %w", syscall.EIO))
 	saved := commands
 	commands = append(append([]func(*globals) *cobra.Command(nil), commands...), fails, failsLikeCobra)
 	t.Cleanup(func() { commands = saved })

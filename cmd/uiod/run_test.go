@@ -33,45 +33,11 @@ func TestRunSignals(t *testing.T) {
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(bin, "run", "--config", cfg)
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			running, scanned := make(chan struct{}), make(chan struct{})
-			var log syncLog
-			go func() {
-				defer close(scanned)
-				sc := bufio.NewScanner(stderr)
-				once := false
-				for sc.Scan() {
-					log.add(sc.Text())
-					if !once && strings.Contains(sc.Text(), "dataplane running") {
-						once = true
-						close(running)
-					}
-				}
-			}()
-			select {
-			case <-running:
-			case <-time.After(20 * time.Second):
-				t.Fatalf("daemon did not start:\n%s", log.String())
-			}
+			d := startDaemon(t, bin, cfg)
 			start := time.Now()
-			cmd.Process.Signal(sig)
-			// A hang guard, not a timing assertion: the measured time is logged (the target
-			// is well under a second), and only a shutdown that never ends fails the test.
-			select {
-			case <-scanned: // standard error closed: the process is gone
-			case <-time.After(60 * time.Second):
-				t.Fatalf("no exit 60 s after %v: shutdown hung\n%s", sig, log.String())
-			}
-			err = cmd.Wait()
+			err := d.stop(t, sig)
 			took := time.Since(start)
+			log := d.log
 			if err != nil {
 				t.Fatalf("exit after %v: %v\n%s", sig, err, log.String())
 			}
@@ -86,6 +52,60 @@ func TestRunSignals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// daemonProc is a `uiod run` subprocess, its standard error collected line by line.
+type daemonProc struct {
+	cmd    *exec.Cmd
+	log    *syncLog
+	exited chan struct{} // closed when standard error closes: the process is gone
+}
+
+// startDaemon starts `bin run --config cfg` and waits (at most 20 s) for it to log
+// "dataplane running"; the process is killed when the test ends.
+func startDaemon(t *testing.T, bin, cfg string) *daemonProc {
+	t.Helper()
+	d := &daemonProc{cmd: exec.Command(bin, "run", "--config", cfg), log: new(syncLog), exited: make(chan struct{})}
+	stderr, err := d.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.cmd.Process.Kill() })
+	running := make(chan struct{})
+	go func() {
+		defer close(d.exited)
+		sc := bufio.NewScanner(stderr)
+		once := false
+		for sc.Scan() {
+			d.log.add(sc.Text())
+			if !once && strings.Contains(sc.Text(), "dataplane running") {
+				once = true
+				close(running)
+			}
+		}
+	}()
+	select {
+	case <-running:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("daemon did not start:\n%s", d.log.String())
+	}
+	return d
+}
+
+// stop sends sig and returns the process's exit error. A hang guard, not a timing
+// assertion: only a shutdown that has not ended 60 s after sig fails the test.
+func (d *daemonProc) stop(t *testing.T, sig syscall.Signal) error {
+	t.Helper()
+	d.cmd.Process.Signal(sig)
+	select {
+	case <-d.exited:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no exit 60 s after %v: shutdown hung\n%s", sig, d.log.String())
+	}
+	return d.cmd.Wait()
 }
 
 // syncLog collects a subprocess's lines from one goroutine for the test's to read.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // TestRunSimVirtio runs the uiod binary on two sim ports with nic: virtio (the embedded
@@ -37,34 +35,8 @@ poll: {mode: adaptive}
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "run", "--config", cfg)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	running, scanned := make(chan struct{}), make(chan struct{})
-	var log syncLog
-	go func() {
-		defer close(scanned)
-		sc := bufio.NewScanner(stderr)
-		once := false
-		for sc.Scan() {
-			log.add(sc.Text())
-			if !once && strings.Contains(sc.Text(), "dataplane running") {
-				once = true
-				close(running)
-			}
-		}
-	}()
-	select {
-	case <-running:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("daemon did not start:\n%s", log.String())
-	}
+	d := startDaemon(t, bin, cfg)
+	log := d.log
 	out := p("lat.json")
 	lat := exec.Command(bin, "latency", "--tx", "unix:"+p("ha")+","+p("da"), "--rx", "unix:"+p("hb")+","+p("db"),
 		"--count", "100", "--interval", "1ms", "--timeout", "5s", "--json", out)
@@ -78,13 +50,7 @@ poll: {mode: adaptive}
 	if r.Sent != 100 || r.Received+r.Late != 100 || r.Lost != 0 {
 		t.Errorf("sent %d, back %d (late %d), lost %d; want all 100 back", r.Sent, r.Received+r.Late, r.Late, r.Lost)
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-scanned:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("no exit 60 s after SIGTERM\n%s", log.String())
-	}
-	if err := cmd.Wait(); err != nil {
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("exit: %v\n%s", err, log.String())
 	}
 	for _, want := range []string{`"port": "a", "nic": "virtio"`, `"port": "b", "nic": "virtio"`, "stopped cleanly"} {
