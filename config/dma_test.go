@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // twoVFIOPorts is two vfio-pci ports with the defaults, forwarding to each other.
@@ -131,18 +133,8 @@ func TestParseSize(t *testing.T) {
 // FuzzParseSize checks that ParseSize never panics and that what it accepts prints back
 // to the same size.
 func FuzzParseSize(f *testing.F) {
-	for _, s := range []string{"auto", "0", "512MiB", "3 GiB", "8191TiB", "8388608TiB", "-1", "1.5GiB"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		sz, err := ParseSize(s)
-		if err != nil {
-			return
-		}
-		back, err := ParseSize(sz.String())
-		if err != nil || back != sz {
-			t.Fatalf("%q → %+v → %q → %+v, %v", s, sz, sz.String(), back, err)
-		}
+	seeds := []string{"auto", "0", "512MiB", "3 GiB", "8191TiB", "8388608TiB", "-1", "1.5GiB"}
+	testutil.FuzzRoundTrip(f, seeds, ParseSize, Size.String, func(t *testing.T, _ string, sz Size) {
 		if humanBytes(sz.Bytes) == "" {
 			t.Fatal("empty human size")
 		}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // FuzzLoad feeds arbitrary documents to the loader. It must never panic; every error is
@@ -78,32 +80,15 @@ func FuzzLoad(f *testing.F) {
 
 // FuzzParseWire checks that a wire ParseWire accepts formats back to the same wire.
 func FuzzParseWire(f *testing.F) {
-	for _, s := range []string{"pair:gen0", "unix:/tmp/x,/y", "unixpair:/a,/b", "tap:tap0", "afpacket:..", "unixpair:a,b,c", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		w, err := ParseWire(s)
-		if err != nil {
-			return
-		}
-		back, err := ParseWire(w.String())
-		if err != nil || back != w {
-			t.Fatalf("ParseWire(%q) = %+v, but its String %q parses to %+v, %v", s, w, w.String(), back, err)
-		}
-	})
+	seeds := []string{"pair:gen0", "unix:/tmp/x,/y", "unixpair:/a,/b", "tap:tap0", "afpacket:..", "unixpair:a,b,c", ""}
+	testutil.FuzzRoundTrip(f, seeds, ParseWire, Wire.String, nil)
 }
 
 // FuzzParseCPUList checks that accepted lists hold only CPUs in [0, maxCPU] and that
 // the list format of a sorted, unique result parses back to it.
 func FuzzParseCPUList(f *testing.F) {
-	for _, s := range []string{"0-3,6", "", "1,1", "3-1", "0-8191", " 2 , 4-5"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		cpus, err := ParseCPUList(s)
-		if err != nil {
-			return
-		}
+	seeds := []string{"0-3,6", "", "1,1", "3-1", "0-8191", " 2 , 4-5"}
+	testutil.FuzzParser(f, seeds, ParseCPUList, func(t *testing.T, s string, cpus []int) {
 		for _, c := range cpus {
 			if c < 0 || c > maxCPU {
 				t.Fatalf("ParseCPUList(%q) gave CPU %d", s, c)
@@ -132,14 +117,8 @@ func FuzzParseCPUList(f *testing.F) {
 // FuzzCheckListen checks that metrics.listen validation never panics, never accepts a
 // host that is not an IP literal, localhost or empty, and that what it calls loopback is.
 func FuzzCheckListen(f *testing.F) {
-	for _, s := range []string{"127.0.0.1:9477", "localhost:1", ":80", "[::1]:0", "[fe80::1%eth0]:9", "example.com:80", "0.0.0.0:65536", "[::ffff:127.0.0.1]:5", "1.2.3.4"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		loopback, err := checkListen(s)
-		if err != nil {
-			return
-		}
+	seeds := []string{"127.0.0.1:9477", "localhost:1", ":80", "[::1]:0", "[fe80::1%eth0]:9", "example.com:80", "0.0.0.0:65536", "[::ffff:127.0.0.1]:5", "1.2.3.4"}
+	testutil.FuzzParser(f, seeds, checkListen, func(t *testing.T, s string, loopback bool) {
 		host, _, _ := net.SplitHostPort(s)
 		ip, perr := netip.ParseAddr(host)
 		switch {

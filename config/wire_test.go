@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uiod/uiod/internal/testutil"
+
 	"github.com/uiod/uiod/wire"
 )
 
@@ -36,16 +38,8 @@ func TestParseWire(t *testing.T) {
 		{in: "tap:a/b", err: "contains"},
 	}
 	for _, tt := range tests {
-		got, err := ParseWire(tt.in)
-		switch {
-		case tt.err == "" && err != nil:
-			t.Errorf("ParseWire(%q): %v", tt.in, err)
-		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
-			t.Errorf("ParseWire(%q) error %v, want %q", tt.in, err, tt.err)
-		case got != tt.want:
-			t.Errorf("ParseWire(%q) = %+v, want %+v", tt.in, got, tt.want)
-		}
-		if want := cmp.Or(tt.out, tt.in); err == nil && got.String() != want {
+		got, ok := testutil.CheckParse(t, "ParseWire", ParseWire, tt.in, tt.want, tt.err)
+		if want := cmp.Or(tt.out, tt.in); ok && got.String() != want {
 			t.Errorf("ParseWire(%q).String() = %q, want %q", tt.in, got.String(), want)
 		}
 	}

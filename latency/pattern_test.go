@@ -2,9 +2,10 @@ package latency
 
 import (
 	"math"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 func offsets(p Pattern, n int) []time.Duration {
@@ -83,30 +84,14 @@ func TestParsePattern(t *testing.T) {
 		{in: "square:1k", err: "want constant"},
 	}
 	for _, tt := range tests {
-		got, err := ParsePattern(tt.in)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("ParsePattern(%q) = %v, %v; want error with %q", tt.in, got, err, tt.err)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("ParsePattern(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
-		}
+		testutil.CheckParse(t, "ParsePattern", ParsePattern, tt.in, tt.want, tt.err)
 	}
 }
 
 func FuzzParsePattern(f *testing.F) {
-	for _, s := range []string{"constant:400us", "constant:2.5kpps", "onoff:100kpps,10ms,90ms", "poisson:10kpps", "x:"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		p, err := ParsePattern(in)
-		if err != nil {
-			return
-		}
-		again, err := ParsePattern(p.String())
-		if err != nil {
+	seeds := []string{"constant:400us", "constant:2.5kpps", "onoff:100kpps,10ms,90ms", "poisson:10kpps", "x:"}
+	testutil.FuzzParser(f, seeds, ParsePattern, func(t *testing.T, in string, p Pattern) {
+		if _, err := ParsePattern(p.String()); err != nil {
 			t.Fatalf("ParsePattern(%q) = %v, whose String does not parse: %v", in, p, err)
 		}
 		s := p.Schedule(1)
@@ -118,6 +103,5 @@ func FuzzParsePattern(f *testing.F) {
 			}
 			prev = next
 		}
-		_ = again
 	})
 }
