@@ -183,8 +183,19 @@ func TestIdlePolicy(t *testing.T) {
 	if err := pol.Validate(); err != nil {
 		t.Errorf("the policy of a valid configuration does not validate: %v", err)
 	}
-	if _, err := (Poll{Mode: "nap", Delivery: DeliveryInline}).IdlePolicy(); err == nil {
-		t.Error("IdlePolicy of mode nap")
+	for _, tt := range []struct {
+		p    Poll
+		want string
+	}{
+		{Poll{Mode: "nap", Delivery: DeliveryInline}, "poll.mode"},
+		{Poll{Mode: PollAdaptive, Delivery: "later", WaitTimeout: DefaultWaitTimeout}, "poll.delivery"},
+		// A section checkPoll would refuse: the policy refuses it too.
+		{Poll{Mode: PollSleep, Delivery: DeliveryInline, SleepMin: 2 * time.Millisecond, SleepMax: time.Millisecond}, "poll: "},
+	} {
+		_, err := tt.p.IdlePolicy()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("IdlePolicy of %+v: error %v, want one naming %q", tt.p, err, tt.want)
+		}
 	}
 }
 

@@ -75,6 +75,15 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // fieldErrors collects FieldErrors while a configuration is checked.
 type fieldErrors []FieldError
 
+// err returns the errors in schema order as a *ValidationError, or nil when there are none.
+func (l fieldErrors) err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	sortFieldErrors(l)
+	return &ValidationError{Errors: l}
+}
+
 func (l *fieldErrors) add(path string, value any, format string, args ...any) {
 	*l = append(*l, FieldError{Path: path, Value: value, Msg: fmt.Sprintf(format, args...)})
 }

@@ -25,12 +25,7 @@ import (
 // the daemon, which binds the sockets, also opens their directories inside the root and
 // uses those (package daemon), so a rename after the check cannot move them out.
 func (c *Config) CheckHostPaths(root string) error {
-	errs := c.checkHostPaths(root)
-	if len(errs) == 0 {
-		return nil
-	}
-	sortFieldErrors(errs)
-	return &ValidationError{Errors: errs}
+	return c.checkHostPaths(root).err()
 }
 
 func (c *Config) checkHostPaths(root string) fieldErrors {

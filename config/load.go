@@ -74,8 +74,7 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 		return nil, err
 	}
 	if len(keyErrs) > 0 {
-		sortFieldErrors(keyErrs)
-		return nil, &ValidationError{Errors: keyErrs}
+		return nil, fieldErrors(keyErrs).err()
 	}
 	v := viper.New()
 	// Viper lower-cases the keys of the map it is given in place; errors name keys as the
@@ -145,8 +144,7 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 			}
 		}
 	}
-	sortFieldErrors(errs)
-	return nil, &ValidationError{Errors: errs}
+	return nil, fieldErrors(errs).err()
 }
 
 // pathSet is a set of key paths.

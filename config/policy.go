@@ -12,26 +12,32 @@ import (
 const minWaitTimeout = time.Millisecond
 
 // IdlePolicy returns the idle policy the poll section configures, as the poll threads
-// of a validated configuration run it: poll.idle_threshold: auto takes the default
-// threshold as the longest one auto may choose.
+// run it (poll.idle_threshold: auto takes the default threshold as the longest one auto
+// may choose), checked by the policy's own validation. An error names the key that is
+// wrong (poll.mode, poll.delivery) or, for the policy's refusal, the poll section. This
+// is the one mapping from configuration to policy: the daemon runs what it returns.
 func (p Poll) IdlePolicy() (idle.PolicyConfig, error) {
-	pol, ok := policyOf(p)
-	if !ok {
-		return pol, fmt.Errorf("poll: mode %q or delivery %q is not an idle policy", p.Mode, p.Delivery)
+	pol, err := policyOf(p)
+	if err != nil {
+		return idle.PolicyConfig{}, err
+	}
+	if err := pol.Validate(); err != nil {
+		return idle.PolicyConfig{}, fmt.Errorf("poll: %w", err)
 	}
 	return pol, nil
 }
 
-// policyOf maps the poll section onto the idle policy it configures; ok is false when
-// the mode or delivery is not one the policy knows (checkPoll reports those).
-func policyOf(p Poll) (pol idle.PolicyConfig, ok bool) {
+// policyOf maps the poll section onto the idle policy it configures, unvalidated; it
+// fails when the mode or delivery is not one the policy knows (checkPoll reports those
+// under their keys).
+func policyOf(p Poll) (pol idle.PolicyConfig, err error) {
 	mode, err := idle.ParseMode(p.Mode)
 	if err != nil {
-		return pol, false
+		return pol, fmt.Errorf("poll.mode: %w", err)
 	}
 	del, err := idle.ParseDelivery(p.Delivery)
 	if err != nil {
-		return pol, false
+		return pol, fmt.Errorf("poll.delivery: %w", err)
 	}
 	pol = idle.PolicyConfig{
 		Mode:               mode,
@@ -47,7 +53,7 @@ func policyOf(p Poll) (pol idle.PolicyConfig, ok bool) {
 	if pol.Auto && pol.IdleThreshold == 0 {
 		pol.IdleThreshold = idle.DefaultIdleThreshold // the longest threshold auto may choose
 	}
-	return pol, true
+	return pol, nil
 }
 
 // checkPolicy checks every idle-policy setting of the poll section, whatever the mode,

@@ -43,12 +43,7 @@ func (c *Config) Validate() error { return c.ValidateOn(LocalHost()) }
 // ValidateOn checks the configuration against the described machine. It returns nil or a
 // *ValidationError listing every problem, in schema order.
 func (c *Config) ValidateOn(h Host) error {
-	errs := c.check(h)
-	if len(errs) == 0 {
-		return nil
-	}
-	sortFieldErrors(errs)
-	return &ValidationError{Errors: errs}
+	return c.check(h).err()
 }
 
 // check returns every problem, unsorted.
@@ -293,7 +288,7 @@ func (c *Config) checkPoll(errs *fieldErrors, h Host) {
 	}
 	if len(*errs) == before {
 		// Whatever else the idle policy refuses, it refuses for the whole section.
-		if pol, ok := policyOf(*p); ok {
+		if pol, err := policyOf(*p); err == nil {
 			policyRule(errs, "poll", nil, pol, "")
 		}
 	}
