@@ -78,11 +78,4 @@ func humanBytes(n uint64) string {
 func (s Size) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler with ParseSize's rules.
-func (s *Size) UnmarshalText(b []byte) error {
-	p, err := ParseSize(string(b))
-	if err != nil {
-		return err
-	}
-	*s = p
-	return nil
-}
+func (s *Size) UnmarshalText(b []byte) error { return unmarshalText(s, b, ParseSize) }

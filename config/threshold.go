@@ -36,11 +36,4 @@ func (t Threshold) String() string {
 func (t Threshold) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler with ParseThreshold's rules.
-func (t *Threshold) UnmarshalText(b []byte) error {
-	p, err := ParseThreshold(string(b))
-	if err != nil {
-		return err
-	}
-	*t = p
-	return nil
-}
+func (t *Threshold) UnmarshalText(b []byte) error { return unmarshalText(t, b, ParseThreshold) }

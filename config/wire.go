@@ -56,14 +56,7 @@ func (w Wire) String() string {
 func (w Wire) MarshalText() ([]byte, error) { return []byte(w.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler with ParseWire's rules.
-func (w *Wire) UnmarshalText(b []byte) error {
-	p, err := ParseWire(string(b))
-	if err != nil {
-		return err
-	}
-	*w = p
-	return nil
-}
+func (w *Wire) UnmarshalText(b []byte) error { return unmarshalText(w, b, ParseWire) }
 
 // checkName accepts port names: letters, digits, '-', '_' and '.', at most 64 bytes.
 func checkName(s string) error {
