@@ -146,15 +146,7 @@ func TestDuplicateKeys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := read(t, tt.doc)
-			errs := fieldErrs(t, err)
-			if len(errs) != 1 || errs[0].Path != tt.path {
-				t.Fatalf("errors %v, want one on %s", err, tt.path)
-			}
-			for _, m := range tt.msg {
-				if !strings.Contains(errs[0].Error(), m) {
-					t.Errorf("%q lacks %q", errs[0].Error(), m)
-				}
-			}
+			wantOneError(t, err, tt.path, tt.msg...)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -48,13 +47,7 @@ func TestVirtioPorts(t *testing.T) {
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := read(t, tt.text)
-			errs := fieldErrs(t, err)
-			if len(errs) != 1 {
-				t.Fatalf("got %d errors, want 1 on %s:\n%v", len(errs), tt.path, err)
-			}
-			if errs[0].Path != tt.path || !strings.Contains(errs[0].Error(), tt.msg) {
-				t.Errorf("got %q, want path %s and %q", errs[0].Error(), tt.path, tt.msg)
-			}
+			wantOneError(t, err, tt.path, tt.msg)
 		})
 	}
 }
