@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"slices"
@@ -173,11 +171,6 @@ func (f *latencyFlags) probeConfig(cmd *cobra.Command) (latency.Config, error) {
 		}
 		c.LoadSize = f.loadSize
 	}
-	if f.plot != "" {
-		if _, err := latency.PlotFormat(f.plot); err != nil {
-			return c, usagef("--plot: %q is not a .png or .svg file name", f.plot)
-		}
-	}
 	return c, nil
 }
 
@@ -239,21 +232,20 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 		}
 	}
 	// Every output is opened before anything is measured: a bad path fails at once.
-	outs, err := openOutputs(f)
+	outs, err := latency.OpenOutputs(f.csv, f.json, f.plot)
 	if err != nil {
-		return err
+		return asUsage(outputError(err))
 	}
-	defer outs.abort()
+	defer outs.Abort()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var results []*latency.Result
-	var rows []simrig.Row
 	if simMode {
-		rows, err = simrig.Run(ctx, policies, cfg, simrig.Options{Progress: cmd.ErrOrStderr(), Log: g.log, NIC: f.nic})
+		rows, err := simrig.Run(ctx, policies, cfg, simrig.Options{Progress: cmd.ErrOrStderr(), Log: g.log, NIC: f.nic})
 		if err != nil {
 			return err
 		}
+		var results []*latency.Result
 		for _, r := range rows {
 			fmt.Fprintln(cmd.OutOrStdout(), r.Result.MoonGen())
 			results = append(results, r.Result)
@@ -262,146 +254,21 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 		if err := simrig.WriteTable(cmd.OutOrStdout(), rows); err != nil {
 			return err
 		}
-	} else {
-		res, err := runWires(ctx, cmd.ErrOrStderr(), txSpec, rxSpec, cfg)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(cmd.OutOrStdout(), res.MoonGen())
-		results = append(results, res)
+		return outputError(outs.WriteRuns(cmd.OutOrStdout(), results, rows))
 	}
-	return outs.write(cmd.OutOrStdout(), results, rows)
-}
-
-// latencyOutputs are the --csv, --json and --plot files of a run, opened before it
-// (nil when not asked for; "-" is standard output, which needs no opening).
-type latencyOutputs struct {
-	csv, json, plot       *latency.OutputFile
-	csvStdout, jsonStdout bool
-}
-
-// openOutputs opens every output file the flags ask for, as a usage error naming the
-// flag if one cannot be written.
-func openOutputs(f *latencyFlags) (*latencyOutputs, error) {
-	o := &latencyOutputs{csvStdout: f.csv == "-", jsonStdout: f.json == "-"}
-	for _, out := range []struct {
-		flag, path string
-		file       **latency.OutputFile
-	}{{"--csv", f.csv, &o.csv}, {"--json", f.json, &o.json}, {"--plot", f.plot, &o.plot}} {
-		if out.path == "" || out.path == "-" && out.flag != "--plot" {
-			continue
-		}
-		file, err := latency.CreateOutput(out.path)
-		if err != nil {
-			o.abort()
-			return nil, usagef("%s: %v", out.flag, err)
-		}
-		*out.file = file
-	}
-	return o, nil
-}
-
-// abort removes the temporary files of outputs not written.
-func (o *latencyOutputs) abort() {
-	for _, f := range []*latency.OutputFile{o.csv, o.json, o.plot} {
-		if f != nil {
-			f.Abort()
-		}
-	}
-}
-
-func (o *latencyOutputs) any() bool {
-	return o.csv != nil || o.json != nil || o.plot != nil || o.csvStdout || o.jsonStdout
-}
-
-// write writes the outputs. With --sim (rows not nil) the CSV labels each policy's
-// histogram and the JSON is a list of policies with their CPU share, wake-ups and latency
-// result; otherwise both are the one result's. Without a single latency sample there is
-// no plot: the previous file, if any, is left as it was and the run fails.
-func (o *latencyOutputs) write(stdout io.Writer, results []*latency.Result, rows []simrig.Row) error {
-	if len(results) == 0 {
-		if o.any() {
-			return errors.New("no results to write: interrupted before the first run ended")
-		}
-		return nil
-	}
-	writeCSV := func(w io.Writer) error {
-		if rows == nil {
-			return results[0].WriteCSV(w)
-		}
-		return latency.WriteCSVRuns(w, results)
-	}
-	writeJSON := func(w io.Writer) error {
-		e := json.NewEncoder(w)
-		e.SetIndent("", "  ")
-		if rows == nil {
-			return e.Encode(results[0])
-		}
-		return e.Encode(rows)
-	}
-	for _, out := range []struct {
-		flag   string
-		file   *latency.OutputFile
-		stdout bool
-		write  func(io.Writer) error
-	}{{"--csv", o.csv, o.csvStdout, writeCSV}, {"--json", o.json, o.jsonStdout, writeJSON}} {
-		var err error
-		switch {
-		case out.stdout:
-			err = out.write(stdout)
-		case out.file != nil:
-			err = out.file.Commit(out.write)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", out.flag, err)
-		}
-	}
-	if o.plot != nil {
-		format, err := latency.PlotFormat(o.plot.Path())
-		if err == nil {
-			err = o.plot.Commit(func(w io.Writer) error { return latency.WritePlotTo(w, format, results) })
-		}
-		if errors.Is(err, latency.ErrNoSamples) {
-			return fmt.Errorf("--plot: %s not written: no probe came back, so there is no latency to plot", o.plot.Path())
-		}
-		if err != nil {
-			return fmt.Errorf("--plot: %w", err)
-		}
-	}
-	return nil
-}
-
-// runWires measures one run from tx to rx.
-func runWires(ctx context.Context, progress io.Writer, txSpec, rxSpec wire.Spec, cfg latency.Config) (*latency.Result, error) {
-	tx, err := txSpec.Open()
+	res, err := latency.RunWires(ctx, cmd.ErrOrStderr(), txSpec, rxSpec, cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer tx.Close()
-	rx := tx
-	if rxSpec == txSpec && txSpec.Kind == wire.KindPair {
-		// One named in-process wire: send on one end, receive on the other.
-		if rx, err = txSpec.Open(); err != nil {
-			return nil, err
-		}
-		defer rx.Close()
-	} else if rxSpec != txSpec {
-		if rx, err = rxSpec.Open(); err != nil {
-			return nil, err
-		}
-		defer rx.Close()
+	fmt.Fprintln(cmd.OutOrStdout(), res.MoonGen())
+	return outputError(outs.Write(cmd.OutOrStdout(), res))
+}
+
+// outputError names the flag of the output an error is about (--csv, --json, --plot).
+func outputError(err error) error {
+	var oe *latency.OutputError
+	if errors.As(err, &oe) {
+		return fmt.Errorf("--%s: %w", oe.Output, oe.Err)
 	}
-	what := fmt.Sprintf("%d probes", cfg.Count)
-	if cfg.Duration > 0 {
-		what = cfg.Duration.String()
-	}
-	fmt.Fprintf(progress, "latency: %s → %s, %s, %s\n", txSpec, rxSpec, cfg.Pattern, what)
-	res, err := latency.Run(ctx, tx, rx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if res.Sent == 0 {
-		return res, fmt.Errorf("no probe could be sent on %s (%d send errors)", txSpec, res.SendErrors)
-	}
-	return res, nil
+	return err
 }

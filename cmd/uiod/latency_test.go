@@ -357,20 +357,3 @@ func TestIntegrationTAPDemo(t *testing.T) {
 		t.Fatalf("dataplane forwarded %d frames", fwd)
 	}
 }
-
-// TestLatencyFilesWithoutResults checks that a run interrupted before its first result
-// reports that it has nothing to write instead of indexing an empty result list.
-func TestLatencyFilesWithoutResults(t *testing.T) {
-	var out bytes.Buffer
-	for _, o := range []latencyOutputs{{csvStdout: true}, {jsonStdout: true}} {
-		if err := o.write(&out, nil, nil); err == nil || !strings.Contains(err.Error(), "no results") {
-			t.Errorf("outputs %+v: err = %v, want one about no results", o, err)
-		}
-		if err := o.write(&out, nil, []simrig.Row{}); err == nil {
-			t.Errorf("outputs %+v with empty rows: no error", o)
-		}
-	}
-	if err := (&latencyOutputs{}).write(&out, nil, nil); err != nil {
-		t.Errorf("no files asked for: %v", err)
-	}
-}
