@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // twoSimPorts is two sim ports on their own wires, forwarding to each other.
@@ -89,21 +91,9 @@ poll: {mode: sleep, sleep_min: 1ms, sleep_max: 1ms}
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
 			}
-			for _, s := range tt.stdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout)
-				}
-			}
-			for _, s := range tt.stderr {
-				if !strings.Contains(stderr, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, stderr)
-				}
-			}
-			for _, s := range tt.stderrNot {
-				if strings.Contains(stderr, s) {
-					t.Errorf("stderr has %q:\n%s", s, stderr)
-				}
-			}
+			testutil.TextContains(t, "stdout", stdout, tt.stdout...)
+			testutil.TextContains(t, "stderr", stderr, tt.stderr...)
+			testutil.TextLacks(t, "stderr", stderr, tt.stderrNot...)
 		})
 	}
 }

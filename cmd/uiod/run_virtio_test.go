@@ -5,9 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // TestRunSimVirtio runs the uiod binary on two sim ports with nic: virtio (the embedded
@@ -53,9 +54,5 @@ poll: {mode: adaptive}
 	if err := d.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("exit: %v\n%s", err, log.String())
 	}
-	for _, want := range []string{`"port": "a", "nic": "virtio"`, `"port": "b", "nic": "virtio"`, "stopped cleanly"} {
-		if !strings.Contains(log.String(), want) {
-			t.Errorf("log lacks %q:\n%s", want, log.String())
-		}
-	}
+	testutil.TextContains(t, "log", log.String(), `"port": "a", "nic": "virtio"`, `"port": "b", "nic": "virtio"`, "stopped cleanly")
 }
