@@ -14,10 +14,8 @@ import (
 // path with the bad value.
 func TestBadFiles(t *testing.T) {
 	tests := []struct {
-		name string
-		text string
-		path string
-		msg  string // substring of the message
+		name, text, path string
+		msg              string // substring of the message
 	}{
 		// Top level.
 		{"no ports", "log: {level: info}", "ports", "at least one port"},

@@ -63,29 +63,22 @@ func TestPoissonSchedule(t *testing.T) {
 }
 
 func TestParsePattern(t *testing.T) {
-	tests := []struct {
-		in   string
-		want Pattern
-		err  string
-	}{
-		{in: "constant:400us", want: Constant{Gap: 400 * time.Microsecond}},
-		{in: "constant:2.5kpps", want: Constant{Gap: 400 * time.Microsecond}},
-		{in: "constant:50k", want: Constant{Gap: 20 * time.Microsecond}},
-		{in: "onoff:100kpps,10ms,90ms", want: OnOff{Rate: 100e3, On: 10 * time.Millisecond, Off: 90 * time.Millisecond}},
-		{in: "poisson:10kpps", want: Poisson{Rate: 10e3}},
-		{in: "poisson:1Mpps", want: Poisson{Rate: 1e6}},
-		{in: "constant:0s", err: "positive"},
-		{in: "constant:fast", err: "rate"},
-		{in: "poisson:-3", err: "rate"},
-		{in: "poisson:20M", err: "rate"},
-		{in: "onoff:1k,10ms", err: "onoff:RATE,ON,OFF"},
-		{in: "onoff:1k,10us,1ms", err: "shorter than one gap"},
-		{in: "onoff:1k,-1ms,1ms", err: "positive"},
-		{in: "square:1k", err: "want constant"},
-	}
-	for _, tt := range tests {
-		testutil.CheckParse(t, "ParsePattern", ParsePattern, tt.in, tt.want, tt.err)
-	}
+	testutil.CheckParseCases(t, "ParsePattern", ParsePattern, []testutil.ParseCase[Pattern]{
+		{In: "constant:400us", Want: Constant{Gap: 400 * time.Microsecond}},
+		{In: "constant:2.5kpps", Want: Constant{Gap: 400 * time.Microsecond}},
+		{In: "constant:50k", Want: Constant{Gap: 20 * time.Microsecond}},
+		{In: "onoff:100kpps,10ms,90ms", Want: OnOff{Rate: 100e3, On: 10 * time.Millisecond, Off: 90 * time.Millisecond}},
+		{In: "poisson:10kpps", Want: Poisson{Rate: 10e3}},
+		{In: "poisson:1Mpps", Want: Poisson{Rate: 1e6}},
+		{In: "constant:0s", Err: "positive"},
+		{In: "constant:fast", Err: "rate"},
+		{In: "poisson:-3", Err: "rate"},
+		{In: "poisson:20M", Err: "rate"},
+		{In: "onoff:1k,10ms", Err: "onoff:RATE,ON,OFF"},
+		{In: "onoff:1k,10us,1ms", Err: "shorter than one gap"},
+		{In: "onoff:1k,-1ms,1ms", Err: "positive"},
+		{In: "square:1k", Err: "want constant"},
+	})
 }
 
 func FuzzParsePattern(f *testing.F) {

@@ -25,6 +25,22 @@ func CheckParse[T comparable](t testing.TB, name string, parse func(string) (T, 
 	return got, true
 }
 
+// ParseCase is one row of a parser's table test: In parses to Want, or, with Err set,
+// fails with an error containing Err.
+type ParseCase[T comparable] struct {
+	In   string
+	Want T
+	Err  string
+}
+
+// CheckParseCases runs CheckParse on every case.
+func CheckParseCases[T comparable](t testing.TB, name string, parse func(string) (T, error), cases []ParseCase[T]) {
+	t.Helper()
+	for _, c := range cases {
+		CheckParse(t, name, parse, c.In, c.Want, c.Err)
+	}
+}
+
 // FuzzParser adds seeds to f's corpus and fuzzes parse with strings: parse must not
 // panic, and check (if not nil) runs on every value parse accepts.
 func FuzzParser[T any](f *testing.F, seeds []string, parse func(string) (T, error), check func(t *testing.T, in string, v T)) {
