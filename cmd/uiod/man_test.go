@@ -70,6 +70,17 @@ func TestCompletions(t *testing.T) {
 			t.Errorf("uiod completion %s: %v; output lacks %q", shell, err, want)
 		}
 	}
+	// --no-descriptions picks each shell's script without descriptions.
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		desc, err := execUIOD(t, "completion", shell)
+		if err != nil || strings.Contains(desc, "__completeNoDesc") {
+			t.Errorf("uiod completion %s: %v; the script asks for completions without descriptions", shell, err)
+		}
+		noDesc, err := execUIOD(t, "completion", shell, "--no-descriptions")
+		if err != nil || !strings.Contains(noDesc, "__completeNoDesc") {
+			t.Errorf("uiod completion %s --no-descriptions: %v; the script asks for descriptions", shell, err)
+		}
+	}
 	// The completion of a subcommand offers its flags.
 	out, err := execUIOD(t, "__complete", "status", "--")
 	if err != nil || !strings.Contains(out, "--watch") || !strings.Contains(out, "--metrics") {
