@@ -122,6 +122,21 @@ func compareListings(t *testing.T, state, igbDriver string, igb []string, got ma
 		t.Errorf("%s: %v", state, err)
 		return ""
 	}
+	table, mismatches := compareBindings(u, d)
+	for _, m := range mismatches {
+		t.Errorf("%s: %s", state, m)
+	}
+	for _, a := range igb {
+		if x := u[a]; x.driver != igbDriver {
+			t.Errorf("%s: igb NIC %s is on %q, want %q", state, a, x.driver, igbDriver)
+		}
+	}
+	return table
+}
+
+// compareBindings compares uiod's functions u with dpdk-devbind's d: it returns a markdown
+// table of both, a row per address, and a sentence for each address they disagree on.
+func compareBindings(u, d map[string]binding) (table string, mismatches []string) {
 	var addrs []string
 	for a := range u {
 		addrs = append(addrs, a)
@@ -139,17 +154,12 @@ func compareListings(t *testing.T, state, igbDriver string, igb []string, got ma
 		y, inD := d[a]
 		agree := inU && inD && x == y
 		if !agree {
-			t.Errorf("%s: %s: uiod devices says %s, dpdk-devbind says %s", state, a, describe(x, inU), describe(y, inD))
+			mismatches = append(mismatches, fmt.Sprintf("%s: uiod devices says %s, dpdk-devbind says %s", a, describe(x, inU), describe(y, inD)))
 		}
-		fmt.Fprintf(&b, "| %s | %s / %s | %s / %s | %s / %s | %s |\n", a, x.id, y.id,
+		fmt.Fprintf(&b, "| %s | %s / %s | %s / %s | %s / %s | %s |\n", a, orNone(x.id), orNone(y.id),
 			orNone(x.driver), orNone(y.driver), orNone(x.interfaces), orNone(y.interfaces), yesNo(agree))
 	}
-	for _, a := range igb {
-		if x := u[a]; x.driver != igbDriver {
-			t.Errorf("%s: igb NIC %s is on %q, want %q", state, a, x.driver, igbDriver)
-		}
-	}
-	return b.String()
+	return b.String(), mismatches
 }
 
 func describe(b binding, listed bool) string {
