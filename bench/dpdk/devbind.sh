@@ -40,6 +40,7 @@ listings() {
 }
 
 listings cold
+echo "DEVBIND pycache $(find /usr/lib/python3.11 -name '*.pyc' | wc -l) bytecode files written by the cold run"
 listings before
 uiod bind --driver vfio-pci $IGB || fail "uiod bind --driver vfio-pci $IGB"
 listings bound

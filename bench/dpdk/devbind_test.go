@@ -67,6 +67,11 @@ func TestDevbindSideBySide(t *testing.T) {
 		t.Fatalf("guest found igb NICs %q, want 2:\n%s", igb, res.Output)
 	}
 	var report strings.Builder
+	for _, l := range strings.Split(res.Output, "\n") {
+		if rest, ok := strings.CutPrefix(l, "DEVBIND pycache "); ok {
+			t.Logf("guest Python: %s", rest)
+		}
+	}
 	fmt.Fprintf(&report, "guest: 1 vCPU TCG, intel-iommu, 2 igb (%s) + 1 virtio-net, kernel %s\n", strings.Join(igb, " "), res.Kernel)
 	for _, st := range devbindStates {
 		got := map[string]listing{}
@@ -228,7 +233,30 @@ func devbindTimes(ls []listing) string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString("| median of the warm states |")
+	for _, tool := range devbindTools {
+		var real, cpu []float64
+		for _, l := range ls {
+			if l.tool == tool.name && l.state != devbindStates[0].name {
+				real, cpu = append(real, l.real), append(cpu, l.user+l.sys)
+			}
+		}
+		fmt.Fprintf(&b, " %.2f (%.2f) |", medianOf(real), medianOf(cpu))
+	}
+	b.WriteString("\n")
 	return b.String()
+}
+
+// medianOf returns the median of v, 0 if it is empty.
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Sorted(slices.Values(v))
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // stderrSummary lists the distinct lines the listings wrote to stderr, with how often.
