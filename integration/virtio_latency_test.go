@@ -18,11 +18,6 @@ const virtioLatencyProbes = 400
 
 var virtioProbeSource = []byte{0x02, 0, 0, 0, 0, 0x77}
 
-const virtioLatencyScript = `uiod version 2>&1 | head -1
-export UIOD_GUEST_VIRTIO_LATENCY=1
-exec guest.test -test.v -test.count=1 -test.timeout=5m -test.run '^TestGuestVirtioLatency'
-`
-
 // TestIntegrationVirtioLatency times round trips through an igb and a virtio-net NIC of one
 // guest (NIC 1 igb, NIC 2 virtio-net with qemutest.VirtioNICArgs, both behind intel-iommu
 // on dgram netdevs), each reflected by TestGuestVirtioLatency under vfio-pci with MSI-X and
@@ -32,17 +27,11 @@ exec guest.test -test.v -test.count=1 -test.timeout=5m -test.run '^TestGuestVirt
 // came back (within 10 s: a notification the driver failed to send would hold it
 // until the next probe, which is only sent after that) and logs the percentiles (TCG: the numbers compare the two NICs, nothing more).
 func TestIntegrationVirtioLatency(t *testing.T) {
-	k, err := qemutest.DebianKernel()
-	if err != nil {
-		t.Skip(err)
-	}
-	qemutest.Require(t)
-	o := qemutest.Options{
-		Kernel: k, IOMMU: true, NICModels: []string{"igb", "virtio"}, HugePages: 16,
-		Cmdline: []string{"tsc=reliable"},
-		Files:   guestFiles(t), Script: virtioLatencyScript, Timeout: 8 * time.Minute,
-	}
-	vm := qemutest.Start(t, o)
+	vm := startGuest(t, qemutest.DebianKernel, qemutest.Options{
+		IOMMU: true, NICModels: []string{"igb", "virtio"}, HugePages: 16,
+		Cmdline: []string{"tsc=reliable"}, Timeout: 8 * time.Minute,
+		Script: guestTestScript("UIOD_GUEST_VIRTIO_LATENCY", "^TestGuestVirtioLatency", 5*time.Minute),
+	})
 	for i, name := range []string{"igb", "virtio"} {
 		p, err := wire.ListenUnix(vm.NICs[i].HostSocket, vm.NICs[i].GuestSocket)
 		if err != nil {
@@ -114,14 +103,7 @@ func TestIntegrationVirtioLatency(t *testing.T) {
 		}
 		t.Logf("%s", latencyLine(name, rtts))
 	}
-	r, err := vm.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Report(t)
-	if t.Failed() {
-		t.Logf("guest console:\n%s", r.Console)
-	}
+	finishGuest(t, vm)
 }
 
 // latencyLine formats the percentiles of rtts as a table row.

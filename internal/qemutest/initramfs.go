@@ -50,6 +50,7 @@ func writeInitramfs(file string, c initramfsConfig) (err error) {
 		{Name: "bin/sh", Mode: ModeSymlink | 0o777, Link: "busybox"},
 		{Name: "init", Mode: ModeRegular | 0o755, Data: []byte(c.Init)},
 		{Name: "etc/uiod/run.sh", Mode: ModeRegular | 0o755, Data: []byte(c.Script)},
+		{Name: "etc/uiod/lib.sh", Mode: ModeRegular | 0o644, Data: []byte(GuestLib)},
 	}
 	if c.Kernel.Modular() {
 		mods, err := ResolveModules(c.Kernel.Modules, c.Modules)
