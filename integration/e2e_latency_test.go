@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -31,38 +30,22 @@ func e2eLatencyTable(ds []direction, runs map[string]*latencyRun) string {
 	return b.String()
 }
 
-// latencyRun is one direction's `uiod latency --json` result, as far as the test reads it.
+// latencyRun is one direction's `uiod latency --json` result.
 type latencyRun struct {
-	Name       string  `json:"-"`
-	Sent       uint64  `json:"sent"`
-	SendErrors uint64  `json:"send_errors"`
-	Received   uint64  `json:"received"`
-	Late       uint64  `json:"late"`
-	Lost       uint64  `json:"lost"`
-	Duplicates uint64  `json:"duplicates"`
-	Foreign    uint64  `json:"foreign"`
-	Samples    uint64  `json:"samples"`
-	AverageNs  float64 `json:"average_ns"`
-	MinNs      int64   `json:"min_ns"`
-	MedianNs   int64   `json:"median_ns"`
-	P99Ns      int64   `json:"p99_ns"`
-	MaxNs      int64   `json:"max_ns"`
+	Name string
+	qemutest.LatencyReport
 }
 
 // runLatency sends the probes into tx's wire and receives them from rx's with the host's
 // uiod binary at bin.
 func runLatency(t *testing.T, bin, name string, tx, rx qemutest.NIC) (*latencyRun, error) {
-	out, data, err := qemutest.Latency(bin, tx, rx, t.TempDir(), name, 2*time.Minute,
+	out, rep, err := qemutest.Latency(bin, tx, rx, t.TempDir(), name, 2*time.Minute,
 		"--count", strconv.Itoa(e2eProbes), "--interval", e2eInterval.String(), "--timeout", e2eProbeTimeout.String())
 	if err != nil {
 		return nil, err
 	}
 	t.Log(out)
-	r := &latencyRun{Name: name}
-	if err := json.Unmarshal(data, r); err != nil {
-		return nil, fmt.Errorf("--json output: %w:\n%s", err, data)
-	}
-	return r, nil
+	return &latencyRun{Name: name, LatencyReport: *rep}, nil
 }
 
 // checkProbes checks that one direction forwarded every probe exactly once. How many came

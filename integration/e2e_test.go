@@ -15,7 +15,7 @@ import (
 // `uiod latency` into one NIC's wire and expects them back from the other's, both ways, then
 // tells the guest to stop: it prints the daemon's /status, SIGTERMs it, and gives the NICs
 // back to their drivers with `uiod unbind --restore`. The host checks everything the guest
-// printed. With more NIC models (runE2EModels), each model's pair of NICs is set up the same
+// printed. With more NIC models (TestIntegrationE2EVirtio), each model's pair of NICs is set up the same
 // way and forwarded by the same daemon and poll thread, and probed in turn.
 
 const (

@@ -58,12 +58,22 @@ func (l *frameLog) count(n int, timeout time.Duration, mine func(f []byte) bool)
 	return got
 }
 
-// requireIP skips t unless ip(8) is there to bring a TAP interface up.
-func requireIP(t *testing.T) {
+// startTAPGuest boots the guest of the virtio multi-queue tests, running script: 2 vCPUs
+// and one modern virtio-net NIC on a 2-queue host TAP (-netdev tap,queues=2,script=no,
+// downscript=no,vhost=off; the device with mq=on,vectors=6 behind intel-iommu). It skips
+// t unless ip(8) is there to bring the TAP interface up.
+func startTAPGuest(t *testing.T, script string) *qemutest.VM {
 	t.Helper()
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("no ip(8) to bring the TAP interface up")
 	}
+	return startGuest(t, qemutest.DebianKernel, qemutest.Options{
+		IOMMU: true, NICModel: "virtio", NICs: 1, TAPQueues: 2, CPUs: 2, HugePages: 16,
+		// Without it a 2-vCPU TCG guest may fall back to the HPET clock and stall.
+		Cmdline: []string{"tsc=reliable"},
+		Timeout: 8 * time.Minute,
+		Script:  script,
+	})
 }
 
 // openTAP brings up the TAP interface of vm's NIC 0 (Options.TAPQueues) and opens it

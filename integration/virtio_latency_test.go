@@ -8,15 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/integration/guest"
 	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/wire"
 )
-
-// virtioLatencyProbes and virtioProbeSource are VirtioLatencyProbes and
-// VirtioProbeSource of the guest test.
-const virtioLatencyProbes = 400
-
-var virtioProbeSource = []byte{0x02, 0, 0, 0, 0, 0x77}
 
 // TestIntegrationVirtioLatency times round trips through an igb and a virtio-net NIC of one
 // guest (NIC 1 igb, NIC 2 virtio-net with qemutest.VirtioNICArgs, both behind intel-iommu
@@ -43,7 +38,7 @@ func TestIntegrationVirtioLatency(t *testing.T) {
 		late := map[uint32]time.Duration{} // replies that came after their probe timed out
 		sentAt := map[uint32]int64{}
 		p.SetHandler(func(f []byte, ts int64) {
-			if len(f) < 22 || string(f[6:12]) != string(virtioProbeSource) {
+			if len(f) < 22 || string(f[6:12]) != string(guest.VirtioProbeSource) {
 				return
 			}
 			seq := binary.BigEndian.Uint32(f[18:])
@@ -68,9 +63,9 @@ func TestIntegrationVirtioLatency(t *testing.T) {
 		lost := 0
 		f := make([]byte, 64)
 		copy(f, vm.NICs[i].MAC)
-		copy(f[6:], virtioProbeSource)
+		copy(f[6:], guest.VirtioProbeSource)
 		f[12], f[13] = 0x88, 0xb5
-		for seq := uint32(0); seq < virtioLatencyProbes; seq++ {
+		for seq := uint32(0); seq < guest.VirtioLatencyProbes; seq++ {
 			binary.BigEndian.PutUint32(f[18:], seq)
 			t0 := wire.Now()
 			mu.Lock()
@@ -99,7 +94,7 @@ func TestIntegrationVirtioLatency(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 		if lost > 0 {
-			t.Errorf("%s: %d of %d probes did not come back", name, lost, virtioLatencyProbes)
+			t.Errorf("%s: %d of %d probes did not come back", name, lost, guest.VirtioLatencyProbes)
 		}
 		t.Logf("%s", latencyLine(name, rtts))
 	}

@@ -30,12 +30,7 @@ var runMQSource = []byte{0x02, 0, 0, 0, 0, 0xaa}
 // must have been ended by its own queue's MSI-X vector (never more wake-ups than the
 // vector fired).
 func TestIntegrationVirtioRunMultiQueue(t *testing.T) {
-	requireIP(t)
-	vm := startGuest(t, qemutest.DebianKernel, qemutest.Options{
-		IOMMU: true, NICModel: "virtio", NICs: 1, TAPQueues: 2, CPUs: 2, HugePages: 16,
-		Cmdline: []string{"tsc=reliable"}, Timeout: 8 * time.Minute,
-		Script: testdataScript(t, "virtio_mq_run.sh"),
-	})
+	vm := startTAPGuest(t, testdataScript(t, "virtio_mq_run.sh"))
 	mine := 0
 	if _, err := vm.WaitOutput("E2E READY", 5*time.Minute); err != nil {
 		t.Error(err)

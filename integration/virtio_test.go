@@ -6,12 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/integration/guest"
 	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/wire"
 )
-
-// virtioFrames is how many frames each phase sends: VirtioFrames of the guest test.
-const virtioFrames = 100
 
 // TestIntegrationVirtioDebianIOMMU proves nic/virtio on QEMU's virtio-net in the real
 // kernel: a guest with two modern virtio-net NICs (QEMU flags: qemutest.VirtioNICArgs, each
@@ -45,7 +43,7 @@ func TestIntegrationVirtioDebianIOMMU(t *testing.T) {
 			t.Fatalf("phase %s: %v", ph.name, err)
 		}
 		var sent [][]byte
-		for i := 0; i < virtioFrames; i++ {
+		for i := 0; i < guest.VirtioFrames; i++ {
 			f := make([]byte, 60+i%200)
 			copy(f, vm.NICs[ph.out].MAC) // to the far NIC's address; the guest forwards blindly
 			copy(f[6:], []byte{0x02, 0, 0, 0, 0, byte(ph.in)})

@@ -1,7 +1,6 @@
 package dpdk
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,7 +13,7 @@ import (
 type run struct {
 	name       string
 	round      int
-	lat        latencyResult
+	lat        qemutest.LatencyReport
 	probeCPU   float64 // process CPU % while probed
 	idleCPU    float64 // process CPU % with no traffic
 	probeIRQs  uint64
@@ -24,17 +23,6 @@ type run struct {
 	// burst is the percentage of the burst's probes that came back: how much of a
 	// 100 kpps burst the forwarder passes (QEMU's I/O thread bounds it too).
 	burst float64
-}
-
-// latencyResult is the part of `uiod latency --json` the report uses.
-type latencyResult struct {
-	Sent     uint64 `json:"sent"`
-	Received uint64 `json:"received"`
-	Late     uint64 `json:"late"`
-	Lost     uint64 `json:"lost"`
-	MedianNs int64  `json:"median_ns"`
-	P99Ns    int64  `json:"p99_ns"`
-	MaxNs    int64  `json:"max_ns"`
 }
 
 // measure has the guest start name, probes it from the host, and reads the guest's counts.
@@ -118,17 +106,10 @@ func output(vm *qemutest.VM) string {
 var hostBin string
 
 // probe sends count probes gap apart into NIC 0's wire and receives them from NIC 1's.
-func probe(t *testing.T, vm *qemutest.VM, name string, count int, gap time.Duration) (*latencyResult, error) {
-	_, data, err := qemutest.Latency(hostBin, vm.NICs[0], vm.NICs[1], t.TempDir(), name, 5*time.Minute,
+func probe(t *testing.T, vm *qemutest.VM, name string, count int, gap time.Duration) (*qemutest.LatencyReport, error) {
+	_, rep, err := qemutest.Latency(hostBin, vm.NICs[0], vm.NICs[1], t.TempDir(), name, 5*time.Minute,
 		"--count", strconv.Itoa(count), "--interval", gap.String(), "--timeout", "1s")
-	if err != nil {
-		return nil, err
-	}
-	var lr latencyResult
-	if err := json.Unmarshal(data, &lr); err != nil {
-		return nil, fmt.Errorf("uiod latency --json: %w", err)
-	}
-	return &lr, nil
+	return rep, err
 }
 
 // parseResult fills r from a "BENCH RESULT name k=v ..." line.

@@ -16,13 +16,6 @@ import (
 	"github.com/uiod/uiod/vfio"
 )
 
-// VirtioLatencyProbes is how many probes the host sends to each NIC in
-// TestGuestVirtioLatency (virtioLatencyProbes of the host test); VirtioProbeSource is
-// their source MAC.
-const VirtioLatencyProbes = 400
-
-var VirtioProbeSource = []byte{0x02, 0, 0, 0, 0, 0x77}
-
 // TestGuestVirtioLatency reflects the host's probes on an igb NIC (nic/igb) and then on a
 // virtio-net NIC (nic/virtio) of the same guest, both under vfio-pci with MSI-X and the
 // same adaptive idle policy, so that the host can time both round trips alike. Here every

@@ -19,12 +19,6 @@ import (
 	"github.com/uiod/uiod/vfio"
 )
 
-// VirtioMQFrames is how many marked frames the host sends in TestGuestVirtioMultiQueue
-// (virtioMQFrames of the host test), and VirtioMQSource their source MAC.
-const VirtioMQFrames = 256
-
-var VirtioMQSource = []byte{0x02, 0, 0, 0, 0, 0x99}
-
 // TestGuestVirtioMultiQueue opens a virtio-net NIC on a 2-queue host TAP through vfio-pci
 // with 2 queue pairs (set through the control queue) and MSI-X, and runs one poll thread
 // per queue, each sleeping on its own queue's vector and reflecting what it receives out

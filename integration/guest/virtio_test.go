@@ -18,10 +18,6 @@ import (
 	"github.com/uiod/uiod/vfio"
 )
 
-// VirtioFrames is how many frames the host sends in each phase of TestGuestVirtioForward
-// (virtioFrames of the host test).
-const VirtioFrames = 100
-
 // virtioNICs returns the guest's two virtio-net NICs; it skips t unless the guest was
 // booted with them (UIOD_GUEST_VIRTIO=1, set by the host test's script).
 func virtioNICs(t *testing.T) (string, string) {
