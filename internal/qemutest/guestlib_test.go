@@ -51,7 +51,8 @@ func runGuestLib(t *testing.T, sh []string, env []string, script string) (string
 // TestGuestLib runs the guest shell library's functions that need no guest: what they
 // print is what the host tests parse and what the daemon reads as its configuration.
 func TestGuestLib(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "run.log")
+	dir := t.TempDir()
+	log, ready := filepath.Join(dir, "run.log"), filepath.Join(dir, "ready")
 	if err := os.WriteFile(log, []byte("line 1\nline 2\nline 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,11 @@ func TestGuestLib(t *testing.T) {
 			"E2E FAIL no link\nE2E log line 1\nE2E log line 2\nE2E log line 3\n", 1},
 		{"fail prints the log's tail", []string{"RUNLOG=" + log, "LOGTAIL=1", "TAG=BENCH"}, "fail x",
 			"BENCH FAIL x\nBENCH log line 3\n", 1},
-		{"stop_daemon", []string{"RUNLOG=" + log}, "sh -c 'trap \"exit 0\" TERM; while :; do sleep 0.05; done' & PID=$!; sleep 0.2; stop_daemon vfio-pci; echo \"PID=$PID\"",
+		// The stand-in daemon exits 0 on SIGTERM once it says it is ready (its trap set).
+		{"stop_daemon", []string{"RUNLOG=" + log, "READY=" + ready},
+			`rm -f "$READY"; sh -c 'trap "exit 0" TERM; touch "$READY"; while :; do sleep 0.05; done' & PID=$!
+i=0; while [ ! -e "$READY" ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1)); done
+stop_daemon vfio-pci; echo "PID=$PID"`,
 			"E2E run-exit=0 vfio-pci\nE2E log vfio-pci line 1\nE2E log vfio-pci line 2\nE2E log vfio-pci line 3\nPID=\n", 0},
 	}
 	for _, sh := range guestLibShells() {
