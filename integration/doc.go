@@ -18,6 +18,11 @@
 // downscript=no,vhost=off; vectors=6), one poll thread per queue on two vCPUs, reflecting
 // the host's flows (it needs ip(8) and CAP_NET_ADMIN for the TAP).
 //
+// Every test boots its guest with startGuest and ends it with finishGuest (guest tests,
+// reported as subtests) or finishE2E (the testdata/*.sh scripts, whose "E2E " lines
+// parseE2E reads). The scripts source the guest shell library, /etc/uiod/lib.sh
+// (qemutest.GuestLib), for reporting, snapshots and the daemon's start and stop.
+//
 // They skip unless run as root with QEMU, a static busybox and the guest kernel present:
 // scripts/qemu-setup.sh installs them. Run them with
 //

@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -74,56 +76,73 @@ func (b *builder) TempDir() string {
 	return b.dir
 }
 
-// guestScript runs the guest tests, bind tests first and unbind last (see package guest).
-const guestScript = `uiod version 2>&1 | head -1
-exec guest.test -test.v -test.count=1 -test.timeout=4m -test.run '^TestGuest'
-`
+// guestTestScript is a guest script that runs the guest tests matching run (a -test.run
+// pattern) within timeout, with the environment variable env (if not "") set to 1 to
+// enable the tests that need it. The loopback is up first, for a daemon's /status.
+func guestTestScript(env, run string, timeout time.Duration) string {
+	s := ". /etc/uiod/lib.sh\nloopback_up\nuiod version 2>&1 | head -1\n"
+	if env != "" {
+		s += "export " + env + "=1\n"
+	}
+	return s + fmt.Sprintf("exec guest.test -test.v -test.count=1 -test.timeout=%v -test.run '%s'\n", timeout, run)
+}
 
-// runGuest boots a guest with o plus the guest binaries and script, reports each guest
-// test as a subtest of t, and logs the times.
-func runGuest(t *testing.T, o qemutest.Options) {
+// testdataScript returns the guest script testdata/name.
+func testdataScript(t *testing.T, name string) string {
+	t.Helper()
+	script, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(script)
+}
+
+// startGuest boots a guest on the kernel that kernel returns, with o plus the guest
+// binaries. It skips t where that kernel, QEMU or root is missing.
+func startGuest(t *testing.T, kernel func() (qemutest.Kernel, error), o qemutest.Options) *qemutest.VM {
+	t.Helper()
+	k, err := kernel()
+	if err != nil {
+		t.Skip(err)
+	}
 	qemutest.Require(t)
+	o.Kernel = k
 	o.Files = append(o.Files, guestFiles(t)...)
-	o.Script = guestScript
-	o.HugePages = 16
-	if o.Timeout == 0 {
-		o.Timeout = 5 * time.Minute
-	}
-	r := qemutest.Run(t, o)
-	t.Logf("%s: boot %v, guest tests %v, QEMU start to power-off %v",
-		r.Kernel, r.Boot.Round(time.Millisecond), r.Script.Round(time.Millisecond), r.Wall.Round(time.Millisecond))
+	return qemutest.Start(t, o)
+}
+
+// finishGuest waits for a guest running guest tests (see qemutest.VM.Finish) and reports
+// each as a subtest of t.
+func finishGuest(t *testing.T, vm *qemutest.VM) *qemutest.Result {
+	t.Helper()
+	r := vm.Finish(t)
 	r.Report(t)
-	if t.Failed() {
-		t.Logf("guest console:\n%s", r.Console)
-	}
+	return r
+}
+
+// runGuest boots a guest with o plus the guest binaries and runs every guest test, bind
+// tests first and unbind last (see package guest), each reported as a subtest of t.
+func runGuest(t *testing.T, kernel func() (qemutest.Kernel, error), o qemutest.Options) {
+	o.Script = guestTestScript("", "^TestGuest", 4*time.Minute)
+	o.HugePages = 16
+	o.Timeout = 5 * time.Minute
+	finishGuest(t, startGuest(t, kernel, o))
 }
 
 // TestIntegrationDebianIOMMU runs the guest tests on Debian's kernel (drivers as modules)
 // with an emulated Intel IOMMU: vfio type1 and uio_pci_generic.
 func TestIntegrationDebianIOMMU(t *testing.T) {
-	k, err := qemutest.DebianKernel()
-	if err != nil {
-		t.Skip(err)
-	}
-	runGuest(t, qemutest.Options{Kernel: k, IOMMU: true})
+	runGuest(t, qemutest.DebianKernel, qemutest.Options{IOMMU: true})
 }
 
 // TestIntegrationSharedIOMMU runs the guest tests on the shared kernel (drivers built in)
 // with an emulated Intel IOMMU: vfio type1, the vfio cdev + iommufd path, uio_pci_generic.
 func TestIntegrationSharedIOMMU(t *testing.T) {
-	k, err := qemutest.SharedKernel()
-	if err != nil {
-		t.Skip(err)
-	}
-	runGuest(t, qemutest.Options{Kernel: k, IOMMU: true})
+	runGuest(t, qemutest.SharedKernel, qemutest.Options{IOMMU: true})
 }
 
 // TestIntegrationSharedNoIOMMU runs the guest tests on the shared kernel without an IOMMU,
 // vfio in unsafe no-IOMMU mode.
 func TestIntegrationSharedNoIOMMU(t *testing.T) {
-	k, err := qemutest.SharedKernel()
-	if err != nil {
-		t.Skip(err)
-	}
-	runGuest(t, qemutest.Options{Kernel: k, UnsafeNoIOMMU: true})
+	runGuest(t, qemutest.SharedKernel, qemutest.Options{UnsafeNoIOMMU: true})
 }

@@ -8,20 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/integration/guest"
 	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/wire"
 )
-
-// virtioLatencyProbes and virtioProbeSource are VirtioLatencyProbes and
-// VirtioProbeSource of the guest test.
-const virtioLatencyProbes = 400
-
-var virtioProbeSource = []byte{0x02, 0, 0, 0, 0, 0x77}
-
-const virtioLatencyScript = `uiod version 2>&1 | head -1
-export UIOD_GUEST_VIRTIO_LATENCY=1
-exec guest.test -test.v -test.count=1 -test.timeout=5m -test.run '^TestGuestVirtioLatency'
-`
 
 // TestIntegrationVirtioLatency times round trips through an igb and a virtio-net NIC of one
 // guest (NIC 1 igb, NIC 2 virtio-net with qemutest.VirtioNICArgs, both behind intel-iommu
@@ -32,17 +22,11 @@ exec guest.test -test.v -test.count=1 -test.timeout=5m -test.run '^TestGuestVirt
 // came back (within 10 s: a notification the driver failed to send would hold it
 // until the next probe, which is only sent after that) and logs the percentiles (TCG: the numbers compare the two NICs, nothing more).
 func TestIntegrationVirtioLatency(t *testing.T) {
-	k, err := qemutest.DebianKernel()
-	if err != nil {
-		t.Skip(err)
-	}
-	qemutest.Require(t)
-	o := qemutest.Options{
-		Kernel: k, IOMMU: true, NICModels: []string{"igb", "virtio"}, HugePages: 16,
-		Cmdline: []string{"tsc=reliable"},
-		Files:   guestFiles(t), Script: virtioLatencyScript, Timeout: 8 * time.Minute,
-	}
-	vm := qemutest.Start(t, o)
+	vm := startGuest(t, qemutest.DebianKernel, qemutest.Options{
+		IOMMU: true, NICModels: []string{"igb", "virtio"}, HugePages: 16,
+		Cmdline: []string{"tsc=reliable"}, Timeout: 8 * time.Minute,
+		Script: guestTestScript("UIOD_GUEST_VIRTIO_LATENCY", "^TestGuestVirtioLatency", 5*time.Minute),
+	})
 	for i, name := range []string{"igb", "virtio"} {
 		p, err := wire.ListenUnix(vm.NICs[i].HostSocket, vm.NICs[i].GuestSocket)
 		if err != nil {
@@ -54,7 +38,7 @@ func TestIntegrationVirtioLatency(t *testing.T) {
 		late := map[uint32]time.Duration{} // replies that came after their probe timed out
 		sentAt := map[uint32]int64{}
 		p.SetHandler(func(f []byte, ts int64) {
-			if len(f) < 22 || string(f[6:12]) != string(virtioProbeSource) {
+			if len(f) < 22 || string(f[6:12]) != string(guest.VirtioProbeSource) {
 				return
 			}
 			seq := binary.BigEndian.Uint32(f[18:])
@@ -79,9 +63,9 @@ func TestIntegrationVirtioLatency(t *testing.T) {
 		lost := 0
 		f := make([]byte, 64)
 		copy(f, vm.NICs[i].MAC)
-		copy(f[6:], virtioProbeSource)
+		copy(f[6:], guest.VirtioProbeSource)
 		f[12], f[13] = 0x88, 0xb5
-		for seq := uint32(0); seq < virtioLatencyProbes; seq++ {
+		for seq := uint32(0); seq < guest.VirtioLatencyProbes; seq++ {
 			binary.BigEndian.PutUint32(f[18:], seq)
 			t0 := wire.Now()
 			mu.Lock()
@@ -110,18 +94,11 @@ func TestIntegrationVirtioLatency(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 		if lost > 0 {
-			t.Errorf("%s: %d of %d probes did not come back", name, lost, virtioLatencyProbes)
+			t.Errorf("%s: %d of %d probes did not come back", name, lost, guest.VirtioLatencyProbes)
 		}
 		t.Logf("%s", latencyLine(name, rtts))
 	}
-	r, err := vm.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Report(t)
-	if t.Failed() {
-		t.Logf("guest console:\n%s", r.Console)
-	}
+	finishGuest(t, vm)
 }
 
 // latencyLine formats the percentiles of rtts as a table row.

@@ -2,18 +2,12 @@ package integration
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/uiod/uiod/internal/qemutest"
-	"github.com/uiod/uiod/wire"
 )
 
 // runMQFrames frames of runMQFlows UDP flows go into the TAP of
@@ -36,57 +30,21 @@ var runMQSource = []byte{0x02, 0, 0, 0, 0, 0xaa}
 // must have been ended by its own queue's MSI-X vector (never more wake-ups than the
 // vector fired).
 func TestIntegrationVirtioRunMultiQueue(t *testing.T) {
-	k, err := qemutest.DebianKernel()
-	if err != nil {
-		t.Skip(err)
-	}
-	qemutest.Require(t)
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip(8) to bring the TAP interface up")
-	}
-	script, err := os.ReadFile(filepath.Join("testdata", "virtio_mq_run.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := qemutest.Options{
-		Kernel: k, IOMMU: true, NICModel: "virtio", NICs: 1, TAPQueues: 2, CPUs: 2, HugePages: 16,
-		Cmdline: []string{"tsc=reliable"},
-		Files:   guestFiles(t), Script: string(script), Timeout: 8 * time.Minute,
-	}
-	vm := qemutest.Start(t, o)
-	tap := vm.NICs[0].TAP
-	back := &frameLog{}
+	vm := startTAPGuest(t, testdataScript(t, "virtio_mq_run.sh"))
 	mine := 0
 	if _, err := vm.WaitOutput("E2E READY", 5*time.Minute); err != nil {
 		t.Error(err)
-	} else if err := sendRunMQ(t, vm, tap, back, &mine); err != nil {
+	} else if mine, err = sendRunMQ(t, vm); err != nil {
 		t.Error(err)
 	}
-	for _, line := range []string{"end", "done"} {
-		if err := vm.Send(line); err != nil {
-			t.Errorf("guest control port: %v", err)
-		}
-		if line == "end" {
-			if _, err := vm.WaitOutput("E2E snapshot end taken", time.Minute); err != nil {
-				t.Error(err)
-			}
-		}
+	if err := takeSnapshot(vm, "end"); err != nil {
+		t.Error(err)
 	}
-	res, err := vm.Wait()
-	if err != nil {
-		t.Fatal(err)
+	if err := vm.Send("done"); err != nil {
+		t.Errorf("guest control port: %v", err)
 	}
-	defer func() {
-		if t.Failed() {
-			t.Logf("guest output:\n%s", res.Output)
-			t.Logf("guest console:\n%s", res.Console)
-		}
-	}()
-	rep := parseE2E(res.Output)
-	if res.Exit != 0 {
-		t.Fatalf("guest script exit status %d: %s", res.Exit, strings.Join(rep.fails, "; "))
-	}
-	t.Logf("%d of %d frames back through %s", mine, runMQFrames, tap)
+	res, rep := finishE2E(t, vm)
+	t.Logf("%d of %d frames back through %s", mine, runMQFrames, vm.NICs[0].TAP)
 	if mine != runMQFrames {
 		t.Errorf("%d of %d frames came back", mine, runMQFrames)
 	}
@@ -94,72 +52,39 @@ func TestIntegrationVirtioRunMultiQueue(t *testing.T) {
 	if rep.runExit != 0 {
 		t.Errorf("uiod run exited with status %d after SIGTERM, want 0", rep.runExit)
 	}
-	if !slices.ContainsFunc(rep.log, func(l string) bool {
-		return strings.Contains(l, "nic driver") && strings.Contains(l, `"nic": "virtio"`)
-	}) {
+	if !rep.logged("nic driver", `"nic": "virtio"`) {
 		t.Errorf("the daemon's log does not say the virtio driver opened p0:\n%s", strings.Join(rep.log, "\n"))
 	}
 }
 
 // sendRunMQ brings the TAP up and sends the flows into it, a few frames at a time so that
-// the poll threads go idle in between, counting in *mine the frames reflected back.
-func sendRunMQ(t *testing.T, vm *qemutest.VM, tap string, back *frameLog, mine *int) error {
-	if out, err := exec.Command("ip", "link", "set", "dev", tap, "up").CombinedOutput(); err != nil {
-		return fmt.Errorf("ip link set %s up: %v: %s", tap, err, out)
-	}
-	port, err := wire.ListenPacket(tap)
+// the poll threads go idle in between, and returns how many frames were reflected back.
+func sendRunMQ(t *testing.T, vm *qemutest.VM) (int, error) {
+	port, back, err := openTAP(t, vm)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	defer port.Close()
-	port.SetHandler(back.add)
-	for i := 0; i < runMQFrames; i++ {
-		f := udpFrame(vm.NICs[0].MAC, runMQSource, uint16(2000+i%runMQFlows), i)
-		if err := port.Send(f); err != nil {
-			return fmt.Errorf("send frame %d: %w", i, err)
-		}
-		if i%8 == 7 {
-			time.Sleep(5 * time.Millisecond)
-		}
+	if err := sendFlows(port, vm.NICs[0].MAC, runMQSource, runMQFrames, runMQFlows, 2000); err != nil {
+		return 0, err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for *mine < runMQFrames && time.Now().Before(deadline) {
-		for _, f := range back.wait(runMQFrames-*mine, 100*time.Millisecond) {
-			// Reflected: the MACs swapped, the rest as sent.
-			if len(f) >= 12 && bytes.Equal(f[:6], runMQSource) {
-				*mine++
-			}
-		}
-	}
-	return nil
-}
-
-// runMQStatus is the part of the daemon's /status the multi-queue test reads.
-type runMQStatus struct {
-	Queues []struct {
-		Name      string `json:"name"`
-		Thread    int    `json:"thread"`
-		RxPackets uint64 `json:"rx_packets"`
-	} `json:"queues"`
-	Threads []struct {
-		Index         int    `json:"index"`
-		CPU           int    `json:"cpu"`
-		Sleeps        uint64 `json:"sleeps"`
-		WakeInterrupt uint64 `json:"wakeups_interrupt"`
-	} `json:"threads"`
+	// Reflected: the MACs swapped, the rest as sent.
+	return back.count(runMQFrames, 30*time.Second, func(f []byte) bool {
+		return len(f) >= 12 && bytes.Equal(f[:6], runMQSource)
+	}), nil
 }
 
 // checkRunMQ checks the snapshots before and after the frames: both RX queues received,
 // on different threads, and each thread slept and was woken by its queue's vector only.
 func checkRunMQ(t *testing.T, nic string, rep *e2eReport) {
 	t.Helper()
-	var st [2]runMQStatus
+	var st [2]*daemonStatus
 	for i, name := range []string{"start", "end"} {
-		if err := json.Unmarshal(rep.snap(name).status, &st[i]); err != nil {
-			t.Fatalf("/status %s: %v:\n%s", name, err, rep.snap(name).status)
+		var err error
+		if st[i], err = parseStatus(rep.snap(name), 1, 2); err != nil {
+			t.Fatalf("/status %s: %v", name, err)
 		}
-		if len(st[i].Queues) != 2 || len(st[i].Threads) != 2 {
-			t.Fatalf("/status %s: %d queues and %d threads, want 2 and 2:\n%s", name, len(st[i].Queues), len(st[i].Threads), rep.snap(name).status)
+		if len(st[i].Queues) != 2 {
+			t.Fatalf("/status %s: %d queues, want 2:\n%s", name, len(st[i].Queues), rep.snap(name).status)
 		}
 	}
 	if st[1].Queues[0].Thread == st[1].Queues[1].Thread {

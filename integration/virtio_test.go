@@ -3,22 +3,13 @@ package integration
 import (
 	"bytes"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/integration/guest"
 	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/wire"
 )
-
-// virtioFrames is how many frames each phase sends: VirtioFrames of the guest test.
-const virtioFrames = 100
-
-// virtioScript runs the virtio guest tests only (the igb ones skip or fail without igb).
-const virtioScript = `uiod version 2>&1 | head -1
-export UIOD_GUEST_VIRTIO=1
-exec guest.test -test.v -test.count=1 -test.timeout=5m -test.run '^TestGuestVirtioForward$'
-`
 
 // TestIntegrationVirtioDebianIOMMU proves nic/virtio on QEMU's virtio-net in the real
 // kernel: a guest with two modern virtio-net NICs (QEMU flags: qemutest.VirtioNICArgs, each
@@ -27,16 +18,11 @@ exec guest.test -test.v -test.count=1 -test.timeout=5m -test.run '^TestGuestVirt
 // uio_pci_generic (INTx) and forwards between them while the host sends frames through
 // QEMU's datagram sockets: every frame must come back byte for byte, out of the other NIC.
 func TestIntegrationVirtioDebianIOMMU(t *testing.T) {
-	k, err := qemutest.DebianKernel()
-	if err != nil {
-		t.Skip(err)
-	}
-	qemutest.Require(t)
-	o := qemutest.Options{
-		Kernel: k, IOMMU: true, NICModel: "virtio", HugePages: 16,
-		Files: guestFiles(t), Script: virtioScript, Timeout: 8 * time.Minute,
-	}
-	vm := qemutest.Start(t, o)
+	vm := startGuest(t, qemutest.DebianKernel, qemutest.Options{
+		IOMMU: true, NICModel: "virtio", HugePages: 16, Timeout: 8 * time.Minute,
+		// The virtio guest test only (the igb ones skip or fail without igb).
+		Script: guestTestScript("UIOD_GUEST_VIRTIO", "^TestGuestVirtioForward$", 5*time.Minute),
+	})
 	ports := make([]*wire.UnixPort, 2)
 	got := make([]*frameLog, 2)
 	for i := range ports {
@@ -57,7 +43,7 @@ func TestIntegrationVirtioDebianIOMMU(t *testing.T) {
 			t.Fatalf("phase %s: %v", ph.name, err)
 		}
 		var sent [][]byte
-		for i := 0; i < virtioFrames; i++ {
+		for i := 0; i < guest.VirtioFrames; i++ {
 			f := make([]byte, 60+i%200)
 			copy(f, vm.NICs[ph.out].MAC) // to the far NIC's address; the guest forwards blindly
 			copy(f[6:], []byte{0x02, 0, 0, 0, 0, byte(ph.in)})
@@ -84,44 +70,5 @@ func TestIntegrationVirtioDebianIOMMU(t *testing.T) {
 		}
 		t.Logf("phase %s: %d of %d frames back", ph.name, len(back), len(sent))
 	}
-	r, err := vm.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s: boot %v, guest tests %v", r.Kernel, r.Boot.Round(time.Millisecond), r.Script.Round(time.Millisecond))
-	r.Report(t)
-	if t.Failed() {
-		t.Logf("guest console:\n%s", r.Console)
-	}
-}
-
-// frameLog collects the frames a host socket receives.
-type frameLog struct {
-	mu     sync.Mutex
-	frames [][]byte
-}
-
-func (l *frameLog) add(f []byte, _ int64) {
-	l.mu.Lock()
-	l.frames = append(l.frames, append([]byte(nil), f...))
-	l.mu.Unlock()
-}
-
-// wait returns the frames once n arrived or after timeout, and forgets them.
-func (l *frameLog) wait(n int, timeout time.Duration) [][]byte {
-	deadline := time.Now().Add(timeout)
-	for {
-		l.mu.Lock()
-		k := len(l.frames)
-		l.mu.Unlock()
-		if k >= n || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f := l.frames
-	l.frames = nil
-	return f
+	finishGuest(t, vm)
 }

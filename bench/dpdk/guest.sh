@@ -5,20 +5,14 @@
 # takes the CPU and interrupt counts over the probes and over an idle stretch, prints one
 # "BENCH RESULT" line, stops the forwarder and waits for the next name ("done" ends it).
 set -u
-NIC1=$(echo "$UIOD_GUEST_NICS" | cut -d' ' -f1)
-NIC2=$(echo "$UIOD_GUEST_NICS" | cut -d' ' -f2)
+TAG=BENCH RUNLOG=/tmp/fw.log LOGTAIL=40
+. /etc/uiod/lib.sh
+NIC1=$(nic 1)
+NIC2=$(nic 2)
 FWCPU=1
 IDLE=${BENCH_IDLE_SECONDS:-4}
-PID=
-say() { echo "BENCH $*"; }
-fail() {
-	say "FAIL $*"
-	[ -f /tmp/fw.log ] && tail -40 /tmp/fw.log | sed 's/^/BENCH log /'
-	stop
-	exit 1
-}
 export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
-ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up || fail "loopback up"
+loopback_up
 # EAL refuses a plugin directory under a world-writable path, and the initramfs root is one.
 chmod go-w / /usr /usr/lib /usr/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/dpdk 2>/dev/null
 mkdir -p /var/run /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages 2>/dev/null
@@ -49,6 +43,7 @@ pin() {
 		echo $FWCPU >"/proc/irq/$(echo $n)/smp_affinity_list" 2>/dev/null
 	done
 }
+# stop ends the forwarder (SIGINT, then SIGKILL after 10 s) and testpmd's stdin FIFO.
 stop() {
 	[ -n "$PID" ] || return 0
 	kill -INT "$PID" 2>/dev/null
@@ -77,23 +72,17 @@ EALCOMMON="-n 1 --in-memory --no-telemetry --iova-mode=va -m 256 -a $NIC1 -a $NI
 EAL="-l 0,$FWCPU $EALCOMMON"
 EAL1="-l $FWCPU $EALCOMMON"
 uiod_conf() {
-	cat >/tmp/uiod.yaml <<EOF
-log:
-  level: warn
-metrics:
-  listen: 127.0.0.1:9477
-ports:
+	{
+		conf_head warn
+		cat <<EOF
   - {name: p0, driver: vfio-pci, pci: "$NIC1", nic: igb, interrupts: msix, promiscuous: true}
   - {name: p1, driver: vfio-pci, pci: "$NIC2", nic: igb, interrupts: msix, promiscuous: true}
 forward:
   mode: l2fwd
   pairs: [[p0, p1]]
-poll:
-  mode: $1
-  idle_threshold: $2
-  wait_timeout: 1s
-  cpus: [$FWCPU]
 EOF
+		conf_poll "$1" "$2" "$FWCPU"
+	} >/tmp/uiod.yaml
 }
 start() {
 	NAME=$1
@@ -121,16 +110,8 @@ start() {
 		uiod-adaptive) uiod_conf adaptive 300us ;;
 		uiod-auto) uiod_conf adaptive auto ;;
 		esac
-		uiod run --config /tmp/uiod.yaml >/tmp/fw.log 2>&1 &
-		PID=$!
-		i=0
-		until wget -q -O /tmp/status.json http://127.0.0.1:9477/status 2>/dev/null &&
-			[ "$(grep -c '"link_up": true' /tmp/status.json)" = 2 ]; do
-			kill -0 "$PID" 2>/dev/null || fail "$NAME exited before it was ready"
-			i=$((i + 1))
-			[ $i -lt 600 ] || fail "$NAME: no /status with both links up after 120 s"
-			sleep 0.2
-		done
+		run_daemon /tmp/uiod.yaml
+		wait_links 2 120
 		;;
 	*) fail "unknown forwarder $NAME" ;;
 	esac

@@ -3,9 +3,7 @@ package guest
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,35 +166,7 @@ func startRun(t *testing.T, cfg string) (*exec.Cmd, *syncBuffer) {
 // waitForwarding waits until the daemon's port has received frames from the host.
 func waitForwarding(t *testing.T, run *exec.Cmd, log *syncBuffer) {
 	t.Helper()
-	var last string
-	ok := testutil.WaitFor(90*time.Second, func() bool {
-		resp, err := http.Get(quiesceStatusURL)
-		if err != nil {
-			last = err.Error()
-			return false
-		}
-		defer resp.Body.Close()
-		var st struct {
-			Ports []struct {
-				LinkUp bool `json:"link_up"`
-				Stats  struct {
-					RxPackets uint64 `json:"rx_packets"`
-					TxPackets uint64 `json:"tx_packets"`
-				} `json:"stats"`
-			} `json:"ports"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || len(st.Ports) != 1 {
-			last = fmt.Sprintf("status: %v", err)
-			return false
-		}
-		p := st.Ports[0]
-		last = fmt.Sprintf("link %v, rx %d, tx %d", p.LinkUp, p.Stats.RxPackets, p.Stats.TxPackets)
-		return p.LinkUp && p.Stats.RxPackets > 0
-	})
-	if !ok {
-		t.Fatalf("uiod run did not forward frames within 90s (%s):\n%s", last, log)
-	}
-	t.Logf("uiod run (pid %d) forwarding: %s", run.Process.Pid, last)
+	waitPorts(t, run, log, quiesceStatusURL, 1, func(p statusPort) bool { return p.LinkUp && p.Stats.RxPackets > 0 })
 }
 
 // commandRegister reads a function's command register from sysfs.

@@ -1,9 +1,7 @@
 package guest
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -234,38 +231,7 @@ func unitSignal(t *testing.T, name string) syscall.Signal {
 // forwarded them out of the other.
 func waitForwardingBoth(t *testing.T, run *exec.Cmd, log *syncBuffer) {
 	t.Helper()
-	var last string
-	ok := testutil.WaitFor(90*time.Second, func() bool {
-		resp, err := http.Get(unitStatusURL)
-		if err != nil {
-			last = err.Error()
-			return false
-		}
-		defer resp.Body.Close()
-		var st struct {
-			Ports []struct {
-				Name   string `json:"name"`
-				LinkUp bool   `json:"link_up"`
-				Stats  struct {
-					RxPackets uint64 `json:"rx_packets"`
-					TxPackets uint64 `json:"tx_packets"`
-				} `json:"stats"`
-			} `json:"ports"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || len(st.Ports) != 2 {
-			last = fmt.Sprintf("status: %v, %d ports", err, len(st.Ports))
-			return false
-		}
-		done := true
-		last = ""
-		for _, p := range st.Ports {
-			last += fmt.Sprintf("%s: link %v, rx %d, tx %d; ", p.Name, p.LinkUp, p.Stats.RxPackets, p.Stats.TxPackets)
-			done = done && p.LinkUp && p.Stats.RxPackets > 0 && p.Stats.TxPackets > 0
-		}
-		return done
+	waitPorts(t, run, log, unitStatusURL, 2, func(p statusPort) bool {
+		return p.LinkUp && p.Stats.RxPackets > 0 && p.Stats.TxPackets > 0
 	})
-	if !ok {
-		t.Fatalf("uiod run did not forward frames both ways within 90s (%s):\n%s", last, log)
-	}
-	t.Logf("uiod run (pid %d) forwarding: %s", run.Process.Pid, last)
 }

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // TestParseUnitShipped: the shipped unit reads as the start/stop path the guest test runs.
@@ -72,9 +74,7 @@ func TestParseUnit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			u, err := parseUnit(strings.NewReader(tt.unit))
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
-				}
+				testutil.ErrorContains(t, err, tt.wantErr)
 				return
 			}
 			if err != nil {

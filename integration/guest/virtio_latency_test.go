@@ -9,52 +9,12 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/uiod/uiod/idle"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/igb"
 	"github.com/uiod/uiod/nic/virtio"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/vfio"
 )
-
-// VirtioLatencyProbes is how many probes the host sends to each NIC in
-// TestGuestVirtioLatency (virtioLatencyProbes of the host test); VirtioProbeSource is
-// their source MAC.
-const VirtioLatencyProbes = 400
-
-var VirtioProbeSource = []byte{0x02, 0, 0, 0, 0, 0x77}
-
-// portReflector sends what RX queue 0 of a port receives back out of TX queue 0,
-// counting the host's probes.
-type portReflector struct {
-	p      nic.Port
-	bufs   [32]*nic.Buf
-	probes int
-}
-
-func (r *portReflector) Poll() int {
-	n := r.p.RxBurst(0, r.bufs[:])
-	for _, b := range r.bufs[:n] {
-		if f := b.Bytes(); len(f) >= 12 && string(f[6:12]) == string(VirtioProbeSource) {
-			r.probes++
-		}
-	}
-	sent := 0
-	for sent < n {
-		k := r.p.TxBurst(0, r.bufs[sent:n])
-		if k == 0 {
-			break
-		}
-		sent += k
-	}
-	for _, b := range r.bufs[sent:n] {
-		b.Free()
-	}
-	return n
-}
-func (r *portReflector) Arm()    { r.p.EnableRxInterrupt(0) }
-func (r *portReflector) Disarm() { r.p.DisableRxInterrupt(0) }
 
 // TestGuestVirtioLatency reflects the host's probes on an igb NIC (nic/igb) and then on a
 // virtio-net NIC (nic/virtio) of the same guest, both under vfio-pci with MSI-X and the
@@ -86,21 +46,14 @@ func TestGuestVirtioLatency(t *testing.T) {
 			dev.Close()
 			t.Fatalf("%s %s: %v", name, addr, err)
 		}
-		r := &portReflector{p: p}
-		d, err := idle.New(idle.PolicyConfig{IdleThreshold: 300 * time.Microsecond, WaitTimeout: time.Second}, []*irq.Vector{p.RxVector(0)}, r)
+		r := &relay{in: p, out: p, mark: VirtioProbeSource}
+		d, err := r.newIdler(time.Second)
 		if err != nil {
 			p.Close()
 			t.Fatal(err)
 		}
 		fmt.Printf("UIOD-VIRTIO-LAT-READY %s\n", name)
-		deadline := time.Now().Add(2 * time.Minute)
-		for r.probes < VirtioLatencyProbes && time.Now().Before(deadline) {
-			if r.Poll() > 0 {
-				d.Traffic(idle.Now())
-			} else {
-				d.Empty(idle.Now())
-			}
-		}
+		pollUntil(d, r, func() bool { return r.marked >= VirtioLatencyProbes }, 2*time.Minute)
 		// The last reflected probe may still be queued in the device: virtio-net sends
 		// after the notification, asynchronously, and Close resets the device. Let it go.
 		if vp, ok := p.(interface{ TxPending(int) int }); ok {
@@ -113,12 +66,12 @@ func TestGuestVirtioLatency(t *testing.T) {
 		d.Close()
 		fmt.Printf("UIOD-VIRTIO-LAT-DONE %s\n", name)
 		t.Logf("%s %s: reflected %d probes; arms %d sleeps %d woken by interrupt %d, by timeout %d; port %+v",
-			name, addr, r.probes, s.Arms, s.Sleeps, s.WakeInterrupt, s.WakeTimeout, p.Stats())
+			name, addr, r.marked, s.Arms, s.Sleeps, s.WakeInterrupt, s.WakeTimeout, p.Stats())
 		if err := p.Close(); err != nil {
 			t.Errorf("%s: close: %v", name, err)
 		}
-		if r.probes != VirtioLatencyProbes {
-			t.Errorf("%s: reflected %d of %d probes", name, r.probes, VirtioLatencyProbes)
+		if r.marked != VirtioLatencyProbes {
+			t.Errorf("%s: reflected %d of %d probes", name, r.marked, VirtioLatencyProbes)
 		}
 	}
 }

@@ -13,55 +13,11 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/uiod/uiod/idle"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/virtio"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/vfio"
 )
-
-// VirtioMQFrames is how many marked frames the host sends in TestGuestVirtioMultiQueue
-// (virtioMQFrames of the host test), and VirtioMQSource their source MAC.
-const VirtioMQFrames = 256
-
-var VirtioMQSource = []byte{0x02, 0, 0, 0, 0, 0x99}
-
-// reflector sends every frame received on RX queue q back out of TX queue q of the same
-// port, counting the host's marked frames.
-type reflector struct {
-	p      *virtio.Port
-	q      int
-	bufs   [32]*nic.Buf
-	marked *atomic.Int64
-	mine   int
-}
-
-func (r *reflector) Poll() int {
-	n := r.p.RxBurst(r.q, r.bufs[:])
-	if n == 0 {
-		return 0
-	}
-	for _, b := range r.bufs[:n] {
-		if f := b.Bytes(); len(f) >= 12 && string(f[6:12]) == string(VirtioMQSource) {
-			r.mine++
-			r.marked.Add(1)
-		}
-	}
-	sent := 0
-	for sent < n {
-		k := r.p.TxBurst(r.q, r.bufs[sent:n])
-		if k == 0 {
-			break
-		}
-		sent += k
-	}
-	for _, b := range r.bufs[sent:n] {
-		b.Free()
-	}
-	return n
-}
-func (r *reflector) Arm()    { r.p.EnableRxInterrupt(r.q) }
-func (r *reflector) Disarm() { r.p.DisableRxInterrupt(r.q) }
 
 // TestGuestVirtioMultiQueue opens a virtio-net NIC on a 2-queue host TAP through vfio-pci
 // with 2 queue pairs (set through the control queue) and MSI-X, and runs one poll thread
@@ -96,19 +52,19 @@ func TestGuestVirtioMultiQueue(t *testing.T) {
 		irq0[q], _ = irqCount(t, fmt.Sprintf("vfio-msix[%d](%s)", q, addr))
 	}
 	var marked atomic.Int64
-	refl := make([]*reflector, 2)
+	refl := make([]*relay, 2)
 	stats := make([]idle.Stats, 2)
 	errs := make([]error, 2)
 	var ready, wg sync.WaitGroup
 	ready.Add(2)
 	for q := range refl {
-		refl[q] = &reflector{p: p, q: q, marked: &marked}
+		refl[q] = &relay{in: p, out: p, q: q, mark: VirtioMQSource, total: &marked}
 		wg.Add(1)
 		go func(q int) {
 			defer wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			d, err := idle.New(idle.PolicyConfig{IdleThreshold: 300 * time.Microsecond, WaitTimeout: 100 * time.Millisecond}, []*irq.Vector{p.RxVector(q)}, refl[q])
+			d, err := refl[q].newIdler(100 * time.Millisecond)
 			if err != nil {
 				errs[q] = err
 				ready.Done()
@@ -116,14 +72,7 @@ func TestGuestVirtioMultiQueue(t *testing.T) {
 			}
 			defer d.Close()
 			ready.Done()
-			deadline := time.Now().Add(2 * time.Minute)
-			for marked.Load() < VirtioMQFrames && time.Now().Before(deadline) {
-				if refl[q].Poll() > 0 {
-					d.Traffic(idle.Now())
-				} else {
-					d.Empty(idle.Now())
-				}
-			}
+			pollUntil(d, refl[q], func() bool { return marked.Load() >= VirtioMQFrames }, 2*time.Minute)
 			stats[q] = d.Stats()
 		}(q)
 	}
@@ -138,8 +87,8 @@ func TestGuestVirtioMultiQueue(t *testing.T) {
 		irq1, found := irqCount(t, fmt.Sprintf("vfio-msix[%d](%s)", q, addr))
 		s := stats[q]
 		t.Logf("queue %d: %d marked frames; arms %d sleeps %d woken by interrupt %d, by timeout %d, spurious %d; vfio-msix[%d] fired %d times",
-			q, refl[q].mine, s.Arms, s.Sleeps, s.WakeInterrupt, s.WakeTimeout, s.WakeSpurious, q, irq1-irq0[q])
-		if refl[q].mine == 0 {
+			q, refl[q].marked, s.Arms, s.Sleeps, s.WakeInterrupt, s.WakeTimeout, s.WakeSpurious, q, irq1-irq0[q])
+		if refl[q].marked == 0 {
 			t.Errorf("queue %d received none of the host's frames", q)
 		}
 		if s.WakeInterrupt == 0 {

@@ -11,18 +11,12 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/uiod/uiod/idle"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/virtio"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/uio"
 	"github.com/uiod/uiod/vfio"
 )
-
-// VirtioFrames is how many frames the host sends in each phase of TestGuestVirtioForward
-// (virtioFrames of the host test).
-const VirtioFrames = 100
 
 // virtioNICs returns the guest's two virtio-net NICs; it skips t unless the guest was
 // booted with them (UIOD_GUEST_VIRTIO=1, set by the host test's script).
@@ -37,35 +31,6 @@ func virtioNICs(t *testing.T) (string, string) {
 	}
 	return nics[0], nics[1]
 }
-
-// forward is one direction of an l2fwd between two ports, as an irq.Idler drives it.
-type forward struct {
-	in, out *virtio.Port
-	bufs    [32]*nic.Buf
-	frames  int
-}
-
-func (f *forward) Poll() int {
-	n := f.in.RxBurst(0, f.bufs[:])
-	if n == 0 {
-		return 0
-	}
-	sent := 0
-	for sent < n {
-		k := f.out.TxBurst(0, f.bufs[sent:n])
-		if k == 0 {
-			break
-		}
-		sent += k
-	}
-	for _, b := range f.bufs[sent:n] {
-		b.Free()
-	}
-	f.frames += n
-	return n
-}
-func (f *forward) Arm()    { f.in.EnableRxInterrupt(0) }
-func (f *forward) Disarm() { f.in.DisableRxInterrupt(0) }
 
 // irqCount sums the /proc/interrupts counts of the lines that contain every one of names.
 func irqCount(t *testing.T, names ...string) (uint64, bool) {
@@ -151,20 +116,13 @@ func TestGuestVirtioForward(t *testing.T) {
 	}
 	for _, ph := range phases {
 		irq0, _ := irqCount(t, ph.irq...)
-		f := &forward{in: ph.in, out: ph.out}
-		d, err := idle.New(idle.PolicyConfig{IdleThreshold: 300 * time.Microsecond, WaitTimeout: time.Second}, []*irq.Vector{ph.in.RxVector(0)}, f)
+		f := &relay{in: ph.in, out: ph.out}
+		d, err := f.newIdler(time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
 		fmt.Printf("UIOD-VIRTIO-READY %s\n", ph.name)
-		deadline := time.Now().Add(2 * time.Minute)
-		for f.frames < VirtioFrames && time.Now().Before(deadline) {
-			if f.Poll() > 0 {
-				d.Traffic(idle.Now())
-			} else {
-				d.Empty(idle.Now())
-			}
-		}
+		pollUntil(d, f, func() bool { return f.frames >= VirtioFrames }, 2*time.Minute)
 		idle := d.Stats()
 		d.Close()
 		irq1, found := irqCount(t, ph.irq...)

@@ -5,30 +5,29 @@
 # the host sends flows through it, taking a snapshot whenever the host names one, then stop
 # it with SIGTERM. Every line the host reads starts with "E2E "; it makes the assertions.
 set -u
-NIC1=$(echo "$UIOD_GUEST_NICS" | cut -d' ' -f1)
-NIC2=$(echo "$UIOD_GUEST_NICS" | cut -d' ' -f2)
-PID=
-say() { echo "E2E $*"; }
-fail() {
-	say "FAIL $*"
-	[ -f /tmp/run.log ] && sed 's/^/E2E log /' /tmp/run.log
-	[ -n "$PID" ] && kill -TERM "$PID" && wait "$PID"
-	exit 1
+. /etc/uiod/lib.sh
+NIC1=$(nic 1)
+NIC2=$(nic 2)
+
+# mq_port NAME ADDR prints port NAME of the configuration: ADDR on driver $drv with
+# interrupts $intr, 4 RX and 4 TX queues.
+mq_port() {
+	cat <<EOF
+  - name: $1
+    driver: $drv
+    pci: "$2"
+    nic: igb
+    interrupts: $intr
+    promiscuous: true
+    rx_queues: 4
+    tx_queues: 4
+    rx_ring: 128
+    tx_ring: 128
+EOF
 }
-# snapshot prints the interrupt counts of the vfio MSI-X vectors and of uio_pci_generic's
-# INTx lines and the daemon's /status under a name.
-snapshot() {
-	grep -E 'vfio|uio' /proc/interrupts | sed "s|^|E2E irq $1 |"
-	wget -q -O /tmp/status.json http://127.0.0.1:9477/status || fail "wget /status"
-	say "STATUS-BEGIN $1"
-	cat /tmp/status.json
-	say "STATUS-END $1"
-	say "snapshot $1 taken"
-}
-driver() { basename "$(readlink "/sys/bus/pci/devices/$1/driver")"; }
 
 say "nics $NIC1 $NIC2 kernel=$UIOD_GUEST_KERNEL iommu=$UIOD_GUEST_IOMMU cpus=$(grep -c ^processor /proc/cpuinfo)"
-ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up || fail "loopback up"
+loopback_up
 
 # scenario DRIVER INTERRUPTS CPUS runs the daemon on both NICs bound to DRIVER.
 scenario() {
@@ -37,64 +36,24 @@ scenario() {
 	say "bound $drv $NIC1=$(driver "$NIC1") $NIC2=$(driver "$NIC2")"
 	# The INTx line of each NIC, to tell the uio ports' lines apart in /proc/interrupts.
 	say "intx $NIC1 $(cat "/sys/bus/pci/devices/$NIC1/irq") $NIC2 $(cat "/sys/bus/pci/devices/$NIC2/irq")"
-	cat >/tmp/mq.yaml <<EOF
-log:
-  level: info
-metrics:
-  listen: 127.0.0.1:9477
-ports:
-  - name: p0
-    driver: $drv
-    pci: "$NIC1"
-    nic: igb
-    interrupts: $intr
-    promiscuous: true
-    rx_queues: 4
-    tx_queues: 4
-    rx_ring: 128
-    tx_ring: 128
-  - name: p1
-    driver: $drv
-    pci: "$NIC2"
-    nic: igb
-    interrupts: $intr
-    promiscuous: true
-    rx_queues: 4
-    tx_queues: 4
-    rx_ring: 128
-    tx_ring: 128
+	{
+		conf_head info
+		mq_port p0 "$NIC1"
+		mq_port p1 "$NIC2"
+		cat <<EOF
 forward:
   mode: l2fwd
   pairs:
     - [p0, p1]
-poll:
-  mode: adaptive
-  idle_threshold: 300us
-  wait_timeout: 1s
-  cpus: [$cpus]
 EOF
-	uiod config validate /tmp/mq.yaml || fail "uiod config validate ($drv)"
-	uiod run --config /tmp/mq.yaml >/tmp/run.log 2>&1 &
-	PID=$!
-	i=0
-	until wget -q -O /tmp/status.json http://127.0.0.1:9477/status 2>/dev/null &&
-		[ "$(grep -c '"link_up": true' /tmp/status.json)" = 2 ]; do
-		kill -0 "$PID" 2>/dev/null || fail "uiod run ($drv) exited before it was ready"
-		i=$((i + 1))
-		[ $i -lt 300 ] || fail "no /status with both links up after 60s: $(cat /tmp/status.json 2>/dev/null)"
-		sleep 0.2
-	done
+		conf_poll adaptive 300us "$cpus"
+	} >/tmp/mq.yaml
+	run_daemon /tmp/mq.yaml
+	wait_links 2 60
 	snapshot "$drv/start"
 	say "READY $drv"
-	while read -r cmd <"$UIOD_GUEST_CONTROL"; do
-		[ "$cmd" = "$drv/done" ] && break
-		snapshot "$cmd"
-	done
-	kill -TERM "$PID"
-	wait "$PID"
-	say "run-exit=$? $drv"
-	PID=
-	sed "s|^|E2E log $drv |" /tmp/run.log
+	serve_snapshots "$drv/done"
+	stop_daemon "$drv"
 	uiod unbind --restore "$NIC1" "$NIC2" || fail "uiod unbind --restore ($drv)"
 }
 

@@ -21,6 +21,10 @@ type initramfsConfig struct {
 
 // writeInitramfs writes a gzip-compressed newc initramfs to file.
 func writeInitramfs(file string, c initramfsConfig) (err error) {
+	entries, err := c.entries()
+	if err != nil {
+		return err
+	}
 	f, err := os.Create(file)
 	if err != nil {
 		return err
@@ -37,7 +41,23 @@ func writeInitramfs(file string, c initramfsConfig) (err error) {
 		return err
 	}
 	w := newNewcWriter(zw)
+	for _, e := range entries {
+		if err := w.add(e); err != nil {
+			return err
+		}
+	}
+	if err := w.close(); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
 
+// entries are the initramfs's files: the fixed tree, the kernel's modules when modular,
+// then c.Files.
+func (c initramfsConfig) entries() ([]Entry, error) {
 	entries := []Entry{
 		{Name: "dev", Mode: ModeDir | 0o755},
 		{Name: "dev/console", Mode: ModeCharDev | 0o600, Major: 5, Minor: 1},
@@ -50,11 +70,12 @@ func writeInitramfs(file string, c initramfsConfig) (err error) {
 		{Name: "bin/sh", Mode: ModeSymlink | 0o777, Link: "busybox"},
 		{Name: "init", Mode: ModeRegular | 0o755, Data: []byte(c.Init)},
 		{Name: "etc/uiod/run.sh", Mode: ModeRegular | 0o755, Data: []byte(c.Script)},
+		{Name: "etc/uiod/lib.sh", Mode: ModeRegular | 0o644, Data: []byte(GuestLib)},
 	}
 	if c.Kernel.Modular() {
 		mods, err := ResolveModules(c.Kernel.Modules, c.Modules)
 		if err != nil {
-			return fmt.Errorf("kernel %s: %w", c.Kernel.Name, err)
+			return nil, fmt.Errorf("kernel %s: %w", c.Kernel.Name, err)
 		}
 		ver := path.Base(c.Kernel.Modules)
 		dir := "lib/modules/" + ver + "/"
@@ -73,16 +94,5 @@ func writeInitramfs(file string, c initramfsConfig) (err error) {
 		}
 	}
 	entries = append(entries, c.Files...)
-	for _, e := range entries {
-		if err := w.add(e); err != nil {
-			return err
-		}
-	}
-	if err := w.close(); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return entries, nil
 }

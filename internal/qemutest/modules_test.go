@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 func TestParseModinfo(t *testing.T) {
@@ -153,9 +155,7 @@ func TestResolveModules(t *testing.T) {
 		t.Run(strings.Join(tt.names, ","), func(t *testing.T) {
 			mods, err := ResolveModules(dir, tt.names)
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
-				}
+				testutil.ErrorContains(t, err, tt.wantErr)
 				return
 			}
 			if err != nil {

@@ -1,0 +1,118 @@
+# Shell functions for the guest scripts: qemutest installs this file in every initramfs as
+# /etc/uiod/lib.sh, and a script sources it with `. /etc/uiod/lib.sh`. Set before sourcing
+# where the defaults do not fit:
+#
+#	TAG      the first word of every line the host reads (default E2E)
+#	RUNLOG   the daemon's log (default /tmp/run.log)
+#	LOGTAIL  how many of the log's last lines fail prints (default all of it)
+#
+# PID is the daemon's process while one runs; its metrics endpoint is METRICS.
+TAG=${TAG:-E2E}
+RUNLOG=${RUNLOG:-/tmp/run.log}
+METRICS=127.0.0.1:9477
+PID=
+
+# say prints one line for the host.
+say() { echo "$TAG $*"; }
+
+# stop stops the daemon with SIGTERM and waits for it. A script may define its own after
+# sourcing this file; fail calls whichever is defined.
+stop() { [ -n "$PID" ] && kill -TERM "$PID" && wait "$PID"; }
+
+# fail reports a failure and the daemon's log, stops the daemon and exits 1.
+fail() {
+	say "FAIL $*"
+	if [ -f "$RUNLOG" ]; then
+		if [ -n "${LOGTAIL:-}" ]; then tail -n "$LOGTAIL" "$RUNLOG"; else cat "$RUNLOG"; fi | sed "s/^/$TAG log /"
+	fi
+	stop
+	exit 1
+}
+
+# nic N prints the N-th (from 1) address of UIOD_GUEST_NICS.
+nic() { echo "$UIOD_GUEST_NICS" | cut -d' ' -f"$1"; }
+
+# driver ADDR prints the driver the PCI function ADDR is bound to, nothing when none.
+driver() { [ -e "/sys/bus/pci/devices/$1/driver" ] && basename "$(readlink "/sys/bus/pci/devices/$1/driver")"; }
+
+# loopback_up brings lo up: the daemon's metrics endpoint listens on 127.0.0.1.
+loopback_up() { ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up || fail "loopback up"; }
+
+# conf_head LEVEL prints the start of a daemon configuration: log level, metrics endpoint,
+# and the "ports:" key for the port list that follows.
+conf_head() {
+	cat <<CONF
+log:
+  level: $1
+metrics:
+  listen: $METRICS
+ports:
+CONF
+}
+
+# conf_poll MODE THRESHOLD [CPUS] prints a configuration's poll section: idle policy MODE
+# with idle threshold THRESHOLD, a 1 s wait timeout (long, so that a sleeping poll thread
+# is woken by the NICs' interrupts, not by its timer), and the poll threads' CPUs when
+# given (comma-separated).
+conf_poll() {
+	cat <<CONF
+poll:
+  mode: $1
+  idle_threshold: $2
+  wait_timeout: 1s
+CONF
+	[ -z "${3:-}" ] || echo "  cpus: [$3]"
+}
+
+# status fetches the daemon's /status into /tmp/status.json.
+status() { wget -q -O /tmp/status.json "http://$METRICS/status" 2>/dev/null; }
+
+# run_daemon CONFIG validates CONFIG and starts `uiod run` on it in the background (PID),
+# its output going to RUNLOG.
+run_daemon() {
+	uiod config validate "$1" || fail "uiod config validate $1: $(cat "$1")"
+	uiod run --config "$1" >"$RUNLOG" 2>&1 &
+	PID=$!
+}
+
+# wait_links N SECONDS waits until the daemon's /status shows N links up; it fails when
+# the daemon exits first or after SECONDS.
+wait_links() {
+	i=0
+	until status && [ "$(grep -c '"link_up": true' /tmp/status.json)" = "$1" ]; do
+		kill -0 "$PID" 2>/dev/null || fail "the daemon exited before it was ready"
+		i=$((i + 1))
+		[ $i -lt $(($2 * 5)) ] || fail "no /status with $1 links up after $2 s: $(cat /tmp/status.json 2>/dev/null)"
+		sleep 0.2
+	done
+}
+
+# snapshot NAME prints the interrupt counts of the vfio MSI-X vectors and of
+# uio_pci_generic's INTx lines and the daemon's /status, under NAME.
+snapshot() {
+	grep -E 'vfio|uio' /proc/interrupts | sed "s|^|$TAG irq $1 |"
+	status || fail "wget /status"
+	say "STATUS-BEGIN $1"
+	cat /tmp/status.json
+	say "STATUS-END $1"
+	say "snapshot $1 taken"
+}
+
+# serve_snapshots END takes a snapshot named after each line the host sends on the control
+# port, until the host sends END; cmd is then END.
+serve_snapshots() {
+	while read -r cmd <"$UIOD_GUEST_CONTROL"; do
+		[ "$cmd" = "$1" ] && break
+		snapshot "$cmd"
+	done
+}
+
+# stop_daemon [NAME] stops the daemon with SIGTERM and prints its exit status
+# ("run-exit=N") and its log, both followed by NAME when given.
+stop_daemon() {
+	kill -TERM "$PID"
+	wait "$PID"
+	say "run-exit=$?${1:+ $1}"
+	PID=
+	sed "s|^|$TAG log ${1:+$1 }|" "$RUNLOG"
+}
