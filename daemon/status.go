@@ -156,7 +156,7 @@ func threadStatus(t dataplane.ThreadStats) ThreadStatus {
 		WakePredicted: t.Idle.WakePredicted, PredictHits: t.Idle.PredictHits,
 		AsleepSeconds: t.Idle.Asleep.Seconds(), Yields: t.Idle.Yields, DeepSleeps: t.Idle.DeepSleeps,
 		Stalls: t.Idle.Stalls, StallSeconds: t.Idle.StallTime.Seconds(), MaxStall: t.Idle.MaxStall.String(),
-		Errors: t.Idle.Errors,
+		Errors:    t.Idle.Errors,
 		Threshold: t.Idle.Threshold.String(),
 	}
 	if t.WallTime > 0 {
