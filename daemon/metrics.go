@@ -47,6 +47,9 @@ var (
 	mSpurious    = prometheus.NewDesc("uiod_thread_spurious_wakeups_total", "Interrupt wake-ups whose next poll found nothing (included in the interrupt wake-ups).", threadLabels, nil)
 	mAsleep      = prometheus.NewDesc("uiod_thread_asleep_seconds_total", "Time asleep.", threadLabels, nil)
 	mYields      = prometheus.NewDesc("uiod_thread_housekeeping_yields_total", "Housekeeping yields.", threadLabels, nil)
+	mDeepSleeps  = prometheus.NewDesc("uiod_thread_deep_sleeps_total", "Waits in deep idle, blocking through the Go scheduler (included in the sleeps).", threadLabels, nil)
+	mStalls      = prometheus.NewDesc("uiod_thread_stalls_total", "Empty polls that came over 20 µs after the previous turn without a sleep or yield between: the thread was kept from polling.", threadLabels, nil)
+	mStallTime   = prometheus.NewDesc("uiod_thread_stall_seconds_total", "Total time of the stalls.", threadLabels, nil)
 	mIdleErrors  = prometheus.NewDesc("uiod_thread_idle_errors_total", "Failed waits and drains.", threadLabels, nil)
 	mThreshold   = prometheus.NewDesc("uiod_thread_idle_threshold_seconds", "Idle threshold in force (auto: the current decision).", threadLabels, nil)
 	mGapEstimate = prometheus.NewDesc("uiod_thread_gap_estimate_seconds", "Auto policy: running estimate of the inter-arrival gap.", threadLabels, nil)
@@ -62,7 +65,7 @@ type collector struct{ d *Daemon }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortLink,
 		mQueueRx, mQueueRxB, mQueueTx, mQueueDrops, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
-		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead} {
+		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead} {
 		ch <- d
 	}
 }
@@ -121,6 +124,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(mSpurious, float64(t.Idle.WakeSpurious), l...)
 		counter(mAsleep, t.Idle.Asleep.Seconds(), l...)
 		counter(mYields, float64(t.Idle.Yields), l...)
+		counter(mDeepSleeps, float64(t.Idle.DeepSleeps), l...)
+		counter(mStalls, float64(t.Idle.Stalls), l...)
+		counter(mStallTime, t.Idle.StallTime.Seconds(), l...)
 		counter(mIdleErrors, float64(t.Idle.Errors), l...)
 		gauge(mThreshold, t.Idle.Threshold.Seconds(), l...)
 		gauge(mGapEstimate, t.Idle.GapEstimate.Seconds(), l...)

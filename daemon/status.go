@@ -88,6 +88,10 @@ type ThreadStatus struct {
 	PredictHits   uint64  `json:"predicted_caught"`
 	AsleepSeconds float64 `json:"asleep_seconds"`
 	Yields        uint64  `json:"housekeeping_yields"`
+	DeepSleeps    uint64  `json:"deep_sleeps"`
+	Stalls        uint64  `json:"stalls"`
+	StallSeconds  float64 `json:"stall_seconds"`
+	MaxStall      string  `json:"max_stall"`
 	Errors        uint64  `json:"errors"`
 	Threshold     string  `json:"idle_threshold"`
 	GapEstimate   string  `json:"gap_estimate,omitempty"`
@@ -150,7 +154,9 @@ func threadStatus(t dataplane.ThreadStats) ThreadStatus {
 		WakeInterrupt: t.Idle.WakeInterrupt, WakeTimeout: t.Idle.WakeTimeout,
 		WakeStop: t.Idle.WakeStop, WakeSpurious: t.Idle.WakeSpurious,
 		WakePredicted: t.Idle.WakePredicted, PredictHits: t.Idle.PredictHits,
-		AsleepSeconds: t.Idle.Asleep.Seconds(), Yields: t.Idle.Yields, Errors: t.Idle.Errors,
+		AsleepSeconds: t.Idle.Asleep.Seconds(), Yields: t.Idle.Yields, DeepSleeps: t.Idle.DeepSleeps,
+		Stalls: t.Idle.Stalls, StallSeconds: t.Idle.StallTime.Seconds(), MaxStall: t.Idle.MaxStall.String(),
+		Errors:    t.Idle.Errors,
 		Threshold: t.Idle.Threshold.String(),
 	}
 	if t.WallTime > 0 {

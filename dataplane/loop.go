@@ -57,20 +57,27 @@ func (l *loop) run(ready chan<- error) {
 	l.nextCPU = l.startWall + cpuEvery
 	ready <- nil
 	for !l.stop.Load() {
-		n := l.Poll()
-		now := idle.Now()
-		if n > 0 {
-			l.idler.Traffic(now)
-		} else {
-			l.idler.Empty(now)
-		}
-		if now >= l.nextPublish {
-			l.publish(now)
-		}
+		l.step()
 	}
 	now := idle.Now()
 	l.publish(now)
 	l.sampleCPU(now)
+}
+
+// step is one turn of the thread's loop: a poll of every queue, the idle policy told what
+// it found, and the counters published when due. It returns the frames the poll found.
+func (l *loop) step() int {
+	n := l.Poll()
+	now := idle.Now()
+	if n > 0 {
+		l.idler.Traffic(now)
+	} else {
+		l.idler.Empty(now)
+	}
+	if now >= l.nextPublish {
+		l.publish(now)
+	}
+	return n
 }
 
 // Poll runs one RX burst on every queue of the thread, hands what it got to the app and

@@ -46,8 +46,8 @@ func (d *Idler) slept(ns, end int64) {
 
 // yield gives the CPU away for HousekeepingLength at the poll at time now, from which the
 // next yield is scheduled. It uses the ordinary nanosleep, which lets the runtime hand
-// this thread's P to other goroutines meanwhile.
-func (d *Idler) yield(now int64) {
+// this thread's P to other goroutines meanwhile. It returns the time the yield ended.
+func (d *Idler) yield(now int64) int64 {
 	d.st.Store(int32(Yielding))
 	t0 := Now()
 	sleepReleasingP(d.hk.length)
@@ -56,4 +56,5 @@ func (d *Idler) yield(now int64) {
 	d.c.yields.Add(1)
 	d.c.yieldNs.Add(uint64(t1 - t0))
 	d.hk.schedule(now)
+	return t1
 }

@@ -98,6 +98,7 @@ type Idler struct {
 	last      int64         // time of the last poll that found frames
 	woke      bool          // last wait ended by an interrupt and no poll ran since
 	quiet     int64         // time of the last frame or interrupt (see waitPlan)
+	turnEnd   int64         // when the previous turn's policy work ended (0: no turn yet), for Stalls
 
 	// Auto's prediction of periodic traffic.
 	watchUntil   int64 // after a predicted wake-up: poll, do not sleep, until then (0: not watching)
@@ -184,12 +185,14 @@ func (d *Idler) Traffic(now int64) {
 	}
 	d.last = now
 	if d.hk.overdue(now) {
-		d.yield(now)
+		now = d.yield(now)
 	}
+	d.turnEnd = now
 }
 
 // Empty tells the policy that a poll at time now (see Now) found nothing, and runs it.
 func (d *Idler) Empty(now int64) {
+	d.checkStall(now)
 	if d.woke {
 		d.woke = false
 		d.c.wakeSpurious.Add(1)
@@ -209,8 +212,9 @@ func (d *Idler) Empty(now int64) {
 		}
 	}
 	if d.hk.due(now) {
-		d.yield(now)
+		now = d.yield(now)
 	}
+	d.turnEnd = now
 }
 
 func (d *Idler) setThreshold(t int64) {

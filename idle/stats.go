@@ -26,6 +26,13 @@ type Stats struct {
 	Yields        uint64        // housekeeping yields
 	YieldTime     time.Duration // total time given away by housekeeping yields
 	Errors        uint64        // failed waits and drains
+	// Stalls counts the empty polls that came more than StallThreshold after the thread's
+	// previous turn ended, not counting the turns that slept or yielded: time the thread
+	// meant to poll and did not (the Go runtime preempting it, another task or the
+	// hypervisor taking its CPU). StallTime is their total and MaxStall the longest.
+	Stalls    uint64
+	StallTime time.Duration
+	MaxStall  time.Duration
 	// Threshold is the idle threshold in force: the configured one, or Auto's current
 	// decision (0 = sleep at the first empty poll).
 	Threshold time.Duration
@@ -46,8 +53,28 @@ type counters struct {
 	wakeInterrupt, wakeTimeout, wakeStop, wakeSpurious atomic.Uint64
 	wakePredicted, predictHits                         atomic.Uint64
 	asleepNs, yields, yieldNs, errors                  atomic.Uint64
-	deepSleeps                                         atomic.Uint64
+	deepSleeps, stalls, stallNs                        atomic.Uint64
+	maxStallNs                                         atomic.Int64
 	thresholdNs, gapNs, costNs, periodNs, leadNs       atomic.Int64
+}
+
+// StallThreshold is how long an empty poll may come after the previous turn before it
+// counts as a stall (Stats.Stalls): two orders of magnitude above a poll's cost on a
+// native core.
+const StallThreshold = 20 * time.Microsecond
+
+// checkStall counts a stall if the empty poll at now came more than StallThreshold after
+// the previous turn ended. It costs the polling thread a subtraction and a comparison.
+func (d *Idler) checkStall(now int64) {
+	g := now - d.turnEnd
+	if g <= int64(StallThreshold) || d.turnEnd == 0 {
+		return
+	}
+	d.c.stalls.Add(1)
+	d.c.stallNs.Add(uint64(g))
+	if g > d.c.maxStallNs.Load() {
+		d.c.maxStallNs.Store(g)
+	}
 }
 
 // publishAuto makes Auto's estimates visible to Stats and applies its threshold.
@@ -77,6 +104,9 @@ func (d *Idler) Stats() Stats {
 		Yields:        c.yields.Load(),
 		YieldTime:     time.Duration(c.yieldNs.Load()),
 		Errors:        c.errors.Load(),
+		Stalls:        c.stalls.Load(),
+		StallTime:     time.Duration(c.stallNs.Load()),
+		MaxStall:      time.Duration(c.maxStallNs.Load()),
 		Threshold:     time.Duration(c.thresholdNs.Load()),
 		GapEstimate:   time.Duration(c.gapNs.Load()),
 		WakeCost:      time.Duration(c.costNs.Load()),
