@@ -32,6 +32,19 @@ threads() {
 		echo "$t:$c:$s"
 	done
 }
+# stalls: uiod's poll threads' stall count and seconds summed from /status ("" for the
+# DPDK forwarders); stall_delta BEFORE AFTER: the " probe_stalls=N probe_stall_s=S" of the
+# RESULT line.
+stalls() {
+	case $NAME in uiod-*) ;; *) return 0 ;; esac
+	status || return 0
+	tr -d ' \n' </tmp/status.json | grep -o '"stalls":[0-9]*,"stall_seconds":[0-9.e+-]*' |
+		awk -F'[:,]' '{n += $2; s += $4} END {printf "%d:%.6f", n, s}'
+}
+stall_delta() {
+	[ -n "$1" ] && [ -n "$2" ] || return 0
+	echo "$1 $2" | awk '{split($1, a, ":"); split($2, b, ":"); printf " probe_stalls=%d probe_stall_s=%.6f", b[1] - a[1], b[2] - a[2]}'
+}
 # now: seconds since boot, centisecond resolution.
 now() { cut -d' ' -f1 /proc/uptime; }
 # irqsum: the NICs' vfio MSI-X interrupt count summed over CPUs and vectors.
@@ -117,18 +130,18 @@ start() {
 	esac
 	pin
 	sleep 1
-	T0=$(now) C0=$(ticks "$PID") I0=$(irqsum)
+	T0=$(now) C0=$(ticks "$PID") I0=$(irqsum) S0=$(stalls)
 	say "READY $NAME"
 }
 while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 	case $cmd in
 	start) start "$arg" ;;
 	probed)
-		T1=$(now) C1=$(ticks "$PID") I1=$(irqsum) TH1=$(threads "$PID")
+		T1=$(now) C1=$(ticks "$PID") I1=$(irqsum) S1=$(stalls) TH1=$(threads "$PID")
 		sleep "$IDLE"
 		T2=$(now) C2=$(ticks "$PID") I2=$(irqsum) TH2=$(threads "$PID")
 		say "THREADS $NAME idle_s=$(echo "$T2 $T1" | awk '{print $1 - $2}') before $(echo $TH1) after $(echo $TH2)"
-		say "RESULT $NAME probe_s=$(echo "$T1 $T0" | awk '{print $1 - $2}') probe_ticks=$((C1 - C0)) probe_irqs=$((I1 - I0)) idle_s=$(echo "$T2 $T1" | awk '{print $1 - $2}') idle_ticks=$((C2 - C1)) idle_irqs=$((I2 - I1))"
+		say "RESULT $NAME probe_s=$(echo "$T1 $T0" | awk '{print $1 - $2}') probe_ticks=$((C1 - C0)) probe_irqs=$((I1 - I0)) idle_s=$(echo "$T2 $T1" | awk '{print $1 - $2}') idle_ticks=$((C2 - C1)) idle_irqs=$((I2 - I1))$(stall_delta "$S0" "$S1")"
 		;;
 	stop)
 		# After the host's burst, which follows the idle stretch.

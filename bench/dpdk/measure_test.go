@@ -11,14 +11,19 @@ import (
 )
 
 type run struct {
-	name       string
-	round      int
-	lat        qemutest.LatencyReport
-	probeCPU   float64 // process CPU % while probed
-	idleCPU    float64 // process CPU % with no traffic
-	probeIRQs  uint64
-	idleIRQs   uint64
-	probeSecs  float64
+	name      string
+	round     int
+	lat       qemutest.LatencyReport
+	probeCPU  float64 // process CPU % while probed
+	idleCPU   float64 // process CPU % with no traffic
+	probeIRQs uint64
+	idleIRQs  uint64
+	probeSecs float64
+	// stalls and stallSecs are uiod's poll threads' stalls over the probes (idle.Stats:
+	// empty polls over 20 µs late); hasStalls is false for the DPDK forwarders.
+	stalls     float64
+	stallSecs  float64
+	hasStalls  bool
 	latencyErr string
 	// burst is the percentage of the burst's probes that came back: how much of a
 	// 100 kpps burst the forwarder passes (QEMU's I/O thread bounds it too).
@@ -139,10 +144,12 @@ func parseResult(r run, line string) (run, error) {
 	r.idleCPU = kv["idle_ticks"] / kv["idle_s"]
 	r.probeIRQs = uint64(kv["probe_irqs"])
 	r.idleIRQs = uint64(kv["idle_irqs"])
+	if n, ok := kv["probe_stalls"]; ok {
+		r.stalls, r.stallSecs, r.hasStalls = n, kv["probe_stall_s"], true
+	}
 	return r, nil
 }
 
-// report logs every run and, per forwarder, the median over the rounds, with the ratios
 // grepPrefix returns the complete lines of s (a line still being written, without its
 // newline, does not count) that start with prefix.
 func grepPrefix(s, prefix string) []string {

@@ -8,14 +8,18 @@ import (
 	"testing"
 )
 
+// report logs every run and, per forwarder, the median over the rounds, with the ratios
 // the comparison cares about.
 func report(t *testing.T, runs []run) {
+	// A stall is an empty poll of a uiod poll thread that came over 20 µs after its
+	// previous turn (idle.Stats.Stalls): how often, and for what share of the probes'
+	// time, the thread was kept from polling.
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| forwarder | round | CPU %% probed | CPU %% idle | IRQs probed | IRQs idle | p50 µs | p99 µs | max µs | lost | burst %% |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\n| forwarder | round | CPU %% probed | CPU %% idle | IRQs probed | IRQs idle | p50 µs | p99 µs | max µs | lost | burst %% | stalls/s | stalled %% |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range runs {
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %d | %d | %.1f | %.1f | %.1f | %d | %.1f |\n", r.name, r.round,
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %d | %d | %.1f | %.1f | %.1f | %d | %.1f | %s |\n", r.name, r.round,
 			r.probeCPU, r.idleCPU, r.probeIRQs, r.idleIRQs, us(r.lat.MedianNs), us(r.lat.P99Ns), us(r.lat.MaxNs),
-			r.lat.Sent-r.lat.Received, r.burst)
+			r.lat.Sent-r.lat.Received, r.burst, stallCells(r))
 	}
 	med := map[string]run{}
 	for _, name := range forwarders {
@@ -86,4 +90,13 @@ func median(rs []run, f func(run) float64) float64 {
 		return v[len(v)/2]
 	}
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// stallCells are the stall columns of r: per second and as a share of the probe window,
+// "–" for a forwarder that does not count them.
+func stallCells(r run) string {
+	if !r.hasStalls || r.probeSecs <= 0 {
+		return "– | –"
+	}
+	return fmt.Sprintf("%.0f | %.2f", r.stalls/r.probeSecs, 100*r.stallSecs/r.probeSecs)
 }
