@@ -11,7 +11,10 @@
 # (io forwarding), l3fwd-power (--interrupt-only), uiod busy, uiod adaptive and uiod auto in
 # turn, rounds times with the order rotated, the host probing each from NIC 0 to NIC 1
 # (then, after an idle stretch, a burst of 20 000 probes at 100 kpps: the "burst %" column).
-# The table lands in .cache/dpdk/report.md and in the test log.
+# The table lands in .cache/dpdk/report.md and in the test log. A second, smaller guest
+# then lists the NICs with `uiod devices` and Debian's dpdk-devbind.py --status before,
+# during and after a bind and checks that both report the same drivers
+# (.cache/dpdk/devbind.md).
 set -euo pipefail
 rounds=${1:-2}
 probes=${2:-5000}
@@ -44,7 +47,7 @@ if [ ! -x "$bin" ] || [ "$src/main.c" -nt "$bin" ]; then
 fi
 
 cd "$repo"
-UIOD_DPDK_BENCH=1 UIOD_L3FWD_POWER=$bin UIOD_DPDK_REPORT=$cache/report.md \
-	go test -count=1 -v -timeout 90m -run '^TestDPDKSideBySide$' ./bench/dpdk \
+UIOD_DPDK_BENCH=1 UIOD_L3FWD_POWER=$bin UIOD_DPDK_REPORT=$cache/report.md UIOD_DEVBIND_REPORT=$cache/devbind.md \
+	go test -count=1 -v -timeout 90m -run '^(TestDPDKSideBySide|TestDevbindSideBySide)$' ./bench/dpdk \
 	-args -dpdk.rounds "$rounds" -dpdk.probes "$probes"
-echo "report: $cache/report.md"
+echo "reports: $cache/report.md $cache/devbind.md"
