@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
@@ -99,7 +100,7 @@ func TestITRValue(t *testing.T) {
 		{MaxITR - ITRUnit, 0x1ffe << 2}, // and one unit less is one step less
 	}
 	for _, tt := range tests {
-		if got := itrValue(tt.d) &^ eitrCntIgnr; got != tt.want {
+		if got := itrValue(tt.d) &^ i82576.EitrCntIgnr; got != tt.want {
 			t.Errorf("itrValue(%v) = %#x, want %#x", tt.d, got, tt.want)
 		}
 	}

@@ -1,6 +1,9 @@
 package igb
 
-import "github.com/uiod/uiod/nic/internal/intel"
+import (
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/nic/internal/intel"
+)
 
 // VendorIntel is Intel's PCI vendor id.
 const VendorIntel = intel.VendorIntel
@@ -31,7 +34,7 @@ func Match(vendor, device uint16) bool {
 // the 82576: queue q in IVAR(q&7), byte (q&8)>>2 (+1 for TX).
 func ivarEntry(q int, tx bool) (off uint32, shift uint) {
 	shift = uint(q&8) << 1
-	off = regIVAR(q & 7)
+	off = i82576.IVAR(q & 7)
 	if tx {
 		shift += 8
 	}

@@ -3,6 +3,7 @@ package ixgbe
 import (
 	"fmt"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/nic"
 )
 
@@ -34,26 +35,26 @@ var lmsFor = map[media]uint8{
 // nothing this driver does would bring that link up.
 func (p *Port) setupLink() error {
 	r := p.bar
-	autoc := r.Read32(regAUTOC)
-	lms := uint8(autoc & autocLMSMask >> autocLMSShift)
+	autoc := r.Read32(i82599.AUTOC)
+	lms := uint8(autoc & i82599.AutocLMSMask >> i82599.AutocLMSShift)
 	if lmsFor[p.id.media]&(1<<lms) == 0 {
 		return fmt.Errorf("link setup: %s (%s media): EEPROM link mode AUTOC.LMS=%d is not one this driver brings up on %s", p.id.name, p.id.media, lms, p.id.media)
 	}
-	r.Write32(regAUTOC, autoc|autocAnRestart)
+	r.Write32(i82599.AUTOC, autoc|i82599.AutocAnRestart)
 	return nil
 }
 
 // readLink reads the link status register.
 func (p *Port) readLink() nic.Link {
-	v := p.bar.Read32(regLINKS)
-	l := nic.Link{Up: v&linksUp != 0}
+	v := p.bar.Read32(i82599.LINKS)
+	l := nic.Link{Up: v&i82599.LinksUp != 0}
 	if l.Up {
-		switch v & linksSpeedMask {
-		case linksSpeed10G:
+		switch v & i82599.LinksSpeedMask {
+		case i82599.LinksSpeed10G:
 			l.SpeedMbps = 10000
-		case linksSpeed1G:
+		case i82599.LinksSpeed1G:
 			l.SpeedMbps = 1000
-		case linksSpeed100M:
+		case i82599.LinksSpeed100M:
 			l.SpeedMbps = 100
 		}
 	}
