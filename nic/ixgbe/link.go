@@ -7,25 +7,14 @@ import (
 	"github.com/uiod/uiod/nic"
 )
 
-// AUTOC.LMS link modes (82599 datasheet 8.2.3.22.19; Linux ixgbe_type.h IXGBE_AUTOC_LMS_*).
-const (
-	lms1GNoAN      = 0 // 1 GbE, no auto-negotiation
-	lms10GNoAN     = 1 // 10 GbE parallel (XAUI / CX4), no auto-negotiation
-	lms1GAN        = 2 // 1 GbE with clause 37 auto-negotiation
-	lms10GSerial   = 3 // 10 GbE serial (SFI), no auto-negotiation
-	lmsKX4KXKR     = 4 // KX4 / KX / KR backplane auto-negotiation
-	lmsKX4KXKR1GAN = 6 // backplane auto-negotiation and 1 GbE clause 37
-	lmsKX4KXKRSGM  = 7 // backplane auto-negotiation and SGMII
-)
-
 // lmsFor is the set of link modes each media type is brought up in, the way Linux's
 // ixgbe_get_link_capabilities_82599 and ixgbe_setup_mac_link_82599 read them: an SFP+
 // cage runs 10G serial or a 1 GbE mode, a backplane auto-negotiates KX4/KX/KR (or runs
 // a fixed 1G/10G mode), CX4 runs 10 GbE XAUI. LMS 5 is reserved everywhere.
 var lmsFor = map[media]uint8{
-	mediaFiber:     1<<lms10GSerial | 1<<lms1GNoAN | 1<<lms1GAN,
-	mediaBackplane: 1<<lms1GNoAN | 1<<lms10GNoAN | 1<<lms1GAN | 1<<lmsKX4KXKR | 1<<lmsKX4KXKR1GAN | 1<<lmsKX4KXKRSGM,
-	mediaCX4:       1 << lms10GNoAN,
+	mediaFiber:     1<<i82599.LMS10GSerial | 1<<i82599.LMS1GNoAN | 1<<i82599.LMS1GAN,
+	mediaBackplane: 1<<i82599.LMS1GNoAN | 1<<i82599.LMS10GNoAN | 1<<i82599.LMS1GAN | 1<<i82599.LMSKX4KXKR | 1<<i82599.LMSKX4KXKR1GAN | 1<<i82599.LMSKX4KXKRSGM,
+	mediaCX4:       1 << i82599.LMS10GNoAN,
 }
 
 // setupLink keeps the link mode the EEPROM loaded into AUTOC at reset and restarts

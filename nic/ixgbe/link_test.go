@@ -77,13 +77,13 @@ func TestLinkRefusesModeMediaCannotRun(t *testing.T) {
 		id  uint16
 		lms uint32
 	}{
-		{0x10FB, 5},              // reserved
-		{0x10FB, lmsKX4KXKR},     // backplane mode on an SFP+ cage
-		{0x10F9, lms10GSerial},   // serial mode on CX4
-		{0x10F7, lms10GSerial},   // serial mode on a KX4 backplane
-		{0x1517, lms10GSerial},   // serial mode on KR
-		{0x10FC, lms10GSerial},   // serial mode on XAUI
-		{0x10F9, lmsKX4KXKR1GAN}, // backplane auto-negotiation on CX4
+		{0x10FB, 5},                     // reserved
+		{0x10FB, i82599.LMSKX4KXKR},     // backplane mode on an SFP+ cage
+		{0x10F9, i82599.LMS10GSerial},   // serial mode on CX4
+		{0x10F7, i82599.LMS10GSerial},   // serial mode on a KX4 backplane
+		{0x1517, i82599.LMS10GSerial},   // serial mode on KR
+		{0x10FC, i82599.LMS10GSerial},   // serial mode on XAUI
+		{0x10F9, i82599.LMSKX4KXKR1GAN}, // backplane auto-negotiation on CX4
 	}
 	for _, tt := range tests {
 		m, err := intel.New(intel.Config{Strict: true, DeviceID: tt.id})

@@ -35,6 +35,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/wire"
@@ -246,11 +249,11 @@ func (m *Model) onClose() {
 func (m *Model) resetLocked() {
 	m.eepromDone, m.dmaDone = false, false
 	if m.cfg.Flavor == X82599 {
-		m.set(eec, m.get(eec)&^eecAutoRead)
-		m.set(rdrxctl, m.get(rdrxctl)&^rdrxctlDMAIDone)
-		m.set(autoc, m.get(autoc)&^autocLMSMask|mediaFor(m.cfg.DeviceID).lms<<autocLMSShift)
+		m.set(i82599.EEC, m.get(i82599.EEC)&^intelnic.EecAutoRead)
+		m.set(i82599.RDRXCTL, m.get(i82599.RDRXCTL)&^i82599.RdrxctlDMAIDone)
+		m.set(i82599.AUTOC, m.get(i82599.AUTOC)&^i82599.AutocLMSMask|mediaFor(m.cfg.DeviceID).lms<<i82599.AutocLMSShift)
 	} else {
-		m.set(eecd, m.get(eecd)&^eecAutoRead)
+		m.set(i82576.EECD, m.get(i82576.EECD)&^intelnic.EecAutoRead)
 	}
 	m.stopWB()
 	m.secRdyAt = 0

@@ -1,63 +1,11 @@
 package intel
 
 import (
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/wire"
-)
-
-// Registers shared by both flavours at the same offset.
-const (
-	ctrl      = 0x00000
-	status    = 0x00008
-	rxcsum    = 0x05000
-	mta       = 0x05200 // 128 registers
-	gprc      = 0x04074
-	gptc      = 0x04080
-	gorcl     = 0x04088
-	gorch     = 0x0408C
-	gotcl     = 0x04090
-	gotch     = 0x04094
-	ruc       = 0x040A4
-	roc       = 0x040AC
-	ctrlRST   = 1 << 26
-	ctrlLNKRS = 1 << 3
-)
-
-// 82599 registers the engine uses by name.
-const (
-	ctrlExt          = 0x00018
-	eec              = 0x10010
-	eerd             = 0x10014
-	swsm             = 0x10140
-	rxctrl           = 0x03000
-	rdrxctl          = 0x02F00
-	rxpbsize0        = 0x03C00
-	hlreg0           = 0x04240
-	maxfrs           = 0x04268
-	autoc            = 0x042A0
-	links            = 0x042A4
-	dmatxctl         = 0x04A80
-	fctrl            = 0x05080
-	mcstctrl         = 0x05090
-	hlreg0TxCRC      = 1 << 0
-	hlreg0RxCRCStrip = 1 << 1
-	hlreg0Jumbo      = 1 << 2
-	hlreg0TxPad      = 1 << 10
-	fctrlMPE         = 1 << 8
-	fctrlUPE         = 1 << 9
-	fctrlBAM         = 1 << 10
-	eecPresent       = 1 << 8
-	eecAutoRead      = 1 << 9
-	eecReq           = 1 << 6
-	eecGnt           = 1 << 7
-	eerdStart        = 1 << 0
-	eerdDone         = 1 << 1
-	rdrxctlDMAIDone  = 1 << 3
-	qprdc            = 0x01430 // QPRDC(0); Linux ixgbe_type.h: IXGBE_QPRDC(_i) (0x01430 + ((_i) * 0x40)), 16 of these
-	qRQDPC           = 0x30    // 82576 RQDPC inside an RX queue's block (e1000_regs.h: 0x0C030 + 0x40·n)
-	autocANRestart   = 1 << 12
-	secrxctrl        = 0x08D00
-	secrxctrlRxDis   = 1 << 1
 )
 
 // stat returns read-to-clear statistics counters.
@@ -105,21 +53,21 @@ func (m *Model) registers82599() []sim.Reg {
 	nq := l.queues
 	regs := []sim.Reg{
 		// General control.
-		{Name: "CTRL", Off: ctrl, Access: sim.RW, SelfClear: ctrlRST | ctrlLNKRS, Write: m.writeCTRL, Read: m.readCTRL},
-		{Name: "STATUS", Off: status, Access: sim.RO, Read: m.readSTATUS},
-		rw("CTRL_EXT", ctrlExt, 1, 0, 0),
+		{Name: "CTRL", Off: intelnic.CTRL, Access: sim.RW, SelfClear: intelnic.CtrlReset | intelnic.CtrlLinkReset, Write: m.writeCTRL, Read: m.readCTRL},
+		{Name: "STATUS", Off: intelnic.STATUS, Access: sim.RO, Read: m.readSTATUS},
+		rw("CTRL_EXT", intelnic.CTRLEXT, 1, 0, 0),
 		rw("ESDP", 0x00020, 1, 0, 0),
 		rw("I2CCTL", 0x00028, 1, 0, 0),
 		rw("LEDCTL", 0x00200, 1, 0, 0),
-		{Name: "EEC", Off: eec, Access: sim.RW, Mask: 0x4F, Reset: eecPresent | eecAutoRead,
+		{Name: "EEC", Off: i82599.EEC, Access: sim.RW, Mask: 0x4F, Reset: intelnic.EecPresent | intelnic.EecAutoRead,
 			Read: func(_ int, v uint32) uint32 {
-				if v&eecReq != 0 {
-					v |= eecGnt
+				if v&intelnic.EecReq != 0 {
+					v |= intelnic.EecGnt
 				}
 				return v
 			}},
-		{Name: "EERD", Off: eerd, Access: sim.RW, Write: m.writeEERD},
-		{Name: "SWSM", Off: swsm, Access: sim.RW, Mask: 0x3, Read: m.readSWSM},
+		{Name: "EERD", Off: i82599.EERD, Access: sim.RW, Write: m.writeEERD},
+		{Name: "SWSM", Off: i82599.SWSM, Access: sim.RW, Mask: 0x3, Read: m.readSWSM},
 		{Name: "FWSM", Off: 0x10148, Access: sim.RO},
 		rw("GSSR", 0x10160, 1, 0, 0),
 		rw("GCR", 0x11000, 1, 0, 0),
@@ -138,17 +86,17 @@ func (m *Model) registers82599() []sim.Reg {
 		{Name: "EITR", Off: 0x12300, N: l.vectors - 24, Stride: 4, Access: sim.RW, Mask: 0x80000FF8},
 		{Name: "IVAR", Off: l.ivar0, N: 64, Stride: 4, Access: sim.RW, Mask: 0xBFBFBFBF},
 		{Name: "IVAR_MISC", Off: l.ivarMisc, Access: sim.RW, Mask: 0xBFBF},
-		{Name: "EICS_EX", Off: eicsEx0, N: 2, Stride: 4, Access: sim.WO, Write: m.writeEICSEx},
-		{Name: "EIMS_EX", Off: eimsEx0, N: 2, Stride: 4, Access: sim.RO, Read: m.readEIMSEx, Write: m.writeEIMSEx},
-		{Name: "EIMC_EX", Off: eimcEx0, N: 2, Stride: 4, Access: sim.WO, Write: m.writeEIMCEx},
-		rw("EIAM_EX", eiamEx0, 2, 4, 0),
+		{Name: "EICS_EX", Off: i82599.EICSEx0, N: 2, Stride: 4, Access: sim.WO, Write: m.writeEICSEx},
+		{Name: "EIMS_EX", Off: i82599.EIMSEx0, N: 2, Stride: 4, Access: sim.RO, Read: m.readEIMSEx, Write: m.writeEIMSEx},
+		{Name: "EIMC_EX", Off: i82599.EIMCEx0, N: 2, Stride: 4, Access: sim.WO, Write: m.writeEIMCEx},
+		rw("EIAM_EX", i82599.EIAMEx0, 2, 4, 0),
 		rw("PBACL", 0x110C0, 1, 0, 0),
 
 		// Receive.
 		m.rxRingRegs()[0], m.rxRingRegs()[1], m.rxRingRegs()[2],
-		rw("DCA_RXCTRL", l.rxq(0, 0x0C), nq, qStride, 0x2200),
+		rw("DCA_RXCTRL", l.rxq(0, 0x0C), nq, intelnic.QStride, 0x2200),
 		m.rxRingRegs()[3], m.rxRingRegs()[4], m.rxRingRegs()[5], m.rxRingRegs()[6],
-		rw("RSCCTL", l.rxq(0, 0x2C), nq, qStride, 0),
+		rw("RSCCTL", l.rxq(0, 0x2C), nq, intelnic.QStride, 0),
 		{Name: "SRRCTL", Off: 0x02100, N: 16, Stride: 4, Access: sim.RW, // 82598 alias of queues 0-15
 			Read: func(i int, _ uint32) uint32 { return m.get(l.srrctl(i)) },
 			Write: func(i int, _, v uint32) {
@@ -157,10 +105,10 @@ func (m *Model) registers82599() []sim.Reg {
 				m.guardLatched(false, i, "SRRCTL", l.srrctl(i), old)
 			}},
 		m.alias("DCA_RXCTRL", 0x02200, 16, 4, func(i int) uint32 { return l.rxq(i, 0x0C) }),
-		{Name: "RDRXCTL", Off: rdrxctl, Access: sim.RW, Mask: ^uint32(rdrxctlDMAIDone), Reset: rdrxctlDMAIDone},
-		{Name: "RXCTRL", Off: rxctrl, Access: sim.RW, Write: m.writeRXCTRL},
-		rw("RXPBSIZE", rxpbsize0, 1, 0, 512<<10),
-		rw("RXPBSIZE", rxpbsize0+4, 7, 4, 0),
+		{Name: "RDRXCTL", Off: i82599.RDRXCTL, Access: sim.RW, Mask: ^uint32(i82599.RdrxctlDMAIDone), Reset: i82599.RdrxctlDMAIDone},
+		{Name: "RXCTRL", Off: i82599.RXCTRL, Access: sim.RW, Write: m.writeRXCTRL},
+		rw("RXPBSIZE", i82599.RXPBSIZE0, 1, 0, 512<<10),
+		rw("RXPBSIZE", i82599.RXPBSIZE0+4, 7, 4, 0),
 		rw("RTRPCS", 0x02430, 1, 0, 0),
 		rw("RTRUP2TC", 0x03020, 1, 0, 0),
 		rw("FCTTV", 0x03200, 4, 4, 0),
@@ -168,12 +116,12 @@ func (m *Model) registers82599() []sim.Reg {
 		rw("FCRTH", 0x03260, 8, 4, 0),
 		rw("FCRTV", 0x032A0, 1, 0, 0),
 		rw("FCCFG", 0x03D00, 1, 0, 0),
-		rw("RXCSUM", rxcsum, 1, 0, 0),
+		rw("RXCSUM", intelnic.RXCSUM, 1, 0, 0),
 		rw("RFCTL", 0x05008, 1, 0, 0),
-		rw("FCTRL", fctrl, 1, 0, 0),
+		rw("FCTRL", i82599.FCTRL, 1, 0, 0),
 		rw("VLNCTRL", 0x05088, 1, 0, 0x8100),
-		rw("MCSTCTRL", mcstctrl, 1, 0, 0),
-		table("MTA", mta, 128),
+		rw("MCSTCTRL", i82599.MCSTCTRL, 1, 0, 0),
+		table("MTA", intelnic.MTA, 128),
 		rw("PSRTYPE", 0x0EA00, 64, 4, 0),
 		rw("MRQC", l.mrqc, 1, 0, 0),
 		rw("VT_CTL", 0x051B0, 1, 0, 0),
@@ -187,22 +135,22 @@ func (m *Model) registers82599() []sim.Reg {
 		m.alias("RAH", 0x05404, 16, 8, l.rah),
 		rw("MPSAR_LO", 0x0A600, 128, 8, 0),
 		rw("MPSAR_HI", 0x0A604, 128, 8, 0),
-		{Name: "SECRXCTRL", Off: secrxctrl, Access: sim.RW, Write: m.writeSECRXCTRL},
+		{Name: "SECRXCTRL", Off: i82599.SECRXCTRL, Access: sim.RW, Write: m.writeSECRXCTRL},
 		{Name: "SECRXSTAT", Off: 0x08D04, Access: sim.RO, Read: m.readSECRXSTAT},
 		rw("SECTXCTRL", 0x08800, 1, 0, 0),
 		{Name: "SECTXSTAT", Off: 0x08804, Access: sim.RO, Reset: 1},
 		rw("SECTXMINIFG", 0x08810, 1, 0, 0),
 
 		// MAC.
-		rw("HLREG0", hlreg0, 1, 0, hlreg0TxCRC|hlreg0RxCRCStrip|hlreg0TxPad),
+		rw("HLREG0", i82599.HLREG0, 1, 0, i82599.Hlreg0TxCRCEn|i82599.Hlreg0RxCRCStrp|i82599.Hlreg0TxPadEn),
 		{Name: "HLREG1", Off: 0x04244, Access: sim.RO},
 		rw("PAP", 0x04248, 1, 0, 0),
 		rw("MSCA", 0x0425C, 1, 0, 0),
 		rw("MSRWD", 0x04260, 1, 0, 0),
-		rw("MAXFRS", maxfrs, 1, 0, 1518<<16),
+		rw("MAXFRS", i82599.MAXFRS, 1, 0, 1518<<16),
 		rw("MFLCN", 0x04294, 1, 0, 0),
-		{Name: "AUTOC", Off: autoc, Access: sim.RW, Reset: autocReset, SelfClear: autocANRestart, Write: m.writeAUTOC},
-		{Name: "LINKS", Off: links, Access: sim.RO, Read: m.readLINKS},
+		{Name: "AUTOC", Off: i82599.AUTOC, Access: sim.RW, Reset: autocReset, SelfClear: i82599.AutocAnRestart, Write: m.writeAUTOC},
+		{Name: "LINKS", Off: i82599.LINKS, Access: sim.RO, Read: m.readLINKS},
 		rw("AUTOC2", 0x042A8, 1, 0, 0),
 		rw("AUTOC3", 0x042AC, 1, 0, 0),
 		{Name: "ANLP1", Off: 0x042B0, Access: sim.RO},
@@ -212,11 +160,11 @@ func (m *Model) registers82599() []sim.Reg {
 
 		// Transmit.
 		m.txRingRegs()[0], m.txRingRegs()[1], m.txRingRegs()[2],
-		rw("DCA_TXCTRL", l.txq(0, 0x0C), nq, qStride, 0x2200),
+		rw("DCA_TXCTRL", l.txq(0, 0x0C), nq, intelnic.QStride, 0x2200),
 		m.txRingRegs()[3], m.txRingRegs()[4], m.txRingRegs()[5],
-		rw("TDWBAL", l.txq(0, qWBAL), nq, qStride, 0),
-		rw("TDWBAH", l.txq(0, qWBAH), nq, qStride, 0),
-		{Name: "DMATXCTL", Off: dmatxctl, Access: sim.RW, Doorbell: func(int, uint32) { m.transmitAll() }},
+		rw("TDWBAL", l.txq(0, intelnic.QWBAL), nq, intelnic.QStride, 0),
+		rw("TDWBAH", l.txq(0, intelnic.QWBAH), nq, intelnic.QStride, 0),
+		{Name: "DMATXCTL", Off: i82599.DMATXCTL, Access: sim.RW, Doorbell: func(int, uint32) { m.transmitAll() }},
 		rw("DTXMXSZRQ", 0x08100, 1, 0, 0xFFF),
 		rw("MTQC", 0x08120, 1, 0, 0),
 		rw("PFDTXGSWC", 0x08220, 1, 0, 0),
@@ -250,17 +198,17 @@ func (m *Model) registers82599() []sim.Reg {
 		stat("PXON2OFFCNT", 0x03240, 8, 4),
 		stat("RNBC", 0x03FC0, 8, 4),
 		stat("PRC64..PRC1522", 0x0405C, 6, 4),
-		stat("GPRC", gprc, 1, 0),
+		stat("GPRC", intelnic.GPRC, 1, 0),
 		stat("BPRC", 0x04078, 1, 0),
 		stat("MPRC", 0x0407C, 1, 0),
-		stat("GPTC", gptc, 1, 0),
-		stat("GORCL", gorcl, 1, 0),
-		stat("GORCH", gorch, 1, 0),
-		stat("GOTCL", gotcl, 1, 0),
-		stat("GOTCH", gotch, 1, 0),
-		stat("RUC", ruc, 1, 0),
+		stat("GPTC", intelnic.GPTC, 1, 0),
+		stat("GORCL", intelnic.GORCL, 1, 0),
+		stat("GORCH", intelnic.GORCH, 1, 0),
+		stat("GOTCL", intelnic.GOTCL, 1, 0),
+		stat("GOTCH", intelnic.GOTCH, 1, 0),
+		stat("RUC", intelnic.RUC, 1, 0),
 		stat("RFC", 0x040A8, 1, 0),
-		stat("ROC", roc, 1, 0),
+		stat("ROC", intelnic.ROC, 1, 0),
 		stat("RJC", 0x040B0, 1, 0),
 		stat("MNGPRC", 0x040B4, 1, 0),
 		stat("MNGPDC", 0x040B8, 1, 0),
@@ -277,10 +225,10 @@ func (m *Model) registers82599() []sim.Reg {
 		stat("RXNFGPC", 0x041B0, 1, 0),
 		stat("RXDGPC", 0x02F50, 1, 0),
 		stat("TXDGPC", 0x087A0, 1, 0),
-		stat("QPRC", 0x01030, 16, qStride),
-		stat("QBRC_L", 0x01034, 16, qStride),
-		stat("QBRC_H", 0x01038, 16, qStride),
-		stat("QPRDC", qprdc, 16, qStride),
+		stat("QPRC", 0x01030, 16, intelnic.QStride),
+		stat("QBRC_L", 0x01034, 16, intelnic.QStride),
+		stat("QBRC_H", 0x01038, 16, intelnic.QStride),
+		stat("QPRDC", i82599.QPRDC(0), 16, intelnic.QStride),
 		stat("QPTC", 0x08680, 16, 4),
 		stat("QBTC_L", 0x08700, 16, 8),
 		stat("QBTC_H", 0x08704, 16, 8),
@@ -292,26 +240,26 @@ func (m *Model) registers82599() []sim.Reg {
 // wait for the bit to read back clear), LNK_RST restarts the link.
 func (m *Model) writeCTRL(_ int, _, v uint32) {
 	switch {
-	case v&ctrlRST != 0:
+	case v&intelnic.CtrlReset != 0:
 		m.st.Resets++
 		m.swReset = true
 		m.dev.ResetRegisters()
-	case m.cfg.Flavor == X82599 && v&ctrlLNKRS != 0,
-		m.cfg.Flavor == X82576 && v&ctrlPHYRST != 0:
+	case m.cfg.Flavor == X82599 && v&intelnic.CtrlLinkReset != 0,
+		m.cfg.Flavor == X82576 && v&i82576.CtrlPHYRST != 0:
 		m.link.reset(m)
 	}
 }
 
 // writeAUTOC restarts auto-negotiation on AN_RESTART.
 func (m *Model) writeAUTOC(_ int, _, v uint32) {
-	if v&autocANRestart != 0 {
+	if v&i82599.AutocAnRestart != 0 {
 		m.link.reset(m)
 	}
 }
 
 // writeEERD performs an EEPROM word read: the word appears in bits 31:16 with DONE.
 func (m *Model) writeEERD(_ int, _, v uint32) {
-	if v&eerdStart == 0 {
+	if v&intelnic.EerdStart == 0 {
 		return
 	}
 	addr := v >> 2 & 0x3FFF
@@ -319,17 +267,17 @@ func (m *Model) writeEERD(_ int, _, v uint32) {
 	if int(addr) < len(m.eeprom) {
 		word = uint32(m.eeprom[addr])
 	}
-	off := uint32(eerd)
+	off := uint32(i82599.EERD)
 	if m.cfg.Flavor == X82576 {
-		off = eerd82576
+		off = i82576.EERD
 	}
-	m.set(off, word<<16|addr<<2|eerdDone)
+	m.set(off, word<<16|addr<<2|intelnic.EerdDone)
 }
 
 // readSWSM implements the software semaphore: a read returns SMBI clear to exactly one
 // reader, which then owns it until it writes SMBI clear.
 func (m *Model) readSWSM(_ int, v uint32) uint32 {
-	m.set(swsm, v|1)
+	m.set(i82599.SWSM, v|1)
 	return v
 }
 
@@ -340,13 +288,13 @@ func (m *Model) rxRingRegs() [7]sim.Reg {
 	l, nq := m.l, m.l.queues
 	at := func(reg uint32) func(q int) uint32 { return func(q int) uint32 { return l.rxq(q, reg) } }
 	return [7]sim.Reg{
-		{Name: "RDBAL", Off: l.rxq(0, qBAL), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFFFF80, Write: m.latchedReg(false, "RDBAL", at(qBAL))},
-		{Name: "RDBAH", Off: l.rxq(0, qBAH), N: nq, Stride: qStride, Access: sim.RW, Write: m.latchedReg(false, "RDBAH", at(qBAH))},
-		{Name: "RDLEN", Off: l.rxq(0, qLEN), N: nq, Stride: qStride, Access: sim.RW, Mask: 0x000FFF80, Write: m.latchedReg(false, "RDLEN", at(qLEN))},
-		{Name: "RDH", Off: l.rxq(0, qH), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF, Write: m.latchedReg(false, "RDH", at(qH))},
-		{Name: "SRRCTL", Off: l.srrctl(0), N: nq, Stride: qStride, Access: sim.RW, Reset: 0x402, Write: m.latchedReg(false, "SRRCTL", l.srrctl)},
-		{Name: "RDT", Off: l.rxq(0, qT), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF, Write: m.writeRDT},
-		{Name: "RXDCTL", Off: l.rxq(0, qDCTL), N: nq, Stride: qStride, Access: sim.RW,
+		{Name: "RDBAL", Off: l.rxq(0, intelnic.QBAL), N: nq, Stride: intelnic.QStride, Access: sim.RW, Mask: 0xFFFFFF80, Write: m.latchedReg(false, "RDBAL", at(intelnic.QBAL))},
+		{Name: "RDBAH", Off: l.rxq(0, intelnic.QBAH), N: nq, Stride: intelnic.QStride, Access: sim.RW, Write: m.latchedReg(false, "RDBAH", at(intelnic.QBAH))},
+		{Name: "RDLEN", Off: l.rxq(0, intelnic.QLEN), N: nq, Stride: intelnic.QStride, Access: sim.RW, Mask: 0x000FFF80, Write: m.latchedReg(false, "RDLEN", at(intelnic.QLEN))},
+		{Name: "RDH", Off: l.rxq(0, intelnic.QH), N: nq, Stride: intelnic.QStride, Access: sim.RW, Mask: 0xFFFF, Write: m.latchedReg(false, "RDH", at(intelnic.QH))},
+		{Name: "SRRCTL", Off: l.srrctl(0), N: nq, Stride: intelnic.QStride, Access: sim.RW, Reset: 0x402, Write: m.latchedReg(false, "SRRCTL", l.srrctl)},
+		{Name: "RDT", Off: l.rxq(0, intelnic.QT), N: nq, Stride: intelnic.QStride, Access: sim.RW, Mask: 0xFFFF, Write: m.writeRDT},
+		{Name: "RXDCTL", Off: l.rxq(0, intelnic.QDCTL), N: nq, Stride: intelnic.QStride, Access: sim.RW,
 			Write: func(q int, old, v uint32) { m.writeDCTL(false, q, old, v) }},
 	}
 }
@@ -357,12 +305,12 @@ func (m *Model) txRingRegs() [6]sim.Reg {
 	l, nq := m.l, m.l.queues
 	at := func(reg uint32) func(q int) uint32 { return func(q int) uint32 { return l.txq(q, reg) } }
 	return [6]sim.Reg{
-		{Name: "TDBAL", Off: l.txq(0, qBAL), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFFFF80, Write: m.latchedReg(true, "TDBAL", at(qBAL))},
-		{Name: "TDBAH", Off: l.txq(0, qBAH), N: nq, Stride: qStride, Access: sim.RW, Write: m.latchedReg(true, "TDBAH", at(qBAH))},
-		{Name: "TDLEN", Off: l.txq(0, qLEN), N: nq, Stride: qStride, Access: sim.RW, Mask: 0x000FFF80, Write: m.latchedReg(true, "TDLEN", at(qLEN))},
-		{Name: "TDH", Off: l.txq(0, qH), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF, Write: m.latchedReg(true, "TDH", at(qH))},
-		{Name: "TDT", Off: l.txq(0, qT), N: nq, Stride: qStride, Access: sim.RW, Mask: 0xFFFF, Write: m.writeTDT, Doorbell: m.doorbellTDT},
-		{Name: "TXDCTL", Off: l.txq(0, qDCTL), N: nq, Stride: qStride, Access: sim.RW,
+		{Name: "TDBAL", Off: l.txq(0, intelnic.QBAL), N: nq, Stride: intelnic.QStride, Access: sim.RW, Mask: 0xFFFFFF80, Write: m.latchedReg(true, "TDBAL", at(intelnic.QBAL))},
+		{Name: "TDBAH", Off: l.txq(0, intelnic.QBAH), N: nq, Stride: intelnic.QStride, Access: sim.RW, Write: m.latchedReg(true, "TDBAH", at(intelnic.QBAH))},
+		{Name: "TDLEN", Off: l.txq(0, intelnic.QLEN), N: nq, Stride: intelnic.QStride, Access: sim.RW, Mask: 0x000FFF80, Write: m.latchedReg(true, "TDLEN", at(intelnic.QLEN))},
+		{Name: "TDH", Off: l.txq(0, intelnic.QH), N: nq, Stride: intelnic.QStride, Access: sim.RW, Mask: 0xFFFF, Write: m.latchedReg(true, "TDH", at(intelnic.QH))},
+		{Name: "TDT", Off: l.txq(0, intelnic.QT), N: nq, Stride: intelnic.QStride, Access: sim.RW, Mask: 0xFFFF, Write: m.writeTDT, Doorbell: m.doorbellTDT},
+		{Name: "TXDCTL", Off: l.txq(0, intelnic.QDCTL), N: nq, Stride: intelnic.QStride, Access: sim.RW,
 			Write: func(q int, old, v uint32) { m.writeDCTL(true, q, old, v) }},
 	}
 }
@@ -370,7 +318,7 @@ func (m *Model) txRingRegs() [6]sim.Reg {
 // readCTRL: RST reads 1 until the reset is done.
 func (m *Model) readCTRL(_ int, v uint32) uint32 {
 	if m.inReset() {
-		v |= ctrlRST
+		v |= intelnic.CtrlReset
 	}
 	return v
 }
@@ -393,15 +341,15 @@ func (m *Model) writeRXCTRL(_ int, old, v uint32) {
 // (SECRXSTAT.SECRX_RDY) Timing.SecRxReady later.
 func (m *Model) writeSECRXCTRL(_ int, old, v uint32) {
 	switch {
-	case v&secrxctrlRxDis != 0 && old&secrxctrlRxDis == 0:
+	case v&i82599.SecrxctrlRxDis != 0 && old&i82599.SecrxctrlRxDis == 0:
 		m.secRdyAt = wire.Now() + int64(m.timing.SecRxReady)
-	case v&secrxctrlRxDis == 0:
+	case v&i82599.SecrxctrlRxDis == 0:
 		m.secRdyAt = 0
 	}
 }
 
 func (m *Model) secRxReady() bool {
-	return m.get(secrxctrl)&secrxctrlRxDis != 0 && wire.Now() >= m.secRdyAt
+	return m.get(i82599.SECRXCTRL)&i82599.SecrxctrlRxDis != 0 && wire.Now() >= m.secRdyAt
 }
 
 func (m *Model) readSECRXSTAT(int, uint32) uint32 {

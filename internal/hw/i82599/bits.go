@@ -4,10 +4,7 @@ import "github.com/uiod/uiod/internal/hw/intelnic"
 
 // Register bits.
 const (
-	CtrlGIODisable = 1 << 2
-	CtrlResetMask  = intelnic.CtrlLinkReset | intelnic.CtrlReset
-
-	StatusGIOMaster = 1 << 19 // master requests enabled (the 82576 has it too)
+	CtrlResetMask = intelnic.CtrlLinkReset | intelnic.CtrlReset
 
 	CtrlExtNSDis = 1 << 16 // no-snoop disable
 
@@ -70,4 +67,16 @@ const (
 	EitrCntWDis       = 1 << 31
 
 	MrqcRSSEn = 0x1
+)
+
+// AUTOC.LMS link modes (82599 datasheet 8.2.3.22.19; Linux ixgbe_type.h
+// IXGBE_AUTOC_LMS_*). LMS 5 is reserved.
+const (
+	LMS1GNoAN      = 0 // 1 GbE, no auto-negotiation
+	LMS10GNoAN     = 1 // 10 GbE parallel (XAUI / CX4), no auto-negotiation
+	LMS1GAN        = 2 // 1 GbE with clause 37 auto-negotiation (KX)
+	LMS10GSerial   = 3 // 10 GbE serial (SFI), no auto-negotiation
+	LMSKX4KXKR     = 4 // KX4 / KX / KR backplane (clause 73) auto-negotiation
+	LMSKX4KXKR1GAN = 6 // backplane auto-negotiation and 1 GbE clause 37
+	LMSKX4KXKRSGM  = 7 // backplane auto-negotiation and SGMII
 )

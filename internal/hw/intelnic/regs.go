@@ -14,8 +14,11 @@ const (
 
 // Bits shared by both parts.
 const (
-	CtrlLinkReset = 1 << 3  // 82599 LNK_RST
-	CtrlReset     = 1 << 26 // RST: global device reset, self-clearing
+	CtrlGIODisable = 1 << 2  // GIO master disable: stop issuing bus-master requests
+	CtrlLinkReset  = 1 << 3  // 82599 LNK_RST
+	CtrlReset      = 1 << 26 // RST: global device reset, self-clearing
+
+	StatusGIOMaster = 1 << 19 // bus-master requests enabled
 
 	CtrlExtDrvLoad = 1 << 28 // a driver owns the device (firmware keeps off it)
 
