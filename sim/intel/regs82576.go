@@ -12,22 +12,15 @@ const (
 	phyIDValue = 0x02A80390
 )
 
+// registers82576 is the 82576 table: sharedRegs and the registers only it has.
 func (m *Model) registers82576() []sim.Reg {
 	l := m.l
 	nq := l.queues
-	return []sim.Reg{
+	return append(m.sharedRegs(), []sim.Reg{
 		// General control.
 		{Name: "CTRL", Off: intelnic.CTRL, Access: sim.RW, SelfClear: intelnic.CtrlReset | i82576.CtrlPHYRST, Write: m.writeCTRL, Read: m.readCTRL},
-		{Name: "STATUS", Off: intelnic.STATUS, Access: sim.RO, Read: m.readSTATUS},
-		{Name: "EECD", Off: i82576.EECD, Access: sim.RW, Mask: 0x4F, Reset: intelnic.EecPresent | intelnic.EecAutoRead,
-			Read: func(_ int, v uint32) uint32 {
-				if v&intelnic.EecReq != 0 {
-					v |= intelnic.EecGnt
-				}
-				return v
-			}},
+		{Name: "EECD", Off: i82576.EECD, Access: sim.RW, Mask: 0x4F, Reset: intelnic.EecPresent | intelnic.EecAutoRead, Read: readEEC},
 		{Name: "EERD", Off: i82576.EERD, Access: sim.RW, Write: m.writeEERD},
-		rw("CTRL_EXT", intelnic.CTRLEXT, 1, 0, 0),
 		{Name: "MDIC", Off: i82576.MDIC, Access: sim.RW, Write: m.writeMDIC},
 		rw("FCAL", 0x00028, 1, 0, 0),
 		rw("FCAH", 0x0002C, 1, 0, 0),
@@ -52,12 +45,6 @@ func (m *Model) registers82576() []sim.Reg {
 			Read: func(int, uint32) uint32 { return m.ic.miscMask }}, // reads return IMS (8.8.10)
 		rw("IAM", i82576.IAM, 1, 0, 0),
 		{Name: "GPIE", Off: l.gpie, Access: sim.RW, Write: m.writeGPIE},
-		{Name: "EICS", Off: l.eics, Access: sim.WO, Read: m.readEICS, Write: m.writeEICS},
-		{Name: "EIMS", Off: l.eims, Access: sim.RO, Read: m.readEIMS, Write: m.writeEIMS},
-		{Name: "EIMC", Off: l.eimc, Access: sim.WO, Write: m.writeEIMC},
-		rw("EIAC", l.eiac, 1, 0, 0),
-		rw("EIAM", l.eiam, 1, 0, 0),
-		{Name: "EICR", Off: l.eicr, Access: sim.RO, Read: m.readEICR, Write: m.writeEICR},
 		{Name: "EITR", Off: l.eitr(0), N: l.vectors, Stride: 4, Access: sim.RW, Mask: 0x80007FFC},
 		{Name: "IVAR0", Off: l.ivar0, N: 8, Stride: 4, Access: sim.RW, Mask: 0x9F9F9F9F},
 		{Name: "IVAR_MISC", Off: l.ivarMisc, Access: sim.RW, Mask: 0x9F9F},
@@ -68,24 +55,14 @@ func (m *Model) registers82576() []sim.Reg {
 		rw("FCRTL", 0x02160, 1, 0, 0),
 		rw("FCRTH", 0x02168, 1, 0, 0),
 		rw("RXPBS", i82576.RXPBS, 1, 0, 64),
-		rw("RXCSUM", intelnic.RXCSUM, 1, 0, 0),
 		rw("RLPML", i82576.RLPML, 1, 0, 0),
-		rw("RFCTL", 0x05008, 1, 0, 0),
-		table("MTA", intelnic.MTA, 128),
-		rw("RAL", l.ralBase, l.rarEntries, 8, 0),
-		rw("RAH", l.ralBase+4, l.rarEntries, 8, 0),
 		rw("RAL2", 0x054E0, 8, 8, 0),
 		rw("RAH2", 0x054E4, 8, 8, 0),
-		table("VFTA", 0x05600, 128),
-		table("UTA", 0x0A000, 128), // Linux e1000_regs.h E1000_UTA 0x0A000
-		rw("MRQC", l.mrqc, 1, 0, 0),
+		table("VFTA", i82576.VFTA, 128),
+		table("UTA", i82576.UTA, 128),
 		rw("VT_CTL", 0x0581C, 1, 0, 0),
-		rw("RETA", l.reta, 32, 4, 0),
-		rw("RSSRK", l.rssrk, 10, 4, 0),
 		rw("VMOLR", 0x05AD0, 8, 4, 0),
 		rw("PSRTYPE", 0x05480, 8, 4, 0),
-		m.rxRingRegs()[0], m.rxRingRegs()[1], m.rxRingRegs()[2], m.rxRingRegs()[3],
-		m.rxRingRegs()[4], m.rxRingRegs()[5], m.rxRingRegs()[6],
 		rw("RXCTL", l.rxq(0, 0x14), nq, intelnic.QStride, 0),
 		stat("RQDPC", l.rxq(0, i82576.QRQDPC), nq, intelnic.QStride),
 		// Linux e1000_regs.h also reaches RQDPC(0-3) at 0x02830 + 0x100·n.
@@ -103,14 +80,9 @@ func (m *Model) registers82576() []sim.Reg {
 		rw("TIPG", 0x00410, 1, 0, 0),
 		rw("TXPBS", 0x03404, 1, 0, 40),
 		rw("DTXCTL", 0x03590, 1, 0, 0),
-		m.txRingRegs()[0], m.txRingRegs()[1], m.txRingRegs()[2], m.txRingRegs()[3],
 		rw("TXCTL", l.txq(0, 0x14), nq, intelnic.QStride, 0),
-		m.txRingRegs()[4], m.txRingRegs()[5],
-		rw("TDWBAL", l.txq(0, intelnic.QWBAL), nq, intelnic.QStride, 0),
-		rw("TDWBAH", l.txq(0, intelnic.QWBAH), nq, intelnic.QStride, 0),
 
 		// Statistics (read to clear).
-		stat("CRCERRS", 0x04000, 1, 0),
 		stat("ALGNERRC", 0x04004, 1, 0),
 		stat("SYMERRS", 0x04008, 1, 0),
 		stat("RXERRC", 0x0400C, 1, 0),
@@ -120,27 +92,10 @@ func (m *Model) registers82576() []sim.Reg {
 		stat("TNCRS", 0x04034, 1, 0),
 		stat("SEC", 0x04038, 1, 0),
 		stat("CEXTERR", 0x0403C, 1, 0),
-		stat("RLEC", 0x04040, 1, 0),
 		stat("XONRXC..FCRUC", 0x04048, 5, 4),
-		stat("PRC64..PRC1522", 0x0405C, 6, 4),
-		stat("GPRC", intelnic.GPRC, 1, 0),
-		stat("BPRC", 0x04078, 1, 0),
-		stat("MPRC", 0x0407C, 1, 0),
-		stat("GPTC", intelnic.GPTC, 1, 0),
-		stat("GORCL", intelnic.GORCL, 1, 0),
-		stat("GORCH", intelnic.GORCH, 1, 0),
-		stat("GOTCL", intelnic.GOTCL, 1, 0),
-		stat("GOTCH", intelnic.GOTCH, 1, 0),
 		stat("RNBC", 0x040A0, 1, 0),
-		stat("RUC", intelnic.RUC, 1, 0),
-		stat("RFC", 0x040A8, 1, 0),
-		stat("ROC", intelnic.ROC, 1, 0),
-		stat("RJC", 0x040B0, 1, 0),
 		stat("MGTPRC..MGTPTC", 0x040B4, 3, 4),
 		stat("TORL..TPT", 0x040C0, 6, 4),
-		stat("PTC64..PTC1522", 0x040D8, 6, 4),
-		stat("MPTC", 0x040F0, 1, 0),
-		stat("BPTC", 0x040F4, 1, 0),
 		stat("TSCTC", 0x040F8, 1, 0),
 		stat("TSCTFC", 0x040FC, 1, 0),
 		stat("IAC..ICRXDMTC", 0x04100, 10, 4),
@@ -149,7 +104,7 @@ func (m *Model) registers82576() []sim.Reg {
 		stat("PQGORC", 0x10018, nq, 0x100),
 		stat("PQGOTC", 0x10034, nq, 0x100),
 		stat("PQMPRC", 0x10038, nq, 0x100),
-	}
+	}...)
 }
 
 // readICR implements the 82576 ICR read: it returns the causes (with INT_ASSERTED in
