@@ -81,15 +81,15 @@ type media struct {
 // listed accept any mode.
 func mediaFor(id uint16) media {
 	switch id {
-	case DeviceID82599SFP, 0x1507, 0x1529, 0x154D, 0x154A, 0x1557: // SFP+ variants
+	case i82599.DeviceSFP, i82599.DeviceSFPEM, i82599.DeviceSFPFCoE, i82599.DeviceSFPSF2, i82599.DeviceSFPSFQP, i82599.DeviceENSFP:
 		return media{i82599.LMS10GSerial, 1<<i82599.LMS10GSerial | 1<<i82599.LMS1GNoAN}
-	case DeviceID82599KX4, 0x10F8, 0x1514, 0x152A: // KX4 / combo backplane, KX4 mezzanine, FCoE backplane
+	case i82599.DeviceKX4, i82599.DeviceComboBackplane, i82599.DeviceKX4Mezz, i82599.DeviceBackplaneFCoE:
 		return media{i82599.LMSKX4KXKR, 1<<i82599.LMS10GNoAN | 1<<i82599.LMS1GAN | 1<<i82599.LMSKX4KXKR | 1<<i82599.LMSKX4KXKR1GAN | 1<<i82599.LMSKX4KXKRSGM}
-	case 0x1517: // KR backplane
+	case i82599.DeviceKR:
 		return media{i82599.LMSKX4KXKR, 1<<i82599.LMS1GAN | 1<<i82599.LMSKX4KXKR | 1<<i82599.LMSKX4KXKR1GAN}
-	case 0x10FC: // XAUI LOM: backplane media, the EEPROM selects parallel 10G
+	case i82599.DeviceXAUILOM: // backplane media, the EEPROM selects parallel 10G
 		return media{i82599.LMS10GNoAN, 1<<i82599.LMS10GNoAN | 1<<i82599.LMSKX4KXKR | 1<<i82599.LMSKX4KXKR1GAN}
-	case DeviceID82599CX4:
+	case i82599.DeviceCX4:
 		return media{i82599.LMS10GNoAN, 1 << i82599.LMS10GNoAN}
 	}
 	return media{i82599.LMS10GSerial, 0xFF}

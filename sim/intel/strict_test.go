@@ -218,7 +218,7 @@ func TestWrongDriverFails(t *testing.T) {
 			}
 		}},
 		{"link mode must suit the media", func(right bool) Config {
-			return Config{DeviceID: DeviceID82599KX4, Timing: Timing{Autoneg: time.Millisecond}}
+			return Config{DeviceID: i82599.DeviceKX4, Timing: Timing{Autoneg: time.Millisecond}}
 		}, func(t *testing.T, g *rig, right bool) {
 			g.noLinkWait = true
 			g.initDevice()

@@ -3,6 +3,7 @@ package virtio
 import (
 	"encoding/binary"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/sim"
 )
 
@@ -89,12 +90,12 @@ func (m *Model) chain(q *queue, head uint16, ds []desc) ([]desc, bool) {
 			flags: binary.LittleEndian.Uint16(b[12:]),
 			next:  binary.LittleEndian.Uint16(b[14:]),
 		}
-		if d.flags&descIndir != 0 {
+		if d.flags&virtiospec.DescIndirect != 0 {
 			m.fault("indirect descriptor %d (not offered)", i)
 			return ds, false
 		}
 		ds = append(ds, d)
-		if d.flags&descNext == 0 {
+		if d.flags&virtiospec.DescNext == 0 {
 			return ds, true
 		}
 		i = d.next
@@ -136,7 +137,7 @@ func (m *Model) maybeInterrupt(qi int, q *queue, old uint16) {
 			m.st.Suppressed++
 			return
 		}
-	} else if flags, _, ok := m.avail(q); !ok || flags&noInterrup != 0 {
+	} else if flags, _, ok := m.avail(q); !ok || flags&virtiospec.AvailNoInterrupt != 0 {
 		m.st.Suppressed++
 		return
 	}
@@ -147,14 +148,14 @@ func (m *Model) maybeInterrupt(qi int, q *queue, old uint16) {
 func (m *Model) interrupt(qi int) {
 	if m.dev.MSIXEnabled() {
 		v := m.queues[qi].msix
-		if v == noVector || !m.dev.FireMSIX(int(v)) {
+		if v == virtiospec.NoVector || !m.dev.FireMSIX(int(v)) {
 			m.st.LostInterrupts++
 			return
 		}
 		m.st.Interrupts++
 		return
 	}
-	m.isr |= isrQueue
+	m.isr |= virtiospec.ISRQueue
 	m.dev.SetINTx(true)
 	m.st.Interrupts++
 }

@@ -1,5 +1,7 @@
 package virtio
 
+import "github.com/uiod/uiod/internal/hw/virtiospec"
+
 // maxTxFrame bounds a gathered frame (header included).
 const maxTxFrame = 65562
 
@@ -50,7 +52,7 @@ func (m *Model) gather(qi int) (frame []byte, ok bool) {
 		if !good {
 			break
 		}
-		if c.flags&descWrite != 0 {
+		if c.flags&virtiospec.DescWrite != 0 {
 			m.fault("transmit chain %d: device-writable descriptor", head)
 			good = false
 			break
@@ -67,7 +69,7 @@ func (m *Model) gather(qi int) (frame []byte, ok bool) {
 		}
 		buf = append(buf, b...)
 	}
-	if good && len(buf) < netHdrLen {
+	if good && len(buf) < virtiospec.NetHdrLen {
 		m.fault("transmit chain %d: %d bytes, shorter than the header", head, len(buf))
 		good = false
 	}
@@ -77,7 +79,7 @@ func (m *Model) gather(qi int) (frame []byte, ok bool) {
 		return nil, true
 	}
 	m.txBuf[qi] = buf
-	frame = buf[netHdrLen:]
+	frame = buf[virtiospec.NetHdrLen:]
 	if !m.link {
 		m.st.TxLinkDown++
 		return nil, true
