@@ -99,11 +99,11 @@ func (m *Model) registers82576() []sim.Reg {
 		stat("TSCTC", 0x040F8, 1, 0),
 		stat("TSCTFC", 0x040FC, 1, 0),
 		stat("IAC..ICRXDMTC", 0x04100, 10, 4),
-		stat("PQGPRC", 0x10010, nq, 0x100),
-		stat("PQGPTC", 0x10014, nq, 0x100),
-		stat("PQGORC", 0x10018, nq, 0x100),
-		stat("PQGOTC", 0x10034, nq, 0x100),
-		stat("PQMPRC", 0x10038, nq, 0x100),
+		stat("PQGPRC", i82576.PQGPRC, nq, i82576.PQStride),
+		stat("PQGPTC", i82576.PQGPTC, nq, i82576.PQStride),
+		stat("PQGORC", i82576.PQGORC, nq, i82576.PQStride),
+		stat("PQGOTC", i82576.PQGOTC, nq, i82576.PQStride),
+		stat("PQMPRC", i82576.PQMPRC, nq, i82576.PQStride),
 	}...)
 }
 

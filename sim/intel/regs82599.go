@@ -139,12 +139,12 @@ func (m *Model) registers82599() []sim.Reg {
 		stat("RXNFGPC", 0x041B0, 1, 0),
 		stat("RXDGPC", 0x02F50, 1, 0),
 		stat("TXDGPC", 0x087A0, 1, 0),
-		stat("QPRC", 0x01030, 16, intelnic.QStride),
+		stat("QPRC", i82599.QPRC(0), 16, intelnic.QStride),
 		stat("QBRC_L", 0x01034, 16, intelnic.QStride),
 		stat("QBRC_H", 0x01038, 16, intelnic.QStride),
 		stat("QPRDC", i82599.QPRDC(0), 16, intelnic.QStride),
-		stat("QPTC", 0x08680, 16, 4),
-		stat("QBTC_L", 0x08700, 16, 8),
+		stat("QPTC", i82599.QPTC(0), 16, 4),
+		stat("QBTC_L", i82599.QBTC(0), 16, 8),
 		stat("QBTC_H", 0x08704, 16, 8),
 	}...)
 }

@@ -99,22 +99,6 @@ func (m *Model) queueDrop(q int) {
 	}
 }
 
-// rxEnabled reports whether the receiver is on (82599 RXCTRL.RXEN, 82576 RCTL.EN).
-func (m *Model) rxEnabled() bool {
-	if m.cfg.Flavor == X82576 {
-		return m.get(i82576.RCTL)&i82576.RctlEN != 0
-	}
-	return m.get(i82599.RXCTRL)&1 != 0
-}
-
-// crcStrip reports whether the driver enabled FCS stripping.
-func (m *Model) crcStrip() bool {
-	if m.cfg.Flavor == X82576 {
-		return m.get(i82576.RCTL)&i82576.RctlSECRC != 0
-	}
-	return m.get(i82599.HLREG0)&i82599.Hlreg0RxCRCStrp != 0
-}
-
 // maxFrame is the longest frame accepted, FCS included.
 func (m *Model) maxFrame() int {
 	if m.cfg.Flavor == X82576 {
@@ -293,7 +277,9 @@ func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
 		h = (h + 1) % n
 	}
 	m.set(l.rxq(q, intelnic.QH), h)
-	m.countRx(q, len(data))
+	m.st.RxFrames++
+	m.st.RxBytes += uint64(len(data))
+	m.countFrame(false, q, len(data))
 	m.ic.raiseQueue(q, false)
 	return placed
 }
@@ -306,20 +292,4 @@ func (m *Model) dmaFailed(err error) placeResult {
 		m.st.DMAFaults++
 	}
 	return dropped
-}
-
-// countRx updates the receive statistics for a frame of n bytes in queue q.
-func (m *Model) countRx(q, n int) {
-	m.st.RxFrames++
-	m.st.RxBytes += uint64(n)
-	m.add(intelnic.GPRC, 1)
-	m.add64(intelnic.GORCL, intelnic.GORCH, uint64(n+4)) // hardware counts the FCS
-	if m.cfg.Flavor == X82576 {
-		m.add(0x10010+0x100*uint32(q), 1)         // PQGPRC
-		m.add(0x10018+0x100*uint32(q), uint32(n)) // PQGORC
-	}
-	if m.cfg.Flavor == X82599 && q < 16 {
-		m.add(0x1030+0x40*uint32(q), 1)                                  // QPRC
-		m.add64(0x1034+0x40*uint32(q), 0x1038+0x40*uint32(q), uint64(n)) // QBRC
-	}
 }

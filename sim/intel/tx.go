@@ -3,8 +3,6 @@ package intel
 import (
 	"encoding/binary"
 
-	"github.com/uiod/uiod/internal/hw/i82576"
-	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/wire"
@@ -22,30 +20,6 @@ type txPartial struct {
 	frame []byte
 	bad   bool // a descriptor of it faulted
 	noFCS bool // its EOP descriptor lacked IFCS
-}
-
-// txEnabled reports whether the transmitter is on (82599 DMATXCTL.TE, 82576 TCTL.EN).
-func (m *Model) txEnabled() bool {
-	if m.cfg.Flavor == X82576 {
-		return m.get(i82576.TCTL)&i82576.TctlEN != 0
-	}
-	return m.get(i82599.DMATXCTL)&1 != 0
-}
-
-// txPad reports whether short frames are padded to 60 bytes.
-func (m *Model) txPad() bool {
-	if m.cfg.Flavor == X82576 {
-		return m.get(i82576.TCTL)&i82576.TctlPSP != 0
-	}
-	return m.get(i82599.HLREG0)&i82599.Hlreg0TxPadEn != 0
-}
-
-// txCRC reports whether the MAC may append an FCS at all.
-func (m *Model) txCRC() bool {
-	if m.cfg.Flavor == X82576 {
-		return true
-	}
-	return m.get(i82599.HLREG0)&i82599.Hlreg0TxCRCEn != 0
 }
 
 // transmit processes TX queue q from TDH to TDT and sends the finished frames to the
@@ -231,16 +205,7 @@ func (m *Model) finish(q int, p *txPartial, out int) bool {
 	n := len(f)
 	m.st.TxFrames++
 	m.st.TxBytes += uint64(n)
-	m.add(intelnic.GPTC, 1)
-	m.add64(intelnic.GOTCL, intelnic.GOTCH, uint64(n+4))
-	if m.cfg.Flavor == X82576 {
-		m.add(0x10014+0x100*uint32(q), 1)         // PQGPTC
-		m.add(0x10034+0x100*uint32(q), uint32(n)) // PQGOTC
-	}
-	if m.cfg.Flavor == X82599 && q < 16 {
-		m.add(0x8680+4*uint32(q), 1)                               // QPTC
-		m.add64(0x8700+8*uint32(q), 0x8704+8*uint32(q), uint64(n)) // QBTC
-	}
+	m.countFrame(true, q, n)
 	return true
 }
 

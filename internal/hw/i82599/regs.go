@@ -93,3 +93,13 @@ func QPRDC(q int) uint32 { return 0x01430 + intelnic.QStride*uint32(q) }
 
 // EIMCEx returns the n-th extended interrupt mask clear register (n < 2).
 func EIMCEx(n int) uint32 { return EIMCEx0 + 4*uint32(n) }
+
+// QPRC returns RX queue q's good packet counter (q < 16); QBRC's low and high halves
+// follow it.
+func QPRC(q int) uint32 { return 0x01030 + intelnic.QStride*uint32(q) }
+
+// QPTC returns TX queue q's good packet counter (q < 16).
+func QPTC(q int) uint32 { return 0x08680 + 4*uint32(q) }
+
+// QBTC returns the low half of TX queue q's byte counter (q < 16); the high half follows.
+func QBTC(q int) uint32 { return 0x08700 + 8*uint32(q) }
