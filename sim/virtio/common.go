@@ -38,6 +38,14 @@ func (m *Model) selected() *queue {
 	return &m.queues[m.queueSel]
 }
 
+// featureWord is the 32-bit word sel of a feature set (0 past the 64 bits modelled).
+func featureWord(features uint64, sel uint32) uint32 {
+	if sel < 2 {
+		return uint32(features >> (32 * sel))
+	}
+	return 0
+}
+
 func (m *Model) readCommon(off, size uint32) uint32 {
 	if !m.commonAccess(off, size, false) {
 		return 0
@@ -47,17 +55,11 @@ func (m *Model) readCommon(off, size uint32) uint32 {
 	case virtiospec.ComDevFeatureSel:
 		return m.devFeatSel
 	case virtiospec.ComDevFeature:
-		if m.devFeatSel < 2 {
-			return uint32(m.offered >> (32 * m.devFeatSel))
-		}
-		return 0
+		return featureWord(m.offered, m.devFeatSel)
 	case virtiospec.ComDrvFeatureSel:
 		return m.drvFeatSel
 	case virtiospec.ComDrvFeature:
-		if m.drvFeatSel < 2 {
-			return uint32(m.drvFeatures >> (32 * m.drvFeatSel))
-		}
-		return 0
+		return featureWord(m.drvFeatures, m.drvFeatSel)
 	case virtiospec.ComMSIXConfig:
 		return uint32(m.msixConfig)
 	case virtiospec.ComNumQueues:

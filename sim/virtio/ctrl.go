@@ -2,6 +2,7 @@ package virtio
 
 import (
 	"encoding/binary"
+	"math"
 
 	"github.com/uiod/uiod/internal/hw/virtiospec"
 )
@@ -32,22 +33,9 @@ func (m *Model) control(qi int) {
 			m.pushUsed(qi, q, uint32(head), 0, false)
 			continue
 		}
-		var cmd []byte
-		good := true
-		for _, c := range chain[:len(chain)-1] {
-			if c.flags&virtiospec.DescWrite != 0 {
-				good = false
-				break
-			}
-			b, err := d.DMAAt(c.addr, int(c.len), "control command")
-			if err != nil {
-				good = false
-				break
-			}
-			cmd = append(cmd, b...)
-		}
+		cmd, read := m.readChain(chain[:len(chain)-1], nil, math.MaxInt, "control command")
 		status := byte(virtiospec.CtrlErr)
-		if good {
+		if read == chainDone {
 			status = m.command(cmd)
 		}
 		if b, err := d.DMAAt(ack.addr, 1, "control ack"); err == nil {

@@ -102,6 +102,35 @@ func (m *Model) chain(q *queue, head uint16, ds []desc) ([]desc, bool) {
 	}
 }
 
+// chainRead is why readChain stopped early.
+type chainRead int
+
+const (
+	chainDone     chainRead = iota // every descriptor read
+	chainWritable                  // a device-writable descriptor
+	chainTooLong                   // more than the limit
+	chainDMA                       // a buffer the device cannot reach
+)
+
+// readChain appends the buffers of the device-readable descriptors ds to buf, at most
+// limit bytes in all; it stops at the first descriptor it cannot take.
+func (m *Model) readChain(ds []desc, buf []byte, limit int, what string) ([]byte, chainRead) {
+	for _, c := range ds {
+		if c.flags&virtiospec.DescWrite != 0 {
+			return buf, chainWritable
+		}
+		if len(buf)+int(c.len) > limit {
+			return buf, chainTooLong
+		}
+		b, err := m.dev.DMAAt(c.addr, int(c.len), what)
+		if err != nil {
+			return buf, chainDMA
+		}
+		buf = append(buf, b...)
+	}
+	return buf, chainDone
+}
+
 // pushUsed writes a used entry, then the used index (atomically, after the entry), and
 // interrupts the driver if it asked for it. With ahead the index is published without
 // the entry (fault injection).

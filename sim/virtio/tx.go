@@ -48,26 +48,16 @@ func (m *Model) gather(qi int) (frame []byte, ok bool) {
 	var ds [16]desc
 	chain, good := m.chain(q, head, ds[:0])
 	buf := m.txBuf[qi][:0]
-	for _, c := range chain {
-		if !good {
-			break
-		}
-		if c.flags&virtiospec.DescWrite != 0 {
+	if good {
+		var read chainRead
+		buf, read = m.readChain(chain, buf, maxTxFrame, "transmit buffer")
+		switch read {
+		case chainWritable:
 			m.fault("transmit chain %d: device-writable descriptor", head)
-			good = false
-			break
-		}
-		if len(buf)+int(c.len) > maxTxFrame {
+		case chainTooLong:
 			m.fault("transmit chain %d: more than %d bytes", head, maxTxFrame)
-			good = false
-			break
 		}
-		b, err := d.DMAAt(c.addr, int(c.len), "transmit buffer")
-		if err != nil {
-			good = false
-			break
-		}
-		buf = append(buf, b...)
+		good = read == chainDone
 	}
 	if good && len(buf) < virtiospec.NetHdrLen {
 		m.fault("transmit chain %d: %d bytes, shorter than the header", head, len(buf))
