@@ -80,7 +80,7 @@ func TestIVARLayout(t *testing.T) {
 		{9, true, 0x1704, 24},
 	}
 	for _, tt := range tests {
-		off, shift := ivarEntry(tt.q, tt.tx)
+		off, shift := i82576.IVAREntry(tt.q, tt.tx)
 		if off != tt.off || shift != tt.shift {
 			t.Errorf("queue %d tx %v: IVAR 0x%x shift %d, want 0x%x shift %d", tt.q, tt.tx, off, shift, tt.off, tt.shift)
 		}

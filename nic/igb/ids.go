@@ -1,7 +1,6 @@
 package igb
 
 import (
-	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/nic/internal/intel"
 )
 
@@ -28,15 +27,4 @@ var deviceIDs = map[uint16]string{
 func Match(vendor, device uint16) bool {
 	_, ok := deviceIDs[device]
 	return vendor == VendorIntel && ok
-}
-
-// ivarEntry is the IVAR register and shift of queue q's RX (or TX) allocation entry on
-// the 82576: queue q in IVAR(q&7), byte (q&8)>>2 (+1 for TX).
-func ivarEntry(q int, tx bool) (off uint32, shift uint) {
-	shift = uint(q&8) << 1
-	off = i82576.IVAR(q & 7)
-	if tx {
-		shift += 8
-	}
-	return off, shift
 }

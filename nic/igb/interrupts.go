@@ -17,7 +17,7 @@ func itrValue(d time.Duration) uint32 {
 
 // setIVAR maps queue q's RX (or TX) cause to an MSI-X vector.
 func (p *Port) setIVAR(q int, tx bool, vector int) {
-	off, shift := ivarEntry(q, tx)
+	off, shift := i82576.IVAREntry(q, tx)
 	intel.SetIVAR(p.bar, off, shift, vector)
 }
 

@@ -18,11 +18,8 @@ func itrValue(d time.Duration) uint32 {
 // setIVAR maps a queue's cause (RX or TX) to an interrupt vector (MSI-X) or EICR bit
 // (legacy): byte 2·(q&1)+tx of IVAR(q>>1).
 func (p *Port) setIVAR(q int, tx bool, vector int) {
-	shift := uint(16 * (q & 1))
-	if tx {
-		shift += 8
-	}
-	intel.SetIVAR(p.bar, i82599.IVAR(q>>1), shift, vector)
+	off, shift := i82599.IVAREntry(q, tx)
+	intel.SetIVAR(p.bar, off, shift, vector)
 }
 
 // setupInterrupts programs the interrupt mode. MSI-X: GPIE in MSI-X mode with the other

@@ -70,14 +70,8 @@ var layout82599 = layout{
 	rarEntries: 128,
 	eitr:       i82599.EITR,
 	// Interval in bits 11:3, in 2.048 µs units (10 GbE).
-	eitrNanos: func(reg uint32) int64 { return int64(reg&i82599.EitrIntervalMask) * 256 },
-	ivarEntry: func(q int, tx bool) (uint32, uint) {
-		shift := uint(16 * (q & 1))
-		if tx {
-			shift += 8
-		}
-		return i82599.IVAR(q >> 1), shift
-	},
+	eitrNanos:    func(reg uint32) int64 { return int64(reg&i82599.EitrIntervalMask) * 256 },
+	ivarEntry:    i82599.IVAREntry,
 	srrctlDropEn: i82599.SrrctlDropEn,
 }
 
@@ -106,14 +100,8 @@ var layout82576 = layout{
 	rarEntries: 16,
 	eitr:       i82576.EITR,
 	// Interval in bits 14:2, in 1 µs units: the register value masked is in 0.25 µs.
-	eitrNanos: func(reg uint32) int64 { return int64(reg&i82576.EitrIntervalMask) * 250 },
-	ivarEntry: func(q int, tx bool) (uint32, uint) {
-		shift := uint((q & 8) << 1)
-		if tx {
-			shift += 8
-		}
-		return i82576.IVAR(q & 7), shift
-	},
+	eitrNanos:    func(reg uint32) int64 { return int64(reg&i82576.EitrIntervalMask) * 250 },
+	ivarEntry:    i82576.IVAREntry,
 	srrctlDropEn: i82576.SrrctlDropEn,
 }
 

@@ -82,3 +82,13 @@ func TDBAL(q int) uint32 { return TXBase + intelnic.QStride*uint32(q) }
 
 // TXDCTL returns TX queue q's control register.
 func TXDCTL(q int) uint32 { return TDBAL(q) + intelnic.QDCTL }
+
+// IVAREntry returns the IVAR register and bit shift of queue q's RX (or TX) vector
+// allocation entry: queue q in IVAR(q&7), byte (q&8)>>2 (+1 for TX).
+func IVAREntry(q int, tx bool) (off uint32, shift uint) {
+	shift = uint(q&8) << 1
+	if tx {
+		shift += 8
+	}
+	return IVAR(q & 7), shift
+}

@@ -103,3 +103,13 @@ func QPTC(q int) uint32 { return 0x08680 + 4*uint32(q) }
 
 // QBTC returns the low half of TX queue q's byte counter (q < 16); the high half follows.
 func QBTC(q int) uint32 { return 0x08700 + 8*uint32(q) }
+
+// IVAREntry returns the IVAR register and bit shift of queue q's RX (or TX) vector
+// allocation entry: queue q in IVAR(q>>1), byte 2·(q&1) (+1 for TX).
+func IVAREntry(q int, tx bool) (off uint32, shift uint) {
+	shift = uint(16 * (q & 1))
+	if tx {
+		shift += 8
+	}
+	return IVAR(q >> 1), shift
+}
