@@ -66,27 +66,6 @@ func TestOpenUnsupported(t *testing.T) {
 	}
 }
 
-func TestIVARLayout(t *testing.T) {
-	tests := []struct {
-		q     int
-		tx    bool
-		off   uint32
-		shift uint
-	}{
-		{0, false, 0x1700, 0},
-		{0, true, 0x1700, 8},
-		{7, false, 0x171C, 0},
-		{8, false, 0x1700, 16},
-		{9, true, 0x1704, 24},
-	}
-	for _, tt := range tests {
-		off, shift := i82576.IVAREntry(tt.q, tt.tx)
-		if off != tt.off || shift != tt.shift {
-			t.Errorf("queue %d tx %v: IVAR 0x%x shift %d, want 0x%x shift %d", tt.q, tt.tx, off, shift, tt.off, tt.shift)
-		}
-	}
-}
-
 func TestITRValue(t *testing.T) {
 	tests := []struct {
 		d    time.Duration
