@@ -178,7 +178,11 @@ func (m *Model) writeEERD(_ int, _, v uint32) {
 // readSWSM implements the software semaphore: a read returns SMBI clear to exactly one
 // reader, which then owns it until it writes SMBI clear.
 func (m *Model) readSWSM(_ int, v uint32) uint32 {
-	m.set(i82599.SWSM, v|1)
+	off := uint32(i82599.SWSM)
+	if m.cfg.Flavor == X82576 {
+		off = i82576.SWSM
+	}
+	m.set(off, v|1)
 	return v
 }
 

@@ -31,8 +31,7 @@ func (m *Model) registers82576() []sim.Reg {
 		rw("LEDCTL", 0x00E00, 1, 0, 0),
 		rw("PBA", 0x01000, 1, 0, 0),
 		rw("GCR", 0x05B00, 1, 0, 0),
-		{Name: "SWSM", Off: i82576.SWSM, Access: sim.RW, Mask: 0x3,
-			Read: func(_ int, v uint32) uint32 { m.set(i82576.SWSM, v|1); return v }},
+		{Name: "SWSM", Off: i82576.SWSM, Access: sim.RW, Mask: 0x3, Read: m.readSWSM},
 		{Name: "FWSM", Off: 0x05B54, Access: sim.RO},
 		rw("SW_FW_SYNC", 0x05B5C, 1, 0, 0),
 
