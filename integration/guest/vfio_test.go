@@ -105,8 +105,8 @@ func checkIdentity(t *testing.T, d pci.Device) pci.Region {
 		t.Fatal("STATUS reads all ones: BAR0 does not reach the device")
 	}
 	// A plain read/write register proves the mapping goes both ways.
-	bar0.Write32(i82576.RAL0, 0x12345678)
-	if got := bar0.Read32(i82576.RAL0); got != 0x12345678 {
+	bar0.Write32(intelnic.RAL0, 0x12345678)
+	if got := bar0.Read32(intelnic.RAL0); got != 0x12345678 {
 		t.Errorf("RAL0 reads %#x after writing 0x12345678", got)
 	}
 	return bar0
@@ -130,9 +130,9 @@ func checkOtherBARs(t *testing.T, d pci.Device, bar0 pci.Region) {
 		t.Errorf("Region(2) (I/O ports): %v", err)
 		return
 	}
-	io.Write32(0, i82576.RAL0)
+	io.Write32(0, intelnic.RAL0)
 	io.Write32(4, 0x0badcafe)
-	if got := bar0.Read32(i82576.RAL0); got != 0x0badcafe {
+	if got := bar0.Read32(intelnic.RAL0); got != 0x0badcafe {
 		t.Errorf("RAL0 = %#x after writing 0x0badcafe through the I/O BAR", got)
 	}
 	io.Write32(0, intelnic.STATUS)

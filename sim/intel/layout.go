@@ -96,7 +96,7 @@ var layout82576 = layout{
 	mrqc:       intelnic.MRQC,
 	reta:       intelnic.RETA,
 	rssrk:      intelnic.RSSRK,
-	ralBase:    i82576.RAL0,
+	ralBase:    intelnic.RAL0,
 	rarEntries: 16,
 	eitr:       i82576.EITR,
 	// Interval in bits 14:2, in 1 µs units: the register value masked is in 0.25 µs.

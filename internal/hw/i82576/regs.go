@@ -27,7 +27,6 @@ const (
 	RXPBS    = 0x02404
 	MPC      = 0x04010 // missed packets, read to clear
 	RLPML    = 0x05004
-	RAL0     = 0x05400 // receive address low/high pairs, 16 entries, 8 bytes apart
 	VFTA     = 0x05600 // VLAN filter table, 128 registers
 	SWSM     = 0x05B50
 	UTA      = 0x0A000 // unicast hash table array, 128 registers

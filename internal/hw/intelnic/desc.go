@@ -6,14 +6,15 @@ const DescLen = 16
 // Advanced TX data descriptor: cmd_type_len bits (the length is bits 15:0, the
 // descriptor type bits 23:20).
 const (
-	TxdDEXT      = 1 << 29
-	TxdRS        = 1 << 27
-	TxdIFCS      = 1 << 25
-	TxdEOP       = 1 << 24
-	TxdTypeShift = 20
-	TxdTypeData  = 3 // DTYP of a data descriptor
-	TxdTypeCtx   = 2 // DTYP of a context descriptor
-	TxdDTYPData  = TxdTypeData << TxdTypeShift
+	TxdDEXT        = 1 << 29
+	TxdRS          = 1 << 27
+	TxdIFCS        = 1 << 25
+	TxdEOP         = 1 << 24
+	TxdTypeShift   = 20
+	TxdTypeData    = 3 // DTYP of a data descriptor
+	TxdTypeCtx     = 2 // DTYP of a context descriptor
+	TxdDTYPData    = TxdTypeData << TxdTypeShift
+	TxdPaylenShift = 14 // olinfo_status: PAYLEN
 )
 
 // Legacy TX descriptor command byte (bits 31:24 of the third word).

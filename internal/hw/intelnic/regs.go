@@ -7,9 +7,13 @@ const (
 	CTRLEXT = 0x00018
 	RXCSUM  = 0x05000
 	MTA     = 0x05200 // multicast table array, 128 registers
-	MRQC    = 0x05818
-	RETA    = 0x05C00 // redirection table, 32 registers of 4 entries
-	RSSRK   = 0x05C80 // RSS key, 10 registers
+	// Receive address 0, low and high: the 82576's 16 pairs, 8 bytes apart, start here;
+	// on the 82599 it is the 82598-compatible alias of pairs 0-15 (see i82599.RAL0).
+	RAL0  = 0x05400
+	RAH0  = 0x05404
+	MRQC  = 0x05818
+	RETA  = 0x05C00 // redirection table, 32 registers of 4 entries
+	RSSRK = 0x05C80 // RSS key, 10 registers
 )
 
 // Bits shared by both parts.
