@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/uiod/uiod/dmamem"
+	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/uio"
@@ -71,7 +72,7 @@ func exerciseUIO(t *testing.T, addr pci.Addr) {
 	if err != nil {
 		t.Fatalf("IRQs(INTx, 1): %v", err)
 	}
-	bar0.Write32(igbGPIE, 0)
+	bar0.Write32(i82576.GPIE, 0)
 	for i := 0; i < 2; i++ {
 		fireUIO(t, d, bar0, vs[0])
 	}
@@ -103,14 +104,14 @@ func exerciseUIO(t *testing.T, addr pci.Addr) {
 // readable, the kernel masked INTx (command bit 10), and Rearm clears the bit again.
 func fireUIO(t *testing.T, d *uio.Device, bar0 pci.Region, v *irq.Vector) {
 	t.Helper()
-	bar0.Write32(igbIMC, 0xFFFFFFFF)
-	bar0.Read32(igbICR)
+	bar0.Write32(i82576.IMC, 0xFFFFFFFF)
+	bar0.Read32(i82576.ICR)
 	v.Drain()
 	if err := v.Rearm(); err != nil {
 		t.Fatal(err)
 	}
-	bar0.Write32(igbIMS, icrLSC)
-	bar0.Write32(igbICS, icrLSC)
+	bar0.Write32(i82576.IMS, i82576.IcrLSC)
+	bar0.Write32(i82576.ICS, i82576.IcrLSC)
 	if !waitReadable(t, v.Fd(), irqTimeout) {
 		t.Fatalf("%s did not become readable within %v of the ICS write", d.UIOPath(), irqTimeout)
 	}
@@ -123,10 +124,10 @@ func fireUIO(t *testing.T, d *uio.Device, bar0 pci.Region, v *irq.Vector) {
 		t.Errorf("command %#04x: uio_pci_generic should have masked INTx", cmd)
 	}
 	// Acknowledge the cause, then rearm (the DESIGN §5 order).
-	if icr := bar0.Read32(igbICR); icr&icrLSC == 0 {
+	if icr := bar0.Read32(i82576.ICR); icr&i82576.IcrLSC == 0 {
 		t.Errorf("ICR = %#x, want LSC", icr)
 	}
-	bar0.Write32(igbIMC, 0xFFFFFFFF)
+	bar0.Write32(i82576.IMC, 0xFFFFFFFF)
 	if err := v.Rearm(); err != nil {
 		t.Fatal(err)
 	}

@@ -14,47 +14,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uiod/uiod/dmamem"
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/vfio"
-)
-
-// igb (82576) registers the device tests poke, as QEMU's igb model implements them.
-const (
-	igbStatus = 0x0008
-	igbICR    = 0x00C0 // interrupt cause (legacy); read clears when INT_ASSERTED
-	igbICS    = 0x00C8 // interrupt cause set
-	igbIMS    = 0x00D0 // interrupt mask set
-	igbIMC    = 0x00D8 // interrupt mask clear
-	igbGPIE   = 0x1514
-	igbEICS   = 0x1520
-	igbEIMS   = 0x1524
-	igbEIMC   = 0x1528
-	igbEIAC   = 0x152C
-	igbEICR   = 0x1580 // write 1 to clear
-	igbRAL0   = 0x5400
-	igbTCTL   = 0x0400
-	igbTDBAL  = 0xE000 // TX queue 0 ring registers
-	igbTDBAH  = 0xE004
-	igbTDLEN  = 0xE008
-	igbTDH    = 0xE010
-	igbTDT    = 0xE018
-	igbTXDCTL = 0xE028
-
-	tctlEN       = 1 << 1
-	txdctlEnable = 1 << 25
-	txdDTYPData  = 0x00300000
-	txdDEXT      = 1 << 29
-	txdRS        = 1 << 27
-	txdIFCS      = 1 << 25
-	txdEOP       = 1 << 24
-
-	gpieMSIXMode = 1 << 4
-	gpiePBA      = 1 << 31
-	icrLSC       = 1 << 2
-
-	igbVendor = 0x8086
-	igbDevice = 0x10c9
 )
 
 // irqTimeout bounds each wait for an interrupt; TCG is slow but not this slow.
@@ -118,8 +82,8 @@ func checkIdentity(t *testing.T, d pci.Device) pci.Region {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if vid != igbVendor || did != igbDevice {
-		t.Fatalf("config space says %04x:%04x, want %04x:%04x", vid, did, igbVendor, igbDevice)
+	if vid != intelnic.VendorIntel || did != i82576.DeviceID {
+		t.Fatalf("config space says %04x:%04x, want %04x:%04x", vid, did, intelnic.VendorIntel, i82576.DeviceID)
 	}
 	cmd, err := pci.ReadConfig16(d.Config(), pci.CfgCommand)
 	if err != nil {
@@ -135,14 +99,14 @@ func checkIdentity(t *testing.T, d pci.Device) pci.Region {
 	if bar0.Len() < 0x20000 {
 		t.Errorf("BAR0 is %#x bytes, want at least 128 KiB", bar0.Len())
 	}
-	status := bar0.Read32(igbStatus)
+	status := bar0.Read32(intelnic.STATUS)
 	t.Logf("STATUS = %#08x (link up: %v)", status, status&2 != 0)
 	if status == 0xFFFFFFFF {
 		t.Fatal("STATUS reads all ones: BAR0 does not reach the device")
 	}
 	// A plain read/write register proves the mapping goes both ways.
-	bar0.Write32(igbRAL0, 0x12345678)
-	if got := bar0.Read32(igbRAL0); got != 0x12345678 {
+	bar0.Write32(intelnic.RAL0, 0x12345678)
+	if got := bar0.Read32(intelnic.RAL0); got != 0x12345678 {
 		t.Errorf("RAL0 reads %#x after writing 0x12345678", got)
 	}
 	return bar0
@@ -166,13 +130,13 @@ func checkOtherBARs(t *testing.T, d pci.Device, bar0 pci.Region) {
 		t.Errorf("Region(2) (I/O ports): %v", err)
 		return
 	}
-	io.Write32(0, igbRAL0)
+	io.Write32(0, intelnic.RAL0)
 	io.Write32(4, 0x0badcafe)
-	if got := bar0.Read32(igbRAL0); got != 0x0badcafe {
+	if got := bar0.Read32(intelnic.RAL0); got != 0x0badcafe {
 		t.Errorf("RAL0 = %#x after writing 0x0badcafe through the I/O BAR", got)
 	}
-	io.Write32(0, igbStatus)
-	if got, want := io.Read32(4), bar0.Read32(igbStatus); got != want {
+	io.Write32(0, intelnic.STATUS)
+	if got, want := io.Read32(4), bar0.Read32(intelnic.STATUS); got != want {
 		t.Errorf("STATUS through the I/O BAR = %#x, through BAR0 %#x", got, want)
 	}
 }
@@ -240,36 +204,36 @@ func checkDeviceDMA(t *testing.T, d pci.Device, bar0 pci.Region) {
 	copy(frame[14:], "uiod device DMA check")
 	le := binary.LittleEndian
 	le.PutUint64(ring.Bytes[0:], buf.IOVA)
-	le.PutUint32(ring.Bytes[8:], frameLen|txdDTYPData|txdDEXT|txdRS|txdIFCS|txdEOP)
+	le.PutUint32(ring.Bytes[8:], frameLen|intelnic.TxdDTYPData|intelnic.TxdDEXT|intelnic.TxdRS|intelnic.TxdIFCS|intelnic.TxdEOP)
 	le.PutUint32(ring.Bytes[12:], frameLen<<14)
 
-	bar0.Write32(igbTCTL, 0)
-	bar0.Write32(igbTXDCTL, 0)
-	bar0.Write32(igbTDBAL, uint32(ring.IOVA))
-	bar0.Write32(igbTDBAH, uint32(ring.IOVA>>32))
-	bar0.Write32(igbTDLEN, 8*16)
-	bar0.Write32(igbTDH, 0)
-	bar0.Write32(igbTDT, 0)
-	bar0.Write32(igbTXDCTL, txdctlEnable)
-	bar0.Write32(igbTCTL, tctlEN)
-	bar0.Write32(igbTDT, 1)
+	bar0.Write32(i82576.TCTL, 0)
+	bar0.Write32(i82576.TXDCTL(0), 0)
+	bar0.Write32(i82576.TDBAL(0), uint32(ring.IOVA))
+	bar0.Write32(i82576.TDBAL(0)+intelnic.QBAH, uint32(ring.IOVA>>32))
+	bar0.Write32(i82576.TDBAL(0)+intelnic.QLEN, 8*16)
+	bar0.Write32(i82576.TDBAL(0)+intelnic.QH, 0)
+	bar0.Write32(i82576.TDBAL(0)+intelnic.QT, 0)
+	bar0.Write32(i82576.TXDCTL(0), intelnic.DctlEnable)
+	bar0.Write32(i82576.TCTL, i82576.TctlEN)
+	bar0.Write32(i82576.TDBAL(0)+intelnic.QT, 1)
 	defer func() {
-		bar0.Write32(igbTCTL, 0)
-		bar0.Write32(igbTXDCTL, 0)
+		bar0.Write32(i82576.TCTL, 0)
+		bar0.Write32(i82576.TXDCTL(0), 0)
 	}()
 	deadline := time.Now().Add(irqTimeout)
 	for {
 		// Write-back format: status (DD = bit 0) in the last 32-bit word. The register
 		// read and the sleep in each round keep the compiler from caching the load.
-		if bar0.Read32(igbTDH) == 1 && le.Uint32(ring.Bytes[12:16])&1 != 0 {
+		if bar0.Read32(i82576.TDBAL(0)+intelnic.QH) == 1 && le.Uint32(ring.Bytes[12:16])&1 != 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("TX descriptor at bus address %#x not written back within %v (TDH %d)", ring.IOVA, irqTimeout, bar0.Read32(igbTDH))
+			t.Fatalf("TX descriptor at bus address %#x not written back within %v (TDH %d)", ring.IOVA, irqTimeout, bar0.Read32(i82576.TDBAL(0)+intelnic.QH))
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if h := bar0.Read32(igbTDH); h != 1 {
+	if h := bar0.Read32(i82576.TDBAL(0) + intelnic.QH); h != 1 {
 		t.Errorf("TDH = %d after one descriptor, want 1", h)
 	}
 	t.Logf("device read descriptor at %#x and frame at %#x and wrote the descriptor back", ring.IOVA, buf.IOVA)
@@ -281,11 +245,11 @@ func checkDeviceDMA(t *testing.T, d pci.Device, bar0 pci.Region) {
 func fireMSIX(t *testing.T, bar0 pci.Region, vs []*irq.Vector, v int) {
 	t.Helper()
 	bit := uint32(1) << v
-	bar0.Write32(igbEICR, bit)
+	bar0.Write32(i82576.EICR, bit)
 	for _, x := range vs {
 		x.Drain()
 	}
-	bar0.Write32(igbEICS, bit)
+	bar0.Write32(i82576.EICS, bit)
 	if !waitReadable(t, vs[v].Fd(), irqTimeout) {
 		t.Fatalf("MSI-X vector %d did not fire within %v of the EICS write", v, irqTimeout)
 	}
@@ -310,14 +274,14 @@ func fireMSIX(t *testing.T, bar0 pci.Region, vs []*irq.Vector, v int) {
 // vector; then acknowledges the cause by reading ICR and rearms.
 func fireINTx(t *testing.T, bar0 pci.Region, v *irq.Vector) {
 	t.Helper()
-	bar0.Write32(igbIMC, 0xFFFFFFFF)
-	bar0.Read32(igbICR)
+	bar0.Write32(i82576.IMC, 0xFFFFFFFF)
+	bar0.Read32(i82576.ICR)
 	v.Drain()
 	if err := v.Rearm(); err != nil {
 		t.Fatalf("Rearm: %v", err)
 	}
-	bar0.Write32(igbIMS, icrLSC)
-	bar0.Write32(igbICS, icrLSC)
+	bar0.Write32(i82576.IMS, i82576.IcrLSC)
+	bar0.Write32(i82576.ICS, i82576.IcrLSC)
 	if !waitReadable(t, v.Fd(), irqTimeout) {
 		t.Fatalf("INTx did not fire within %v of the ICS write", irqTimeout)
 	}
@@ -325,10 +289,10 @@ func fireINTx(t *testing.T, bar0 pci.Region, v *irq.Vector) {
 		t.Errorf("INTx: Drain = %d, %v", n, err)
 	}
 	t.Log("INTx fired")
-	if icr := bar0.Read32(igbICR); icr&icrLSC == 0 { // also acknowledges the cause
+	if icr := bar0.Read32(i82576.ICR); icr&i82576.IcrLSC == 0 { // also acknowledges the cause
 		t.Errorf("ICR = %#x, want LSC set", icr)
 	}
-	bar0.Write32(igbIMC, 0xFFFFFFFF)
+	bar0.Write32(i82576.IMC, 0xFFFFFFFF)
 	if err := v.Rearm(); err != nil {
 		t.Errorf("Rearm: %v", err)
 	}
@@ -443,14 +407,14 @@ func exerciseVFIO(t *testing.T, addr pci.Addr, opts vfio.Options) {
 	if len(fds) != n {
 		t.Errorf("%d vectors share %d descriptors", n, len(fds))
 	}
-	bar0.Write32(igbEIMC, 0xFFFFFFFF)
-	bar0.Write32(igbEIAC, 0)
-	bar0.Write32(igbGPIE, gpieMSIXMode|gpiePBA)
-	bar0.Write32(igbEIMS, 1|1<<(n-1))
+	bar0.Write32(i82576.EIMC, 0xFFFFFFFF)
+	bar0.Write32(i82576.EIAC, 0)
+	bar0.Write32(i82576.GPIE, intelnic.GpieMSIXMode|intelnic.GpiePBASupport)
+	bar0.Write32(i82576.EIMS, 1|1<<(n-1))
 	fireMSIX(t, bar0, vs, 0)
 	fireMSIX(t, bar0, vs, n-1)
 	fireMSIX(t, bar0, vs, 0) // again: the vector keeps working
-	bar0.Write32(igbEIMC, 0xFFFFFFFF)
+	bar0.Write32(i82576.EIMC, 0xFFFFFFFF)
 
 	// Replacing the set closes the old eventfds.
 	vs2, err := d.IRQs(irq.MSIX, 1)
@@ -460,10 +424,10 @@ func exerciseVFIO(t *testing.T, addr pci.Addr, opts vfio.Options) {
 	if err := vs[1].Signal(); err == nil {
 		t.Error("an eventfd of the replaced set is still open")
 	}
-	bar0.Write32(igbEIMS, 1)
+	bar0.Write32(i82576.EIMS, 1)
 	fireMSIX(t, bar0, vs2, 0)
-	bar0.Write32(igbEIMC, 0xFFFFFFFF)
-	bar0.Write32(igbGPIE, 0)
+	bar0.Write32(i82576.EIMC, 0xFFFFFFFF)
+	bar0.Write32(i82576.GPIE, 0)
 
 	// INTx through VFIO: the kernel masks it when it fires, Rearm unmasks.
 	in, err := d.IRQs(irq.INTx, 1)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
@@ -65,27 +66,6 @@ func TestOpenUnsupported(t *testing.T) {
 	}
 }
 
-func TestIVARLayout(t *testing.T) {
-	tests := []struct {
-		q     int
-		tx    bool
-		off   uint32
-		shift uint
-	}{
-		{0, false, 0x1700, 0},
-		{0, true, 0x1700, 8},
-		{7, false, 0x171C, 0},
-		{8, false, 0x1700, 16},
-		{9, true, 0x1704, 24},
-	}
-	for _, tt := range tests {
-		off, shift := ivarEntry(tt.q, tt.tx)
-		if off != tt.off || shift != tt.shift {
-			t.Errorf("queue %d tx %v: IVAR 0x%x shift %d, want 0x%x shift %d", tt.q, tt.tx, off, shift, tt.off, tt.shift)
-		}
-	}
-}
-
 func TestITRValue(t *testing.T) {
 	tests := []struct {
 		d    time.Duration
@@ -99,7 +79,7 @@ func TestITRValue(t *testing.T) {
 		{MaxITR - ITRUnit, 0x1ffe << 2}, // and one unit less is one step less
 	}
 	for _, tt := range tests {
-		if got := itrValue(tt.d) &^ eitrCntIgnr; got != tt.want {
+		if got := itrValue(tt.d) &^ i82576.EitrCntIgnr; got != tt.want {
 			t.Errorf("itrValue(%v) = %#x, want %#x", tt.d, got, tt.want)
 		}
 	}

@@ -1,6 +1,8 @@
 package igb
 
-import "github.com/uiod/uiod/nic/internal/intel"
+import (
+	"github.com/uiod/uiod/nic/internal/intel"
+)
 
 // VendorIntel is Intel's PCI vendor id.
 const VendorIntel = intel.VendorIntel
@@ -25,15 +27,4 @@ var deviceIDs = map[uint16]string{
 func Match(vendor, device uint16) bool {
 	_, ok := deviceIDs[device]
 	return vendor == VendorIntel && ok
-}
-
-// ivarEntry is the IVAR register and shift of queue q's RX (or TX) allocation entry on
-// the 82576: queue q in IVAR(q&7), byte (q&8)>>2 (+1 for TX).
-func ivarEntry(q int, tx bool) (off uint32, shift uint) {
-	shift = uint(q&8) << 1
-	off = regIVAR(q & 7)
-	if tx {
-		shift += 8
-	}
-	return off, shift
 }

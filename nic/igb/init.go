@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic/internal/intel"
 )
 
@@ -17,35 +19,37 @@ import (
 // reads 1.
 func (p *Port) resetHW() error {
 	r := p.bar
-	if err := intel.WaitClear(r, regCTRL, ctrlReset, time.Second); err != nil {
+	if err := intel.WaitClear(r, intelnic.CTRL, intelnic.CtrlReset, time.Second); err != nil {
 		return fmt.Errorf("reset under way: %w", err)
 	}
-	r.Write32(regIMC, allInterrupts)
-	r.Write32(regEIMC, allInterrupts)
-	r.Write32(regRCTL, 0)
-	r.Write32(regTCTL, tctlPSP)
-	r.Read32(regSTATUS) // flush
+	r.Write32(i82576.IMC, intelnic.AllCauses)
+	r.Write32(i82576.EIMC, intelnic.AllCauses)
+	r.Write32(i82576.RCTL, 0)
+	r.Write32(i82576.TCTL, i82576.TctlPSP)
+	r.Read32(intelnic.STATUS) // flush
 	time.Sleep(time.Millisecond)
-	r.Write32(regCTRL, r.Read32(regCTRL)|ctrlReset)
+	r.Write32(intelnic.CTRL, r.Read32(intelnic.CTRL)|intelnic.CtrlReset)
 	time.Sleep(time.Millisecond) // no register access right after a reset
-	if err := intel.WaitClear(r, regCTRL, ctrlReset, time.Second); err != nil {
+	if err := intel.WaitClear(r, intelnic.CTRL, intelnic.CtrlReset, time.Second); err != nil {
 		return fmt.Errorf("global reset: %w", err)
 	}
-	r.Write32(regIMC, allInterrupts)
-	r.Write32(regEIMC, allInterrupts)
+	r.Write32(i82576.IMC, intelnic.AllCauses)
+	r.Write32(i82576.EIMC, intelnic.AllCauses)
 	// Auto-read done says the NVM has been read. A part without one never sets it: QEMU's
 	// igb, whose EECD reads 0x1110 (FWE_DIS, PRES, size) forever. Like Linux's igb
 	// (igb_reset_hw_82575), wait a little and go on without it; readMAC copes with a
 	// missing address.
-	_ = intel.WaitSet(r, regEECD, eecdAutoRead, 10*time.Millisecond)
-	r.Write32(regCTRLEXT, r.Read32(regCTRLEXT)|ctrlExtDrvLoad)
-	intel.ClearTables(r, regVFTA, regUTA)
+	_ = intel.WaitSet(r, i82576.EECD, intelnic.EecAutoRead, 10*time.Millisecond)
+	r.Write32(intelnic.CTRLEXT, r.Read32(intelnic.CTRLEXT)|intelnic.CtrlExtDrvLoad)
+	intel.ClearTables(r, i82576.VFTA, i82576.UTA)
 	return nil
 }
 
 // release hands the device back to the firmware: CTRL_EXT.DRV_LOAD off (Linux's
 // igb_release_hw_control).
-func (p *Port) release() { p.bar.Write32(regCTRLEXT, p.bar.Read32(regCTRLEXT)&^ctrlExtDrvLoad) }
+func (p *Port) release() {
+	p.bar.Write32(intelnic.CTRLEXT, p.bar.Read32(intelnic.CTRLEXT)&^intelnic.CtrlExtDrvLoad)
+}
 
 // queueDisableTimeout bounds the wait for a queue's enable bit to clear.
 const queueDisableTimeout = 100 * time.Millisecond
@@ -59,14 +63,14 @@ func (p *Port) disableQueues() error {
 	for _, q := range []struct {
 		dir string
 		reg func(int) uint32
-	}{{"rx", regRXDCTL}, {"tx", regTXDCTL}} {
+	}{{"rx", i82576.RXDCTL}, {"tx", i82576.TXDCTL}} {
 		for i := 0; i < MaxQueues; i++ {
 			off := q.reg(i)
-			if r.Read32(off)&dxctlEnable == 0 {
+			if r.Read32(off)&intelnic.DctlEnable == 0 {
 				continue
 			}
 			r.Write32(off, 0)
-			if err := intel.WaitClear(r, off, dxctlEnable, queueDisableTimeout); err != nil {
+			if err := intel.WaitClear(r, off, intelnic.DctlEnable, queueDisableTimeout); err != nil {
 				return fmt.Errorf("disable %s queue %d: %w", q.dir, i, err)
 			}
 		}
@@ -76,12 +80,12 @@ func (p *Port) disableQueues() error {
 
 // readPHY reads a PHY register through MDIC.
 func (p *Port) readPHY(reg uint32) (uint16, error) {
-	p.bar.Write32(regMDIC, reg<<mdicRegShift|phyAddr<<mdicPHYShift|mdicOpRead)
-	v, err := intel.WaitBits(p.bar, regMDIC, mdicReady, mdicReady, 100*time.Millisecond)
+	p.bar.Write32(i82576.MDIC, reg<<i82576.MdicRegShift|i82576.PHYAddr<<i82576.MdicPHYShift|i82576.MdicOpRead)
+	v, err := intel.WaitBits(p.bar, i82576.MDIC, i82576.MdicReady, i82576.MdicReady, 100*time.Millisecond)
 	if err != nil {
 		return 0, fmt.Errorf("read phy register %d: %w", reg, err)
 	}
-	if v&mdicError != 0 {
+	if v&i82576.MdicError != 0 {
 		return 0, fmt.Errorf("read phy register %d: mdic error", reg)
 	}
 	return uint16(v), nil
@@ -89,12 +93,12 @@ func (p *Port) readPHY(reg uint32) (uint16, error) {
 
 // writePHY writes a PHY register through MDIC.
 func (p *Port) writePHY(reg uint32, val uint16) error {
-	p.bar.Write32(regMDIC, uint32(val)|reg<<mdicRegShift|phyAddr<<mdicPHYShift|mdicOpWrite)
-	v, err := intel.WaitBits(p.bar, regMDIC, mdicReady, mdicReady, 100*time.Millisecond)
+	p.bar.Write32(i82576.MDIC, uint32(val)|reg<<i82576.MdicRegShift|i82576.PHYAddr<<i82576.MdicPHYShift|i82576.MdicOpWrite)
+	v, err := intel.WaitBits(p.bar, i82576.MDIC, i82576.MdicReady, i82576.MdicReady, 100*time.Millisecond)
 	if err != nil {
 		return fmt.Errorf("write phy register %d: %w", reg, err)
 	}
-	if v&mdicError != 0 {
+	if v&i82576.MdicError != 0 {
 		return fmt.Errorf("write phy register %d: mdic error", reg)
 	}
 	return nil
@@ -104,17 +108,17 @@ func (p *Port) writePHY(reg uint32, val uint16) error {
 // auto-negotiation; waitLink then waits for its result.
 func (p *Port) startLink() error {
 	r := p.bar
-	r.Write32(regCTRL, r.Read32(regCTRL)&^(ctrlFrcSpd|ctrlFrcDpx)|ctrlSLU)
-	bmcr, err := p.readPHY(phyBMCR)
+	r.Write32(intelnic.CTRL, r.Read32(intelnic.CTRL)&^(i82576.CtrlFrcSpd|i82576.CtrlFrcDpx)|i82576.CtrlSLU)
+	bmcr, err := p.readPHY(i82576.PHYBMCR)
 	if err != nil {
 		return err
 	}
-	return p.writePHY(phyBMCR, bmcr|bmcrANEnable|bmcrANRestart)
+	return p.writePHY(i82576.PHYBMCR, bmcr|i82576.BmcrANEnable|i82576.BmcrANRestart)
 }
 
 // waitLink waits up to timeout for STATUS.LU.
 func (p *Port) waitLink(timeout time.Duration) bool {
-	return intel.WaitSet(p.bar, regSTATUS, statusLU, timeout) == nil
+	return intel.WaitSet(p.bar, intelnic.STATUS, i82576.StatusLU, timeout) == nil
 }
 
 // RXDCTL thresholds: prefetch 8, host 8, write back each descriptor at once.
@@ -124,35 +128,35 @@ const rxdctlThresholds = 8 | 8<<8 | 1<<16
 // datasheet 4.5.9), then enables receive.
 func (p *Port) initRx() error {
 	r := p.bar
-	r.Write32(regRCTL, r.Read32(regRCTL)&^rctlEN)
-	bsize := uint32(p.cfg.BufSize/1024) & srrctlBSizePktMask
+	r.Write32(i82576.RCTL, r.Read32(i82576.RCTL)&^i82576.RctlEN)
+	bsize := uint32(p.cfg.BufSize/1024) & i82576.SrrctlBSizePktMask
 	for i := 0; i < p.NumRxQueues(); i++ {
-		srrctl := r.Read32(regSRRCTL(i))
-		srrctl &^= srrctlDescTypeMask | srrctlBSizePktMask
-		srrctl |= srrctlDescAdvOneBuf | bsize | srrctlDropEn
-		r.Write32(regSRRCTL(i), srrctl)
+		srrctl := r.Read32(i82576.SRRCTL(i))
+		srrctl &^= intelnic.SrrctlDescTypeMask | i82576.SrrctlBSizePktMask
+		srrctl |= intelnic.SrrctlDescAdvOneBuf | bsize | i82576.SrrctlDropEn
+		r.Write32(i82576.SRRCTL(i), srrctl)
 		intel.ProgramRxRing(&p.Port, i)
-		r.Write32(regRXDCTL(i), rxdctlThresholds|dxctlEnable)
-		if err := intel.WaitSet(r, regRXDCTL(i), dxctlEnable, time.Second); err != nil {
+		r.Write32(i82576.RXDCTL(i), rxdctlThresholds|intelnic.DctlEnable)
+		if err := intel.WaitSet(r, i82576.RXDCTL(i), intelnic.DctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable rx queue %d: %w", i, err)
 		}
 	}
 	p.setupRSS()
-	rctl := r.Read32(regRCTL) | rctlEN | rctlBAM | rctlSECRC
+	rctl := r.Read32(i82576.RCTL) | i82576.RctlEN | i82576.RctlBAM | i82576.RctlSECRC
 	// Accept frames up to the buffer size (FCS stripped): long packets beyond 1518 bytes,
 	// as far as the 14-bit RLPML reaches (16379 bytes with 16 KiB buffers).
-	if mfs := uint32(p.cfg.BufSize + 4); mfs > stdFrameFCS {
-		rctl |= rctlLPE
-		r.Write32(regRLPML, min(mfs, rlpmlMax))
+	if mfs := uint32(p.cfg.BufSize + 4); mfs > intelnic.StdFrameFCS {
+		rctl |= i82576.RctlLPE
+		r.Write32(i82576.RLPML, min(mfs, i82576.RlpmlMax))
 	} else {
-		rctl &^= rctlLPE
+		rctl &^= i82576.RctlLPE
 	}
 	if p.cfg.Promiscuous {
-		rctl |= rctlUPE | rctlMPE
+		rctl |= i82576.RctlUPE | i82576.RctlMPE
 	} else {
-		rctl &^= rctlUPE | rctlMPE
+		rctl &^= i82576.RctlUPE | i82576.RctlMPE
 	}
-	r.Write32(regRCTL, rctl)
+	r.Write32(i82576.RCTL, rctl)
 	for i := 0; i < p.NumRxQueues(); i++ {
 		p.RxQueue(i).Fill() // writes RDT
 	}
@@ -166,15 +170,15 @@ const txdctlThresholds = 8 | 1<<8 | 1<<16
 // initTx programs the transmit queues and enables transmit (82576 datasheet 4.5.10).
 func (p *Port) initTx() error {
 	r := p.bar
-	r.Write32(regTCTL, tctlConfigure)
+	r.Write32(i82576.TCTL, i82576.TctlConfigure)
 	for i := 0; i < p.NumTxQueues(); i++ {
 		intel.ProgramTxRing(&p.Port, i)
-		r.Write32(regTXDCTL(i), txdctlThresholds|dxctlEnable)
-		if err := intel.WaitSet(r, regTXDCTL(i), dxctlEnable, time.Second); err != nil {
+		r.Write32(i82576.TXDCTL(i), txdctlThresholds|intelnic.DctlEnable)
+		if err := intel.WaitSet(r, i82576.TXDCTL(i), intelnic.DctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable tx queue %d: %w", i, err)
 		}
 	}
-	r.Write32(regTCTL, tctlConfigure|tctlEN)
+	r.Write32(i82576.TCTL, i82576.TctlConfigure|i82576.TctlEN)
 	return nil
 }
 
@@ -182,4 +186,4 @@ func (p *Port) initTx() error {
 var RSSKey = intel.RSSKey
 
 // setupRSS spreads flows over the RX queues when there is more than one.
-func (p *Port) setupRSS() { intel.SetupRSS(&p.Port, &RSSKey, mrqcRSS|mrqcRSSFields) }
+func (p *Port) setupRSS() { intel.SetupRSS(&p.Port, &RSSKey, i82576.MrqcRSS|intelnic.MrqcRSSFields) }

@@ -3,6 +3,8 @@ package igb
 import (
 	"testing"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
 	"github.com/uiod/uiod/pci"
@@ -39,7 +41,7 @@ func TestInitRegisters(t *testing.T) {
 	for q := 0; q < 2; q++ {
 		var last uint32
 		for _, w := range writes {
-			if w.off == regTXDCTL(q) {
+			if w.off == i82576.TXDCTL(q) {
 				last = w.v
 			}
 		}
@@ -49,7 +51,7 @@ func TestInitRegisters(t *testing.T) {
 	}
 	reset := -1
 	for i, w := range writes {
-		if w.off == regCTRL && w.v&ctrlReset != 0 {
+		if w.off == intelnic.CTRL && w.v&intelnic.CtrlReset != 0 {
 			reset = i
 		}
 	}
@@ -60,20 +62,20 @@ func TestInitRegisters(t *testing.T) {
 		}
 	}
 	for i := uint32(0); i < 128; i++ {
-		if !cleared[0x05200+4*i] || !cleared[regVFTA+4*i] {
+		if !cleared[0x05200+4*i] || !cleared[i82576.VFTA+4*i] {
 			t.Fatalf("MTA[%d] or VFTA[%d] not cleared after the reset", i, i)
 		}
-		if !cleared[regUTA+4*i] || m.Device().Get(regUTA+4*i) != 0 {
-			t.Fatalf("UTA[%d] = %#x: not cleared after the reset", i, m.Device().Get(regUTA+4*i))
+		if !cleared[i82576.UTA+4*i] || m.Device().Get(i82576.UTA+4*i) != 0 {
+			t.Fatalf("UTA[%d] = %#x: not cleared after the reset", i, m.Device().Get(i82576.UTA+4*i))
 		}
 	}
-	if m.Device().Get(regCTRLEXT)&ctrlExtDrvLoad == 0 {
+	if m.Device().Get(intelnic.CTRLEXT)&intelnic.CtrlExtDrvLoad == 0 {
 		t.Error("CTRL_EXT.DRV_LOAD clear while the driver runs the port")
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if m.Device().Get(regCTRLEXT)&ctrlExtDrvLoad != 0 {
+	if m.Device().Get(intelnic.CTRLEXT)&intelnic.CtrlExtDrvLoad != 0 {
 		t.Error("CTRL_EXT.DRV_LOAD still set after Close")
 	}
 	if err := m.Device().Err(); err != nil {

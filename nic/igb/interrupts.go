@@ -3,6 +3,8 @@ package igb
 import (
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic/internal/intel"
 )
@@ -10,12 +12,12 @@ import (
 // itrValue converts an interrupt interval to EITR (1 µs units in bits 14:2; 0 means no
 // moderation). CNT_IGNR keeps the write from resetting the running counter.
 func itrValue(d time.Duration) uint32 {
-	return intel.Interval(d, ITRUnit, eitrIntervalMask, eitrIntervalShift) | eitrCntIgnr
+	return intel.Interval(d, ITRUnit, i82576.EitrIntervalMask, i82576.EitrIntervalShift) | i82576.EitrCntIgnr
 }
 
 // setIVAR maps queue q's RX (or TX) cause to an MSI-X vector.
 func (p *Port) setIVAR(q int, tx bool, vector int) {
-	off, shift := ivarEntry(q, tx)
+	off, shift := i82576.IVAREntry(q, tx)
 	intel.SetIVAR(p.bar, off, shift, vector)
 }
 
@@ -38,26 +40,26 @@ func (p *Port) setupInterrupts() error {
 	itr := itrValue(p.cfg.ITR)
 	if kind == irq.MSIX {
 		var queueBits uint32
-		r.Write32(regGPIE, gpieMSIXMode|gpiePBASupport|gpieNSICR)
+		r.Write32(i82576.GPIE, intelnic.GpieMSIXMode|intelnic.GpiePBASupport|i82576.GpieNSICR)
 		for q := 0; q < n; q++ {
 			p.setIVAR(q, false, q)
-			r.Write32(regEITR(q), itr)
+			r.Write32(i82576.EITR(q), itr)
 			queueBits |= 1 << q
 		}
 		p.other = n
-		r.Write32(regIVARMisc, uint32(n|ivarValid)<<8)
-		r.Write32(regEIAC, queueBits)
+		r.Write32(i82576.IVARMisc, uint32(n|intelnic.IvarValid)<<8)
+		r.Write32(i82576.EIAC, queueBits)
 		intel.WatchOther(&p.Port, p.otherInterrupt)
-		r.Write32(regICR, r.Read32(regICR))
-		r.Write32(regEICR, allInterrupts)
-		r.Write32(regIMS, icrLSC)
-		r.Write32(regEIMS, 1<<n)
+		r.Write32(i82576.ICR, r.Read32(i82576.ICR))
+		r.Write32(i82576.EICR, intelnic.AllCauses)
+		r.Write32(i82576.IMS, i82576.IcrLSC)
+		r.Write32(i82576.EIMS, 1<<n)
 		return nil
 	}
-	r.Write32(regGPIE, gpieNSICR)
-	r.Write32(regEITR(0), itr)
-	r.Write32(regICR, r.Read32(regICR))
-	r.Write32(regIMS, icrLSC)
+	r.Write32(i82576.GPIE, i82576.GpieNSICR)
+	r.Write32(i82576.EITR(0), itr)
+	r.Write32(i82576.ICR, r.Read32(i82576.ICR))
+	r.Write32(i82576.IMS, i82576.IcrLSC)
 	return nil
 }
 
@@ -66,18 +68,18 @@ func (p *Port) setupInterrupts() error {
 func (p *Port) unmaskINTx(q int) {
 	// Reading ICR clears it (GPIE.NSICR); writing the bits back clears them again,
 	// which also lowers the line on models that only lower it on a write (QEMU).
-	icr := p.bar.Read32(regICR)
+	icr := p.bar.Read32(i82576.ICR)
 	if icr != 0 {
-		p.bar.Write32(regICR, icr)
+		p.bar.Write32(i82576.ICR, icr)
 	}
-	if icr&icrLSC != 0 {
+	if icr&i82576.IcrLSC != 0 {
 		intel.LinkChanged(&p.Port)
 	}
-	p.bar.Write32(regIMS, icrRXDW)
+	p.bar.Write32(i82576.IMS, i82576.IcrRXDW)
 }
 
 // maskINTx masks RXDW, and with it the receive interrupt of every queue.
-func (p *Port) maskINTx(q int) { p.bar.Write32(regIMC, icrRXDW) }
+func (p *Port) maskINTx(q int) { p.bar.Write32(i82576.IMC, i82576.IcrRXDW) }
 
 // otherInterrupt serves the MSI-X "other" vector: acknowledge the vector's EICR bit
 // (write 1 to clear), then read ICR, which clears it (GPIE.NSICR, set in MSI-X mode, on
@@ -85,9 +87,9 @@ func (p *Port) maskINTx(q int) { p.bar.Write32(regIMC, icrRXDW) }
 // link change after the read then raises both anew and sends a new message, where
 // clearing either afterwards would swallow that change.
 func (p *Port) otherInterrupt() {
-	p.bar.Write32(regEICR, 1<<p.other)
-	icr := p.bar.Read32(regICR)
-	if icr&icrLSC != 0 {
+	p.bar.Write32(i82576.EICR, 1<<p.other)
+	icr := p.bar.Read32(i82576.ICR)
+	if icr&i82576.IcrLSC != 0 {
 		intel.LinkChanged(&p.Port)
 	}
 }

@@ -3,6 +3,7 @@ package igb
 import (
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel/ring"
 )
@@ -20,7 +21,7 @@ const (
 	// does (at 10/100 Mb/s Linux only picks a fixed 4000 interrupts/s target, converted
 	// with the same unit).
 	ITRUnit = time.Microsecond
-	MaxITR  = eitrIntervalMask >> eitrIntervalShift * ITRUnit
+	MaxITR  = i82576.EitrIntervalMask >> i82576.EitrIntervalShift * ITRUnit
 	// DescSize is the bytes of one advanced RX or TX descriptor.
 	DescSize = ring.DescSize
 )

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
 	"github.com/uiod/uiod/pci"
@@ -14,8 +16,8 @@ import (
 // EECD reads 0x1110 (no AUTO_RD) for ever.
 func noNVM(dev pci.Device) pci.Device {
 	return nictest.Hooked(dev, nictest.Hooks{Read: func(bar int, off, v uint32) uint32 {
-		if bar == 0 && off == regEECD {
-			v &^= eecdAutoRead
+		if bar == 0 && off == i82576.EECD {
+			v &^= intelnic.EecAutoRead
 		}
 		return v
 	}})

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
@@ -30,7 +31,7 @@ func TestLinkChangeDuringOtherInterrupt(t *testing.T) {
 	// After each register read: a second link change right after the handler read ICR.
 	dev := nictest.Hooked(m.Device(), nictest.Hooks{Read: func(_ int, off, v uint32) uint32 {
 		mu.Lock()
-		fire := armed && off == regICR
+		fire := armed && off == i82576.ICR
 		armed = armed && !fire
 		mu.Unlock()
 		if fire {

@@ -5,6 +5,8 @@
 package igb
 
 import (
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel"
 	"github.com/uiod/uiod/pci"
@@ -27,14 +29,14 @@ var _ nic.Port = (*Port)(nil)
 
 // layout is where the 82576 keeps the registers the shared code touches.
 var layout = intel.Layout{
-	RxQueue: regRDBAL(0),
-	TxQueue: regTDBAL(0),
-	EIMS:    regEIMS,
-	EIMC:    regEIMC,
-	MPC:     []uint32{regMPC},
+	RxQueue: i82576.RDBAL(0),
+	TxQueue: i82576.TDBAL(0),
+	EIMS:    i82576.EIMS,
+	EIMC:    i82576.EIMC,
+	MPC:     []uint32{i82576.MPC},
 	// Frames dropped for lack of a descriptor (SRRCTL.DROP_EN) are counted per queue in
 	// RQDPC (Linux igb_update_stats).
-	QueueDrops: regRQDPC,
+	QueueDrops: i82576.RQDPC,
 }
 
 // Open resets and initialises dev, an 82576 function, brings the link up
@@ -81,13 +83,13 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 
 // mask masks every interrupt cause, legacy and extended.
 func (p *Port) mask() {
-	p.bar.Write32(regIMC, allInterrupts)
-	p.bar.Write32(regEIMC, allInterrupts)
+	p.bar.Write32(i82576.IMC, intelnic.AllCauses)
+	p.bar.Write32(i82576.EIMC, intelnic.AllCauses)
 }
 
 // stopRxTx disables receive and transmit before the queues are stopped.
 func (p *Port) stopRxTx() {
 	r := p.bar
-	r.Write32(regRCTL, r.Read32(regRCTL)&^rctlEN)
-	r.Write32(regTCTL, r.Read32(regTCTL)&^tctlEN)
+	r.Write32(i82576.RCTL, r.Read32(i82576.RCTL)&^i82576.RctlEN)
+	r.Write32(i82576.TCTL, r.Read32(i82576.TCTL)&^i82576.TctlEN)
 }

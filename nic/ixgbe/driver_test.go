@@ -3,6 +3,7 @@ package ixgbe
 import (
 	"testing"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/nic/internal/nictest"
 	"github.com/uiod/uiod/sim/intel"
 )
@@ -12,7 +13,7 @@ var driver = nictest.Driver{
 	Open:      nictest.OpenWith(Open),
 	Family:    nictest.Intel(intel.X82599, intel.Quirks{}),
 	SpeedMbps: 10000,
-	MaxFrame:  maxFrameFCS - 4,
+	MaxFrame:  i82599.MaxFrameFCS - 4,
 }
 
 // TestDriver runs the conformance suites (see nictest.Run).

@@ -1,6 +1,9 @@
 package ixgbe
 
-import "github.com/uiod/uiod/nic/internal/intel"
+import (
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/nic/internal/intel"
+)
 
 // media is how an 82599 port reaches its link partner, which decides its link setup.
 type media int
@@ -41,19 +44,19 @@ const VendorIntel = intel.VendorIntel
 // setup), the X550 family (512-entry redirection table, its own link setup) and the 82598
 // (different interrupt and queue registers).
 var deviceIDs = map[uint16]device{
-	0x10FB: {"82599 SFP+", mediaFiber},
-	0x1529: {"82599 SFP+ FCoE", mediaFiber},
-	0x1507: {"82599EB SFP+ EM", mediaFiber},
-	0x154D: {"82599 SFP+ SF2", mediaFiber},
-	0x154A: {"82599 SFP+ SF QP", mediaFiber},
-	0x1557: {"82599EN SFP+", mediaFiber},
-	0x10F7: {"82599 KX4", mediaBackplane},
-	0x1514: {"82599 KX4 mezzanine", mediaBackplane},
-	0x10F8: {"82599 combined backplane", mediaBackplane},
-	0x1517: {"82599 KR", mediaBackplane},
-	0x152A: {"82599 backplane FCoE", mediaBackplane},
-	0x10FC: {"82599 XAUI LOM", mediaBackplane},
-	0x10F9: {"82599 CX4", mediaCX4},
+	i82599.DeviceSFP:            {"82599 SFP+", mediaFiber},
+	i82599.DeviceSFPFCoE:        {"82599 SFP+ FCoE", mediaFiber},
+	i82599.DeviceSFPEM:          {"82599EB SFP+ EM", mediaFiber},
+	i82599.DeviceSFPSF2:         {"82599 SFP+ SF2", mediaFiber},
+	i82599.DeviceSFPSFQP:        {"82599 SFP+ SF QP", mediaFiber},
+	i82599.DeviceENSFP:          {"82599EN SFP+", mediaFiber},
+	i82599.DeviceKX4:            {"82599 KX4", mediaBackplane},
+	i82599.DeviceKX4Mezz:        {"82599 KX4 mezzanine", mediaBackplane},
+	i82599.DeviceComboBackplane: {"82599 combined backplane", mediaBackplane},
+	i82599.DeviceKR:             {"82599 KR", mediaBackplane},
+	i82599.DeviceBackplaneFCoE:  {"82599 backplane FCoE", mediaBackplane},
+	i82599.DeviceXAUILOM:        {"82599 XAUI LOM", mediaBackplane},
+	i82599.DeviceCX4:            {"82599 CX4", mediaCX4},
 }
 
 // Match reports whether the driver supports the PCI function vendor:device.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic/internal/intel"
 )
 
@@ -17,24 +19,24 @@ import (
 // reads 1.
 func (p *Port) resetHW() error {
 	r := p.bar
-	if err := intel.WaitClear(r, regCTRL, ctrlResetMask, time.Second); err != nil {
+	if err := intel.WaitClear(r, intelnic.CTRL, i82599.CtrlResetMask, time.Second); err != nil {
 		return fmt.Errorf("reset under way: %w", err)
 	}
-	r.Write32(regEIMC, eimcAll)
-	r.Write32(regCTRL, r.Read32(regCTRL)|ctrlResetMask)
-	if err := intel.WaitClear(r, regCTRL, ctrlResetMask, time.Second); err != nil {
+	r.Write32(i82599.EIMC, intelnic.AllCauses)
+	r.Write32(intelnic.CTRL, r.Read32(intelnic.CTRL)|i82599.CtrlResetMask)
+	if err := intel.WaitClear(r, intelnic.CTRL, i82599.CtrlResetMask, time.Second); err != nil {
 		return fmt.Errorf("global reset: %w", err)
 	}
 	time.Sleep(10 * time.Millisecond) // the datasheet asks for at least 10 ms before further access
-	r.Write32(regEIMC, eimcAll)
-	if err := intel.WaitSet(r, regEEC, eecAutoReadDone, time.Second); err != nil {
+	r.Write32(i82599.EIMC, intelnic.AllCauses)
+	if err := intel.WaitSet(r, i82599.EEC, intelnic.EecAutoRead, time.Second); err != nil {
 		return fmt.Errorf("eeprom auto-read: %w", err)
 	}
-	if err := intel.WaitSet(r, regRDRXCTL, rdrxctlDMAIDone, time.Second); err != nil {
+	if err := intel.WaitSet(r, i82599.RDRXCTL, i82599.RdrxctlDMAIDone, time.Second); err != nil {
 		return fmt.Errorf("dma init: %w", err)
 	}
-	r.Write32(regCTRLEXT, r.Read32(regCTRLEXT)|ctrlExtDrvLoad)
-	intel.ClearTables(r, regVFTA, regUTA)
+	r.Write32(intelnic.CTRLEXT, r.Read32(intelnic.CTRLEXT)|intelnic.CtrlExtDrvLoad)
+	intel.ClearTables(r, i82599.VFTA, i82599.UTA)
 	return nil
 }
 
@@ -43,42 +45,42 @@ func (p *Port) resetHW() error {
 // open once transmit is up too.
 func (p *Port) initRx() error {
 	r := p.bar
-	r.Write32(regRXCTRL, r.Read32(regRXCTRL)&^rxctrlRXEN)
+	r.Write32(i82599.RXCTRL, r.Read32(i82599.RXCTRL)&^i82599.RxctrlRXEN)
 	// Accept frames up to the buffer size (FCS stripped): jumbo frames beyond 1518 bytes,
 	// up to the 82599's 9728.
-	hlreg0 := r.Read32(regHLREG0) | hlreg0RxCRCStrp
-	mfs := min(uint32(p.cfg.BufSize+4), maxFrameFCS)
-	if mfs > stdFrameFCS {
-		hlreg0 |= hlreg0JumboEn
+	hlreg0 := r.Read32(i82599.HLREG0) | i82599.Hlreg0RxCRCStrp
+	mfs := min(uint32(p.cfg.BufSize+4), i82599.MaxFrameFCS)
+	if mfs > intelnic.StdFrameFCS {
+		hlreg0 |= i82599.Hlreg0JumboEn
 	} else {
-		mfs = stdFrameFCS
-		hlreg0 &^= hlreg0JumboEn
+		mfs = intelnic.StdFrameFCS
+		hlreg0 &^= i82599.Hlreg0JumboEn
 	}
-	r.Write32(regHLREG0, hlreg0)
-	r.Write32(regMAXFRS, mfs<<maxfrsShift)
-	rdrxctl := r.Read32(regRDRXCTL) &^ rdrxctlRSCFrstSize
-	r.Write32(regRDRXCTL, rdrxctl|rdrxctlRSCACKC|rdrxctlFCoEWrFix|rdrxctlCRCStrip)
-	fctrl := r.Read32(regFCTRL) | fctrlBAM
+	r.Write32(i82599.HLREG0, hlreg0)
+	r.Write32(i82599.MAXFRS, mfs<<i82599.MaxfrsShift)
+	rdrxctl := r.Read32(i82599.RDRXCTL) &^ i82599.RdrxctlRSCFrstSize
+	r.Write32(i82599.RDRXCTL, rdrxctl|i82599.RdrxctlRSCACKC|i82599.RdrxctlFCoEWrFix|i82599.RdrxctlCRCStrip)
+	fctrl := r.Read32(i82599.FCTRL) | i82599.FctrlBAM
 	if p.cfg.Promiscuous {
-		fctrl |= fctrlMPE | fctrlUPE
+		fctrl |= i82599.FctrlMPE | i82599.FctrlUPE
 	} else {
-		fctrl &^= fctrlMPE | fctrlUPE
+		fctrl &^= i82599.FctrlMPE | i82599.FctrlUPE
 	}
-	r.Write32(regFCTRL, fctrl)
-	bsize := uint32(p.cfg.BufSize/1024) & srrctlBSizePktMask
+	r.Write32(i82599.FCTRL, fctrl)
+	bsize := uint32(p.cfg.BufSize/1024) & i82599.SrrctlBSizePktMask
 	for i := 0; i < p.NumRxQueues(); i++ {
-		srrctl := r.Read32(regSRRCTL(i))
-		srrctl &^= srrctlDescTypeMask | srrctlBSizePktMask
-		srrctl |= srrctlDescAdvOneBuf | bsize<<srrctlBSizePktShift | srrctlDropEn
-		r.Write32(regSRRCTL(i), srrctl)
+		srrctl := r.Read32(i82599.SRRCTL(i))
+		srrctl &^= intelnic.SrrctlDescTypeMask | i82599.SrrctlBSizePktMask
+		srrctl |= intelnic.SrrctlDescAdvOneBuf | bsize<<i82599.SrrctlBSizePktShift | i82599.SrrctlDropEn
+		r.Write32(i82599.SRRCTL(i), srrctl)
 		intel.ProgramRxRing(&p.Port, i)
-		r.Write32(regDCARXCTRL(i), r.Read32(regDCARXCTRL(i))&^dcaRxCtrlDescWBRO)
+		r.Write32(i82599.DCARXCTRL(i), r.Read32(i82599.DCARXCTRL(i))&^i82599.DcaRxCtrlDescWBRO)
 	}
-	r.Write32(regCTRLEXT, r.Read32(regCTRLEXT)|ctrlExtNSDis)
+	r.Write32(intelnic.CTRLEXT, r.Read32(intelnic.CTRLEXT)|i82599.CtrlExtNSDis)
 	p.setupRSS()
 	for i := 0; i < p.NumRxQueues(); i++ {
-		r.Write32(regRXDCTL(i), r.Read32(regRXDCTL(i))|dxctlEnable)
-		if err := intel.WaitSet(r, regRXDCTL(i), dxctlEnable, time.Second); err != nil {
+		r.Write32(i82599.RXDCTL(i), r.Read32(i82599.RXDCTL(i))|intelnic.DctlEnable)
+		if err := intel.WaitSet(r, i82599.RXDCTL(i), intelnic.DctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable rx queue %d: %w", i, err)
 		}
 		p.RxQueue(i).Fill() // writes RDT
@@ -98,10 +100,10 @@ const secRxTimeout = 40 * time.Millisecond
 // without it.
 func (p *Port) enableRx() {
 	r := p.bar
-	r.Write32(regSECRXCTRL, r.Read32(regSECRXCTRL)|secrxctrlRxDis)
-	_ = intel.WaitSet(r, regSECRXSTAT, secrxstatRdy, secRxTimeout)
-	r.Write32(regRXCTRL, r.Read32(regRXCTRL)|rxctrlRXEN)
-	r.Write32(regSECRXCTRL, r.Read32(regSECRXCTRL)&^secrxctrlRxDis)
+	r.Write32(i82599.SECRXCTRL, r.Read32(i82599.SECRXCTRL)|i82599.SecrxctrlRxDis)
+	_ = intel.WaitSet(r, i82599.SECRXSTAT, i82599.SecrxstatRdy, secRxTimeout)
+	r.Write32(i82599.RXCTRL, r.Read32(i82599.RXCTRL)|i82599.RxctrlRXEN)
+	r.Write32(i82599.SECRXCTRL, r.Read32(i82599.SECRXCTRL)&^i82599.SecrxctrlRxDis)
 }
 
 // TXDCTL thresholds: prefetch when 32 descriptors are free, write back at once.
@@ -111,18 +113,18 @@ const txdctlThresholds = 32
 // then the queues enabled.
 func (p *Port) initTx() error {
 	r := p.bar
-	r.Write32(regHLREG0, r.Read32(regHLREG0)|hlreg0TxCRCEn|hlreg0TxPadEn)
+	r.Write32(i82599.HLREG0, r.Read32(i82599.HLREG0)|i82599.Hlreg0TxCRCEn|i82599.Hlreg0TxPadEn)
 	for i := 0; i < p.NumTxQueues(); i++ {
 		intel.ProgramTxRing(&p.Port, i)
-		txdctl := r.Read32(regTXDCTL(i))
+		txdctl := r.Read32(i82599.TXDCTL(i))
 		txdctl &^= 0x7f | 0x7f<<8 | 0x7f<<16
 		txdctl |= txdctlThresholds
-		r.Write32(regTXDCTL(i), txdctl)
+		r.Write32(i82599.TXDCTL(i), txdctl)
 	}
-	r.Write32(regDMATXCTL, r.Read32(regDMATXCTL)|dmatxctlTE)
+	r.Write32(i82599.DMATXCTL, r.Read32(i82599.DMATXCTL)|i82599.DmatxctlTE)
 	for i := 0; i < p.NumTxQueues(); i++ {
-		r.Write32(regTXDCTL(i), r.Read32(regTXDCTL(i))|dxctlEnable)
-		if err := intel.WaitSet(r, regTXDCTL(i), dxctlEnable, time.Second); err != nil {
+		r.Write32(i82599.TXDCTL(i), r.Read32(i82599.TXDCTL(i))|intelnic.DctlEnable)
+		if err := intel.WaitSet(r, i82599.TXDCTL(i), intelnic.DctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable tx queue %d: %w", i, err)
 		}
 	}
@@ -131,6 +133,6 @@ func (p *Port) initTx() error {
 
 // waitLink waits up to timeout for link-up and reports the state it saw last.
 func (p *Port) waitLink(timeout time.Duration) bool {
-	err := intel.WaitSet(p.bar, regLINKS, linksUp, timeout)
+	err := intel.WaitSet(p.bar, i82599.LINKS, i82599.LinksUp, timeout)
 	return err == nil
 }

@@ -3,6 +3,8 @@ package ixgbe
 import (
 	"testing"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/sim/intel"
 )
@@ -39,24 +41,24 @@ func TestInitRegisters(t *testing.T) {
 	p, m, writes := openRecorded(t, nic.Config{Interrupts: nic.IRQMSIX, RxQueues: 2, TxQueues: 2, LinkTimeout: 1})
 	w := *writes
 
-	rdrxctl := written(w, regRDRXCTL)
+	rdrxctl := written(w, i82599.RDRXCTL)
 	if len(rdrxctl) == 0 {
 		t.Fatal("RDRXCTL never written")
 	}
 	last := rdrxctl[len(rdrxctl)-1]
-	if want := uint32(rdrxctlRSCACKC | rdrxctlFCoEWrFix | rdrxctlCRCStrip); last&want != want || last&rdrxctlRSCFrstSize != 0 {
+	if want := uint32(i82599.RdrxctlRSCACKC | i82599.RdrxctlFCoEWrFix | i82599.RdrxctlCRCStrip); last&want != want || last&i82599.RdrxctlRSCFrstSize != 0 {
 		t.Errorf("RDRXCTL %#x: want RSCACKC, FCOE_WRFIX and CRCSTRIP set, RSCFRSTSIZE clear", last)
 	}
 
 	gpieAt, ivarAt := -1, -1
 	for i, x := range w {
-		if x.off == regGPIE && x.v&gpieMSIXMode != 0 && gpieAt < 0 {
+		if x.off == i82599.GPIE && x.v&intelnic.GpieMSIXMode != 0 && gpieAt < 0 {
 			gpieAt = i
-			if x.v&gpieOCD == 0 {
+			if x.v&i82599.GpieOCD == 0 {
 				t.Errorf("GPIE %#x in MSI-X mode without OCD", x.v)
 			}
 		}
-		if x.off >= regIVAR(0) && x.off < regIVAR(64) && ivarAt < 0 {
+		if x.off >= i82599.IVAR(0) && x.off < i82599.IVAR(64) && ivarAt < 0 {
 			ivarAt = i
 		}
 	}
@@ -64,7 +66,7 @@ func TestInitRegisters(t *testing.T) {
 		t.Errorf("GPIE MSI-X mode written at %d, first IVAR at %d: GPIE must come first", gpieAt, ivarAt)
 	}
 
-	for _, v := range written(w, regEIMC) {
+	for _, v := range written(w, i82599.EIMC) {
 		if v != 0xffffffff && v&^0xffff != 0 {
 			t.Errorf("EIMC written %#x to mask everything, want all ones", v)
 		}
@@ -72,7 +74,7 @@ func TestInitRegisters(t *testing.T) {
 
 	reset := -1
 	for i, x := range w {
-		if x.off == regCTRL && x.v&ctrlReset != 0 {
+		if x.off == intelnic.CTRL && x.v&intelnic.CtrlReset != 0 {
 			reset = i
 		}
 	}
@@ -86,20 +88,20 @@ func TestInitRegisters(t *testing.T) {
 		if !cleared[0x05200+4*i] {
 			t.Fatalf("MTA[%d] not cleared after the reset", i)
 		}
-		if !cleared[regVFTA+4*i] {
+		if !cleared[i82599.VFTA+4*i] {
 			t.Fatalf("VFTA[%d] not cleared after the reset", i)
 		}
-		if !cleared[regUTA+4*i] || m.Device().Get(regUTA+4*i) != 0 {
-			t.Fatalf("UTA[%d] = %#x: not cleared after the reset", i, m.Device().Get(regUTA+4*i))
+		if !cleared[i82599.UTA+4*i] || m.Device().Get(i82599.UTA+4*i) != 0 {
+			t.Fatalf("UTA[%d] = %#x: not cleared after the reset", i, m.Device().Get(i82599.UTA+4*i))
 		}
 	}
 
 	bar, _ := m.Device().Region(0)
-	if bar.Read32(regCTRLEXT)&ctrlExtDrvLoad == 0 {
+	if bar.Read32(intelnic.CTRLEXT)&intelnic.CtrlExtDrvLoad == 0 {
 		t.Error("CTRL_EXT.DRV_LOAD clear while the driver runs the port")
 	}
 	p.Close()
-	if v := m.Device().Get(regCTRLEXT); v&ctrlExtDrvLoad != 0 {
+	if v := m.Device().Get(intelnic.CTRLEXT); v&intelnic.CtrlExtDrvLoad != 0 {
 		t.Errorf("CTRL_EXT %#x: DRV_LOAD still set after Close", v)
 	}
 }
@@ -108,8 +110,8 @@ func TestInitRegisters(t *testing.T) {
 // however large the buffers.
 func TestJumboLimit(t *testing.T) {
 	_, _, writes := openRecorded(t, nic.Config{BufSize: 16 * 1024, NoIRQ: true, LinkTimeout: 1})
-	for _, v := range written(*writes, regMAXFRS) {
-		if mfs := v >> maxfrsShift; mfs > 9728 {
+	for _, v := range written(*writes, i82599.MAXFRS) {
+		if mfs := v >> i82599.MaxfrsShift; mfs > 9728 {
 			t.Errorf("MAXFRS.MFS %d, beyond the 82599's 9728", mfs)
 		}
 	}

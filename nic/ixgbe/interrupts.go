@@ -3,6 +3,8 @@ package ixgbe
 import (
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic/internal/intel"
 )
@@ -10,17 +12,14 @@ import (
 // itrValue converts an interrupt interval to EITR (2.048 µs units in bits 11:3; 0 means
 // no moderation). CNT_WDIS keeps the write from resetting the running counter.
 func itrValue(d time.Duration) uint32 {
-	return intel.Interval(d, ITRUnit, eitrIntervalMask, eitrIntervalShift) | eitrCntWDis
+	return intel.Interval(d, ITRUnit, i82599.EitrIntervalMask, i82599.EitrIntervalShift) | i82599.EitrCntWDis
 }
 
 // setIVAR maps a queue's cause (RX or TX) to an interrupt vector (MSI-X) or EICR bit
 // (legacy): byte 2·(q&1)+tx of IVAR(q>>1).
 func (p *Port) setIVAR(q int, tx bool, vector int) {
-	shift := uint(16 * (q & 1))
-	if tx {
-		shift += 8
-	}
-	intel.SetIVAR(p.bar, regIVAR(q>>1), shift, vector)
+	off, shift := i82599.IVAREntry(q, tx)
+	intel.SetIVAR(p.bar, off, shift, vector)
 }
 
 // setupInterrupts programs the interrupt mode. MSI-X: GPIE in MSI-X mode with the other
@@ -39,9 +38,9 @@ func (p *Port) setupInterrupts() error {
 	r := p.bar
 	itr := itrValue(p.cfg.ITR)
 	if kind == irq.MSIX {
-		r.Write32(regGPIE, r.Read32(regGPIE)&^gpieEIAME|gpieMSIXMode|gpiePBASupport|gpieOCD)
+		r.Write32(i82599.GPIE, r.Read32(i82599.GPIE)&^intelnic.GpieEIAME|intelnic.GpieMSIXMode|intelnic.GpiePBASupport|i82599.GpieOCD)
 	} else {
-		r.Write32(regGPIE, r.Read32(regGPIE)&^(gpieMSIXMode|gpieEIAME|gpieOCD))
+		r.Write32(i82599.GPIE, r.Read32(i82599.GPIE)&^(intelnic.GpieMSIXMode|intelnic.GpieEIAME|i82599.GpieOCD))
 	}
 	var queueBits uint32
 	for q := 0; q < n; q++ {
@@ -49,36 +48,36 @@ func (p *Port) setupInterrupts() error {
 		queueBits |= 1 << q
 	}
 	if kind == irq.MSIX {
-		r.Write32(regIVARMisc, uint32(n|ivarValid)<<ivarMiscOtherShift)
-		r.Write32(regEIAC, queueBits)
+		r.Write32(i82599.IVARMisc, uint32(n|intelnic.IvarValid)<<i82599.IvarMiscOtherShift)
+		r.Write32(i82599.EIAC, queueBits)
 		for q := 0; q < n; q++ {
-			r.Write32(regEITR(q), itr)
+			r.Write32(i82599.EITR(q), itr)
 		}
 		intel.WatchOther(&p.Port, p.otherInterrupt)
 	} else {
-		r.Write32(regEIAC, 0)
-		r.Write32(regEITR(0), itr)
+		r.Write32(i82599.EIAC, 0)
+		r.Write32(i82599.EITR(0), itr)
 	}
-	r.Read32(regEICR) // drop causes left from init
-	r.Write32(regEIMS, eicrLSC)
+	r.Read32(i82599.EICR) // drop causes left from init
+	r.Write32(i82599.EIMS, i82599.EicrLSC)
 	return nil
 }
 
 // unmaskINTx acknowledges the shared cause register, handling a link change it finds
 // there, and unmasks RX queue q's cause (EICR bit q).
 func (p *Port) unmaskINTx(q int) {
-	if eicr := p.bar.Read32(regEICR); eicr&eicrLSC != 0 {
+	if eicr := p.bar.Read32(i82599.EICR); eicr&i82599.EicrLSC != 0 {
 		intel.LinkChanged(&p.Port)
 	}
-	p.bar.Write32(regEIMS, 1<<q)
+	p.bar.Write32(i82599.EIMS, 1<<q)
 }
 
 // maskINTx masks RX queue q's cause (EICR bit q).
-func (p *Port) maskINTx(q int) { p.bar.Write32(regEIMC, 1<<q) }
+func (p *Port) maskINTx(q int) { p.bar.Write32(i82599.EIMC, 1<<q) }
 
 // otherInterrupt handles the MSI-X "other" vector: acknowledge the link status change
 // (EICR is write-1-to-clear; reading it would also clear queue causes still masked).
 func (p *Port) otherInterrupt() {
-	p.bar.Write32(regEICR, eicrLSC)
+	p.bar.Write32(i82599.EICR, i82599.EicrLSC)
 	intel.LinkChanged(&p.Port)
 }

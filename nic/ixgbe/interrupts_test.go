@@ -3,6 +3,8 @@ package ixgbe
 import (
 	"testing"
 	"time"
+
+	"github.com/uiod/uiod/internal/hw/i82599"
 )
 
 func TestITRValue(t *testing.T) {
@@ -19,7 +21,7 @@ func TestITRValue(t *testing.T) {
 		{MaxITR - ITRUnit, 0x1fe << 3}, // and one unit less is one step less
 	}
 	for _, tt := range tests {
-		if got := itrValue(tt.d) &^ eitrCntWDis; got != tt.want {
+		if got := itrValue(tt.d) &^ i82599.EitrCntWDis; got != tt.want {
 			t.Errorf("itrValue(%v) = %#x, want %#x", tt.d, got, tt.want)
 		}
 	}

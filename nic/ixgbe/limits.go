@@ -3,6 +3,7 @@ package ixgbe
 import (
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel/ring"
 )
@@ -21,7 +22,7 @@ const (
 	// 100 Mb/s); MaxITR is the longest interval it holds (Linux IXGBE_MAX_EITR 0xFF8).
 	// Linux's ixgbe_write_eitr converts with this unit whatever the link speed.
 	ITRUnit = 2048 * time.Nanosecond
-	MaxITR  = eitrIntervalMask >> eitrIntervalShift * ITRUnit
+	MaxITR  = i82599.EitrIntervalMask >> i82599.EitrIntervalShift * ITRUnit
 	// DescSize is the bytes of one advanced RX or TX descriptor.
 	DescSize = ring.DescSize
 )

@@ -3,18 +3,8 @@ package ixgbe
 import (
 	"fmt"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/nic"
-)
-
-// AUTOC.LMS link modes (82599 datasheet 8.2.3.22.19; Linux ixgbe_type.h IXGBE_AUTOC_LMS_*).
-const (
-	lms1GNoAN      = 0 // 1 GbE, no auto-negotiation
-	lms10GNoAN     = 1 // 10 GbE parallel (XAUI / CX4), no auto-negotiation
-	lms1GAN        = 2 // 1 GbE with clause 37 auto-negotiation
-	lms10GSerial   = 3 // 10 GbE serial (SFI), no auto-negotiation
-	lmsKX4KXKR     = 4 // KX4 / KX / KR backplane auto-negotiation
-	lmsKX4KXKR1GAN = 6 // backplane auto-negotiation and 1 GbE clause 37
-	lmsKX4KXKRSGM  = 7 // backplane auto-negotiation and SGMII
 )
 
 // lmsFor is the set of link modes each media type is brought up in, the way Linux's
@@ -22,9 +12,9 @@ const (
 // cage runs 10G serial or a 1 GbE mode, a backplane auto-negotiates KX4/KX/KR (or runs
 // a fixed 1G/10G mode), CX4 runs 10 GbE XAUI. LMS 5 is reserved everywhere.
 var lmsFor = map[media]uint8{
-	mediaFiber:     1<<lms10GSerial | 1<<lms1GNoAN | 1<<lms1GAN,
-	mediaBackplane: 1<<lms1GNoAN | 1<<lms10GNoAN | 1<<lms1GAN | 1<<lmsKX4KXKR | 1<<lmsKX4KXKR1GAN | 1<<lmsKX4KXKRSGM,
-	mediaCX4:       1 << lms10GNoAN,
+	mediaFiber:     1<<i82599.LMS10GSerial | 1<<i82599.LMS1GNoAN | 1<<i82599.LMS1GAN,
+	mediaBackplane: 1<<i82599.LMS1GNoAN | 1<<i82599.LMS10GNoAN | 1<<i82599.LMS1GAN | 1<<i82599.LMSKX4KXKR | 1<<i82599.LMSKX4KXKR1GAN | 1<<i82599.LMSKX4KXKRSGM,
+	mediaCX4:       1 << i82599.LMS10GNoAN,
 }
 
 // setupLink keeps the link mode the EEPROM loaded into AUTOC at reset and restarts
@@ -34,26 +24,26 @@ var lmsFor = map[media]uint8{
 // nothing this driver does would bring that link up.
 func (p *Port) setupLink() error {
 	r := p.bar
-	autoc := r.Read32(regAUTOC)
-	lms := uint8(autoc & autocLMSMask >> autocLMSShift)
+	autoc := r.Read32(i82599.AUTOC)
+	lms := uint8(autoc & i82599.AutocLMSMask >> i82599.AutocLMSShift)
 	if lmsFor[p.id.media]&(1<<lms) == 0 {
 		return fmt.Errorf("link setup: %s (%s media): EEPROM link mode AUTOC.LMS=%d is not one this driver brings up on %s", p.id.name, p.id.media, lms, p.id.media)
 	}
-	r.Write32(regAUTOC, autoc|autocAnRestart)
+	r.Write32(i82599.AUTOC, autoc|i82599.AutocAnRestart)
 	return nil
 }
 
 // readLink reads the link status register.
 func (p *Port) readLink() nic.Link {
-	v := p.bar.Read32(regLINKS)
-	l := nic.Link{Up: v&linksUp != 0}
+	v := p.bar.Read32(i82599.LINKS)
+	l := nic.Link{Up: v&i82599.LinksUp != 0}
 	if l.Up {
-		switch v & linksSpeedMask {
-		case linksSpeed10G:
+		switch v & i82599.LinksSpeedMask {
+		case i82599.LinksSpeed10G:
 			l.SpeedMbps = 10000
-		case linksSpeed1G:
+		case i82599.LinksSpeed1G:
 			l.SpeedMbps = 1000
-		case linksSpeed100M:
+		case i82599.LinksSpeed100M:
 			l.SpeedMbps = 100
 		}
 	}

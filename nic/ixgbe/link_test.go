@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/sim/intel"
@@ -27,7 +29,7 @@ func TestLinkKeepsEEPROMMode(t *testing.T) {
 			var loaded uint32 // AUTOC as the driver first read it after its reset
 			resetSeen := false
 			read := func(off, v uint32) uint32 {
-				if off == regAUTOC && resetSeen && loaded == 0 {
+				if off == i82599.AUTOC && resetSeen && loaded == 0 {
 					loaded = v
 				}
 				return v
@@ -35,7 +37,7 @@ func TestLinkKeepsEEPROMMode(t *testing.T) {
 			dev := recorded(m.Device(), &writes, func(off, v uint32) uint32 {
 				if !resetSeen {
 					for _, w := range writes {
-						if w.off == regCTRL && w.v&ctrlReset != 0 {
+						if w.off == intelnic.CTRL && w.v&intelnic.CtrlReset != 0 {
 							resetSeen = true
 						}
 					}
@@ -47,16 +49,16 @@ func TestLinkKeepsEEPROMMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Close()
-			autoc := written(writes, regAUTOC)
+			autoc := written(writes, i82599.AUTOC)
 			if len(autoc) == 0 {
 				t.Fatal("AUTOC never written: auto-negotiation not restarted")
 			}
 			for _, v := range autoc {
-				if v&autocLMSMask != loaded&autocLMSMask {
-					t.Errorf("AUTOC written with LMS %d, the EEPROM loaded %d", v&autocLMSMask>>autocLMSShift, loaded&autocLMSMask>>autocLMSShift)
+				if v&i82599.AutocLMSMask != loaded&i82599.AutocLMSMask {
+					t.Errorf("AUTOC written with LMS %d, the EEPROM loaded %d", v&i82599.AutocLMSMask>>i82599.AutocLMSShift, loaded&i82599.AutocLMSMask>>i82599.AutocLMSShift)
 				}
 			}
-			if autoc[len(autoc)-1]&autocAnRestart == 0 {
+			if autoc[len(autoc)-1]&i82599.AutocAnRestart == 0 {
 				t.Errorf("last AUTOC write %#x does not restart auto-negotiation", autoc[len(autoc)-1])
 			}
 			testutil.Eventually(t, 2*time.Second, func() bool { return p.Link().Up }, "link down on %s media", deviceIDs[id].media)
@@ -75,13 +77,13 @@ func TestLinkRefusesModeMediaCannotRun(t *testing.T) {
 		id  uint16
 		lms uint32
 	}{
-		{0x10FB, 5},              // reserved
-		{0x10FB, lmsKX4KXKR},     // backplane mode on an SFP+ cage
-		{0x10F9, lms10GSerial},   // serial mode on CX4
-		{0x10F7, lms10GSerial},   // serial mode on a KX4 backplane
-		{0x1517, lms10GSerial},   // serial mode on KR
-		{0x10FC, lms10GSerial},   // serial mode on XAUI
-		{0x10F9, lmsKX4KXKR1GAN}, // backplane auto-negotiation on CX4
+		{0x10FB, 5},                     // reserved
+		{0x10FB, i82599.LMSKX4KXKR},     // backplane mode on an SFP+ cage
+		{0x10F9, i82599.LMS10GSerial},   // serial mode on CX4
+		{0x10F7, i82599.LMS10GSerial},   // serial mode on a KX4 backplane
+		{0x1517, i82599.LMS10GSerial},   // serial mode on KR
+		{0x10FC, i82599.LMS10GSerial},   // serial mode on XAUI
+		{0x10F9, i82599.LMSKX4KXKR1GAN}, // backplane auto-negotiation on CX4
 	}
 	for _, tt := range tests {
 		m, err := intel.New(intel.Config{Strict: true, DeviceID: tt.id})
@@ -90,8 +92,8 @@ func TestLinkRefusesModeMediaCannotRun(t *testing.T) {
 		}
 		var writes []regWrite
 		dev := recorded(m.Device(), &writes, func(off, v uint32) uint32 {
-			if off == regAUTOC {
-				v = v&^autocLMSMask | tt.lms<<autocLMSShift
+			if off == i82599.AUTOC {
+				v = v&^i82599.AutocLMSMask | tt.lms<<i82599.AutocLMSShift
 			}
 			return v
 		})

@@ -6,6 +6,8 @@
 package ixgbe
 
 import (
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel"
 	"github.com/uiod/uiod/pci"
@@ -28,14 +30,14 @@ var _ nic.Port = (*Port)(nil)
 
 // layout is where the 82599 keeps the registers the shared code touches.
 var layout = intel.Layout{
-	RxQueue: regRDBAL(0),
-	TxQueue: regTDBAL(0),
-	EIMS:    regEIMS,
-	EIMC:    regEIMC,
-	MPC:     []uint32{regMPC(0), regMPC(1), regMPC(2), regMPC(3), regMPC(4), regMPC(5), regMPC(6), regMPC(7)},
+	RxQueue: i82599.RDBAL(0),
+	TxQueue: i82599.TDBAL(0),
+	EIMS:    i82599.EIMS,
+	EIMC:    i82599.EIMC,
+	MPC:     []uint32{i82599.MPC(0), i82599.MPC(1), i82599.MPC(2), i82599.MPC(3), i82599.MPC(4), i82599.MPC(5), i82599.MPC(6), i82599.MPC(7)},
 	// Frames dropped for lack of a descriptor (SRRCTL.DROP_EN) are counted per queue in
 	// QPRDC, not in MPC (Linux ixgbe_update_stats reads both).
-	QueueDrops: regQPRDC,
+	QueueDrops: i82599.QPRDC,
 }
 
 // Open resets and initialises dev, an 82599 function, and starts its queues.
@@ -87,14 +89,16 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 // ixgbe_stop_adapter_generic writes it) and the extended queue masks of MSI-X mode
 // (EIMC_EX, as ixgbe_irq_disable clears them).
 func (p *Port) mask() {
-	p.bar.Write32(regEIMC, eimcAll)
-	p.bar.Write32(regEIMCEx(0), eimcAll)
-	p.bar.Write32(regEIMCEx(1), eimcAll)
+	p.bar.Write32(i82599.EIMC, intelnic.AllCauses)
+	p.bar.Write32(i82599.EIMCEx(0), intelnic.AllCauses)
+	p.bar.Write32(i82599.EIMCEx(1), intelnic.AllCauses)
 }
 
 // release hands the device back to the firmware: CTRL_EXT.DRV_LOAD off (Linux's
 // ixgbe_release_hw_control).
-func (p *Port) release() { p.bar.Write32(regCTRLEXT, p.bar.Read32(regCTRLEXT)&^ctrlExtDrvLoad) }
+func (p *Port) release() {
+	p.bar.Write32(intelnic.CTRLEXT, p.bar.Read32(intelnic.CTRLEXT)&^intelnic.CtrlExtDrvLoad)
+}
 
 // stopRx disables receive before the queues are stopped.
-func (p *Port) stopRx() { p.bar.Write32(regRXCTRL, p.bar.Read32(regRXCTRL)&^rxctrlRXEN) }
+func (p *Port) stopRx() { p.bar.Write32(i82599.RXCTRL, p.bar.Read32(i82599.RXCTRL)&^i82599.RxctrlRXEN) }

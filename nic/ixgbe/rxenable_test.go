@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
 	"github.com/uiod/uiod/pci"
@@ -63,11 +64,11 @@ func TestRxEnabledWithSecurityPathHalted(t *testing.T) {
 	halted, enabled, resumed := false, false, false
 	for _, w := range writes {
 		switch w.off {
-		case regSECRXCTRL:
-			halted = w.v&secrxctrlRxDis != 0
+		case i82599.SECRXCTRL:
+			halted = w.v&i82599.SecrxctrlRxDis != 0
 			resumed = enabled && !halted
-		case regRXCTRL:
-			if w.v&rxctrlRXEN != 0 && !enabled {
+		case i82599.RXCTRL:
+			if w.v&i82599.RxctrlRXEN != 0 && !enabled {
 				if !halted {
 					t.Fatal("RXCTRL.RXEN set with the receive data path running (SECRXCTRL.RX_DIS clear)")
 				}
@@ -96,21 +97,21 @@ func TestRxEnableWaitsForSecurityPath(t *testing.T) {
 	var halted time.Time
 	var ready time.Time
 	read := func(off, v uint32) uint32 {
-		if off != regSECRXSTAT {
+		if off != i82599.SECRXSTAT {
 			return v
 		}
 		if halted.IsZero() || time.Since(halted) < drain {
-			return v &^ secrxstatRdy
+			return v &^ i82599.SecrxstatRdy
 		}
 		if ready.IsZero() {
 			ready = time.Now()
 		}
-		return v | secrxstatRdy
+		return v | i82599.SecrxstatRdy
 	}
 	dev := recorded(m.Device(), &writes, func(off, v uint32) uint32 {
 		if halted.IsZero() {
 			for _, w := range writes {
-				if w.off == regSECRXCTRL && w.v&secrxctrlRxDis != 0 {
+				if w.off == i82599.SECRXCTRL && w.v&i82599.SecrxctrlRxDis != 0 {
 					halted = w.at
 				}
 			}
@@ -123,7 +124,7 @@ func TestRxEnableWaitsForSecurityPath(t *testing.T) {
 	}
 	defer p.Close()
 	for _, w := range writes {
-		if w.off == regRXCTRL && w.v&rxctrlRXEN != 0 {
+		if w.off == i82599.RXCTRL && w.v&i82599.RxctrlRXEN != 0 {
 			if ready.IsZero() || w.at.Before(ready) {
 				t.Fatalf("RXCTRL.RXEN set %v after halting the data path, before SECRXSTAT.SECRX_RDY (ready after %v)", w.at.Sub(halted), drain)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -41,7 +42,7 @@ func parseCapabilities(cfg []byte) (capabilities, error) {
 	if binary.LittleEndian.Uint16(cfg[pci.CfgStatus:])&pci.StatusCapList == 0 {
 		return c, errNoModern
 	}
-	var found [capDevice + 1]bool
+	var found [virtiospec.CapDevice + 1]bool
 	ptr := int(cfg[pci.CfgCapPointer]) &^ 3
 	for i := 0; ptr != 0; i++ {
 		if i == maxCapWalk {
@@ -51,53 +52,53 @@ func parseCapabilities(cfg []byte) (capabilities, error) {
 			return c, fmt.Errorf("capability list: pointer 0x%02x outside %d bytes", ptr, len(cfg))
 		}
 		next := int(cfg[ptr+1]) &^ 3
-		if cfg[ptr] != capIDVendor {
+		if cfg[ptr] != virtiospec.CapIDVendor {
 			ptr = next
 			continue
 		}
-		if ptr+capMinLen > len(cfg) {
+		if ptr+virtiospec.CapLen > len(cfg) {
 			return c, fmt.Errorf("virtio capability at 0x%02x: beyond %d bytes", ptr, len(cfg))
 		}
 		capLen := int(cfg[ptr+2])
-		typ := cfg[ptr+capOffType]
-		bar := int(cfg[ptr+capOffBAR])
-		if typ < capCommon || typ > capDevice || found[typ] || bar > 5 || capLen < capMinLen {
+		typ := cfg[ptr+virtiospec.CapOffType]
+		bar := int(cfg[ptr+virtiospec.CapOffBAR])
+		if typ < virtiospec.CapCommon || typ > virtiospec.CapDevice || found[typ] || bar > 5 || capLen < virtiospec.CapLen {
 			ptr = next
 			continue
 		}
 		s := capability{
 			bar:    bar,
-			offset: binary.LittleEndian.Uint32(cfg[ptr+capOffOffset:]),
-			length: binary.LittleEndian.Uint32(cfg[ptr+capOffLength:]),
+			offset: binary.LittleEndian.Uint32(cfg[ptr+virtiospec.CapOffOffset:]),
+			length: binary.LittleEndian.Uint32(cfg[ptr+virtiospec.CapOffLength:]),
 		}
 		switch typ {
-		case capCommon:
-			if s.length < comLen {
+		case virtiospec.CapCommon:
+			if s.length < virtiospec.ComLen {
 				ptr = next
 				continue
 			}
 			c.common = s
-		case capNotify:
-			if capLen < capNotifyLen || ptr+capNotifyLen > len(cfg) {
+		case virtiospec.CapNotify:
+			if capLen < virtiospec.CapNotifyLen || ptr+virtiospec.CapNotifyLen > len(cfg) {
 				ptr = next
 				continue
 			}
 			c.notify = s
-			c.notifyMult = binary.LittleEndian.Uint32(cfg[ptr+capOffMult:])
-		case capISR:
+			c.notifyMult = binary.LittleEndian.Uint32(cfg[ptr+virtiospec.CapOffMult:])
+		case virtiospec.CapISR:
 			if s.length < 1 {
 				ptr = next
 				continue
 			}
 			c.isr = s
-		case capDevice:
+		case virtiospec.CapDevice:
 			c.device = s
 		}
 		found[typ] = true
 		ptr = next
 	}
-	for typ, name := range [...]string{capCommon: "common", capNotify: "notify", capISR: "isr", capDevice: "device"} {
-		if typ >= capCommon && !found[typ] {
+	for typ, name := range [...]string{virtiospec.CapCommon: "common", virtiospec.CapNotify: "notify", virtiospec.CapISR: "isr", virtiospec.CapDevice: "device"} {
+		if typ >= virtiospec.CapCommon && !found[typ] {
 			return c, fmt.Errorf("%w: no %s configuration capability", errNoModern, name)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/pci"
 	simvirtio "github.com/uiod/uiod/sim/virtio"
 )
@@ -107,7 +108,7 @@ func FuzzParseCapabilities(f *testing.F) {
 				t.Fatalf("accepted BAR%d", s.bar)
 			}
 		}
-		if c.common.length < comLen {
+		if c.common.length < virtiospec.ComLen {
 			t.Fatalf("accepted a %d-byte common configuration", c.common.length)
 		}
 	})

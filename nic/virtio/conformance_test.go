@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
 	"github.com/uiod/uiod/pci"
@@ -94,7 +95,7 @@ func (p testPort) DeviceSide(*sim.IOMMU) (nictest.DeviceSide, error) {
 // forwardSide is the device's side of queue pair 0 for the nictest Forwarder.
 type forwardSide struct{ rx, tx deviceSide }
 
-func (f *forwardSide) CompleteRx(n int) { f.rx.complete(n, netHdrLen+60) }
+func (f *forwardSide) CompleteRx(n int) { f.rx.complete(n, virtiospec.NetHdrLen+60) }
 func (f *forwardSide) CompleteTx(n int) { f.tx.complete(n, 0) }
 
 // deviceSide is the device's view of one ring: it takes available heads and writes used

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -30,8 +31,8 @@ func (q *ctrlQueue) command(class, cmd uint8, data []byte) error {
 	copy(buf[2:], data)
 	buf[8] = 0xff
 	base := r.hdrIOVA(0)
-	r.setDesc(0, base, uint32(2+len(data)), descNext, 1)
-	r.setDesc(1, base+8, 1, descWrite, 0)
+	r.setDesc(0, base, uint32(2+len(data)), virtiospec.DescNext, 1)
+	r.setDesc(1, base+8, 1, virtiospec.DescWrite, 0)
 	old := r.availIdx
 	r.push(0)
 	r.publish()
@@ -48,7 +49,7 @@ func (q *ctrlQueue) command(class, cmd uint8, data []byte) error {
 	if id != 0 || n > 16 {
 		return fmt.Errorf("control command %d/%d: used entry id %d length %d", class, cmd, id, n)
 	}
-	if ack := buf[8]; ack != ctrlAckOK {
+	if ack := buf[8]; ack != virtiospec.CtrlOK {
 		return fmt.Errorf("control command %d/%d: device answered %d", class, cmd, ack)
 	}
 	return nil
@@ -58,7 +59,7 @@ func (q *ctrlQueue) command(class, cmd uint8, data []byte) error {
 func (q *ctrlQueue) setPairs(n int) error {
 	var d [2]byte
 	binary.LittleEndian.PutUint16(d[:], uint16(n))
-	if err := q.command(ctrlClassMQ, ctrlMQPairsSet, d[:]); err != nil {
+	if err := q.command(virtiospec.CtrlClassMQ, virtiospec.CtrlMQPairsSet, d[:]); err != nil {
 		return fmt.Errorf("set %d queue pairs: %w", n, err)
 	}
 	return nil
@@ -66,7 +67,7 @@ func (q *ctrlQueue) setPairs(n int) error {
 
 // newCtrlQueue sets up the control virtqueue (a few descriptors suffice).
 func newCtrlQueue(t *transport, dma pci.DMA, index uint16, msix, eventIdx bool) (*ctrlQueue, error) {
-	q, err := setupQueue(t, dma, index, 8, noVector, msix, eventIdx)
+	q, err := setupQueue(t, dma, index, 8, virtiospec.NoVector, msix, eventIdx)
 	if err != nil {
 		return nil, fmt.Errorf("control queue: %w", err)
 	}

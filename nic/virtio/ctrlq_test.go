@@ -3,6 +3,7 @@ package virtio
 import (
 	"testing"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/nic"
 	simvirtio "github.com/uiod/uiod/sim/virtio"
 )
@@ -25,7 +26,7 @@ func TestControlQueue(t *testing.T) {
 // and no pair count is set.
 func TestSinglePair(t *testing.T) {
 	h, p := openTest(t, simvirtio.Config{MaxPairs: 1}, nic.Config{RxRing: 64, TxRing: 64, NoIRQ: true}, Options{})
-	if p.has(featMQ) || p.ctrl == nil || p.ctrl.index != 2 {
+	if p.has(virtiospec.FeatMQ) || p.ctrl == nil || p.ctrl.index != 2 {
 		t.Fatalf("features %#x, control queue %+v: want no MQ and the control queue at 2", p.Features(), p.ctrl)
 	}
 	h.Send(10)

@@ -3,6 +3,7 @@ package virtio
 import (
 	"fmt"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/irq"
 )
 
@@ -48,7 +49,7 @@ func (p *Port) ackISR() {
 	p.isrMu.Lock()
 	isr := p.t.isr.r8(0)
 	p.isrMu.Unlock()
-	if isr&isrConfig != 0 {
+	if isr&virtiospec.ISRConfig != 0 {
 		p.linkCh.Add(1)
 	}
 }

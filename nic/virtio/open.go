@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
@@ -51,7 +52,7 @@ func open(dev pci.Device, cfg nic.Config, opt Options) (*Port, error) {
 	}
 	space = space[:n]
 	caps, err := parseCapabilities(space)
-	if errors.Is(err, errNoModern) && device == DeviceIDNetTransient {
+	if errors.Is(err, errNoModern) && device == virtiospec.DeviceIDNetTransitional {
 		return nil, fmt.Errorf("transitional virtio-net %04x:%04x offers only the legacy (virtio 0.9.5, I/O BAR) interface: "+
 			"only the modern virtio 1.x transport is supported (QEMU: leave disable-modern off): %w: %w", vendor, device, err, pci.ErrNotSupported)
 	}
@@ -83,23 +84,23 @@ func (p *Port) has(f int) bool { return p.features&(1<<f) != 0 }
 // negotiate runs ACKNOWLEDGE → DRIVER → features → FEATURES_OK.
 func (p *Port) negotiate(opt Options) error {
 	t := p.t
-	t.addStatus(statusAcknowledge)
-	t.addStatus(statusDriver)
+	t.addStatus(virtiospec.StatusAcknowledge)
+	t.addStatus(virtiospec.StatusDriver)
 	offered := t.deviceFeatures()
-	if offered&(1<<featVersion1) == 0 {
+	if offered&(1<<virtiospec.FeatVersion1) == 0 {
 		return fmt.Errorf("device offers features %#x without VERSION_1 (legacy only): %w", offered, pci.ErrNotSupported)
 	}
-	want := uint64(1)<<featVersion1 | 1<<featAccessPlat | 1<<featMAC | 1<<featStatus | 1<<featSpeedDuplex
-	if offered&(1<<featCtrlVQ) != 0 {
-		want |= 1<<featCtrlVQ | 1<<featMQ
+	want := uint64(1)<<virtiospec.FeatVersion1 | 1<<virtiospec.FeatAccessPlat | 1<<virtiospec.FeatMAC | 1<<virtiospec.FeatStatus | 1<<virtiospec.FeatSpeedDuplex
+	if offered&(1<<virtiospec.FeatCtrlVQ) != 0 {
+		want |= 1<<virtiospec.FeatCtrlVQ | 1<<virtiospec.FeatMQ
 	}
 	if !opt.NoEventIdx {
-		want |= 1 << featEventIdx
+		want |= 1 << virtiospec.FeatEventIdx
 	}
 	p.features = offered & want
 	t.setDriverFeatures(p.features)
-	t.addStatus(statusFeaturesOK)
-	if s := t.status(); s&statusFeaturesOK == 0 {
+	t.addStatus(virtiospec.StatusFeaturesOK)
+	if s := t.status(); s&virtiospec.StatusFeaturesOK == 0 {
 		return fmt.Errorf("device refused features %#x (status 0x%02x)", p.features, s)
 	}
 	return nil
@@ -111,16 +112,16 @@ func (p *Port) readConfig() error {
 	mac := make(net.HardwareAddr, 6)
 	pairs := 1
 	p.t.readDeviceConfig(func() {
-		if p.has(featMAC) {
+		if p.has(virtiospec.FeatMAC) {
 			for i := range mac {
-				mac[i] = d.r8(netCfgMAC + uint32(i))
+				mac[i] = d.r8(virtiospec.NetCfgMAC + uint32(i))
 			}
 		}
-		if p.has(featMQ) {
-			pairs = int(d.r16(netCfgMaxPairs))
+		if p.has(virtiospec.FeatMQ) {
+			pairs = int(d.r16(virtiospec.NetCfgMaxPairs))
 		}
 	})
-	if !p.has(featMAC) {
+	if !p.has(virtiospec.FeatMAC) {
 		// No address from the device: a random locally administered unicast one.
 		if _, err := rand.Read(mac); err != nil {
 			return fmt.Errorf("random mac: %w", err)
@@ -153,7 +154,7 @@ func (p *Port) start(opt Options) error {
 		return fmt.Errorf("buffer size %d: a %d-byte frame must fit one buffer (mergeable receive buffers are not used)", cfg.BufSize, maxFrame)
 	}
 	pairs := cfg.RxQueues
-	if pairs > 1 && !p.has(featMQ) {
+	if pairs > 1 && !p.has(virtiospec.FeatMQ) {
 		return fmt.Errorf("%d queue pairs: device has no multi-queue: %w", pairs, pci.ErrNotSupported)
 	}
 	if err := p.enableVectors(pairs); err != nil {
@@ -162,14 +163,14 @@ func (p *Port) start(opt Options) error {
 	msix := p.kind == irq.MSIX && len(p.vecs) > 0
 	t, dma := p.t, p.dev.DMA()
 	if msix {
-		t.common.w16(comMSIXConfig, uint16(pairs))
-		if got := t.common.r16(comMSIXConfig); got != uint16(pairs) {
+		t.common.w16(virtiospec.ComMSIXConfig, uint16(pairs))
+		if got := t.common.r16(virtiospec.ComMSIXConfig); got != uint16(pairs) {
 			return fmt.Errorf("config-change MSI-X vector %d refused (reads 0x%x)", pairs, got)
 		}
 	}
-	eventIdx := p.has(featEventIdx)
+	eventIdx := p.has(virtiospec.FeatEventIdx)
 	for i := 0; i < pairs; i++ {
-		vector := uint16(noVector)
+		vector := uint16(virtiospec.NoVector)
 		if msix {
 			vector = uint16(i)
 		}
@@ -188,7 +189,7 @@ func (p *Port) start(opt Options) error {
 		p.rx = append(p.rx, rq)
 	}
 	for i := 0; i < cfg.TxQueues; i++ {
-		q, err := setupQueue(t, dma, uint16(2*i+1), 2*cfg.TxRing, noVector, msix, eventIdx)
+		q, err := setupQueue(t, dma, uint16(2*i+1), 2*cfg.TxRing, virtiospec.NoVector, msix, eventIdx)
 		if err != nil {
 			return err
 		}
@@ -200,7 +201,7 @@ func (p *Port) start(opt Options) error {
 		p.pools = append(p.pools, copies)
 		p.tx = append(p.tx, newTxQueue(q, dma, copies))
 	}
-	if p.has(featCtrlVQ) {
+	if p.has(virtiospec.FeatCtrlVQ) {
 		c, err := newCtrlQueue(t, dma, uint16(2*p.maxPairs), msix, eventIdx)
 		if err != nil {
 			return err
@@ -211,8 +212,8 @@ func (p *Port) start(opt Options) error {
 	if err := pci.SetBusMaster(p.dev.Config(), true); err != nil {
 		return err
 	}
-	t.addStatus(statusDriverOK)
-	if s := t.status(); s&(statusFailed|statusNeedsReset) != 0 || s&statusDriverOK == 0 {
+	t.addStatus(virtiospec.StatusDriverOK)
+	if s := t.status(); s&(virtiospec.StatusFailed|virtiospec.StatusNeedsReset) != 0 || s&virtiospec.StatusDriverOK == 0 {
 		return fmt.Errorf("device status 0x%02x after DRIVER_OK", s)
 	}
 	if pairs > 1 {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
@@ -54,8 +55,8 @@ func init() {
 		Name:  "virtio",
 		Match: Match,
 		Devices: []nic.DeviceID{
-			{Vendor: VendorID, Device: DeviceIDNet, Name: "virtio-net"},
-			{Vendor: VendorID, Device: DeviceIDNetTransient, Name: "virtio-net transitional, modern interface"},
+			{Vendor: virtiospec.VendorID, Device: virtiospec.DeviceIDNet, Name: "virtio-net"},
+			{Vendor: virtiospec.VendorID, Device: virtiospec.DeviceIDNetTransitional, Name: "virtio-net transitional, modern interface"},
 		},
 		Open: func(dev pci.Device, cfg nic.Config) (nic.Port, error) {
 			p, err := Open(dev, cfg)
@@ -69,7 +70,7 @@ func init() {
 
 // Match reports whether vendor:device is a virtio-net function (modern or transitional).
 func Match(vendor, device uint16) bool {
-	return vendor == VendorID && (device == DeviceIDNet || device == DeviceIDNetTransient)
+	return vendor == virtiospec.VendorID && (device == virtiospec.DeviceIDNet || device == virtiospec.DeviceIDNetTransitional)
 }
 
 // Name is the driver's name for a function it matches ("virtio-net"), or "".
@@ -133,11 +134,11 @@ func (p *Port) Link() nic.Link {
 	l := nic.Link{Up: true}
 	d := p.t.device
 	p.t.readDeviceConfig(func() {
-		if p.has(featStatus) {
-			l.Up = d.r16(netCfgStatus)&netStatusLinkUp != 0
+		if p.has(virtiospec.FeatStatus) {
+			l.Up = d.r16(virtiospec.NetCfgStatus)&virtiospec.NetStatusLinkUp != 0
 		}
-		if p.has(featSpeedDuplex) && d.fits(netCfgSpeed, 4) {
-			if s := d.r32(netCfgSpeed); s != speedUnknown && s <= 1<<30 {
+		if p.has(virtiospec.FeatSpeedDuplex) && d.fits(virtiospec.NetCfgSpeed, 4) {
+			if s := d.r32(virtiospec.NetCfgSpeed); s != virtiospec.SpeedUnknown && s <= 1<<30 {
 				l.SpeedMbps = int(s)
 			}
 		}

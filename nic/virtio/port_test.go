@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
@@ -22,12 +23,12 @@ func TestNegotiation(t *testing.T) {
 			if vm.Pairs() != 2 {
 				t.Errorf("model pairs %d, want 2", vm.Pairs())
 			}
-			need := uint64(1)<<featVersion1 | 1<<featAccessPlat | 1<<featMQ | 1<<featCtrlVQ | 1<<featStatus | 1<<featMAC
+			need := uint64(1)<<virtiospec.FeatVersion1 | 1<<virtiospec.FeatAccessPlat | 1<<virtiospec.FeatMQ | 1<<virtiospec.FeatCtrlVQ | 1<<virtiospec.FeatStatus | 1<<virtiospec.FeatMAC
 			if f := vm.Features(); f&need != need || f != p.Features() {
 				t.Errorf("features: model %#x, driver %#x, want at least %#x", f, p.Features(), need)
 			}
 			wantEvent := !m.opt.NoEventIdx && !m.mc.NoEventIdx
-			if got := p.has(featEventIdx); got != wantEvent {
+			if got := p.has(virtiospec.FeatEventIdx); got != wantEvent {
 				t.Errorf("EVENT_IDX negotiated %v, want %v", got, wantEvent)
 			}
 		})
@@ -106,12 +107,12 @@ func TestRegistered(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []uint16{DeviceIDNet, DeviceIDNetTransient} {
-		if !Match(VendorID, id) || Name(VendorID, id) != "virtio-net" {
+	for _, id := range []uint16{virtiospec.DeviceIDNet, virtiospec.DeviceIDNetTransitional} {
+		if !Match(virtiospec.VendorID, id) || Name(virtiospec.VendorID, id) != "virtio-net" {
 			t.Errorf("1af4:%04x not matched", id)
 		}
 	}
-	if Match(VendorID, 0x1042) || Match(0x8086, DeviceIDNet) {
+	if Match(virtiospec.VendorID, 0x1042) || Match(0x8086, virtiospec.DeviceIDNet) {
 		t.Error("matched a function that is no virtio-net")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -26,7 +27,7 @@ func (q *vq) kick(old uint16) bool {
 		if !needEvent(r.availEvent(), r.availIdx, old) {
 			return false
 		}
-	} else if r.usedFlags()&usedNoNotify != 0 {
+	} else if r.usedFlags()&virtiospec.UsedNoNotify != 0 {
 		return false
 	}
 	q.t.notifyQueue(q.notifyOff, q.index)
@@ -41,7 +42,7 @@ func (q *vq) suppress(lastUsed uint16) {
 		q.ring.setUsedEvent(lastUsed - 1)
 		return
 	}
-	q.ring.availFlags |= availNoInterrupt
+	q.ring.availFlags |= virtiospec.AvailNoInterrupt
 	q.ring.publish()
 }
 
@@ -51,7 +52,7 @@ func (q *vq) request(lastUsed uint16) {
 		q.ring.setUsedEvent(lastUsed)
 		return
 	}
-	q.ring.availFlags &^= availNoInterrupt
+	q.ring.availFlags &^= virtiospec.AvailNoInterrupt
 	q.ring.publish()
 }
 
@@ -60,8 +61,8 @@ func (q *vq) request(lastUsed uint16) {
 // for none) and enables it.
 func setupQueue(t *transport, dma pci.DMA, index uint16, want int, vector uint16, msix, eventIdx bool) (*vq, error) {
 	c := t.common
-	c.w16(comQueueSelect, index)
-	max := int(c.r16(comQueueSize))
+	c.w16(virtiospec.ComQueueSelect, index)
+	max := int(c.r16(virtiospec.ComQueueSize))
 	if max == 0 {
 		return nil, fmt.Errorf("virtqueue %d: not available", index)
 	}
@@ -77,25 +78,25 @@ func setupQueue(t *transport, dma pci.DMA, index uint16, want int, vector uint16
 		return nil, fmt.Errorf("virtqueue %d: %w", index, err)
 	}
 	r := newVring(mem, size)
-	c.w16(comQueueSize, uint16(size))
-	c.w64(comQueueDesc, r.descIOVA())
-	c.w64(comQueueDriver, r.availIOVA())
-	c.w64(comQueueDevice, r.usedIOVA())
+	c.w16(virtiospec.ComQueueSize, uint16(size))
+	c.w64(virtiospec.ComQueueDesc, r.descIOVA())
+	c.w64(virtiospec.ComQueueDriver, r.availIOVA())
+	c.w64(virtiospec.ComQueueDevice, r.usedIOVA())
 	if msix {
-		c.w16(comQueueMSIX, vector)
-		if got := c.r16(comQueueMSIX); got != vector {
+		c.w16(virtiospec.ComQueueMSIX, vector)
+		if got := c.r16(virtiospec.ComQueueMSIX); got != vector {
 			dma.Free(mem)
 			return nil, fmt.Errorf("virtqueue %d: MSI-X vector %d refused (reads 0x%x)", index, vector, got)
 		}
 	}
-	off := uint32(c.r16(comQueueNotifyOff)) * t.notifyMult
+	off := uint32(c.r16(virtiospec.ComQueueNotifyOff)) * t.notifyMult
 	if !t.notify.fits(off, 2) {
 		dma.Free(mem)
 		return nil, fmt.Errorf("virtqueue %d: notify offset 0x%x outside the %d-byte notify structure", index, off, t.notify.len)
 	}
 	q := &vq{ring: r, index: index, notifyOff: off, t: t, eventIdx: eventIdx}
 	q.suppress(0)
-	c.w16(comQueueEnable, 1)
+	c.w16(virtiospec.ComQueueEnable, 1)
 	return q, nil
 }
 

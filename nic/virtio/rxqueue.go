@@ -1,6 +1,7 @@
 package virtio
 
 import (
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/nic"
 )
 
@@ -28,8 +29,8 @@ func newRxQueue(q *vq, pool *nic.Mempool, bufSize int) *rxQueue {
 	rq := &rxQueue{vq: *q, pool: pool, bufs: make([]*nic.Buf, slots), free: make([]uint16, 0, slots), batch: max(1, min(refillBatch, slots/8))}
 	r := rq.ring
 	for p := slots - 1; p >= 0; p-- {
-		r.setDesc(2*p, r.hdrIOVA(p), netHdrLen, descNext|descWrite, uint16(2*p+1))
-		r.setDesc(2*p+1, 0, uint32(bufSize), descWrite, 0)
+		r.setDesc(2*p, r.hdrIOVA(p), virtiospec.NetHdrLen, virtiospec.DescNext|virtiospec.DescWrite, uint16(2*p+1))
+		r.setDesc(2*p+1, 0, uint32(bufSize), virtiospec.DescWrite, 0)
 		rq.free = append(rq.free, uint16(p))
 	}
 	return rq
@@ -89,12 +90,12 @@ func (q *rxQueue) burst(out []*nic.Buf) int {
 		q.bufs[p] = nil
 		q.free = append(q.free, uint16(p))
 		q.posted--
-		if length <= netHdrLen || length-netHdrLen > uint32(b.Cap()) {
+		if length <= virtiospec.NetHdrLen || length-virtiospec.NetHdrLen > uint32(b.Cap()) {
 			bad++
 			b.Free()
 			continue
 		}
-		b.SetLen(int(length - netHdrLen))
+		b.SetLen(int(length - virtiospec.NetHdrLen))
 		bytes += b.Len()
 		out[n] = b
 		n++

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
@@ -20,11 +21,11 @@ func TestLegacyOnlyTransitional(t *testing.T) {
 		want   []string
 		is     error
 	}{
-		{DeviceIDNetTransient, []string{"transitional virtio-net 1af4:1000", "only the modern virtio 1.x transport is supported", "no common configuration capability"}, pci.ErrNotSupported},
-		{DeviceIDNet, []string{"no virtio 1.x capabilities: no common configuration capability"}, nil},
+		{virtiospec.DeviceIDNetTransitional, []string{"transitional virtio-net 1af4:1000", "only the modern virtio 1.x transport is supported", "no common configuration capability"}, pci.ErrNotSupported},
+		{virtiospec.DeviceIDNet, []string{"no virtio 1.x capabilities: no common configuration capability"}, nil},
 	}
 	for _, tt := range tests {
-		d, err := sim.New(sim.Config{VendorID: VendorID, DeviceID: tt.device, Class: 0x020000, BAR0Size: 4, MSIXVectors: 3})
+		d, err := sim.New(sim.Config{VendorID: virtiospec.VendorID, DeviceID: tt.device, Class: 0x020000, BAR0Size: 4, MSIXVectors: 3})
 		if err != nil {
 			t.Fatal(err)
 		}

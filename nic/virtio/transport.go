@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -64,7 +65,7 @@ func mapWindow(dev pci.Device, c capability, name string, min uint32) (window, e
 func newTransport(dev pci.Device, c capabilities) (*transport, error) {
 	t := &transport{notifyMult: c.notifyMult}
 	var err error
-	if t.common, err = mapWindow(dev, c.common, "common", comLen); err != nil {
+	if t.common, err = mapWindow(dev, c.common, "common", virtiospec.ComLen); err != nil {
 		return nil, err
 	}
 	if t.notify, err = mapWindow(dev, c.notify, "notify", 2); err != nil {
@@ -73,17 +74,17 @@ func newTransport(dev pci.Device, c capabilities) (*transport, error) {
 	if t.isr, err = mapWindow(dev, c.isr, "isr", 1); err != nil {
 		return nil, err
 	}
-	if t.device, err = mapWindow(dev, c.device, "device", netCfgMaxPairs+2); err != nil {
+	if t.device, err = mapWindow(dev, c.device, "device", virtiospec.NetCfgMaxPairs+2); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
 // status reads device_status.
-func (t *transport) status() uint8 { return t.common.r8(comStatus) }
+func (t *transport) status() uint8 { return t.common.r8(virtiospec.ComStatus) }
 
 // addStatus sets bits in device_status (the others stay as they are).
-func (t *transport) addStatus(bits uint8) { t.common.w8(comStatus, t.status()|bits) }
+func (t *transport) addStatus(bits uint8) { t.common.w8(virtiospec.ComStatus, t.status()|bits) }
 
 // resetTimeout bounds the wait for a reset to complete.
 const resetTimeout = time.Second
@@ -91,7 +92,7 @@ const resetTimeout = time.Second
 // reset writes 0 to device_status and waits until it reads back 0: the device then has
 // stopped using every queue.
 func (t *transport) reset() error {
-	t.common.w8(comStatus, 0)
+	t.common.w8(virtiospec.ComStatus, 0)
 	deadline := time.Now().Add(resetTimeout)
 	for t.status() != 0 {
 		if time.Now().After(deadline) {
@@ -104,28 +105,28 @@ func (t *transport) reset() error {
 
 // deviceFeatures reads the 64 feature bits the device offers.
 func (t *transport) deviceFeatures() uint64 {
-	t.common.w32(comDevFeatureSel, 0)
-	lo := t.common.r32(comDevFeature)
-	t.common.w32(comDevFeatureSel, 1)
-	hi := t.common.r32(comDevFeature)
+	t.common.w32(virtiospec.ComDevFeatureSel, 0)
+	lo := t.common.r32(virtiospec.ComDevFeature)
+	t.common.w32(virtiospec.ComDevFeatureSel, 1)
+	hi := t.common.r32(virtiospec.ComDevFeature)
 	return uint64(hi)<<32 | uint64(lo)
 }
 
 // setDriverFeatures writes the feature bits the driver accepts.
 func (t *transport) setDriverFeatures(f uint64) {
-	t.common.w32(comDrvFeatureSel, 0)
-	t.common.w32(comDrvFeature, uint32(f))
-	t.common.w32(comDrvFeatureSel, 1)
-	t.common.w32(comDrvFeature, uint32(f>>32))
+	t.common.w32(virtiospec.ComDrvFeatureSel, 0)
+	t.common.w32(virtiospec.ComDrvFeature, uint32(f))
+	t.common.w32(virtiospec.ComDrvFeatureSel, 1)
+	t.common.w32(virtiospec.ComDrvFeature, uint32(f>>32))
 }
 
 // readDeviceConfig runs read until config_generation is the same before and after it, so
 // that a multi-field read is consistent.
 func (t *transport) readDeviceConfig(read func()) {
 	for range 16 {
-		gen := t.common.r8(comConfigGen)
+		gen := t.common.r8(virtiospec.ComConfigGen)
 		read()
-		if t.common.r8(comConfigGen) == gen {
+		if t.common.r8(virtiospec.ComConfigGen) == gen {
 			return
 		}
 	}

@@ -1,6 +1,7 @@
 package virtio
 
 import (
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 )
@@ -26,7 +27,7 @@ func newTxQueue(q *vq, dma pci.DMA, copies *nic.Mempool) *txQueue {
 	tq := &txQueue{vq: *q, dma: dma, copies: copies, bufs: make([]*nic.Buf, slots), free: make([]uint16, 0, slots)}
 	r := tq.ring
 	for p := slots - 1; p >= 0; p-- {
-		r.setDesc(2*p, r.hdrIOVA(p), netHdrLen, descNext, uint16(2*p+1))
+		r.setDesc(2*p, r.hdrIOVA(p), virtiospec.NetHdrLen, virtiospec.DescNext, uint16(2*p+1))
 		r.setDesc(2*p+1, 0, 0, 0, 0)
 		tq.free = append(tq.free, uint16(p))
 	}

@@ -1,14 +1,5 @@
 package virtio
 
-// Descriptor flags and ring flags of the split virtqueue.
-const (
-	descNext  = 1
-	descWrite = 2
-
-	availNoInterrupt = 1 // driver → device: do not interrupt (without EVENT_IDX)
-	usedNoNotify     = 1 // device → driver: do not notify (without EVENT_IDX)
-)
-
 // ringLayout places a split virtqueue of size descriptors in one DMA allocation: the
 // descriptor table, the driver area (available ring with used_event and two bytes of
 // padding, so that used_event can be stored as one aligned 32-bit word), the device area

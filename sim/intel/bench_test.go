@@ -1,6 +1,10 @@
 package intel
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/uiod/uiod/internal/hw/intelnic"
+)
 
 // BenchmarkModelRXTX measures the model's own cost per frame: one frame received from the
 // wire into a ring and one transmitted from a ring to the wire.
@@ -20,8 +24,8 @@ func BenchmarkModelRXTX(b *testing.B) {
 		i := k % n
 		g.peer.Send(f)
 		rx.post(i)
-		g.wr(g.rxq(0, qT), uint32(i))
-		g.wr(g.txq(0, qT), uint32((i+1)%n))
+		g.wr(g.rxq(0, intelnic.QT), uint32(i))
+		g.wr(g.txq(0, intelnic.QT), uint32((i+1)%n))
 	}
 	b.StopTimer()
 	if st := g.m.Stats(); st.RxFrames != uint64(b.N) || st.TxFrames != uint64(b.N) {
@@ -45,8 +49,8 @@ func TestModelPathAllocs(t *testing.T) {
 		i := k % n
 		g.peer.Send(f)
 		rx.post(i)
-		g.wr(g.rxq(0, qT), uint32(i))
-		g.wr(g.txq(0, qT), uint32((i+1)%n))
+		g.wr(g.rxq(0, intelnic.QT), uint32(i))
+		g.wr(g.txq(0, intelnic.QT), uint32((i+1)%n))
 		k++
 	}
 	for i := 0; i < 2*n; i++ { // warm up the scratch buffers

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/igb"
 	_ "github.com/uiod/uiod/nic/ixgbe"
@@ -48,10 +49,10 @@ func TestDriversOnStrictModel(t *testing.T) {
 		name string
 		cfg  intel.Config
 	}{
-		{"82599 SFP+", intel.Config{DeviceID: intel.DeviceID82599SFP}},
-		{"82599 KX4", intel.Config{DeviceID: intel.DeviceID82599KX4}},
+		{"82599 SFP+", intel.Config{DeviceID: i82599.DeviceSFP}},
+		{"82599 KX4", intel.Config{DeviceID: i82599.DeviceKX4}},
 		{"82599 KR", intel.Config{DeviceID: 0x1517}},
-		{"82599 CX4", intel.Config{DeviceID: intel.DeviceID82599CX4}},
+		{"82599 CX4", intel.Config{DeviceID: i82599.DeviceCX4}},
 		{"82599 XAUI", intel.Config{DeviceID: 0x10FC}},
 		{"82576", intel.Config{Flavor: intel.X82576}},
 		{"82576 QEMU", intel.Config{Flavor: intel.X82576, Quirks: intel.QEMUQuirks()}},

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/irq"
 )
 
@@ -50,12 +51,12 @@ func FuzzModel(f *testing.F) {
 				binary.LittleEndian.PutUint32(d[0:], word())
 				binary.LittleEndian.PutUint32(d[4:], word())
 				binary.LittleEndian.PutUint32(d[8:], word())
-				g.wr(g.txq(0, qT), word())
+				g.wr(g.txq(0, intelnic.QT), word())
 			case 3: // scribble on an RX descriptor and move the tail
 				d := rx.desc.Bytes[16*(int(arg)%16):]
 				binary.LittleEndian.PutUint32(d[0:], word())
 				binary.LittleEndian.PutUint32(d[4:], word())
-				g.wr(g.rxq(0, qT), word())
+				g.wr(g.rxq(0, intelnic.QT), word())
 			case 4: // injected faults
 				switch arg % 8 {
 				case 0:
@@ -89,7 +90,7 @@ func FuzzModel(f *testing.F) {
 				if arg&1 == 0 {
 					g.dev.Reset()
 				} else {
-					g.wr(ctrl, ctrlRST)
+					g.wr(intelnic.CTRL, intelnic.CtrlReset)
 				}
 			}
 		}

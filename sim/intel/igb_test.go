@@ -5,16 +5,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/irq"
 )
 
 func TestIGBInitAndTraffic(t *testing.T) {
 	g := newRig(t, Config{Flavor: X82576, Timing: Timing{Autoneg: 5 * time.Millisecond}})
 	g.initDevice()
-	if id := g.mdicRead(phyID1); id != phyIDValue>>16 {
+	if id := g.mdicRead(i82576.PHYID1); id != phyIDValue>>16 {
 		t.Fatalf("PHY id %#x", id)
 	}
-	if st := g.rd(status); st&statusLU82576 == 0 || st&statusSpeed1000 == 0 {
+	if st := g.rd(intelnic.STATUS); st&i82576.StatusLU == 0 || st&i82576.StatusSpeed1000 == 0 {
 		t.Fatalf("STATUS %#x: no 1000 Mb/s link", st)
 	}
 	if g.rd(g.m.l.ral(0)) != 0x01000002 {
@@ -27,22 +29,22 @@ func TestIGBInitAndTraffic(t *testing.T) {
 		g.peer.Send(f)
 		i := k % 32
 		st, l := rx.wb(i)
-		if st != rxStatusDD|rxStatusEOP || !bytes.Equal(rx.buf(i)[:l], f) {
+		if st != intelnic.RxStatusDD|intelnic.RxStatusEOP || !bytes.Equal(rx.buf(i)[:l], f) {
 			t.Fatalf("frame %d: status %#x length %d", k, st, l)
 		}
 		rx.post(i)
-		g.wr(g.rxq(0, qT), uint32(i))
+		g.wr(g.rxq(0, intelnic.QT), uint32(i))
 		tx.fillTX(i, f, txCmd)
-		g.wr(g.txq(0, qT), uint32((i+1)%32))
+		g.wr(g.txq(0, intelnic.QT), uint32((i+1)%32))
 		if got := g.received(); len(got) != 1 || !bytes.Equal(got[0], f) {
 			t.Fatalf("frame %d not echoed", k)
 		}
 	}
-	if g.rd(gprc) != 100 || g.rd(gptc) != 100 || g.rd(0x10010) != 100 {
+	if g.rd(intelnic.GPRC) != 100 || g.rd(intelnic.GPTC) != 100 || g.rd(0x10010) != 100 {
 		t.Fatal("statistics")
 	}
 	// Without SECRC the FCS stays in the buffer.
-	g.clearBits(rctl, rctlSECRC)
+	g.clearBits(i82576.RCTL, i82576.RctlSECRC)
 	g.peer.Send(g.frame(100, 1))
 	if _, l := rx.wb(100 % 32); l != 104 {
 		t.Fatalf("length %d without SECRC", l)
@@ -56,18 +58,18 @@ func TestIGBMSIX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.wr(g.m.l.gpie, gpieMSIXMode|gpieEIAME|1<<31|gpieNSICR)
+	g.wr(g.m.l.gpie, intelnic.GpieMSIXMode|intelnic.GpieEIAME|1<<31|i82576.GpieNSICR)
 	// RX queue 1 → vector 1 (IVAR0[1] byte 0), other causes → vector 2.
 	g.wr(g.m.l.ivar0+4, 0x81)
 	g.wr(g.m.l.ivarMisc, 0x82<<8)
 	g.wr(g.m.l.eiac, 0x2)
 	g.setupRX(1, 16, 2048, true)
 	g.wr(g.m.l.mrqc, 0) // queue 0 only without RSS: steer with RSS off → use queue 1 via RETA
-	g.wr(rxcsum, rxcsumPCSD)
+	g.wr(intelnic.RXCSUM, intelnic.RxcsumPCSD)
 	for i := 0; i < 32; i++ {
 		g.wr(g.m.l.reta+4*uint32(i), 0x01010101)
 	}
-	g.wr(g.m.l.mrqc, 2|mrqcFieldIPv4)
+	g.wr(g.m.l.mrqc, 2|intelnic.MrqcIPv4)
 	f := frameForMAC(g, 17)
 	g.peer.Send(f)
 	if drain(t, vs[1]) != 0 {
@@ -81,15 +83,15 @@ func TestIGBMSIX(t *testing.T) {
 		t.Fatal("EIAC did not clear the cause")
 	}
 	// LSC: ICR cause, enabled in IMS, fires the other vector.
-	g.wr(ims, icrLSC)
+	g.wr(i82576.IMS, i82576.IcrLSC)
 	g.m.FlapLink(0)
 	if n := drain(t, vs[2]); n != 1 {
 		t.Fatalf("LSC fired the other vector %d times", n)
 	}
-	if g.rd(icr)&icrLSC == 0 {
+	if g.rd(i82576.ICR)&i82576.IcrLSC == 0 {
 		t.Fatal("ICR.LSC not set")
 	}
-	if g.rd(icr) != 0 {
+	if g.rd(i82576.ICR) != 0 {
 		t.Fatal("ICR not cleared by read with GPIE.NSICR")
 	}
 }
@@ -107,13 +109,13 @@ func TestIGBLegacyINTx(t *testing.T) {
 	g.initDevice()
 	v := g.intx(t)
 	g.setupRX(0, 16, 2048, true)
-	g.rd(icr)
-	g.wr(ims, icrRXDW|icrLSC)
+	g.rd(i82576.ICR)
+	g.wr(i82576.IMS, i82576.IcrRXDW|i82576.IcrLSC)
 	g.peer.Send(g.frame(64, 0))
 	if drain(t, v) != 1 {
 		t.Fatal("RXDW did not assert INTx")
 	}
-	if c := g.rd(icr); c&icrRXDW == 0 || c&icrAsserted == 0 {
+	if c := g.rd(i82576.ICR); c&i82576.IcrRXDW == 0 || c&i82576.IcrAsserted == 0 {
 		t.Fatalf("ICR %#x", c)
 	}
 	v.Rearm()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/sim"
 )
 
@@ -237,7 +238,7 @@ func (m *Model) WriteUnpostedDD(q int) error {
 		return fmt.Errorf("sim intel: rx queue %d: no such queue", q)
 	}
 	lt := &m.rxl[q]
-	t := m.get(l.rxq(q, qT))
+	t := m.get(l.rxq(q, intelnic.QT))
 	if !lt.on || lt.n == 0 || t >= lt.n {
 		return fmt.Errorf("sim intel: rx queue %d: ring not set up", q)
 	}
@@ -246,7 +247,7 @@ func (m *Model) WriteUnpostedDD(q int) error {
 		return fmt.Errorf("sim intel: rx queue %d: %w", q, err)
 	}
 	binary.LittleEndian.PutUint32(desc[12:], minFrame)
-	sim.StoreUint32(desc[8:], rxStatusDD|rxStatusEOP)
+	sim.StoreUint32(desc[8:], intelnic.RxStatusDD|intelnic.RxStatusEOP)
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/sim"
@@ -32,7 +34,7 @@ func (g *rig) queueIRQ(intx bool, q int) *queueIRQ {
 	}
 	ir.v = vs[0]
 	if !intx {
-		g.wr(l.gpie, gpieMSIXMode)
+		g.wr(l.gpie, intelnic.GpieMSIXMode)
 		g.wr(l.eiac, 1)
 	}
 	for _, tx := range []bool{false, true} {
@@ -40,7 +42,7 @@ func (g *rig) queueIRQ(intx bool, q int) *queueIRQ {
 		g.wr(off, g.rd(off)&^(0xFF<<shift)|0x80<<shift) // vector / EICR bit 0
 	}
 	if intx && g.m.cfg.Flavor == X82576 {
-		g.wr(ims, icrRXDW|icrTXDW) // the 82576's INTx follows ICR
+		g.wr(i82576.IMS, i82576.IcrRXDW|i82576.IcrTXDW) // the 82576's INTx follows ICR
 	} else {
 		g.wr(l.eims, 1)
 	}
@@ -54,7 +56,7 @@ func (ir *queueIRQ) fired(t *testing.T) uint64 {
 	n := drain(t, ir.v)
 	if ir.intx {
 		if ir.g.m.cfg.Flavor == X82576 {
-			ir.g.rd(icr)
+			ir.g.rd(i82576.ICR)
 		} else {
 			ir.g.rd(ir.g.m.l.eicr)
 		}
@@ -88,7 +90,7 @@ func TestInjections(t *testing.T) {
 	send := func(e *env, seed int) { e.g.peer.Send(frameForMAC(e.g, uint16(seed))) }
 	sendTX := func(e *env, i int) {
 		e.tx.fillTX(i, e.g.frame(64, byte(i)), txCmd)
-		e.g.wr(e.g.txq(e.q, qT), uint32(i+1))
+		e.g.wr(e.g.txq(e.q, intelnic.QT), uint32(i+1))
 	}
 	inject := func(t *testing.T, e *env, in Injection) {
 		t.Helper()
@@ -98,9 +100,9 @@ func TestInjections(t *testing.T) {
 	}
 	dd := func(r *ring, i int) bool {
 		st, _ := r.wb(i)
-		return st&rxStatusDD != 0
+		return st&intelnic.RxStatusDD != 0
 	}
-	txDone := func(r *ring, i int) bool { return sim.LoadUint32(r.desc.Bytes[16*i+12:])&txStatusDD != 0 }
+	txDone := func(r *ring, i int) bool { return sim.LoadUint32(r.desc.Bytes[16*i+12:])&intelnic.TxStatusDD != 0 }
 	tests := []struct {
 		name string
 		run  func(t *testing.T, e *env)
@@ -119,7 +121,7 @@ func TestInjections(t *testing.T) {
 		{"rx-oversize", func(t *testing.T, e *env) {
 			inject(t, e, Injection{Kind: RxOversize, Queue: e.q})
 			send(e, 1)
-			if st, l := e.rx.wb(0); st&rxStatusDD == 0 || l <= e.rx.bsize {
+			if st, l := e.rx.wb(0); st&intelnic.RxStatusDD == 0 || l <= e.rx.bsize {
 				t.Fatalf("write-back status %#x length %d, want a length beyond %d", st, l, e.rx.bsize)
 			}
 			if e.ir.fired(t) != 1 {
@@ -140,8 +142,8 @@ func TestInjections(t *testing.T) {
 		}},
 		{"rx-unposted-dd", func(t *testing.T, e *env) {
 			inject(t, e, Injection{Kind: RxUnpostedDD, Queue: e.q})
-			tail := int(e.g.rd(e.g.rxq(e.q, qT)))
-			if !dd(e.rx, tail) || e.g.rd(e.g.rxq(e.q, qH)) != 0 {
+			tail := int(e.g.rd(e.g.rxq(e.q, intelnic.QT)))
+			if !dd(e.rx, tail) || e.g.rd(e.g.rxq(e.q, intelnic.QH)) != 0 {
 				t.Fatal("no DD at RDT, or RDH moved")
 			}
 		}},
@@ -182,7 +184,7 @@ func TestInjections(t *testing.T) {
 		{"tx-hang", func(t *testing.T, e *env) {
 			inject(t, e, Injection{Kind: TxHang, Queue: e.q})
 			sendTX(e, 0)
-			if n := len(e.g.received()); n != 0 || e.g.rd(e.g.txq(e.q, qH)) != 0 {
+			if n := len(e.g.received()); n != 0 || e.g.rd(e.g.txq(e.q, intelnic.QH)) != 0 {
 				t.Fatalf("hung queue sent %d frames", n)
 			}
 			// The driver's recovery: disable the queue, set the ring up again, resend.

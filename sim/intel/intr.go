@@ -4,18 +4,14 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/wire"
-)
-
-// GPIE bits (both flavours).
-const (
-	gpieMSIXMode = 1 << 4
-	gpieEIAME    = 1 << 30
 )
 
 // 82599 EICR causes above the 16 queue-vector bits.
 const (
-	eicrLSC      = 1 << 20
 	eicrMiscMask = 0xFFFF0000
 )
 
@@ -62,7 +58,7 @@ func (ic *intrState) stopTimers() {
 }
 
 // msix reports whether the device is in MSI-X mode (GPIE.MSIX_MODE).
-func (ic *intrState) msix() bool { return ic.m.get(ic.m.l.gpie)&gpieMSIXMode != 0 }
+func (ic *intrState) msix() bool { return ic.m.get(ic.m.l.gpie)&intelnic.GpieMSIXMode != 0 }
 
 // visible is the mask of vector causes that show in EICR.
 func (ic *intrState) visible() uint64 { return 1<<ic.m.l.causeBits - 1 }
@@ -98,9 +94,9 @@ func (ic *intrState) raiseQueue(q int, tx bool) {
 	}
 	if ic.m.cfg.Flavor == X82576 {
 		if tx {
-			ic.raiseMisc(icrTXDW)
+			ic.raiseMisc(i82576.IcrTXDW)
 		} else {
-			ic.raiseMisc(icrRXDW)
+			ic.raiseMisc(i82576.IcrRXDW)
 		}
 	}
 }
@@ -180,7 +176,7 @@ func (ic *intrState) deliver(v int) {
 	if v < 32 && m.get(m.l.eiac)&uint32(bit) != 0 {
 		ic.vcause &^= bit
 	}
-	if m.get(m.l.gpie)&gpieEIAME != 0 && ic.autoMask(v) {
+	if m.get(m.l.gpie)&intelnic.GpieEIAME != 0 && ic.autoMask(v) {
 		ic.vmask &^= bit
 	}
 }
@@ -365,15 +361,7 @@ func (m *Model) writeEIMC(_ int, _, v uint32) {
 	m.ic.clearMask(vec, misc)
 }
 
-// 82599 extended registers for vectors 0-63: EICS_EX, EIMS_EX, EIMC_EX, EIAM_EX.
-const (
-	eicsEx0 = 0xA90
-	eimsEx0 = 0xAA0
-	eimcEx0 = 0xAB0
-	eiamEx0 = 0xAD0
-)
-
-func eiamEx(i int) uint32 { return eiamEx0 + 4*uint32(i) }
+func eiamEx(i int) uint32 { return i82599.EIAMEx0 + 4*uint32(i) }
 
 func (m *Model) writeEICSEx(i int, _, v uint32) {
 	for b := uint64(v) << (32 * i); b != 0; b &= b - 1 {

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/irq"
 )
 
@@ -14,7 +16,7 @@ func (g *rig) setupMSIX(eiac bool) []*irq.Vector {
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	g.wr(g.m.l.gpie, gpieMSIXMode|1<<31|gpieEIAME)
+	g.wr(g.m.l.gpie, intelnic.GpieMSIXMode|1<<31|intelnic.GpieEIAME)
 	g.wr(g.m.l.ivar0, 0x80)       // RX queue 0 → vector 0
 	g.wr(g.m.l.ivarMisc, 0x81<<8) // other causes → vector 1
 	if eiac {
@@ -118,20 +120,20 @@ func TestLSCInterrupt(t *testing.T) {
 	g := newRig(t, Config{})
 	g.initDevice()
 	vs := g.setupMSIX(false)
-	g.wr(g.m.l.eims, eicrLSC)
+	g.wr(g.m.l.eims, i82599.EicrLSC)
 	g.m.FlapLink(0)
 	if n := drain(t, vs[1]); n != 1 {
 		t.Fatalf("LSC fired %d times, want 1 (cause held until cleared)", n)
 	}
-	if g.rd(g.m.l.eicr)&eicrLSC == 0 {
+	if g.rd(g.m.l.eicr)&i82599.EicrLSC == 0 {
 		t.Fatal("LSC not in EICR")
 	}
 	g.m.SetLink(false)
-	if drain(t, vs[1]) != 1 || g.rd(links)&linksUp != 0 {
+	if drain(t, vs[1]) != 1 || g.rd(i82599.LINKS)&i82599.LinksUp != 0 {
 		t.Fatal("link down not signalled")
 	}
 	g.m.SetLink(true)
-	if g.rd(links)&linksUp == 0 {
+	if g.rd(i82599.LINKS)&i82599.LinksUp == 0 {
 		t.Fatal("link not back")
 	}
 }
@@ -178,43 +180,43 @@ func TestExtendedVectorsAndMisc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.wr(g.m.l.gpie, gpieMSIXMode)
+	g.wr(g.m.l.gpie, intelnic.GpieMSIXMode)
 	// RX queue 3 → vector 20, beyond EICR's 16 vector bits: EIMS_EX/EIMC_EX/EICS_EX.
 	g.wr(g.m.l.ivar0+4*1, 0x94<<16)
 	g.setupRX(3, 8, 2048, true)
 	for i := 0; i < 32; i++ {
 		g.wr(g.m.l.reta+4*uint32(i), 0x03030303)
 	}
-	g.wr(rxcsum, rxcsumPCSD)
-	g.wr(g.m.l.mrqc, 1|mrqcFieldIPv4)
+	g.wr(intelnic.RXCSUM, intelnic.RxcsumPCSD)
+	g.wr(g.m.l.mrqc, 1|intelnic.MrqcIPv4)
 	g.peer.Send(frameForMAC(g, 9))
 	if drain(t, vs[20]) != 0 {
 		t.Fatal("masked extended vector fired")
 	}
-	g.wr(eimsEx0, 1<<20)
-	if g.rd(eimsEx0) != 1<<20 || drain(t, vs[20]) != 1 {
+	g.wr(i82599.EIMSEx0, 1<<20)
+	if g.rd(i82599.EIMSEx0) != 1<<20 || drain(t, vs[20]) != 1 {
 		t.Fatal("EIMS_EX unmask did not fire vector 20")
 	}
-	g.wr(eimcEx0, 1<<20)
-	if g.rd(eimsEx0) != 0 {
+	g.wr(i82599.EIMCEx0, 1<<20)
+	if g.rd(i82599.EIMSEx0) != 0 {
 		t.Fatal("EIMC_EX did not mask")
 	}
-	g.wr(eimsEx0, 1<<21)
-	g.wr(eicsEx0, 1<<21)
+	g.wr(i82599.EIMSEx0, 1<<21)
+	g.wr(i82599.EICSEx0, 1<<21)
 	if drain(t, vs[21]) != 1 {
 		t.Fatal("EICS_EX did not fire vector 21")
 	}
 
 	// EEPROM read through EERD, the software semaphore, accessors.
-	g.wr(eerd, 3<<2|eerdStart)
-	if g.rd(eerd)&eerdDone == 0 {
+	g.wr(i82599.EERD, 3<<2|intelnic.EerdStart)
+	if g.rd(i82599.EERD)&intelnic.EerdDone == 0 {
 		t.Fatal("EERD not done")
 	}
-	if g.rd(swsm)&1 != 0 || g.rd(swsm)&1 == 0 {
+	if g.rd(i82599.SWSM)&1 != 0 || g.rd(i82599.SWSM)&1 == 0 {
 		t.Fatal("SWSM semaphore: first read must get it, second must see it taken")
 	}
-	g.wr(swsm, 0)
-	if g.rd(swsm)&1 != 0 {
+	g.wr(i82599.SWSM, 0)
+	if g.rd(i82599.SWSM)&1 != 0 {
 		t.Fatal("SWSM not released")
 	}
 	if !g.m.Link() || g.m.Flavor() != X82599 || g.m.MAC().String() != "02:00:00:01:00:01" {

@@ -3,6 +3,9 @@ package intel
 import (
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -53,23 +56,14 @@ func (m *Model) updateLink() {
 	l.up = up
 	m.st.LinkChanges++
 	if m.cfg.Flavor == X82576 {
-		m.ic.raiseMisc(icrLSC)
+		m.ic.raiseMisc(i82576.IcrLSC)
 	} else {
-		m.ic.raiseMisc(eicrLSC)
+		m.ic.raiseMisc(i82599.EicrLSC)
 	}
 }
 
 // AUTOC link mode select (82599), Linux ixgbe_type.h IXGBE_AUTOC_LMS_*.
 const (
-	autocLMSShift = 13
-	autocLMSMask  = 7 << autocLMSShift
-	lms1GNoAN     = 0 // 1G link, no auto-negotiation
-	lms10GNoAN    = 1 // 10G parallel link (XAUI/CX4), no auto-negotiation
-	lms1GAN       = 2 // 1G clause 37 auto-negotiation (KX)
-	lms10GSerial  = 3 // 10G serial (SFI)
-	lmsKX4KXKR    = 4 // KX4/KX/KR clause 73 auto-negotiation
-	lmsKX4KXKR1G  = 6 // KX4/KX/KR with 1G auto-negotiation
-	lmsKX4KXKRSG  = 7 // KX4/KX/KR with SGMII
 	// autocReset is AUTOC after reset with the SFP+ port's EEPROM link mode.
 	autocReset = 0xC09C6004
 )
@@ -87,18 +81,18 @@ type media struct {
 // listed accept any mode.
 func mediaFor(id uint16) media {
 	switch id {
-	case DeviceID82599SFP, 0x1507, 0x1529, 0x154D, 0x154A, 0x1557: // SFP+ variants
-		return media{lms10GSerial, 1<<lms10GSerial | 1<<lms1GNoAN}
-	case DeviceID82599KX4, 0x10F8, 0x1514, 0x152A: // KX4 / combo backplane, KX4 mezzanine, FCoE backplane
-		return media{lmsKX4KXKR, 1<<lms10GNoAN | 1<<lms1GAN | 1<<lmsKX4KXKR | 1<<lmsKX4KXKR1G | 1<<lmsKX4KXKRSG}
-	case 0x1517: // KR backplane
-		return media{lmsKX4KXKR, 1<<lms1GAN | 1<<lmsKX4KXKR | 1<<lmsKX4KXKR1G}
-	case 0x10FC: // XAUI LOM: backplane media, the EEPROM selects parallel 10G
-		return media{lms10GNoAN, 1<<lms10GNoAN | 1<<lmsKX4KXKR | 1<<lmsKX4KXKR1G}
-	case DeviceID82599CX4:
-		return media{lms10GNoAN, 1 << lms10GNoAN}
+	case i82599.DeviceSFP, i82599.DeviceSFPEM, i82599.DeviceSFPFCoE, i82599.DeviceSFPSF2, i82599.DeviceSFPSFQP, i82599.DeviceENSFP:
+		return media{i82599.LMS10GSerial, 1<<i82599.LMS10GSerial | 1<<i82599.LMS1GNoAN}
+	case i82599.DeviceKX4, i82599.DeviceComboBackplane, i82599.DeviceKX4Mezz, i82599.DeviceBackplaneFCoE:
+		return media{i82599.LMSKX4KXKR, 1<<i82599.LMS10GNoAN | 1<<i82599.LMS1GAN | 1<<i82599.LMSKX4KXKR | 1<<i82599.LMSKX4KXKR1GAN | 1<<i82599.LMSKX4KXKRSGM}
+	case i82599.DeviceKR:
+		return media{i82599.LMSKX4KXKR, 1<<i82599.LMS1GAN | 1<<i82599.LMSKX4KXKR | 1<<i82599.LMSKX4KXKR1GAN}
+	case i82599.DeviceXAUILOM: // backplane media, the EEPROM selects parallel 10G
+		return media{i82599.LMS10GNoAN, 1<<i82599.LMS10GNoAN | 1<<i82599.LMSKX4KXKR | 1<<i82599.LMSKX4KXKR1GAN}
+	case i82599.DeviceCX4:
+		return media{i82599.LMS10GNoAN, 1 << i82599.LMS10GNoAN}
 	}
-	return media{lms10GSerial, 0xFF}
+	return media{i82599.LMS10GSerial, 0xFF}
 }
 
 // lmsValid reports whether the 82599's AUTOC link mode brings up a link on its media.
@@ -107,40 +101,24 @@ func (m *Model) lmsValid() bool {
 	if m.cfg.Flavor != X82599 {
 		return true
 	}
-	lms := m.get(autoc) & autocLMSMask >> autocLMSShift
+	lms := m.get(i82599.AUTOC) & i82599.AutocLMSMask >> i82599.AutocLMSShift
 	return mediaFor(m.cfg.DeviceID).valid&(1<<lms) != 0
 }
-
-// LINKS bits (82599).
-const (
-	linksUp       = 1 << 30
-	linksSpeed10G = 3 << 28
-	linksStatus   = 1 << 7
-)
 
 func (m *Model) readLINKS(int, uint32) uint32 {
 	if !m.link.up {
 		return 0
 	}
-	return linksUp | linksSpeed10G | linksStatus
+	return i82599.LinksUp | i82599.LinksSpeed10G | i82599.LinksStatus
 }
 
-// STATUS bits.
-const (
-	statusGIOMaster = 1 << 19 // 82599 and 82576: master requests enabled
-	statusLU82576   = 1 << 1
-	statusFD82576   = 1 << 0
-	statusSpeed1000 = 2 << 6
-	ctrlGIODisable  = 1 << 2
-)
-
 func (m *Model) readSTATUS(_ int, v uint32) uint32 {
-	v &^= statusGIOMaster | statusLU82576 | statusFD82576 | statusSpeed1000
-	if m.dev.BusMaster() && m.get(0)&ctrlGIODisable == 0 {
-		v |= statusGIOMaster
+	v &^= intelnic.StatusGIOMaster | i82576.StatusLU | i82576.StatusFD | i82576.StatusSpeed1000
+	if m.dev.BusMaster() && m.get(0)&intelnic.CtrlGIODisable == 0 {
+		v |= intelnic.StatusGIOMaster
 	}
 	if m.cfg.Flavor == X82576 && m.link.up {
-		v |= statusLU82576 | statusFD82576 | statusSpeed1000
+		v |= i82576.StatusLU | i82576.StatusFD | i82576.StatusSpeed1000
 	}
 	return v
 }

@@ -35,6 +35,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/wire"
@@ -61,15 +64,6 @@ func (f Flavor) String() string {
 	}
 	return fmt.Sprintf("intel.Flavor(%d)", int(f))
 }
-
-// Default device ids.
-const (
-	DeviceID82599SFP = 0x10FB
-	DeviceID82599KX4 = 0x10F7 // backplane (KX4/KX)
-	DeviceID82599CX4 = 0x10F9
-	DeviceID82576    = 0x10C9
-	VendorIntel      = 0x8086
-)
 
 // Config describes a modelled port.
 type Config struct {
@@ -142,7 +136,7 @@ func New(cfg Config) (*Model, error) {
 		return nil, fmt.Errorf("sim intel: unknown flavor %v", cfg.Flavor)
 	}
 	if cfg.DeviceID == 0 {
-		cfg.DeviceID = map[Flavor]uint16{X82599: DeviceID82599SFP, X82576: DeviceID82576}[cfg.Flavor]
+		cfg.DeviceID = map[Flavor]uint16{X82599: i82599.DeviceSFP, X82576: i82576.DeviceID}[cfg.Flavor]
 	}
 	if cfg.MAC == nil {
 		cfg.MAC = net.HardwareAddr{0x02, 0, 0, cfg.Addr.Bus, cfg.Addr.Device, 1 + cfg.Addr.Function}
@@ -155,10 +149,10 @@ func New(cfg Config) (*Model, error) {
 	m.regs = m.registers()
 	dev, err := sim.New(sim.Config{
 		Addr:         cfg.Addr,
-		VendorID:     VendorIntel,
+		VendorID:     intelnic.VendorIntel,
 		DeviceID:     cfg.DeviceID,
 		Revision:     1,
-		Class:        0x020000,
+		Class:        uint32(pci.ClassNetwork),
 		BAR0Size:     m.l.bar0Size,
 		Regs:         m.regs,
 		MSIXVectors:  m.l.vectors,
@@ -246,11 +240,11 @@ func (m *Model) onClose() {
 func (m *Model) resetLocked() {
 	m.eepromDone, m.dmaDone = false, false
 	if m.cfg.Flavor == X82599 {
-		m.set(eec, m.get(eec)&^eecAutoRead)
-		m.set(rdrxctl, m.get(rdrxctl)&^rdrxctlDMAIDone)
-		m.set(autoc, m.get(autoc)&^autocLMSMask|mediaFor(m.cfg.DeviceID).lms<<autocLMSShift)
+		m.set(i82599.EEC, m.get(i82599.EEC)&^intelnic.EecAutoRead)
+		m.set(i82599.RDRXCTL, m.get(i82599.RDRXCTL)&^i82599.RdrxctlDMAIDone)
+		m.set(i82599.AUTOC, m.get(i82599.AUTOC)&^i82599.AutocLMSMask|mediaFor(m.cfg.DeviceID).lms<<i82599.AutocLMSShift)
 	} else {
-		m.set(eecd, m.get(eecd)&^eecAutoRead)
+		m.set(i82576.EECD, m.get(i82576.EECD)&^intelnic.EecAutoRead)
 	}
 	m.stopWB()
 	m.secRdyAt = 0

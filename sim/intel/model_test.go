@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 )
@@ -14,27 +17,27 @@ import (
 func TestInitRegisters(t *testing.T) {
 	g := newRig(t, Config{})
 	// Registers a driver set before the reset return to their reset values.
-	g.wr(g.m.l.gpie, gpieMSIXMode)
-	g.wr(g.rxq(0, qLEN), 1024)
+	g.wr(g.m.l.gpie, intelnic.GpieMSIXMode)
+	g.wr(g.rxq(0, intelnic.QLEN), 1024)
 	g.initDevice()
 	tests := []struct {
 		name      string
 		off, mask uint32
 		want      uint32
 	}{
-		{"CTRL reset bits self-clear", ctrl, ctrlRST | ctrlLNKRS, 0},
-		{"EEC auto-read done", eec, eecAutoRead | eecPresent, eecAutoRead | eecPresent},
-		{"RDRXCTL DMA init done", rdrxctl, rdrxctlDMAIDone, rdrxctlDMAIDone},
-		{"LINKS up at 10G", links, linksUp | linksSpeed10G, linksUp | linksSpeed10G},
-		{"STATUS GIO master enabled", status, statusGIOMaster, statusGIOMaster},
+		{"CTRL reset bits self-clear", intelnic.CTRL, intelnic.CtrlReset | intelnic.CtrlLinkReset, 0},
+		{"EEC auto-read done", i82599.EEC, intelnic.EecAutoRead | intelnic.EecPresent, intelnic.EecAutoRead | intelnic.EecPresent},
+		{"RDRXCTL DMA init done", i82599.RDRXCTL, i82599.RdrxctlDMAIDone, i82599.RdrxctlDMAIDone},
+		{"LINKS up at 10G", i82599.LINKS, i82599.LinksUp | i82599.LinksSpeed10G, i82599.LinksUp | i82599.LinksSpeed10G},
+		{"STATUS GIO master enabled", intelnic.STATUS, intelnic.StatusGIOMaster, intelnic.StatusGIOMaster},
 		{"GPIE reset", g.m.l.gpie, ^uint32(0), 0},
-		{"RDLEN reset", g.rxq(0, qLEN), ^uint32(0), 0},
+		{"RDLEN reset", g.rxq(0, intelnic.QLEN), ^uint32(0), 0},
 		{"RAL0 holds the MAC", g.m.l.ral(0), ^uint32(0), 0x01000002},
-		{"RAH0 holds the MAC and AV", g.m.l.rah(0), ^uint32(0), rahAV | 0x0100},
+		{"RAH0 holds the MAC and AV", g.m.l.rah(0), ^uint32(0), intelnic.RahAV | 0x0100},
 		{"RAL0 at its 82598 alias", 0x5400, ^uint32(0), 0x01000002},
-		{"TXDCTL enable reads back", g.txq(0, qDCTL), dctlEnable, 0},
-		{"DMATXCTL TE", dmatxctl, 1, 1},
-		{"MAXFRS reset", maxfrs, 0xFFFF0000, 1518 << 16},
+		{"TXDCTL enable reads back", g.txq(0, intelnic.QDCTL), intelnic.DctlEnable, 0},
+		{"DMATXCTL TE", i82599.DMATXCTL, 1, 1},
+		{"MAXFRS reset", i82599.MAXFRS, 0xFFFF0000, 1518 << 16},
 	}
 	for _, tt := range tests {
 		if got := g.rd(tt.off) & tt.mask; got != tt.want {
@@ -42,11 +45,11 @@ func TestInitRegisters(t *testing.T) {
 		}
 	}
 	// The RDRXCTL DMA-init bit is read-only; AUTOC restart self-clears.
-	g.wr(rdrxctl, 0)
-	if g.rd(rdrxctl)&rdrxctlDMAIDone == 0 {
+	g.wr(i82599.RDRXCTL, 0)
+	if g.rd(i82599.RDRXCTL)&i82599.RdrxctlDMAIDone == 0 {
 		t.Error("RDRXCTL.DMAIDONE writable")
 	}
-	if g.rd(autoc)&autocANRestart != 0 {
+	if g.rd(i82599.AUTOC)&i82599.AutocAnRestart != 0 {
 		t.Error("AUTOC.AN_RESTART did not self-clear")
 	}
 	// EICR reads clear; EIMS/EIMC set and clear the mask.
@@ -59,10 +62,10 @@ func TestInitRegisters(t *testing.T) {
 		t.Errorf("EIMS after EIMC = %x", got)
 	}
 	g.wr(g.m.l.eics, 0x5)
-	if got := g.rd(g.m.l.eics); got != 0x5|eicrLSC { // LSC from the link coming up
+	if got := g.rd(g.m.l.eics); got != 0x5|i82599.EicrLSC { // LSC from the link coming up
 		t.Errorf("EICS read = %x, want the causes", got)
 	}
-	if got := g.rd(g.m.l.eicr); got != 0x5|eicrLSC {
+	if got := g.rd(g.m.l.eicr); got != 0x5|i82599.EicrLSC {
 		t.Errorf("EICR = %x", got)
 	}
 	if got := g.rd(g.m.l.eicr); got != 0 {
@@ -83,7 +86,7 @@ func TestInitRegisters(t *testing.T) {
 func TestLinkUpDelay(t *testing.T) {
 	g := newRig(t, Config{Timing: Timing{Autoneg: 20 * time.Millisecond}})
 	g.initDevice()
-	g.waitSet(links, linksUp)
+	g.waitSet(i82599.LINKS, i82599.LinksUp)
 	if st := g.m.Stats(); st.LinkChanges == 0 {
 		t.Fatal("no link change counted")
 	}
@@ -97,14 +100,14 @@ func TestBusMasterOff(t *testing.T) {
 	pci.SetBusMaster(g.dev.Config(), false)
 	g.peer.Send(g.frame(64, 0))
 	tx.fillTX(0, g.frame(64, 0), txCmd)
-	g.wr(g.txq(0, qT), 1)
+	g.wr(g.txq(0, intelnic.QT), 1)
 	if st, _ := rx.wb(0); st != 0 || len(g.received()) != 0 {
 		t.Fatal("DMA without bus mastering")
 	}
 	if st := g.m.Stats(); st.NoBusMaster != 2 {
 		t.Fatalf("NoBusMaster %d", st.NoBusMaster)
 	}
-	if g.rd(status)&statusGIOMaster != 0 {
+	if g.rd(intelnic.STATUS)&intelnic.StatusGIOMaster != 0 {
 		t.Fatal("STATUS.GIO master enabled without bus mastering")
 	}
 }
@@ -132,7 +135,7 @@ func TestFaultInjection(t *testing.T) {
 			t.Fatal("stalled RX wrote back")
 		}
 		g.m.StallRX(false)
-		if st, _ := rx.wb(0); st&rxStatusDD == 0 {
+		if st, _ := rx.wb(0); st&intelnic.RxStatusDD == 0 {
 			t.Fatal("resumed RX did not place the frame")
 		}
 	})
@@ -153,7 +156,7 @@ func TestFaultInjection(t *testing.T) {
 		if err := g.m.WriteUnpostedDD(0); err != nil {
 			t.Fatal(err)
 		}
-		if st, _ := rx.wb(15); st&rxStatusDD == 0 || g.rd(g.rxq(0, qH)) != 0 {
+		if st, _ := rx.wb(15); st&intelnic.RxStatusDD == 0 || g.rd(g.rxq(0, intelnic.QH)) != 0 {
 			t.Fatal("no DD on the unposted descriptor, or RDH moved")
 		}
 	})
@@ -193,7 +196,7 @@ func TestFaultInjection(t *testing.T) {
 		tx := g.setupTX(0, 16, 2048)
 		tx.fillTX(0, g.frame(64, 0), txCmd)
 		binary.LittleEndian.PutUint64(tx.desc.Bytes, 0x1000) // a physical-looking address
-		g.wr(g.txq(0, qT), 1)
+		g.wr(g.txq(0, intelnic.QT), 1)
 		if len(g.received()) != 0 || g.dev.Err() == nil {
 			t.Fatal("IOMMU did not catch a wrong bus address")
 		}
@@ -228,8 +231,8 @@ func TestSharedIOMMUForwarding(t *testing.T) {
 	_, l := rx.wb(0)
 	d := tx.desc.Bytes
 	binary.LittleEndian.PutUint64(d, rx.bufs.IOVA)
-	binary.LittleEndian.PutUint32(d[8:], uint32(l)|txdTypeData<<20|txCmd)
-	gb.wr(gb.txq(0, qT), 1)
+	binary.LittleEndian.PutUint32(d[8:], uint32(l)|intelnic.TxdTypeData<<20|txCmd)
+	gb.wr(gb.txq(0, intelnic.QT), 1)
 	if len(out) != 1 || !bytes.Equal(out[0], f) {
 		t.Fatal("zero-copy forward failed")
 	}
@@ -255,26 +258,26 @@ func TestProtocolFaults(t *testing.T) {
 		do   func(g *rig)
 	}{
 		{"rx queue enabled without a ring", func(g *rig) {
-			g.setBits(g.rxq(0, qDCTL), dctlEnable)
-			g.waitSet(g.rxq(0, qDCTL), dctlEnable)
+			g.setBits(g.rxq(0, intelnic.QDCTL), intelnic.DctlEnable)
+			g.waitSet(g.rxq(0, intelnic.QDCTL), intelnic.DctlEnable)
 			g.enableRX()
 			g.peer.Send(g.frame(64, 0))
 		}},
 		{"rx buffer size zero", func(g *rig) {
 			g.setupRX(0, 8, 2048, true)
-			g.wr(g.m.l.srrctl(0), srrctlDescAdv<<25)
+			g.wr(g.m.l.srrctl(0), intelnic.SrrctlDescAdvOneBuf)
 			g.peer.Send(g.frame(64, 0))
 		}},
 		{"tx tail beyond the ring", func(g *rig) {
 			g.setupTX(0, 8, 2048)
-			g.wr(g.txq(0, qT), 9)
+			g.wr(g.txq(0, intelnic.QT), 9)
 		}},
 		{"tx unknown descriptor type", func(g *rig) {
 			tx := g.setupTX(0, 8, 2048)
 			tx.fillTX(0, g.frame(64, 0), txCmd)
 			d := tx.desc.Bytes[8:]
 			binary.LittleEndian.PutUint32(d, binary.LittleEndian.Uint32(d)&^(0xF<<20)|7<<20)
-			g.wr(g.txq(0, qT), 1)
+			g.wr(g.txq(0, intelnic.QT), 1)
 		}},
 		{"unknown register", func(g *rig) { g.rd(0x1FFFC) }},
 	}
@@ -294,7 +297,7 @@ func TestProtocolFaults(t *testing.T) {
 func TestFunctionLevelReset(t *testing.T) {
 	g := newRig(t, Config{})
 	g.initDevice()
-	g.wr(g.m.l.gpie, gpieMSIXMode)
+	g.wr(g.m.l.gpie, intelnic.GpieMSIXMode)
 	if err := g.dev.Reset(); err != nil {
 		t.Fatal(err)
 	}
@@ -310,21 +313,21 @@ func TestFunctionLevelReset(t *testing.T) {
 func TestIGBPHYAndICRWrite(t *testing.T) {
 	g := newRig(t, Config{Flavor: X82576})
 	g.initDevice()
-	g.mdicWrite(phyANAR, 0x0DE1)
-	if g.mdicRead(phyANAR) != 0x0DE1 || g.mdicRead(phyGSR) == 0 || g.mdicRead(phyANLPAR) == 0 {
+	g.mdicWrite(i82576.PHYANAR, 0x0DE1)
+	if g.mdicRead(i82576.PHYANAR) != 0x0DE1 || g.mdicRead(i82576.PHYGSR) == 0 || g.mdicRead(i82576.PHYANLPAR) == 0 {
 		t.Fatal("PHY registers")
 	}
-	g.wr(mdic, 1<<16|2<<21|mdicOpR) // PHY address 2 does not exist
-	if g.rd(mdic)&(mdicReady|mdicError) != mdicReady|mdicError {
+	g.wr(i82576.MDIC, 1<<16|2<<21|i82576.MdicOpRead) // PHY address 2 does not exist
+	if g.rd(i82576.MDIC)&(i82576.MdicReady|i82576.MdicError) != i82576.MdicReady|i82576.MdicError {
 		t.Fatal("MDIC to a missing PHY did not report an error")
 	}
 	g.m.SetLink(false)
-	if g.mdicRead(phyBMSR)&bmsrLink != 0 || g.rd(status)&statusLU82576 != 0 {
+	if g.mdicRead(i82576.PHYBMSR)&i82576.BmsrLinkUp != 0 || g.rd(intelnic.STATUS)&i82576.StatusLU != 0 {
 		t.Fatal("link down not visible in BMSR and STATUS")
 	}
-	g.wr(ics, icrLSC|icrRXDW)
-	g.wr(icr, icrLSC) // write 1 to clear
-	if g.m.ic.misc != icrRXDW {
+	g.wr(i82576.ICS, i82576.IcrLSC|i82576.IcrRXDW)
+	g.wr(i82576.ICR, i82576.IcrLSC) // write 1 to clear
+	if g.m.ic.misc != i82576.IcrRXDW {
 		t.Fatalf("ICR after W1C = %#x", g.m.ic.misc)
 	}
 }

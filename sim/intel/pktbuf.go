@@ -1,5 +1,10 @@
 package intel
 
+import (
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/i82599"
+)
+
 // rxFIFO is the packet buffer: frames wait in it while their queue has no descriptor
 // (without SRRCTL.DROP_EN) or while RX is stalled, and are placed when the driver
 // advances RDT. Its capacity is RXPBSIZE(0).
@@ -50,9 +55,9 @@ func (f *rxFIFO) push(fr fifoFrame) {
 
 // enqueue puts a frame into the packet buffer, or counts it missed when the buffer is full.
 func (m *Model) enqueue(q int, hash, typ uint32, frame []byte) {
-	capacity := int(m.get(rxpbsize0)>>10&0x3FF) * 1024
+	capacity := int(m.get(i82599.RXPBSIZE0)>>10&0x3FF) * 1024
 	if m.cfg.Flavor == X82576 {
-		capacity = int(m.get(rxpbs82576)&0x7F) * 1024
+		capacity = int(m.get(i82576.RXPBS)&0x7F) * 1024
 	}
 	if m.fifo.bytes+len(frame) > capacity {
 		m.missed()

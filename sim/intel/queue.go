@@ -3,6 +3,8 @@ package intel
 import (
 	"math/bits"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -46,14 +48,14 @@ func (m *Model) engaged(tx bool, q int) bool {
 // writeDCTL is the RXDCTL/TXDCTL hook: the ENABLE bit keeps reading its old value until
 // the enable or disable completes (Timing.QueueEnable later).
 func (m *Model) writeDCTL(tx bool, q int, old, v uint32) {
-	off := m.qreg(tx, q, qDCTL)
-	m.set(off, v&^dctlEnable|old&dctlEnable)
-	want := v&dctlEnable != 0
+	off := m.qreg(tx, q, intelnic.QDCTL)
+	m.set(off, v&^intelnic.DctlEnable|old&intelnic.DctlEnable)
+	want := v&intelnic.DctlEnable != 0
 	if want && m.cfg.Flavor == X82599 && !m.dmaDone {
 		m.protocol("%s queue %d: enabled before RDRXCTL.DMAIDONE reads 1 (ignored)", dirName(tx), q)
 		return
 	}
-	if want && tx && m.cfg.Flavor == X82599 && m.get(dmatxctl)&1 == 0 {
+	if want && tx && m.cfg.Flavor == X82599 && m.get(i82599.DMATXCTL)&1 == 0 {
 		// Linux ixgbe_configure_tx: "DMATXCTL.EN must be before Tx queues are enabled".
 		m.protocol("tx queue %d: enabled before DMATXCTL.TE (ignored)", q)
 		return
@@ -87,11 +89,11 @@ func (m *Model) writeDCTL(tx bool, q int, old, v uint32) {
 // applyQueue completes an enable (latching the ring) or disable of queue q. The lock is
 // held.
 func (m *Model) applyQueue(tx bool, q int, on bool) {
-	off := m.qreg(tx, q, qDCTL)
+	off := m.qreg(tx, q, intelnic.QDCTL)
 	lt := m.latch(tx, q)
 	if !on {
 		*lt = ringLatch{}
-		m.set(off, m.get(off)&^dctlEnable)
+		m.set(off, m.get(off)&^intelnic.DctlEnable)
 		if tx {
 			m.txHung &^= 1 << q
 			m.dropDelayedWB(q)
@@ -100,13 +102,13 @@ func (m *Model) applyQueue(tx bool, q int, on bool) {
 	}
 	*lt = ringLatch{
 		on:   true,
-		base: uint64(m.get(m.qreg(tx, q, qBAH)))<<32 | uint64(m.get(m.qreg(tx, q, qBAL))&^0x7F),
-		n:    m.get(m.qreg(tx, q, qLEN)) / 16,
+		base: uint64(m.get(m.qreg(tx, q, intelnic.QBAH)))<<32 | uint64(m.get(m.qreg(tx, q, intelnic.QBAL))&^0x7F),
+		n:    m.get(m.qreg(tx, q, intelnic.QLEN)) / 16,
 	}
 	if !tx {
 		lt.srrctl = m.get(m.l.srrctl(q))
 	}
-	m.set(off, m.get(off)|dctlEnable)
+	m.set(off, m.get(off)|intelnic.DctlEnable)
 	if !tx {
 		m.drainFIFO()
 	}
@@ -139,7 +141,7 @@ func (m *Model) guardTail(tx bool, q int, old uint32) bool {
 	if m.latch(tx, q).on {
 		return true
 	}
-	off := m.qreg(tx, q, qT)
+	off := m.qreg(tx, q, intelnic.QT)
 	if nv := m.get(off); nv != old && (nv != 0 || m.engaged(tx, q)) {
 		m.set(off, old)
 		m.protocol("%s queue %d: tail written (%d) before the queue's ENABLE reads 1 (ignored)", dirName(tx), q, nv)
@@ -163,8 +165,8 @@ func (m *Model) resetQueues() {
 	m.txHung = 0
 	m.txDelayed = m.txDelayed[:0]
 	if m.cfg.Flavor == X82576 {
-		m.set(m.l.rxq(0, qDCTL), dctlEnable|1<<16)
-		m.set(m.l.txq(0, qDCTL), dctlEnable)
+		m.set(m.l.rxq(0, intelnic.QDCTL), intelnic.DctlEnable|1<<16)
+		m.set(m.l.txq(0, intelnic.QDCTL), intelnic.DctlEnable)
 		m.rxl[0] = ringLatch{on: true, srrctl: m.get(m.l.srrctl(0))}
 		m.txl[0] = ringLatch{on: true}
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/internal/testutil"
 )
 
@@ -26,10 +27,10 @@ func TestQuirkRSSNeedsPCSD(t *testing.T) {
 		g.setupRX(2, 8, 2048, true)
 		g.steerTo(2)
 		if !c.pcsd {
-			g.wr(rxcsum, 0)
+			g.wr(intelnic.RXCSUM, 0)
 		}
 		g.peer.Send(frameForMAC(g, 7))
-		if h := g.rd(g.rxq(c.wantQ, qH)); h != 1 {
+		if h := g.rd(g.rxq(c.wantQ, intelnic.QH)); h != 1 {
 			t.Errorf("quirk %v, PCSD %v: queue %d got %d frames, want 1", c.quirk, c.pcsd, c.wantQ, h)
 		}
 	}
@@ -45,12 +46,12 @@ func TestQuirkPadRunts(t *testing.T) {
 		g.peer.Send(g.frame(40, 1))
 		st, l := rx.wb(0)
 		if quirk {
-			if st&rxStatusDD == 0 || l != 60 {
+			if st&intelnic.RxStatusDD == 0 || l != 60 {
 				t.Fatalf("quirk: runt written back with status %#x length %d, want a 60-byte frame", st, l)
 			}
 			continue
 		}
-		if st&rxStatusDD != 0 || g.rd(ruc) != 1 {
+		if st&intelnic.RxStatusDD != 0 || g.rd(intelnic.RUC) != 1 {
 			t.Fatalf("silicon: runt delivered (status %#x) or not counted in RUC", st)
 		}
 	}

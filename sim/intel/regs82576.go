@@ -1,84 +1,27 @@
 package intel
 
-import "github.com/uiod/uiod/sim"
-
-// 82576 registers the engine uses by name.
-const (
-	eecd       = 0x00010
-	eerd82576  = 0x00014
-	mdic       = 0x00020
-	icr        = 0x000C0
-	ics        = 0x000C8
-	ims        = 0x000D0
-	imc        = 0x000D8
-	iam        = 0x000E0
-	rctl       = 0x00100
-	tctl       = 0x00400
-	rlpml      = 0x05004
-	rxpbs82576 = 0x02404
-	swsm82576  = 0x05B50
-
-	rctlEN    = 1 << 1
-	rctlUPE   = 1 << 3
-	rctlMPE   = 1 << 4
-	rctlLPE   = 1 << 5
-	rctlBAM   = 1 << 15
-	rctlSECRC = 1 << 26
-	tctlEN    = 1 << 1
-	tctlPSP   = 1 << 3
-
-	ctrlPHYRST = 1 << 31
-
-	icrTXDW     = 1 << 0
-	icrLSC      = 1 << 2
-	icrRXDW     = 1 << 7
-	icrAsserted = 1 << 31
-	imsValid    = 0x77D4FBFD
-	gpieNSICR   = 1 << 0
-
-	mdicReady = 1 << 28
-	mdicIntEn = 1 << 29
-	mdicError = 1 << 30
-	mdicOpW   = 1 << 26
-	mdicOpR   = 2 << 26
+import (
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/sim"
 )
 
 // PHY registers (IEEE 802.3 clause 22) behind MDIC.
 const (
-	phyBMCR      = 0
-	phyBMSR      = 1
-	phyID1       = 2
-	phyID2       = 3
-	phyANAR      = 4
-	phyANLPAR    = 5
-	phyGCR       = 9  // 1000BASE-T control
-	phyGSR       = 10 // 1000BASE-T status
-	bmcrReset    = 1 << 15
-	bmcrANEnable = 1 << 12
-	bmcrANRestrt = 1 << 9
-	bmsrLink     = 1 << 2
-	bmsrANDone   = 1 << 5
-	bmsrStatic   = 0x7949 // 10/100 capabilities, extended status, AN ability
-	phyIDValue   = 0x02A80390
+	bmsrStatic = 0x7949 // 10/100 capabilities, extended status, AN ability
+	phyIDValue = 0x02A80390
 )
 
+// registers82576 is the 82576 table: sharedRegs and the registers only it has.
 func (m *Model) registers82576() []sim.Reg {
 	l := m.l
 	nq := l.queues
-	return []sim.Reg{
+	return append(m.sharedRegs(), []sim.Reg{
 		// General control.
-		{Name: "CTRL", Off: ctrl, Access: sim.RW, SelfClear: ctrlRST | ctrlPHYRST, Write: m.writeCTRL, Read: m.readCTRL},
-		{Name: "STATUS", Off: status, Access: sim.RO, Read: m.readSTATUS},
-		{Name: "EECD", Off: eecd, Access: sim.RW, Mask: 0x4F, Reset: eecPresent | eecAutoRead,
-			Read: func(_ int, v uint32) uint32 {
-				if v&eecReq != 0 {
-					v |= eecGnt
-				}
-				return v
-			}},
-		{Name: "EERD", Off: eerd82576, Access: sim.RW, Write: m.writeEERD},
-		rw("CTRL_EXT", ctrlExt, 1, 0, 0),
-		{Name: "MDIC", Off: mdic, Access: sim.RW, Write: m.writeMDIC},
+		{Name: "CTRL", Off: intelnic.CTRL, Access: sim.RW, SelfClear: intelnic.CtrlReset | i82576.CtrlPHYRST, Write: m.writeCTRL, Read: m.readCTRL},
+		{Name: "EECD", Off: i82576.EECD, Access: sim.RW, Mask: 0x4F, Reset: intelnic.EecPresent | intelnic.EecAutoRead, Read: readEEC},
+		{Name: "EERD", Off: i82576.EERD, Access: sim.RW, Write: m.writeEERD},
+		{Name: "MDIC", Off: i82576.MDIC, Access: sim.RW, Write: m.writeMDIC},
 		rw("FCAL", 0x00028, 1, 0, 0),
 		rw("FCAH", 0x0002C, 1, 0, 0),
 		rw("FCT", 0x00030, 1, 0, 0),
@@ -88,79 +31,57 @@ func (m *Model) registers82576() []sim.Reg {
 		rw("LEDCTL", 0x00E00, 1, 0, 0),
 		rw("PBA", 0x01000, 1, 0, 0),
 		rw("GCR", 0x05B00, 1, 0, 0),
-		{Name: "SWSM", Off: swsm82576, Access: sim.RW, Mask: 0x3,
-			Read: func(_ int, v uint32) uint32 { m.set(swsm82576, v|1); return v }},
+		{Name: "SWSM", Off: i82576.SWSM, Access: sim.RW, Mask: 0x3, Read: m.readSWSM},
 		{Name: "FWSM", Off: 0x05B54, Access: sim.RO},
 		rw("SW_FW_SYNC", 0x05B5C, 1, 0, 0),
 
 		// Interrupts: legacy cause registers and the extended (per-vector) ones.
-		{Name: "ICR", Off: icr, Access: sim.RO, Read: m.readICR, Write: m.writeICR},
-		{Name: "ICS", Off: ics, Access: sim.WO, Write: func(_ int, _, v uint32) { m.ic.raiseMisc(v) }},
-		{Name: "IMS", Off: ims, Access: sim.RO, Read: func(int, uint32) uint32 { return m.ic.miscMask },
-			Write: func(_ int, _, v uint32) { m.ic.setMask(0, v&imsValid) }},
-		{Name: "IMC", Off: imc, Access: sim.WO, Write: func(_ int, _, v uint32) { m.ic.clearMask(0, v) },
+		{Name: "ICR", Off: i82576.ICR, Access: sim.RO, Read: m.readICR, Write: m.writeICR},
+		{Name: "ICS", Off: i82576.ICS, Access: sim.WO, Write: func(_ int, _, v uint32) { m.ic.raiseMisc(v) }},
+		{Name: "IMS", Off: i82576.IMS, Access: sim.RO, Read: func(int, uint32) uint32 { return m.ic.miscMask },
+			Write: func(_ int, _, v uint32) { m.ic.setMask(0, v&i82576.ImsValid) }},
+		{Name: "IMC", Off: i82576.IMC, Access: sim.WO, Write: func(_ int, _, v uint32) { m.ic.clearMask(0, v) },
 			Read: func(int, uint32) uint32 { return m.ic.miscMask }}, // reads return IMS (8.8.10)
-		rw("IAM", iam, 1, 0, 0),
+		rw("IAM", i82576.IAM, 1, 0, 0),
 		{Name: "GPIE", Off: l.gpie, Access: sim.RW, Write: m.writeGPIE},
-		{Name: "EICS", Off: l.eics, Access: sim.WO, Read: m.readEICS, Write: m.writeEICS},
-		{Name: "EIMS", Off: l.eims, Access: sim.RO, Read: m.readEIMS, Write: m.writeEIMS},
-		{Name: "EIMC", Off: l.eimc, Access: sim.WO, Write: m.writeEIMC},
-		rw("EIAC", l.eiac, 1, 0, 0),
-		rw("EIAM", l.eiam, 1, 0, 0),
-		{Name: "EICR", Off: l.eicr, Access: sim.RO, Read: m.readEICR, Write: m.writeEICR},
 		{Name: "EITR", Off: l.eitr(0), N: l.vectors, Stride: 4, Access: sim.RW, Mask: 0x80007FFC},
 		{Name: "IVAR0", Off: l.ivar0, N: 8, Stride: 4, Access: sim.RW, Mask: 0x9F9F9F9F},
 		{Name: "IVAR_MISC", Off: l.ivarMisc, Access: sim.RW, Mask: 0x9F9F},
 		rw("PBACLR", 0x05B68, 1, 0, 0),
 
 		// Receive.
-		{Name: "RCTL", Off: rctl, Access: sim.RW, Write: m.writeRCTL},
+		{Name: "RCTL", Off: i82576.RCTL, Access: sim.RW, Write: m.writeRCTL},
 		rw("FCRTL", 0x02160, 1, 0, 0),
 		rw("FCRTH", 0x02168, 1, 0, 0),
-		rw("RXPBS", rxpbs82576, 1, 0, 64),
-		rw("RXCSUM", rxcsum, 1, 0, 0),
-		rw("RLPML", rlpml, 1, 0, 0),
-		rw("RFCTL", 0x05008, 1, 0, 0),
-		table("MTA", mta, 128),
-		rw("RAL", l.ralBase, l.rarEntries, 8, 0),
-		rw("RAH", l.ralBase+4, l.rarEntries, 8, 0),
+		rw("RXPBS", i82576.RXPBS, 1, 0, 64),
+		rw("RLPML", i82576.RLPML, 1, 0, 0),
 		rw("RAL2", 0x054E0, 8, 8, 0),
 		rw("RAH2", 0x054E4, 8, 8, 0),
-		table("VFTA", 0x05600, 128),
-		table("UTA", 0x0A000, 128), // Linux e1000_regs.h E1000_UTA 0x0A000
-		rw("MRQC", l.mrqc, 1, 0, 0),
+		table("VFTA", i82576.VFTA, 128),
+		table("UTA", i82576.UTA, 128),
 		rw("VT_CTL", 0x0581C, 1, 0, 0),
-		rw("RETA", l.reta, 32, 4, 0),
-		rw("RSSRK", l.rssrk, 10, 4, 0),
 		rw("VMOLR", 0x05AD0, 8, 4, 0),
 		rw("PSRTYPE", 0x05480, 8, 4, 0),
-		m.rxRingRegs()[0], m.rxRingRegs()[1], m.rxRingRegs()[2], m.rxRingRegs()[3],
-		m.rxRingRegs()[4], m.rxRingRegs()[5], m.rxRingRegs()[6],
-		rw("RXCTL", l.rxq(0, 0x14), nq, qStride, 0),
-		stat("RQDPC", l.rxq(0, qRQDPC), nq, qStride),
+		rw("RXCTL", l.rxq(0, 0x14), nq, intelnic.QStride, 0),
+		stat("RQDPC", l.rxq(0, i82576.QRQDPC), nq, intelnic.QStride),
 		// Linux e1000_regs.h also reaches RQDPC(0-3) at 0x02830 + 0x100·n.
 		{Name: "RQDPC", Off: 0x02830, N: 4, Stride: 0x100, Access: sim.RO,
 			Read: func(i int, _ uint32) uint32 {
-				off := l.rxq(i, qRQDPC)
+				off := l.rxq(i, i82576.QRQDPC)
 				v := m.get(off)
 				m.set(off, 0)
 				return v
 			}},
 
 		// Transmit.
-		{Name: "TCTL", Off: tctl, Access: sim.RW, Reset: tctlPSP | 0x0F<<4, Doorbell: func(int, uint32) { m.transmitAll() }},
+		{Name: "TCTL", Off: i82576.TCTL, Access: sim.RW, Reset: i82576.TctlPSP | 0x0F<<4, Doorbell: func(int, uint32) { m.transmitAll() }},
 		rw("TCTL_EXT", 0x00404, 1, 0, 0),
 		rw("TIPG", 0x00410, 1, 0, 0),
 		rw("TXPBS", 0x03404, 1, 0, 40),
 		rw("DTXCTL", 0x03590, 1, 0, 0),
-		m.txRingRegs()[0], m.txRingRegs()[1], m.txRingRegs()[2], m.txRingRegs()[3],
-		rw("TXCTL", l.txq(0, 0x14), nq, qStride, 0),
-		m.txRingRegs()[4], m.txRingRegs()[5],
-		rw("TDWBAL", l.txq(0, qWBAL), nq, qStride, 0),
-		rw("TDWBAH", l.txq(0, qWBAH), nq, qStride, 0),
+		rw("TXCTL", l.txq(0, 0x14), nq, intelnic.QStride, 0),
 
 		// Statistics (read to clear).
-		stat("CRCERRS", 0x04000, 1, 0),
 		stat("ALGNERRC", 0x04004, 1, 0),
 		stat("SYMERRS", 0x04008, 1, 0),
 		stat("RXERRC", 0x0400C, 1, 0),
@@ -170,36 +91,19 @@ func (m *Model) registers82576() []sim.Reg {
 		stat("TNCRS", 0x04034, 1, 0),
 		stat("SEC", 0x04038, 1, 0),
 		stat("CEXTERR", 0x0403C, 1, 0),
-		stat("RLEC", 0x04040, 1, 0),
 		stat("XONRXC..FCRUC", 0x04048, 5, 4),
-		stat("PRC64..PRC1522", 0x0405C, 6, 4),
-		stat("GPRC", gprc, 1, 0),
-		stat("BPRC", 0x04078, 1, 0),
-		stat("MPRC", 0x0407C, 1, 0),
-		stat("GPTC", gptc, 1, 0),
-		stat("GORCL", gorcl, 1, 0),
-		stat("GORCH", gorch, 1, 0),
-		stat("GOTCL", gotcl, 1, 0),
-		stat("GOTCH", gotch, 1, 0),
 		stat("RNBC", 0x040A0, 1, 0),
-		stat("RUC", ruc, 1, 0),
-		stat("RFC", 0x040A8, 1, 0),
-		stat("ROC", roc, 1, 0),
-		stat("RJC", 0x040B0, 1, 0),
 		stat("MGTPRC..MGTPTC", 0x040B4, 3, 4),
 		stat("TORL..TPT", 0x040C0, 6, 4),
-		stat("PTC64..PTC1522", 0x040D8, 6, 4),
-		stat("MPTC", 0x040F0, 1, 0),
-		stat("BPTC", 0x040F4, 1, 0),
 		stat("TSCTC", 0x040F8, 1, 0),
 		stat("TSCTFC", 0x040FC, 1, 0),
 		stat("IAC..ICRXDMTC", 0x04100, 10, 4),
-		stat("PQGPRC", 0x10010, nq, 0x100),
-		stat("PQGPTC", 0x10014, nq, 0x100),
-		stat("PQGORC", 0x10018, nq, 0x100),
-		stat("PQGOTC", 0x10034, nq, 0x100),
-		stat("PQMPRC", 0x10038, nq, 0x100),
-	}
+		stat("PQGPRC", i82576.PQGPRC, nq, i82576.PQStride),
+		stat("PQGPTC", i82576.PQGPTC, nq, i82576.PQStride),
+		stat("PQGORC", i82576.PQGORC, nq, i82576.PQStride),
+		stat("PQGOTC", i82576.PQGOTC, nq, i82576.PQStride),
+		stat("PQMPRC", i82576.PQMPRC, nq, i82576.PQStride),
+	}...)
 }
 
 // readICR implements the 82576 ICR read: it returns the causes (with INT_ASSERTED in
@@ -210,14 +114,14 @@ func (m *Model) readICR(int, uint32) uint32 {
 	v := ic.misc
 	asserted := !ic.msix() && ic.misc&ic.miscMask != 0
 	if asserted {
-		v |= icrAsserted
+		v |= i82576.IcrAsserted
 	}
 	gpie := m.get(m.l.gpie)
-	if gpie&gpieNSICR != 0 || ic.miscMask == 0 || asserted || !m.dev.MSIXEnabled() {
+	if gpie&i82576.GpieNSICR != 0 || ic.miscMask == 0 || asserted || !m.dev.MSIXEnabled() {
 		ic.misc = 0
 	}
-	if gpie&gpieNSICR != 0 || (ic.miscMask != 0 && asserted) {
-		ic.miscMask &^= m.get(iam)
+	if gpie&i82576.GpieNSICR != 0 || (ic.miscMask != 0 && asserted) {
+		ic.miscMask &^= m.get(i82576.IAM)
 	}
 	ic.updateINTx()
 	return v
@@ -230,7 +134,7 @@ func (m *Model) writeICR(_ int, _, v uint32) {
 
 // writeRCTL: turning RX off discards the packet buffer's frames.
 func (m *Model) writeRCTL(_ int, _, v uint32) {
-	if v&rctlEN == 0 {
+	if v&i82576.RctlEN == 0 {
 		m.fifo.clear()
 	}
 }
@@ -240,25 +144,25 @@ func (m *Model) writeMDIC(_ int, _, v uint32) {
 	reg := v >> 16 & 0x1F
 	phyAddr := v >> 21 & 0x1F
 	data := v & 0xFFFF
-	res := v &^ (mdicReady | mdicError)
+	res := v &^ (i82576.MdicReady | i82576.MdicError)
 	switch {
 	case phyAddr != 1:
-		res |= mdicError
-	case v&(3<<26) == mdicOpR:
+		res |= i82576.MdicError
+	case v&(3<<26) == i82576.MdicOpRead:
 		val, ok := m.phyRead(reg)
 		if !ok {
-			res |= mdicError
+			res |= i82576.MdicError
 		}
 		res = res&^0xFFFF | uint32(val)
-	case v&(3<<26) == mdicOpW:
+	case v&(3<<26) == i82576.MdicOpWrite:
 		if !m.phyWrite(reg, uint16(data)) {
-			res |= mdicError
+			res |= i82576.MdicError
 		}
 	default:
-		res |= mdicError
+		res |= i82576.MdicError
 	}
-	m.set(mdic, res|mdicReady)
-	if v&mdicIntEn != 0 {
+	m.set(i82576.MDIC, res|i82576.MdicReady)
+	if v&i82576.MdicIntEn != 0 {
 		m.ic.raiseMisc(1 << 9) // MDAC
 	}
 }
@@ -266,28 +170,28 @@ func (m *Model) writeMDIC(_ int, _, v uint32) {
 func (m *Model) phyRead(reg uint32) (uint16, bool) {
 	up := m.link.up
 	switch reg {
-	case phyBMCR:
+	case i82576.PHYBMCR:
 		return m.phy.bmcr, true
-	case phyBMSR:
+	case i82576.PHYBMSR:
 		v := uint16(bmsrStatic)
 		if up {
-			v |= bmsrLink | bmsrANDone
+			v |= i82576.BmsrLinkUp | i82576.BmsrANDone
 		}
 		return v, true
-	case phyID1:
+	case i82576.PHYID1:
 		return phyIDValue >> 16, true
-	case phyID2:
+	case i82576.PHYID2:
 		return phyIDValue & 0xFFFF, true
-	case phyANAR:
+	case i82576.PHYANAR:
 		return m.phy.anar, true
-	case phyANLPAR:
+	case i82576.PHYANLPAR:
 		if up {
 			return 0x45E1, true
 		}
 		return 0, true
-	case phyGCR:
+	case i82576.PHYGCR:
 		return m.phy.gcr, true
-	case phyGSR:
+	case i82576.PHYGSR:
 		if up {
 			return 0x3C00, true
 		}
@@ -301,16 +205,16 @@ func (m *Model) phyRead(reg uint32) (uint16, bool) {
 
 func (m *Model) phyWrite(reg uint32, v uint16) bool {
 	switch reg {
-	case phyBMCR:
-		m.phy.bmcr = v &^ (bmcrReset | bmcrANRestrt)
-		if v&(bmcrReset|bmcrANRestrt) != 0 {
+	case i82576.PHYBMCR:
+		m.phy.bmcr = v &^ (i82576.BmcrReset | i82576.BmcrANRestart)
+		if v&(i82576.BmcrReset|i82576.BmcrANRestart) != 0 {
 			m.link.reset(m) // auto-negotiation restarts
 		}
-	case phyANAR:
+	case i82576.PHYANAR:
 		m.phy.anar = v
-	case phyGCR:
+	case i82576.PHYGCR:
 		m.phy.gcr = v
-	case phyBMSR, phyID1, phyID2, phyANLPAR, phyGSR:
+	case i82576.PHYBMSR, i82576.PHYID1, i82576.PHYID2, i82576.PHYANLPAR, i82576.PHYGSR:
 		// read-only
 	default:
 		if reg >= 32 {
@@ -328,5 +232,5 @@ type phyState struct {
 }
 
 func (p *phyState) reset() {
-	*p = phyState{bmcr: bmcrANEnable | 1<<8 | 1<<6, anar: 0x01E1, gcr: 0x0300}
+	*p = phyState{bmcr: i82576.BmcrANEnable | 1<<8 | 1<<6, anar: 0x01E1, gcr: 0x0300}
 }

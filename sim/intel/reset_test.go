@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"testing"
 	"time"
+
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 )
 
 // TestResetDropsPartialTXFrame checks that a global reset forgets a frame whose first
@@ -17,8 +20,8 @@ func TestResetDropsPartialTXFrame(t *testing.T) {
 			g.initDevice()
 			tx := g.setupTX(0, 8, 2048)
 			f := g.frame(300, 1)
-			tx.fillTX(0, f[:100], txdDEXT) // no EOP: the frame continues in the next descriptor
-			g.wr(g.txq(0, qT), 1)
+			tx.fillTX(0, f[:100], intelnic.TxdDEXT) // no EOP: the frame continues in the next descriptor
+			g.wr(g.txq(0, intelnic.QT), 1)
 			if got := g.received(); len(got) != 0 {
 				t.Fatalf("%d frames sent from a frame without EOP", len(got))
 			}
@@ -27,7 +30,7 @@ func TestResetDropsPartialTXFrame(t *testing.T) {
 			tx = g.setupTX(0, 8, 2048)
 			want := g.frame(200, 2)
 			tx.fillTX(0, want, txCmd)
-			g.wr(g.txq(0, qT), 1)
+			g.wr(g.txq(0, intelnic.QT), 1)
 			got := g.received()
 			if len(got) != 1 || !bytes.Equal(got[0], want) {
 				lens := make([]int, len(got))
@@ -48,15 +51,15 @@ func TestRXFaultMidFrameWritesNothing(t *testing.T) {
 	g := newRig(t, Config{})
 	g.allowFaults = true
 	g.initDevice()
-	g.setBits(hlreg0, hlreg0Jumbo)
-	g.wr(maxfrs, 9018<<16)
+	g.setBits(i82599.HLREG0, i82599.Hlreg0JumboEn)
+	g.wr(i82599.MAXFRS, 9018<<16)
 	rx := g.setupRX(0, 16, 1024, true)
 	binary.LittleEndian.PutUint64(rx.desc.Bytes[16*1:], 0xdead_0000_0000) // descriptor 1: unmapped buffer
 	g.peer.Send(g.frame(1500, 1))
-	if st, _ := rx.wb(0); st&rxStatusDD != 0 {
+	if st, _ := rx.wb(0); st&intelnic.RxStatusDD != 0 {
 		t.Fatalf("descriptor 0 written back (status %#x) for a frame that was dropped", st)
 	}
-	if h := g.rd(g.rxq(0, qH)); h != 0 {
+	if h := g.rd(g.rxq(0, intelnic.QH)); h != 0 {
 		t.Fatalf("RDH %d after a dropped frame, want 0", h)
 	}
 	if st := g.m.Stats(); st.DMAFaults != 1 || st.RxFrames != 0 {
@@ -66,7 +69,7 @@ func TestRXFaultMidFrameWritesNothing(t *testing.T) {
 	f := g.frame(1500, 2)
 	g.peer.Send(f)
 	var got []byte
-	for i, want := range []uint32{rxStatusDD, rxStatusDD | rxStatusEOP} {
+	for i, want := range []uint32{intelnic.RxStatusDD, intelnic.RxStatusDD | intelnic.RxStatusEOP} {
 		st, l := rx.wb(i)
 		if st != want {
 			t.Fatalf("descriptor %d status %#x, want %#x", i, st, want)

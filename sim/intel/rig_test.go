@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
@@ -131,23 +134,23 @@ func (g *rig) initDevice() {
 		return
 	}
 	g.wr(g.m.l.eimc, 0x7FFFFFFF)
-	g.wr(ctrl, ctrlRST|ctrlLNKRS)
-	g.waitClear(ctrl, ctrlRST|ctrlLNKRS)
+	g.wr(intelnic.CTRL, intelnic.CtrlReset|intelnic.CtrlLinkReset)
+	g.waitClear(intelnic.CTRL, intelnic.CtrlReset|intelnic.CtrlLinkReset)
 	g.wr(g.m.l.eimc, 0x7FFFFFFF)
-	g.waitSet(eec, eecAutoRead)
-	g.waitSet(rdrxctl, rdrxctlDMAIDone)
-	g.setBits(autoc, autocANRestart) // keep the EEPROM's link mode
-	for _, off := range []uint32{gprc, gptc, gorcl, gorch, gotcl, gotch} {
+	g.waitSet(i82599.EEC, intelnic.EecAutoRead)
+	g.waitSet(i82599.RDRXCTL, i82599.RdrxctlDMAIDone)
+	g.setBits(i82599.AUTOC, i82599.AutocAnRestart) // keep the EEPROM's link mode
+	for _, off := range []uint32{intelnic.GPRC, intelnic.GPTC, intelnic.GORCL, intelnic.GORCH, intelnic.GOTCL, intelnic.GOTCH} {
 		g.rd(off)
 	}
-	g.clearBits(rxctrl, 1)
-	g.setBits(hlreg0, hlreg0RxCRCStrip|hlreg0TxCRC|hlreg0TxPad)
-	g.setBits(rdrxctl, 2)
-	g.setBits(fctrl, fctrlBAM|fctrlUPE|fctrlMPE)
-	g.setBits(ctrlExt, 1<<16)
-	g.wr(dmatxctl, 1)
+	g.clearBits(i82599.RXCTRL, 1)
+	g.setBits(i82599.HLREG0, i82599.Hlreg0RxCRCStrp|i82599.Hlreg0TxCRCEn|i82599.Hlreg0TxPadEn)
+	g.setBits(i82599.RDRXCTL, 2)
+	g.setBits(i82599.FCTRL, i82599.FctrlBAM|i82599.FctrlUPE|i82599.FctrlMPE)
+	g.setBits(intelnic.CTRLEXT, 1<<16)
+	g.wr(i82599.DMATXCTL, 1)
 	if g.m.cfg.Wire != nil && !g.noLinkWait {
-		g.waitSet(links, linksUp)
+		g.waitSet(i82599.LINKS, i82599.LinksUp)
 	}
 }
 
@@ -155,21 +158,21 @@ func (g *rig) initDevice() {
 // reset).
 func (g *rig) disableQueue(off uint32) {
 	g.t.Helper()
-	g.clearBits(off, dctlEnable)
-	g.waitClear(off, dctlEnable)
+	g.clearBits(off, intelnic.DctlEnable)
+	g.waitClear(off, intelnic.DctlEnable)
 }
 
 // setupRX allocates and posts an RX ring of n descriptors with bsize-byte buffers on
 // queue q, and enables the queue and the receiver.
 func (g *rig) setupRX(q, n, bsize int, dropEn bool) *ring {
 	g.t.Helper()
-	g.disableQueue(g.rxq(q, qDCTL))
+	g.disableQueue(g.rxq(q, intelnic.QDCTL))
 	rg := g.programRX(q, n, bsize, dropEn)
-	g.setBits(g.rxq(q, qDCTL), dctlEnable)
-	g.waitSet(g.rxq(q, qDCTL), dctlEnable)
-	g.wr(g.rxq(q, qT), uint32(n-1))
+	g.setBits(g.rxq(q, intelnic.QDCTL), intelnic.DctlEnable)
+	g.waitSet(g.rxq(q, intelnic.QDCTL), intelnic.DctlEnable)
+	g.wr(g.rxq(q, intelnic.QT), uint32(n-1))
 	if g.m.cfg.Flavor == X82576 {
-		g.setBits(rctl, rctlEN)
+		g.setBits(i82576.RCTL, i82576.RctlEN)
 	} else {
 		g.enableRX()
 	}
@@ -180,13 +183,13 @@ func (g *rig) setupRX(q, n, bsize int, dropEn bool) *ring {
 // the silicon erratum requires (Linux ixgbe_enable_rx_dma_82599).
 func (g *rig) enableRX() {
 	g.t.Helper()
-	if g.rd(rxctrl)&1 != 0 {
+	if g.rd(i82599.RXCTRL)&1 != 0 {
 		return
 	}
-	g.setBits(secrxctrl, secrxctrlRxDis)
+	g.setBits(i82599.SECRXCTRL, i82599.SecrxctrlRxDis)
 	g.waitSet(0x08D04, 1) // SECRXSTAT.SECRX_RDY
-	g.setBits(rxctrl, 1)
-	g.clearBits(secrxctrl, secrxctrlRxDis)
+	g.setBits(i82599.RXCTRL, 1)
+	g.clearBits(i82599.SECRXCTRL, i82599.SecrxctrlRxDis)
 }
 
 // programRX allocates an RX ring of n descriptors with bsize-byte buffers, posts them
@@ -207,16 +210,16 @@ func (g *rig) programRX(q, n, bsize int, dropEn bool) *ring {
 	for i := 0; i < n; i++ {
 		rg.post(i)
 	}
-	srr := uint32(srrctlDescAdv<<25 | bsize/1024)
+	srr := uint32(intelnic.SrrctlDescAdvOneBuf | bsize/1024)
 	if dropEn {
 		srr |= g.m.l.srrctlDropEn
 	}
 	g.wr(g.m.l.srrctl(q), srr)
-	g.wr(g.rxq(q, qBAL), uint32(desc.IOVA))
-	g.wr(g.rxq(q, qBAH), uint32(desc.IOVA>>32))
-	g.wr(g.rxq(q, qLEN), uint32(16*n))
-	g.wr(g.rxq(q, qH), 0)
-	g.wr(g.rxq(q, qT), 0)
+	g.wr(g.rxq(q, intelnic.QBAL), uint32(desc.IOVA))
+	g.wr(g.rxq(q, intelnic.QBAH), uint32(desc.IOVA>>32))
+	g.wr(g.rxq(q, intelnic.QLEN), uint32(16*n))
+	g.wr(g.rxq(q, intelnic.QH), 0)
+	g.wr(g.rxq(q, intelnic.QT), 0)
 	return rg
 }
 
@@ -231,7 +234,7 @@ func (rg *ring) post(i int) {
 func (rg *ring) wb(i int) (status uint32, length int) {
 	d := rg.desc.Bytes[16*i:]
 	status = sim.LoadUint32(d[8:])
-	if status&rxStatusDD == 0 {
+	if status&intelnic.RxStatusDD == 0 {
 		return status, 0 // the length is not ours to read yet
 	}
 	return status, int(binary.LittleEndian.Uint16(d[12:]))
@@ -254,14 +257,14 @@ func (g *rig) setupTX(q, n, bsize int) *ring {
 	}
 	rg := &g.tx[q]
 	*rg = ring{n: n, desc: desc, bufs: bufs, bsize: bsize}
-	g.disableQueue(g.txq(q, qDCTL))
-	g.wr(g.txq(q, qBAL), uint32(desc.IOVA))
-	g.wr(g.txq(q, qBAH), uint32(desc.IOVA>>32))
-	g.wr(g.txq(q, qLEN), uint32(16*n))
-	g.wr(g.txq(q, qH), 0)
-	g.wr(g.txq(q, qT), 0)
-	g.setBits(g.txq(q, qDCTL), dctlEnable)
-	g.waitSet(g.txq(q, qDCTL), dctlEnable)
+	g.disableQueue(g.txq(q, intelnic.QDCTL))
+	g.wr(g.txq(q, intelnic.QBAL), uint32(desc.IOVA))
+	g.wr(g.txq(q, intelnic.QBAH), uint32(desc.IOVA>>32))
+	g.wr(g.txq(q, intelnic.QLEN), uint32(16*n))
+	g.wr(g.txq(q, intelnic.QH), 0)
+	g.wr(g.txq(q, intelnic.QT), 0)
+	g.setBits(g.txq(q, intelnic.QDCTL), intelnic.DctlEnable)
+	g.waitSet(g.txq(q, intelnic.QDCTL), intelnic.DctlEnable)
 	return rg
 }
 
@@ -270,11 +273,11 @@ func (rg *ring) fillTX(i int, frame []byte, cmd uint32) {
 	copy(rg.buf(i), frame)
 	d := rg.desc.Bytes[16*i:]
 	binary.LittleEndian.PutUint64(d, rg.bufs.IOVA+uint64(i*rg.bsize))
-	binary.LittleEndian.PutUint32(d[8:], uint32(len(frame))|txdTypeData<<20|cmd)
+	binary.LittleEndian.PutUint32(d[8:], uint32(len(frame))|intelnic.TxdTypeData<<20|cmd)
 	binary.LittleEndian.PutUint32(d[12:], uint32(len(frame))<<14)
 }
 
-const txCmd = txdDEXT | txdRS | txdIFCS | txdEOP
+const txCmd = intelnic.TxdDEXT | intelnic.TxdRS | intelnic.TxdIFCS | intelnic.TxdEOP
 
 // received returns and forgets the frames the peer got.
 func (g *rig) received() [][]byte {
@@ -300,10 +303,10 @@ func (g *rig) frame(n int, seed byte) []byte {
 // mdicRead reads a PHY register through MDIC, waiting for READY.
 func (g *rig) mdicRead(reg uint32) uint16 {
 	g.t.Helper()
-	g.wr(mdic, reg<<16|1<<21|mdicOpR)
-	g.waitSet(mdic, mdicReady)
-	v := g.rd(mdic)
-	if v&mdicError != 0 {
+	g.wr(i82576.MDIC, reg<<16|1<<21|i82576.MdicOpRead)
+	g.waitSet(i82576.MDIC, i82576.MdicReady)
+	v := g.rd(i82576.MDIC)
+	if v&i82576.MdicError != 0 {
 		g.t.Fatalf("MDIC read of PHY register %d failed", reg)
 	}
 	return uint16(v)
@@ -311,36 +314,36 @@ func (g *rig) mdicRead(reg uint32) uint16 {
 
 func (g *rig) mdicWrite(reg uint32, v uint16) {
 	g.t.Helper()
-	g.wr(mdic, uint32(v)|reg<<16|1<<21|mdicOpW)
-	g.waitSet(mdic, mdicReady)
+	g.wr(i82576.MDIC, uint32(v)|reg<<16|1<<21|i82576.MdicOpWrite)
+	g.waitSet(i82576.MDIC, i82576.MdicReady)
 }
 
 // init82576 is the igb init: mask, reset, EEPROM auto-read, PHY auto-negotiation through
 // MDIC, link wait, RX and TX global setup.
 func (g *rig) init82576() {
 	g.t.Helper()
-	g.wr(imc, ^uint32(0))
+	g.wr(i82576.IMC, ^uint32(0))
 	g.wr(g.m.l.eimc, ^uint32(0))
-	g.wr(ctrl, ctrlRST)
-	g.waitClear(ctrl, ctrlRST)
-	g.wr(imc, ^uint32(0))
-	g.rd(icr)
-	g.waitSet(eecd, eecAutoRead)
-	g.mdicWrite(phyBMCR, g.mdicRead(phyBMCR)|bmcrANEnable|bmcrANRestrt)
-	for i := 0; !g.noLinkWait && g.mdicRead(phyBMSR)&bmsrANDone == 0; i++ {
+	g.wr(intelnic.CTRL, intelnic.CtrlReset)
+	g.waitClear(intelnic.CTRL, intelnic.CtrlReset)
+	g.wr(i82576.IMC, ^uint32(0))
+	g.rd(i82576.ICR)
+	g.waitSet(i82576.EECD, intelnic.EecAutoRead)
+	g.mdicWrite(i82576.PHYBMCR, g.mdicRead(i82576.PHYBMCR)|i82576.BmcrANEnable|i82576.BmcrANRestart)
+	for i := 0; !g.noLinkWait && g.mdicRead(i82576.PHYBMSR)&i82576.BmsrANDone == 0; i++ {
 		if i > 1000 {
 			g.t.Fatal("auto-negotiation never completed")
 		}
 		time.Sleep(time.Millisecond)
 	}
 	if !g.noLinkWait {
-		g.waitSet(status, statusLU82576)
+		g.waitSet(intelnic.STATUS, i82576.StatusLU)
 	}
-	for _, off := range []uint32{gprc, gptc, gorcl, gorch, gotcl, gotch} {
+	for _, off := range []uint32{intelnic.GPRC, intelnic.GPTC, intelnic.GORCL, intelnic.GORCH, intelnic.GOTCL, intelnic.GOTCH} {
 		g.rd(off)
 	}
-	g.wr(rctl, rctlBAM|rctlUPE|rctlMPE|rctlSECRC)
-	g.wr(tctl, tctlEN|tctlPSP)
+	g.wr(i82576.RCTL, i82576.RctlBAM|i82576.RctlUPE|i82576.RctlMPE|i82576.RctlSECRC)
+	g.wr(i82576.TCTL, i82576.TctlEN|i82576.TctlPSP)
 }
 
 // steerTo sends every IPv4 frame to RX queue q by RSS (RETA all q).
@@ -349,10 +352,10 @@ func (g *rig) steerTo(q int) {
 	for i := 0; i < 32; i++ {
 		g.wr(g.m.l.reta+4*uint32(i), uint32(q)*0x01010101)
 	}
-	g.wr(rxcsum, rxcsumPCSD)
+	g.wr(intelnic.RXCSUM, intelnic.RxcsumPCSD)
 	mrqc := uint32(1) // 82599: RSS
 	if g.m.cfg.Flavor == X82576 {
 		mrqc = 2 // 82576: RSS, no VMDq
 	}
-	g.wr(g.m.l.mrqc, mrqc|mrqcFieldIPv4)
+	g.wr(g.m.l.mrqc, mrqc|intelnic.MrqcIPv4)
 }

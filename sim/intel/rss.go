@@ -1,6 +1,10 @@
 package intel
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/uiod/uiod/internal/hw/intelnic"
+)
 
 // Toeplitz returns the Toeplitz hash of input under key, as the RSS engines of Intel NICs
 // (and the Microsoft RSS specification) compute it: for every set bit of the input, XOR in
@@ -21,33 +25,41 @@ func Toeplitz(key, input []byte) uint32 {
 	return h
 }
 
-// MRQC bits (82599 and 82576 alike).
-const (
-	mrqcFieldIPv4TCP = 1 << 16
-	mrqcFieldIPv4    = 1 << 17
-	mrqcFieldIPv6    = 1 << 20
-	mrqcFieldIPv6TCP = 1 << 21
-	mrqcFieldIPv4UDP = 1 << 22
-	mrqcFieldIPv6UDP = 1 << 23
+// rssFamily is one IP version's MRQC field bits and the RSS types they report.
+type rssFamily struct {
+	tcp, udp, ip             uint32 // MRQC field bits
+	tcpType, udpType, ipType uint32
+}
+
+var (
+	rssIPv4 = rssFamily{intelnic.MrqcIPv4TCP, intelnic.MrqcIPv4UDP, intelnic.MrqcIPv4,
+		intelnic.RSSTypeIPv4TCP, intelnic.RSSTypeIPv4UDP, intelnic.RSSTypeIPv4}
+	rssIPv6 = rssFamily{intelnic.MrqcIPv6TCP, intelnic.MrqcIPv6UDP, intelnic.MrqcIPv6,
+		intelnic.RSSTypeIPv6TCP, intelnic.RSSTypeIPv6UDP, intelnic.RSSTypeIPv6}
 )
 
-// RSS types reported in the RX write-back's low four bits.
-const (
-	rssTypeNone    = 0
-	rssTypeIPv4TCP = 1
-	rssTypeIPv4    = 2
-	rssTypeIPv6TCP = 3
-	rssTypeIPv6    = 5
-	rssTypeIPv4UDP = 7
-	rssTypeIPv6UDP = 8
-)
+// hash picks the most specific type mrqc enables for a packet of the family with
+// addresses in, L4 protocol proto and L4 header l4 (nil for a fragment), and hashes its
+// fields: the addresses, then the ports for TCP and UDP.
+func (f rssFamily) hash(mrqc uint32, key, in []byte, proto byte, l4 []byte) (hash uint32, typ uint32) {
+	ports := len(l4) >= 4
+	switch {
+	case proto == 6 && mrqc&f.tcp != 0 && ports:
+		return Toeplitz(key, append(in, l4[:4]...)), f.tcpType
+	case proto == 17 && mrqc&f.udp != 0 && ports:
+		return Toeplitz(key, append(in, l4[:4]...)), f.udpType
+	case mrqc&f.ip != 0:
+		return Toeplitz(key, in), f.ipType
+	}
+	return 0, intelnic.RSSTypeNone
+}
 
 // rssHash computes the RSS hash of an Ethernet frame for the hash types enabled in mrqc.
 // buf is scratch space of at least 36 bytes. It returns the RSS type 0 when no enabled
 // type applies.
 func rssHash(frame []byte, mrqc uint32, key []byte, buf []byte) (hash uint32, typ uint32) {
 	if len(frame) < 14 {
-		return 0, rssTypeNone
+		return 0, intelnic.RSSTypeNone
 	}
 	et := binary.BigEndian.Uint16(frame[12:])
 	p := frame[14:]
@@ -55,46 +67,26 @@ func rssHash(frame []byte, mrqc uint32, key []byte, buf []byte) (hash uint32, ty
 		et = binary.BigEndian.Uint16(frame[16:])
 		p = frame[18:]
 	}
-	var proto byte
-	var l4 []byte
 	in := buf[:0]
 	switch et {
 	case 0x0800:
 		if len(p) < 20 || p[0]>>4 != 4 {
-			return 0, rssTypeNone
+			return 0, intelnic.RSSTypeNone
 		}
 		ihl := int(p[0]&0xf) * 4
 		if ihl < 20 || len(p) < ihl {
-			return 0, rssTypeNone
+			return 0, intelnic.RSSTypeNone
 		}
-		in = append(in, p[12:20]...) // source, destination
-		proto = p[9]
-		fragmented := binary.BigEndian.Uint16(p[6:])&0x3fff != 0
-		if !fragmented {
+		var l4 []byte
+		if fragmented := binary.BigEndian.Uint16(p[6:])&0x3fff != 0; !fragmented {
 			l4 = p[ihl:]
 		}
-		switch {
-		case proto == 6 && mrqc&mrqcFieldIPv4TCP != 0 && len(l4) >= 4:
-			return Toeplitz(key, append(in, l4[:4]...)), rssTypeIPv4TCP
-		case proto == 17 && mrqc&mrqcFieldIPv4UDP != 0 && len(l4) >= 4:
-			return Toeplitz(key, append(in, l4[:4]...)), rssTypeIPv4UDP
-		case mrqc&mrqcFieldIPv4 != 0:
-			return Toeplitz(key, in), rssTypeIPv4
-		}
+		return rssIPv4.hash(mrqc, key, append(in, p[12:20]...), p[9], l4) // source, destination
 	case 0x86dd:
 		if len(p) < 40 || p[0]>>4 != 6 {
-			return 0, rssTypeNone
+			return 0, intelnic.RSSTypeNone
 		}
-		in = append(in, p[8:40]...)
-		proto, l4 = p[6], p[40:]
-		switch {
-		case proto == 6 && mrqc&mrqcFieldIPv6TCP != 0 && len(l4) >= 4:
-			return Toeplitz(key, append(in, l4[:4]...)), rssTypeIPv6TCP
-		case proto == 17 && mrqc&mrqcFieldIPv6UDP != 0 && len(l4) >= 4:
-			return Toeplitz(key, append(in, l4[:4]...)), rssTypeIPv6UDP
-		case mrqc&mrqcFieldIPv6 != 0:
-			return Toeplitz(key, in), rssTypeIPv6
-		}
+		return rssIPv6.hash(mrqc, key, append(in, p[8:40]...), p[6], p[40:])
 	}
-	return 0, rssTypeNone
+	return 0, intelnic.RSSTypeNone
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"net/netip"
 	"testing"
+
+	"github.com/uiod/uiod/internal/hw/intelnic"
 )
 
 // msKey is the key of the Microsoft RSS specification's verification suite.
@@ -67,7 +69,7 @@ func frameFor(src, dst netip.Addr, proto byte, sport, dport uint16) []byte {
 }
 
 func TestRSSHashFrames(t *testing.T) {
-	all := uint32(mrqcFieldIPv4 | mrqcFieldIPv4TCP | mrqcFieldIPv4UDP | mrqcFieldIPv6 | mrqcFieldIPv6TCP | mrqcFieldIPv6UDP)
+	all := uint32(intelnic.MrqcIPv4 | intelnic.MrqcIPv4TCP | intelnic.MrqcIPv4UDP | intelnic.MrqcIPv6 | intelnic.MrqcIPv6TCP | intelnic.MrqcIPv6UDP)
 	buf := make([]byte, 64)
 	for _, v := range msVectors {
 		src, dst := netip.MustParseAddr(v.src), netip.MustParseAddr(v.dst)
@@ -78,11 +80,11 @@ func TestRSSHashFrames(t *testing.T) {
 			want  uint32
 			typ   uint32
 		}{
-			{"tcp", 6, all, v.l4Hash, map[bool]uint32{true: rssTypeIPv4TCP, false: rssTypeIPv6TCP}[src.Is4()]},
-			{"udp", 17, all, v.l4Hash, map[bool]uint32{true: rssTypeIPv4UDP, false: rssTypeIPv6UDP}[src.Is4()]},
-			{"tcp-ip-only", 6, mrqcFieldIPv4 | mrqcFieldIPv6, v.ipHash, map[bool]uint32{true: rssTypeIPv4, false: rssTypeIPv6}[src.Is4()]},
-			{"icmp", 1, all, v.ipHash, map[bool]uint32{true: rssTypeIPv4, false: rssTypeIPv6}[src.Is4()]},
-			{"disabled", 6, 0, 0, rssTypeNone},
+			{"tcp", 6, all, v.l4Hash, map[bool]uint32{true: intelnic.RSSTypeIPv4TCP, false: intelnic.RSSTypeIPv6TCP}[src.Is4()]},
+			{"udp", 17, all, v.l4Hash, map[bool]uint32{true: intelnic.RSSTypeIPv4UDP, false: intelnic.RSSTypeIPv6UDP}[src.Is4()]},
+			{"tcp-ip-only", 6, intelnic.MrqcIPv4 | intelnic.MrqcIPv6, v.ipHash, map[bool]uint32{true: intelnic.RSSTypeIPv4, false: intelnic.RSSTypeIPv6}[src.Is4()]},
+			{"icmp", 1, all, v.ipHash, map[bool]uint32{true: intelnic.RSSTypeIPv4, false: intelnic.RSSTypeIPv6}[src.Is4()]},
+			{"disabled", 6, 0, 0, intelnic.RSSTypeNone},
 		}
 		for _, tt := range tests {
 			h, typ := rssHash(frameFor(src, dst, tt.proto, v.sport, v.dport), tt.mrqc, msKey, buf)
@@ -120,8 +122,8 @@ func TestRSS(t *testing.T) {
 		}
 		g.wr(g.m.l.reta+4*uint32(i), v)
 	}
-	g.wr(rxcsum, rxcsumPCSD)
-	g.wr(g.m.l.mrqc, 1|mrqcFieldIPv4|mrqcFieldIPv4TCP|mrqcFieldIPv4UDP|mrqcFieldIPv6|mrqcFieldIPv6TCP|mrqcFieldIPv6UDP)
+	g.wr(intelnic.RXCSUM, intelnic.RxcsumPCSD)
+	g.wr(g.m.l.mrqc, 1|intelnic.MrqcIPv4|intelnic.MrqcIPv4TCP|intelnic.MrqcIPv4UDP|intelnic.MrqcIPv6|intelnic.MrqcIPv6TCP|intelnic.MrqcIPv6UDP)
 	flow := func(i int) []byte {
 		src := netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})
 		f := frameFor(src, netip.MustParseAddr("10.1.0.1"), 17, uint16(1000+i), 53)
@@ -130,7 +132,7 @@ func TestRSS(t *testing.T) {
 	}
 	counts := func() (c [nq]uint32) {
 		for q := range c {
-			c[q] = g.rd(g.rxq(q, qH))
+			c[q] = g.rd(g.rxq(q, intelnic.QH))
 		}
 		return
 	}

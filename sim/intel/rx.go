@@ -5,19 +5,14 @@ import (
 	"errors"
 	"hash/crc32"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/sim"
 )
 
-// Descriptor and queue bits shared by both flavours.
-const (
-	dctlEnable    = 1 << 25 // RXDCTL/TXDCTL queue enable
-	srrctlDescAdv = 1       // SRRCTL DESCTYPE (bits 27:25): advanced, one buffer
-	rxStatusDD    = 1 << 0
-	rxStatusEOP   = 1 << 1
-	rahAV         = 1 << 31 // RAH address valid
-	rxcsumPCSD    = 1 << 13 // RXCSUM: report the RSS hash instead of the fragment checksum
-	minFrame      = 60      // without FCS
-)
+// minFrame is the shortest Ethernet frame, without FCS.
+const minFrame = 60
 
 // place results.
 type placeResult int
@@ -49,7 +44,7 @@ func (m *Model) receive(frame []byte, _ int64) {
 	}
 	if len(frame) < minFrame {
 		if !m.cfg.Quirks.PadRunts {
-			m.add(ruc, 1)
+			m.add(intelnic.RUC, 1)
 			m.st.BadFrames++
 			return
 		}
@@ -57,7 +52,7 @@ func (m *Model) receive(frame []byte, _ int64) {
 		frame = m.runt
 	}
 	if len(frame)+4 > m.maxFrame() {
-		m.add(roc, 1)
+		m.add(intelnic.ROC, 1)
 		m.st.BadFrames++
 		return
 	}
@@ -98,38 +93,22 @@ func (m *Model) missed() {
 func (m *Model) queueDrop(q int) {
 	m.st.QueueDrops++
 	if m.cfg.Flavor == X82576 {
-		m.add(m.l.rxq(q, qRQDPC), 1)
+		m.add(m.l.rxq(q, i82576.QRQDPC), 1)
 	} else if q < 16 {
-		m.add(qprdc+qStride*uint32(q), 1)
+		m.add(i82599.QPRDC(q), 1)
 	}
-}
-
-// rxEnabled reports whether the receiver is on (82599 RXCTRL.RXEN, 82576 RCTL.EN).
-func (m *Model) rxEnabled() bool {
-	if m.cfg.Flavor == X82576 {
-		return m.get(rctl)&rctlEN != 0
-	}
-	return m.get(rxctrl)&1 != 0
-}
-
-// crcStrip reports whether the driver enabled FCS stripping.
-func (m *Model) crcStrip() bool {
-	if m.cfg.Flavor == X82576 {
-		return m.get(rctl)&rctlSECRC != 0
-	}
-	return m.get(hlreg0)&hlreg0RxCRCStrip != 0
 }
 
 // maxFrame is the longest frame accepted, FCS included.
 func (m *Model) maxFrame() int {
 	if m.cfg.Flavor == X82576 {
-		if m.get(rctl)&rctlLPE != 0 {
-			return int(m.get(rlpml) & 0x3FFF)
+		if m.get(i82576.RCTL)&i82576.RctlLPE != 0 {
+			return int(m.get(i82576.RLPML) & 0x3FFF)
 		}
 		return 1522
 	}
-	if m.get(hlreg0)&hlreg0Jumbo != 0 {
-		return int(m.get(maxfrs) >> 16)
+	if m.get(i82599.HLREG0)&i82599.Hlreg0JumboEn != 0 {
+		return int(m.get(i82599.MAXFRS) >> 16)
 	}
 	return 1522
 }
@@ -140,12 +119,12 @@ func (m *Model) accept(frame []byte) bool {
 	var upe, mpe, bam, mfe bool
 	var mo uint32
 	if m.cfg.Flavor == X82576 {
-		r := m.get(rctl)
-		upe, mpe, bam, mfe, mo = r&rctlUPE != 0, r&rctlMPE != 0, r&rctlBAM != 0, true, r>>12&3
+		r := m.get(i82576.RCTL)
+		upe, mpe, bam, mfe, mo = r&i82576.RctlUPE != 0, r&i82576.RctlMPE != 0, r&i82576.RctlBAM != 0, true, r>>12&3
 	} else {
-		f := m.get(fctrl)
-		upe, mpe, bam = f&fctrlUPE != 0, f&fctrlMPE != 0, f&fctrlBAM != 0
-		mc := m.get(mcstctrl)
+		f := m.get(i82599.FCTRL)
+		upe, mpe, bam = f&i82599.FctrlUPE != 0, f&i82599.FctrlMPE != 0, f&i82599.FctrlBAM != 0
+		mc := m.get(i82599.MCSTCTRL)
 		mfe, mo = mc&4 != 0, mc&3
 	}
 	dst := frame[:6]
@@ -154,9 +133,9 @@ func (m *Model) accept(frame []byte) bool {
 			return true
 		}
 		lo := binary.LittleEndian.Uint32(dst)
-		hi := uint32(binary.LittleEndian.Uint16(dst[4:])) | rahAV
+		hi := uint32(binary.LittleEndian.Uint16(dst[4:])) | intelnic.RahAV
 		for i := 0; i < m.l.rarEntries; i++ {
-			if m.get(m.l.rah(i))&(rahAV|0xFFFF) == hi && m.get(m.l.ral(i)) == lo {
+			if m.get(m.l.rah(i))&(intelnic.RahAV|0xFFFF) == hi && m.get(m.l.ral(i)) == lo {
 				return true
 			}
 		}
@@ -184,7 +163,7 @@ func (m *Model) accept(frame []byte) bool {
 	case 3:
 		v = w & 0xFFF
 	}
-	return m.get(mta+4*(v>>5))&(1<<(v&31)) != 0
+	return m.get(intelnic.MTA+4*(v>>5))&(1<<(v&31)) != 0
 }
 
 // selectQueue picks the RX queue: RSS when enabled (hash → RETA), else queue 0.
@@ -194,21 +173,21 @@ func (m *Model) selectQueue(frame []byte) (q int, hash, typ uint32) {
 	if m.cfg.Flavor == X82576 {
 		rss = mrqc&3 == 2
 	}
-	if !rss || m.cfg.Quirks.RSSNeedsPCSD && m.get(rxcsum)&rxcsumPCSD == 0 {
-		return 0, 0, rssTypeNone
+	if !rss || m.cfg.Quirks.RSSNeedsPCSD && m.get(intelnic.RXCSUM)&intelnic.RxcsumPCSD == 0 {
+		return 0, 0, intelnic.RSSTypeNone
 	}
 	var key [40]byte
 	for i := 0; i < 10; i++ {
 		binary.LittleEndian.PutUint32(key[4*i:], m.get(m.l.rssrk+4*uint32(i)))
 	}
 	hash, typ = rssHash(frame, mrqc, key[:], m.rssBuf[:])
-	if typ == rssTypeNone {
-		return 0, 0, rssTypeNone
+	if typ == intelnic.RSSTypeNone {
+		return 0, 0, intelnic.RSSTypeNone
 	}
 	idx := hash & 0x7F
 	e := m.get(m.l.reta+4*(idx/4)) >> (8 * (idx % 4)) & 0xFF
 	q = int(e & 0xF)
-	if m.get(rxcsum)&rxcsumPCSD == 0 {
+	if m.get(intelnic.RXCSUM)&intelnic.RxcsumPCSD == 0 {
 		hash = 0 // the field holds the fragment checksum instead
 	}
 	return q, hash, typ
@@ -227,7 +206,7 @@ func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
 	}
 	lt := &m.rxl[q]
 	n := lt.n
-	h, t := m.get(l.rxq(q, qH)), m.get(l.rxq(q, qT))
+	h, t := m.get(l.rxq(q, intelnic.QH)), m.get(l.rxq(q, intelnic.QT))
 	if n == 0 || n%8 != 0 || h >= n || t >= n {
 		m.protocol("rx queue %d: ring of %d descriptors with head %d, tail %d", q, n, h, t)
 		m.st.RxOff++
@@ -238,7 +217,7 @@ func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
 	if m.cfg.Flavor == X82599 {
 		bsize = int(srr&0x1F) * 1024
 	}
-	if bsize == 0 || srr>>25&7 != srrctlDescAdv {
+	if bsize == 0 || srr&intelnic.SrrctlDescTypeMask != intelnic.SrrctlDescAdvOneBuf {
 		m.protocol("rx queue %d: SRRCTL 0x%08x: need advanced one-buffer descriptors and a buffer size", q, srr)
 		m.st.RxOff++
 		return dropped
@@ -283,10 +262,10 @@ func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
 			return m.dmaFailed(err)
 		}
 		copy(buf, chunk)
-		status := uint32(rxStatusDD)
+		status := uint32(intelnic.RxStatusDD)
 		length := uint32(len(chunk))
 		if off+bsize >= len(data) {
-			status |= rxStatusEOP
+			status |= intelnic.RxStatusEOP
 		}
 		if m.inj.oversize.take(q) {
 			length = uint32(min(bsize+512, 0xFFFF))
@@ -297,8 +276,10 @@ func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
 		sim.StoreUint32(desc[8:], status) // DD last
 		h = (h + 1) % n
 	}
-	m.set(l.rxq(q, qH), h)
-	m.countRx(q, len(data))
+	m.set(l.rxq(q, intelnic.QH), h)
+	m.st.RxFrames++
+	m.st.RxBytes += uint64(len(data))
+	m.countFrame(false, q, len(data))
 	m.ic.raiseQueue(q, false)
 	return placed
 }
@@ -311,20 +292,4 @@ func (m *Model) dmaFailed(err error) placeResult {
 		m.st.DMAFaults++
 	}
 	return dropped
-}
-
-// countRx updates the receive statistics for a frame of n bytes in queue q.
-func (m *Model) countRx(q, n int) {
-	m.st.RxFrames++
-	m.st.RxBytes += uint64(n)
-	m.add(gprc, 1)
-	m.add64(gorcl, gorch, uint64(n+4)) // hardware counts the FCS
-	if m.cfg.Flavor == X82576 {
-		m.add(0x10010+0x100*uint32(q), 1)         // PQGPRC
-		m.add(0x10018+0x100*uint32(q), uint32(n)) // PQGORC
-	}
-	if m.cfg.Flavor == X82599 && q < 16 {
-		m.add(0x1030+0x40*uint32(q), 1)                                  // QPRC
-		m.add64(0x1034+0x40*uint32(q), 0x1038+0x40*uint32(q), uint64(n)) // QBRC
-	}
 }

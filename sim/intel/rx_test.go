@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 )
 
 func TestRXFramesByteExact(t *testing.T) {
 	g := newRig(t, Config{})
 	g.initDevice()
-	g.setBits(hlreg0, hlreg0Jumbo)
-	g.wr(maxfrs, 9018<<16)
+	g.setBits(i82599.HLREG0, i82599.Hlreg0JumboEn)
+	g.wr(i82599.MAXFRS, 9018<<16)
 	const n = 32
 	rx := g.setupRX(0, n, 2048, true)
 	rnd := rand.New(rand.NewPCG(1, 2))
@@ -25,18 +28,18 @@ func TestRXFramesByteExact(t *testing.T) {
 		}
 		bytesIn += uint64(size + 4)
 		st, l := rx.wb(next)
-		if st != rxStatusDD|rxStatusEOP || l != size || !bytes.Equal(rx.buf(next)[:l], f) {
+		if st != intelnic.RxStatusDD|intelnic.RxStatusEOP || l != size || !bytes.Equal(rx.buf(next)[:l], f) {
 			t.Fatalf("frame %d (%d bytes) in descriptor %d: status %#x length %d", k, size, next, st, l)
 		}
 		// Driver: recycle the descriptor and give it back.
 		rx.post(next)
-		g.wr(g.rxq(0, qT), uint32(next))
+		g.wr(g.rxq(0, intelnic.QT), uint32(next))
 		next = (next + 1) % n
 	}
-	if got := g.rd(gprc); got != 10*n {
+	if got := g.rd(intelnic.GPRC); got != 10*n {
 		t.Errorf("GPRC %d", got)
 	}
-	gorc := uint64(g.rd(gorcl)) | uint64(g.rd(gorch))<<32
+	gorc := uint64(g.rd(intelnic.GORCL)) | uint64(g.rd(intelnic.GORCH))<<32
 	if gorc != bytesIn {
 		t.Errorf("GORC %d, want %d (with FCS)", gorc, bytesIn)
 	}
@@ -51,7 +54,7 @@ func TestRXFramesByteExact(t *testing.T) {
 func TestRXFilterAndLengths(t *testing.T) {
 	g := newRig(t, Config{})
 	g.initDevice()
-	g.clearBits(fctrl, fctrlUPE|fctrlMPE|fctrlBAM)
+	g.clearBits(i82599.FCTRL, i82599.FctrlUPE|i82599.FctrlMPE|i82599.FctrlBAM)
 	g.setupRX(0, 16, 2048, true)
 	other := g.frame(64, 0)
 	other[5] ^= 0xFF
@@ -68,17 +71,17 @@ func TestRXFilterAndLengths(t *testing.T) {
 		{"own unicast", nil, g.frame(64, 0), true},
 		{"other unicast", nil, other, false},
 		{"broadcast without BAM", nil, bcast, false},
-		{"broadcast with BAM", func() { g.setBits(fctrl, fctrlBAM) }, bcast, true},
+		{"broadcast with BAM", func() { g.setBits(i82599.FCTRL, i82599.FctrlBAM) }, bcast, true},
 		{"multicast without MPE", nil, mcast, false},
 		{"multicast in MTA", func() {
-			g.setBits(mcstctrl, 4)
+			g.setBits(i82599.MCSTCTRL, 4)
 			v := uint32(0x01) << 4 // MO=0: bits 47:36 of 01:00:5e:00:00:01
-			g.wr(mta+4*(v>>5), 1<<(v&31))
+			g.wr(intelnic.MTA+4*(v>>5), 1<<(v&31))
 		}, mcast, true},
-		{"other unicast with UPE", func() { g.setBits(fctrl, fctrlUPE) }, other, true},
+		{"other unicast with UPE", func() { g.setBits(i82599.FCTRL, i82599.FctrlUPE) }, other, true},
 		{"runt", nil, g.frame(59, 0), false},
 		{"oversize", nil, g.frame(1519, 0), false},
-		{"jumbo with JUMBOEN", func() { g.setBits(hlreg0, hlreg0Jumbo); g.wr(maxfrs, 9018<<16) }, g.frame(1519, 0), true},
+		{"jumbo with JUMBOEN", func() { g.setBits(i82599.HLREG0, i82599.Hlreg0JumboEn); g.wr(i82599.MAXFRS, 9018<<16) }, g.frame(1519, 0), true},
 	}
 	for _, tt := range tests {
 		if tt.setup != nil {
@@ -90,7 +93,7 @@ func TestRXFilterAndLengths(t *testing.T) {
 			t.Errorf("%s: taken %v, want %v", tt.name, took, tt.take)
 		}
 	}
-	if g.rd(ruc) != 1 || g.rd(roc) != 1 {
+	if g.rd(intelnic.RUC) != 1 || g.rd(intelnic.ROC) != 1 {
 		t.Error("RUC/ROC not counted")
 	}
 }
@@ -98,13 +101,13 @@ func TestRXFilterAndLengths(t *testing.T) {
 func TestRXMultiDescriptorAndCRC(t *testing.T) {
 	g := newRig(t, Config{})
 	g.initDevice()
-	g.setBits(hlreg0, hlreg0Jumbo)
-	g.wr(maxfrs, 9018<<16)
+	g.setBits(i82599.HLREG0, i82599.Hlreg0JumboEn)
+	g.wr(i82599.MAXFRS, 9018<<16)
 	rx := g.setupRX(0, 16, 1024, true)
 	f := g.frame(2500, 3)
 	g.peer.Send(f)
 	var got []byte
-	for i, want := range []struct{ st uint32 }{{rxStatusDD}, {rxStatusDD}, {rxStatusDD | rxStatusEOP}} {
+	for i, want := range []struct{ st uint32 }{{intelnic.RxStatusDD}, {intelnic.RxStatusDD}, {intelnic.RxStatusDD | intelnic.RxStatusEOP}} {
 		st, l := rx.wb(i)
 		if st != want.st {
 			t.Fatalf("descriptor %d status %#x, want %#x", i, st, want.st)
@@ -115,7 +118,7 @@ func TestRXMultiDescriptorAndCRC(t *testing.T) {
 		t.Fatal("frame spread over descriptors differs")
 	}
 	// Without CRC stripping the FCS stays in the buffer.
-	g.clearBits(hlreg0, hlreg0RxCRCStrip)
+	g.clearBits(i82599.HLREG0, i82599.Hlreg0RxCRCStrp)
 	f = g.frame(100, 4)
 	g.peer.Send(f)
 	_, l := rx.wb(3)
@@ -131,8 +134,8 @@ func TestRXMissedAndPacketBuffer(t *testing.T) {
 		flavor Flavor
 		drops  func(q int) uint32
 	}{
-		{X82599, func(q int) uint32 { return qprdc + qStride*uint32(q) }},
-		{X82576, func(q int) uint32 { return 0xC030 + qStride*uint32(q) }},
+		{X82599, i82599.QPRDC},
+		{X82576, func(q int) uint32 { return 0xC030 + intelnic.QStride*uint32(q) }},
 		{X82576, func(q int) uint32 { return 0x2830 + 0x100*uint32(q) }}, // the low-queue alias
 	} {
 		t.Run("drop-enable-"+c.flavor.String(), func(t *testing.T) {
@@ -169,16 +172,16 @@ func TestRXMissedAndPacketBuffer(t *testing.T) {
 		for i := 0; i < 2; i++ {
 			rx.post(i)
 		}
-		g.wr(g.rxq(0, qT), 2)
+		g.wr(g.rxq(0, intelnic.QT), 2)
 		if st := g.m.Stats(); st.RxFrames != 10 {
 			t.Fatalf("after RDT: %d frames placed, want 10", st.RxFrames)
 		}
 		st, _ := rx.wb(1)
-		if st&rxStatusDD == 0 || rx.buf(1)[14] != 9+14 {
+		if st&intelnic.RxStatusDD == 0 || rx.buf(1)[14] != 9+14 {
 			t.Fatal("buffered frame 9 not in descriptor 1")
 		}
 		// A full packet buffer misses.
-		g.wr(rxpbsize0, 1<<10) // 1 KB
+		g.wr(i82599.RXPBSIZE0, 1<<10) // 1 KB
 		for i := 0; i < 20; i++ {
 			g.peer.Send(g.frame(100, 0))
 		}
@@ -210,7 +213,7 @@ func TestDDWrittenLast(t *testing.T) {
 		for k := 0; k < frames; k++ {
 			for {
 				st, l := rx.wb(next)
-				if st&rxStatusDD != 0 {
+				if st&intelnic.RxStatusDD != 0 {
 					if l != sizes[k] {
 						done <- errorf("frame %d: DD with length %d, want %d", k, l, sizes[k])
 						return
@@ -219,7 +222,7 @@ func TestDDWrittenLast(t *testing.T) {
 				}
 			}
 			rx.post(next)
-			g.wr(g.rxq(0, qT), uint32(next))
+			g.wr(g.rxq(0, intelnic.QT), uint32(next))
 			next = (next + 1) % n
 		}
 		done <- nil

@@ -1,5 +1,11 @@
 package intel
 
+import (
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
+)
+
 // Stats are the model's own counters, beyond the NIC's statistics registers: everything
 // that happened to frames and interrupts, for tests to check.
 type Stats struct {
@@ -44,4 +50,28 @@ func (m *Model) Stats() Stats {
 	m.dev.Lock()
 	defer m.dev.Unlock()
 	return m.st
+}
+
+// countFrame updates the statistics registers for a good frame of n bytes received
+// (tx false) or sent on queue q: the global counters (which count the FCS) and the
+// per-queue ones (82576 PQG*, 82599 QPRC/QBRC and QPTC/QBTC for queues 0-15).
+func (m *Model) countFrame(tx bool, q, n int) {
+	good, octL, octH := uint32(intelnic.GPRC), uint32(intelnic.GORCL), uint32(intelnic.GORCH)
+	pq, pqOct := uint32(i82576.PQGPRC), uint32(i82576.PQGORC)
+	qp, qOct := i82599.QPRC(q), i82599.QPRC(q)+4
+	if tx {
+		good, octL, octH = intelnic.GPTC, intelnic.GOTCL, intelnic.GOTCH
+		pq, pqOct = i82576.PQGPTC, i82576.PQGOTC
+		qp, qOct = i82599.QPTC(q), i82599.QBTC(q)
+	}
+	m.add(good, 1)
+	m.add64(octL, octH, uint64(n+4))
+	switch {
+	case m.cfg.Flavor == X82576:
+		m.add(pq+i82576.PQStride*uint32(q), 1)
+		m.add(pqOct+i82576.PQStride*uint32(q), uint32(n))
+	case q < 16:
+		m.add(qp, 1)
+		m.add64(qOct, qOct+4, uint64(n))
+	}
 }

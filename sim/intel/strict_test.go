@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/sim"
 )
 
@@ -41,12 +43,12 @@ func TestWrongDriverFails(t *testing.T) {
 		{"reset takes time", func(right bool) Config {
 			return Config{Timing: Timing{Reset: 20 * time.Millisecond}}
 		}, func(t *testing.T, g *rig, right bool) {
-			g.wr(ctrl, ctrlRST)
-			if g.rd(ctrl)&ctrlRST == 0 {
+			g.wr(intelnic.CTRL, intelnic.CtrlReset)
+			if g.rd(intelnic.CTRL)&intelnic.CtrlReset == 0 {
 				t.Fatal("CTRL.RST reads 0 at once")
 			}
 			if right {
-				g.waitClear(ctrl, ctrlRST)
+				g.waitClear(intelnic.CTRL, intelnic.CtrlReset)
 			}
 			g.wr(g.m.l.eimc, 0x7FFFFFFF)
 			if !right {
@@ -59,14 +61,14 @@ func TestWrongDriverFails(t *testing.T) {
 			}
 			return Config{Timing: Timing{EEPROM: long}}
 		}, func(t *testing.T, g *rig, right bool) {
-			g.wr(ctrl, ctrlRST)
-			g.waitClear(ctrl, ctrlRST)
+			g.wr(intelnic.CTRL, intelnic.CtrlReset)
+			g.waitClear(intelnic.CTRL, intelnic.CtrlReset)
 			if right {
-				g.waitSet(eec, eecAutoRead)
+				g.waitSet(i82599.EEC, intelnic.EecAutoRead)
 			}
 			mac := g.m.cfg.MAC
 			got := g.rd(g.m.l.rah(0))
-			want := uint32(mac[4]) | uint32(mac[5])<<8 | rahAV
+			want := uint32(mac[4]) | uint32(mac[5])<<8 | intelnic.RahAV
 			if right != (got == want) {
 				t.Fatalf("RAH0 %#x after reset (auto-read waited for: %v), station address %#x", got, right, want)
 			}
@@ -77,13 +79,13 @@ func TestWrongDriverFails(t *testing.T) {
 			}
 			return Config{Timing: Timing{DMAInit: long}}
 		}, func(t *testing.T, g *rig, right bool) {
-			g.wr(ctrl, ctrlRST)
-			g.waitClear(ctrl, ctrlRST)
-			g.waitSet(eec, eecAutoRead)
+			g.wr(intelnic.CTRL, intelnic.CtrlReset)
+			g.waitClear(intelnic.CTRL, intelnic.CtrlReset)
+			g.waitSet(i82599.EEC, intelnic.EecAutoRead)
 			if right {
-				g.waitSet(rdrxctl, rdrxctlDMAIDone)
+				g.waitSet(i82599.RDRXCTL, i82599.RdrxctlDMAIDone)
 			}
-			g.setBits(g.rxq(0, qDCTL), dctlEnable)
+			g.setBits(g.rxq(0, intelnic.QDCTL), intelnic.DctlEnable)
 			if !right {
 				wantFault(t, g, "before RDRXCTL.DMAIDONE")
 			}
@@ -96,20 +98,20 @@ func TestWrongDriverFails(t *testing.T) {
 		}, func(t *testing.T, g *rig, right bool) {
 			g.initDevice()
 			g.programRX(0, 8, 2048, true)
-			g.setBits(g.rxq(0, qDCTL), dctlEnable)
+			g.setBits(g.rxq(0, intelnic.QDCTL), intelnic.DctlEnable)
 			if right {
-				g.waitSet(g.rxq(0, qDCTL), dctlEnable)
+				g.waitSet(g.rxq(0, intelnic.QDCTL), intelnic.DctlEnable)
 			}
-			g.wr(g.rxq(0, qT), 7)
+			g.wr(g.rxq(0, intelnic.QT), 7)
 			g.enableRX()
 			if right {
 				g.peer.Send(g.frame(64, 1))
-				if st, l := g.rx[0].wb(0); st&rxStatusDD == 0 || l != 64 {
+				if st, l := g.rx[0].wb(0); st&intelnic.RxStatusDD == 0 || l != 64 {
 					t.Fatalf("frame not received: status %#x length %d", st, l)
 				}
 				return
 			}
-			if got := g.rd(g.rxq(0, qT)); got != 0 {
+			if got := g.rd(g.rxq(0, intelnic.QT)); got != 0 {
 				t.Fatalf("RDT %d: a tail write before ENABLE read 1 stood", got)
 			}
 			wantFault(t, g, "before the queue's ENABLE reads 1")
@@ -120,22 +122,22 @@ func TestWrongDriverFails(t *testing.T) {
 			g.initDevice()
 			old := g.setupRX(0, 8, 2048, true)
 			oldBase := old.desc.IOVA
-			g.clearBits(g.rxq(0, qDCTL), dctlEnable)
+			g.clearBits(g.rxq(0, intelnic.QDCTL), intelnic.DctlEnable)
 			if right {
-				g.waitClear(g.rxq(0, qDCTL), dctlEnable)
+				g.waitClear(g.rxq(0, intelnic.QDCTL), intelnic.DctlEnable)
 			}
 			nw := g.programRX(0, 8, 2048, true) // a new ring, as after a reconfiguration
-			g.setBits(g.rxq(0, qDCTL), dctlEnable)
-			g.waitSet(g.rxq(0, qDCTL), dctlEnable)
-			g.wr(g.rxq(0, qT), 7)
+			g.setBits(g.rxq(0, intelnic.QDCTL), intelnic.DctlEnable)
+			g.waitSet(g.rxq(0, intelnic.QDCTL), intelnic.DctlEnable)
+			g.wr(g.rxq(0, intelnic.QT), 7)
 			if right {
 				g.peer.Send(g.frame(64, 1))
-				if st, _ := nw.wb(0); st&rxStatusDD == 0 {
+				if st, _ := nw.wb(0); st&intelnic.RxStatusDD == 0 {
 					t.Fatal("frame not in the new ring")
 				}
 				return
 			}
-			if got := uint64(g.rd(g.rxq(0, qBAL))) | uint64(g.rd(g.rxq(0, qBAH)))<<32; got != oldBase {
+			if got := uint64(g.rd(g.rxq(0, intelnic.QBAL))) | uint64(g.rd(g.rxq(0, intelnic.QBAH)))<<32; got != oldBase {
 				t.Fatalf("RDBAL/RDBAH %#x: written while the queue was still on, want the latched %#x", got, oldBase)
 			}
 			wantFault(t, g, "while the queue is enabled")
@@ -144,19 +146,19 @@ func TestWrongDriverFails(t *testing.T) {
 			return Config{Flavor: X82576}
 		}, func(t *testing.T, g *rig, right bool) {
 			g.initDevice()
-			if g.rd(g.rxq(0, qDCTL))&dctlEnable == 0 || g.rd(g.txq(0, qDCTL))&dctlEnable == 0 {
+			if g.rd(g.rxq(0, intelnic.QDCTL))&intelnic.DctlEnable == 0 || g.rd(g.txq(0, intelnic.QDCTL))&intelnic.DctlEnable == 0 {
 				t.Fatal("82576 RX/TX queue 0 not enabled after reset")
 			}
 			if right {
 				g.setupRX(0, 8, 2048, true) // disables and waits first
 				g.peer.Send(g.frame(64, 1))
-				if st, _ := g.rx[0].wb(0); st&rxStatusDD == 0 {
+				if st, _ := g.rx[0].wb(0); st&intelnic.RxStatusDD == 0 {
 					t.Fatal("frame not received")
 				}
 				return
 			}
 			g.programRX(0, 8, 2048, true) // programmed without disabling
-			if g.rd(g.rxq(0, qBAL)) != 0 {
+			if g.rd(g.rxq(0, intelnic.QBAL)) != 0 {
 				t.Fatal("RDBAL(0) took a write while queue 0 was on")
 			}
 			wantFault(t, g, "while the queue is enabled")
@@ -165,13 +167,13 @@ func TestWrongDriverFails(t *testing.T) {
 			return Config{}
 		}, func(t *testing.T, g *rig, right bool) {
 			g.initDevice()
-			g.wr(dmatxctl, 0)
+			g.wr(i82599.DMATXCTL, 0)
 			if right {
-				g.wr(dmatxctl, 1)
+				g.wr(i82599.DMATXCTL, 1)
 			}
-			g.setBits(g.txq(0, qDCTL), dctlEnable)
+			g.setBits(g.txq(0, intelnic.QDCTL), intelnic.DctlEnable)
 			if right {
-				g.waitSet(g.txq(0, qDCTL), dctlEnable)
+				g.waitSet(g.txq(0, intelnic.QDCTL), intelnic.DctlEnable)
 				return
 			}
 			wantFault(t, g, "enabled before DMATXCTL.TE")
@@ -180,11 +182,11 @@ func TestWrongDriverFails(t *testing.T) {
 			return Config{}
 		}, func(t *testing.T, g *rig, right bool) {
 			g.initDevice() // CTRL.RST: MTA keeps its power-on content
-			g.clearBits(fctrl, fctrlUPE|fctrlMPE)
-			g.wr(mcstctrl, 1<<2) // MFE, MO 0: hash bits 47:36
+			g.clearBits(i82599.FCTRL, i82599.FctrlUPE|i82599.FctrlMPE)
+			g.wr(i82599.MCSTCTRL, 1<<2) // MFE, MO 0: hash bits 47:36
 			if right {
 				for i := uint32(0); i < 128; i++ {
-					g.wr(mta+4*i, 0)
+					g.wr(intelnic.MTA+4*i, 0)
 				}
 			}
 			rx := g.setupRX(0, 8, 2048, true)
@@ -192,7 +194,7 @@ func TestWrongDriverFails(t *testing.T) {
 			copy(f, []byte{0x01, 0x00, 0x5e, 0x00, 0x10, 0x00}) // hash 1: bit 1 of MTA[0]
 			g.peer.Send(f)
 			st, _ := rx.wb(0)
-			if received := st&rxStatusDD != 0; received == right {
+			if received := st&intelnic.RxStatusDD != 0; received == right {
 				t.Fatalf("multicast frame for a group nobody joined received: %v (MTA cleared: %v)", received, right)
 			}
 		}},
@@ -203,32 +205,32 @@ func TestWrongDriverFails(t *testing.T) {
 			return Config{Timing: Timing{SecRxReady: long}}
 		}, func(t *testing.T, g *rig, right bool) {
 			g.initDevice()
-			g.setBits(secrxctrl, secrxctrlRxDis)
+			g.setBits(i82599.SECRXCTRL, i82599.SecrxctrlRxDis)
 			if right {
 				g.waitSet(0x08D04, 1) // SECRXSTAT.SECRX_RDY, as Linux waits up to 40 ms
 			} else {
 				time.Sleep(300 * time.Microsecond) // a fixed 300 µs wait instead of polling
 			}
-			g.setBits(rxctrl, 1)
-			g.clearBits(secrxctrl, secrxctrlRxDis)
+			g.setBits(i82599.RXCTRL, 1)
+			g.clearBits(i82599.SECRXCTRL, i82599.SecrxctrlRxDis)
 			if !right {
 				wantFault(t, g, "security RX path is not halted")
 			}
 		}},
 		{"link mode must suit the media", func(right bool) Config {
-			return Config{DeviceID: DeviceID82599KX4, Timing: Timing{Autoneg: time.Millisecond}}
+			return Config{DeviceID: i82599.DeviceKX4, Timing: Timing{Autoneg: time.Millisecond}}
 		}, func(t *testing.T, g *rig, right bool) {
 			g.noLinkWait = true
 			g.initDevice()
 			if right {
-				g.waitSet(links, linksUp) // the EEPROM's KX4/KX/KR mode kept
+				g.waitSet(i82599.LINKS, i82599.LinksUp) // the EEPROM's KX4/KX/KR mode kept
 				return
 			}
 			// Forcing 10G serial (SFI) on a backplane port: no link, ever.
-			g.wr(autoc, g.rd(autoc)&^autocLMSMask|lms10GSerial<<autocLMSShift)
-			g.setBits(autoc, autocANRestart)
+			g.wr(i82599.AUTOC, g.rd(i82599.AUTOC)&^i82599.AutocLMSMask|i82599.LMS10GSerial<<i82599.AutocLMSShift)
+			g.setBits(i82599.AUTOC, i82599.AutocAnRestart)
 			time.Sleep(20 * time.Millisecond)
-			if g.rd(links)&linksUp != 0 || g.m.Link() {
+			if g.rd(i82599.LINKS)&i82599.LinksUp != 0 || g.m.Link() {
 				t.Fatal("link up with 10G serial on a KX4 port")
 			}
 		}},
@@ -241,11 +243,11 @@ func TestWrongDriverFails(t *testing.T) {
 			g.noLinkWait = true
 			g.initDevice()
 			if right {
-				g.waitSet(links, linksUp)
+				g.waitSet(i82599.LINKS, i82599.LinksUp)
 			}
 			tx := g.setupTX(0, 8, 2048)
 			tx.fillTX(0, g.frame(64, 1), txCmd)
-			g.wr(g.txq(0, qT), 1)
+			g.wr(g.txq(0, intelnic.QT), 1)
 			got := len(g.received())
 			if right != (got == 1) || !right && g.m.Stats().TxLinkDown != 1 {
 				t.Fatalf("%d frames on the wire (waited for link: %v), stats %+v", got, right, g.m.Stats())
@@ -255,14 +257,14 @@ func TestWrongDriverFails(t *testing.T) {
 			return Config{}
 		}, func(t *testing.T, g *rig, right bool) {
 			g.initDevice()
-			g.clearBits(hlreg0, hlreg0TxPad) // the MAC pads to 60 only when asked; a runt is a runt
+			g.clearBits(i82599.HLREG0, i82599.Hlreg0TxPadEn) // the MAC pads to 60 only when asked; a runt is a runt
 			tx := g.setupTX(0, 8, 2048)
 			f := g.frame(60, 1)[:16]
 			if right {
 				f = append(f, make([]byte, 60-16)...) // the driver pads
 			}
 			tx.fillTX(0, f, txCmd)
-			g.wr(g.txq(0, qT), 1)
+			g.wr(g.txq(0, intelnic.QT), 1)
 			got := g.received()
 			if right {
 				if len(got) != 1 || len(got[0]) != 60 {

@@ -3,6 +3,9 @@ package intel
 import (
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -128,7 +131,7 @@ func (m *Model) settleAt(now int64) {
 	}
 	if due(&a.dmaInit) || (a.dmaInit == 0 && m.cfg.Flavor == X82599 && !m.dmaDone) {
 		m.dmaDone = true
-		m.set(rdrxctl, m.get(rdrxctl)|rdrxctlDMAIDone)
+		m.set(i82599.RDRXCTL, m.get(i82599.RDRXCTL)|i82599.RdrxctlDMAIDone)
 	}
 	for p := a.rxPend; p != 0; p &= p - 1 {
 		q := trailing(p)
@@ -156,12 +159,12 @@ func (m *Model) loadEEPROM() {
 	m.eepromDone = true
 	mac := m.cfg.MAC
 	m.set(m.l.ral(0), uint32(mac[0])|uint32(mac[1])<<8|uint32(mac[2])<<16|uint32(mac[3])<<24)
-	m.set(m.l.rah(0), uint32(mac[4])|uint32(mac[5])<<8|rahAV)
-	off := uint32(eec)
+	m.set(m.l.rah(0), uint32(mac[4])|uint32(mac[5])<<8|intelnic.RahAV)
+	off := uint32(i82599.EEC)
 	if m.cfg.Flavor == X82576 {
-		off = eecd
+		off = i82576.EECD
 	}
-	m.set(off, m.get(off)|eecAutoRead)
+	m.set(off, m.get(off)|intelnic.EecAutoRead)
 }
 
 // beforeAccess is the device's BeforeAccess hook: it completes what is due and drops

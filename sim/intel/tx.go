@@ -3,25 +3,15 @@ package intel
 import (
 	"encoding/binary"
 
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/wire"
 )
 
 // TX descriptor bits (advanced data descriptor cmd_type_len, legacy cmd byte).
 const (
-	txdDEXT      = 1 << 29
-	txdRS        = 1 << 27
-	txdIFCS      = 1 << 25
-	txdEOP       = 1 << 24
-	txdTypeData  = 3
-	txdTypeCtx   = 2
-	legacyEOP    = 1 << 0
-	legacyIFCS   = 1 << 1
-	legacyRS     = 1 << 3
-	txStatusDD   = 1 << 0
-	maxTxFrame   = 16 * 1024
-	minTxFrame   = 17 // shorter frames are undefined for the MAC (drivers pad them)
-	tdwbalEnable = 1 << 0
+	maxTxFrame = 16 * 1024
+	minTxFrame = 17 // shorter frames are undefined for the MAC (drivers pad them)
 )
 
 // txPartial is a frame being gathered from a TX queue's descriptors (it may span
@@ -30,30 +20,6 @@ type txPartial struct {
 	frame []byte
 	bad   bool // a descriptor of it faulted
 	noFCS bool // its EOP descriptor lacked IFCS
-}
-
-// txEnabled reports whether the transmitter is on (82599 DMATXCTL.TE, 82576 TCTL.EN).
-func (m *Model) txEnabled() bool {
-	if m.cfg.Flavor == X82576 {
-		return m.get(tctl)&tctlEN != 0
-	}
-	return m.get(dmatxctl)&1 != 0
-}
-
-// txPad reports whether short frames are padded to 60 bytes.
-func (m *Model) txPad() bool {
-	if m.cfg.Flavor == X82576 {
-		return m.get(tctl)&tctlPSP != 0
-	}
-	return m.get(hlreg0)&hlreg0TxPad != 0
-}
-
-// txCRC reports whether the MAC may append an FCS at all.
-func (m *Model) txCRC() bool {
-	if m.cfg.Flavor == X82576 {
-		return true
-	}
-	return m.get(hlreg0)&hlreg0TxCRC != 0
 }
 
 // transmit processes TX queue q from TDH to TDT and sends the finished frames to the
@@ -104,7 +70,7 @@ func (m *Model) gather(q int) int {
 		return 0
 	}
 	n := lt.n
-	h, t := m.get(l.txq(q, qH)), m.get(l.txq(q, qT))
+	h, t := m.get(l.txq(q, intelnic.QH)), m.get(l.txq(q, intelnic.QT))
 	if h == t {
 		return 0
 	}
@@ -129,8 +95,8 @@ func (m *Model) gather(q int) int {
 	p := &m.txq[q]
 	out := 0
 	completed := false
-	wbal := m.get(l.txq(q, qWBAL))
-	headWB := wbal&tdwbalEnable != 0 // replaces descriptor (DD) write-back
+	wbal := m.get(l.txq(q, intelnic.QWBAL))
+	headWB := wbal&intelnic.TdwbalEnable != 0 // replaces descriptor (DD) write-back
 	for h != t {
 		desc, err := d.DMAAt(base+16*uint64(h), 16, "tx descriptor")
 		if err != nil {
@@ -141,13 +107,13 @@ func (m *Model) gather(q int) int {
 		ctl := binary.LittleEndian.Uint32(desc[8:])
 		var length int
 		var data, eop, ifcs, rs, legacy bool
-		if ctl&txdDEXT != 0 {
+		if ctl&intelnic.TxdDEXT != 0 {
 			switch ctl >> 20 & 0xF {
-			case txdTypeData:
+			case intelnic.TxdTypeData:
 				data, length = true, int(ctl&0xFFFF)
-				eop, ifcs, rs = ctl&txdEOP != 0, ctl&txdIFCS != 0, ctl&txdRS != 0
-			case txdTypeCtx:
-				rs = ctl&txdRS != 0
+				eop, ifcs, rs = ctl&intelnic.TxdEOP != 0, ctl&intelnic.TxdIFCS != 0, ctl&intelnic.TxdRS != 0
+			case intelnic.TxdTypeCtx:
+				rs = ctl&intelnic.TxdRS != 0
 			default:
 				m.protocol("tx queue %d descriptor %d: unknown type %d", q, h, ctl>>20&0xF)
 				m.st.TxErrors++
@@ -155,7 +121,7 @@ func (m *Model) gather(q int) int {
 		} else {
 			cmd := ctl >> 24
 			data, length, legacy = true, int(ctl&0xFFFF), true
-			eop, ifcs, rs = cmd&legacyEOP != 0, cmd&legacyIFCS != 0, cmd&legacyRS != 0
+			eop, ifcs, rs = cmd&intelnic.LegacyEOP != 0, cmd&intelnic.LegacyIFCS != 0, cmd&intelnic.LegacyRS != 0
 		}
 		if data && length > 0 {
 			if m.inj.txBadDMA.take(q) {
@@ -194,9 +160,9 @@ func (m *Model) gather(q int) int {
 		}
 		h = (h + 1) % n
 	}
-	m.set(l.txq(q, qH), h)
+	m.set(l.txq(q, intelnic.QH), h)
 	if headWB {
-		iova := uint64(m.get(l.txq(q, qWBAH)))<<32 | uint64(wbal&^3)
+		iova := uint64(m.get(l.txq(q, intelnic.QWBAH)))<<32 | uint64(wbal&^3)
 		if b, err := d.DMAAt(iova, 4, "tx head write-back"); err == nil {
 			sim.StoreUint32(b, h)
 		} else {
@@ -239,25 +205,16 @@ func (m *Model) finish(q int, p *txPartial, out int) bool {
 	n := len(f)
 	m.st.TxFrames++
 	m.st.TxBytes += uint64(n)
-	m.add(gptc, 1)
-	m.add64(gotcl, gotch, uint64(n+4))
-	if m.cfg.Flavor == X82576 {
-		m.add(0x10014+0x100*uint32(q), 1)         // PQGPTC
-		m.add(0x10034+0x100*uint32(q), uint32(n)) // PQGOTC
-	}
-	if m.cfg.Flavor == X82599 && q < 16 {
-		m.add(0x8680+4*uint32(q), 1)                               // QPTC
-		m.add64(0x8700+8*uint32(q), 0x8704+8*uint32(q), uint64(n)) // QBTC
-	}
+	m.countFrame(true, q, n)
 	return true
 }
 
 // writeTxDD stores a TX descriptor's DD write-back.
 func writeTxDD(desc []byte, legacy bool) {
 	if legacy {
-		sim.StoreUint32(desc[12:], sim.LoadUint32(desc[12:])&^0xF|txStatusDD)
+		sim.StoreUint32(desc[12:], sim.LoadUint32(desc[12:])&^0xF|intelnic.TxStatusDD)
 	} else {
-		sim.StoreUint32(desc[12:], txStatusDD)
+		sim.StoreUint32(desc[12:], intelnic.TxStatusDD)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/sim"
 )
 
@@ -21,8 +23,8 @@ func TestTXPath(t *testing.T) {
 		want = append(want, f)
 		tx.fillTX(tail, f, txCmd)
 		tail = (tail + 1) % 16
-		g.wr(g.txq(0, qT), uint32(tail))
-		if h := g.rd(g.txq(0, qH)); h != uint32(tail) {
+		g.wr(g.txq(0, intelnic.QT), uint32(tail))
+		if h := g.rd(g.txq(0, intelnic.QH)); h != uint32(tail) {
 			t.Fatalf("TDH %d, want %d", h, tail)
 		}
 	}
@@ -35,28 +37,28 @@ func TestTXPath(t *testing.T) {
 			t.Fatalf("frame %d differs", i)
 		}
 	}
-	if g.rd(gptc) != 40 {
+	if g.rd(intelnic.GPTC) != 40 {
 		t.Error("GPTC")
 	}
-	if sim.LoadUint32(tx.desc.Bytes[12:])&txStatusDD == 0 {
+	if sim.LoadUint32(tx.desc.Bytes[12:])&intelnic.TxStatusDD == 0 {
 		t.Error("DD not written back")
 	}
 
 	// A frame over two descriptors, RS only on the last; a short frame padded; a frame
 	// without IFCS refused; a context descriptor skipped.
 	f := g.frame(300, 9)
-	tx.fillTX(tail, f[:100], txdDEXT)
+	tx.fillTX(tail, f[:100], intelnic.TxdDEXT)
 	tx.fillTX((tail+1)%16, f[100:], txCmd)
 	binary.LittleEndian.PutUint64(tx.desc.Bytes[16*((tail+1)%16):], tx.bufs.IOVA+uint64(((tail+1)%16)*2048))
 	ctx := tx.desc.Bytes[16*((tail+2)%16):]
 	binary.LittleEndian.PutUint64(ctx, 0)
-	binary.LittleEndian.PutUint32(ctx[8:], txdDEXT|txdTypeCtx<<20)
+	binary.LittleEndian.PutUint32(ctx[8:], intelnic.TxdDEXT|intelnic.TxdTypeCtx<<20)
 	binary.LittleEndian.PutUint32(ctx[12:], 0)
 	tx.fillTX((tail+3)%16, f[:20], txCmd)
-	tx.fillTX((tail+4)%16, f[:64], txdDEXT|txdRS|txdEOP) // no IFCS
+	tx.fillTX((tail+4)%16, f[:64], intelnic.TxdDEXT|intelnic.TxdRS|intelnic.TxdEOP) // no IFCS
 	sim.StoreUint32(tx.desc.Bytes[16*tail+12:], 0)
 	tail = (tail + 5) % 16
-	g.wr(g.txq(0, qT), uint32(tail))
+	g.wr(g.txq(0, intelnic.QT), uint32(tail))
 	got = g.received()
 	if len(got) != 2 || !bytes.Equal(got[0], f) || len(got[1]) != 60 || !bytes.Equal(got[1][:20], f[:20]) {
 		t.Fatalf("got %d frames", len(got))
@@ -70,20 +72,20 @@ func TestTXHeadWriteBackAndGating(t *testing.T) {
 	g := newRig(t, Config{})
 	g.initDevice()
 	tx := g.setupTX(0, 8, 2048) // TE on first: the 82599 enables no TX queue without it
-	g.wr(dmatxctl, 0)
+	g.wr(i82599.DMATXCTL, 0)
 	hw, _ := g.dev.DMA().Alloc(64)
-	g.wr(g.txq(0, qWBAL), uint32(hw.IOVA)|tdwbalEnable)
-	g.wr(g.txq(0, qWBAH), uint32(hw.IOVA>>32))
+	g.wr(g.txq(0, intelnic.QWBAL), uint32(hw.IOVA)|intelnic.TdwbalEnable)
+	g.wr(g.txq(0, intelnic.QWBAH), uint32(hw.IOVA>>32))
 	tx.fillTX(0, g.frame(64, 1), txCmd)
-	g.wr(g.txq(0, qT), 1)
+	g.wr(g.txq(0, intelnic.QT), 1)
 	if len(g.received()) != 0 {
 		t.Fatal("sent with DMATXCTL.TE off")
 	}
-	g.wr(dmatxctl, 1) // TE on: pending descriptors go
+	g.wr(i82599.DMATXCTL, 1) // TE on: pending descriptors go
 	if len(g.received()) != 1 || sim.LoadUint32(hw.Bytes) != 1 {
 		t.Fatal("TE on did not send, or head not written back")
 	}
-	if sim.LoadUint32(tx.desc.Bytes[12:])&txStatusDD != 0 {
+	if sim.LoadUint32(tx.desc.Bytes[12:])&intelnic.TxStatusDD != 0 {
 		t.Fatal("DD written back although head write-back replaces it")
 	}
 }
@@ -96,13 +98,13 @@ func TestLegacyTXDescriptor(t *testing.T) {
 	copy(tx.buf(0), f)
 	d := tx.desc.Bytes
 	binary.LittleEndian.PutUint64(d, tx.bufs.IOVA)
-	binary.LittleEndian.PutUint32(d[8:], uint32(len(f))|uint32(legacyEOP|legacyIFCS|legacyRS)<<24)
+	binary.LittleEndian.PutUint32(d[8:], uint32(len(f))|uint32(intelnic.LegacyEOP|intelnic.LegacyIFCS|intelnic.LegacyRS)<<24)
 	binary.LittleEndian.PutUint32(d[12:], 0)
-	g.wr(g.txq(0, qT), 1)
+	g.wr(g.txq(0, intelnic.QT), 1)
 	if got := g.received(); len(got) != 1 || !bytes.Equal(got[0], f) {
 		t.Fatal("legacy descriptor not sent")
 	}
-	if d[12]&txStatusDD == 0 {
+	if d[12]&intelnic.TxStatusDD == 0 {
 		t.Fatal("no DD in the legacy status byte")
 	}
 }

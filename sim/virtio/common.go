@@ -2,16 +2,18 @@ package virtio
 
 import (
 	"encoding/binary"
+
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 )
 
 // field sizes of the common configuration, by offset; 64-bit fields are accessed as two
 // 32-bit halves.
 var commonWidth = map[uint32]uint32{
-	comDevFeatureSel: 4, comDevFeature: 4, comDrvFeatureSel: 4, comDrvFeature: 4,
-	comMSIXConfig: 2, comNumQueues: 2, comStatus: 1, comConfigGen: 1,
-	comQueueSelect: 2, comQueueSize: 2, comQueueMSIX: 2, comQueueEnable: 2, comQueueNotifyOff: 2,
-	comQueueDesc: 4, comQueueDesc + 4: 4, comQueueDriver: 4, comQueueDriver + 4: 4,
-	comQueueDevice: 4, comQueueDevice + 4: 4,
+	virtiospec.ComDevFeatureSel: 4, virtiospec.ComDevFeature: 4, virtiospec.ComDrvFeatureSel: 4, virtiospec.ComDrvFeature: 4,
+	virtiospec.ComMSIXConfig: 2, virtiospec.ComNumQueues: 2, virtiospec.ComStatus: 1, virtiospec.ComConfigGen: 1,
+	virtiospec.ComQueueSelect: 2, virtiospec.ComQueueSize: 2, virtiospec.ComQueueMSIX: 2, virtiospec.ComQueueEnable: 2, virtiospec.ComQueueNotifyOff: 2,
+	virtiospec.ComQueueDesc: 4, virtiospec.ComQueueDesc + 4: 4, virtiospec.ComQueueDriver: 4, virtiospec.ComQueueDriver + 4: 4,
+	virtiospec.ComQueueDevice: 4, virtiospec.ComQueueDevice + 4: 4,
 }
 
 // commonAccess checks an access's width and ordering; ok false means it is ignored.
@@ -21,7 +23,7 @@ func (m *Model) commonAccess(off, size uint32, write bool) bool {
 		m.fault("common config: %d-byte access at 0x%x (field width %d)", size, off, w)
 		return false
 	}
-	if off >= comQueueSelect && m.status&statusFeaturesOK == 0 {
+	if off >= virtiospec.ComQueueSelect && m.status&virtiospec.StatusFeaturesOK == 0 {
 		m.fault("common config: queue register 0x%x accessed before FEATURES_OK (status 0x%02x)", off, m.status)
 		return false
 	}
@@ -36,58 +38,60 @@ func (m *Model) selected() *queue {
 	return &m.queues[m.queueSel]
 }
 
+// featureWord is the 32-bit word sel of a feature set (0 past the 64 bits modelled).
+func featureWord(features uint64, sel uint32) uint32 {
+	if sel < 2 {
+		return uint32(features >> (32 * sel))
+	}
+	return 0
+}
+
 func (m *Model) readCommon(off, size uint32) uint32 {
 	if !m.commonAccess(off, size, false) {
 		return 0
 	}
 	q := m.selected()
 	switch off {
-	case comDevFeatureSel:
+	case virtiospec.ComDevFeatureSel:
 		return m.devFeatSel
-	case comDevFeature:
-		if m.devFeatSel < 2 {
-			return uint32(m.offered >> (32 * m.devFeatSel))
-		}
-		return 0
-	case comDrvFeatureSel:
+	case virtiospec.ComDevFeature:
+		return featureWord(m.offered, m.devFeatSel)
+	case virtiospec.ComDrvFeatureSel:
 		return m.drvFeatSel
-	case comDrvFeature:
-		if m.drvFeatSel < 2 {
-			return uint32(m.drvFeatures >> (32 * m.drvFeatSel))
-		}
-		return 0
-	case comMSIXConfig:
+	case virtiospec.ComDrvFeature:
+		return featureWord(m.drvFeatures, m.drvFeatSel)
+	case virtiospec.ComMSIXConfig:
 		return uint32(m.msixConfig)
-	case comNumQueues:
+	case virtiospec.ComNumQueues:
 		return uint32(m.nq)
-	case comStatus:
+	case virtiospec.ComStatus:
 		return uint32(m.status)
-	case comConfigGen:
+	case virtiospec.ComConfigGen:
 		return uint32(m.generation)
-	case comQueueSelect:
+	case virtiospec.ComQueueSelect:
 		return uint32(m.queueSel)
 	}
 	if q == nil {
 		return 0
 	}
 	switch off {
-	case comQueueSize:
+	case virtiospec.ComQueueSize:
 		return uint32(q.size)
-	case comQueueMSIX:
+	case virtiospec.ComQueueMSIX:
 		return uint32(q.msix)
-	case comQueueEnable:
+	case virtiospec.ComQueueEnable:
 		if q.enabled {
 			return 1
 		}
 		return 0
-	case comQueueNotifyOff:
+	case virtiospec.ComQueueNotifyOff:
 		return uint32(m.queueSel)
-	case comQueueDesc, comQueueDesc + 4:
-		return uint32(q.desc >> (8 * (off - comQueueDesc)))
-	case comQueueDriver, comQueueDriver + 4:
-		return uint32(q.driver >> (8 * (off - comQueueDriver)))
-	case comQueueDevice, comQueueDevice + 4:
-		return uint32(q.device >> (8 * (off - comQueueDevice)))
+	case virtiospec.ComQueueDesc, virtiospec.ComQueueDesc + 4:
+		return uint32(q.desc >> (8 * (off - virtiospec.ComQueueDesc)))
+	case virtiospec.ComQueueDriver, virtiospec.ComQueueDriver + 4:
+		return uint32(q.driver >> (8 * (off - virtiospec.ComQueueDriver)))
+	case virtiospec.ComQueueDevice, virtiospec.ComQueueDevice + 4:
+		return uint32(q.device >> (8 * (off - virtiospec.ComQueueDevice)))
 	}
 	return 0
 }
@@ -97,14 +101,14 @@ func (m *Model) writeCommon(off, size, v uint32) {
 		return
 	}
 	switch off {
-	case comDevFeatureSel:
+	case virtiospec.ComDevFeatureSel:
 		m.devFeatSel = v
 		return
-	case comDrvFeatureSel:
+	case virtiospec.ComDrvFeatureSel:
 		m.drvFeatSel = v
 		return
-	case comDrvFeature:
-		if m.status&statusFeaturesOK != 0 || m.status&statusDriver == 0 {
+	case virtiospec.ComDrvFeature:
+		if m.status&virtiospec.StatusFeaturesOK != 0 || m.status&virtiospec.StatusDriver == 0 {
 			m.fault("driver features written in status 0x%02x", m.status)
 			return
 		}
@@ -113,16 +117,16 @@ func (m *Model) writeCommon(off, size, v uint32) {
 			m.drvFeatures = m.drvFeatures&^(0xffffffff<<sh) | uint64(v)<<sh
 		}
 		return
-	case comMSIXConfig:
+	case virtiospec.ComMSIXConfig:
 		m.msixConfig = m.vector(uint16(v))
 		return
-	case comStatus:
+	case virtiospec.ComStatus:
 		m.writeStatus(uint8(v))
 		return
-	case comQueueSelect:
+	case virtiospec.ComQueueSelect:
 		m.queueSel = uint16(v)
 		return
-	case comDevFeature, comNumQueues, comConfigGen, comQueueNotifyOff:
+	case virtiospec.ComDevFeature, virtiospec.ComNumQueues, virtiospec.ComConfigGen, virtiospec.ComQueueNotifyOff:
 		m.fault("common config: write 0x%x to read-only field 0x%x", v, off)
 		return
 	}
@@ -131,31 +135,31 @@ func (m *Model) writeCommon(off, size, v uint32) {
 		m.fault("common config: write to queue %d of %d", m.queueSel, len(m.queues))
 		return
 	}
-	if q.enabled && off != comQueueMSIX {
+	if q.enabled && off != virtiospec.ComQueueMSIX {
 		m.fault("common config: queue %d register 0x%x written while enabled", m.queueSel, off)
 		return
 	}
 	switch off {
-	case comQueueSize:
+	case virtiospec.ComQueueSize:
 		if v == 0 || v > uint32(m.cfg.QueueSize) || v&(v-1) != 0 {
 			m.fault("queue %d: size %d (max %d, a power of two)", m.queueSel, v, m.cfg.QueueSize)
 			return
 		}
 		q.size = uint16(v)
-	case comQueueMSIX:
+	case virtiospec.ComQueueMSIX:
 		q.msix = m.vector(uint16(v))
-	case comQueueEnable:
+	case virtiospec.ComQueueEnable:
 		if v != 1 {
 			m.fault("queue %d: queue_enable written with %d", m.queueSel, v)
 			return
 		}
 		m.enable(q)
-	case comQueueDesc, comQueueDesc + 4:
-		q.desc = set32(q.desc, off-comQueueDesc, v)
-	case comQueueDriver, comQueueDriver + 4:
-		q.driver = set32(q.driver, off-comQueueDriver, v)
-	case comQueueDevice, comQueueDevice + 4:
-		q.device = set32(q.device, off-comQueueDevice, v)
+	case virtiospec.ComQueueDesc, virtiospec.ComQueueDesc + 4:
+		q.desc = set32(q.desc, off-virtiospec.ComQueueDesc, v)
+	case virtiospec.ComQueueDriver, virtiospec.ComQueueDriver + 4:
+		q.driver = set32(q.driver, off-virtiospec.ComQueueDriver, v)
+	case virtiospec.ComQueueDevice, virtiospec.ComQueueDevice + 4:
+		q.device = set32(q.device, off-virtiospec.ComQueueDevice, v)
 	}
 }
 
@@ -167,8 +171,8 @@ func set32(x uint64, half, v uint32) uint64 {
 // vector is an MSI-X vector number as the device accepts it: one inside the table, or
 // noVector.
 func (m *Model) vector(v uint16) uint16 {
-	if v != noVector && int(v) >= m.nq+1 {
-		return noVector
+	if v != virtiospec.NoVector && int(v) >= m.nq+1 {
+		return virtiospec.NoVector
 	}
 	return v
 }
@@ -187,21 +191,21 @@ func (m *Model) writeStatus(v uint8) {
 	}
 	add := v &^ old
 	switch {
-	case add&statusDriver != 0 && v&statusAcknowledge == 0,
-		add&statusFeaturesOK != 0 && v&statusDriver == 0,
-		add&statusDriverOK != 0 && v&statusFeaturesOK == 0:
+	case add&virtiospec.StatusDriver != 0 && v&virtiospec.StatusAcknowledge == 0,
+		add&virtiospec.StatusFeaturesOK != 0 && v&virtiospec.StatusDriver == 0,
+		add&virtiospec.StatusDriverOK != 0 && v&virtiospec.StatusFeaturesOK == 0:
 		m.fault("device status 0x%02x out of order (was 0x%02x)", v, old)
 		return
 	}
-	if add&statusFeaturesOK != 0 {
+	if add&virtiospec.StatusFeaturesOK != 0 {
 		if !m.featuresAcceptable() {
-			v &^= statusFeaturesOK // the driver reads it back and gives up
+			v &^= virtiospec.StatusFeaturesOK // the driver reads it back and gives up
 		}
 	}
-	if add&statusDriverOK != 0 {
+	if add&virtiospec.StatusDriverOK != 0 {
 		for i := range m.queues {
 			if q := &m.queues[i]; q.enabled {
-				q.eventIdx = m.has(featEventIdx)
+				q.eventIdx = m.has(virtiospec.FeatEventIdx)
 			}
 		}
 	}
@@ -215,9 +219,9 @@ func (m *Model) featuresAcceptable() bool {
 	f := m.drvFeatures
 	switch {
 	case f&^m.offered != 0,
-		f&(1<<featVersion1) == 0,
-		f&(1<<featAccessPlat) == 0,
-		f&(1<<featMQ) != 0 && f&(1<<featCtrlVQ) == 0:
+		f&(1<<virtiospec.FeatVersion1) == 0,
+		f&(1<<virtiospec.FeatAccessPlat) == 0,
+		f&(1<<virtiospec.FeatMQ) != 0 && f&(1<<virtiospec.FeatCtrlVQ) == 0:
 		return false
 	}
 	return true
@@ -234,27 +238,27 @@ func (m *Model) enable(q *queue) {
 		return
 	}
 	q.enabled = true
-	q.eventIdx = m.has(featEventIdx)
+	q.eventIdx = m.has(virtiospec.FeatEventIdx)
 }
 
 // initNetConfig fills the device configuration. The lock need not be held (New).
 func (m *Model) initNetConfig() {
-	copy(m.netcfg[netCfgMAC:], m.cfg.MAC)
-	binary.LittleEndian.PutUint16(m.netcfg[netCfgStatus:], linkUpBit)
-	binary.LittleEndian.PutUint16(m.netcfg[netCfgMaxPairs:], uint16(m.cfg.MaxPairs))
-	binary.LittleEndian.PutUint16(m.netcfg[netCfgMTU:], 1500)
+	copy(m.netcfg[virtiospec.NetCfgMAC:], m.cfg.MAC)
+	binary.LittleEndian.PutUint16(m.netcfg[virtiospec.NetCfgStatus:], virtiospec.NetStatusLinkUp)
+	binary.LittleEndian.PutUint16(m.netcfg[virtiospec.NetCfgMaxPairs:], uint16(m.cfg.MaxPairs))
+	binary.LittleEndian.PutUint16(m.netcfg[virtiospec.NetCfgMTU:], 1500)
 	speed := uint32(0xffffffff)
 	if m.cfg.SpeedMbps > 0 {
 		speed = uint32(m.cfg.SpeedMbps)
 	}
-	binary.LittleEndian.PutUint32(m.netcfg[netCfgSpeed:], speed)
-	m.netcfg[netCfgDuplex] = 1
+	binary.LittleEndian.PutUint32(m.netcfg[virtiospec.NetCfgSpeed:], speed)
+	m.netcfg[virtiospec.NetCfgDuplex] = 1
 }
 
 // readNetConfig reads the device configuration at its natural widths.
 func (m *Model) readNetConfig(off, size uint32) uint32 {
-	if off+size > netCfgLen {
-		m.fault("device config: %d-byte read at 0x%x beyond %d bytes", size, off, netCfgLen)
+	if off+size > virtiospec.NetCfgLen {
+		m.fault("device config: %d-byte read at 0x%x beyond %d bytes", size, off, virtiospec.NetCfgLen)
 		return 0
 	}
 	b := m.netcfg[off : off+size]

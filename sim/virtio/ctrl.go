@@ -1,6 +1,11 @@
 package virtio
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/uiod/uiod/internal/hw/virtiospec"
+)
 
 // control executes every command available on the control queue.
 func (m *Model) control(qi int) {
@@ -23,27 +28,14 @@ func (m *Model) control(qi int) {
 			continue
 		}
 		ack := chain[len(chain)-1]
-		if ack.flags&descWrite == 0 || ack.len < 1 {
+		if ack.flags&virtiospec.DescWrite == 0 || ack.len < 1 {
 			m.fault("control chain %d: no writable ack", head)
 			m.pushUsed(qi, q, uint32(head), 0, false)
 			continue
 		}
-		var cmd []byte
-		good := true
-		for _, c := range chain[:len(chain)-1] {
-			if c.flags&descWrite != 0 {
-				good = false
-				break
-			}
-			b, err := d.DMAAt(c.addr, int(c.len), "control command")
-			if err != nil {
-				good = false
-				break
-			}
-			cmd = append(cmd, b...)
-		}
-		status := byte(ctrlErr)
-		if good {
+		cmd, read := m.readChain(chain[:len(chain)-1], nil, math.MaxInt, "control command")
+		status := byte(virtiospec.CtrlErr)
+		if read == chainDone {
 			status = m.command(cmd)
 		}
 		if b, err := d.DMAAt(ack.addr, 1, "control ack"); err == nil {
@@ -57,19 +49,19 @@ func (m *Model) control(qi int) {
 // command runs one control command (class, command, data) and returns the ack.
 func (m *Model) command(cmd []byte) byte {
 	if len(cmd) < 2 {
-		return ctrlErr
+		return virtiospec.CtrlErr
 	}
 	switch {
-	case cmd[0] == ctrlClassMQ && cmd[1] == ctrlMQPairsSet:
-		if !m.has(featMQ) || len(cmd) < 4 {
-			return ctrlErr
+	case cmd[0] == virtiospec.CtrlClassMQ && cmd[1] == virtiospec.CtrlMQPairsSet:
+		if !m.has(virtiospec.FeatMQ) || len(cmd) < 4 {
+			return virtiospec.CtrlErr
 		}
 		n := int(binary.LittleEndian.Uint16(cmd[2:]))
 		if n < 1 || n > m.cfg.MaxPairs {
-			return ctrlErr
+			return virtiospec.CtrlErr
 		}
 		m.pairs = n
-		return ctrlOK
+		return virtiospec.CtrlOK
 	}
-	return ctrlErr
+	return virtiospec.CtrlErr
 }

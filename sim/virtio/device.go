@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
@@ -47,15 +48,16 @@ const (
 var overlay = func() (b [overlayEnd]byte) {
 	b[pci.CfgCapPointer] = capCommonAt
 	put := func(at, next int, typ byte, off, n uint32, capLen byte) {
-		b[at], b[at+1], b[at+2], b[at+3], b[at+4] = 0x09, byte(next), capLen, typ, barIndex
-		binary.LittleEndian.PutUint32(b[at+8:], off)
-		binary.LittleEndian.PutUint32(b[at+12:], n)
+		b[at], b[at+1], b[at+2] = virtiospec.CapIDVendor, byte(next), capLen
+		b[at+virtiospec.CapOffType], b[at+virtiospec.CapOffBAR] = typ, barIndex
+		binary.LittleEndian.PutUint32(b[at+virtiospec.CapOffOffset:], off)
+		binary.LittleEndian.PutUint32(b[at+virtiospec.CapOffLength:], n)
 	}
-	put(capCommonAt, capISRAt, 1, commonBase, commonLen, 16)
-	put(capISRAt, capDeviceAt, 3, isrBase, pageLen, 16)
-	put(capDeviceAt, capMSIXAt, 4, deviceBase, pageLen, 16)
-	put(capNotifyAt, 0, 2, notifyBase, pageLen, 20)
-	binary.LittleEndian.PutUint32(b[capNotifyAt+16:], notifyMult)
+	put(capCommonAt, capISRAt, virtiospec.CapCommon, commonBase, virtiospec.ComLen, virtiospec.CapLen)
+	put(capISRAt, capDeviceAt, virtiospec.CapISR, isrBase, pageLen, virtiospec.CapLen)
+	put(capDeviceAt, capMSIXAt, virtiospec.CapDevice, deviceBase, pageLen, virtiospec.CapLen)
+	put(capNotifyAt, 0, virtiospec.CapNotify, notifyBase, pageLen, virtiospec.CapNotifyLen)
+	binary.LittleEndian.PutUint32(b[capNotifyAt+virtiospec.CapOffMult:], notifyMult)
 	b[capMSIXAt+1] = capNotifyAt
 	return b
 }()
@@ -141,7 +143,7 @@ func (m *Model) read(off, size uint32) uint32 {
 		return ^uint32(0)
 	}
 	switch {
-	case off < commonBase+commonLen:
+	case off < commonBase+virtiospec.ComLen:
 		return m.readCommon(off-commonBase, size)
 	case off >= isrBase && off < isrBase+pageLen:
 		// Read-to-clear; deasserts INTx.
@@ -149,7 +151,7 @@ func (m *Model) read(off, size uint32) uint32 {
 		m.isr = 0
 		m.dev.SetINTx(false)
 		return uint32(v)
-	case off >= deviceBase && off < deviceBase+netCfgLen:
+	case off >= deviceBase && off < deviceBase+virtiospec.NetCfgLen:
 		return m.readNetConfig(off-deviceBase, size)
 	}
 	d.Fault(sim.Fault{Kind: sim.UnknownRead, Addr: uint64(off), Msg: fmt.Sprintf("%d bytes", size)})
@@ -168,7 +170,7 @@ func (m *Model) write(off, size, v uint32) {
 	}
 	notified := -1
 	switch {
-	case off < commonBase+commonLen:
+	case off < commonBase+virtiospec.ComLen:
 		m.writeCommon(off-commonBase, size, v)
 	case off >= notifyBase && off < notifyBase+notifyMult*uint32(m.nq):
 		notified = m.notify(off-notifyBase, size, v)

@@ -1,6 +1,10 @@
 package virtio
 
-import "time"
+import (
+	"time"
+
+	"github.com/uiod/uiod/internal/hw/virtiospec"
+)
 
 // injections are pending faults. They are guarded by the device lock.
 type injections struct {
@@ -76,20 +80,20 @@ func (m *Model) setLink(up bool) {
 	m.link = up
 	var s uint16
 	if up {
-		s = linkUpBit
+		s = virtiospec.NetStatusLinkUp
 	}
-	m.netcfg[netCfgStatus], m.netcfg[netCfgStatus+1] = byte(s), byte(s>>8)
+	m.netcfg[virtiospec.NetCfgStatus], m.netcfg[virtiospec.NetCfgStatus+1] = byte(s), byte(s>>8)
 	m.generation++
 	m.st.LinkChanges++
 	if !m.running() {
 		return
 	}
 	if m.dev.MSIXEnabled() {
-		if m.msixConfig == noVector || !m.dev.FireMSIX(int(m.msixConfig)) {
+		if m.msixConfig == virtiospec.NoVector || !m.dev.FireMSIX(int(m.msixConfig)) {
 			m.st.LostInterrupts++
 		}
 		return
 	}
-	m.isr |= isrConfig
+	m.isr |= virtiospec.ISRConfig
 	m.dev.SetINTx(true)
 }

@@ -27,16 +27,11 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/wire"
-)
-
-// PCI ids.
-const (
-	VendorID    = 0x1af4
-	DeviceIDNet = 0x1041
 )
 
 // Config describes the modelled device.
@@ -89,7 +84,7 @@ type Model struct {
 	isr         uint8
 	link        bool
 	pairs       int
-	netcfg      [netCfgLen]byte
+	netcfg      [virtiospec.NetCfgLen]byte
 	inj         injections
 	st          Stats
 	flap        *time.Timer
@@ -121,19 +116,19 @@ func New(cfg Config) (*Model, error) {
 	m := &Model{cfg: cfg, nq: 2*cfg.MaxPairs + 1, link: true, wire: cfg.Wire}
 	m.txMu = make([]sync.Mutex, m.nq)
 	m.txBuf = make([][]byte, m.nq)
-	m.offered = 1<<featVersion1 | 1<<featAccessPlat | 1<<featMAC | 1<<featStatus | 1<<featCtrlVQ | 1<<featSpeedDuplex
+	m.offered = 1<<virtiospec.FeatVersion1 | 1<<virtiospec.FeatAccessPlat | 1<<virtiospec.FeatMAC | 1<<virtiospec.FeatStatus | 1<<virtiospec.FeatCtrlVQ | 1<<virtiospec.FeatSpeedDuplex
 	if cfg.MaxPairs > 1 {
-		m.offered |= 1 << featMQ
+		m.offered |= 1 << virtiospec.FeatMQ
 	}
 	if !cfg.NoEventIdx {
-		m.offered |= 1 << featEventIdx
+		m.offered |= 1 << virtiospec.FeatEventIdx
 	}
 	dev, err := sim.New(sim.Config{
 		Addr:        cfg.Addr,
-		VendorID:    VendorID,
-		DeviceID:    DeviceIDNet,
+		VendorID:    virtiospec.VendorID,
+		DeviceID:    virtiospec.DeviceIDNet,
 		Revision:    1,
-		Class:       0x020000,
+		Class:       uint32(pci.ClassNetwork),
 		BAR0Size:    4,
 		MSIXVectors: m.nq + 1,
 		IOMMU:       cfg.IOMMU,
@@ -192,11 +187,11 @@ func (m *Model) Stats() Stats {
 // reset returns the transport to its reset state. The lock is held.
 func (m *Model) reset() {
 	m.status, m.drvFeatures, m.devFeatSel, m.drvFeatSel, m.queueSel = 0, 0, 0, 0, 0
-	m.msixConfig = noVector
+	m.msixConfig = virtiospec.NoVector
 	m.isr = 0
 	m.pairs = 1
 	for i := range m.queues {
-		m.queues[i] = queue{size: uint16(m.cfg.QueueSize), msix: noVector}
+		m.queues[i] = queue{size: uint16(m.cfg.QueueSize), msix: virtiospec.NoVector}
 	}
 	m.dev.SetINTx(false)
 }
@@ -219,7 +214,7 @@ func (m *Model) has(f int) bool { return m.drvFeatures&(1<<f) != 0 }
 
 // running reports whether the driver finished initialisation and may use the queues.
 func (m *Model) running() bool {
-	return m.status&statusDriverOK != 0 && m.status&statusFailed == 0 && !m.dev.Closed()
+	return m.status&virtiospec.StatusDriverOK != 0 && m.status&virtiospec.StatusFailed == 0 && !m.dev.Closed()
 }
 
 // irqs is the pci.Device IRQs with the NoMSIX option.

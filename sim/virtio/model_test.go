@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
@@ -32,22 +33,22 @@ func newRaw(t *testing.T, cfg Config) *rawDriver {
 	return &rawDriver{t: t, m: m, r: r.(bar4)}
 }
 
-func (d *rawDriver) status(v uint8) { d.r.Write8(commonBase+comStatus, v) }
+func (d *rawDriver) status(v uint8) { d.r.Write8(commonBase+virtiospec.ComStatus, v) }
 
 func (d *rawDriver) features(f uint64) {
-	d.r.Write32(commonBase+comDrvFeatureSel, 0)
-	d.r.Write32(commonBase+comDrvFeature, uint32(f))
-	d.r.Write32(commonBase+comDrvFeatureSel, 1)
-	d.r.Write32(commonBase+comDrvFeature, uint32(f>>32))
+	d.r.Write32(commonBase+virtiospec.ComDrvFeatureSel, 0)
+	d.r.Write32(commonBase+virtiospec.ComDrvFeature, uint32(f))
+	d.r.Write32(commonBase+virtiospec.ComDrvFeatureSel, 1)
+	d.r.Write32(commonBase+virtiospec.ComDrvFeature, uint32(f>>32))
 }
 
 // protocolFaults returns the messages of the protocol faults recorded so far.
 // featuresOK runs the handshake up to FEATURES_OK with goodFeatures (ACKNOWLEDGE is set
 // with DRIVER).
 func (d *rawDriver) featuresOK() {
-	d.status(statusAcknowledge | statusDriver)
+	d.status(virtiospec.StatusAcknowledge | virtiospec.StatusDriver)
 	d.features(goodFeatures)
-	d.status(statusAcknowledge | statusDriver | statusFeaturesOK)
+	d.status(virtiospec.StatusAcknowledge | virtiospec.StatusDriver | virtiospec.StatusFeaturesOK)
 }
 
 func (d *rawDriver) protocolFaults() []string {
@@ -61,7 +62,7 @@ func (d *rawDriver) protocolFaults() []string {
 	return msgs
 }
 
-const goodFeatures = 1<<featVersion1 | 1<<featAccessPlat | 1<<featMAC
+const goodFeatures = 1<<virtiospec.FeatVersion1 | 1<<virtiospec.FeatAccessPlat | 1<<virtiospec.FeatMAC
 
 func TestStrictOrdering(t *testing.T) {
 	tests := []struct {
@@ -70,39 +71,39 @@ func TestStrictOrdering(t *testing.T) {
 		fault string // "" = none
 	}{
 		{"handshake in order", func(d *rawDriver) {
-			d.status(statusAcknowledge)
+			d.status(virtiospec.StatusAcknowledge)
 			d.featuresOK()
-			d.r.Write16(commonBase+comQueueSelect, 0)
+			d.r.Write16(commonBase+virtiospec.ComQueueSelect, 0)
 		}, ""},
 		{"queue select before FEATURES_OK", func(d *rawDriver) {
-			d.status(statusAcknowledge | statusDriver)
-			d.r.Write16(commonBase+comQueueSelect, 0)
+			d.status(virtiospec.StatusAcknowledge | virtiospec.StatusDriver)
+			d.r.Write16(commonBase+virtiospec.ComQueueSelect, 0)
 		}, "before FEATURES_OK"},
 		{"queue size read before FEATURES_OK", func(d *rawDriver) {
-			d.status(statusAcknowledge | statusDriver)
-			d.r.Read16(commonBase + comQueueSize)
+			d.status(virtiospec.StatusAcknowledge | virtiospec.StatusDriver)
+			d.r.Read16(commonBase + virtiospec.ComQueueSize)
 		}, "before FEATURES_OK"},
 		{"features after FEATURES_OK", func(d *rawDriver) {
 			d.featuresOK()
-			d.features(goodFeatures | 1<<featStatus)
+			d.features(goodFeatures | 1<<virtiospec.FeatStatus)
 		}, "driver features written"},
-		{"DRIVER before ACKNOWLEDGE", func(d *rawDriver) { d.status(statusDriver) }, "out of order"},
+		{"DRIVER before ACKNOWLEDGE", func(d *rawDriver) { d.status(virtiospec.StatusDriver) }, "out of order"},
 		{"status bits cleared", func(d *rawDriver) {
-			d.status(statusAcknowledge | statusDriver)
-			d.status(statusAcknowledge)
+			d.status(virtiospec.StatusAcknowledge | virtiospec.StatusDriver)
+			d.status(virtiospec.StatusAcknowledge)
 		}, "without a reset"},
 		{"notify before DRIVER_OK", func(d *rawDriver) {
 			d.featuresOK()
 			d.r.Write16(notifyBase, 0)
 		}, "before DRIVER_OK"},
-		{"32-bit access to a 16-bit field", func(d *rawDriver) { d.r.Read32(commonBase + comMSIXConfig) }, "4-byte access"},
+		{"32-bit access to a 16-bit field", func(d *rawDriver) { d.r.Read32(commonBase + virtiospec.ComMSIXConfig) }, "4-byte access"},
 		{"queue size not a power of two", func(d *rawDriver) {
 			d.featuresOK()
-			d.r.Write16(commonBase+comQueueSize, 100)
+			d.r.Write16(commonBase+virtiospec.ComQueueSize, 100)
 		}, "size 100"},
 		{"enable without rings", func(d *rawDriver) {
 			d.featuresOK()
-			d.r.Write16(commonBase+comQueueEnable, 1)
+			d.r.Write16(commonBase+virtiospec.ComQueueEnable, 1)
 		}, "without ring addresses"},
 	}
 	for _, tt := range tests {
@@ -131,18 +132,18 @@ func TestFeaturesRefused(t *testing.T) {
 		name string
 		f    uint64
 	}{
-		{"without VERSION_1", goodFeatures &^ (1 << featVersion1)},
-		{"without ACCESS_PLATFORM", goodFeatures &^ (1 << featAccessPlat)},
+		{"without VERSION_1", goodFeatures &^ (1 << virtiospec.FeatVersion1)},
+		{"without ACCESS_PLATFORM", goodFeatures &^ (1 << virtiospec.FeatAccessPlat)},
 		{"not offered", goodFeatures | 1<<40},
-		{"MQ without CTRL_VQ", goodFeatures | 1<<featMQ},
+		{"MQ without CTRL_VQ", goodFeatures | 1<<virtiospec.FeatMQ},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := newRaw(t, Config{})
-			d.status(statusAcknowledge | statusDriver)
+			d.status(virtiospec.StatusAcknowledge | virtiospec.StatusDriver)
 			d.features(tt.f)
-			d.status(statusAcknowledge | statusDriver | statusFeaturesOK)
-			if s := d.r.Read8(commonBase + comStatus); s&statusFeaturesOK != 0 {
+			d.status(virtiospec.StatusAcknowledge | virtiospec.StatusDriver | virtiospec.StatusFeaturesOK)
+			if s := d.r.Read8(commonBase + virtiospec.ComStatus); s&virtiospec.StatusFeaturesOK != 0 {
 				t.Fatalf("features %#x accepted (status 0x%02x)", tt.f, s)
 			}
 		})
@@ -151,20 +152,20 @@ func TestFeaturesRefused(t *testing.T) {
 
 func TestResetClearsState(t *testing.T) {
 	d := newRaw(t, Config{})
-	d.status(statusAcknowledge | statusDriver)
+	d.status(virtiospec.StatusAcknowledge | virtiospec.StatusDriver)
 	d.features(goodFeatures)
-	d.status(statusAcknowledge | statusDriver | statusFeaturesOK)
-	d.r.Write16(commonBase+comQueueSelect, 1)
-	d.r.Write16(commonBase+comQueueSize, 64)
+	d.status(virtiospec.StatusAcknowledge | virtiospec.StatusDriver | virtiospec.StatusFeaturesOK)
+	d.r.Write16(commonBase+virtiospec.ComQueueSelect, 1)
+	d.r.Write16(commonBase+virtiospec.ComQueueSize, 64)
 	d.status(0)
-	if s := d.r.Read8(commonBase + comStatus); s != 0 {
+	if s := d.r.Read8(commonBase + virtiospec.ComStatus); s != 0 {
 		t.Fatalf("status 0x%02x after reset", s)
 	}
-	d.status(statusAcknowledge | statusDriver)
+	d.status(virtiospec.StatusAcknowledge | virtiospec.StatusDriver)
 	d.features(goodFeatures)
-	d.status(statusAcknowledge | statusDriver | statusFeaturesOK)
-	d.r.Write16(commonBase+comQueueSelect, 1)
-	if n := d.r.Read16(commonBase + comQueueSize); n != 256 {
+	d.status(virtiospec.StatusAcknowledge | virtiospec.StatusDriver | virtiospec.StatusFeaturesOK)
+	d.r.Write16(commonBase+virtiospec.ComQueueSelect, 1)
+	if n := d.r.Read16(commonBase + virtiospec.ComQueueSize); n != 256 {
 		t.Fatalf("queue size %d after reset, want 256", n)
 	}
 	if got := d.protocolFaults(); len(got) != 0 {

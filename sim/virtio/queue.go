@@ -3,6 +3,7 @@ package virtio
 import (
 	"encoding/binary"
 
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/sim"
 )
 
@@ -89,16 +90,45 @@ func (m *Model) chain(q *queue, head uint16, ds []desc) ([]desc, bool) {
 			flags: binary.LittleEndian.Uint16(b[12:]),
 			next:  binary.LittleEndian.Uint16(b[14:]),
 		}
-		if d.flags&descIndir != 0 {
+		if d.flags&virtiospec.DescIndirect != 0 {
 			m.fault("indirect descriptor %d (not offered)", i)
 			return ds, false
 		}
 		ds = append(ds, d)
-		if d.flags&descNext == 0 {
+		if d.flags&virtiospec.DescNext == 0 {
 			return ds, true
 		}
 		i = d.next
 	}
+}
+
+// chainRead is why readChain stopped early.
+type chainRead int
+
+const (
+	chainDone     chainRead = iota // every descriptor read
+	chainWritable                  // a device-writable descriptor
+	chainTooLong                   // more than the limit
+	chainDMA                       // a buffer the device cannot reach
+)
+
+// readChain appends the buffers of the device-readable descriptors ds to buf, at most
+// limit bytes in all; it stops at the first descriptor it cannot take.
+func (m *Model) readChain(ds []desc, buf []byte, limit int, what string) ([]byte, chainRead) {
+	for _, c := range ds {
+		if c.flags&virtiospec.DescWrite != 0 {
+			return buf, chainWritable
+		}
+		if len(buf)+int(c.len) > limit {
+			return buf, chainTooLong
+		}
+		b, err := m.dev.DMAAt(c.addr, int(c.len), what)
+		if err != nil {
+			return buf, chainDMA
+		}
+		buf = append(buf, b...)
+	}
+	return buf, chainDone
 }
 
 // pushUsed writes a used entry, then the used index (atomically, after the entry), and
@@ -136,7 +166,7 @@ func (m *Model) maybeInterrupt(qi int, q *queue, old uint16) {
 			m.st.Suppressed++
 			return
 		}
-	} else if flags, _, ok := m.avail(q); !ok || flags&noInterrup != 0 {
+	} else if flags, _, ok := m.avail(q); !ok || flags&virtiospec.AvailNoInterrupt != 0 {
 		m.st.Suppressed++
 		return
 	}
@@ -147,14 +177,14 @@ func (m *Model) maybeInterrupt(qi int, q *queue, old uint16) {
 func (m *Model) interrupt(qi int) {
 	if m.dev.MSIXEnabled() {
 		v := m.queues[qi].msix
-		if v == noVector || !m.dev.FireMSIX(int(v)) {
+		if v == virtiospec.NoVector || !m.dev.FireMSIX(int(v)) {
 			m.st.LostInterrupts++
 			return
 		}
 		m.st.Interrupts++
 		return
 	}
-	m.isr |= isrQueue
+	m.isr |= virtiospec.ISRQueue
 	m.dev.SetINTx(true)
 	m.st.Interrupts++
 }

@@ -2,6 +2,8 @@ package virtio
 
 import (
 	"encoding/binary"
+
+	"github.com/uiod/uiod/internal/hw/virtiospec"
 )
 
 // receive is the wire handler: one frame into the next available buffer of the queue
@@ -45,7 +47,7 @@ func (m *Model) receive(frame []byte, _ int64) {
 	}
 	capacity := 0
 	for _, c := range chain {
-		if c.flags&descWrite == 0 {
+		if c.flags&virtiospec.DescWrite == 0 {
 			m.fault("receive chain %d: device-readable descriptor", head)
 			m.st.RxErrors++
 			q.lastAvail++
@@ -54,11 +56,11 @@ func (m *Model) receive(frame []byte, _ int64) {
 		}
 		capacity += int(c.len)
 	}
-	if netHdrLen+len(frame) > capacity {
+	if virtiospec.NetHdrLen+len(frame) > capacity {
 		m.st.Oversize++ // left available for a frame that fits, as QEMU does
 		return
 	}
-	var hdr [netHdrLen]byte
+	var hdr [virtiospec.NetHdrLen]byte
 	binary.LittleEndian.PutUint16(hdr[10:], 1) // num_buffers
 	if !m.scatter(chain, hdr[:], frame) {
 		m.st.RxErrors++ // a DMA fault (recorded): hand the chain back empty
@@ -68,7 +70,7 @@ func (m *Model) receive(frame []byte, _ int64) {
 	}
 	q.lastAvail++
 	m.setAvailEvent(q)
-	id, n := uint32(head), uint32(netHdrLen+len(frame))
+	id, n := uint32(head), uint32(virtiospec.NetHdrLen+len(frame))
 	ahead := false
 	switch {
 	case m.inj.badID > 0:

@@ -1,5 +1,7 @@
 package virtio
 
+import "github.com/uiod/uiod/internal/hw/virtiospec"
+
 // maxTxFrame bounds a gathered frame (header included).
 const maxTxFrame = 65562
 
@@ -46,28 +48,18 @@ func (m *Model) gather(qi int) (frame []byte, ok bool) {
 	var ds [16]desc
 	chain, good := m.chain(q, head, ds[:0])
 	buf := m.txBuf[qi][:0]
-	for _, c := range chain {
-		if !good {
-			break
-		}
-		if c.flags&descWrite != 0 {
+	if good {
+		var read chainRead
+		buf, read = m.readChain(chain, buf, maxTxFrame, "transmit buffer")
+		switch read {
+		case chainWritable:
 			m.fault("transmit chain %d: device-writable descriptor", head)
-			good = false
-			break
-		}
-		if len(buf)+int(c.len) > maxTxFrame {
+		case chainTooLong:
 			m.fault("transmit chain %d: more than %d bytes", head, maxTxFrame)
-			good = false
-			break
 		}
-		b, err := d.DMAAt(c.addr, int(c.len), "transmit buffer")
-		if err != nil {
-			good = false
-			break
-		}
-		buf = append(buf, b...)
+		good = read == chainDone
 	}
-	if good && len(buf) < netHdrLen {
+	if good && len(buf) < virtiospec.NetHdrLen {
 		m.fault("transmit chain %d: %d bytes, shorter than the header", head, len(buf))
 		good = false
 	}
@@ -77,7 +69,7 @@ func (m *Model) gather(qi int) (frame []byte, ok bool) {
 		return nil, true
 	}
 	m.txBuf[qi] = buf
-	frame = buf[netHdrLen:]
+	frame = buf[virtiospec.NetHdrLen:]
 	if !m.link {
 		m.st.TxLinkDown++
 		return nil, true
