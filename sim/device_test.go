@@ -2,8 +2,10 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 )
@@ -176,14 +178,7 @@ func TestBadAccessPanics(t *testing.T) {
 	y := newToy(t, false, nil)
 	r, _ := y.d.Region(0)
 	for _, off := range []uint32{0x2, 0x100, 0xfffffffc} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("access at 0x%x did not panic", off)
-				}
-			}()
-			r.Read32(off)
-		}()
+		testutil.Panics(t, fmt.Sprintf("access at 0x%x", off), func() { r.Read32(off) })
 	}
 	if _, err := y.d.Region(1); err == nil {
 		t.Error("BAR1 exists")
