@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 )
 
@@ -70,11 +71,11 @@ func TestIGBMSIX(t *testing.T) {
 	g.wr(g.m.l.mrqc, 2|mrqcFieldIPv4)
 	f := frameForMAC(g, 17)
 	g.peer.Send(f)
-	if drain(t, vs[1]) != 0 {
+	if testutil.Drain(t, vs[1]) != 0 {
 		t.Fatal("masked vector fired")
 	}
 	g.wr(g.m.l.eims, 0x2|0x4)
-	if drain(t, vs[1]) != 1 {
+	if testutil.Drain(t, vs[1]) != 1 {
 		t.Fatal("unmask did not fire the pending queue cause")
 	}
 	if g.rd(g.m.l.eics)&0x2 != 0 {
@@ -83,7 +84,7 @@ func TestIGBMSIX(t *testing.T) {
 	// LSC: ICR cause, enabled in IMS, fires the other vector.
 	g.wr(ims, icrLSC)
 	g.m.FlapLink(0)
-	if n := drain(t, vs[2]); n != 1 {
+	if n := testutil.Drain(t, vs[2]); n != 1 {
 		t.Fatalf("LSC fired the other vector %d times", n)
 	}
 	if g.rd(icr)&icrLSC == 0 {
@@ -110,18 +111,18 @@ func TestIGBLegacyINTx(t *testing.T) {
 	g.rd(icr)
 	g.wr(ims, icrRXDW|icrLSC)
 	g.peer.Send(g.frame(64, 0))
-	if drain(t, v) != 1 {
+	if testutil.Drain(t, v) != 1 {
 		t.Fatal("RXDW did not assert INTx")
 	}
 	if c := g.rd(icr); c&icrRXDW == 0 || c&icrAsserted == 0 {
 		t.Fatalf("ICR %#x", c)
 	}
 	v.Rearm()
-	if drain(t, v) != 0 {
+	if testutil.Drain(t, v) != 0 {
 		t.Fatal("fired after ICR read")
 	}
 	g.peer.Send(g.frame(64, 1))
-	if drain(t, v) != 1 {
+	if testutil.Drain(t, v) != 1 {
 		t.Fatal("next frame did not fire")
 	}
 }

@@ -51,7 +51,7 @@ func (g *rig) queueIRQ(intx bool, q int) *queueIRQ {
 // acknowledges the causes and re-arms the line as a uio driver does.
 func (ir *queueIRQ) fired(t *testing.T) uint64 {
 	t.Helper()
-	n := drain(t, ir.v)
+	n := testutil.Drain(t, ir.v)
 	if ir.intx {
 		if ir.g.m.cfg.Flavor == X82576 {
 			ir.g.rd(icr)
@@ -61,7 +61,7 @@ func (ir *queueIRQ) fired(t *testing.T) uint64 {
 		if err := ir.v.Rearm(); err != nil {
 			t.Fatal(err)
 		}
-		n += drain(t, ir.v)
+		n += testutil.Drain(t, ir.v)
 	}
 	return n
 }

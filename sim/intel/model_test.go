@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 )
@@ -179,7 +180,7 @@ func TestFaultInjection(t *testing.T) {
 		vs := g.setupMSIX(true)
 		g.m.SpuriousInterrupt(0)
 		g.m.InterruptStorm(0, 100)
-		if n := drain(t, vs[0]); n != 101 {
+		if n := testutil.Drain(t, vs[0]); n != 101 {
 			t.Fatalf("%d interrupts, want 101", n)
 		}
 		if g.rd(g.m.l.eicr)&0xFFFF != 0 {

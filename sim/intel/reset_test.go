@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"testing"
 	"time"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // TestResetDropsPartialTXFrame checks that a global reset forgets a frame whose first
@@ -94,13 +96,13 @@ func TestEITRLegacyINTx(t *testing.T) {
 		time.Sleep(2 * interval) // start outside any interval
 		g.rd(g.m.l.eicr)
 		v.Rearm()
-		drain(t, v)
+		testutil.Drain(t, v)
 		start := time.Now()
 		g.peer.Send(g.frame(64, 0))
 		g.rd(g.m.l.eicr) // acknowledge: the line falls
 		v.Rearm()
 		g.peer.Send(g.frame(64, 1))
-		n := drain(t, v)
+		n := testutil.Drain(t, v)
 		if time.Since(start) >= interval {
 			continue // too slow to tell on this machine; try again
 		}
@@ -109,7 +111,7 @@ func TestEITRLegacyINTx(t *testing.T) {
 		}
 		var got uint64
 		for deadline := time.Now().Add(time.Second); got == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Microsecond) {
-			got = drain(t, v)
+			got = testutil.Drain(t, v)
 		}
 		if got != 1 {
 			t.Fatalf("held-back interrupt: %d, want 1", got)
