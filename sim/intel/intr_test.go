@@ -129,11 +129,7 @@ func TestLSCInterrupt(t *testing.T) {
 }
 
 func TestLegacyINTx(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
-	v := g.intx(t)
-	g.wr(g.m.l.ivar0, 0x80) // RX queue 0 → EICR bit 0
-	g.setupRX(0, 16, 2048, true)
+	g, v := newLegacyRig(t, 16)
 	g.peer.Send(g.frame(64, 0))
 	if testutil.Drain(t, v) != 0 {
 		t.Fatal("masked INTx fired")

@@ -84,11 +84,7 @@ func TestRXFaultMidFrameWritesNothing(t *testing.T) {
 // drivers program it for interrupt moderation: a second interrupt within one interval of
 // the first is held back until the interval ends.
 func TestEITRLegacyINTx(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
-	v := g.intx(t)
-	g.wr(g.m.l.ivar0, 0x80) // RX queue 0 → EICR bit 0
-	g.setupRX(0, 64, 2048, true)
+	g, v := newLegacyRig(t, 64)
 	g.wr(g.m.l.eitr(0), 0xFF8) // 511 × 2.048 µs
 	interval := time.Duration(g.m.l.eitrNanos(0xFF8))
 	g.wr(g.m.l.eims, 1)

@@ -91,6 +91,18 @@ func (g *rig) intx(t *testing.T) *irq.Vector {
 	return vs[0]
 }
 
+// newLegacyRig returns an initialised 82599 in legacy INTx mode, its one vector, and RX
+// queue 0 set up with n descriptors and routed to EICR bit 0.
+func newLegacyRig(t *testing.T, n int) (*rig, *irq.Vector) {
+	t.Helper()
+	g := newRig(t, Config{})
+	g.initDevice()
+	v := g.intx(t)
+	g.wr(g.m.l.ivar0, 0x80) // RX queue 0 → EICR bit 0
+	g.setupRX(0, n, 2048, true)
+	return g, v
+}
+
 func (g *rig) rd(off uint32) uint32       { return g.r.Read32(off) }
 func (g *rig) wr(off, v uint32)           { g.r.Write32(off, v) }
 func (g *rig) setBits(off, v uint32)      { g.wr(off, g.rd(off)|v) }
@@ -193,17 +205,9 @@ func (g *rig) enableRX() {
 // and writes queue q's SRRCTL, base, length, head and tail 0 (the queue must be off).
 func (g *rig) programRX(q, n, bsize int, dropEn bool) *ring {
 	g.t.Helper()
-	dma := g.dev.DMA()
-	desc, err := dma.Alloc(16 * n)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	bufs, err := dma.Alloc(bsize * n)
-	if err != nil {
-		g.t.Fatal(err)
-	}
 	rg := &g.rx[q]
-	*rg = ring{n: n, desc: desc, bufs: bufs, bsize: bsize}
+	*rg = g.allocRing(n, bsize)
+	desc := rg.desc
 	for i := 0; i < n; i++ {
 		rg.post(i)
 	}
@@ -218,6 +222,21 @@ func (g *rig) programRX(q, n, bsize int, dropEn bool) *ring {
 	g.wr(g.rxq(q, qH), 0)
 	g.wr(g.rxq(q, qT), 0)
 	return rg
+}
+
+// allocRing allocates the DMA memory of a ring of n descriptors with bsize-byte buffers.
+func (g *rig) allocRing(n, bsize int) ring {
+	g.t.Helper()
+	dma := g.dev.DMA()
+	desc, err := dma.Alloc(16 * n)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	bufs, err := dma.Alloc(bsize * n)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return ring{n: n, desc: desc, bufs: bufs, bsize: bsize}
 }
 
 // post gives descriptor i (with its own buffer) to the device.
@@ -243,17 +262,9 @@ func (rg *ring) buf(i int) []byte { return rg.bufs.Bytes[i*rg.bsize : (i+1)*rg.b
 // enables it.
 func (g *rig) setupTX(q, n, bsize int) *ring {
 	g.t.Helper()
-	dma := g.dev.DMA()
-	desc, err := dma.Alloc(16 * n)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	bufs, err := dma.Alloc(bsize * n)
-	if err != nil {
-		g.t.Fatal(err)
-	}
 	rg := &g.tx[q]
-	*rg = ring{n: n, desc: desc, bufs: bufs, bsize: bsize}
+	*rg = g.allocRing(n, bsize)
+	desc := rg.desc
 	g.disableQueue(g.txq(q, qDCTL))
 	g.wr(g.txq(q, qBAL), uint32(desc.IOVA))
 	g.wr(g.txq(q, qBAH), uint32(desc.IOVA>>32))
