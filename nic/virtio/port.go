@@ -6,8 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/vectors"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -32,10 +32,8 @@ type Port struct {
 	pools    []*nic.Mempool
 	rings    []pci.Mem
 
-	vecs  []*irq.Vector
-	rxVec []*irq.Vector
-	kind  irq.Kind
-	watch *configWatcher
+	irqs  vectors.Set
+	watch *vectors.Watcher
 
 	linkCh atomic.Uint64
 	isrMu  sync.Mutex // INTx: ISR reads by different queues' threads
@@ -86,7 +84,7 @@ func Name(vendor, device uint16) string {
 func (p *Port) Close() error {
 	p.closeOnce.Do(func() {
 		if p.watch != nil {
-			p.watch.stop()
+			p.watch.Stop()
 		}
 		l := p.Link()
 		p.closeMu.Lock()

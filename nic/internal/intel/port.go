@@ -15,9 +15,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel/ring"
+	"github.com/uiod/uiod/nic/internal/vectors"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -73,10 +73,8 @@ type Port struct {
 	rx     []*ring.RxQueue
 	tx     []*ring.TxQueue
 	pools  []*nic.Mempool
-	vecs   []*irq.Vector // all vectors the port enabled
-	rxVec  []*irq.Vector // per RX queue
-	kind   irq.Kind      // interrupt mode in use (meaningless when vecs is empty)
-	lsc    *vectorWatcher
+	irqs   vectors.Set
+	lsc    *vectors.Watcher
 	linkCh atomic.Uint64 // link status changes seen
 
 	statsMu sync.Mutex
@@ -147,9 +145,7 @@ func Open(p *Port, dev pci.Device, cfg nic.Config, limits nic.Limits, layout Lay
 func abort(p *Port) {
 	p.quiesce()
 	pci.SetBusMaster(p.dev.Config(), false)
-	if len(p.vecs) > 0 {
-		p.dev.IRQs(p.kind, 0)
-	}
+	p.irqs.Disable(p.dev)
 	for _, q := range p.rx {
 		q.Free()
 	}
@@ -166,7 +162,7 @@ func abort(p *Port) {
 func (p *Port) quiesce() {
 	p.ops.Mask()
 	if p.lsc != nil {
-		p.lsc.stop()
+		p.lsc.Stop()
 		p.lsc = nil
 	}
 	p.ops.Stop()
