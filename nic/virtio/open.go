@@ -33,11 +33,7 @@ func open(dev pci.Device, cfg nic.Config, opt Options) (*Port, error) {
 	if !hostLittleEndian {
 		return nil, fmt.Errorf("big-endian host: %w", pci.ErrNotSupported)
 	}
-	vendor, err := pci.ReadConfig16(dev.Config(), pci.CfgVendorID)
-	if err != nil {
-		return nil, err
-	}
-	device, err := pci.ReadConfig16(dev.Config(), pci.CfgDeviceID)
+	vendor, device, err := pci.ReadIDs(dev.Config())
 	if err != nil {
 		return nil, err
 	}

@@ -89,11 +89,7 @@ type Port struct {
 // id not in it is refused with an error listing the supported ones.
 func Lookup[F any](dev pci.Device, driver string, ids map[uint16]F) (F, error) {
 	var fam F
-	vendor, err := pci.ReadConfig16(dev.Config(), pci.CfgVendorID)
-	if err != nil {
-		return fam, fmt.Errorf("%s: %w", dev.Addr(), err)
-	}
-	device, err := pci.ReadConfig16(dev.Config(), pci.CfgDeviceID)
+	vendor, device, err := pci.ReadIDs(dev.Config())
 	if err != nil {
 		return fam, fmt.Errorf("%s: %w", dev.Addr(), err)
 	}
