@@ -72,8 +72,7 @@ func (h *Host) PlanBind(addrs []Addr, driver string, opts BindOptions) (*Plan, e
 			continue
 		}
 		if d.Active && !opts.Force {
-			refusals = append(refusals, fmt.Errorf("%s is active: interface %s has routes (use --force to take it from the host anyway)",
-				a, strings.Join(d.Interfaces, ", ")))
+			refusals = append(refusals, errActive(a, d.Interfaces))
 		}
 		if driver == DriverVFIO && !p.noIOMMU {
 			if err := h.checkViable(d, addrs); err != nil {

@@ -98,6 +98,12 @@ func (h *Host) Device(a Addr) (DeviceInfo, error) {
 	return h.describe(a, active, aerr), nil
 }
 
+// errActive refuses function a, whose interfaces have routes.
+func errActive(a Addr, interfaces []string) error {
+	return fmt.Errorf("%s is active: interface %s has routes (use --force to take it from the host anyway)",
+		a, strings.Join(interfaces, ", "))
+}
+
 // planTarget describes the function a bind or unbind plan names, or says that it does not
 // exist.
 func (h *Host) planTarget(a Addr, active map[string]bool, activeErr error) (DeviceInfo, error) {

@@ -72,21 +72,9 @@ func TestUnbindRefused(t *testing.T) {
 func TestBindThenRestore(t *testing.T) {
 	h, tr, k := host(t)
 	a := pcitest.Igb82576
-	p, err := h.PlanBind(addrs(a), pci.DriverVFIO, pci.BindOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Apply(p); err != nil {
-		t.Fatal(err)
-	}
+	mustBind(t, h, pci.DriverVFIO, a)
 	n := len(k.Writes())
-	p, err = h.PlanUnbind(addrs(a), pci.UnbindOptions{Restore: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Apply(p); err != nil {
-		t.Fatal(err)
-	}
+	mustUnbind(t, h, pci.UnbindOptions{Restore: true}, a)
 	checkWrites(t, k.Writes()[n:], []pcitest.Write{
 		w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", a),
 		w(tr, dev(a, "driver_override"), "\n"),
@@ -103,21 +91,9 @@ func TestBindThenRestore(t *testing.T) {
 func TestUnbindRestoreLoadsDriver(t *testing.T) {
 	h, tr, k := host(t)
 	a := pcitest.Igb82576
-	p, err := h.PlanBind(addrs(a), pci.DriverVFIO, pci.BindOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Apply(p); err != nil {
-		t.Fatal(err)
-	}
+	mustBind(t, h, pci.DriverVFIO, a)
 	tr.Remove("sys/bus/pci/drivers/igb") // igb was unloaded meanwhile
-	p, err = h.PlanUnbind(addrs(a), pci.UnbindOptions{Restore: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Apply(p); err != nil {
-		t.Fatal(err)
-	}
+	mustUnbind(t, h, pci.UnbindOptions{Restore: true}, a)
 	if !slices.Equal(k.Modprobes(), []string{"igb"}) || tr.Driver(a) != "igb" {
 		t.Errorf("modprobes %v, driver %q", k.Modprobes(), tr.Driver(a))
 	}
@@ -179,13 +155,7 @@ func TestBindBackToOriginal(t *testing.T) {
 	h, tr, k := host(t)
 	a := pcitest.Igb82576
 	for _, drv := range []string{pci.DriverVFIO, "igb"} {
-		p, err := h.PlanBind(addrs(a), drv, pci.BindOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := h.Apply(p); err != nil {
-			t.Fatalf("bind to %s: %v", drv, err)
-		}
+		mustBind(t, h, drv, a)
 	}
 	if got := k.Writes(); got[len(got)-1] != w(tr, dev(a, "driver_override"), "\n") {
 		t.Errorf("last write %v, want the override cleared", got[len(got)-1])
