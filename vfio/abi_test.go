@@ -7,43 +7,30 @@ import (
 
 // Sizes and offsets from linux/vfio.h and linux/iommufd.h (x86-64, kernel 6.12).
 func TestABISizes(t *testing.T) {
+	// size is the Go struct's, argsz the constant the code passes as its argsz, want the
+	// kernel's.
 	tests := []struct {
-		name      string
-		got, want uintptr
+		name              string
+		size, argsz, want uintptr
 	}{
-		{"vfio_group_status", unsafe.Sizeof(groupStatus{}), 8},
-		{"vfio_device_info", unsafe.Sizeof(deviceInfo{}), 24},
-		{"vfio_region_info", unsafe.Sizeof(regionInfo{}), 32},
-		{"vfio_irq_info", unsafe.Sizeof(irqInfo{}), 16},
-		{"vfio_iommu_type1_dma_map", unsafe.Sizeof(dmaMap{}), 32},
-		{"vfio_iommu_type1_dma_unmap", unsafe.Sizeof(dmaUnmap{}), 24},
-		{"vfio_iommu_type1_info", unsafe.Sizeof(type1Info{}), 24},
-		{"sizeofType1Info", sizeofType1Info, unsafe.Sizeof(type1Info{})},
-		{"vfio_device_bind_iommufd", unsafe.Sizeof(bindIOMMUFD{}), 16},
-		{"vfio_device_attach_iommufd_pt", unsafe.Sizeof(attachIOMMUFDPT{}), 12},
-		{"vfio_device_detach_iommufd_pt", unsafe.Sizeof(detachIOMMUFDPT{}), 8},
-		{"iommu_destroy", unsafe.Sizeof(iommuDestroyArg{}), 8},
-		{"iommu_ioas_alloc", unsafe.Sizeof(ioasAlloc{}), 12},
-		{"iommu_ioas_map", unsafe.Sizeof(ioasMap{}), 40},
-		{"iommu_ioas_unmap", unsafe.Sizeof(ioasUnmap{}), 24},
-		// The argsz constants the code passes must match the structs.
-		{"sizeofGroupStatus", sizeofGroupStatus, unsafe.Sizeof(groupStatus{})},
-		{"sizeofDeviceInfo", sizeofDeviceInfo, unsafe.Sizeof(deviceInfo{})},
-		{"sizeofRegionInfo", sizeofRegionInfo, unsafe.Sizeof(regionInfo{})},
-		{"sizeofIRQInfo", sizeofIRQInfo, unsafe.Sizeof(irqInfo{})},
-		{"sizeofDMAMap", sizeofDMAMap, unsafe.Sizeof(dmaMap{})},
-		{"sizeofDMAUnmap", sizeofDMAUnmap, unsafe.Sizeof(dmaUnmap{})},
-		{"sizeofBindIOMMUFD", sizeofBindIOMMUFD, unsafe.Sizeof(bindIOMMUFD{})},
-		{"sizeofAttachIOMMUFDPT", sizeofAttachIOMMUFDPT, unsafe.Sizeof(attachIOMMUFDPT{})},
-		{"sizeofDetachIOMMUFDPT", sizeofDetachIOMMUFDPT, unsafe.Sizeof(detachIOMMUFDPT{})},
-		{"sizeofIOMMUDestroy", sizeofIOMMUDestroy, unsafe.Sizeof(iommuDestroyArg{})},
-		{"sizeofIOASAlloc", sizeofIOASAlloc, unsafe.Sizeof(ioasAlloc{})},
-		{"sizeofIOASMap", sizeofIOASMap, unsafe.Sizeof(ioasMap{})},
-		{"sizeofIOASUnmap", sizeofIOASUnmap, unsafe.Sizeof(ioasUnmap{})},
+		{"vfio_group_status", unsafe.Sizeof(groupStatus{}), sizeofGroupStatus, 8},
+		{"vfio_device_info", unsafe.Sizeof(deviceInfo{}), sizeofDeviceInfo, 24},
+		{"vfio_region_info", unsafe.Sizeof(regionInfo{}), sizeofRegionInfo, 32},
+		{"vfio_irq_info", unsafe.Sizeof(irqInfo{}), sizeofIRQInfo, 16},
+		{"vfio_iommu_type1_dma_map", unsafe.Sizeof(dmaMap{}), sizeofDMAMap, 32},
+		{"vfio_iommu_type1_dma_unmap", unsafe.Sizeof(dmaUnmap{}), sizeofDMAUnmap, 24},
+		{"vfio_iommu_type1_info", unsafe.Sizeof(type1Info{}), sizeofType1Info, 24},
+		{"vfio_device_bind_iommufd", unsafe.Sizeof(bindIOMMUFD{}), sizeofBindIOMMUFD, 16},
+		{"vfio_device_attach_iommufd_pt", unsafe.Sizeof(attachIOMMUFDPT{}), sizeofAttachIOMMUFDPT, 12},
+		{"vfio_device_detach_iommufd_pt", unsafe.Sizeof(detachIOMMUFDPT{}), sizeofDetachIOMMUFDPT, 8},
+		{"iommu_destroy", unsafe.Sizeof(iommuDestroyArg{}), sizeofIOMMUDestroy, 8},
+		{"iommu_ioas_alloc", unsafe.Sizeof(ioasAlloc{}), sizeofIOASAlloc, 12},
+		{"iommu_ioas_map", unsafe.Sizeof(ioasMap{}), sizeofIOASMap, 40},
+		{"iommu_ioas_unmap", unsafe.Sizeof(ioasUnmap{}), sizeofIOASUnmap, 24},
 	}
 	for _, tt := range tests {
-		if tt.got != tt.want {
-			t.Errorf("%s: size %d, want %d", tt.name, tt.got, tt.want)
+		if tt.size != tt.want || tt.argsz != tt.want {
+			t.Errorf("%s: size %d, argsz %d, want %d", tt.name, tt.size, tt.argsz, tt.want)
 		}
 	}
 }
