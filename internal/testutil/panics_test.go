@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 )
@@ -15,6 +16,33 @@ func (r *recorder) Helper() {}
 
 func (r *recorder) Errorf(format string, args ...any) {
 	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// errFatal is what the recorder's Fatal panics with, in place of stopping the goroutine.
+var errFatal = errors.New("fatal")
+
+func (r *recorder) Fatal(args ...any) {
+	r.errs = append(r.errs, fmt.Sprint(args...))
+	panic(errFatal)
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+	panic(errFatal)
+}
+
+// fatal runs fn with r and reports whether it called Fatal.
+func (r *recorder) fatal(fn func()) (fatal bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != errFatal {
+				panic(v)
+			}
+			fatal = true
+		}
+	}()
+	fn()
+	return false
 }
 
 func TestPanics(t *testing.T) {
@@ -40,5 +68,30 @@ func TestRegionFile(t *testing.T) {
 	}
 	if _, err := f.WriteAt([]byte{1}, 4096); err != nil {
 		t.Errorf("write into the file: %v", err)
+	}
+}
+
+// closer counts its Close calls.
+type closer struct{ closed int }
+
+func (c *closer) Close() error { c.closed++; return nil }
+
+func TestOpenFails(t *testing.T) {
+	base := errors.New("base")
+	OpenFails(t, func() (*closer, error) { return nil, fmt.Errorf("open port0: %w", base) }, base, "port0")
+	OpenFails(t, func() (*closer, error) { return nil, errors.New("open port0") }, nil, "open", "port0")
+	c := &closer{}
+	r := &recorder{TB: t}
+	if !r.fatal(func() { OpenFails(r, func() (*closer, error) { return c, nil }, nil) }) {
+		t.Error("a successful open did not fail the test")
+	}
+	if c.closed != 1 {
+		t.Errorf("a successful open was closed %d times, want 1", c.closed)
+	}
+	if !r.fatal(func() { OpenFails(r, func() (*closer, error) { return nil, errors.New("open") }, base) }) {
+		t.Error("an error that is not the target did not fail the test")
+	}
+	if !r.fatal(func() { OpenFails(r, func() (*closer, error) { return nil, errors.New("open") }, nil, "port0") }) {
+		t.Error("an error not naming port0 did not fail the test")
 	}
 }
