@@ -19,10 +19,6 @@ func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
 	return nil
 }
 
-// request is an ioctl request number whose argument is a pointer to a T (a struct from
-// abi.go): the type ties each request to its argument.
-type request[T any] uintptr
-
 // do issues request r on fd with arg.
 func (r request[T]) do(fd int, arg *T) error { return ioctl(fd, uintptr(r), unsafe.Pointer(arg)) }
 

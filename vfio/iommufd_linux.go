@@ -34,7 +34,7 @@ func openIOMMUFD(host *pci.Host) (*iommufd, error) {
 		return nil, err
 	}
 	a := ioasAlloc{Size: uint32(sizeofIOASAlloc)}
-	if err := reqIOASAlloc.do(fd, &a); err != nil {
+	if err := iommuIOASAlloc.do(fd, &a); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("%s: allocate IOAS: %w", path, err)
 	}
@@ -55,12 +55,12 @@ func (f *iommufd) attach(addr pci.Addr) (int, error) {
 		return -1, fmt.Errorf("open VFIO cdev %s: %w", path, err)
 	}
 	b := bindIOMMUFD{Argsz: uint32(sizeofBindIOMMUFD), IOMMUFD: int32(f.fd)}
-	if err := reqBindIOMMUFD.do(fd, &b); err != nil {
+	if err := vfioDeviceBindIOMMUFD.do(fd, &b); err != nil {
 		unix.Close(fd)
 		return -1, fmt.Errorf("%s: bind to iommufd: %w", path, err)
 	}
 	a := attachIOMMUFDPT{Argsz: uint32(sizeofAttachIOMMUFDPT), PtID: f.ioas}
-	if err := reqAttachIOMMUFDPT.do(fd, &a); err != nil {
+	if err := vfioDeviceAttachIOMMUFD.do(fd, &a); err != nil {
 		unix.Close(fd)
 		return -1, fmt.Errorf("%s: attach to IOAS %d: %w", path, f.ioas, err)
 	}
@@ -75,7 +75,7 @@ func (f *iommufd) dmaMap(b []byte) (uint64, error) {
 	}
 	arg := ioasMap{Size: uint32(sizeofIOASMap), Flags: ioasMapFixedIOVA | ioasMapReadable | ioasMapWriteable,
 		IOASID: f.ioas, UserVA: uint64(dmamem.VirtAddr(b)), Length: size, IOVA: iova}
-	if err := reqIOASMap.do(f.fd, &arg); err != nil {
+	if err := iommuIOASMap.do(f.fd, &arg); err != nil {
 		f.iova.Free(iova, size)
 		return 0, fmt.Errorf("map %#x bytes at IOVA %#x: %w", size, iova, err)
 	}
@@ -85,7 +85,7 @@ func (f *iommufd) dmaMap(b []byte) (uint64, error) {
 func (f *iommufd) dmaUnmap(b []byte, iova uint64) error {
 	size := uint64(len(b))
 	arg := ioasUnmap{Size: uint32(sizeofIOASUnmap), IOASID: f.ioas, IOVA: iova, Length: size}
-	if err := reqIOASUnmap.do(f.fd, &arg); err != nil {
+	if err := iommuIOASUnmap.do(f.fd, &arg); err != nil {
 		return fmt.Errorf("unmap IOVA %#x: %w", iova, err)
 	}
 	if arg.Length != size {
@@ -128,7 +128,7 @@ func (f *iommufd) close() error {
 	}
 	var err error
 	d := iommuDestroyArg{Size: uint32(sizeofIOMMUDestroy), ID: f.ioas}
-	if derr := reqIOMMUDestroy.do(f.fd, &d); derr != nil {
+	if derr := iommuDestroy.do(f.fd, &d); derr != nil {
 		err = fmt.Errorf("destroy IOAS %d: %w", f.ioas, derr)
 	}
 	err = errors.Join(err, unix.Close(f.fd))

@@ -32,7 +32,7 @@ func (t *type1) dmaMap(b []byte) (uint64, error) {
 	}
 	arg := dmaMap{Argsz: uint32(sizeofDMAMap), Flags: dmaMapFlagRead | dmaMapFlagWrite,
 		Vaddr: uint64(dmamem.VirtAddr(b)), IOVA: iova, Size: size}
-	if err := reqMapDMA.do(t.fd, &arg); err != nil {
+	if err := vfioIOMMUMapDMA.do(t.fd, &arg); err != nil {
 		t.iova.Free(iova, size)
 		return 0, fmt.Errorf("map %#x bytes at IOVA %#x: %w", size, iova, err)
 	}
@@ -42,7 +42,7 @@ func (t *type1) dmaMap(b []byte) (uint64, error) {
 func (t *type1) dmaUnmap(b []byte, iova uint64) error {
 	size := uint64(len(b))
 	arg := dmaUnmap{Argsz: uint32(sizeofDMAUnmap), IOVA: iova, Size: size}
-	if err := reqUnmapDMA.do(t.fd, &arg); err != nil {
+	if err := vfioIOMMUUnmapDMA.do(t.fd, &arg); err != nil {
 		return fmt.Errorf("unmap IOVA %#x: %w", iova, err)
 	}
 	if arg.Size != size {
