@@ -6,6 +6,7 @@ import (
 
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/nictest"
 	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
@@ -23,7 +24,7 @@ func TestLinkKeepsEEPROMMode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var writes []regWrite
+			var writes []nictest.RegWrite
 			var loaded uint32 // AUTOC as the driver first read it after its reset
 			resetSeen := false
 			read := func(off, v uint32) uint32 {
@@ -32,10 +33,10 @@ func TestLinkKeepsEEPROMMode(t *testing.T) {
 				}
 				return v
 			}
-			dev := recorded(m.Device(), &writes, func(off, v uint32) uint32 {
+			dev := nictest.Recorded(m.Device(), &writes, func(off, v uint32) uint32 {
 				if !resetSeen {
 					for _, w := range writes {
-						if w.off == regCTRL && w.v&ctrlReset != 0 {
+						if w.Off == regCTRL && w.V&ctrlReset != 0 {
 							resetSeen = true
 						}
 					}
@@ -47,7 +48,7 @@ func TestLinkKeepsEEPROMMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Close()
-			autoc := written(writes, regAUTOC)
+			autoc := nictest.Written(writes, regAUTOC)
 			if len(autoc) == 0 {
 				t.Fatal("AUTOC never written: auto-negotiation not restarted")
 			}
@@ -88,8 +89,8 @@ func TestLinkRefusesModeMediaCannotRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var writes []regWrite
-		dev := recorded(m.Device(), &writes, func(off, v uint32) uint32 {
+		var writes []nictest.RegWrite
+		dev := nictest.Recorded(m.Device(), &writes, func(off, v uint32) uint32 {
 			if off == regAUTOC {
 				v = v&^autocLMSMask | tt.lms<<autocLMSShift
 			}
