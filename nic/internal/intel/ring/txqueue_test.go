@@ -15,6 +15,16 @@ type txFixture struct {
 	hw   *fakeTx
 }
 
+// releaseAll takes the ring's buffers back and fails the test unless every buffer of the
+// pool is then free.
+func (f *txFixture) releaseAll(t *testing.T) {
+	t.Helper()
+	f.q.Release()
+	if f.pool.Avail() != f.pool.Size() {
+		t.Fatalf("%d of %d buffers free", f.pool.Avail(), f.pool.Size())
+	}
+}
+
 func newTxFixture(t testing.TB, ring, poolSize int) *txFixture {
 	t.Helper()
 	dma := newFakeDMA(0x20000000)
