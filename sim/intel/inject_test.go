@@ -100,9 +100,15 @@ func TestInjections(t *testing.T) {
 		st, _ := r.wb(i)
 		return st&rxStatusDD != 0
 	}
-	// recovers checks that the queue takes the next frame, with one interrupt.
-	recovers := func(t *testing.T, e *env) {
+	// loses injects in and checks that the next frame is not placed and is counted by
+	// count, then that the queue takes the frame after it, with one interrupt.
+	loses := func(t *testing.T, e *env, in Injection, count func(Stats) uint64, what string) {
 		t.Helper()
+		inject(t, e, in)
+		send(e, 1)
+		if dd(e.rx, 0) || count(e.g.m.Stats()) != 1 {
+			t.Fatalf("%s: %+v", what, e.g.m.Stats())
+		}
 		send(e, 2)
 		if !dd(e.rx, 0) || e.ir.fired(t) != 1 {
 			t.Fatal("next frame not received with one interrupt")
@@ -114,12 +120,7 @@ func TestInjections(t *testing.T) {
 		run  func(t *testing.T, e *env)
 	}{
 		{"rx-drop", func(t *testing.T, e *env) {
-			inject(t, e, Injection{Kind: RxDrop, Queue: e.q})
-			send(e, 1)
-			if dd(e.rx, 0) || e.g.m.Stats().Dropped != 1 {
-				t.Fatalf("frame not dropped: %+v", e.g.m.Stats())
-			}
-			recovers(t, e)
+			loses(t, e, Injection{Kind: RxDrop, Queue: e.q}, func(s Stats) uint64 { return s.Dropped }, "frame not dropped")
 		}},
 		{"rx-oversize", func(t *testing.T, e *env) {
 			inject(t, e, Injection{Kind: RxOversize, Queue: e.q})
@@ -133,12 +134,7 @@ func TestInjections(t *testing.T) {
 		}},
 		{"rx-bad-dma", func(t *testing.T, e *env) {
 			e.g.allowFaults = true
-			inject(t, e, Injection{Kind: RxBadDMA, Queue: e.q})
-			send(e, 1)
-			if dd(e.rx, 0) || e.g.m.Stats().DMAFaults != 1 {
-				t.Fatalf("bad DMA not faulted: %+v", e.g.m.Stats())
-			}
-			recovers(t, e)
+			loses(t, e, Injection{Kind: RxBadDMA, Queue: e.q}, func(s Stats) uint64 { return s.DMAFaults }, "bad DMA not faulted")
 		}},
 		{"rx-unposted-dd", func(t *testing.T, e *env) {
 			inject(t, e, Injection{Kind: RxUnpostedDD, Queue: e.q})
