@@ -6,7 +6,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -68,30 +67,19 @@ func (f *iommufd) attach(addr pci.Addr) (int, error) {
 }
 
 func (f *iommufd) dmaMap(b []byte) (uint64, error) {
-	size := uint64(len(b))
-	iova, err := f.alloc(size)
-	if err != nil {
-		return 0, err
-	}
-	arg := ioasMap{Size: uint32(sizeofIOASMap), Flags: ioasMapFixedIOVA | ioasMapReadable | ioasMapWriteable,
-		IOASID: f.ioas, UserVA: uint64(dmamem.VirtAddr(b)), Length: size, IOVA: iova}
-	if err := iommuIOASMap.do(f.fd, &arg); err != nil {
-		f.iova.Free(iova, size)
-		return 0, fmt.Errorf("map %#x bytes at IOVA %#x: %w", size, iova, err)
-	}
-	return iova, nil
+	return f.mapAt(b, func(vaddr, iova, size uint64) error {
+		arg := ioasMap{Size: uint32(sizeofIOASMap), Flags: ioasMapFixedIOVA | ioasMapReadable | ioasMapWriteable,
+			IOASID: f.ioas, UserVA: vaddr, Length: size, IOVA: iova}
+		return iommuIOASMap.do(f.fd, &arg)
+	})
 }
 
 func (f *iommufd) dmaUnmap(b []byte, iova uint64) error {
-	size := uint64(len(b))
-	arg := ioasUnmap{Size: uint32(sizeofIOASUnmap), IOASID: f.ioas, IOVA: iova, Length: size}
-	if err := iommuIOASUnmap.do(f.fd, &arg); err != nil {
-		return fmt.Errorf("unmap IOVA %#x: %w", iova, err)
-	}
-	if arg.Length != size {
-		return fmt.Errorf("unmap IOVA %#x: kernel unmapped %#x of %#x bytes", iova, arg.Length, size)
-	}
-	return f.iova.Free(iova, size)
+	return f.unmapAt(iova, uint64(len(b)), func(iova, size uint64) (uint64, error) {
+		arg := ioasUnmap{Size: uint32(sizeofIOASUnmap), IOASID: f.ioas, IOVA: iova, Length: size}
+		err := iommuIOASUnmap.do(f.fd, &arg)
+		return arg.Length, err
+	})
 }
 
 // restrict narrows the IOVA space to the IOAS's ranges (IOMMU_IOAS_IOVA_RANGES).
