@@ -112,13 +112,18 @@ func (v *Vector) Signal() error {
 	if v.closed {
 		return unix.EBADF
 	}
+	return addOne(v.fd)
+}
+
+// addOne adds one to the counter of the eventfd fd. A saturated counter (EAGAIN) already
+// wakes every reader, so that is not an error.
+func addOne(fd int) error {
 	var b [8]byte
 	binary.NativeEndian.PutUint64(b[:], 1)
-	_, err := unix.Write(v.fd, b[:])
-	if err == unix.EAGAIN { // counter saturated: an interrupt is pending anyway
-		return nil
+	if _, err := unix.Write(fd, b[:]); err != nil && err != unix.EAGAIN {
+		return err
 	}
-	return err
+	return nil
 }
 
 // Rearm re-enables a level-triggered interrupt after it fired. No-op when there is nothing
