@@ -60,7 +60,7 @@ func (h *Host) PlanBind(addrs []Addr, driver string, opts BindOptions) (*Plan, e
 	active, aerr := h.activeInterfaces()
 	var refusals []error
 	for _, a := range addrs {
-		d, err := h.planTarget(a, active, aerr)
+		d, err := h.deviceInfo(a, active, aerr)
 		if err != nil {
 			return nil, err
 		}

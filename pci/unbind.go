@@ -30,7 +30,7 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 	active, aerr := h.activeInterfaces()
 	var refusals []error
 	for _, a := range addrs {
-		d, err := h.planTarget(a, active, aerr)
+		d, err := h.deviceInfo(a, active, aerr)
 		if err != nil {
 			return nil, err
 		}
