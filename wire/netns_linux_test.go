@@ -130,12 +130,7 @@ func TestIntegrationTAP(t *testing.T) {
 }
 
 func TestIntegrationAFPacket(t *testing.T) {
-	ns := testNetns(t)
-	inNetns(t, ns, "ip", "link", "add", "uiodva", "type", "veth", "peer", "name", "uiodvb")
-	inNetns(t, ns, "ip", "link", "set", "uiodva", "up")
-	inNetns(t, ns, "ip", "link", "set", "uiodvb", "up")
-	a := openInNetns(t, ns, func() (Port, error) { return Open("afpacket:uiodva") })
-	b := openInNetns(t, ns, func() (Port, error) { return Open("afpacket:uiodvb") })
+	_, a, b := vethPorts(t, "uiodva", "uiodvb")
 
 	frame := make([]byte, 128)
 	copy(frame[0:], []byte{2, 0, 0, 0, 0, 0xbb}) // not the veth's own address: needs promiscuous mode
@@ -185,6 +180,19 @@ func TestIntegrationAFPacket(t *testing.T) {
 
 // checkClosed closes p (twice) and checks that Send then fails with ErrClosed, as the
 // Port contract says.
+// vethPorts makes a veth pair ifa–ifb, both up, in a new network namespace and opens an
+// AF_PACKET port on each end.
+func vethPorts(t *testing.T, ifa, ifb string) (ns string, a, b Port) {
+	t.Helper()
+	ns = testNetns(t)
+	inNetns(t, ns, "ip", "link", "add", ifa, "type", "veth", "peer", "name", ifb)
+	inNetns(t, ns, "ip", "link", "set", ifa, "up")
+	inNetns(t, ns, "ip", "link", "set", ifb, "up")
+	a = openInNetns(t, ns, func() (Port, error) { return Open("afpacket:" + ifa) })
+	b = openInNetns(t, ns, func() (Port, error) { return Open("afpacket:" + ifb) })
+	return ns, a, b
+}
+
 // await calls send, then waits up to every for something to arrive on got, again and
 // again for at most ten seconds. It returns what arrived; ok is false when nothing did.
 func await[T any](send func(), got <-chan T, every time.Duration) (v T, ok bool) {
@@ -225,12 +233,7 @@ func checkClosed(t *testing.T, p Port, frame []byte) {
 // packet sockets as one ENETDOWN from recvfrom; the port must keep receiving once the
 // link is back, not lose its reader.
 func TestIntegrationAFPacketLinkFlap(t *testing.T) {
-	ns := testNetns(t)
-	inNetns(t, ns, "ip", "link", "add", "uiodfa", "type", "veth", "peer", "name", "uiodfb")
-	inNetns(t, ns, "ip", "link", "set", "uiodfa", "up")
-	inNetns(t, ns, "ip", "link", "set", "uiodfb", "up")
-	a := openInNetns(t, ns, func() (Port, error) { return Open("afpacket:uiodfa") })
-	b := openInNetns(t, ns, func() (Port, error) { return Open("afpacket:uiodfb") })
+	ns, a, b := vethPorts(t, "uiodfa", "uiodfb")
 	frame := make([]byte, 64)
 	copy(frame[0:], []byte{2, 0, 0, 0, 0, 0xbb})
 	copy(frame[6:], []byte{2, 0, 0, 0, 0, 0xaa})
