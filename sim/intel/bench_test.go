@@ -24,7 +24,7 @@ func (g *rig) loopback(n int) (round func(i int)) {
 // BenchmarkModelRXTX measures the model's own cost per frame: one frame received from the
 // wire into a ring and one transmitted from a ring to the wire.
 func BenchmarkModelRXTX(b *testing.B) {
-	g := newRigB(b)
+	g := newReadyRig(b)
 	const n = 256
 	round := g.loopback(n)
 	b.ReportAllocs()
@@ -39,8 +39,7 @@ func BenchmarkModelRXTX(b *testing.B) {
 }
 
 func TestModelPathAllocs(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	const n = 64
 	round := g.loopback(n)
 	k := 0

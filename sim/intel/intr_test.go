@@ -25,8 +25,7 @@ func (g *rig) setupMSIX(eiac bool) []*irq.Vector {
 }
 
 func TestMSIXMaskUnmaskAutoClear(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	vs := g.setupMSIX(true)
 	g.setupRX(0, 16, 2048, true)
 	g.peer.Send(g.frame(64, 0))
@@ -71,8 +70,7 @@ func TestMSIXMaskUnmaskAutoClear(t *testing.T) {
 }
 
 func TestEITRSpacing(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	vs := g.setupMSIX(true)
 	g.setupRX(0, 64, 2048, true)
 	g.wr(g.m.l.eitr(0), 0xFF8) // 511 × 2.048 µs
@@ -107,8 +105,7 @@ func TestEITRSpacing(t *testing.T) {
 }
 
 func TestLSCInterrupt(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	vs := g.setupMSIX(false)
 	g.wr(g.m.l.eims, eicrLSC)
 	g.m.FlapLink(0)
@@ -160,8 +157,7 @@ func TestLegacyINTx(t *testing.T) {
 }
 
 func TestExtendedVectorsAndMisc(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	vs, err := g.dev.IRQs(irq.MSIX, 24)
 	if err != nil {
 		t.Fatal(err)

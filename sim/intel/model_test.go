@@ -91,8 +91,7 @@ func TestLinkUpDelay(t *testing.T) {
 }
 
 func TestBusMasterOff(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	rx := g.setupRX(0, 16, 2048, true)
 	tx := g.setupTX(0, 16, 2048)
 	pci.SetBusMaster(g.dev.Config(), false)
@@ -112,8 +111,7 @@ func TestBusMasterOff(t *testing.T) {
 
 func TestFaultInjection(t *testing.T) {
 	t.Run("drop", func(t *testing.T) {
-		g := newRig(t, Config{})
-		g.initDevice()
+		g := newReadyRig(t)
 		g.setupRX(0, 16, 2048, true)
 		g.m.DropNext(2)
 		for i := 0; i < 3; i++ {
@@ -124,8 +122,7 @@ func TestFaultInjection(t *testing.T) {
 		}
 	})
 	t.Run("stall", func(t *testing.T) {
-		g := newRig(t, Config{})
-		g.initDevice()
+		g := newReadyRig(t)
 		rx := g.setupRX(0, 16, 2048, true)
 		g.m.StallRX(true)
 		g.peer.Send(g.frame(64, 0))
@@ -138,8 +135,7 @@ func TestFaultInjection(t *testing.T) {
 		}
 	})
 	t.Run("oversize", func(t *testing.T) {
-		g := newRig(t, Config{})
-		g.initDevice()
+		g := newReadyRig(t)
 		rx := g.setupRX(0, 16, 2048, true)
 		g.m.OversizeNext(1)
 		g.peer.Send(g.frame(64, 0))
@@ -148,8 +144,7 @@ func TestFaultInjection(t *testing.T) {
 		}
 	})
 	t.Run("unposted-dd", func(t *testing.T) {
-		g := newRig(t, Config{})
-		g.initDevice()
+		g := newReadyRig(t)
 		rx := g.setupRX(0, 16, 2048, true)
 		if err := g.m.WriteUnpostedDD(0); err != nil {
 			t.Fatal(err)
@@ -175,8 +170,7 @@ func TestFaultInjection(t *testing.T) {
 		}
 	})
 	t.Run("spurious-and-storm", func(t *testing.T) {
-		g := newRig(t, Config{})
-		g.initDevice()
+		g := newReadyRig(t)
 		vs := g.setupMSIX(true)
 		g.m.SpuriousInterrupt(0)
 		g.m.InterruptStorm(0, 100)
@@ -240,8 +234,7 @@ func TestSharedIOMMUForwarding(t *testing.T) {
 }
 
 func TestCloseStopsModel(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	rx := g.setupRX(0, 16, 2048, true)
 	g.m.Close()
 	g.peer.Send(g.frame(64, 0)) // the wire handler is gone: nothing happens
@@ -293,8 +286,7 @@ func TestProtocolFaults(t *testing.T) {
 }
 
 func TestFunctionLevelReset(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	g.wr(g.m.l.gpie, gpieMSIXMode)
 	if err := g.dev.Reset(); err != nil {
 		t.Fatal(err)

@@ -42,9 +42,11 @@ func newRig(t *testing.T, cfg Config) *rig {
 	return newRigTB(t, cfg)
 }
 
-// newRigB is newRig for benchmarks, initialised.
-func newRigB(b *testing.B) *rig {
-	g := newRigTB(b, Config{})
+// newReadyRig is a rig on the default 82599 model, initialised (initDevice), for tests
+// and benchmarks.
+func newReadyRig(tb testing.TB) *rig {
+	tb.Helper()
+	g := newRigTB(tb, Config{})
 	g.initDevice()
 	return g
 }
@@ -95,8 +97,7 @@ func (g *rig) intx(t *testing.T) *irq.Vector {
 // queue 0 set up with n descriptors and routed to EICR bit 0.
 func newLegacyRig(t *testing.T, n int) (*rig, *irq.Vector) {
 	t.Helper()
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	v := g.intx(t)
 	g.wr(g.m.l.ivar0, 0x80) // RX queue 0 → EICR bit 0
 	g.setupRX(0, n, 2048, true)

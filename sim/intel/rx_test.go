@@ -8,8 +8,7 @@ import (
 )
 
 func TestRXFramesByteExact(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	g.setBits(hlreg0, hlreg0Jumbo)
 	g.wr(maxfrs, 9018<<16)
 	const n = 32
@@ -49,8 +48,7 @@ func TestRXFramesByteExact(t *testing.T) {
 }
 
 func TestRXFilterAndLengths(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	g.clearBits(fctrl, fctrlUPE|fctrlMPE|fctrlBAM)
 	g.setupRX(0, 16, 2048, true)
 	other := g.frame(64, 0)
@@ -96,8 +94,7 @@ func TestRXFilterAndLengths(t *testing.T) {
 }
 
 func TestRXMultiDescriptorAndCRC(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	g.setBits(hlreg0, hlreg0Jumbo)
 	g.wr(maxfrs, 9018<<16)
 	rx := g.setupRX(0, 16, 1024, true)
@@ -155,8 +152,7 @@ func TestRXMissedAndPacketBuffer(t *testing.T) {
 		})
 	}
 	t.Run("packet-buffer", func(t *testing.T) {
-		g := newRig(t, Config{})
-		g.initDevice()
+		g := newReadyRig(t)
 		rx := g.setupRX(0, 8, 2048, false)
 		for i := 0; i < 10; i++ {
 			g.peer.Send(g.frame(64, byte(i)))
@@ -192,8 +188,7 @@ func TestRXMissedAndPacketBuffer(t *testing.T) {
 // back frames of changing lengths: whenever it sees DD it must see that frame's length.
 // Run with -race: the reader's atomic DD load orders its length read after the model's.
 func TestDDWrittenLast(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	const n = 64
 	rx := g.setupRX(0, n, 2048, true)
 	frames := 4000
