@@ -36,15 +36,13 @@ const (
 	HugeOff
 )
 
+// hugePagesNames are the policies' names, indexed by HugePages.
+var hugePagesNames = [...]string{HugeAuto: "auto", HugeRequire: "require", HugeOff: "off"}
+
 // String returns the policy's name.
 func (h HugePages) String() string {
-	switch h {
-	case HugeAuto:
-		return "auto"
-	case HugeRequire:
-		return "require"
-	case HugeOff:
-		return "off"
+	if h >= 0 && int(h) < len(hugePagesNames) {
+		return hugePagesNames[h]
 	}
 	return fmt.Sprintf("dmamem.HugePages(%d)", int(h))
 }

@@ -1,7 +1,6 @@
 package irq
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -194,13 +193,7 @@ func (p *Poller) Stop() error {
 	if p.closed {
 		return nil
 	}
-	var b [8]byte
-	binary.NativeEndian.PutUint64(b[:], 1)
-	_, err := unix.Write(p.wakefd, b[:])
-	if err == unix.EAGAIN {
-		return nil // counter saturated: already woken
-	}
-	if err != nil {
+	if err := addOne(p.wakefd); err != nil {
 		return fmt.Errorf("write wake eventfd: %w", err)
 	}
 	return nil

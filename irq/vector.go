@@ -23,15 +23,13 @@ const (
 	MSIX
 )
 
+// kindNames are the kinds' names, indexed by Kind.
+var kindNames = [...]string{INTx: "intx", MSI: "msi", MSIX: "msix"}
+
 // String names the kind (intx, msi, msix).
 func (k Kind) String() string {
-	switch k {
-	case INTx:
-		return "intx"
-	case MSI:
-		return "msi"
-	case MSIX:
-		return "msix"
+	if k >= 0 && int(k) < len(kindNames) {
+		return kindNames[k]
 	}
 	return fmt.Sprintf("irq.Kind(%d)", int(k))
 }
@@ -74,32 +72,33 @@ func (v *Vector) Fd() int { return v.fd }
 // were signalled since the last Drain (0 if none).
 func (v *Vector) Drain() (uint64, error) {
 	if v.uio {
-		n, err := unix.Read(v.fd, v.buf[:4])
-		if err != nil {
-			if err == unix.EAGAIN {
-				return 0, nil
-			}
-			return 0, fmt.Errorf("read uio: %w", err)
-		}
-		if n != 4 {
-			return 0, fmt.Errorf("read uio: short read of %d bytes", n)
+		if ok, err := v.readCount(v.buf[:4], "uio"); !ok {
+			return 0, err
 		}
 		c := binary.NativeEndian.Uint32(v.buf[:4])
 		d := c - v.last
 		v.last = c
 		return uint64(d), nil
 	}
-	n, err := unix.Read(v.fd, v.buf[:8])
-	if err != nil {
-		if err == unix.EAGAIN {
-			return 0, nil
-		}
-		return 0, fmt.Errorf("read eventfd: %w", err)
-	}
-	if n != 8 {
-		return 0, fmt.Errorf("read eventfd: short read of %d bytes", n)
+	if ok, err := v.readCount(v.buf[:8], "eventfd"); !ok {
+		return 0, err
 	}
 	return binary.NativeEndian.Uint64(v.buf[:8]), nil
+}
+
+// readCount reads one count of len(b) bytes from the descriptor into b. ok is false when
+// none is pending (err nil) or the read failed; what names the descriptor in the error.
+func (v *Vector) readCount(b []byte, what string) (ok bool, err error) {
+	n, err := unix.Read(v.fd, b)
+	switch {
+	case err == unix.EAGAIN:
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read %s: %w", what, err)
+	case n != len(b):
+		return false, fmt.Errorf("read %s: short read of %d bytes", what, n)
+	}
+	return true, nil
 }
 
 // Signal adds one to an eventfd vector, as the kernel does when the interrupt fires. The
@@ -113,13 +112,18 @@ func (v *Vector) Signal() error {
 	if v.closed {
 		return unix.EBADF
 	}
+	return addOne(v.fd)
+}
+
+// addOne adds one to the counter of the eventfd fd. A saturated counter (EAGAIN) already
+// wakes every reader, so that is not an error.
+func addOne(fd int) error {
 	var b [8]byte
 	binary.NativeEndian.PutUint64(b[:], 1)
-	_, err := unix.Write(v.fd, b[:])
-	if err == unix.EAGAIN { // counter saturated: an interrupt is pending anyway
-		return nil
+	if _, err := unix.Write(fd, b[:]); err != nil && err != unix.EAGAIN {
+		return err
 	}
-	return err
+	return nil
 }
 
 // Rearm re-enables a level-triggered interrupt after it fired. No-op when there is nothing

@@ -217,11 +217,7 @@ func supportedLocked(name string) string {
 // Open brings up dev with the named driver, or with the one that matches its vendor and
 // device id when name is "auto" or "" (see Lookup).
 func Open(dev pci.Device, name string, cfg Config) (Port, error) {
-	vendor, err := pci.ReadConfig16(dev.Config(), pci.CfgVendorID)
-	if err != nil {
-		return nil, err
-	}
-	device, err := pci.ReadConfig16(dev.Config(), pci.CfgDeviceID)
+	vendor, device, err := pci.ReadIDs(dev.Config())
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ func (h *Host) PlanBind(addrs []Addr, driver string, opts BindOptions) (*Plan, e
 	active, aerr := h.activeInterfaces()
 	var refusals []error
 	for _, a := range addrs {
-		d, err := h.planTarget(a, active, aerr)
+		d, err := h.deviceInfo(a, active, aerr)
 		if err != nil {
 			return nil, err
 		}
@@ -72,8 +72,7 @@ func (h *Host) PlanBind(addrs []Addr, driver string, opts BindOptions) (*Plan, e
 			continue
 		}
 		if d.Active && !opts.Force {
-			refusals = append(refusals, fmt.Errorf("%s is active: interface %s has routes (use --force to take it from the host anyway)",
-				a, strings.Join(d.Interfaces, ", ")))
+			refusals = append(refusals, errActive(a, d.Interfaces))
 		}
 		if driver == DriverVFIO && !p.noIOMMU {
 			if err := h.checkViable(d, addrs); err != nil {

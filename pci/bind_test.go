@@ -28,6 +28,30 @@ func addrs(s ...string) []pci.Addr {
 	return out
 }
 
+// mustBind plans binding the functions a to driver and applies the plan.
+func mustBind(t *testing.T, h *pci.Host, driver string, a ...string) {
+	t.Helper()
+	p, err := h.PlanBind(addrs(a...), driver, pci.BindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatalf("bind to %s: %v", driver, err)
+	}
+}
+
+// mustUnbind plans unbinding the functions a with opts and applies the plan.
+func mustUnbind(t *testing.T, h *pci.Host, opts pci.UnbindOptions, a ...string) {
+	t.Helper()
+	p, err := h.PlanUnbind(addrs(a...), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Apply(p); err != nil {
+		t.Fatalf("unbind: %v", err)
+	}
+}
+
 // w builds the expected write of value to rel under the tree.
 func w(tr *pcitest.Tree, rel, value string) pcitest.Write {
 	return pcitest.Write{Path: tr.Path(rel), Value: value}
@@ -126,13 +150,7 @@ func TestBindWrites(t *testing.T) {
 func TestBindRecordsState(t *testing.T) {
 	h, tr, _ := host(t)
 	a := pci.MustParseAddr(pcitest.Igb82576)
-	p, err := h.PlanBind([]pci.Addr{a}, pci.DriverVFIO, pci.BindOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Apply(p); err != nil {
-		t.Fatal(err)
-	}
+	mustBind(t, h, pci.DriverVFIO, pcitest.Igb82576)
 	st, ok, err := h.State(a)
 	if err != nil || !ok || st.Driver != "igb" || st.BoundTo != pci.DriverVFIO || st.Addr != a {
 		t.Fatalf("state = %+v %v %v, want original driver igb", st, ok, err)
@@ -141,24 +159,12 @@ func TestBindRecordsState(t *testing.T) {
 		t.Errorf("state path %s", h.StatePath(a))
 	}
 	// Moving it on to uio keeps the original record.
-	p, err = h.PlanBind([]pci.Addr{a}, pci.DriverUIO, pci.BindOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Apply(p); err != nil {
-		t.Fatal(err)
-	}
+	mustBind(t, h, pci.DriverUIO, pcitest.Igb82576)
 	if st, _, _ := h.State(a); st.Driver != "igb" {
 		t.Errorf("state after rebind: %+v, want original igb", st)
 	}
 	// Binding back to the original driver drops the record.
-	p, err = h.PlanBind([]pci.Addr{a}, "igb", pci.BindOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Apply(p); err != nil {
-		t.Fatal(err)
-	}
+	mustBind(t, h, "igb", pcitest.Igb82576)
 	if _, ok, _ := h.State(a); ok || tr.Driver(pcitest.Igb82576) != "igb" {
 		t.Errorf("state kept (%v) or driver %q after binding back", ok, tr.Driver(pcitest.Igb82576))
 	}

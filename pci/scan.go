@@ -87,20 +87,19 @@ func (h *Host) Scan(all bool) ([]DeviceInfo, error) {
 // Device describes one function. It fails only if the function does not exist
 // (ErrNoDevice); unreadable details are reported in the result's Err.
 func (h *Host) Device(a Addr) (DeviceInfo, error) {
-	ok, err := h.exists(a)
-	if err != nil {
-		return DeviceInfo{}, fmt.Errorf("%s: %w", a, err)
-	}
-	if !ok {
-		return DeviceInfo{}, fmt.Errorf("%w %s (no %s)", ErrNoDevice, a, h.devDir(a))
-	}
 	active, aerr := h.activeInterfaces()
-	return h.describe(a, active, aerr), nil
+	return h.deviceInfo(a, active, aerr)
 }
 
-// planTarget describes the function a bind or unbind plan names, or says that it does not
-// exist.
-func (h *Host) planTarget(a Addr, active map[string]bool, activeErr error) (DeviceInfo, error) {
+// errActive refuses function a, whose interfaces have routes.
+func errActive(a Addr, interfaces []string) error {
+	return fmt.Errorf("%s is active: interface %s has routes (use --force to take it from the host anyway)",
+		a, strings.Join(interfaces, ", "))
+}
+
+// deviceInfo describes function a (for Device, or a bind or unbind plan), or
+// says that it does not exist.
+func (h *Host) deviceInfo(a Addr, active map[string]bool, activeErr error) (DeviceInfo, error) {
 	ok, err := h.exists(a)
 	if err != nil {
 		return DeviceInfo{}, fmt.Errorf("%s: %w", a, err)

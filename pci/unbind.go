@@ -30,7 +30,7 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 	active, aerr := h.activeInterfaces()
 	var refusals []error
 	for _, a := range addrs {
-		d, err := h.planTarget(a, active, aerr)
+		d, err := h.deviceInfo(a, active, aerr)
 		if err != nil {
 			return nil, err
 		}
@@ -41,8 +41,7 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 		switch {
 		case opts.Force:
 		case d.Active:
-			refusals = append(refusals, fmt.Errorf("%s is active: interface %s has routes (use --force to take it from the host anyway)",
-				a, strings.Join(d.Interfaces, ", ")))
+			refusals = append(refusals, errActive(a, d.Interfaces))
 		case len(d.Interfaces) > 0 && aerr != nil:
 			// Fail closed: without the route tables the interface may be carrying traffic.
 			refusals = append(refusals, fmt.Errorf("%s: cannot tell whether interface %s is active: %v (use --force to unbind it anyway)",

@@ -69,89 +69,55 @@ func TestUnbindRefused(t *testing.T) {
 	}
 }
 
+// TestBindThenRestore checks that unbinding with Restore gives the function back to its
+// original driver with the driver_override it had before uiod (none, or one an admin set)
+// and drops the state record.
 func TestBindThenRestore(t *testing.T) {
-	h, tr, k := host(t)
-	a := pcitest.Igb82576
-	p, err := h.PlanBind(addrs(a), pci.DriverVFIO, pci.BindOptions{})
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name     string
+		override string // driver_override before the bind; "" leaves it unset
+		restore  string // what the restore writes to driver_override
+		after    string // driver_override afterwards
+	}{
+		{"no override", "", "\n", "(null)\n"},
+		{"an admin pinned it to igb", "igb\n", "igb", "igb\n"},
 	}
-	if err := h.Apply(p); err != nil {
-		t.Fatal(err)
-	}
-	n := len(k.Writes())
-	p, err = h.PlanUnbind(addrs(a), pci.UnbindOptions{Restore: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Apply(p); err != nil {
-		t.Fatal(err)
-	}
-	checkWrites(t, k.Writes()[n:], []pcitest.Write{
-		w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", a),
-		w(tr, dev(a, "driver_override"), "\n"),
-		w(tr, "sys/bus/pci/drivers/igb/bind", a),
-	})
-	if tr.Driver(a) != "igb" || tr.ReadFile(dev(a, "driver_override")) != "(null)\n" {
-		t.Errorf("driver %q override %q", tr.Driver(a), tr.ReadFile(dev(a, "driver_override")))
-	}
-	if _, ok, _ := h.State(pci.MustParseAddr(a)); ok {
-		t.Error("state file left after restore")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, tr, k := host(t)
+			a := pcitest.Igb82576
+			if tt.override != "" {
+				tr.WriteFile(dev(a, "driver_override"), tt.override)
+			}
+			mustBind(t, h, pci.DriverVFIO, a)
+			if st, _, _ := h.State(pci.MustParseAddr(a)); st.Override != strings.TrimSpace(tt.override) {
+				t.Fatalf("state %+v does not record the override %q", st, tt.override)
+			}
+			n := len(k.Writes())
+			mustUnbind(t, h, pci.UnbindOptions{Restore: true}, a)
+			checkWrites(t, k.Writes()[n:], []pcitest.Write{
+				w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", a),
+				w(tr, dev(a, "driver_override"), tt.restore),
+				w(tr, "sys/bus/pci/drivers/igb/bind", a),
+			})
+			if tr.Driver(a) != "igb" || tr.ReadFile(dev(a, "driver_override")) != tt.after {
+				t.Errorf("driver %q override %q", tr.Driver(a), tr.ReadFile(dev(a, "driver_override")))
+			}
+			if _, ok, _ := h.State(pci.MustParseAddr(a)); ok {
+				t.Error("state file left after restore")
+			}
+		})
 	}
 }
 
 func TestUnbindRestoreLoadsDriver(t *testing.T) {
 	h, tr, k := host(t)
 	a := pcitest.Igb82576
-	p, err := h.PlanBind(addrs(a), pci.DriverVFIO, pci.BindOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Apply(p); err != nil {
-		t.Fatal(err)
-	}
+	mustBind(t, h, pci.DriverVFIO, a)
 	tr.Remove("sys/bus/pci/drivers/igb") // igb was unloaded meanwhile
-	p, err = h.PlanUnbind(addrs(a), pci.UnbindOptions{Restore: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Apply(p); err != nil {
-		t.Fatal(err)
-	}
+	mustUnbind(t, h, pci.UnbindOptions{Restore: true}, a)
 	if !slices.Equal(k.Modprobes(), []string{"igb"}) || tr.Driver(a) != "igb" {
 		t.Errorf("modprobes %v, driver %q", k.Modprobes(), tr.Driver(a))
-	}
-}
-
-func TestRestoreOriginalOverride(t *testing.T) {
-	h, tr, k := host(t)
-	a := pcitest.Igb82576
-	tr.WriteFile(dev(a, "driver_override"), "igb\n") // an admin pinned it to igb
-	p, err := h.PlanBind(addrs(a), pci.DriverVFIO, pci.BindOptions{})
-	if err == nil {
-		err = h.Apply(p)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st, _, _ := h.State(pci.MustParseAddr(a)); st.Override != "igb" {
-		t.Fatalf("state %+v does not record the override", st)
-	}
-	n := len(k.Writes())
-	p, err = h.PlanUnbind(addrs(a), pci.UnbindOptions{Restore: true})
-	if err == nil {
-		err = h.Apply(p)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkWrites(t, k.Writes()[n:], []pcitest.Write{
-		w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", a),
-		w(tr, dev(a, "driver_override"), "igb"),
-		w(tr, "sys/bus/pci/drivers/igb/bind", a),
-	})
-	if tr.Driver(a) != "igb" || tr.ReadFile(dev(a, "driver_override")) != "igb\n" {
-		t.Errorf("driver %q override %q", tr.Driver(a), tr.ReadFile(dev(a, "driver_override")))
 	}
 }
 
@@ -179,13 +145,7 @@ func TestBindBackToOriginal(t *testing.T) {
 	h, tr, k := host(t)
 	a := pcitest.Igb82576
 	for _, drv := range []string{pci.DriverVFIO, "igb"} {
-		p, err := h.PlanBind(addrs(a), drv, pci.BindOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := h.Apply(p); err != nil {
-			t.Fatalf("bind to %s: %v", drv, err)
-		}
+		mustBind(t, h, drv, a)
 	}
 	if got := k.Writes(); got[len(got)-1] != w(tr, dev(a, "driver_override"), "\n") {
 		t.Errorf("last write %v, want the override cleared", got[len(got)-1])

@@ -19,19 +19,20 @@ const (
 	Protocol
 )
 
+// faultNames are the kinds' names, indexed by FaultKind ("" for the zero kind, which names
+// no fault).
+var faultNames = [...]string{
+	UnknownRead:      "unknown register read",
+	UnknownWrite:     "unknown register write",
+	DMAFault:         "dma fault",
+	AccessAfterClose: "access after close",
+	Protocol:         "protocol violation",
+}
+
 // String names the kind.
 func (k FaultKind) String() string {
-	switch k {
-	case UnknownRead:
-		return "unknown register read"
-	case UnknownWrite:
-		return "unknown register write"
-	case DMAFault:
-		return "dma fault"
-	case AccessAfterClose:
-		return "access after close"
-	case Protocol:
-		return "protocol violation"
+	if k > 0 && int(k) < len(faultNames) {
+		return faultNames[k]
 	}
 	return fmt.Sprintf("sim.FaultKind(%d)", int(k))
 }

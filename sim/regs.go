@@ -20,19 +20,13 @@ const (
 	W1C
 )
 
+// accessNames are the access kinds' names, indexed by Access.
+var accessNames = [...]string{RW: "rw", RO: "ro", WO: "wo", W1S: "w1s", W1C: "w1c"}
+
 // String names the access kind.
 func (a Access) String() string {
-	switch a {
-	case RW:
-		return "rw"
-	case RO:
-		return "ro"
-	case WO:
-		return "wo"
-	case W1S:
-		return "w1s"
-	case W1C:
-		return "w1c"
+	if int(a) < len(accessNames) {
+		return accessNames[a]
 	}
 	return fmt.Sprintf("sim.Access(%d)", uint8(a))
 }

@@ -68,34 +68,28 @@ type configFile struct {
 
 // ReadAt reads configuration space at off.
 func (c *configFile) ReadAt(b []byte, off int64) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fd < 0 {
-		return 0, fmt.Errorf("read %s: %w", c.path, pci.ErrClosed)
-	}
-	n, err := unix.Pread(c.fd, b, off)
-	if err != nil {
-		return 0, fmt.Errorf("read %s at %#x: %w", c.path, off, err)
-	}
-	if n != len(b) {
-		return n, fmt.Errorf("read %s at %#x: short read %d of %d", c.path, off, n, len(b))
-	}
-	return n, nil
+	return c.transfer(unix.Pread, "read", b, off)
 }
 
 // WriteAt writes configuration space at off.
 func (c *configFile) WriteAt(b []byte, off int64) (int, error) {
+	return c.transfer(unix.Pwrite, "write", b, off)
+}
+
+// transfer reads or writes (op, unix.Pread or unix.Pwrite; verb names it) b at off of the
+// open file. A short transfer is an error.
+func (c *configFile) transfer(op func(int, []byte, int64) (int, error), verb string, b []byte, off int64) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.fd < 0 {
-		return 0, fmt.Errorf("write %s: %w", c.path, pci.ErrClosed)
+		return 0, fmt.Errorf("%s %s: %w", verb, c.path, pci.ErrClosed)
 	}
-	n, err := unix.Pwrite(c.fd, b, off)
+	n, err := op(c.fd, b, off)
 	if err != nil {
-		return 0, fmt.Errorf("write %s at %#x: %w", c.path, off, err)
+		return 0, fmt.Errorf("%s %s at %#x: %w", verb, c.path, off, err)
 	}
 	if n != len(b) {
-		return n, fmt.Errorf("write %s at %#x: short write %d of %d", c.path, off, n, len(b))
+		return n, fmt.Errorf("%s %s at %#x: short %s %d of %d", verb, c.path, off, verb, n, len(b))
 	}
 	return n, nil
 }

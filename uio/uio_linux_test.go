@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/pci/pcitest"
@@ -103,19 +104,7 @@ func TestOpenErrors(t *testing.T) {
 			if addr == (pci.Addr{}) {
 				addr = testAddr
 			}
-			d, err := Open(addr, Options{Root: tt.root.Root})
-			if err == nil {
-				d.Close()
-				t.Fatal("Open succeeded")
-			}
-			if tt.is != nil && !errors.Is(err, tt.is) {
-				t.Errorf("error %q is not %v", err, tt.is)
-			}
-			for _, m := range tt.mention {
-				if !strings.Contains(err.Error(), m) {
-					t.Errorf("error %q does not mention %q", err, m)
-				}
-			}
+			testutil.OpenFails(t, func() (*Device, error) { return Open(addr, Options{Root: tt.root.Root}) }, tt.is, tt.mention...)
 		})
 	}
 }

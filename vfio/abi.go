@@ -10,32 +10,36 @@ const (
 
 	vfioAPIVersion = 0 // VFIO_API_VERSION
 
-	vfioGetAPIVersion        = vfioType<<8 | (vfioBase + 0)  // 0x3B64
-	vfioCheckExtension       = vfioType<<8 | (vfioBase + 1)  // 0x3B65
-	vfioSetIOMMU             = vfioType<<8 | (vfioBase + 2)  // 0x3B66
-	vfioGroupGetStatus       = vfioType<<8 | (vfioBase + 3)  // 0x3B67
-	vfioGroupSetContainer    = vfioType<<8 | (vfioBase + 4)  // 0x3B68
-	vfioGroupUnsetContainer  = vfioType<<8 | (vfioBase + 5)  // 0x3B69
-	vfioGroupGetDeviceFD     = vfioType<<8 | (vfioBase + 6)  // 0x3B6A
-	vfioDeviceGetInfo        = vfioType<<8 | (vfioBase + 7)  // 0x3B6B
-	vfioDeviceGetRegionInfo  = vfioType<<8 | (vfioBase + 8)  // 0x3B6C
-	vfioDeviceGetIRQInfo     = vfioType<<8 | (vfioBase + 9)  // 0x3B6D
-	vfioDeviceSetIRQs        = vfioType<<8 | (vfioBase + 10) // 0x3B6E
-	vfioDeviceReset          = vfioType<<8 | (vfioBase + 11) // 0x3B6F
-	vfioIOMMUGetInfo         = vfioType<<8 | (vfioBase + 12) // 0x3B70
-	vfioIOMMUMapDMA          = vfioType<<8 | (vfioBase + 13) // 0x3B71
-	vfioIOMMUUnmapDMA        = vfioType<<8 | (vfioBase + 14) // 0x3B72
-	vfioDeviceBindIOMMUFD    = vfioType<<8 | (vfioBase + 18) // 0x3B76
-	vfioDeviceAttachIOMMUFD  = vfioType<<8 | (vfioBase + 19) // 0x3B77
-	vfioDeviceDetachIOMMUFD  = vfioType<<8 | (vfioBase + 20) // 0x3B78
-	iommufdBase              = 0x80
-	iommuDestroy             = vfioType<<8 | (iommufdBase + 0) // 0x3B80
-	iommuIOASAlloc           = vfioType<<8 | (iommufdBase + 1) // 0x3B81
-	iommuIOASMap             = vfioType<<8 | (iommufdBase + 5) // 0x3B85
-	iommuIOASUnmap           = vfioType<<8 | (iommufdBase + 6) // 0x3B86
-	vfioPCIConfigRegionIndex = 7
-	vfioPCINumRegions        = 9 // BAR0-5, ROM, CONFIG, VGA
+	vfioGetAPIVersion                                 = vfioType<<8 | (vfioBase + 0)  // 0x3B64
+	vfioCheckExtension                                = vfioType<<8 | (vfioBase + 1)  // 0x3B65
+	vfioSetIOMMU                                      = vfioType<<8 | (vfioBase + 2)  // 0x3B66
+	vfioGroupGetStatus       request[groupStatus]     = vfioType<<8 | (vfioBase + 3)  // 0x3B67
+	vfioGroupSetContainer    request[int32]           = vfioType<<8 | (vfioBase + 4)  // 0x3B68
+	vfioGroupUnsetContainer                           = vfioType<<8 | (vfioBase + 5)  // 0x3B69
+	vfioGroupGetDeviceFD                              = vfioType<<8 | (vfioBase + 6)  // 0x3B6A
+	vfioDeviceGetInfo        request[deviceInfo]      = vfioType<<8 | (vfioBase + 7)  // 0x3B6B
+	vfioDeviceGetRegionInfo  request[regionInfo]      = vfioType<<8 | (vfioBase + 8)  // 0x3B6C
+	vfioDeviceGetIRQInfo     request[irqInfo]         = vfioType<<8 | (vfioBase + 9)  // 0x3B6D
+	vfioDeviceSetIRQs                                 = vfioType<<8 | (vfioBase + 10) // 0x3B6E
+	vfioDeviceReset                                   = vfioType<<8 | (vfioBase + 11) // 0x3B6F
+	vfioIOMMUGetInfo                                  = vfioType<<8 | (vfioBase + 12) // 0x3B70
+	vfioIOMMUMapDMA          request[dmaMap]          = vfioType<<8 | (vfioBase + 13) // 0x3B71
+	vfioIOMMUUnmapDMA        request[dmaUnmap]        = vfioType<<8 | (vfioBase + 14) // 0x3B72
+	vfioDeviceBindIOMMUFD    request[bindIOMMUFD]     = vfioType<<8 | (vfioBase + 18) // 0x3B76
+	vfioDeviceAttachIOMMUFD  request[attachIOMMUFDPT] = vfioType<<8 | (vfioBase + 19) // 0x3B77
+	vfioDeviceDetachIOMMUFD                           = vfioType<<8 | (vfioBase + 20) // 0x3B78
+	iommufdBase                                       = 0x80
+	iommuDestroy             request[iommuDestroyArg] = vfioType<<8 | (iommufdBase + 0) // 0x3B80
+	iommuIOASAlloc           request[ioasAlloc]       = vfioType<<8 | (iommufdBase + 1) // 0x3B81
+	iommuIOASMap             request[ioasMap]         = vfioType<<8 | (iommufdBase + 5) // 0x3B85
+	iommuIOASUnmap           request[ioasUnmap]       = vfioType<<8 | (iommufdBase + 6) // 0x3B86
+	vfioPCIConfigRegionIndex                          = 7
+	vfioPCINumRegions                                 = 9 // BAR0-5, ROM, CONFIG, VGA
 )
+
+// request is an ioctl request number whose argument is a pointer to a T (one of the
+// structs below): the type ties each request to its argument.
+type request[T any] uintptr
 
 // IOMMU types (CHECK_EXTENSION, SET_IOMMU).
 const (

@@ -7,43 +7,30 @@ import (
 
 // Sizes and offsets from linux/vfio.h and linux/iommufd.h (x86-64, kernel 6.12).
 func TestABISizes(t *testing.T) {
+	// size is the Go struct's, argsz the constant the code passes as its argsz, want the
+	// kernel's.
 	tests := []struct {
-		name      string
-		got, want uintptr
+		name              string
+		size, argsz, want uintptr
 	}{
-		{"vfio_group_status", unsafe.Sizeof(groupStatus{}), 8},
-		{"vfio_device_info", unsafe.Sizeof(deviceInfo{}), 24},
-		{"vfio_region_info", unsafe.Sizeof(regionInfo{}), 32},
-		{"vfio_irq_info", unsafe.Sizeof(irqInfo{}), 16},
-		{"vfio_iommu_type1_dma_map", unsafe.Sizeof(dmaMap{}), 32},
-		{"vfio_iommu_type1_dma_unmap", unsafe.Sizeof(dmaUnmap{}), 24},
-		{"vfio_iommu_type1_info", unsafe.Sizeof(type1Info{}), 24},
-		{"sizeofType1Info", sizeofType1Info, unsafe.Sizeof(type1Info{})},
-		{"vfio_device_bind_iommufd", unsafe.Sizeof(bindIOMMUFD{}), 16},
-		{"vfio_device_attach_iommufd_pt", unsafe.Sizeof(attachIOMMUFDPT{}), 12},
-		{"vfio_device_detach_iommufd_pt", unsafe.Sizeof(detachIOMMUFDPT{}), 8},
-		{"iommu_destroy", unsafe.Sizeof(iommuDestroyArg{}), 8},
-		{"iommu_ioas_alloc", unsafe.Sizeof(ioasAlloc{}), 12},
-		{"iommu_ioas_map", unsafe.Sizeof(ioasMap{}), 40},
-		{"iommu_ioas_unmap", unsafe.Sizeof(ioasUnmap{}), 24},
-		// The argsz constants the code passes must match the structs.
-		{"sizeofGroupStatus", sizeofGroupStatus, unsafe.Sizeof(groupStatus{})},
-		{"sizeofDeviceInfo", sizeofDeviceInfo, unsafe.Sizeof(deviceInfo{})},
-		{"sizeofRegionInfo", sizeofRegionInfo, unsafe.Sizeof(regionInfo{})},
-		{"sizeofIRQInfo", sizeofIRQInfo, unsafe.Sizeof(irqInfo{})},
-		{"sizeofDMAMap", sizeofDMAMap, unsafe.Sizeof(dmaMap{})},
-		{"sizeofDMAUnmap", sizeofDMAUnmap, unsafe.Sizeof(dmaUnmap{})},
-		{"sizeofBindIOMMUFD", sizeofBindIOMMUFD, unsafe.Sizeof(bindIOMMUFD{})},
-		{"sizeofAttachIOMMUFDPT", sizeofAttachIOMMUFDPT, unsafe.Sizeof(attachIOMMUFDPT{})},
-		{"sizeofDetachIOMMUFDPT", sizeofDetachIOMMUFDPT, unsafe.Sizeof(detachIOMMUFDPT{})},
-		{"sizeofIOMMUDestroy", sizeofIOMMUDestroy, unsafe.Sizeof(iommuDestroyArg{})},
-		{"sizeofIOASAlloc", sizeofIOASAlloc, unsafe.Sizeof(ioasAlloc{})},
-		{"sizeofIOASMap", sizeofIOASMap, unsafe.Sizeof(ioasMap{})},
-		{"sizeofIOASUnmap", sizeofIOASUnmap, unsafe.Sizeof(ioasUnmap{})},
+		{"vfio_group_status", unsafe.Sizeof(groupStatus{}), sizeofGroupStatus, 8},
+		{"vfio_device_info", unsafe.Sizeof(deviceInfo{}), sizeofDeviceInfo, 24},
+		{"vfio_region_info", unsafe.Sizeof(regionInfo{}), sizeofRegionInfo, 32},
+		{"vfio_irq_info", unsafe.Sizeof(irqInfo{}), sizeofIRQInfo, 16},
+		{"vfio_iommu_type1_dma_map", unsafe.Sizeof(dmaMap{}), sizeofDMAMap, 32},
+		{"vfio_iommu_type1_dma_unmap", unsafe.Sizeof(dmaUnmap{}), sizeofDMAUnmap, 24},
+		{"vfio_iommu_type1_info", unsafe.Sizeof(type1Info{}), sizeofType1Info, 24},
+		{"vfio_device_bind_iommufd", unsafe.Sizeof(bindIOMMUFD{}), sizeofBindIOMMUFD, 16},
+		{"vfio_device_attach_iommufd_pt", unsafe.Sizeof(attachIOMMUFDPT{}), sizeofAttachIOMMUFDPT, 12},
+		{"vfio_device_detach_iommufd_pt", unsafe.Sizeof(detachIOMMUFDPT{}), sizeofDetachIOMMUFDPT, 8},
+		{"iommu_destroy", unsafe.Sizeof(iommuDestroyArg{}), sizeofIOMMUDestroy, 8},
+		{"iommu_ioas_alloc", unsafe.Sizeof(ioasAlloc{}), sizeofIOASAlloc, 12},
+		{"iommu_ioas_map", unsafe.Sizeof(ioasMap{}), sizeofIOASMap, 40},
+		{"iommu_ioas_unmap", unsafe.Sizeof(ioasUnmap{}), sizeofIOASUnmap, 24},
 	}
 	for _, tt := range tests {
-		if tt.got != tt.want {
-			t.Errorf("%s: size %d, want %d", tt.name, tt.got, tt.want)
+		if tt.size != tt.want || tt.argsz != tt.want {
+			t.Errorf("%s: size %d, argsz %d, want %d", tt.name, tt.size, tt.argsz, tt.want)
 		}
 	}
 }
@@ -96,25 +83,25 @@ func TestIoctlNumbers(t *testing.T) {
 		{"VFIO_GET_API_VERSION", vfioGetAPIVersion, 0x3B64},
 		{"VFIO_CHECK_EXTENSION", vfioCheckExtension, 0x3B65},
 		{"VFIO_SET_IOMMU", vfioSetIOMMU, 0x3B66},
-		{"VFIO_GROUP_GET_STATUS", vfioGroupGetStatus, 0x3B67},
-		{"VFIO_GROUP_SET_CONTAINER", vfioGroupSetContainer, 0x3B68},
+		{"VFIO_GROUP_GET_STATUS", uintptr(vfioGroupGetStatus), 0x3B67},
+		{"VFIO_GROUP_SET_CONTAINER", uintptr(vfioGroupSetContainer), 0x3B68},
 		{"VFIO_GROUP_UNSET_CONTAINER", vfioGroupUnsetContainer, 0x3B69},
 		{"VFIO_GROUP_GET_DEVICE_FD", vfioGroupGetDeviceFD, 0x3B6A},
-		{"VFIO_DEVICE_GET_INFO", vfioDeviceGetInfo, 0x3B6B},
-		{"VFIO_DEVICE_GET_REGION_INFO", vfioDeviceGetRegionInfo, 0x3B6C},
-		{"VFIO_DEVICE_GET_IRQ_INFO", vfioDeviceGetIRQInfo, 0x3B6D},
+		{"VFIO_DEVICE_GET_INFO", uintptr(vfioDeviceGetInfo), 0x3B6B},
+		{"VFIO_DEVICE_GET_REGION_INFO", uintptr(vfioDeviceGetRegionInfo), 0x3B6C},
+		{"VFIO_DEVICE_GET_IRQ_INFO", uintptr(vfioDeviceGetIRQInfo), 0x3B6D},
 		{"VFIO_DEVICE_SET_IRQS", vfioDeviceSetIRQs, 0x3B6E},
 		{"VFIO_DEVICE_RESET", vfioDeviceReset, 0x3B6F},
 		{"VFIO_IOMMU_GET_INFO", vfioIOMMUGetInfo, 0x3B70},
-		{"VFIO_IOMMU_MAP_DMA", vfioIOMMUMapDMA, 0x3B71},
-		{"VFIO_IOMMU_UNMAP_DMA", vfioIOMMUUnmapDMA, 0x3B72},
-		{"VFIO_DEVICE_BIND_IOMMUFD", vfioDeviceBindIOMMUFD, 0x3B76},
-		{"VFIO_DEVICE_ATTACH_IOMMUFD_PT", vfioDeviceAttachIOMMUFD, 0x3B77},
+		{"VFIO_IOMMU_MAP_DMA", uintptr(vfioIOMMUMapDMA), 0x3B71},
+		{"VFIO_IOMMU_UNMAP_DMA", uintptr(vfioIOMMUUnmapDMA), 0x3B72},
+		{"VFIO_DEVICE_BIND_IOMMUFD", uintptr(vfioDeviceBindIOMMUFD), 0x3B76},
+		{"VFIO_DEVICE_ATTACH_IOMMUFD_PT", uintptr(vfioDeviceAttachIOMMUFD), 0x3B77},
 		{"VFIO_DEVICE_DETACH_IOMMUFD_PT", vfioDeviceDetachIOMMUFD, 0x3B78},
-		{"IOMMU_DESTROY", iommuDestroy, 0x3B80},
-		{"IOMMU_IOAS_ALLOC", iommuIOASAlloc, 0x3B81},
-		{"IOMMU_IOAS_MAP", iommuIOASMap, 0x3B85},
-		{"IOMMU_IOAS_UNMAP", iommuIOASUnmap, 0x3B86},
+		{"IOMMU_DESTROY", uintptr(iommuDestroy), 0x3B80},
+		{"IOMMU_IOAS_ALLOC", uintptr(iommuIOASAlloc), 0x3B81},
+		{"IOMMU_IOAS_MAP", uintptr(iommuIOASMap), 0x3B85},
+		{"IOMMU_IOAS_UNMAP", uintptr(iommuIOASUnmap), 0x3B86},
 		{"VFIO_TYPE1_IOMMU", vfioType1IOMMU, 1},
 		{"VFIO_TYPE1v2_IOMMU", vfioType1v2IOMMU, 3},
 		{"VFIO_NOIOMMU_IOMMU", vfioNoIOMMU, 8},

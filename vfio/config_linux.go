@@ -30,30 +30,26 @@ func (c *configSpace) check(n int, off int64) error {
 
 // ReadAt reads configuration space at off.
 func (c *configSpace) ReadAt(b []byte, off int64) (int, error) {
-	if err := c.check(len(b), off); err != nil {
-		return 0, err
-	}
-	n, err := unix.Pread(c.fd, b, c.offset+off)
-	if err != nil {
-		return 0, fmt.Errorf("read config %#x: %w", off, err)
-	}
-	if n != len(b) {
-		return n, fmt.Errorf("read config %#x: short read %d of %d: %w", off, n, len(b), io.ErrUnexpectedEOF)
-	}
-	return n, nil
+	return c.transfer(unix.Pread, "read", b, off)
 }
 
 // WriteAt writes configuration space at off.
 func (c *configSpace) WriteAt(b []byte, off int64) (int, error) {
+	return c.transfer(unix.Pwrite, "write", b, off)
+}
+
+// transfer checks the access, then reads or writes (op, unix.Pread or unix.Pwrite; verb
+// names it) b at off. A short transfer is an error wrapping io.ErrUnexpectedEOF.
+func (c *configSpace) transfer(op func(int, []byte, int64) (int, error), verb string, b []byte, off int64) (int, error) {
 	if err := c.check(len(b), off); err != nil {
 		return 0, err
 	}
-	n, err := unix.Pwrite(c.fd, b, c.offset+off)
+	n, err := op(c.fd, b, c.offset+off)
 	if err != nil {
-		return 0, fmt.Errorf("write config %#x: %w", off, err)
+		return 0, fmt.Errorf("%s config %#x: %w", verb, off, err)
 	}
 	if n != len(b) {
-		return n, fmt.Errorf("write config %#x: short write %d of %d", off, n, len(b))
+		return n, fmt.Errorf("%s config %#x: short %s %d of %d: %w", verb, off, verb, n, len(b), io.ErrUnexpectedEOF)
 	}
 	return n, nil
 }

@@ -61,7 +61,7 @@ func Open(addr pci.Addr, opts Options) (*Device, error) {
 func newDevice(c *Container, addr pci.Addr, fd int, owns bool) (*Device, error) {
 	d := &Device{c: c, addr: addr, owns: owns, fd: fd, log: c.log.With(zap.Stringer("pci", addr))}
 	d.info = deviceInfo{Argsz: sizeofDeviceInfo}
-	if err := ioctlDeviceInfo(fd, &d.info); err != nil {
+	if err := vfioDeviceGetInfo.do(fd, &d.info); err != nil {
 		return nil, fmt.Errorf("get device info: %w", err)
 	}
 	if d.info.Flags&deviceFlagsPCI == 0 {
@@ -95,7 +95,7 @@ func newDevice(c *Container, addr pci.Addr, fd int, owns bool) (*Device, error) 
 
 func (d *Device) regionInfo(index uint32) (regionInfo, error) {
 	ri := regionInfo{Argsz: sizeofRegionInfo, Index: index}
-	if err := ioctlRegionInfo(d.fd, &ri); err != nil {
+	if err := vfioDeviceGetRegionInfo.do(d.fd, &ri); err != nil {
 		return ri, fmt.Errorf("get region %d info: %w", index, err)
 	}
 	return ri, nil

@@ -93,7 +93,7 @@ func (g *groupBackend) attachGroup(n int) (int, error) {
 		return -1, err
 	}
 	st := groupStatus{Argsz: uint32(sizeofGroupStatus)}
-	if err := ioctlGroupStatus(gfd, &st); err != nil {
+	if err := vfioGroupGetStatus.do(gfd, &st); err != nil {
 		return fail(fmt.Errorf("%s: get group status: %w", path, err))
 	}
 	if st.Flags&groupFlagsViable == 0 {
@@ -105,7 +105,7 @@ func (g *groupBackend) attachGroup(n int) (int, error) {
 	}
 	if st.Flags&groupFlagsContainerSet == 0 {
 		cfd := int32(g.fd)
-		if err := ioctlSetContainer(gfd, &cfd); err != nil {
+		if err := vfioGroupSetContainer.do(gfd, &cfd); err != nil {
 			return fail(fmt.Errorf("%s: set container: %w", path, err))
 		}
 	}

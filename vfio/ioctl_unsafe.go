@@ -19,6 +19,9 @@ func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
 	return nil
 }
 
+// do issues request r on fd with arg.
+func (r request[T]) do(fd int, arg *T) error { return ioctl(fd, uintptr(r), unsafe.Pointer(arg)) }
+
 // ioctlValue issues an ioctl whose argument is a plain integer and returns its result.
 func ioctlValue(fd int, req uintptr, arg uintptr) (int, error) {
 	r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, arg)
@@ -26,14 +29,6 @@ func ioctlValue(fd int, req uintptr, arg uintptr) (int, error) {
 		return 0, errno
 	}
 	return int(r), nil
-}
-
-func ioctlGroupStatus(fd int, s *groupStatus) error {
-	return ioctl(fd, vfioGroupGetStatus, unsafe.Pointer(s))
-}
-
-func ioctlSetContainer(groupFD int, containerFD *int32) error {
-	return ioctl(groupFD, vfioGroupSetContainer, unsafe.Pointer(containerFD))
 }
 
 // ioctlGetDeviceFD asks a group for the device named by its PCI address.
@@ -49,53 +44,9 @@ func ioctlGetDeviceFD(groupFD int, name string) (int, error) {
 	return int(r), nil
 }
 
-func ioctlDeviceInfo(fd int, info *deviceInfo) error {
-	return ioctl(fd, vfioDeviceGetInfo, unsafe.Pointer(info))
-}
-
-func ioctlRegionInfo(fd int, info *regionInfo) error {
-	return ioctl(fd, vfioDeviceGetRegionInfo, unsafe.Pointer(info))
-}
-
-func ioctlIRQInfo(fd int, info *irqInfo) error {
-	return ioctl(fd, vfioDeviceGetIRQInfo, unsafe.Pointer(info))
-}
-
 // ioctlSetIRQs passes an encoded struct vfio_irq_set (see encodeIRQSet).
 func ioctlSetIRQs(fd int, set []byte) error {
 	return ioctl(fd, vfioDeviceSetIRQs, unsafe.Pointer(unsafe.SliceData(set)))
-}
-
-func ioctlMapDMA(fd int, m *dmaMap) error {
-	return ioctl(fd, vfioIOMMUMapDMA, unsafe.Pointer(m))
-}
-
-func ioctlUnmapDMA(fd int, m *dmaUnmap) error {
-	return ioctl(fd, vfioIOMMUUnmapDMA, unsafe.Pointer(m))
-}
-
-func ioctlBindIOMMUFD(fd int, b *bindIOMMUFD) error {
-	return ioctl(fd, vfioDeviceBindIOMMUFD, unsafe.Pointer(b))
-}
-
-func ioctlAttachIOMMUFDPT(fd int, a *attachIOMMUFDPT) error {
-	return ioctl(fd, vfioDeviceAttachIOMMUFD, unsafe.Pointer(a))
-}
-
-func ioctlIOASAlloc(fd int, a *ioasAlloc) error {
-	return ioctl(fd, iommuIOASAlloc, unsafe.Pointer(a))
-}
-
-func ioctlIOMMUDestroy(fd int, d *iommuDestroyArg) error {
-	return ioctl(fd, iommuDestroy, unsafe.Pointer(d))
-}
-
-func ioctlIOASMap(fd int, m *ioasMap) error {
-	return ioctl(fd, iommuIOASMap, unsafe.Pointer(m))
-}
-
-func ioctlIOASUnmap(fd int, m *ioasUnmap) error {
-	return ioctl(fd, iommuIOASUnmap, unsafe.Pointer(m))
 }
 
 // ioctlType1Info issues VFIO_IOMMU_GET_INFO into buf, which starts with a type1Info whose

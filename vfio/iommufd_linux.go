@@ -6,7 +6,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -34,7 +33,7 @@ func openIOMMUFD(host *pci.Host) (*iommufd, error) {
 		return nil, err
 	}
 	a := ioasAlloc{Size: uint32(sizeofIOASAlloc)}
-	if err := ioctlIOASAlloc(fd, &a); err != nil {
+	if err := iommuIOASAlloc.do(fd, &a); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("%s: allocate IOAS: %w", path, err)
 	}
@@ -55,12 +54,12 @@ func (f *iommufd) attach(addr pci.Addr) (int, error) {
 		return -1, fmt.Errorf("open VFIO cdev %s: %w", path, err)
 	}
 	b := bindIOMMUFD{Argsz: uint32(sizeofBindIOMMUFD), IOMMUFD: int32(f.fd)}
-	if err := ioctlBindIOMMUFD(fd, &b); err != nil {
+	if err := vfioDeviceBindIOMMUFD.do(fd, &b); err != nil {
 		unix.Close(fd)
 		return -1, fmt.Errorf("%s: bind to iommufd: %w", path, err)
 	}
 	a := attachIOMMUFDPT{Argsz: uint32(sizeofAttachIOMMUFDPT), PtID: f.ioas}
-	if err := ioctlAttachIOMMUFDPT(fd, &a); err != nil {
+	if err := vfioDeviceAttachIOMMUFD.do(fd, &a); err != nil {
 		unix.Close(fd)
 		return -1, fmt.Errorf("%s: attach to IOAS %d: %w", path, f.ioas, err)
 	}
@@ -68,30 +67,19 @@ func (f *iommufd) attach(addr pci.Addr) (int, error) {
 }
 
 func (f *iommufd) dmaMap(b []byte) (uint64, error) {
-	size := uint64(len(b))
-	iova, err := f.alloc(size)
-	if err != nil {
-		return 0, err
-	}
-	arg := ioasMap{Size: uint32(sizeofIOASMap), Flags: ioasMapFixedIOVA | ioasMapReadable | ioasMapWriteable,
-		IOASID: f.ioas, UserVA: uint64(dmamem.VirtAddr(b)), Length: size, IOVA: iova}
-	if err := ioctlIOASMap(f.fd, &arg); err != nil {
-		f.iova.Free(iova, size)
-		return 0, fmt.Errorf("map %#x bytes at IOVA %#x: %w", size, iova, err)
-	}
-	return iova, nil
+	return f.mapAt(b, func(vaddr, iova, size uint64) error {
+		arg := ioasMap{Size: uint32(sizeofIOASMap), Flags: ioasMapFixedIOVA | ioasMapReadable | ioasMapWriteable,
+			IOASID: f.ioas, UserVA: vaddr, Length: size, IOVA: iova}
+		return iommuIOASMap.do(f.fd, &arg)
+	})
 }
 
 func (f *iommufd) dmaUnmap(b []byte, iova uint64) error {
-	size := uint64(len(b))
-	arg := ioasUnmap{Size: uint32(sizeofIOASUnmap), IOASID: f.ioas, IOVA: iova, Length: size}
-	if err := ioctlIOASUnmap(f.fd, &arg); err != nil {
-		return fmt.Errorf("unmap IOVA %#x: %w", iova, err)
-	}
-	if arg.Length != size {
-		return fmt.Errorf("unmap IOVA %#x: kernel unmapped %#x of %#x bytes", iova, arg.Length, size)
-	}
-	return f.iova.Free(iova, size)
+	return f.unmapAt(iova, uint64(len(b)), func(iova, size uint64) (uint64, error) {
+		arg := ioasUnmap{Size: uint32(sizeofIOASUnmap), IOASID: f.ioas, IOVA: iova, Length: size}
+		err := iommuIOASUnmap.do(f.fd, &arg)
+		return arg.Length, err
+	})
 }
 
 // restrict narrows the IOVA space to the IOAS's ranges (IOMMU_IOAS_IOVA_RANGES).
@@ -128,7 +116,7 @@ func (f *iommufd) close() error {
 	}
 	var err error
 	d := iommuDestroyArg{Size: uint32(sizeofIOMMUDestroy), ID: f.ioas}
-	if derr := ioctlIOMMUDestroy(f.fd, &d); derr != nil {
+	if derr := iommuDestroy.do(f.fd, &d); derr != nil {
 		err = fmt.Errorf("destroy IOAS %d: %w", f.ioas, derr)
 	}
 	err = errors.Join(err, unix.Close(f.fd))

@@ -261,6 +261,34 @@ func (t translated) alloc(size uint64) (uint64, error) {
 	return t.iova.Alloc(size, align)
 }
 
+// mapAt allocates an IOVA range for b and maps b there with kernelMap, the backend's map
+// ioctl (given b's virtual address); a failed map frees the range again.
+func (t translated) mapAt(b []byte, kernelMap func(vaddr, iova, size uint64) error) (uint64, error) {
+	size := uint64(len(b))
+	iova, err := t.alloc(size)
+	if err != nil {
+		return 0, err
+	}
+	if err := kernelMap(uint64(dmamem.VirtAddr(b)), iova, size); err != nil {
+		t.iova.Free(iova, size)
+		return 0, fmt.Errorf("map %#x bytes at IOVA %#x: %w", size, iova, err)
+	}
+	return iova, nil
+}
+
+// unmapAt unmaps the size bytes mapped at iova with kernelUnmap, the backend's unmap
+// ioctl, which returns how many bytes the kernel unmapped, and frees the range.
+func (t translated) unmapAt(iova, size uint64, kernelUnmap func(iova, size uint64) (uint64, error)) error {
+	n, err := kernelUnmap(iova, size)
+	if err != nil {
+		return fmt.Errorf("unmap IOVA %#x: %w", iova, err)
+	}
+	if n != size {
+		return fmt.Errorf("unmap IOVA %#x: kernel unmapped %#x of %#x bytes", iova, n, size)
+	}
+	return t.iova.Free(iova, size)
+}
+
 // restrictTo narrows the allocator to the kernel's ranges, if it reported any (ok).
 // Attaching a group or a device can only add reserved regions, so the allowed set only
 // shrinks.

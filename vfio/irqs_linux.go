@@ -34,7 +34,7 @@ func encodeIRQSet(buf []byte, flags, index, start, count uint32, fds []int32) []
 // IRQInfo returns how many vectors of a kind the device offers.
 func (d *Device) IRQInfo(kind irq.Kind) (int, error) {
 	info := irqInfo{Argsz: sizeofIRQInfo, Index: uint32(kind)}
-	if err := ioctlIRQInfo(d.fd, &info); err != nil {
+	if err := vfioDeviceGetIRQInfo.do(d.fd, &info); err != nil {
 		return 0, fmt.Errorf("get %v irq info: %w", kind, err)
 	}
 	if info.Flags&irqInfoEventfd == 0 {

@@ -3,6 +3,8 @@ package vfio
 import (
 	"encoding/binary"
 	"testing"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 func TestEncodeIRQSet(t *testing.T) {
@@ -41,12 +43,9 @@ func TestEncodeIRQSet(t *testing.T) {
 		}
 	})
 	t.Run("fd count mismatch panics", func(t *testing.T) {
-		defer func() {
-			if recover() == nil {
-				t.Error("no panic")
-			}
-		}()
-		encodeIRQSet(make([]byte, 64), irqSetDataEventfd|irqSetActionTrig, 2, 0, 3, []int32{5})
+		testutil.Panics(t, "encodeIRQSet with 1 fd for 3 vectors", func() {
+			encodeIRQSet(make([]byte, 64), irqSetDataEventfd|irqSetActionTrig, 2, 0, 3, []int32{5})
+		})
 	})
 	t.Run("no allocation", func(t *testing.T) {
 		var buf [irqSetHeaderSize]byte

@@ -1,13 +1,13 @@
 package vfio
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/uiod/uiod/dmamem"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/pci/pcitest"
 )
@@ -89,19 +89,7 @@ func TestOpenErrors(t *testing.T) {
 			if addr == (pci.Addr{}) {
 				addr = testAddr
 			}
-			d, err := Open(addr, opts)
-			if err == nil {
-				d.Close()
-				t.Fatal("Open succeeded")
-			}
-			if tt.is != nil && !errors.Is(err, tt.is) {
-				t.Errorf("error %q is not %v", err, tt.is)
-			}
-			for _, m := range tt.mention {
-				if !strings.Contains(err.Error(), m) {
-					t.Errorf("error %q does not mention %q", err, m)
-				}
-			}
+			testutil.OpenFails(t, func() (*Device, error) { return Open(addr, opts) }, tt.is, tt.mention...)
 		})
 	}
 }

@@ -2,27 +2,13 @@ package vfio
 
 import (
 	"encoding/binary"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
-// regionFile returns an open file of size bytes standing in for a device fd.
-func regionFile(t *testing.T, size int) *os.File {
-	t.Helper()
-	f, err := os.Create(filepath.Join(t.TempDir(), "dev"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	if err := f.Truncate(int64(size)); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
 func TestFileRegionAndConfig(t *testing.T) {
-	f := regionFile(t, 4096)
+	f := testutil.RegionFile(t, 4096)
 	fd := int(f.Fd())
 	c := &configSpace{fd: fd, offset: 2048, size: 256}
 	r := &fileRegion{fd: fd, offset: 1024, size: 256, bar: 2, closed: &c.closed}
@@ -34,14 +20,7 @@ func TestFileRegionAndConfig(t *testing.T) {
 	if got := r.Read64(8); got != 0x1122334455667788 {
 		t.Errorf("Read64 = %#x", got)
 	}
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("access beyond the region did not panic")
-			}
-		}()
-		r.Read32(256)
-	}()
+	testutil.Panics(t, "Read32 beyond the region", func() { r.Read32(256) })
 
 	if err := writeCmd(c, 0x0406); err != nil {
 		t.Fatal(err)
@@ -60,14 +39,7 @@ func TestFileRegionAndConfig(t *testing.T) {
 	// After the device fd is closed its number may belong to another file: a BAR access
 	// must not reach it.
 	c.closed.Store(true)
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("Write32 after close did not panic")
-			}
-		}()
-		r.Write32(0, 0xdeadbeef)
-	}()
+	testutil.Panics(t, "Write32 after close", func() { r.Write32(0, 0xdeadbeef) })
 	var w [4]byte
 	if _, err := f.ReadAt(w[:], 1024); err != nil || binary.LittleEndian.Uint32(w[:]) == 0xdeadbeef {
 		t.Errorf("Write32 after close reached the file: % x, %v", w, err)

@@ -3,8 +3,6 @@ package vfio
 import (
 	"encoding/binary"
 	"fmt"
-
-	"github.com/uiod/uiod/dmamem"
 )
 
 // type1 is the address space of a VFIO container with the type1 IOMMU backend: IOVAs
@@ -25,30 +23,19 @@ func newType1(containerFD int) (*type1, error) {
 func (t *type1) noIOMMU() bool { return false }
 
 func (t *type1) dmaMap(b []byte) (uint64, error) {
-	size := uint64(len(b))
-	iova, err := t.alloc(size)
-	if err != nil {
-		return 0, err
-	}
-	arg := dmaMap{Argsz: uint32(sizeofDMAMap), Flags: dmaMapFlagRead | dmaMapFlagWrite,
-		Vaddr: uint64(dmamem.VirtAddr(b)), IOVA: iova, Size: size}
-	if err := ioctlMapDMA(t.fd, &arg); err != nil {
-		t.iova.Free(iova, size)
-		return 0, fmt.Errorf("map %#x bytes at IOVA %#x: %w", size, iova, err)
-	}
-	return iova, nil
+	return t.mapAt(b, func(vaddr, iova, size uint64) error {
+		arg := dmaMap{Argsz: uint32(sizeofDMAMap), Flags: dmaMapFlagRead | dmaMapFlagWrite,
+			Vaddr: vaddr, IOVA: iova, Size: size}
+		return vfioIOMMUMapDMA.do(t.fd, &arg)
+	})
 }
 
 func (t *type1) dmaUnmap(b []byte, iova uint64) error {
-	size := uint64(len(b))
-	arg := dmaUnmap{Argsz: uint32(sizeofDMAUnmap), IOVA: iova, Size: size}
-	if err := ioctlUnmapDMA(t.fd, &arg); err != nil {
-		return fmt.Errorf("unmap IOVA %#x: %w", iova, err)
-	}
-	if arg.Size != size {
-		return fmt.Errorf("unmap IOVA %#x: kernel unmapped %#x of %#x bytes", iova, arg.Size, size)
-	}
-	return t.iova.Free(iova, size)
+	return t.unmapAt(iova, uint64(len(b)), func(iova, size uint64) (uint64, error) {
+		arg := dmaUnmap{Argsz: uint32(sizeofDMAUnmap), IOVA: iova, Size: size}
+		err := vfioIOMMUUnmapDMA.do(t.fd, &arg)
+		return arg.Size, err
+	})
 }
 
 // restrict narrows the IOVA space to the ranges VFIO_IOMMU_GET_INFO reports.

@@ -50,15 +50,17 @@ const (
 	ModeIOMMUFD
 )
 
+// modeNames are the modes' names, indexed by Mode.
+var modeNames = [...]string{
+	ModeAuto:    "auto",
+	ModeGroup:   "group",
+	ModeIOMMUFD: "iommufd",
+}
+
 // String returns the mode's name.
 func (m Mode) String() string {
-	switch m {
-	case ModeAuto:
-		return "auto"
-	case ModeGroup:
-		return "group"
-	case ModeIOMMUFD:
-		return "iommufd"
+	if m >= 0 && int(m) < len(modeNames) {
+		return modeNames[m]
 	}
 	return fmt.Sprintf("vfio.Mode(%d)", int(m))
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
-	"sync/atomic"
 
 	"github.com/mdlayher/packet"
 	"golang.org/x/sys/unix"
@@ -19,13 +17,7 @@ type PacketPort struct {
 	c    *packet.Conn
 	io   *rawIO
 	name string
-	slot handlerSlot
-	done chan struct{}
-	once sync.Once
-	// closed is set before the socket closes: mdlayher/socket reports a closed socket
-	// as EBADF, not net.ErrClosed, Send must say ErrClosed, and the reader must tell
-	// the end from a transient error.
-	closed atomic.Bool
+	reader
 }
 
 // ListenPacket opens a raw AF_PACKET socket on the interface ifname (CAP_NET_RAW) and puts
@@ -53,8 +45,8 @@ func ListenPacket(ifname string) (*PacketPort, error) {
 		c.Close()
 		return nil, fmt.Errorf("afpacket %s: %w", ifname, err)
 	}
-	p := &PacketPort{c: c, io: rio, name: ifname, done: make(chan struct{})}
-	go readLoop(rio.recv, &p.slot, &p.closed, p.done)
+	p := &PacketPort{c: c, io: rio, name: ifname}
+	p.start(rio.recv)
 	return p, nil
 }
 
@@ -103,14 +95,7 @@ func (p *PacketPort) SetHandler(h Handler) { p.slot.set(h) }
 
 // Close closes the socket (which leaves promiscuous mode) and waits for the reader.
 func (p *PacketPort) Close() error {
-	var err error
-	p.once.Do(func() {
-		p.slot.set(nil)
-		p.closed.Store(true)
-		err = p.c.Close()
-		<-p.done
-	})
-	return err
+	return p.stop(p.c.Close)
 }
 
 // htons is v in network byte order, as sockaddr_ll's protocol wants it.

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -32,6 +33,38 @@ const maxFrame = 9216
 // TAP and AF_PACKET readers its frames before a NIC would pad them (an ARP request is 42
 // bytes), so readers pad shorter frames with zeros to MinFrame, as the NIC would.
 const MinFrame = 60
+
+// reader is the receive side of a port backed by a socket or a file: the current handler
+// and a goroutine that reads frames into it.
+type reader struct {
+	slot handlerSlot
+	done chan struct{}
+	once sync.Once
+	// closed is set before the descriptor closes: the goroutine then tells the end from a
+	// transient error, and Send says ErrClosed (mdlayher/socket reports a closed socket
+	// as EBADF, not net.ErrClosed).
+	closed atomic.Bool
+}
+
+// start runs readLoop with read on a goroutine of its own.
+func (r *reader) start(read func([]byte) (int, error)) {
+	r.done = make(chan struct{})
+	go readLoop(read, &r.slot, &r.closed, r.done)
+}
+
+// stop drops the handler, sets closed, calls closeFn (which must make the goroutine's
+// read fail) and waits for the goroutine. Only the first call does this; it returns
+// closeFn's error, later calls nil.
+func (r *reader) stop(closeFn func() error) error {
+	var err error
+	r.once.Do(func() {
+		r.slot.set(nil)
+		r.closed.Store(true)
+		err = closeFn()
+		<-r.done
+	})
+	return err
+}
 
 // readLoop calls read until the port is closed, stamping each frame with Now the moment
 // read returns, padding it to MinFrame and handing it to s. It returns when read fails

@@ -116,18 +116,8 @@ func TestIntegrationTAP(t *testing.T) {
 	copy(req[22:], me)
 	copy(req[28:], []byte{10, 77, 0, 2})
 	copy(req[38:], []byte{10, 77, 0, 1})
-	var f []byte
-	if !testutil.WaitFor(10*time.Second, func() bool {
-		if err := p.Send(req); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case f = <-replies:
-			return true
-		case <-time.After(200 * time.Millisecond):
-			return false
-		}
-	}) {
+	f, ok := await(func() { mustSend(t, p, req) }, replies, 200*time.Millisecond)
+	if !ok {
 		t.Fatal("no ARP reply from the kernel through the TAP")
 	}
 	if len(f) != MinFrame {
@@ -140,12 +130,7 @@ func TestIntegrationTAP(t *testing.T) {
 }
 
 func TestIntegrationAFPacket(t *testing.T) {
-	ns := testNetns(t)
-	inNetns(t, ns, "ip", "link", "add", "uiodva", "type", "veth", "peer", "name", "uiodvb")
-	inNetns(t, ns, "ip", "link", "set", "uiodva", "up")
-	inNetns(t, ns, "ip", "link", "set", "uiodvb", "up")
-	a := openInNetns(t, ns, func() (Port, error) { return Open("afpacket:uiodva") })
-	b := openInNetns(t, ns, func() (Port, error) { return Open("afpacket:uiodvb") })
+	_, a, b := vethPorts(t, "uiodva", "uiodvb")
 
 	frame := make([]byte, 128)
 	copy(frame[0:], []byte{2, 0, 0, 0, 0, 0xbb}) // not the veth's own address: needs promiscuous mode
@@ -166,18 +151,8 @@ func TestIntegrationAFPacket(t *testing.T) {
 		}
 	})
 	// The veth may still be without carrier for a moment after it came up: resend.
-	var f []byte
-	if !testutil.WaitFor(10*time.Second, func() bool {
-		if err := a.Send(frame); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case f = <-got:
-			return true
-		case <-time.After(100 * time.Millisecond):
-			return false
-		}
-	}) {
+	f, ok := await(func() { mustSend(t, a, frame) }, got, 100*time.Millisecond)
+	if !ok {
 		t.Fatal("frame not delivered across the veth")
 	}
 	if !bytes.Equal(f, frame) {
@@ -205,6 +180,42 @@ func TestIntegrationAFPacket(t *testing.T) {
 
 // checkClosed closes p (twice) and checks that Send then fails with ErrClosed, as the
 // Port contract says.
+// vethPorts makes a veth pair ifa–ifb, both up, in a new network namespace and opens an
+// AF_PACKET port on each end.
+func vethPorts(t *testing.T, ifa, ifb string) (ns string, a, b Port) {
+	t.Helper()
+	ns = testNetns(t)
+	inNetns(t, ns, "ip", "link", "add", ifa, "type", "veth", "peer", "name", ifb)
+	inNetns(t, ns, "ip", "link", "set", ifa, "up")
+	inNetns(t, ns, "ip", "link", "set", ifb, "up")
+	a = openInNetns(t, ns, func() (Port, error) { return Open("afpacket:" + ifa) })
+	b = openInNetns(t, ns, func() (Port, error) { return Open("afpacket:" + ifb) })
+	return ns, a, b
+}
+
+// await calls send, then waits up to every for something to arrive on got, again and
+// again for at most ten seconds. It returns what arrived; ok is false when nothing did.
+func await[T any](send func(), got <-chan T, every time.Duration) (v T, ok bool) {
+	ok = testutil.WaitFor(10*time.Second, func() bool {
+		send()
+		select {
+		case v = <-got:
+			return true
+		case <-time.After(every):
+			return false
+		}
+	})
+	return v, ok
+}
+
+// mustSend sends frame on p, failing the test now if that fails.
+func mustSend(t *testing.T, p Port, frame []byte) {
+	t.Helper()
+	if err := p.Send(frame); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func checkClosed(t *testing.T, p Port, frame []byte) {
 	t.Helper()
 	if err := p.Close(); err != nil {
@@ -222,12 +233,7 @@ func checkClosed(t *testing.T, p Port, frame []byte) {
 // packet sockets as one ENETDOWN from recvfrom; the port must keep receiving once the
 // link is back, not lose its reader.
 func TestIntegrationAFPacketLinkFlap(t *testing.T) {
-	ns := testNetns(t)
-	inNetns(t, ns, "ip", "link", "add", "uiodfa", "type", "veth", "peer", "name", "uiodfb")
-	inNetns(t, ns, "ip", "link", "set", "uiodfa", "up")
-	inNetns(t, ns, "ip", "link", "set", "uiodfb", "up")
-	a := openInNetns(t, ns, func() (Port, error) { return Open("afpacket:uiodfa") })
-	b := openInNetns(t, ns, func() (Port, error) { return Open("afpacket:uiodfb") })
+	ns, a, b := vethPorts(t, "uiodfa", "uiodfb")
 	frame := make([]byte, 64)
 	copy(frame[0:], []byte{2, 0, 0, 0, 0, 0xbb})
 	copy(frame[6:], []byte{2, 0, 0, 0, 0, 0xaa})
@@ -240,15 +246,8 @@ func TestIntegrationAFPacketLinkFlap(t *testing.T) {
 	})
 	deliver := func(what string) {
 		t.Helper()
-		if !testutil.WaitFor(10*time.Second, func() bool {
-			a.Send(frame) // fails while the carrier is still coming up: resend
-			select {
-			case <-got:
-				return true
-			case <-time.After(50 * time.Millisecond):
-				return false
-			}
-		}) {
+		// Send fails while the carrier is still coming up: resend.
+		if _, ok := await(func() { a.Send(frame) }, got, 50*time.Millisecond); !ok {
 			t.Fatalf("no frame delivered %s", what)
 		}
 	}

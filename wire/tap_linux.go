@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,12 +12,9 @@ import (
 // appear as received on the interface, frames the kernel transmits on the interface are
 // delivered to the handler by a reader goroutine.
 type TAPPort struct {
-	f      *os.File
-	name   string
-	slot   handlerSlot
-	done   chan struct{}
-	once   sync.Once
-	closed atomic.Bool // set before the file closes, for the reader
+	f    *os.File
+	name string
+	reader
 }
 
 // OpenTAP attaches to the TAP interface name, creating it (non-persistent) if it does not
@@ -43,9 +38,8 @@ func OpenTAP(name string) (*TAPPort, error) {
 	p := &TAPPort{
 		f:    os.NewFile(uintptr(fd), "tap:"+ifr.Name()),
 		name: ifr.Name(),
-		done: make(chan struct{}),
 	}
-	go readLoop(p.f.Read, &p.slot, &p.closed, p.done)
+	p.start(p.f.Read)
 	return p, nil
 }
 
@@ -70,12 +64,5 @@ func (p *TAPPort) SetHandler(h Handler) { p.slot.set(h) }
 // Close detaches from the interface (which disappears unless it was made persistent) and
 // waits for the reader goroutine.
 func (p *TAPPort) Close() error {
-	var err error
-	p.once.Do(func() {
-		p.slot.set(nil)
-		p.closed.Store(true)
-		err = p.f.Close()
-		<-p.done
-	})
-	return err
+	return p.stop(p.f.Close)
 }

@@ -30,10 +30,7 @@ type UnixPort struct {
 	local  string
 	file   os.FileInfo // the socket file bound at local, which Close removes
 	remote *net.UnixAddr
-	slot   handlerSlot
-	done   chan struct{}
-	once   sync.Once
-	closed atomic.Bool // set before the socket closes, for the reader
+	reader
 
 	connMu    sync.Mutex  // serialises connecting
 	connected atomic.Bool // the socket is connected to the remote peer
@@ -94,9 +91,8 @@ func ListenUnixGroup(local, remote, group string) (*UnixPort, error) {
 		local:  local,
 		file:   fi,
 		remote: &net.UnixAddr{Name: remote, Net: "unixgram"},
-		done:   make(chan struct{}),
 	}
-	go readLoop(rio.recv, &p.slot, &p.closed, p.done)
+	p.start(rio.recv)
 	return p, nil
 }
 
@@ -181,23 +177,19 @@ func (p *UnixPort) connect() error {
 // SetHandler installs the receiver for frames arriving at the local path.
 func (p *UnixPort) SetHandler(h Handler) { p.slot.set(h) }
 
-// Close closes the socket, waits for the reader goroutine and removes the socket file at
-// the local path, unless something else has taken its place.
+// Close closes the socket, removes the socket file at the local path, unless something
+// else has taken its place, and waits for the reader goroutine.
 func (p *UnixPort) Close() error {
-	var err error
-	p.once.Do(func() {
-		p.slot.set(nil)
-		p.closed.Store(true)
-		err = p.conn.Close()
-		<-p.done
+	return p.stop(func() error {
+		err := p.conn.Close()
 		if now, lerr := os.Lstat(p.local); lerr != nil || !os.SameFile(p.file, now) {
-			return
+			return err
 		}
 		if rerr := os.Remove(p.local); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
 			err = rerr
 		}
+		return err
 	})
-	return err
 }
 
 // lookupGroup resolves a group name or numeric id to its id.

@@ -67,20 +67,12 @@ func TestOpenUnsupported(t *testing.T) {
 }
 
 func TestITRValue(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want uint32
-	}{
-		{0, 0},
-		{time.Nanosecond, 1 << 2},
-		{100 * time.Microsecond, 100 << 2},
-		{time.Second, 0x1fff << 2},
-		{MaxITR, 0x1fff << 2},           // the exported limit is the field's largest value
-		{MaxITR - ITRUnit, 0x1ffe << 2}, // and one unit less is one step less
-	}
-	for _, tt := range tests {
-		if got := itrValue(tt.d) &^ i82576.EitrCntIgnr; got != tt.want {
-			t.Errorf("itrValue(%v) = %#x, want %#x", tt.d, got, tt.want)
-		}
-	}
+	nictest.CheckITR(t, itrValue, i82576.EitrCntIgnr, map[time.Duration]uint32{
+		0:                      0,
+		time.Nanosecond:        1 << 2,
+		100 * time.Microsecond: 100 << 2,
+		time.Second:            0x1fff << 2,
+		MaxITR:                 0x1fff << 2, // the exported limit is the field's largest value
+		MaxITR - ITRUnit:       0x1ffe << 2, // and one unit less is one step less
+	})
 }

@@ -6,19 +6,20 @@ import (
 	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/nictest"
 	"github.com/uiod/uiod/sim/intel"
 )
 
 // openRecorded opens a port on a strict model, recording every register write, and
 // closes it when the test ends.
-func openRecorded(t *testing.T, cfg nic.Config) (*Port, *intel.Model, *[]regWrite) {
+func openRecorded(t *testing.T, cfg nic.Config) (*Port, *intel.Model, *[]nictest.RegWrite) {
 	t.Helper()
 	m, err := intel.New(intel.Config{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	writes := new([]regWrite)
-	p, err := Open(recorded(m.Device(), writes, nil), cfg)
+	writes := new([]nictest.RegWrite)
+	p, err := Open(nictest.Recorded(m.Device(), writes, nil), cfg)
 	if err != nil {
 		m.Close()
 		t.Fatal(err)
@@ -41,7 +42,7 @@ func TestInitRegisters(t *testing.T) {
 	p, m, writes := openRecorded(t, nic.Config{Interrupts: nic.IRQMSIX, RxQueues: 2, TxQueues: 2, LinkTimeout: 1})
 	w := *writes
 
-	rdrxctl := written(w, i82599.RDRXCTL)
+	rdrxctl := nictest.Written(w, i82599.RDRXCTL)
 	if len(rdrxctl) == 0 {
 		t.Fatal("RDRXCTL never written")
 	}
@@ -52,13 +53,13 @@ func TestInitRegisters(t *testing.T) {
 
 	gpieAt, ivarAt := -1, -1
 	for i, x := range w {
-		if x.off == i82599.GPIE && x.v&intelnic.GpieMSIXMode != 0 && gpieAt < 0 {
+		if x.Off == i82599.GPIE && x.V&intelnic.GpieMSIXMode != 0 && gpieAt < 0 {
 			gpieAt = i
-			if x.v&i82599.GpieOCD == 0 {
-				t.Errorf("GPIE %#x in MSI-X mode without OCD", x.v)
+			if x.V&i82599.GpieOCD == 0 {
+				t.Errorf("GPIE %#x in MSI-X mode without OCD", x.V)
 			}
 		}
-		if x.off >= i82599.IVAR(0) && x.off < i82599.IVAR(64) && ivarAt < 0 {
+		if x.Off >= i82599.IVAR(0) && x.Off < i82599.IVAR(64) && ivarAt < 0 {
 			ivarAt = i
 		}
 	}
@@ -66,35 +67,13 @@ func TestInitRegisters(t *testing.T) {
 		t.Errorf("GPIE MSI-X mode written at %d, first IVAR at %d: GPIE must come first", gpieAt, ivarAt)
 	}
 
-	for _, v := range written(w, i82599.EIMC) {
+	for _, v := range nictest.Written(w, i82599.EIMC) {
 		if v != 0xffffffff && v&^0xffff != 0 {
 			t.Errorf("EIMC written %#x to mask everything, want all ones", v)
 		}
 	}
 
-	reset := -1
-	for i, x := range w {
-		if x.off == intelnic.CTRL && x.v&intelnic.CtrlReset != 0 {
-			reset = i
-		}
-	}
-	cleared := map[uint32]bool{}
-	for _, x := range w[reset+1:] {
-		if x.v == 0 {
-			cleared[x.off] = true
-		}
-	}
-	for i := uint32(0); i < 128; i++ {
-		if !cleared[0x05200+4*i] {
-			t.Fatalf("MTA[%d] not cleared after the reset", i)
-		}
-		if !cleared[i82599.VFTA+4*i] {
-			t.Fatalf("VFTA[%d] not cleared after the reset", i)
-		}
-		if !cleared[i82599.UTA+4*i] || m.Device().Get(i82599.UTA+4*i) != 0 {
-			t.Fatalf("UTA[%d] = %#x: not cleared after the reset", i, m.Device().Get(i82599.UTA+4*i))
-		}
-	}
+	nictest.FiltersCleared(t, w, intelnic.CTRL, intelnic.CtrlReset, i82599.VFTA, i82599.UTA, m.Device().Get)
 
 	bar, _ := m.Device().Region(0)
 	if bar.Read32(intelnic.CTRLEXT)&intelnic.CtrlExtDrvLoad == 0 {
@@ -110,7 +89,7 @@ func TestInitRegisters(t *testing.T) {
 // however large the buffers.
 func TestJumboLimit(t *testing.T) {
 	_, _, writes := openRecorded(t, nic.Config{BufSize: 16 * 1024, NoIRQ: true, LinkTimeout: 1})
-	for _, v := range written(*writes, i82599.MAXFRS) {
+	for _, v := range nictest.Written(*writes, i82599.MAXFRS) {
 		if mfs := v >> i82599.MaxfrsShift; mfs > 9728 {
 			t.Errorf("MAXFRS.MFS %d, beyond the 82599's 9728", mfs)
 		}

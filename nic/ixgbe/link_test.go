@@ -8,6 +8,7 @@ import (
 	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/nictest"
 	"github.com/uiod/uiod/sim/intel"
 	"github.com/uiod/uiod/wire"
 )
@@ -25,7 +26,7 @@ func TestLinkKeepsEEPROMMode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var writes []regWrite
+			var writes []nictest.RegWrite
 			var loaded uint32 // AUTOC as the driver first read it after its reset
 			resetSeen := false
 			read := func(off, v uint32) uint32 {
@@ -34,10 +35,10 @@ func TestLinkKeepsEEPROMMode(t *testing.T) {
 				}
 				return v
 			}
-			dev := recorded(m.Device(), &writes, func(off, v uint32) uint32 {
+			dev := nictest.Recorded(m.Device(), &writes, func(off, v uint32) uint32 {
 				if !resetSeen {
 					for _, w := range writes {
-						if w.off == intelnic.CTRL && w.v&intelnic.CtrlReset != 0 {
+						if w.Off == intelnic.CTRL && w.V&intelnic.CtrlReset != 0 {
 							resetSeen = true
 						}
 					}
@@ -49,7 +50,7 @@ func TestLinkKeepsEEPROMMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Close()
-			autoc := written(writes, i82599.AUTOC)
+			autoc := nictest.Written(writes, i82599.AUTOC)
 			if len(autoc) == 0 {
 				t.Fatal("AUTOC never written: auto-negotiation not restarted")
 			}
@@ -90,8 +91,8 @@ func TestLinkRefusesModeMediaCannotRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var writes []regWrite
-		dev := recorded(m.Device(), &writes, func(off, v uint32) uint32 {
+		var writes []nictest.RegWrite
+		dev := nictest.Recorded(m.Device(), &writes, func(off, v uint32) uint32 {
 			if off == i82599.AUTOC {
 				v = v&^i82599.AutocLMSMask | tt.lms<<i82599.AutocLMSShift
 			}

@@ -7,46 +7,10 @@ import (
 	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
-	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim/intel"
 )
 
 // regWrite is one register write seen through recorded, with when it happened.
-type regWrite struct {
-	off, v uint32
-	at     time.Time
-}
-
-// recorded is dev with every 32-bit register write logged in writes and, with read set,
-// what a register read returns changed by read.
-func recorded(dev pci.Device, writes *[]regWrite, read func(off, v uint32) uint32) pci.Device {
-	return nictest.Hooked(dev, nictest.Hooks{
-		Read: func(_ int, off, v uint32) uint32 {
-			if read != nil {
-				v = read(off, v)
-			}
-			return v
-		},
-		Write: func(_ int, off uint32, v uint64, size int) bool {
-			if size == 4 {
-				*writes = append(*writes, regWrite{off, uint32(v), time.Now()})
-			}
-			return true
-		},
-	})
-}
-
-// written returns the values written to register off, in order.
-func written(writes []regWrite, off uint32) []uint32 {
-	var vs []uint32
-	for _, w := range writes {
-		if w.off == off {
-			vs = append(vs, w.v)
-		}
-	}
-	return vs
-}
-
 // TestRxEnabledWithSecurityPathHalted checks the 82599 erratum workaround: RXCTRL.RXEN is
 // set only while SECRXCTRL.RX_DIS halts the receive data path, and the path is resumed
 // afterwards.
@@ -55,20 +19,20 @@ func TestRxEnabledWithSecurityPathHalted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var writes []regWrite
-	p, err := Open(recorded(m.Device(), &writes, nil), nic.Config{NoIRQ: true, LinkTimeout: 1})
+	var writes []nictest.RegWrite
+	p, err := Open(nictest.Recorded(m.Device(), &writes, nil), nic.Config{NoIRQ: true, LinkTimeout: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	halted, enabled, resumed := false, false, false
 	for _, w := range writes {
-		switch w.off {
+		switch w.Off {
 		case i82599.SECRXCTRL:
-			halted = w.v&i82599.SecrxctrlRxDis != 0
+			halted = w.V&i82599.SecrxctrlRxDis != 0
 			resumed = enabled && !halted
 		case i82599.RXCTRL:
-			if w.v&i82599.RxctrlRXEN != 0 && !enabled {
+			if w.V&i82599.RxctrlRXEN != 0 && !enabled {
 				if !halted {
 					t.Fatal("RXCTRL.RXEN set with the receive data path running (SECRXCTRL.RX_DIS clear)")
 				}
@@ -93,7 +57,7 @@ func TestRxEnableWaitsForSecurityPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	const drain = 5 * time.Millisecond
-	var writes []regWrite
+	var writes []nictest.RegWrite
 	var halted time.Time
 	var ready time.Time
 	read := func(off, v uint32) uint32 {
@@ -108,11 +72,11 @@ func TestRxEnableWaitsForSecurityPath(t *testing.T) {
 		}
 		return v | i82599.SecrxstatRdy
 	}
-	dev := recorded(m.Device(), &writes, func(off, v uint32) uint32 {
+	dev := nictest.Recorded(m.Device(), &writes, func(off, v uint32) uint32 {
 		if halted.IsZero() {
 			for _, w := range writes {
-				if w.off == i82599.SECRXCTRL && w.v&i82599.SecrxctrlRxDis != 0 {
-					halted = w.at
+				if w.Off == i82599.SECRXCTRL && w.V&i82599.SecrxctrlRxDis != 0 {
+					halted = w.At
 				}
 			}
 		}
@@ -124,9 +88,9 @@ func TestRxEnableWaitsForSecurityPath(t *testing.T) {
 	}
 	defer p.Close()
 	for _, w := range writes {
-		if w.off == i82599.RXCTRL && w.v&i82599.RxctrlRXEN != 0 {
-			if ready.IsZero() || w.at.Before(ready) {
-				t.Fatalf("RXCTRL.RXEN set %v after halting the data path, before SECRXSTAT.SECRX_RDY (ready after %v)", w.at.Sub(halted), drain)
+		if w.Off == i82599.RXCTRL && w.V&i82599.RxctrlRXEN != 0 {
+			if ready.IsZero() || w.At.Before(ready) {
+				t.Fatalf("RXCTRL.RXEN set %v after halting the data path, before SECRXSTAT.SECRX_RDY (ready after %v)", w.At.Sub(halted), drain)
 			}
 			return
 		}

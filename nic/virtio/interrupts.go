@@ -1,22 +1,15 @@
 package virtio
 
 import (
-	"fmt"
-
 	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/irq"
 )
 
 // IRQKind is the interrupt mode in use; ok is false when the port has no interrupts.
-func (p *Port) IRQKind() (kind irq.Kind, ok bool) { return p.kind, len(p.vecs) > 0 }
+func (p *Port) IRQKind() (kind irq.Kind, ok bool) { return p.irqs.IRQKind() }
 
 // RxVector implements nic.Port.
-func (p *Port) RxVector(q int) *irq.Vector {
-	if p.rxVec == nil {
-		return nil
-	}
-	return p.rxVec[q]
-}
+func (p *Port) RxVector(q int) *irq.Vector { return p.irqs.RxVector(q) }
 
 // EnableRxInterrupt implements nic.Port: it asks the device to interrupt on RX queue q's
 // next used entry (used_event, or clearing NO_INTERRUPT). In INTx mode it first reads the
@@ -24,13 +17,13 @@ func (p *Port) RxVector(q int) *irq.Vector {
 // and re-arms the vector last. The caller polls the queue once more afterwards: a frame the
 // device completed before it saw the request raises no interrupt.
 func (p *Port) EnableRxInterrupt(q int) {
-	if p.rxVec == nil {
+	if p.irqs.Rx == nil {
 		return
 	}
-	if p.kind == irq.INTx {
+	if p.irqs.Kind == irq.INTx {
 		p.ackISR()
 		p.rx[q].arm()
-		p.rxVec[q].Rearm()
+		p.irqs.Rx[q].Rearm()
 		return
 	}
 	p.rx[q].arm()
@@ -38,7 +31,7 @@ func (p *Port) EnableRxInterrupt(q int) {
 
 // DisableRxInterrupt implements nic.Port.
 func (p *Port) DisableRxInterrupt(q int) {
-	if p.rxVec == nil {
+	if p.irqs.Rx == nil {
 		return
 	}
 	p.rx[q].disarm()
@@ -52,41 +45,4 @@ func (p *Port) ackISR() {
 	if isr&virtiospec.ISRConfig != 0 {
 		p.linkCh.Add(1)
 	}
-}
-
-// configWatcher calls a function on its own goroutine each time the configuration-change
-// vector fires.
-type configWatcher struct {
-	poller *irq.Poller
-	done   chan struct{}
-}
-
-func watchConfig(v *irq.Vector, fn func()) (*configWatcher, error) {
-	pl, err := irq.NewPoller(irq.WaitBlocking, v)
-	if err != nil {
-		return nil, fmt.Errorf("watch config vector: %w", err)
-	}
-	w := &configWatcher{poller: pl, done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		for {
-			wake, err := pl.Wait(-1)
-			if err != nil || wake == irq.WakeStop {
-				return
-			}
-			if n, err := v.Drain(); err != nil {
-				return
-			} else if n > 0 {
-				fn()
-			}
-		}
-	}()
-	return w, nil
-}
-
-// stop ends the goroutine and waits for it.
-func (w *configWatcher) stop() {
-	w.poller.Stop()
-	<-w.done
-	w.poller.Close()
 }

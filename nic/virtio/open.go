@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/hw/virtiospec"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/vectors"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -34,11 +34,7 @@ func open(dev pci.Device, cfg nic.Config, opt Options) (*Port, error) {
 	if !hostLittleEndian {
 		return nil, fmt.Errorf("big-endian host: %w", pci.ErrNotSupported)
 	}
-	vendor, err := pci.ReadConfig16(dev.Config(), pci.CfgVendorID)
-	if err != nil {
-		return nil, err
-	}
-	device, err := pci.ReadConfig16(dev.Config(), pci.CfgDeviceID)
+	vendor, device, err := pci.ReadIDs(dev.Config())
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +156,7 @@ func (p *Port) start(opt Options) error {
 	if err := p.enableVectors(pairs); err != nil {
 		return err
 	}
-	msix := p.kind == irq.MSIX && len(p.vecs) > 0
+	msix := p.irqs.Other() != nil
 	t, dma := p.t, p.dev.DMA()
 	if msix {
 		t.common.w16(virtiospec.ComMSIXConfig, uint16(pairs))
@@ -225,7 +221,7 @@ func (p *Port) start(opt Options) error {
 		q.t.notifyQueue(q.notifyOff, q.index)
 	}
 	if msix {
-		w, err := watchConfig(p.vecs[pairs], func() { p.linkCh.Add(1) })
+		w, err := vectors.Watch(p.irqs.Other(), func() { p.linkCh.Add(1) })
 		if err == nil {
 			p.watch = w
 		}
@@ -238,40 +234,14 @@ func (p *Port) start(opt Options) error {
 }
 
 // enableVectors sets up the interrupt vectors: MSI-X one per RX queue plus one for
-// configuration changes; INTx one vector for everything. The default mode takes MSI-X
-// and falls back to INTx where the backend has none (uio_pci_generic).
+// configuration changes; INTx one vector for everything (see vectors.Enable).
 func (p *Port) enableVectors(pairs int) error {
 	if p.cfg.NoIRQ {
 		return nil
 	}
-	kind := irq.INTx
-	if mode := p.cfg.Interrupts; mode == nic.IRQMSIX || mode == nic.IRQDefault {
-		vecs, err := p.dev.IRQs(irq.MSIX, pairs+1)
-		switch {
-		case err == nil:
-			p.vecs, kind = vecs, irq.MSIX
-		case mode == nic.IRQDefault && errors.Is(err, pci.ErrNotSupported):
-		default:
-			return fmt.Errorf("enable msix: %w", err)
-		}
-	}
-	if kind == irq.INTx {
-		vecs, err := p.dev.IRQs(irq.INTx, 1)
-		if err != nil {
-			return fmt.Errorf("enable intx: %w", err)
-		}
-		p.vecs = vecs
-	}
-	p.kind = kind
-	p.rxVec = make([]*irq.Vector, pairs)
-	for q := range p.rxVec {
-		if kind == irq.MSIX {
-			p.rxVec[q] = p.vecs[q]
-		} else {
-			p.rxVec[q] = p.vecs[0]
-		}
-	}
-	return nil
+	var err error
+	p.irqs, err = vectors.Enable(p.dev, p.cfg.Interrupts, pairs)
+	return err
 }
 
 // abort quiesces the device after a failed open: reset (the device lets go of every
@@ -279,12 +249,10 @@ func (p *Port) enableVectors(pairs int) error {
 func (p *Port) abort() {
 	p.t.reset()
 	if p.watch != nil {
-		p.watch.stop()
+		p.watch.Stop()
 	}
 	pci.SetBusMaster(p.dev.Config(), false)
-	if len(p.vecs) > 0 {
-		p.dev.IRQs(p.kind, 0)
-	}
+	p.irqs.Disable(p.dev)
 	p.releaseBuffers()
 	dma := p.dev.DMA()
 	for _, pool := range p.pools {

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/uiod/uiod/internal/hw/virtiospec"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/vectors"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -33,10 +33,8 @@ type Port struct {
 	pools    []*nic.Mempool
 	rings    []pci.Mem
 
-	vecs  []*irq.Vector
-	rxVec []*irq.Vector
-	kind  irq.Kind
-	watch *configWatcher
+	irqs  vectors.Set
+	watch *vectors.Watcher
 
 	linkCh atomic.Uint64
 	isrMu  sync.Mutex // INTx: ISR reads by different queues' threads
@@ -87,7 +85,7 @@ func Name(vendor, device uint16) string {
 func (p *Port) Close() error {
 	p.closeOnce.Do(func() {
 		if p.watch != nil {
-			p.watch.stop()
+			p.watch.Stop()
 		}
 		l := p.Link()
 		p.closeMu.Lock()

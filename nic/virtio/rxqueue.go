@@ -138,11 +138,6 @@ func (q *rxQueue) disarm() {
 
 // release gives every posted buffer back to the pool. The device must be reset first.
 func (q *rxQueue) release() {
-	for p, b := range q.bufs {
-		if b != nil {
-			b.Free()
-			q.bufs[p] = nil
-		}
-	}
+	freeBufs(q.bufs)
 	q.posted = 0
 }

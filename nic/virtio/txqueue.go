@@ -120,11 +120,16 @@ func (q *txQueue) burst(bufs []*nic.Buf) int {
 
 // release frees every buffer still queued. The device must be reset first.
 func (q *txQueue) release() {
-	for p, b := range q.bufs {
+	freeBufs(q.bufs)
+	q.inFlight = 0
+}
+
+// freeBufs frees every buffer in bufs and clears its slot.
+func freeBufs(bufs []*nic.Buf) {
+	for p, b := range bufs {
 		if b != nil {
 			b.Free()
-			q.bufs[p] = nil
+			bufs[p] = nil
 		}
 	}
-	q.inFlight = 0
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 )
 
@@ -72,11 +73,11 @@ func TestIGBMSIX(t *testing.T) {
 	g.wr(g.m.l.mrqc, 2|intelnic.MrqcIPv4)
 	f := frameForMAC(g, 17)
 	g.peer.Send(f)
-	if drain(t, vs[1]) != 0 {
+	if testutil.Drain(t, vs[1]) != 0 {
 		t.Fatal("masked vector fired")
 	}
 	g.wr(g.m.l.eims, 0x2|0x4)
-	if drain(t, vs[1]) != 1 {
+	if testutil.Drain(t, vs[1]) != 1 {
 		t.Fatal("unmask did not fire the pending queue cause")
 	}
 	if g.rd(g.m.l.eics)&0x2 != 0 {
@@ -85,7 +86,7 @@ func TestIGBMSIX(t *testing.T) {
 	// LSC: ICR cause, enabled in IMS, fires the other vector.
 	g.wr(i82576.IMS, i82576.IcrLSC)
 	g.m.FlapLink(0)
-	if n := drain(t, vs[2]); n != 1 {
+	if n := testutil.Drain(t, vs[2]); n != 1 {
 		t.Fatalf("LSC fired the other vector %d times", n)
 	}
 	if g.rd(i82576.ICR)&i82576.IcrLSC == 0 {
@@ -112,18 +113,18 @@ func TestIGBLegacyINTx(t *testing.T) {
 	g.rd(i82576.ICR)
 	g.wr(i82576.IMS, i82576.IcrRXDW|i82576.IcrLSC)
 	g.peer.Send(g.frame(64, 0))
-	if drain(t, v) != 1 {
+	if testutil.Drain(t, v) != 1 {
 		t.Fatal("RXDW did not assert INTx")
 	}
 	if c := g.rd(i82576.ICR); c&i82576.IcrRXDW == 0 || c&i82576.IcrAsserted == 0 {
 		t.Fatalf("ICR %#x", c)
 	}
 	v.Rearm()
-	if drain(t, v) != 0 {
+	if testutil.Drain(t, v) != 0 {
 		t.Fatal("fired after ICR read")
 	}
 	g.peer.Send(g.frame(64, 1))
-	if drain(t, v) != 1 {
+	if testutil.Drain(t, v) != 1 {
 		t.Fatal("next frame did not fire")
 	}
 }

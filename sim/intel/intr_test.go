@@ -6,6 +6,7 @@ import (
 
 	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 )
 
@@ -25,54 +26,44 @@ func (g *rig) setupMSIX(eiac bool) []*irq.Vector {
 	return vs
 }
 
-func drain(t *testing.T, v *irq.Vector) uint64 {
-	t.Helper()
-	n, err := v.Drain()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 func TestMSIXMaskUnmaskAutoClear(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	vs := g.setupMSIX(true)
 	g.setupRX(0, 16, 2048, true)
 	g.peer.Send(g.frame(64, 0))
-	if drain(t, vs[0]) != 0 {
+	if testutil.Drain(t, vs[0]) != 0 {
 		t.Fatal("masked queue fired")
 	}
 	if g.rd(g.m.l.eics)&1 == 0 {
 		t.Fatal("cause not pending while masked")
 	}
 	g.wr(g.m.l.eims, 1) // unmask: the pending cause fires at once
-	if drain(t, vs[0]) != 1 {
+	if testutil.Drain(t, vs[0]) != 1 {
 		t.Fatal("unmask did not fire the pending cause")
 	}
 	if g.rd(g.m.l.eics)&1 != 0 {
 		t.Fatal("EIAC did not auto-clear the cause")
 	}
 	g.peer.Send(g.frame(64, 1))
-	if drain(t, vs[0]) != 1 {
+	if testutil.Drain(t, vs[0]) != 1 {
 		t.Fatal("new frame did not fire")
 	}
 	// EIAM auto-mask (GPIE.EIAME): the vector masks itself when it fires.
 	g.wr(g.m.l.eiam, 1)
 	g.peer.Send(g.frame(64, 2))
 	g.peer.Send(g.frame(64, 3))
-	if drain(t, vs[0]) != 1 || g.rd(g.m.l.eims)&1 != 0 {
+	if testutil.Drain(t, vs[0]) != 1 || g.rd(g.m.l.eims)&1 != 0 {
 		t.Fatal("EIAM did not auto-mask")
 	}
 	// Without EIAC the cause stays until the driver clears it: no new message.
 	g.wr(g.m.l.eiam, 0)
 	g.wr(g.m.l.eiac, 0)
 	g.wr(g.m.l.eims, 1)
-	drain(t, vs[0])
+	testutil.Drain(t, vs[0])
 	g.wr(g.m.l.eicr, 1) // the driver acknowledges
 	g.peer.Send(g.frame(64, 4))
 	g.peer.Send(g.frame(64, 5))
-	if n := drain(t, vs[0]); n != 1 {
+	if n := testutil.Drain(t, vs[0]); n != 1 {
 		t.Fatalf("cause held: %d messages, want 1", n)
 	}
 	if st := g.m.Stats(); st.Interrupts == 0 || st.LostInterrupts != 0 {
@@ -81,8 +72,7 @@ func TestMSIXMaskUnmaskAutoClear(t *testing.T) {
 }
 
 func TestEITRSpacing(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	vs := g.setupMSIX(true)
 	g.setupRX(0, 64, 2048, true)
 	g.wr(g.m.l.eitr(0), 0xFF8) // 511 × 2.048 µs
@@ -97,14 +87,14 @@ func TestEITRSpacing(t *testing.T) {
 				t.Skip("could never send two frames within one EITR interval on this machine")
 			}
 			time.Sleep(2 * interval)
-			drain(t, vs[0])
+			testutil.Drain(t, vs[0])
 			continue
 		}
 		// Both messages must arrive, the second no earlier than one interval after the
 		// first frame was sent (a lower bound, safe on a noisy machine).
 		var got uint64
 		for deadline := time.Now().Add(time.Second); got < 2 && time.Now().Before(deadline); time.Sleep(50 * time.Microsecond) {
-			got += drain(t, vs[0])
+			got += testutil.Drain(t, vs[0])
 		}
 		if got != 2 {
 			t.Fatalf("%d messages for two frames, want 2", got)
@@ -117,19 +107,18 @@ func TestEITRSpacing(t *testing.T) {
 }
 
 func TestLSCInterrupt(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	vs := g.setupMSIX(false)
 	g.wr(g.m.l.eims, i82599.EicrLSC)
 	g.m.FlapLink(0)
-	if n := drain(t, vs[1]); n != 1 {
+	if n := testutil.Drain(t, vs[1]); n != 1 {
 		t.Fatalf("LSC fired %d times, want 1 (cause held until cleared)", n)
 	}
 	if g.rd(g.m.l.eicr)&i82599.EicrLSC == 0 {
 		t.Fatal("LSC not in EICR")
 	}
 	g.m.SetLink(false)
-	if drain(t, vs[1]) != 1 || g.rd(i82599.LINKS)&i82599.LinksUp != 0 {
+	if testutil.Drain(t, vs[1]) != 1 || g.rd(i82599.LINKS)&i82599.LinksUp != 0 {
 		t.Fatal("link down not signalled")
 	}
 	g.m.SetLink(true)
@@ -139,43 +128,38 @@ func TestLSCInterrupt(t *testing.T) {
 }
 
 func TestLegacyINTx(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
-	v := g.intx(t)
-	g.wr(g.m.l.ivar0, 0x80) // RX queue 0 → EICR bit 0
-	g.setupRX(0, 16, 2048, true)
+	g, v := newLegacyRig(t, 16)
 	g.peer.Send(g.frame(64, 0))
-	if drain(t, v) != 0 {
+	if testutil.Drain(t, v) != 0 {
 		t.Fatal("masked INTx fired")
 	}
 	g.wr(g.m.l.eims, 1)
-	if drain(t, v) != 1 {
+	if testutil.Drain(t, v) != 1 {
 		t.Fatal("unmask did not assert INTx")
 	}
 	g.peer.Send(g.frame(64, 1))
-	if drain(t, v) != 0 {
+	if testutil.Drain(t, v) != 0 {
 		t.Fatal("fired again before rearm")
 	}
 	v.Rearm() // still asserted (EICR not read): fires again
-	if drain(t, v) != 1 {
+	if testutil.Drain(t, v) != 1 {
 		t.Fatal("rearm of an asserted line did not fire")
 	}
 	if g.rd(g.m.l.eicr)&1 == 0 {
 		t.Fatal("EICR lost the cause")
 	}
 	v.Rearm() // acknowledged: quiet
-	if drain(t, v) != 0 {
+	if testutil.Drain(t, v) != 0 {
 		t.Fatal("fired after EICR read")
 	}
 	g.peer.Send(g.frame(64, 2))
-	if drain(t, v) != 1 {
+	if testutil.Drain(t, v) != 1 {
 		t.Fatal("next frame did not fire")
 	}
 }
 
 func TestExtendedVectorsAndMisc(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	vs, err := g.dev.IRQs(irq.MSIX, 24)
 	if err != nil {
 		t.Fatal(err)
@@ -190,11 +174,11 @@ func TestExtendedVectorsAndMisc(t *testing.T) {
 	g.wr(intelnic.RXCSUM, intelnic.RxcsumPCSD)
 	g.wr(g.m.l.mrqc, 1|intelnic.MrqcIPv4)
 	g.peer.Send(frameForMAC(g, 9))
-	if drain(t, vs[20]) != 0 {
+	if testutil.Drain(t, vs[20]) != 0 {
 		t.Fatal("masked extended vector fired")
 	}
 	g.wr(i82599.EIMSEx0, 1<<20)
-	if g.rd(i82599.EIMSEx0) != 1<<20 || drain(t, vs[20]) != 1 {
+	if g.rd(i82599.EIMSEx0) != 1<<20 || testutil.Drain(t, vs[20]) != 1 {
 		t.Fatal("EIMS_EX unmask did not fire vector 20")
 	}
 	g.wr(i82599.EIMCEx0, 1<<20)
@@ -203,7 +187,7 @@ func TestExtendedVectorsAndMisc(t *testing.T) {
 	}
 	g.wr(i82599.EIMSEx0, 1<<21)
 	g.wr(i82599.EICSEx0, 1<<21)
-	if drain(t, vs[21]) != 1 {
+	if testutil.Drain(t, vs[21]) != 1 {
 		t.Fatal("EICS_EX did not fire vector 21")
 	}
 

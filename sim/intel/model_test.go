@@ -10,6 +10,7 @@ import (
 	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 )
@@ -93,8 +94,7 @@ func TestLinkUpDelay(t *testing.T) {
 }
 
 func TestBusMasterOff(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	rx := g.setupRX(0, 16, 2048, true)
 	tx := g.setupTX(0, 16, 2048)
 	pci.SetBusMaster(g.dev.Config(), false)
@@ -114,8 +114,7 @@ func TestBusMasterOff(t *testing.T) {
 
 func TestFaultInjection(t *testing.T) {
 	t.Run("drop", func(t *testing.T) {
-		g := newRig(t, Config{})
-		g.initDevice()
+		g := newReadyRig(t)
 		g.setupRX(0, 16, 2048, true)
 		g.m.DropNext(2)
 		for i := 0; i < 3; i++ {
@@ -126,8 +125,7 @@ func TestFaultInjection(t *testing.T) {
 		}
 	})
 	t.Run("stall", func(t *testing.T) {
-		g := newRig(t, Config{})
-		g.initDevice()
+		g := newReadyRig(t)
 		rx := g.setupRX(0, 16, 2048, true)
 		g.m.StallRX(true)
 		g.peer.Send(g.frame(64, 0))
@@ -140,8 +138,7 @@ func TestFaultInjection(t *testing.T) {
 		}
 	})
 	t.Run("oversize", func(t *testing.T) {
-		g := newRig(t, Config{})
-		g.initDevice()
+		g := newReadyRig(t)
 		rx := g.setupRX(0, 16, 2048, true)
 		g.m.OversizeNext(1)
 		g.peer.Send(g.frame(64, 0))
@@ -150,8 +147,7 @@ func TestFaultInjection(t *testing.T) {
 		}
 	})
 	t.Run("unposted-dd", func(t *testing.T) {
-		g := newRig(t, Config{})
-		g.initDevice()
+		g := newReadyRig(t)
 		rx := g.setupRX(0, 16, 2048, true)
 		if err := g.m.WriteUnpostedDD(0); err != nil {
 			t.Fatal(err)
@@ -177,12 +173,11 @@ func TestFaultInjection(t *testing.T) {
 		}
 	})
 	t.Run("spurious-and-storm", func(t *testing.T) {
-		g := newRig(t, Config{})
-		g.initDevice()
+		g := newReadyRig(t)
 		vs := g.setupMSIX(true)
 		g.m.SpuriousInterrupt(0)
 		g.m.InterruptStorm(0, 100)
-		if n := drain(t, vs[0]); n != 101 {
+		if n := testutil.Drain(t, vs[0]); n != 101 {
 			t.Fatalf("%d interrupts, want 101", n)
 		}
 		if g.rd(g.m.l.eicr)&0xFFFF != 0 {
@@ -242,8 +237,7 @@ func TestSharedIOMMUForwarding(t *testing.T) {
 }
 
 func TestCloseStopsModel(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	rx := g.setupRX(0, 16, 2048, true)
 	g.m.Close()
 	g.peer.Send(g.frame(64, 0)) // the wire handler is gone: nothing happens
@@ -295,8 +289,7 @@ func TestProtocolFaults(t *testing.T) {
 }
 
 func TestFunctionLevelReset(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	g.wr(g.m.l.gpie, intelnic.GpieMSIXMode)
 	if err := g.dev.Reset(); err != nil {
 		t.Fatal(err)

@@ -89,6 +89,6 @@ func TestQuirkLateMSIX(t *testing.T) {
 		if n := g.dev.Fired()[0] - before; n != 0 {
 			t.Fatalf("silicon sent %d messages after the cause was gone", n)
 		}
-		drain(t, vs[0])
+		testutil.Drain(t, vs[0])
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // TestResetDropsPartialTXFrame checks that a global reset forgets a frame whose first
@@ -85,11 +86,7 @@ func TestRXFaultMidFrameWritesNothing(t *testing.T) {
 // drivers program it for interrupt moderation: a second interrupt within one interval of
 // the first is held back until the interval ends.
 func TestEITRLegacyINTx(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
-	v := g.intx(t)
-	g.wr(g.m.l.ivar0, 0x80) // RX queue 0 → EICR bit 0
-	g.setupRX(0, 64, 2048, true)
+	g, v := newLegacyRig(t, 64)
 	g.wr(g.m.l.eitr(0), 0xFF8) // 511 × 2.048 µs
 	interval := time.Duration(g.m.l.eitrNanos(0xFF8))
 	g.wr(g.m.l.eims, 1)
@@ -97,13 +94,13 @@ func TestEITRLegacyINTx(t *testing.T) {
 		time.Sleep(2 * interval) // start outside any interval
 		g.rd(g.m.l.eicr)
 		v.Rearm()
-		drain(t, v)
+		testutil.Drain(t, v)
 		start := time.Now()
 		g.peer.Send(g.frame(64, 0))
 		g.rd(g.m.l.eicr) // acknowledge: the line falls
 		v.Rearm()
 		g.peer.Send(g.frame(64, 1))
-		n := drain(t, v)
+		n := testutil.Drain(t, v)
 		if time.Since(start) >= interval {
 			continue // too slow to tell on this machine; try again
 		}
@@ -112,7 +109,7 @@ func TestEITRLegacyINTx(t *testing.T) {
 		}
 		var got uint64
 		for deadline := time.Now().Add(time.Second); got == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Microsecond) {
-			got = drain(t, v)
+			got = testutil.Drain(t, v)
 		}
 		if got != 1 {
 			t.Fatalf("held-back interrupt: %d, want 1", got)

@@ -45,9 +45,11 @@ func newRig(t *testing.T, cfg Config) *rig {
 	return newRigTB(t, cfg)
 }
 
-// newRigB is newRig for benchmarks, initialised.
-func newRigB(b *testing.B) *rig {
-	g := newRigTB(b, Config{})
+// newReadyRig is a rig on the default 82599 model, initialised (initDevice), for tests
+// and benchmarks.
+func newReadyRig(tb testing.TB) *rig {
+	tb.Helper()
+	g := newRigTB(tb, Config{})
 	g.initDevice()
 	return g
 }
@@ -92,6 +94,17 @@ func (g *rig) intx(t *testing.T) *irq.Vector {
 		t.Fatal(err)
 	}
 	return vs[0]
+}
+
+// newLegacyRig returns an initialised 82599 in legacy INTx mode, its one vector, and RX
+// queue 0 set up with n descriptors and routed to EICR bit 0.
+func newLegacyRig(t *testing.T, n int) (*rig, *irq.Vector) {
+	t.Helper()
+	g := newReadyRig(t)
+	v := g.intx(t)
+	g.wr(g.m.l.ivar0, 0x80) // RX queue 0 → EICR bit 0
+	g.setupRX(0, n, 2048, true)
+	return g, v
 }
 
 func (g *rig) rd(off uint32) uint32       { return g.r.Read32(off) }
@@ -196,17 +209,9 @@ func (g *rig) enableRX() {
 // and writes queue q's SRRCTL, base, length, head and tail 0 (the queue must be off).
 func (g *rig) programRX(q, n, bsize int, dropEn bool) *ring {
 	g.t.Helper()
-	dma := g.dev.DMA()
-	desc, err := dma.Alloc(16 * n)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	bufs, err := dma.Alloc(bsize * n)
-	if err != nil {
-		g.t.Fatal(err)
-	}
 	rg := &g.rx[q]
-	*rg = ring{n: n, desc: desc, bufs: bufs, bsize: bsize}
+	*rg = g.allocRing(n, bsize)
+	desc := rg.desc
 	for i := 0; i < n; i++ {
 		rg.post(i)
 	}
@@ -221,6 +226,21 @@ func (g *rig) programRX(q, n, bsize int, dropEn bool) *ring {
 	g.wr(g.rxq(q, intelnic.QH), 0)
 	g.wr(g.rxq(q, intelnic.QT), 0)
 	return rg
+}
+
+// allocRing allocates the DMA memory of a ring of n descriptors with bsize-byte buffers.
+func (g *rig) allocRing(n, bsize int) ring {
+	g.t.Helper()
+	dma := g.dev.DMA()
+	desc, err := dma.Alloc(16 * n)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	bufs, err := dma.Alloc(bsize * n)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return ring{n: n, desc: desc, bufs: bufs, bsize: bsize}
 }
 
 // post gives descriptor i (with its own buffer) to the device.
@@ -246,17 +266,9 @@ func (rg *ring) buf(i int) []byte { return rg.bufs.Bytes[i*rg.bsize : (i+1)*rg.b
 // enables it.
 func (g *rig) setupTX(q, n, bsize int) *ring {
 	g.t.Helper()
-	dma := g.dev.DMA()
-	desc, err := dma.Alloc(16 * n)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	bufs, err := dma.Alloc(bsize * n)
-	if err != nil {
-		g.t.Fatal(err)
-	}
 	rg := &g.tx[q]
-	*rg = ring{n: n, desc: desc, bufs: bufs, bsize: bsize}
+	*rg = g.allocRing(n, bsize)
+	desc := rg.desc
 	g.disableQueue(g.txq(q, intelnic.QDCTL))
 	g.wr(g.txq(q, intelnic.QBAL), uint32(desc.IOVA))
 	g.wr(g.txq(q, intelnic.QBAH), uint32(desc.IOVA>>32))

@@ -105,8 +105,7 @@ func FuzzRSSHash(f *testing.F) {
 }
 
 func TestRSS(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	const nq = 4
 	var rings [nq]*ring
 	for q := 0; q < nq; q++ {

@@ -11,8 +11,7 @@ import (
 )
 
 func TestRXFramesByteExact(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	g.setBits(i82599.HLREG0, i82599.Hlreg0JumboEn)
 	g.wr(i82599.MAXFRS, 9018<<16)
 	const n = 32
@@ -52,8 +51,7 @@ func TestRXFramesByteExact(t *testing.T) {
 }
 
 func TestRXFilterAndLengths(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	g.clearBits(i82599.FCTRL, i82599.FctrlUPE|i82599.FctrlMPE|i82599.FctrlBAM)
 	g.setupRX(0, 16, 2048, true)
 	other := g.frame(64, 0)
@@ -99,8 +97,7 @@ func TestRXFilterAndLengths(t *testing.T) {
 }
 
 func TestRXMultiDescriptorAndCRC(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	g.setBits(i82599.HLREG0, i82599.Hlreg0JumboEn)
 	g.wr(i82599.MAXFRS, 9018<<16)
 	rx := g.setupRX(0, 16, 1024, true)
@@ -158,8 +155,7 @@ func TestRXMissedAndPacketBuffer(t *testing.T) {
 		})
 	}
 	t.Run("packet-buffer", func(t *testing.T) {
-		g := newRig(t, Config{})
-		g.initDevice()
+		g := newReadyRig(t)
 		rx := g.setupRX(0, 8, 2048, false)
 		for i := 0; i < 10; i++ {
 			g.peer.Send(g.frame(64, byte(i)))
@@ -195,8 +191,7 @@ func TestRXMissedAndPacketBuffer(t *testing.T) {
 // back frames of changing lengths: whenever it sees DD it must see that frame's length.
 // Run with -race: the reader's atomic DD load orders its length read after the model's.
 func TestDDWrittenLast(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	const n = 64
 	rx := g.setupRX(0, n, 2048, true)
 	frames := 4000

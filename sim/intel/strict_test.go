@@ -26,6 +26,17 @@ func wantFault(t *testing.T, g *rig, msg string) {
 	t.Fatalf("no protocol fault %q; faults: %v", msg, faults)
 }
 
+// timings is the configuration of a case whose right sequence runs with right's timing
+// and whose wrong one with wrong's.
+func timings(right, wrong Timing) func(bool) Config {
+	return func(r bool) Config {
+		if r {
+			return Config{Timing: right}
+		}
+		return Config{Timing: wrong}
+	}
+}
+
 // long is a time no test waits for: an operation that takes it never completes in the
 // test, so a driver that does not wait for it is caught whatever the machine's load.
 const long = time.Hour
@@ -55,12 +66,7 @@ func TestWrongDriverFails(t *testing.T) {
 				wantFault(t, g, "while CTRL.RST still reads 1")
 			}
 		}},
-		{"EEPROM auto-read takes time", func(right bool) Config {
-			if right {
-				return Config{Timing: Timing{EEPROM: 5 * time.Millisecond}}
-			}
-			return Config{Timing: Timing{EEPROM: long}}
-		}, func(t *testing.T, g *rig, right bool) {
+		{"EEPROM auto-read takes time", timings(Timing{EEPROM: 5 * time.Millisecond}, Timing{EEPROM: long}), func(t *testing.T, g *rig, right bool) {
 			g.wr(intelnic.CTRL, intelnic.CtrlReset)
 			g.waitClear(intelnic.CTRL, intelnic.CtrlReset)
 			if right {
@@ -73,12 +79,7 @@ func TestWrongDriverFails(t *testing.T) {
 				t.Fatalf("RAH0 %#x after reset (auto-read waited for: %v), station address %#x", got, right, want)
 			}
 		}},
-		{"DMA init takes time", func(right bool) Config {
-			if right {
-				return Config{Timing: Timing{DMAInit: 5 * time.Millisecond}}
-			}
-			return Config{Timing: Timing{DMAInit: long}}
-		}, func(t *testing.T, g *rig, right bool) {
+		{"DMA init takes time", timings(Timing{DMAInit: 5 * time.Millisecond}, Timing{DMAInit: long}), func(t *testing.T, g *rig, right bool) {
 			g.wr(intelnic.CTRL, intelnic.CtrlReset)
 			g.waitClear(intelnic.CTRL, intelnic.CtrlReset)
 			g.waitSet(i82599.EEC, intelnic.EecAutoRead)
@@ -90,12 +91,7 @@ func TestWrongDriverFails(t *testing.T) {
 				wantFault(t, g, "before RDRXCTL.DMAIDONE")
 			}
 		}},
-		{"queue enable completes later; tail before it is ignored", func(right bool) Config {
-			if right {
-				return Config{Timing: Timing{QueueEnable: 2 * time.Millisecond}}
-			}
-			return Config{Timing: Timing{QueueEnable: long}}
-		}, func(t *testing.T, g *rig, right bool) {
+		{"queue enable completes later; tail before it is ignored", timings(Timing{QueueEnable: 2 * time.Millisecond}, Timing{QueueEnable: long}), func(t *testing.T, g *rig, right bool) {
 			g.initDevice()
 			g.programRX(0, 8, 2048, true)
 			g.setBits(g.rxq(0, intelnic.QDCTL), intelnic.DctlEnable)
@@ -198,12 +194,7 @@ func TestWrongDriverFails(t *testing.T) {
 				t.Fatalf("multicast frame for a group nobody joined received: %v (MTA cleared: %v)", received, right)
 			}
 		}},
-		{"82599 RX enable with the security path halted", func(right bool) Config {
-			if right {
-				return Config{Timing: Timing{SecRxReady: 5 * time.Millisecond}}
-			}
-			return Config{Timing: Timing{SecRxReady: long}}
-		}, func(t *testing.T, g *rig, right bool) {
+		{"82599 RX enable with the security path halted", timings(Timing{SecRxReady: 5 * time.Millisecond}, Timing{SecRxReady: long}), func(t *testing.T, g *rig, right bool) {
 			g.initDevice()
 			g.setBits(i82599.SECRXCTRL, i82599.SecrxctrlRxDis)
 			if right {
@@ -234,12 +225,7 @@ func TestWrongDriverFails(t *testing.T) {
 				t.Fatal("link up with 10G serial on a KX4 port")
 			}
 		}},
-		{"link comes up after auto-negotiation", func(right bool) Config {
-			if right {
-				return Config{Timing: Timing{Autoneg: 5 * time.Millisecond}}
-			}
-			return Config{Timing: Timing{Autoneg: long}}
-		}, func(t *testing.T, g *rig, right bool) {
+		{"link comes up after auto-negotiation", timings(Timing{Autoneg: 5 * time.Millisecond}, Timing{Autoneg: long}), func(t *testing.T, g *rig, right bool) {
 			g.noLinkWait = true
 			g.initDevice()
 			if right {

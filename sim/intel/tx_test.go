@@ -12,8 +12,7 @@ import (
 )
 
 func TestTXPath(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	tx := g.setupTX(0, 16, 2048)
 	rnd := rand.New(rand.NewPCG(3, 4))
 	var want [][]byte
@@ -69,8 +68,7 @@ func TestTXPath(t *testing.T) {
 }
 
 func TestTXHeadWriteBackAndGating(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	tx := g.setupTX(0, 8, 2048) // TE on first: the 82599 enables no TX queue without it
 	g.wr(i82599.DMATXCTL, 0)
 	hw, _ := g.dev.DMA().Alloc(64)
@@ -91,8 +89,7 @@ func TestTXHeadWriteBackAndGating(t *testing.T) {
 }
 
 func TestLegacyTXDescriptor(t *testing.T) {
-	g := newRig(t, Config{})
-	g.initDevice()
+	g := newReadyRig(t)
 	tx := g.setupTX(0, 8, 2048)
 	f := g.frame(100, 7)
 	copy(tx.buf(0), f)

@@ -1,85 +1,50 @@
 package intel
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/uiod/uiod/irq"
-	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/vectors"
 	"github.com/uiod/uiod/pci"
 )
 
-// EnableVectors enables the port's interrupt vectors in the configured mode. MSI-X: vector
-// q for RX queue q and vector NumRxQueues for the "other" causes. INTx: one vector that
-// every RX queue shares. The default mode asks for MSI-X and takes INTx only when the
-// backend reports MSI-X as not supported (pci.ErrNotSupported, uio_pci_generic); any
-// other failure is an error. It returns the mode in use, and ok false when the
-// configuration asks for no interrupts.
+// EnableVectors enables the port's interrupt vectors in the configured mode (see
+// vectors.Enable). It returns the mode in use, and ok false when the configuration asks
+// for no interrupts or the vectors could not be enabled (err says why).
 func EnableVectors(p *Port) (kind irq.Kind, ok bool, err error) {
 	if p.cfg.NoIRQ {
 		return 0, false, nil
 	}
-	n := len(p.rx)
-	mode := p.cfg.Interrupts
-	if mode == nic.IRQDefault || mode == nic.IRQMSIX {
-		vecs, err := p.dev.IRQs(irq.MSIX, n+1)
-		switch {
-		case err == nil:
-			kind, p.vecs = irq.MSIX, vecs
-		case mode == nic.IRQDefault && errors.Is(err, pci.ErrNotSupported):
-			mode = nic.IRQINTx
-		default:
-			return irq.MSIX, false, fmt.Errorf("enable msi-x: %w", err)
-		}
+	p.irqs, err = vectors.Enable(p.dev, p.cfg.Interrupts, len(p.rx))
+	if err != nil {
+		return 0, false, err
 	}
-	if mode == nic.IRQINTx {
-		vecs, err := p.dev.IRQs(irq.INTx, 1)
-		if err != nil {
-			return irq.INTx, false, fmt.Errorf("enable intx: %w", err)
-		}
-		kind, p.vecs = irq.INTx, vecs
-	}
-	p.kind = kind
-	p.rxVec = make([]*irq.Vector, n)
-	for q := range p.rxVec {
-		if kind == irq.MSIX {
-			p.rxVec[q] = p.vecs[q]
-		} else {
-			p.rxVec[q] = p.vecs[0]
-		}
-	}
-	return kind, true, nil
+	return p.irqs.Kind, true, nil
 }
 
 // WatchOther calls fn on its own goroutine each time the MSI-X "other" vector (the one
 // after the RX queues') fires. Without a watcher the link state is still read on demand
 // by Link, so a failure to start one is not an error.
 func WatchOther(p *Port, fn func()) {
-	p.lsc, _ = watchVector(p.vecs[len(p.rx)], fn)
+	p.lsc, _ = vectors.Watch(p.irqs.Other(), fn)
 }
 
 // IRQKind is the interrupt mode in use; ok is false when the port has no interrupts.
-func (p *Port) IRQKind() (kind irq.Kind, ok bool) { return p.kind, len(p.vecs) > 0 }
+func (p *Port) IRQKind() (kind irq.Kind, ok bool) { return p.irqs.IRQKind() }
 
 // RxVector implements nic.Port.
-func (p *Port) RxVector(q int) *irq.Vector {
-	if p.rxVec == nil {
-		return nil
-	}
-	return p.rxVec[q]
-}
+func (p *Port) RxVector(q int) *irq.Vector { return p.irqs.RxVector(q) }
 
 // EnableRxInterrupt implements nic.Port. In INTx mode the driver acknowledges the shared
 // cause register (handling a link change it finds there) and unmasks the queue's cause,
 // then the vector is re-armed.
 func (p *Port) EnableRxInterrupt(q int) {
-	if p.rxVec == nil {
+	if p.irqs.Rx == nil {
 		return
 	}
-	if p.kind == irq.INTx {
+	if p.irqs.Kind == irq.INTx {
 		p.ops.UnmaskINTx(q)
-		p.rxVec[q].Rearm()
+		p.irqs.Rx[q].Rearm()
 		return
 	}
 	p.bar.Write32(p.layout.EIMS, 1<<q)
@@ -87,10 +52,10 @@ func (p *Port) EnableRxInterrupt(q int) {
 
 // DisableRxInterrupt implements nic.Port.
 func (p *Port) DisableRxInterrupt(q int) {
-	if p.rxVec == nil {
+	if p.irqs.Rx == nil {
 		return
 	}
-	if p.kind == irq.INTx {
+	if p.irqs.Kind == irq.INTx {
 		p.ops.MaskINTx(q)
 		return
 	}

@@ -15,9 +15,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel/ring"
+	"github.com/uiod/uiod/nic/internal/vectors"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -73,10 +73,8 @@ type Port struct {
 	rx     []*ring.RxQueue
 	tx     []*ring.TxQueue
 	pools  []*nic.Mempool
-	vecs   []*irq.Vector // all vectors the port enabled
-	rxVec  []*irq.Vector // per RX queue
-	kind   irq.Kind      // interrupt mode in use (meaningless when vecs is empty)
-	lsc    *vectorWatcher
+	irqs   vectors.Set
+	lsc    *vectors.Watcher
 	linkCh atomic.Uint64 // link status changes seen
 
 	statsMu sync.Mutex
@@ -91,11 +89,7 @@ type Port struct {
 // id not in it is refused with an error listing the supported ones.
 func Lookup[F any](dev pci.Device, driver string, ids map[uint16]F) (F, error) {
 	var fam F
-	vendor, err := pci.ReadConfig16(dev.Config(), pci.CfgVendorID)
-	if err != nil {
-		return fam, fmt.Errorf("%s: %w", dev.Addr(), err)
-	}
-	device, err := pci.ReadConfig16(dev.Config(), pci.CfgDeviceID)
+	vendor, device, err := pci.ReadIDs(dev.Config())
 	if err != nil {
 		return fam, fmt.Errorf("%s: %w", dev.Addr(), err)
 	}
@@ -147,9 +141,7 @@ func Open(p *Port, dev pci.Device, cfg nic.Config, limits nic.Limits, layout Lay
 func abort(p *Port) {
 	p.quiesce()
 	pci.SetBusMaster(p.dev.Config(), false)
-	if len(p.vecs) > 0 {
-		p.dev.IRQs(p.kind, 0)
-	}
+	p.irqs.Disable(p.dev)
 	for _, q := range p.rx {
 		q.Free()
 	}
@@ -166,7 +158,7 @@ func abort(p *Port) {
 func (p *Port) quiesce() {
 	p.ops.Mask()
 	if p.lsc != nil {
-		p.lsc.stop()
+		p.lsc.Stop()
 		p.lsc = nil
 	}
 	p.ops.Stop()

@@ -90,10 +90,7 @@ func TestTxHangDetected(t *testing.T) {
 		t.Fatal("frames after the recovery not sent")
 	}
 	f.q.Reclaim()
-	f.q.Release()
-	if f.pool.Avail() != f.pool.Size() {
-		t.Fatalf("%d of %d buffers free", f.pool.Avail(), f.pool.Size())
-	}
+	f.releaseAll(t)
 }
 
 // TestTxHangTwiceTheTimeout checks that a queue whose first frames are never written
@@ -157,10 +154,7 @@ func TestTxHangNotOnProgress(t *testing.T) {
 		t.Fatal("failed reset not retried after the timeout")
 	}
 	f.q.Recover(f.hw.head)
-	f.q.Release()
-	if f.pool.Avail() != f.pool.Size() {
-		t.Fatalf("%d of %d buffers free", f.pool.Avail(), f.pool.Size())
-	}
+	f.releaseAll(t)
 }
 
 // TestTxBurstHangCheckAllocs checks that the hang check allocates nothing.

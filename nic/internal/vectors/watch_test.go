@@ -1,4 +1,4 @@
-package intel
+package vectors
 
 import (
 	"testing"
@@ -16,7 +16,7 @@ func TestWatchVector(t *testing.T) {
 	}
 	defer v.Close()
 	fired := make(chan struct{}, 10)
-	w, err := watchVector(v, func() { fired <- struct{}{} })
+	w, err := Watch(v, func() { fired <- struct{}{} })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,8 +30,8 @@ func TestWatchVector(t *testing.T) {
 			t.Fatalf("signal %d not seen", i)
 		}
 	}
-	w.stop()
-	w.stop()
+	w.Stop()
+	w.Stop()
 	v.Signal()
 	select {
 	case <-fired:
