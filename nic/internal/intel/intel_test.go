@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic/internal/intel/ring"
 )
 
@@ -102,23 +103,23 @@ func TestSetupRSS(t *testing.T) {
 		if tt.queues < 2 {
 			continue
 		}
-		if got := r.v[regRSSRK]; got != 0xda565a6d {
+		if got := r.v[intelnic.RSSRK]; got != 0xda565a6d {
 			t.Errorf("%d queues: RSSRK[0] = %#x, want the key's first bytes little-endian", tt.queues, got)
 		}
-		if got := r.v[regRSSRK+36]; got != 0xfa01acbe {
+		if got := r.v[intelnic.RSSRK+36]; got != 0xfa01acbe {
 			t.Errorf("%d queues: RSSRK[9] = %#x", tt.queues, got)
 		}
 		for e := 0; e < retaSize; e++ {
-			got := int(r.v[regRETA+4*uint32(e/4)] >> (8 * (e % 4)) & 0xff)
+			got := int(r.v[intelnic.RETA+4*uint32(e/4)] >> (8 * (e % 4)) & 0xff)
 			if got != e%tt.queues {
 				t.Fatalf("%d queues: RETA entry %d = %d, want %d", tt.queues, e, got, e%tt.queues)
 			}
 		}
-		if got := r.v[regMRQC]; got != 0x2|1<<16 {
+		if got := r.v[intelnic.MRQC]; got != 0x2|1<<16 {
 			t.Errorf("%d queues: MRQC %#x", tt.queues, got)
 		}
-		if r.v[regRXCSUM]&rxcsumPCSD == 0 {
-			t.Errorf("%d queues: RXCSUM %#x without PCSD: the write-back carries no RSS hash, and QEMU's igb computes none", tt.queues, r.v[regRXCSUM])
+		if r.v[intelnic.RXCSUM]&intelnic.RxcsumPCSD == 0 {
+			t.Errorf("%d queues: RXCSUM %#x without PCSD: the write-back carries no RSS hash, and QEMU's igb computes none", tt.queues, r.v[intelnic.RXCSUM])
 		}
 	}
 }
@@ -129,22 +130,22 @@ func TestReadMAC(t *testing.T) {
 		lo, hi uint32
 		keep   bool
 	}{
-		{"valid", 0x33221100 &^ 1, 0x5544 | rahAddrValid, true},
+		{"valid", 0x33221100 &^ 1, 0x5544 | intelnic.RahAV, true},
 		{"not valid", 0x33221100, 0x5544, false},
-		{"zero", 0, rahAddrValid, false},
-		{"multicast", 0x33221101, 0x5544 | rahAddrValid, false},
+		{"zero", 0, intelnic.RahAV, false},
+		{"multicast", 0x33221101, 0x5544 | intelnic.RahAV, false},
 	}
 	for _, tt := range tests {
 		r := newRegs()
-		r.v[regRAL0], r.v[regRAH0] = tt.lo, tt.hi
+		r.v[intelnic.RAL0], r.v[intelnic.RAH0] = tt.lo, tt.hi
 		p := &Port{bar: r}
 		if err := ReadMAC(p); err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		mac := p.MAC()
-		stored := net.HardwareAddr{byte(r.v[regRAL0]), byte(r.v[regRAL0] >> 8), byte(r.v[regRAL0] >> 16), byte(r.v[regRAL0] >> 24), byte(r.v[regRAH0]), byte(r.v[regRAH0] >> 8)}
-		if mac.String() != stored.String() || r.v[regRAH0]&rahAddrValid == 0 {
-			t.Errorf("%s: MAC %v, receive address 0 holds %v (RAH %#x)", tt.name, mac, stored, r.v[regRAH0])
+		stored := net.HardwareAddr{byte(r.v[intelnic.RAL0]), byte(r.v[intelnic.RAL0] >> 8), byte(r.v[intelnic.RAL0] >> 16), byte(r.v[intelnic.RAL0] >> 24), byte(r.v[intelnic.RAH0]), byte(r.v[intelnic.RAH0] >> 8)}
+		if mac.String() != stored.String() || r.v[intelnic.RAH0]&intelnic.RahAV == 0 {
+			t.Errorf("%s: MAC %v, receive address 0 holds %v (RAH %#x)", tt.name, mac, stored, r.v[intelnic.RAH0])
 		}
 		if tt.keep != (len(r.writes) == 0) {
 			t.Errorf("%s: %d register writes, keep %v", tt.name, len(r.writes), tt.keep)

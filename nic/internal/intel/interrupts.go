@@ -3,6 +3,7 @@ package intel
 import (
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic/internal/vectors"
 	"github.com/uiod/uiod/pci"
@@ -76,12 +77,9 @@ func Interval(d, unit time.Duration, mask uint32, shift uint) uint32 {
 	return uint32(units) << shift
 }
 
-// ivarValid marks an IVAR allocation entry valid.
-const ivarValid = 0x80
-
 // SetIVAR points the 8-bit IVAR allocation entry at bit shift of register off to vector
 // and marks it valid.
 func SetIVAR(r pci.Region, off uint32, shift uint, vector int) {
 	v := r.Read32(off)
-	r.Write32(off, v&^(0xff<<shift)|uint32(vector|ivarValid)<<shift)
+	r.Write32(off, v&^(0xff<<shift)|uint32(vector|intelnic.IvarValid)<<shift)
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel/ring"
 	"github.com/uiod/uiod/nic/internal/vectors"
@@ -164,15 +165,15 @@ func (p *Port) quiesce() {
 	p.ops.Stop()
 	r := p.bar
 	for i, q := range p.rx {
-		off := p.layout.RxQueue + queueStride*uint32(i) + regXDCTL
-		r.Write32(off, r.Read32(off)&^dxctlEnable)
-		WaitClear(r, off, dxctlEnable, queueStopTimeout)
+		off := p.layout.RxQueue + intelnic.QStride*uint32(i) + intelnic.QDCTL
+		r.Write32(off, r.Read32(off)&^intelnic.DctlEnable)
+		WaitClear(r, off, intelnic.DctlEnable, queueStopTimeout)
 		q.Release()
 	}
 	for i, q := range p.tx {
-		off := p.layout.TxQueue + queueStride*uint32(i) + regXDCTL
-		r.Write32(off, r.Read32(off)&^dxctlEnable)
-		WaitClear(r, off, dxctlEnable, queueStopTimeout)
+		off := p.layout.TxQueue + intelnic.QStride*uint32(i) + intelnic.QDCTL
+		r.Write32(off, r.Read32(off)&^intelnic.DctlEnable)
+		WaitClear(r, off, intelnic.DctlEnable, queueStopTimeout)
 		q.Reclaim()
 		q.Release()
 	}

@@ -1,15 +1,12 @@
 package intel
 
+import "github.com/uiod/uiod/internal/hw/intelnic"
+
 // RSS registers, at the same offsets on the 82599 and the 82576.
 const (
-	regMRQC   = 0x05818
-	regRETA   = 0x05C00 // 32 registers of 4 entries
-	regRSSRK  = 0x05C80 // 10 registers
-	regRXCSUM = 0x05000
 
 	// rxcsumPCSD makes the write-back carry the RSS hash instead of the fragment
 	// checksum; QEMU's igb computes RSS only with it set (igb_rss_enabled).
-	rxcsumPCSD = 1 << 13
 
 	retaSize = 128
 )
@@ -37,15 +34,15 @@ func SetupRSS(p *Port, key *[40]byte, mrqc uint32) {
 	r := p.bar
 	for i := 0; i < len(key)/4; i++ {
 		k := key[4*i:]
-		r.Write32(regRSSRK+4*uint32(i), uint32(k[0])|uint32(k[1])<<8|uint32(k[2])<<16|uint32(k[3])<<24)
+		r.Write32(intelnic.RSSRK+4*uint32(i), uint32(k[0])|uint32(k[1])<<8|uint32(k[2])<<16|uint32(k[3])<<24)
 	}
 	for i := 0; i < retaSize/4; i++ {
 		var v uint32
 		for j := 0; j < 4; j++ {
 			v |= uint32((4*i+j)%n) << (8 * j)
 		}
-		r.Write32(regRETA+4*uint32(i), v)
+		r.Write32(intelnic.RETA+4*uint32(i), v)
 	}
-	r.Write32(regRXCSUM, r.Read32(regRXCSUM)|rxcsumPCSD)
-	r.Write32(regMRQC, mrqc)
+	r.Write32(intelnic.RXCSUM, r.Read32(intelnic.RXCSUM)|intelnic.RxcsumPCSD)
+	r.Write32(intelnic.MRQC, mrqc)
 }

@@ -1,15 +1,8 @@
 package intel
 
-import "github.com/uiod/uiod/nic"
-
-// Statistics registers, read-to-clear, at the same offsets on the 82599 and the 82576.
-const (
-	regGPRC  = 0x04074
-	regGPTC  = 0x04080
-	regGORCL = 0x04088
-	regGORCH = 0x0408C
-	regGOTCL = 0x04090
-	regGOTCH = 0x04094
+import (
+	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/nic"
 )
 
 // counters accumulates the NIC's read-to-clear statistics registers.
@@ -28,12 +21,12 @@ func ReadCounters(p *Port) {
 // readCounters adds the statistics registers to p.hw. statsMu is held.
 func (p *Port) readCounters() {
 	r := p.bar
-	p.hw.rxPackets += uint64(r.Read32(regGPRC))
-	p.hw.txPackets += uint64(r.Read32(regGPTC))
-	lo := uint64(r.Read32(regGORCL))
-	p.hw.rxBytes += lo | uint64(r.Read32(regGORCH))<<32
-	lo = uint64(r.Read32(regGOTCL))
-	p.hw.txBytes += lo | uint64(r.Read32(regGOTCH))<<32
+	p.hw.rxPackets += uint64(r.Read32(intelnic.GPRC))
+	p.hw.txPackets += uint64(r.Read32(intelnic.GPTC))
+	lo := uint64(r.Read32(intelnic.GORCL))
+	p.hw.rxBytes += lo | uint64(r.Read32(intelnic.GORCH))<<32
+	lo = uint64(r.Read32(intelnic.GOTCL))
+	p.hw.txBytes += lo | uint64(r.Read32(intelnic.GOTCH))<<32
 	for _, off := range p.layout.MPC {
 		p.hw.rxMissed += uint64(r.Read32(off))
 	}

@@ -1,11 +1,13 @@
 package intel
 
-import "github.com/uiod/uiod/pci"
+import (
+	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/pci"
+)
 
 // Filter tables of 128 registers each; the multicast table array is at the same offset
 // on the 82599 and the 82576.
 const (
-	regMTA       = 0x05200
 	tableEntries = 128
 )
 
@@ -16,7 +18,7 @@ const (
 // (0x0F400 on the 82599: ixgbe_init_uta_tables_generic; 0x0A000 on the 82576:
 // igb_init_hw_82575 "Zeroing the UTA").
 func ClearTables(r pci.Region, vfta, uta uint32) {
-	for _, base := range []uint32{regMTA, vfta, uta} {
+	for _, base := range []uint32{intelnic.MTA, vfta, uta} {
 		for i := uint32(0); i < tableEntries; i++ {
 			r.Write32(base+4*i, 0)
 		}

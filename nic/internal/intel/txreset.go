@@ -1,5 +1,7 @@
 package intel
 
+import "github.com/uiod/uiod/internal/hw/intelnic"
+
 // resetTx recovers hung TX queue q the way Linux resets a ring (ixgbe_disable_txr_hw,
 // ixgbe_clean_tx_ring and ixgbe_configure_tx_ring; igb_configure_tx_ring; DPDK's
 // ixgbe_dev_tx_queue_stop/start): clear TXDCTL.ENABLE and poll until it reads 0, take the
@@ -10,17 +12,17 @@ package intel
 // A queue that does not stop keeps its buffers: the NIC may still read them.
 func (p *Port) resetTx(q int) bool {
 	r, t := p.bar, p.tx[q]
-	ctl := p.layout.txReg(q, regXDCTL)
+	ctl := p.layout.txReg(q, intelnic.QDCTL)
 	v := r.Read32(ctl)
-	r.Write32(ctl, v&^dxctlEnable)
-	if err := WaitClear(r, ctl, dxctlEnable, txResetTimeout); err != nil {
+	r.Write32(ctl, v&^intelnic.DctlEnable)
+	if err := WaitClear(r, ctl, intelnic.DctlEnable, txResetTimeout); err != nil {
 		t.ResetFailed()
 		return false
 	}
-	t.Recover(r.Read32(p.layout.txReg(q, regXDH)))
+	t.Recover(r.Read32(p.layout.txReg(q, intelnic.QH)))
 	ProgramTxRing(p, q)
-	r.Write32(ctl, v|dxctlEnable)
-	if err := WaitSet(r, ctl, dxctlEnable, txResetTimeout); err != nil {
+	r.Write32(ctl, v|intelnic.DctlEnable)
+	if err := WaitSet(r, ctl, intelnic.DctlEnable, txResetTimeout); err != nil {
 		t.ResetFailed()
 		return false
 	}

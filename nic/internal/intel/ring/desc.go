@@ -1,5 +1,7 @@
 package ring
 
+import "github.com/uiod/uiod/internal/hw/intelnic"
+
 // Advanced descriptor layout shared by the 82599 (ixgbe) and the 82576/I350/I210 (igb).
 // Every descriptor is 16 bytes; the NIC overwrites it in place with a write-back.
 //
@@ -18,23 +20,9 @@ type advDesc struct {
 // DescSize is the size of one advanced descriptor in bytes.
 const DescSize = 16
 
-// RX write-back status bits (status_error, w2).
-const (
-	rxStatDD  = 1 << 0 // descriptor done
-	rxStatEOP = 1 << 1 // end of packet
-)
-
 // TX descriptor bits (cmd_type_len, w2; status, w3).
 const (
-	txCmdEOP      = 1 << 24 // end of packet
-	txCmdIFCS     = 1 << 25 // insert FCS
-	txCmdRS       = 1 << 27 // report status: write DD back
-	txCmdDEXT     = 1 << 29 // advanced descriptor
-	txDTypDat     = 0x00300000
-	txStatDD      = 1 << 0
-	txPaylenShift = 14
-
-	txCmd = txDTypDat | txCmdDEXT | txCmdIFCS | txCmdEOP | txCmdRS
+	txCmd = intelnic.TxdDTYPData | intelnic.TxdDEXT | intelnic.TxdIFCS | intelnic.TxdEOP | intelnic.TxdRS
 )
 
 // MaxTxFrame is the largest frame one TX data descriptor carries (the length field is 16

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -87,9 +88,9 @@ func (h *fakeRx) receive(frame []byte, maxSeg int) bool {
 		} else {
 			h.faults++
 		}
-		st := uint32(rxStatDD)
+		st := uint32(intelnic.RxStatusDD)
 		if i == segs-1 {
-			st |= rxStatEOP
+			st |= intelnic.RxStatusEOP
 		}
 		d.qw0 = 0xfeedface // RSS hash and packet type overwrite the address
 		atomic.StoreUint32(&d.w3, uint32(len(part)))
@@ -122,7 +123,7 @@ func (h *fakeTx) send(max int, out func([]byte)) int {
 		} else if b == nil {
 			h.faults++
 		}
-		atomic.StoreUint32(&d.w3, txStatDD)
+		atomic.StoreUint32(&d.w3, intelnic.TxStatusDD)
 		h.head = (h.head + 1) & h.q.mask
 		n++
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 )
@@ -87,7 +88,7 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 	for n < len(bufs) && next != q.tail {
 		d := &q.desc[next]
 		st := atomic.LoadUint32(&d.w2)
-		if st&rxStatDD == 0 {
+		if st&intelnic.RxStatusDD == 0 {
 			break
 		}
 		lw := atomic.LoadUint32(&d.w3)
@@ -98,12 +99,12 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 		length := int(lw & 0xffff)
 		switch {
 		case q.drop: // tail of a multi-descriptor frame
-			if st&rxStatEOP != 0 {
+			if st&intelnic.RxStatusEOP != 0 {
 				q.drop = false
 			}
 			q.pool.Put(b)
 			continue
-		case st&rxStatEOP == 0:
+		case st&intelnic.RxStatusEOP == 0:
 			q.drop = true
 			frags++
 			q.pool.Put(b)
@@ -121,7 +122,7 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 	q.next = next
 	// The slot at tail is never posted: a DD bit there is a write-back the NIC was not
 	// given. Check it every burst, so the error shows however long refill waits.
-	if d := &q.desc[q.tail]; atomic.LoadUint32(&d.w2)&rxStatDD != 0 {
+	if d := &q.desc[q.tail]; atomic.LoadUint32(&d.w2)&intelnic.RxStatusDD != 0 {
 		d.w2 = 0
 		errs++
 	}
@@ -153,7 +154,7 @@ func (q *RxQueue) refill() {
 			break
 		}
 		d := &q.desc[t]
-		if atomic.LoadUint32(&d.w2)&rxStatDD != 0 {
+		if atomic.LoadUint32(&d.w2)&intelnic.RxStatusDD != 0 {
 			q.errors.Store(q.errors.Load() + 1)
 		}
 		d.qw0 = b.IOVA()

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
 )
 
@@ -138,7 +139,7 @@ func TestRxBadWriteBacks(t *testing.T) {
 			name: "no EOP on last descriptor",
 			inject: func(f *rxFixture) {
 				f.hw.receive(good, 0)
-				f.q.desc[0].w2 = rxStatDD
+				f.q.desc[0].w2 = intelnic.RxStatusDD
 			},
 			wantFrags: 1, wantFrames: 0, // the next frame is taken as the continuation
 		},
@@ -146,7 +147,7 @@ func TestRxBadWriteBacks(t *testing.T) {
 			name: "DD on the unposted slot",
 			inject: func(f *rxFixture) {
 				f.q.desc[f.q.tail].w3 = 5000
-				f.q.desc[f.q.tail].w2 = rxStatDD | rxStatEOP
+				f.q.desc[f.q.tail].w2 = intelnic.RxStatusDD | intelnic.RxStatusEOP
 			},
 			wantErrs: 1, wantFrames: 1,
 		},
@@ -154,7 +155,7 @@ func TestRxBadWriteBacks(t *testing.T) {
 			name: "DD with random garbage everywhere",
 			inject: func(f *rxFixture) {
 				for i := range f.q.desc {
-					f.q.desc[i].w2 = rxStatDD | uint32(i)<<1&rxStatEOP
+					f.q.desc[i].w2 = intelnic.RxStatusDD | uint32(i)<<1&intelnic.RxStatusEOP
 					f.q.desc[i].w3 = uint32(i * 997)
 				}
 			},

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 )
@@ -154,7 +155,7 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		d := &q.desc[t]
 		d.qw0 = b.IOVA()
 		d.w2 = uint32(size) | txCmd
-		d.w3 = uint32(size) << txPaylenShift
+		d.w3 = uint32(size) << intelnic.TxdPaylenShift
 		q.bufs[t] = b
 		t = (t + 1) & mask
 		free--
@@ -184,7 +185,7 @@ func (q *TxQueue) Reclaim() int {
 	n := 0
 	for c != q.tail {
 		d := &q.desc[c]
-		if atomic.LoadUint32(&d.w3)&txStatDD == 0 {
+		if atomic.LoadUint32(&d.w3)&intelnic.TxStatusDD == 0 {
 			break
 		}
 		b := q.bufs[c]
