@@ -233,29 +233,12 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 	return dataplane.Config{Threads: used, App: app, Policy: pol, Logger: d.log.Named("dataplane")}, nil
 }
 
-// policyConfig maps the poll section onto the idle policy.
+// policyConfig is the idle policy the poll section configures (config's mapping), checked
+// by the policy's own validation.
 func policyConfig(p config.Poll) (idle.PolicyConfig, error) {
-	mode, err := idle.ParseMode(p.Mode)
+	pc, err := p.IdlePolicy()
 	if err != nil {
-		return idle.PolicyConfig{}, fmt.Errorf("poll.mode: %w", err)
-	}
-	del, err := idle.ParseDelivery(p.Delivery)
-	if err != nil {
-		return idle.PolicyConfig{}, fmt.Errorf("poll.delivery: %w", err)
-	}
-	pc := idle.PolicyConfig{
-		Mode:               mode,
-		IdleThreshold:      p.IdleThreshold.Duration,
-		Auto:               p.IdleThreshold.Auto,
-		WaitTimeout:        p.WaitTimeout,
-		SleepMin:           p.SleepMin,
-		SleepMax:           p.SleepMax,
-		HousekeepingHz:     p.Housekeeping.Hz,
-		HousekeepingLength: p.Housekeeping.Length,
-		Delivery:           del,
-	}
-	if pc.Auto {
-		pc.IdleThreshold = idle.DefaultIdleThreshold // the most auto may choose
+		return idle.PolicyConfig{}, err
 	}
 	if err := pc.Validate(); err != nil {
 		return idle.PolicyConfig{}, fmt.Errorf("poll: %w", err)
