@@ -12,13 +12,6 @@ import (
 // The report of BenchmarkAutoThreshold: auto's targets as ratios of pooled cells, their
 // bootstrap intervals, and the table.
 
-func pctOf(lat []int64, p int) time.Duration {
-	if len(lat) == 0 {
-		return 0
-	}
-	return time.Duration(lat[(len(lat)-1)*p/100])
-}
-
 // autoMeasure is what the targets are computed from: percentiles and CPU shares of
 // pooled cells, exact or from a bootstrap resample.
 type autoMeasure struct {

@@ -206,14 +206,12 @@ func reportPaced(b *testing.B, latencies []int64, before, after ThreadStats) {
 	if len(lat) == 0 {
 		b.Fatal("no frame came back")
 	}
-	pct := func(p int) float64 { return float64(lat[(len(lat)-1)*p/100]) }
+	pct := func(p int) float64 { return float64(pctOf(lat, p)) }
 	b.ReportMetric(pct(50), "p50-ns")
 	b.ReportMetric(pct(90), "p90-ns")
 	b.ReportMetric(pct(99), "p99-ns")
 	b.ReportMetric(float64(lat[len(lat)-1]), "max-ns")
-	if wall := after.WallTime - before.WallTime; wall > 0 {
-		b.ReportMetric(100*float64(after.CPUTime-before.CPUTime)/float64(wall), "cpu%")
-	}
+	reportCPU(b, before, after)
 	b.ReportMetric(float64(after.Idle.WakeInterrupt-before.Idle.WakeInterrupt)/float64(b.N), "irqwakes/frame")
 	if lost > 0 {
 		b.ReportMetric(float64(lost), "lost")
@@ -240,9 +238,7 @@ func benchIdle(b *testing.B, policy idle.PolicyConfig) {
 	b.StopTimer()
 	dp.Stop()
 	after := dp.Threads()[0]
-	if wall := after.WallTime - before.WallTime; wall > 0 {
-		b.ReportMetric(100*float64(after.CPUTime-before.CPUTime)/float64(wall), "cpu%")
-	}
+	reportCPU(b, before, after)
 }
 
 // benchCFloor runs the C floor program with b.N wake-ups at benchGap, pinned like the Go
@@ -270,4 +266,19 @@ func benchCFloor(b *testing.B, path string) {
 			b.ReportMetric(n, strings.TrimSuffix(k, "_ns")+"-ns")
 		}
 	}
+}
+
+// reportCPU reports the polling thread's CPU share between before and after.
+func reportCPU(b *testing.B, before, after ThreadStats) {
+	if wall := after.WallTime - before.WallTime; wall > 0 {
+		b.ReportMetric(100*float64(after.CPUTime-before.CPUTime)/float64(wall), "cpu%")
+	}
+}
+
+// pctOf is the p-th percentile of the sorted latencies lat (ns), 0 for none.
+func pctOf(lat []int64, p int) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	return time.Duration(lat[(len(lat)-1)*p/100])
 }

@@ -157,11 +157,8 @@ func pooledPcts(perRound [][]int64, picked []int) [2]float64 {
 	for _, r := range picked {
 		all = append(all, perRound[r]...)
 	}
-	if len(all) == 0 {
-		return [2]float64{}
-	}
 	slices.Sort(all)
-	return [2]float64{float64(all[(len(all)-1)*50/100]), float64(all[(len(all)-1)*99/100])}
+	return [2]float64{float64(pctOf(all, 50)), float64(pctOf(all, 99))}
 }
 
 // wakeTable formats the pooled percentiles per variant and the ratios to the floor of
