@@ -20,7 +20,6 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
-	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 )
@@ -193,7 +192,7 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 			}
 		}
 	}
-	pol, err := policyConfig(d.cfg.Poll)
+	pol, err := d.cfg.Poll.IdlePolicy()
 	if err != nil {
 		return dataplane.Config{}, err
 	}
@@ -231,19 +230,6 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 		}
 	}
 	return dataplane.Config{Threads: used, App: app, Policy: pol, Logger: d.log.Named("dataplane")}, nil
-}
-
-// policyConfig is the idle policy the poll section configures (config's mapping), checked
-// by the policy's own validation.
-func policyConfig(p config.Poll) (idle.PolicyConfig, error) {
-	pc, err := p.IdlePolicy()
-	if err != nil {
-		return idle.PolicyConfig{}, err
-	}
-	if err := pc.Validate(); err != nil {
-		return idle.PolicyConfig{}, fmt.Errorf("poll: %w", err)
-	}
-	return pc, nil
 }
 
 // Stop shuts the daemon down in order: metrics endpoint, poll loops (sleepers woken),
