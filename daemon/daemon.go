@@ -20,7 +20,6 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
-	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 )
@@ -193,7 +192,7 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 			}
 		}
 	}
-	pol, err := policyConfig(d.cfg.Poll)
+	pol, err := d.cfg.Poll.IdlePolicy()
 	if err != nil {
 		return dataplane.Config{}, err
 	}
@@ -231,36 +230,6 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 		}
 	}
 	return dataplane.Config{Threads: used, App: app, Policy: pol, Logger: d.log.Named("dataplane")}, nil
-}
-
-// policyConfig maps the poll section onto the idle policy.
-func policyConfig(p config.Poll) (idle.PolicyConfig, error) {
-	mode, err := idle.ParseMode(p.Mode)
-	if err != nil {
-		return idle.PolicyConfig{}, fmt.Errorf("poll.mode: %w", err)
-	}
-	del, err := idle.ParseDelivery(p.Delivery)
-	if err != nil {
-		return idle.PolicyConfig{}, fmt.Errorf("poll.delivery: %w", err)
-	}
-	pc := idle.PolicyConfig{
-		Mode:               mode,
-		IdleThreshold:      p.IdleThreshold.Duration,
-		Auto:               p.IdleThreshold.Auto,
-		WaitTimeout:        p.WaitTimeout,
-		SleepMin:           p.SleepMin,
-		SleepMax:           p.SleepMax,
-		HousekeepingHz:     p.Housekeeping.Hz,
-		HousekeepingLength: p.Housekeeping.Length,
-		Delivery:           del,
-	}
-	if pc.Auto {
-		pc.IdleThreshold = idle.DefaultIdleThreshold // the most auto may choose
-	}
-	if err := pc.Validate(); err != nil {
-		return idle.PolicyConfig{}, fmt.Errorf("poll: %w", err)
-	}
-	return pc, nil
 }
 
 // Stop shuts the daemon down in order: metrics endpoint, poll loops (sleepers woken),

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -19,34 +18,6 @@ import (
 	"github.com/uiod/uiod/wire"
 )
 
-// frameSink counts frames arriving on a wire end by their sequence number.
-type frameSink struct {
-	mu   sync.Mutex
-	seen map[uint32]int
-}
-
-func (s *frameSink) handler(f []byte, ts int64) {
-	if len(f) < 64 {
-		return
-	}
-	s.mu.Lock()
-	s.seen[binary.BigEndian.Uint32(f[60:])]++
-	s.mu.Unlock()
-}
-
-func (s *frameSink) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.seen)
-}
-
-func frame(seq uint32) []byte {
-	f := make([]byte, 64)
-	copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 9, 0x88, 0xb5})
-	binary.BigEndian.PutUint32(f[60:], seq)
-	return f
-}
-
 func TestDaemonForwardsAndStops(t *testing.T) {
 	for _, mode := range []string{"busy", "adaptive", "sleep"} {
 		t.Run(mode, func(t *testing.T) {
@@ -62,37 +33,15 @@ func TestDaemonForwardsAndStops(t *testing.T) {
 			if n := runtime.GOMAXPROCS(0); n < irq.ProcsFor(1) {
 				t.Errorf("GOMAXPROCS %d while running, want ≥ %d", n, irq.ProcsFor(1))
 			}
-			gen0, err := wire.Open("pair:" + name + "0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			gen1, err := wire.Open("pair:" + name + "1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			sink1, sink0 := &frameSink{seen: map[uint32]int{}}, &frameSink{seen: map[uint32]int{}}
-			gen1.SetHandler(sink1.handler)
-			gen0.SetHandler(sink0.handler)
+			e := openFarEnds(t, name)
+			// Keep at most 256 frames in flight so a descheduled poll thread cannot
+			// overflow the 512-entry ring on this noisy machine, and pause now and then so
+			// the loop crosses its idle threshold.
 			const n = 2000
-			for i := uint32(0); i < n; i++ {
-				if err := gen0.Send(frame(i)); err != nil {
-					t.Fatal(err)
-				}
-				if err := gen1.Send(frame(i)); err != nil {
-					t.Fatal(err)
-				}
-				if i%64 == 63 {
-					// Keep at most 256 frames in flight so a descheduled poll thread cannot
-					// overflow the 512-entry ring on this noisy machine, and pause now and
-					// then so the loop crosses its idle threshold.
-					testutil.WaitFor(5*time.Second, func() bool { return sink1.count() >= int(i)-192 && sink0.count() >= int(i)-192 })
-					time.Sleep(time.Millisecond)
-				}
-			}
-			testutil.WaitFor(10*time.Second, func() bool { return sink1.count() >= n && sink0.count() >= n })
-			if sink1.count() != n || sink0.count() != n {
+			e.sendBoth(t, n, 64, 192)
+			if e.sink[1].count() != n || e.sink[0].count() != n {
 				t.Logf("status: %+v", d.Status())
-				t.Fatalf("forwarded a→b %d, b→a %d of %d", sink1.count(), sink0.count(), n)
+				t.Fatalf("forwarded a→b %d, b→a %d of %d", e.sink[1].count(), e.sink[0].count(), n)
 			}
 
 			// Status and metrics are served and add up.
@@ -126,7 +75,7 @@ func TestDaemonForwardsAndStops(t *testing.T) {
 			if n := runtime.GOMAXPROCS(0); n != 1 {
 				t.Errorf("GOMAXPROCS %d after Stop, want the 1 it was before Start", n)
 			}
-			if err := gen0.Send(frame(0)); err != wire.ErrClosed {
+			if err := e.gen[0].Send(frame(0)); err != wire.ErrClosed {
 				t.Errorf("wire still open after Stop: %v", err)
 			}
 		})
@@ -240,26 +189,17 @@ poll: {mode: adaptive, wait_timeout: 1s, cpus: [0, 1]}
 	if len(st.Queues) != 4 {
 		t.Fatalf("queues %+v, want 4", st.Queues)
 	}
-	gen0, err := wire.Open("pair:dintx0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &frameSink{seen: map[uint32]int{}}
-	gen1, err := wire.Open("pair:dintx1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen1.SetHandler(sink.handler)
+	e := openFarEnds(t, "dintx")
 	const n = 50
 	for i := uint32(0); i < n; i++ {
-		if err := gen0.Send(frame(i)); err != nil {
+		if err := e.gen[0].Send(frame(i)); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Millisecond) // let the threads fall asleep between frames
 	}
-	testutil.WaitFor(10*time.Second, func() bool { return sink.count() >= n })
-	if sink.count() != n {
-		t.Fatalf("forwarded %d of %d frames; status %+v", sink.count(), n, d.Status())
+	testutil.WaitFor(10*time.Second, func() bool { return e.sink[1].count() >= n })
+	if e.sink[1].count() != n {
+		t.Fatalf("forwarded %d of %d frames; status %+v", e.sink[1].count(), n, d.Status())
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // TestHTTPMethods: the endpoint reads only. GET and HEAD are served on every page; any
@@ -149,4 +151,25 @@ func TestHTTPLimits(t *testing.T) {
 			t.Errorf("third connection: %s", resp.Status)
 		}
 	})
+}
+
+// TestMetricsListenNoLookup: the daemon binds localhost as 127.0.0.1 and refuses a host
+// name instead of resolving it, whatever config it is handed.
+func TestMetricsListenNoLookup(t *testing.T) {
+	cfg := simConfig(t, "dlisten", "adaptive", "")
+	cfg.Metrics.Listen = "LocalHost:0"
+	d, _ := startDaemon(t, cfg)
+	if addr := d.MetricsAddr(); !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Errorf("metrics.listen LocalHost:0 bound %s, want 127.0.0.1", addr)
+	}
+	d.Stop()
+
+	cfg = simConfig(t, "dlisten2", "adaptive", "")
+	cfg.Metrics.Listen = "uiod-test.invalid:0"
+	d = New(cfg, Options{})
+	err := d.Start()
+	if err == nil {
+		d.Stop()
+	}
+	testutil.ErrorContains(t, err, "metrics.listen", "not an IP address")
 }

@@ -6,14 +6,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/wire"
 )
 
 // liveScrape starts a sim daemon, forwards frames through it both ways and returns a
@@ -21,26 +17,9 @@ import (
 func liveScrape(t *testing.T, name string) (string, map[string]*dto.MetricFamily) {
 	t.Helper()
 	d, base := startDaemon(t, simConfig(t, name, "adaptive", ", idle_threshold: auto"))
-	var sinks [2]*frameSink
-	var gens [2]wire.Port
-	for i := range sinks { // both far ends listen before any frame is sent
-		g, err := wire.Open("pair:" + name + string(rune('0'+i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sinks[i] = &frameSink{seen: map[uint32]int{}}
-		g.SetHandler(sinks[i].handler)
-		gens[i] = g
-	}
-	for _, g := range gens {
-		for s := uint32(0); s < 100; s++ {
-			if err := g.Send(frame(s)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if !testutil.WaitFor(10*time.Second, func() bool { return sinks[0].count() == 100 && sinks[1].count() == 100 }) {
-		t.Fatalf("forwarded %d and %d of 100 frames; status %+v", sinks[1].count(), sinks[0].count(), d.Status())
+	e := openFarEnds(t, name)
+	if !e.sendBoth(t, 100, 0, 0) {
+		t.Fatalf("forwarded %d and %d of 100 frames; status %+v", e.sink[1].count(), e.sink[0].count(), d.Status())
 	}
 	body := get(t, base+"/metrics")
 	p := expfmt.NewTextParser(model.UTF8Validation)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/igb"
 	"github.com/uiod/uiod/nic/ixgbe"
 	"github.com/uiod/uiod/nic/virtio"
@@ -14,7 +15,6 @@ import (
 	"github.com/uiod/uiod/pci/pcitest"
 	"github.com/uiod/uiod/sim/intel"
 	simvirtio "github.com/uiod/uiod/sim/virtio"
-	"github.com/uiod/uiod/wire"
 )
 
 // TestSimPortModels starts a daemon on two sim ports for each nic value: the port gets
@@ -37,24 +37,8 @@ func TestSimPortModels(t *testing.T) {
 				t.Errorf("port %s: driver features %#x lack VERSION_1", p.cfg.Name, f)
 			}
 		}},
-		{"igb", func(t *testing.T, p *port) {
-			m, ok := p.model.(*intel.Model)
-			if !ok || m.Flavor() != intel.X82576 {
-				t.Fatalf("port %s: model %T, want the 82576", p.cfg.Name, p.model)
-			}
-			if _, ok := p.nic.(*igb.Port); !ok {
-				t.Fatalf("port %s: opened by %T", p.cfg.Name, p.nic)
-			}
-		}},
-		{"auto", func(t *testing.T, p *port) {
-			m, ok := p.model.(*intel.Model)
-			if !ok || m.Flavor() != intel.X82599 {
-				t.Fatalf("port %s: model %T, want the 82599", p.cfg.Name, p.model)
-			}
-			if _, ok := p.nic.(*ixgbe.Port); !ok {
-				t.Fatalf("port %s: opened by %T", p.cfg.Name, p.nic)
-			}
-		}},
+		{"igb", intelModel[*igb.Port](intel.X82576)},
+		{"auto", intelModel[*ixgbe.Port](intel.X82599)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.nic, func(t *testing.T) {
@@ -70,36 +54,14 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 			for _, p := range d.ports {
 				tt.check(t, p)
 			}
-			gen0, err := wire.Open("pair:" + name + "0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			gen1, err := wire.Open("pair:" + name + "1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			sink1, sink0 := &frameSink{seen: map[uint32]int{}}, &frameSink{seen: map[uint32]int{}}
-			gen1.SetHandler(sink1.handler)
-			gen0.SetHandler(sink0.handler)
+			// At most 64 frames in flight: the virtio model's queues hold 128, and a pause
+			// now and then lets the thread fall asleep.
 			const n = 1000
-			for i := uint32(0); i < n; i++ {
-				if err := gen0.Send(frame(i)); err != nil {
-					t.Fatal(err)
-				}
-				if err := gen1.Send(frame(i)); err != nil {
-					t.Fatal(err)
-				}
-				if i%32 == 31 {
-					// At most 64 frames in flight: the virtio model's queues hold 128, and a
-					// pause now and then lets the thread fall asleep.
-					testutil.WaitFor(5*time.Second, func() bool { return sink1.count() > int(i)-64 && sink0.count() > int(i)-64 })
-					time.Sleep(time.Millisecond)
-				}
-			}
-			testutil.WaitFor(10*time.Second, func() bool { return sink1.count() >= n && sink0.count() >= n })
+			e := openFarEnds(t, name)
+			e.sendBoth(t, n, 32, 63)
 			st := getStatus(t, base+"/status")
-			if sink1.count() != n || sink0.count() != n {
-				t.Fatalf("forwarded a→b %d, b→a %d of %d; status %+v", sink1.count(), sink0.count(), n, st)
+			if e.sink[1].count() != n || e.sink[0].count() != n {
+				t.Fatalf("forwarded a→b %d, b→a %d of %d; status %+v", e.sink[1].count(), e.sink[0].count(), n, st)
 			}
 			var rx uint64
 			for _, p := range st.Ports {
@@ -142,4 +104,18 @@ func TestCheckNICVirtio(t *testing.T) {
 	}
 	err = b.checkNIC(config.Port{Name: "x0", NIC: config.NICVirtio}, x)
 	testutil.ErrorContains(t, err, "port x0", "unsupported device 8086:1528 for driver virtio", "1af4:1041 (virtio-net)")
+}
+
+// intelModel is TestSimPortModels' check of a port on Intel model flavour f, opened by
+// the driver whose port type is D.
+func intelModel[D nic.Port](f intel.Flavor) func(t *testing.T, p *port) {
+	return func(t *testing.T, p *port) {
+		m, ok := p.model.(*intel.Model)
+		if !ok || m.Flavor() != f {
+			t.Fatalf("port %s: model %T, want the %v", p.cfg.Name, p.model, f)
+		}
+		if _, ok := p.nic.(D); !ok {
+			t.Fatalf("port %s: opened by %T", p.cfg.Name, p.nic)
+		}
+	}
 }

@@ -9,10 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"golang.org/x/sys/unix"
 )
@@ -87,16 +89,8 @@ func benchModel(b *testing.B, policy idle.PolicyConfig, gap time.Duration) {
 	setupSender(b, senderCPU)
 	before := r.dp.Threads()[0]
 	b.ResetTimer()
-	next := time.Now()
-	for i := 0; i < b.N; i++ {
-		next = next.Add(gap)
-		pause(time.Until(next))
-		r.send(0, uint64(i))
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for r.count.Load() < int64(b.N) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	sendPaced(b.N, func(int) time.Duration { return gap }, func(i int) { r.send(0, uint64(i)) })
+	awaitCount(&r.count, b.N)
 	b.StopTimer()
 	r.dp.Stop()
 	reportPaced(b, r.lat, before, r.dp.Threads()[0])
@@ -141,9 +135,19 @@ func constantGap(gap time.Duration) func(int, *rand.Rand) time.Duration {
 // benchPaced sends b.N frames, frame i gap(i) after the one before, through a reflect
 // dataplane and reports latency percentiles and the polling thread's CPU share.
 func benchPaced(b *testing.B, policy idle.PolicyConfig, gap func(int, *rand.Rand) time.Duration) {
+	rec, before, after := pacedReflect(b, policy, b.N, gap, true)
+	reportPaced(b, rec.lat, before, after)
+}
+
+// pacedReflect sends n frames, frame i gap(i) after the one before, from this thread
+// (locked, and pinned as benchCPUs says) through a fresh reflect dataplane under policy,
+// and waits up to 10 s for them to be handed to TX. It returns their recorder and the
+// polling thread's stats before the first frame and after Stop. With timed, the
+// benchmark's timer covers the frames and the wait.
+func pacedReflect(b *testing.B, policy idle.PolicyConfig, n int, gap func(int, *rand.Rand) time.Duration, timed bool) (rec *recorder, before, after ThreadStats) {
 	dma := &goDMA{}
 	port := newFakePort(b, dma, 1, 1, true)
-	rec := newRecorder(b.N)
+	rec = newRecorder(n)
 	port.onTx = rec.hook(0)
 	pollCPU, senderCPU := benchCPUs()
 	dp, err := New(Config{App: Reflect, Policy: policy, Threads: []Thread{{CPU: pollCPU, Queues: []Queue{{RxPort: port}}}}})
@@ -158,22 +162,35 @@ func benchPaced(b *testing.B, policy idle.PolicyConfig, gap func(int, *rand.Rand
 	defer runtime.UnlockOSThread()
 	setupSender(b, senderCPU)
 	var buf [frameLen]byte
-	before := dp.Threads()[0]
+	before = dp.Threads()[0]
 	rng := rand.New(rand.NewPCG(5, 6))
-	b.ResetTimer()
-	next := time.Now()
-	for i := 0; i < b.N; i++ {
-		next = next.Add(gap(i, rng))
-		pause(time.Until(next))
+	if timed {
+		b.ResetTimer()
+	}
+	sendPaced(n, func(i int) time.Duration { return gap(i, rng) }, func(i int) {
 		port.inject(0, makeFrame(buf[:], port.mac, port.mac, uint64(i), idle.Now()))
+	})
+	awaitCount(&rec.count, n)
+	if timed {
+		b.StopTimer()
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for rec.count.Load() < int64(b.N) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	b.StopTimer()
 	dp.Stop()
-	reportPaced(b, rec.lat, before, dp.Threads()[0])
+	return rec, before, dp.Threads()[0]
+}
+
+// sendPaced calls send(i) for i below n, each gap(i) after the one before.
+func sendPaced(n int, gap func(i int) time.Duration, send func(i int)) {
+	next := time.Now()
+	for i := 0; i < n; i++ {
+		next = next.Add(gap(i))
+		pause(time.Until(next))
+		send(i)
+	}
+}
+
+// awaitCount waits until count reaches n or 10 s pass: a lost frame shows in the report.
+func awaitCount(count *atomic.Int64, n int) {
+	testutil.WaitFor(10*time.Second, func() bool { return count.Load() >= int64(n) })
 }
 
 // reportPaced reports latency percentiles (0 = frame lost), the thread's CPU share and
@@ -189,14 +206,12 @@ func reportPaced(b *testing.B, latencies []int64, before, after ThreadStats) {
 	if len(lat) == 0 {
 		b.Fatal("no frame came back")
 	}
-	pct := func(p int) float64 { return float64(lat[(len(lat)-1)*p/100]) }
+	pct := func(p int) float64 { return float64(pctOf(lat, p)) }
 	b.ReportMetric(pct(50), "p50-ns")
 	b.ReportMetric(pct(90), "p90-ns")
 	b.ReportMetric(pct(99), "p99-ns")
 	b.ReportMetric(float64(lat[len(lat)-1]), "max-ns")
-	if wall := after.WallTime - before.WallTime; wall > 0 {
-		b.ReportMetric(100*float64(after.CPUTime-before.CPUTime)/float64(wall), "cpu%")
-	}
+	reportCPU(b, before, after)
 	b.ReportMetric(float64(after.Idle.WakeInterrupt-before.Idle.WakeInterrupt)/float64(b.N), "irqwakes/frame")
 	if lost > 0 {
 		b.ReportMetric(float64(lost), "lost")
@@ -223,9 +238,7 @@ func benchIdle(b *testing.B, policy idle.PolicyConfig) {
 	b.StopTimer()
 	dp.Stop()
 	after := dp.Threads()[0]
-	if wall := after.WallTime - before.WallTime; wall > 0 {
-		b.ReportMetric(100*float64(after.CPUTime-before.CPUTime)/float64(wall), "cpu%")
-	}
+	reportCPU(b, before, after)
 }
 
 // benchCFloor runs the C floor program with b.N wake-ups at benchGap, pinned like the Go
@@ -253,4 +266,19 @@ func benchCFloor(b *testing.B, path string) {
 			b.ReportMetric(n, strings.TrimSuffix(k, "_ns")+"-ns")
 		}
 	}
+}
+
+// reportCPU reports the polling thread's CPU share between before and after.
+func reportCPU(b *testing.B, before, after ThreadStats) {
+	if wall := after.WallTime - before.WallTime; wall > 0 {
+		b.ReportMetric(100*float64(after.CPUTime-before.CPUTime)/float64(wall), "cpu%")
+	}
+}
+
+// pctOf is the p-th percentile of the sorted latencies lat (ns), 0 for none.
+func pctOf(lat []int64, p int) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	return time.Duration(lat[(len(lat)-1)*p/100])
 }

@@ -22,22 +22,22 @@ const (
 	Reflect
 )
 
+// appNames are the apps' configuration names, by value.
+var appNames = [...]string{L2Fwd: "l2fwd", Reflect: "reflect"}
+
 // String is the app's configuration name, as ParseApp accepts it.
 func (a App) String() string {
-	switch a {
-	case L2Fwd:
-		return "l2fwd"
-	case Reflect:
-		return "reflect"
+	if a >= 0 && int(a) < len(appNames) {
+		return appNames[a]
 	}
 	return fmt.Sprintf("dataplane.App(%d)", int(a))
 }
 
 // ParseApp parses "l2fwd" or "reflect".
 func ParseApp(s string) (App, error) {
-	for _, a := range []App{L2Fwd, Reflect} {
-		if s == a.String() {
-			return a, nil
+	for a, name := range appNames {
+		if s == name {
+			return App(a), nil
 		}
 	}
 	return 0, fmt.Errorf("unknown app %q (want l2fwd or reflect)", s)

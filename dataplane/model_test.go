@@ -112,10 +112,7 @@ func TestModelFrameBetweenArmAndSleep(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the frame", func() bool { return r.count.Load() == 1 })
-	th := r.dp.Threads()[0]
-	if th.Idle.WakeTimeout != 0 || th.Idle.WakeInterrupt == 0 {
-		t.Fatalf("idle %+v: the frame did not wake the thread by interrupt", th.Idle)
-	}
+	wokeByInterrupt(t, r.dp.Threads()[0])
 	r.close(t)
 }
 
@@ -141,18 +138,9 @@ func TestModelRandomGaps(t *testing.T) {
 	}
 	waitFor(t, "every frame", func() bool { return r.count.Load() == int64(frames) })
 	r.close(t)
-	var worst int64
-	for seq, l := range r.lat {
-		if l == 0 {
-			t.Fatalf("frame %d lost", seq)
-		}
-		worst = max(worst, l)
-	}
+	worst := checkLatencies(t, r.lat)
 	if r.dupes.Load() != 0 || r.wrongDirection.Load() != 0 {
 		t.Fatalf("%d duplicates, %d frames out of the wrong port", r.dupes.Load(), r.wrongDirection.Load())
-	}
-	if time.Duration(worst) >= time.Second {
-		t.Fatalf("a frame waited %v, a full wait_timeout", time.Duration(worst))
 	}
 	s := sumStats(r.dp.Stats())
 	if s.RxPackets != uint64(frames) || s.TxPackets+s.Drops != s.RxPackets {
@@ -162,7 +150,7 @@ func TestModelRandomGaps(t *testing.T) {
 	if th.Idle.WakeInterrupt == 0 {
 		t.Fatalf("never woken by an interrupt: %+v", th.Idle)
 	}
-	t.Logf("%d frames, worst %v, idle %+v", frames, time.Duration(worst), th.Idle)
+	t.Logf("%d frames, worst %v, idle %+v", frames, worst, th.Idle)
 }
 
 func TestModelStopWhileAsleep(t *testing.T) {

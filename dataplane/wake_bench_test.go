@@ -108,42 +108,14 @@ func BenchmarkWakeRounds(b *testing.B) {
 // returns the latencies of those that came back (injected → handed to TX), and deep plus
 // the thread's deep-idle waits.
 func goChunk(b *testing.B, policy idle.PolicyConfig, n int, gap time.Duration, deep uint64) ([]int64, uint64) {
-	dma := &goDMA{}
-	port := newFakePort(b, dma, 1, 1, true)
-	rec := newRecorder(n)
-	port.onTx = rec.hook(0)
-	pollCPU, senderCPU := benchCPUs()
-	dp, err := New(Config{App: Reflect, Policy: policy, Threads: []Thread{{CPU: pollCPU, Queues: []Queue{{RxPort: port}}}}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := dp.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer dp.Stop()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	setupSender(b, senderCPU)
-	var buf [frameLen]byte
-	next := time.Now()
-	for i := range n {
-		next = next.Add(gap)
-		pause(time.Until(next))
-		port.inject(0, makeFrame(buf[:], port.mac, port.mac, uint64(i), idle.Now()))
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for rec.count.Load() < int64(n) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	dp.Stop()
-	deep += dp.Threads()[0].Idle.DeepSleeps
+	rec, _, after := pacedReflect(b, policy, n, constantGap(gap), false)
 	out := make([]int64, 0, n)
 	for _, l := range rec.lat {
 		if l != 0 {
 			out = append(out, l)
 		}
 	}
-	return out, deep
+	return out, deep + after.Idle.DeepSleeps
 }
 
 // floorChunk runs the C floor for n wake-ups gap apart, pinned like the Go threads, and
@@ -185,11 +157,8 @@ func pooledPcts(perRound [][]int64, picked []int) [2]float64 {
 	for _, r := range picked {
 		all = append(all, perRound[r]...)
 	}
-	if len(all) == 0 {
-		return [2]float64{}
-	}
 	slices.Sort(all)
-	return [2]float64{float64(all[(len(all)-1)*50/100]), float64(all[(len(all)-1)*99/100])}
+	return [2]float64{float64(pctOf(all, 50)), float64(pctOf(all, 99))}
 }
 
 // wakeTable formats the pooled percentiles per variant and the ratios to the floor of

@@ -8,7 +8,6 @@
 package idle
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,20 +45,10 @@ const (
 	Yielding              // sleeping in a range sleep or a housekeeping yield
 )
 
+var stateNames = names[State]{"idle.State", []string{Polling: "polling", Armed: "armed", Asleep: "asleep", Yielding: "yielding"}}
+
 // String names the state as status pages show it.
-func (s State) String() string {
-	switch s {
-	case Polling:
-		return "polling"
-	case Armed:
-		return "armed"
-	case Asleep:
-		return "asleep"
-	case Yielding:
-		return "yielding"
-	}
-	return fmt.Sprintf("idle.State(%d)", int32(s))
-}
+func (s State) String() string { return stateNames.name(s) }
 
 // Idler runs one polling thread's idle policy. The thread calls Traffic after every poll
 // that found frames and Empty after every poll that found none, passing the time of the

@@ -23,25 +23,15 @@ const (
 	SleepRange
 )
 
+var modeNames = names[Mode]{"idle.Mode", []string{Adaptive: "adaptive", Busy: "busy", SleepRange: "sleep"}}
+
 // String is the policy's configuration name, as ParseMode accepts it.
-func (m Mode) String() string {
-	switch m {
-	case Adaptive:
-		return "adaptive"
-	case Busy:
-		return "busy"
-	case SleepRange:
-		return "sleep"
-	}
-	return fmt.Sprintf("idle.Mode(%d)", int(m))
-}
+func (m Mode) String() string { return modeNames.name(m) }
 
 // ParseMode parses a policy name: "adaptive", "busy" or "sleep".
 func ParseMode(s string) (Mode, error) {
-	for _, m := range []Mode{Adaptive, Busy, SleepRange} {
-		if s == m.String() {
-			return m, nil
-		}
+	if m, ok := modeNames.parse(s); ok {
+		return m, nil
 	}
 	return 0, fmt.Errorf("unknown idle policy %q (want adaptive, busy or sleep)", s)
 }
@@ -58,23 +48,15 @@ const (
 	Threaded
 )
 
+var deliveryNames = names[Delivery]{"idle.Delivery", []string{Inline: "inline", Threaded: "threaded"}}
+
 // String is the delivery's configuration name, as ParseDelivery accepts it.
-func (d Delivery) String() string {
-	switch d {
-	case Inline:
-		return "inline"
-	case Threaded:
-		return "threaded"
-	}
-	return fmt.Sprintf("idle.Delivery(%d)", int(d))
-}
+func (d Delivery) String() string { return deliveryNames.name(d) }
 
 // ParseDelivery parses "inline" or "threaded".
 func ParseDelivery(s string) (Delivery, error) {
-	for _, d := range []Delivery{Inline, Threaded} {
-		if s == d.String() {
-			return d, nil
-		}
+	if d, ok := deliveryNames.parse(s); ok {
+		return d, nil
 	}
 	return 0, fmt.Errorf("unknown interrupt delivery %q (want inline or threaded)", s)
 }

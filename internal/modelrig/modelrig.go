@@ -1,7 +1,10 @@
-// Package modelrig describes the Intel drivers to tests that run them on the device model
-// under the dataplane (the fault tests and the soak): which model flavour speaks each
-// driver's NIC, its RSS key, the TX ring registers a test reads to see descriptors a hung
-// queue never fetched, and where its buffers live, so a test can check they all came back.
+// Package modelrig is the rig of the tests that run the Intel drivers on the device model
+// under the dataplane (the fault tests and the soak). Drivers describes each driver: which
+// model flavour speaks its NIC, its RSS key, the TX ring registers a test reads to see
+// descriptors a hung queue never fetched, and where its buffers live. Rig is two modelled
+// ports forwarded into each other by a dataplane, with UDP flow frames (FlowFrame) sent
+// into one and checked for order out of the other, and an Account of where every frame
+// went; CloseAndCheck checks that every buffer came back and no DMA mapping is left.
 package modelrig
 
 import (

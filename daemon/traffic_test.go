@@ -1,0 +1,83 @@
+package daemon
+
+import (
+	"encoding/binary"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/wire"
+)
+
+// frameSink counts frames arriving on a wire end by their sequence number.
+type frameSink struct {
+	mu   sync.Mutex
+	seen map[uint32]int
+}
+
+func (s *frameSink) handler(f []byte, ts int64) {
+	if len(f) < 64 {
+		return
+	}
+	s.mu.Lock()
+	s.seen[binary.BigEndian.Uint32(f[60:])]++
+	s.mu.Unlock()
+}
+
+func (s *frameSink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.seen)
+}
+
+// frame is a 64-byte broadcast frame carrying seq in its last four bytes.
+func frame(seq uint32) []byte {
+	f := make([]byte, 64)
+	copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 9, 0x88, 0xb5})
+	binary.BigEndian.PutUint32(f[60:], seq)
+	return f
+}
+
+// farEnds are the test's ends of a sim configuration's wires pair:NAME0 and pair:NAME1
+// (see simConfig): gen[i] sends into port i, sink[i] counts what port i sends out.
+type farEnds struct {
+	gen  [2]wire.Port
+	sink [2]*frameSink
+}
+
+// openFarEnds opens both far ends, each listening before it returns.
+func openFarEnds(t *testing.T, name string) *farEnds {
+	t.Helper()
+	e := &farEnds{}
+	for i := range e.gen {
+		g, err := wire.Open("pair:" + name + string(rune('0'+i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.sink[i] = &frameSink{seen: map[uint32]int{}}
+		g.SetHandler(e.sink[i].handler)
+		e.gen[i] = g
+	}
+	return e
+}
+
+// sendBoth sends frames 0 to n-1 into both ports, and after every `every` of them waits
+// (5 s at most) until both sinks have counted all but lag of them and pauses for a
+// millisecond, so that the poll thread crosses its idle threshold; every 0 sends without
+// a pause. Then it waits up to 10 s for all n both ways and reports whether they came.
+func (e *farEnds) sendBoth(t *testing.T, n, every, lag int) bool {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		for _, g := range e.gen {
+			if err := g.Send(frame(uint32(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if every > 0 && i%every == every-1 {
+			testutil.WaitFor(5*time.Second, func() bool { return e.sink[0].count() >= i-lag && e.sink[1].count() >= i-lag })
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return testutil.WaitFor(10*time.Second, func() bool { return e.sink[0].count() >= n && e.sink[1].count() >= n })
+}
