@@ -153,10 +153,11 @@ func TestHousekeeping(t *testing.T) {
 			th := p.dp.Threads()[0]
 			switch policy.Mode {
 			case idle.Busy:
-				// At most one yield per millisecond, and (deadline 1.25 ms) a good part of
-				// the expected number even on a loaded machine.
+				// At most one yield per millisecond (a hard bound of the code), and some:
+				// how many depends on how much CPU the loaded machine gave the thread (the
+				// schedule itself is idle's TestHousekeeping, on the test's own clock).
 				ms := uint64(th.WallTime / time.Millisecond)
-				if th.Idle.Yields > ms+1 || th.Idle.Yields < ms/4 {
+				if th.Idle.Yields > ms+1 || th.Idle.Yields == 0 {
 					t.Fatalf("%d yields in %v at 1000 Hz", th.Idle.Yields, th.WallTime)
 				}
 			case idle.SleepRange:
