@@ -57,6 +57,8 @@ var autoPolicies = []struct {
 	{"busy", idle.PolicyConfig{Mode: idle.Busy}},
 	{"fixed-300us", idle.DefaultPolicy()},
 	{"auto", idle.PolicyConfig{Auto: true, IdleThreshold: idle.DefaultIdleThreshold}},
+	// Threshold 0 sleeps at the first empty poll: the interrupt-only floor of CPU.
+	{"threshold-0", idle.PolicyConfig{Mode: idle.Adaptive, WaitTimeout: idle.DefaultWaitTimeout}},
 }
 
 // autoCell accumulates one pattern × policy: one round's chunk, or all rounds pooled.
@@ -106,9 +108,9 @@ func (c *autoCell) add(o *autoCell) {
 	c.threshold, c.wakeCost = o.threshold, o.wakeCost
 }
 
-// BenchmarkAutoThreshold compares busy polling, the fixed 300 µs threshold and
-// idle_threshold: auto on the four traffic patterns in one run, and prints the table and
-// auto's targets as ratios.
+// BenchmarkAutoThreshold compares busy polling, the fixed 300 µs threshold,
+// idle_threshold: auto and threshold 0 (sleep at the first empty poll) on the four
+// traffic patterns in one run, and prints the table and auto's targets as ratios.
 //
 // This VM's host takes its vCPUs away for milliseconds at a time, often enough to reach
 // the 99th percentile by itself, and how often changes from second to second. So the

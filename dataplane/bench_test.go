@@ -35,7 +35,8 @@ const benchGap = 400 * time.Microsecond
 func BenchmarkPolicies(b *testing.B) {
 	us := time.Microsecond
 	adaptive := idle.DefaultPolicy()
-	blocking, threaded, auto := adaptive, adaptive, adaptive
+	blocking, threaded, auto, zero := adaptive, adaptive, adaptive, adaptive
+	zero.IdleThreshold = 0 // sleep at the first empty poll
 	blocking.WaitMode = irq.WaitBlocking
 	threaded.Delivery = idle.Threaded
 	auto.Auto = true
@@ -55,6 +56,7 @@ func BenchmarkPolicies(b *testing.B) {
 		{"cpu/busy", idle.PolicyConfig{Mode: idle.Busy}},
 		{"cpu/adaptive-300us", adaptive},
 		{"cpu/adaptive-auto", auto},
+		{"cpu/adaptive-0", zero},
 		{"cpu/sleep-5-10us", sleep(5*us, 10*us)},
 		{"cpu/sleep-20-50us", sleep(20*us, 50*us)},
 		{"cpu/sleep-50-100us", sleep(50*us, 100*us)},
