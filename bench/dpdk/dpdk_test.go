@@ -100,7 +100,7 @@ func TestDPDKSideBySide(t *testing.T) {
 	}
 	if out != nil {
 		for _, l := range strings.Split(out.Output, "\n") {
-			if strings.HasPrefix(l, "BENCH devices ") || strings.HasPrefix(l, "BENCH THREADS ") {
+			if strings.HasPrefix(l, "BENCH devices ") || strings.HasPrefix(l, "BENCH THREADS ") || strings.HasPrefix(l, "BENCH STATUSDUMP ") {
 				t.Log(strings.TrimPrefix(l, "BENCH "))
 			}
 		}

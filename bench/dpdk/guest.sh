@@ -140,6 +140,8 @@ while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 		T1=$(now) C1=$(ticks "$PID") I1=$(irqsum) S1=$(stalls) TH1=$(threads "$PID")
 		sleep "$IDLE"
 		T2=$(now) C2=$(ticks "$PID") I2=$(irqsum) TH2=$(threads "$PID")
+		# uiod's own view of the run (port and queue counters, stalls) for the log.
+		case $NAME in uiod-*) status && say "STATUSDUMP $NAME $(tr -d ' \n' </tmp/status.json | head -c 4000)" ;; esac
 		say "THREADS $NAME idle_s=$(echo "$T2 $T1" | awk '{print $1 - $2}') before $(echo $TH1) after $(echo $TH2)"
 		say "RESULT $NAME probe_s=$(echo "$T1 $T0" | awk '{print $1 - $2}') probe_ticks=$((C1 - C0)) probe_irqs=$((I1 - I0)) idle_s=$(echo "$T2 $T1" | awk '{print $1 - $2}') idle_ticks=$((C2 - C1)) idle_irqs=$((I2 - I1))$(stall_delta "$S0" "$S1")"
 		;;

@@ -1,0 +1,158 @@
+// Command preempt measures what the Go runtime takes from a busy-polling goroutine: it
+// spins for -d on one CPU, as a uiod poll thread in busy mode does (a call with a stack
+// frame per turn, so the runtime's synchronous preemption check runs as it does in the
+// dataplane's interface calls), counts the gaps over 20 µs between its clock reads, and,
+// from an execution trace of the run, how often the runtime preempted it and how long
+// each preemption kept it off its CPU. gaps.c is the same loop in C, the floor the gaps
+// compare with. bench/preempt's guest test runs both in a QEMU guest:
+//
+//	UIOD_PREEMPT_BENCH=1 go test -count=1 -v -run TestPreemptInGuest ./bench/preempt
+//
+// Every figure is one line starting with "PREEMPT".
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/trace"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+var sink [64]uint64
+
+// work is one poll's stand-in.
+//
+//go:noinline
+func work(s *[64]uint64) {
+	var local [32]uint64
+	for i := range local {
+		local[i] = s[i] + uint64(i)
+	}
+	s[0] = local[7]
+}
+
+// gaps are the spin loop's stalls: the gaps over 20 µs between two clock reads.
+type gaps struct {
+	over20, over100, over500 int
+	total, max               time.Duration
+}
+
+func (g *gaps) add(d time.Duration) {
+	if d <= 20*time.Microsecond {
+		return
+	}
+	g.over20++
+	g.total += d
+	if d > 100*time.Microsecond {
+		g.over100++
+	}
+	if d > 500*time.Microsecond {
+		g.over500++
+	}
+	g.max = max(g.max, d)
+}
+
+func (g gaps) String() string {
+	return fmt.Sprintf("gaps>20us=%d >100us=%d >500us=%d stalled=%v max=%v", g.over20, g.over100, g.over500,
+		g.total.Round(10*time.Microsecond), g.max.Round(time.Microsecond))
+}
+
+// spin runs the loop for d on cpu and returns its gaps and its goroutine's trace id.
+func spin(cpu int, d time.Duration, lock bool) (gaps, int64, error) {
+	if lock {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return gaps{}, 0, fmt.Errorf("pin to cpu %d: %w", cpu, err)
+	}
+	var g gaps
+	start := time.Now()
+	last := time.Duration(0)
+	for {
+		work(&sink)
+		now := time.Since(start)
+		g.add(now - last)
+		last = now
+		if now > d {
+			return g, goid(), nil
+		}
+	}
+}
+
+// goid is the calling goroutine's id, as the execution trace names it.
+func goid() int64 {
+	b := make([]byte, 64)
+	b = b[:runtime.Stack(b, false)]
+	// "goroutine 7 [running]:..."
+	var id int64
+	if _, err := fmt.Sscanf(string(b), "goroutine %d", &id); err != nil {
+		return -1
+	}
+	return id
+}
+
+// pinAll pins every thread of the process to cpu (threads created later inherit it).
+func pinAll(cpu int) error {
+	var set unix.CPUSet
+	set.Set(cpu)
+	tasks, err := filepath.Glob("/proc/self/task/*")
+	if err != nil {
+		return err
+	}
+	for _, task := range tasks {
+		tid, err := strconv.Atoi(filepath.Base(task))
+		if err != nil {
+			continue
+		}
+		if err := unix.SchedSetaffinity(tid, &set); err != nil {
+			return fmt.Errorf("pin thread %d: %w", tid, err)
+		}
+	}
+	return nil
+}
+
+func main() {
+	lock := flag.Bool("lock", true, "lock the spinning goroutine to its OS thread (as uiod's poll threads are)")
+	cpu := flag.Int("cpu", 1, "the CPU to spin on")
+	d := flag.Duration("d", 4*time.Second, "how long to spin")
+	all := flag.Bool("pinall", false, "pin every thread of the process to -cpu, not only the spinning one")
+	procs := flag.Int("procs", 0, "GOMAXPROCS (0: the runtime's choice)")
+	flag.Parse()
+	if *procs > 0 {
+		runtime.GOMAXPROCS(*procs)
+	}
+	if *all {
+		if err := pinAll(*cpu); err != nil {
+			fmt.Fprintln(os.Stderr, "preempt:", err)
+			os.Exit(1)
+		}
+	}
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		fmt.Fprintln(os.Stderr, "preempt: trace:", err)
+		os.Exit(1)
+	}
+	g, id, err := spin(*cpu, *d, *lock)
+	trace.Stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "preempt:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("PREEMPT go lock=%v procs=%d pinall=%v godebug=%q %v\n", *lock, runtime.GOMAXPROCS(0), *all, os.Getenv("GODEBUG"), g)
+	p, err := preemptions(&buf, id)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "preempt: trace:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("PREEMPT go trace %v\n", p)
+}
