@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -66,6 +67,23 @@ func TestStatusReport(t *testing.T) {
 				t.Errorf("thread queues %v, want [a/rx0]", th.Queues)
 			}
 		})
+	}
+}
+
+// TestStatusReportStalls checks the stall rate and share over the interval.
+func TestStatusReportStalls(t *testing.T) {
+	sample := func(up, wall float64, stalls uint64, secs float64) daemon.Status {
+		return daemon.Status{UptimeSeconds: up, Threads: []daemon.ThreadStatus{{WallSeconds: wall, Stalls: stalls, StallSeconds: secs}}}
+	}
+	r := newStatusReport("http://x", sample(10, 10, 100, 0.1), sample(12, 12, 1100, 0.14))
+	th := r.Threads[0]
+	if th.StallsPerSecond != 500 || math.Abs(th.StalledPercent-2) > 1e-9 {
+		t.Fatalf("stalls/s %v, stalled %v %%; want 500 and 2", th.StallsPerSecond, th.StalledPercent)
+	}
+	var b strings.Builder
+	r.writeText(&b)
+	if !strings.Contains(b.String(), "STALLS/s") || !strings.Contains(b.String(), "2.00") {
+		t.Fatalf("the thread table shows no stalls:\n%s", b.String())
 	}
 }
 

@@ -44,6 +44,10 @@ type threadReport struct {
 	CPUPercent       float64   `json:"cpu_percent"`
 	SleepsPerSecond  float64   `json:"sleeps_per_second"`
 	WakeupsPerSecond wakeRates `json:"wakeups_per_second"`
+	// StallsPerSecond and StalledPercent are the thread's stalls (polls that came over
+	// idle.StallThreshold late) over the interval, and their share of it.
+	StallsPerSecond float64 `json:"stalls_per_second"`
+	StalledPercent  float64 `json:"stalled_percent"`
 }
 
 // wakeRates are wake-ups per second by cause.
@@ -105,6 +109,10 @@ func newStatusReport(base string, prev, cur daemon.Status) statusReport {
 				tr.CPUPercent = 100 * (t.CPUSeconds - old.CPUSeconds) / wall
 			}
 			tr.SleepsPerSecond = rate(t.Sleeps, old.Sleeps)
+			tr.StallsPerSecond = rate(t.Stalls, old.Stalls)
+			if wall := t.WallSeconds - old.WallSeconds; wall > 0 && t.StallSeconds >= old.StallSeconds {
+				tr.StalledPercent = 100 * (t.StallSeconds - old.StallSeconds) / wall
+			}
 			tr.WakeupsPerSecond = wakeRates{
 				Interrupt: rate(t.WakeInterrupt, old.WakeInterrupt),
 				Timeout:   rate(t.WakeTimeout, old.WakeTimeout),
@@ -136,11 +144,12 @@ func (r statusReport) writeText(w io.Writer) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "THREAD\tCPU\tSTATE\tCPU%\tSLEEPS/s\tWAKE/s IRQ\tTIMEOUT\tPREDICTED\tSPURIOUS\tTHRESHOLD\tGAP EST\tWAKE COST\tPERIOD\tLEAD\tQUEUES")
+	fmt.Fprintln(tw, "THREAD\tCPU\tSTATE\tCPU%\tSLEEPS/s\tWAKE/s IRQ\tTIMEOUT\tPREDICTED\tSPURIOUS\tSTALLS/s\tSTALLED%\tTHRESHOLD\tGAP EST\tWAKE COST\tPERIOD\tLEAD\tQUEUES")
 	for _, t := range r.Threads {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Index, cpuText(t.CPU), t.State, t.CPUPercent,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Index, cpuText(t.CPU), t.State, t.CPUPercent,
 			perSecond(t.SleepsPerSecond), perSecond(t.WakeupsPerSecond.Interrupt), perSecond(t.WakeupsPerSecond.Timeout),
 			perSecond(t.WakeupsPerSecond.Predicted), perSecond(t.WakeupsPerSecond.Spurious),
+			perSecond(t.StallsPerSecond), t.StalledPercent,
 			dash(t.Threshold), dash(t.GapEstimate), dash(t.WakeCost), dash(t.Period), dash(t.Lead), strings.Join(t.Queues, ","))
 	}
 	tw.Flush()
