@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command preempt measures what the Go runtime takes from a busy-polling goroutine: it
 // spins for -d on one CPU, as a uiod poll thread in busy mode does (a call with a stack
 // frame per turn, so the runtime's synchronous preemption check runs as it does in the
