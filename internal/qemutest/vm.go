@@ -139,7 +139,10 @@ func Start(t testing.TB, o Options) *VM {
 		cancel()
 		close(vm.done)
 	}()
-	t.Cleanup(vm.Kill)
+	t.Cleanup(func() {
+		vm.Kill()
+		vm.recordStall(t)
+	})
 	return vm
 }
 

@@ -1,0 +1,50 @@
+package qemutest
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// kernelStallSigns are console lines of a guest kernel that lost its timer interrupts: under
+// TCG with more than one vCPU a vCPU sometimes stops getting them (DESIGN §6; tsc=reliable
+// makes it rarer, not impossible), RCU stalls and every task that waits for a grace period
+// hangs. They say nothing about the code under test.
+var kernelStallSigns = []string{
+	"rcu_preempt kthread timer wakeup didn't happen",
+	"rcu: INFO: rcu_preempt detected stalls",
+}
+
+// kernelStalled reports whether console output shows a guest kernel stall.
+func kernelStalled(console string) bool {
+	for _, s := range kernelStallSigns {
+		if strings.Contains(console, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// StallsFileEnv names the file to which a failed test whose guest kernel stalled appends
+// its top-level name, one per line. The Makefile's test target sets it and reruns those
+// tests once (scripts/rerun-stalled.sh) when they are the only failures.
+const StallsFileEnv = "UIOD_QEMU_STALLS"
+
+// recordStall appends t's top-level test name to the stalls file, if t failed, its guest's
+// kernel stalled and the file is configured.
+func (vm *VM) recordStall(t testing.TB) {
+	path := os.Getenv(StallsFileEnv)
+	if path == "" || !t.Failed() || !kernelStalled(vm.console.String()) {
+		return
+	}
+	name, _, _ := strings.Cut(t.Name(), "/")
+	t.Logf("qemutest: the guest kernel stalled (lost timer interrupts under TCG); %s is recorded for one rerun", name)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Logf("qemutest: %s: %v", StallsFileEnv, err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, name)
+}
