@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 func TestGaps(t *testing.T) {
@@ -65,11 +66,8 @@ func TestPreemptInGuest(t *testing.T) {
 		t.Skip("runs by hand: UIOD_PREEMPT_BENCH=1 (see BENCHMARKS.md)")
 	}
 	qemutest.Require(t)
-	dir := t.TempDir()
-	goBin, cBin := filepath.Join(dir, "preempt"), filepath.Join(dir, "cgaps")
-	if out, err := exec.Command("go", "build", "-o", goBin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	goBin := testutil.GoBuild(t, ".")
+	cBin := filepath.Join(t.TempDir(), "cgaps")
 	if out, err := exec.Command("gcc", "-O2", "-static", "-o", cBin, "cgaps/gaps.c").CombinedOutput(); err != nil {
 		t.Fatalf("gcc (apt-get install gcc): %v\n%s", err, out)
 	}

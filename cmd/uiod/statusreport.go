@@ -105,14 +105,21 @@ func newStatusReport(base string, prev, cur daemon.Status) statusReport {
 			if old.Index != t.Index || dt == 0 {
 				continue
 			}
-			if wall := t.WallSeconds - old.WallSeconds; wall > 0 && t.CPUSeconds >= old.CPUSeconds {
-				tr.CPUPercent = 100 * (t.CPUSeconds - old.CPUSeconds) / wall
+			// share is the percentage of the thread's wall time between the samples that a
+			// counter of seconds grew by (0 over a restart, when the counter went back).
+			wall := t.WallSeconds - old.WallSeconds
+			share := func(now, then float64) float64 {
+				if wall <= 0 || now < then {
+					return 0
+				}
+				return 100 * (now - then) / wall
+			}
+			if wall > 0 && t.CPUSeconds >= old.CPUSeconds {
+				tr.CPUPercent = share(t.CPUSeconds, old.CPUSeconds)
 			}
 			tr.SleepsPerSecond = rate(t.Sleeps, old.Sleeps)
 			tr.StallsPerSecond = rate(t.Stalls, old.Stalls)
-			if wall := t.WallSeconds - old.WallSeconds; wall > 0 && t.StallSeconds >= old.StallSeconds {
-				tr.StalledPercent = 100 * (t.StallSeconds - old.StallSeconds) / wall
-			}
+			tr.StalledPercent = share(t.StallSeconds, old.StallSeconds)
 			tr.WakeupsPerSecond = wakeRates{
 				Interrupt: rate(t.WakeInterrupt, old.WakeInterrupt),
 				Timeout:   rate(t.WakeTimeout, old.WakeTimeout),
