@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/uiod/uiod/capture"
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/irq"
@@ -50,6 +52,7 @@ type Daemon struct {
 	backends backends
 	ports    []*port
 	dp       *dataplane.Dataplane
+	control  *capture.Server // the control socket, for uiod capture
 	http     *http.Server
 	listener net.Listener
 	dmaLat   *os.File
@@ -139,6 +142,12 @@ func (d *Daemon) Start() (err error) {
 		return fmt.Errorf("start dataplane: %w", err)
 	}
 	d.dp = dp
+	// The control socket (uiod capture) lives beside the pid file, whose lock we hold.
+	ctl, err := capture.Listen(filepath.Join(d.lock.dir.Path(), capture.SocketName), dp, d.log.Named("capture"))
+	if err != nil {
+		return err
+	}
+	d.control = ctl
 	if d.cfg.MetricsEnabled() {
 		if err := d.serveHTTP(); err != nil {
 			return err
@@ -262,6 +271,12 @@ func (d *Daemon) shutdownLocked() error {
 		d.http = nil
 	}
 	d.listener = nil
+	if d.control != nil {
+		if err := d.control.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("control socket: %w", err))
+		}
+		d.control = nil
+	}
 	if d.dp != nil {
 		d.dp.Stop()
 		d.dp = nil

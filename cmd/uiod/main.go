@@ -153,6 +153,7 @@ func typeArgErrors(cmd *cobra.Command) {
 // with the shared globals.
 var commands = []func(g *globals) *cobra.Command{
 	newBindCmd,
+	newCaptureCmd,
 	newConfigCmd,
 	newDevicesCmd,
 	newLatencyCmd,
