@@ -37,6 +37,8 @@ type PortStatus struct {
 	LinkUp    bool      `json:"link_up"`
 	SpeedMbps int       `json:"speed_mbps"`
 	Stats     PortStats `json:"stats"`
+	// Capturing is set while a uiod capture mirrors the port.
+	Capturing bool `json:"capturing,omitempty"`
 }
 
 // PortStats are a port's NIC counters.
@@ -127,10 +129,11 @@ func (d *Daemon) Status() Status {
 		up := time.Since(started)
 		st.Uptime, st.UptimeSeconds = up.Round(time.Millisecond).String(), up.Seconds()
 	}
-	for _, p := range ports {
+	for i, p := range ports {
 		l := p.nic.Link()
 		st.Ports = append(st.Ports, PortStatus{
-			Name: p.cfg.Name, PCI: p.addr.String(), Driver: p.cfg.Driver, MAC: p.nic.MAC().String(),
+			Capturing: dp != nil && dp.Mirrored(dataplane.PortID(i)),
+			Name:      p.cfg.Name, PCI: p.addr.String(), Driver: p.cfg.Driver, MAC: p.nic.MAC().String(),
 			LinkUp: l.Up, SpeedMbps: l.SpeedMbps, Stats: portStats(p.nic.Stats()),
 		})
 	}
