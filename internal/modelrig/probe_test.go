@@ -9,16 +9,6 @@ import (
 	"github.com/uiod/uiod/sim/intel"
 )
 
-// predicted is how many of the probe's flows RSS sends to each of queues RX queues under
-// key.
-func predicted(key []byte, queues int) []uint64 {
-	n := make([]uint64, queues)
-	for f := 0; f < Flows; f++ {
-		n[FlowQueue(key, f, queues)]++
-	}
-	return n
-}
-
 // TestProbeLateQueue replays the soak's "rx queue N got none of the 64 probe flows"
 // (issue 28) on every driver in both interrupt modes. RxUnpostedDD write-backs the driver
 // refuses are RxErrors with no frame behind them, so the account's RX link (placed minus
@@ -42,7 +32,7 @@ func TestProbeLateQueue(t *testing.T) {
 				}
 				r := New(t, Config{Driver: drv, Queues: queues, Ring: 256, Interrupts: mode,
 					TxTimeout: 20 * time.Millisecond, PollThreads: threads})
-				want := predicted(drv.Key, queues)
+				want := r.predicted()
 				// The slack: a fake completion on every queue at a time, each refused, until
 				// there are more refusals than the probe sends to the held queue.
 				for errs := uint64(0); errs <= want[held]; {

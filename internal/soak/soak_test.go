@@ -33,6 +33,10 @@ const (
 	txTimeout = 20 * time.Millisecond
 	// flows is the number of UDP flows a round sends, the probe's.
 	flows = modelrig.Flows
+	// probeWait bounds the wait for one probe's frames. A probe that does not come out
+	// whole within it is sent again (until settle): a later one also carries the refill
+	// that sweeps a write-back an RxUnpostedDD fault left behind.
+	probeWait = 2 * time.Second
 )
 
 // duration is how long the soak runs: -soak, else SOAK_DURATION, else 0 (skip).
@@ -202,11 +206,12 @@ func runRound(t *testing.T, cfg roundConfig, rng *rand.Rand, length time.Duratio
 	}
 	// Traffic flows again on every queue: a probe of one frame per flow (which RSS spreads
 	// over all queues) comes out whole once the faults have ended and the driver has reset
-	// any TX queue they hung.
+	// any TX queue they hung, and every probe finds each flow on the queue the port's RSS
+	// key predicts, whatever recoveries the round's faults made the driver run.
 	probes := 0
 	if !testutil.WaitFor(settle, func() bool {
 		probes++
-		done, err := r.Probe(&seqs, &sent, settle)
+		done, err := r.Probe(&seqs, &sent, probeWait)
 		if err != nil {
 			t.Fatal(err)
 		}
