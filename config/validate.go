@@ -71,6 +71,7 @@ func (c *Config) check(h Host) fieldErrors {
 	c.checkForward(&errs)
 	c.checkPoll(&errs, h)
 	c.checkDMA(&errs, h)
+	c.checkModel(&errs, h)
 	oneOf(&errs, "vfio.interface", c.VFIO.Interface, VFIOAuto, VFIOGroup, VFIOIOMMUFD)
 	if c.Power.CPUDMALatency < -1 || c.Power.CPUDMALatency > math.MaxInt32 {
 		// The kernel takes the latency as an s32; a larger value would wrap.
