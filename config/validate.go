@@ -66,6 +66,10 @@ func (c *Config) check(h Host) fieldErrors {
 	case hasDotDot(c.StateDir):
 		// Joined to a --root, "/../../x" would leave it.
 		errs.add("state_dir", c.StateDir, "must not have \"..\" elements")
+	default:
+		if why := systemStateDir(c.StateDir); why != "" {
+			errs.add("state_dir", c.StateDir, "is %s, not a directory of uiod's own: uiod creates and removes files in state_dir; give it one of its own, such as %s", why, DefaultStateDir)
+		}
 	}
 	c.checkPorts(&errs)
 	c.checkForward(&errs)

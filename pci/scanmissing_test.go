@@ -74,4 +74,3 @@ func TestScanMissingLinks(t *testing.T) {
 		})
 	}
 }
-
