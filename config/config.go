@@ -136,12 +136,17 @@ type VFIO struct {
 	Interface string `mapstructure:"interface"`
 }
 
-// Memory bounds the memory the ports may pin for DMA.
+// Memory bounds the memory the ports may pin for DMA and the memory of the sim ports'
+// device models.
 type Memory struct {
 	// DMALimit is the most DMA memory (descriptor rings and packet buffers) the vfio-pci
 	// and uio_pci_generic ports may need together, or auto: what the host allows (see
 	// Host.DMALimit). Sim ports' memory is ordinary memory and not counted.
 	DMALimit Size `mapstructure:"dma_limit"`
+	// ModelLimit is the most memory the sim ports' device models may need together
+	// (their DMA memory is ordinary memory, see Port.ModelNeed), or auto: MemAvailable
+	// of <root>/proc/meminfo (see Host.ModelLimit).
+	ModelLimit Size `mapstructure:"model_limit"`
 }
 
 // Values of the enumerated keys.
@@ -203,7 +208,7 @@ func Default() *Config {
 		},
 		Power:  Power{CPUDMALatency: -1},
 		VFIO:   VFIO{Interface: VFIOAuto},
-		Memory: Memory{DMALimit: Size{Auto: true}},
+		Memory: Memory{DMALimit: Size{Auto: true}, ModelLimit: Size{Auto: true}},
 	}
 }
 

@@ -66,11 +66,16 @@ func (c *Config) check(h Host) fieldErrors {
 	case hasDotDot(c.StateDir):
 		// Joined to a --root, "/../../x" would leave it.
 		errs.add("state_dir", c.StateDir, "must not have \"..\" elements")
+	default:
+		if why := systemStateDir(c.StateDir); why != "" {
+			errs.add("state_dir", c.StateDir, "is %s, not a directory of uiod's own: uiod creates and removes files in state_dir; give it one of its own, such as %s", why, DefaultStateDir)
+		}
 	}
 	c.checkPorts(&errs)
 	c.checkForward(&errs)
 	c.checkPoll(&errs, h)
 	c.checkDMA(&errs, h)
+	c.checkModel(&errs, h)
 	oneOf(&errs, "vfio.interface", c.VFIO.Interface, VFIOAuto, VFIOGroup, VFIOIOMMUFD)
 	if c.Power.CPUDMALatency < -1 || c.Power.CPUDMALatency > math.MaxInt32 {
 		// The kernel takes the latency as an s32; a larger value would wrap.

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/net/netutil"
 )
 
 // httpLimits bound what clients of the metrics endpoint can hold: how long a request may
 // take to arrive and its response to be written, how long an idle keep-alive connection
-// stays open, how many connections are served at once (the rest wait in the listen
-// backlog), and the size of a request's headers.
+// stays open, how many connections are open at once (at the cap a new one closes the
+// longest-idle one, or waits while every one is mid-request; see connLimiter), and the
+// size of a request's headers.
 type httpLimits struct {
 	readHeader, read, write, idle time.Duration
 	maxConns                      int
@@ -28,7 +28,7 @@ var defaultHTTPLimits = httpLimits{
 	readHeader:     5 * time.Second,
 	read:           10 * time.Second,
 	write:          30 * time.Second,
-	idle:           60 * time.Second,
+	idle:           10 * time.Second,
 	maxConns:       16,
 	maxHeaderBytes: 16 << 10,
 }
@@ -84,8 +84,9 @@ func (d *Daemon) serveHTTP() error {
 		MaxHeaderBytes:    lim.maxHeaderBytes,
 		ErrorLog:          zap.NewStdLog(d.log.Named("http")),
 	}
+	limited := newConnLimiter(ln, lim.maxConns)
+	d.http.ConnState = limited.trackState
 	srv := d.http
-	limited := netutil.LimitListener(ln, lim.maxConns)
 	go func() {
 		if err := srv.Serve(limited); err != nil && err != http.ErrServerClosed {
 			d.log.Error("metrics endpoint", zap.Error(err))

@@ -15,7 +15,7 @@ import (
 )
 
 // pidFileName is the daemon's lock and pid file inside state_dir.
-const pidFileName = "uiod.pid"
+const pidFileName = pci.PIDFileName
 
 // pidLock is the running daemon's claim on its state directory: an exclusively locked
 // file holding its pid. Two daemons driving the same NICs would program the same rings —
