@@ -16,8 +16,11 @@ type frame struct {
 	payload   int    // UDP payload bytes
 	badCheck  bool   // corrupt the IPv4 header checksum
 	mangle    func(b []byte)
-	noPayload bool
+	tag       uint16 // the UDP source port is 40000+tag; a non-IP frame carries it first
 }
+
+// tagPort is the UDP source port of the frame tagged 0.
+const tagPort = 40000
 
 // build returns the frame: Ethernet, IPv4 or IPv6, UDP with a zero checksum over IPv4 and
 // a right one over IPv6 (the kernel checks neither when it forwards).
@@ -32,7 +35,7 @@ func (f frame) build() []byte {
 	b := append(append([]byte{}, f.dst...), f.src...)
 	b = binary.BigEndian.AppendUint16(b, et)
 	udp := make([]byte, 8+f.payload)
-	binary.BigEndian.PutUint16(udp[0:], 40000)
+	binary.BigEndian.PutUint16(udp[0:], tagPort+f.tag)
 	binary.BigEndian.PutUint16(udp[2:], 9)
 	binary.BigEndian.PutUint16(udp[4:], uint16(len(udp)))
 	for i := 8; i < len(udp); i++ {
@@ -67,7 +70,8 @@ func (f frame) build() []byte {
 		binary.BigEndian.PutUint16(udp[6:], udp6Checksum(f.from, f.to, udp))
 		b = append(append(b, h...), udp...)
 	default:
-		b = append(b, make([]byte, 46)...)
+		b = binary.BigEndian.AppendUint16(b, f.tag)
+		b = append(b, make([]byte, 44)...)
 	}
 	if f.mangle != nil {
 		f.mangle(b)
