@@ -86,12 +86,14 @@ type Port struct {
 
 // Forward configures the dataplane application.
 type Forward struct {
-	// Mode is l2fwd (each frame leaves by the other port of its pair) or reflect (MACs
-	// swapped, sent back out of the port it came in on).
+	// Mode is l2fwd (each frame leaves by the other port of its pair), reflect (MACs
+	// swapped, sent back out of the port it came in on) or l3fwd (routed by Routes).
 	Mode string `mapstructure:"mode"`
 	// Pairs are the l2fwd port pairs by name, forwarding in both directions. Without
 	// pairs, l2fwd pairs the ports in order: the first with the second, and so on.
 	Pairs [][]string `mapstructure:"pairs"`
+	// Routes are l3fwd's routing table (see Route).
+	Routes []Route `mapstructure:"routes"`
 }
 
 // Poll configures the poll loops and their idle policy.

@@ -188,9 +188,14 @@ func (c *Config) checkWire(errs *fieldErrors, i int, driverOK bool, pairWires ma
 
 func (c *Config) checkForward(errs *fieldErrors) {
 	f := &c.Forward
-	if !oneOf(errs, "forward.mode", f.Mode, ForwardL2fwd, ForwardReflect) {
+	if !oneOf(errs, "forward.mode", f.Mode, ForwardL2fwd, ForwardReflect, ForwardL3fwd) {
 		return
 	}
+	if f.Mode == ForwardL3fwd {
+		c.checkL3fwd(errs)
+		return
+	}
+	c.checkNotL3fwd(errs)
 	if f.Mode == ForwardReflect {
 		if len(f.Pairs) > 0 {
 			errs.add("forward.pairs", nil, "pairs only apply to l2fwd; reflect sends each frame back out of its own port")

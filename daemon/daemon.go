@@ -183,12 +183,14 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 		}
 		return nil
 	}
-	app, err := dataplane.ParseApp(d.cfg.Forward.Mode)
+	app, err := d.forwardApp()
 	if err != nil {
-		return dataplane.Config{}, fmt.Errorf("forward.mode: %w", err)
+		return dataplane.Config{}, err
 	}
-	switch app {
-	case dataplane.Reflect:
+	switch {
+	case d.cfg.Forward.Mode == config.ForwardL3fwd:
+		queues = l3fwdQueues(d.ports)
+	case app == dataplane.Reflect:
 		for _, p := range d.ports {
 			if err := addDir(p, p); err != nil {
 				return dataplane.Config{}, err
@@ -243,6 +245,11 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 	for _, t := range threads {
 		if len(t.Queues) > 0 {
 			used = append(used, t)
+		}
+	}
+	if d.cfg.Forward.Mode == config.ForwardL3fwd {
+		if err := l3fwdTx(used, d.ports); err != nil {
+			return dataplane.Config{}, err
 		}
 	}
 	if d.opts.App != nil {
