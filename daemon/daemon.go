@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
@@ -30,6 +31,12 @@ type Options struct {
 	Root string
 	// Log is the daemon's logger (nil: none).
 	Log *zap.Logger
+	// App, when set, runs instead of forward.mode's built-in app, on the same queues:
+	// each RX queue's Burst.Peer is its forward pair's port (with forward.mode reflect,
+	// its own), and the ports' PortIDs are their places in the configuration's ports.
+	App dataplane.App
+	// Collectors are registered with the daemon's /metrics (an App's own metrics).
+	Collectors []prometheus.Collector
 }
 
 // Daemon is a running (or ready to run) uiod dataplane.
@@ -229,7 +236,14 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 			used = append(used, t)
 		}
 	}
-	return dataplane.Config{Threads: used, App: app, Policy: pol, Logger: d.log.Named("dataplane")}, nil
+	if d.opts.App != nil {
+		app = d.opts.App
+	}
+	ports := make([]dataplane.Port, len(d.ports))
+	for i, p := range d.ports {
+		ports[i] = dataplane.Port{Name: p.cfg.Name, NIC: p.nic}
+	}
+	return dataplane.Config{Ports: ports, Threads: used, App: app, Policy: pol, Logger: d.log.Named("dataplane")}, nil
 }
 
 // Stop shuts the daemon down in order: metrics endpoint, poll loops (sleepers woken),

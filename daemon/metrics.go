@@ -14,6 +14,7 @@ import (
 func (d *Daemon) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &collector{d: d})
+	reg.MustRegister(d.opts.Collectors...)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
 
@@ -34,8 +35,10 @@ var (
 
 	mQueueRx     = prometheus.NewDesc("uiod_queue_rx_packets_total", "Frames taken from the RX queue.", queueLabels, nil)
 	mQueueRxB    = prometheus.NewDesc("uiod_queue_rx_bytes_total", "Bytes taken from the RX queue.", queueLabels, nil)
-	mQueueTx     = prometheus.NewDesc("uiod_queue_tx_packets_total", "Frames the paired TX queue accepted.", queueLabels, nil)
-	mQueueDrops  = prometheus.NewDesc("uiod_queue_drops_total", "Frames the paired TX queue refused.", queueLabels, nil)
+	mQueueTx     = prometheus.NewDesc("uiod_queue_tx_packets_total", "Frames from the RX queue that TX queues accepted.", queueLabels, nil)
+	mQueueKernel = prometheus.NewDesc("uiod_queue_to_kernel_packets_total", "Frames from the RX queue that the port's kernel exception path accepted.", queueLabels, nil)
+	mQueueDrops  = prometheus.NewDesc("uiod_queue_drops_total", "Frames from the RX queue freed instead of sent, for any reason.", queueLabels, nil)
+	mQueueDropsR = prometheus.NewDesc("uiod_queue_drops_by_reason_total", "Frames from the RX queue freed instead of sent, by reason (tx_full, no_route, ...).", append(queueLabels, "reason"), nil)
 	mQueuePolls  = prometheus.NewDesc("uiod_queue_polls_total", "RX bursts.", queueLabels, nil)
 	mQueueEmpty  = prometheus.NewDesc("uiod_queue_empty_polls_total", "RX bursts that found nothing.", queueLabels, nil)
 	mThreadCPU   = prometheus.NewDesc("uiod_thread_cpu_seconds_total", "Poll thread CPU time (CLOCK_THREAD_CPUTIME_ID).", threadLabels, nil)
@@ -64,7 +67,7 @@ type collector struct{ d *Daemon }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortLink,
-		mQueueRx, mQueueRxB, mQueueTx, mQueueDrops, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
+		mQueueRx, mQueueRxB, mQueueTx, mQueueKernel, mQueueDrops, mQueueDropsR, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
 		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead} {
 		ch <- d
 	}
@@ -99,7 +102,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(mQueueRx, float64(q.RxPackets), q.Name, t)
 		counter(mQueueRxB, float64(q.RxBytes), q.Name, t)
 		counter(mQueueTx, float64(q.TxPackets), q.Name, t)
+		counter(mQueueKernel, float64(q.ToKernel), q.Name, t)
 		counter(mQueueDrops, float64(q.Drops), q.Name, t)
+		for r, n := range q.DropsBy {
+			counter(mQueueDropsR, float64(n), q.Name, t, r)
+		}
 		counter(mQueuePolls, float64(q.Polls), q.Name, t)
 		counter(mQueueEmpty, float64(q.EmptyPolls), q.Name, t)
 	}

@@ -59,14 +59,17 @@ func portStats(s nic.Stats) PortStats {
 
 // QueueStatus is one polled queue's counters.
 type QueueStatus struct {
-	Name       string `json:"name"`
-	Thread     int    `json:"thread"`
-	RxPackets  uint64 `json:"rx_packets"`
-	RxBytes    uint64 `json:"rx_bytes"`
-	TxPackets  uint64 `json:"tx_packets"`
-	Drops      uint64 `json:"drops"`
-	Polls      uint64 `json:"polls"`
-	EmptyPolls uint64 `json:"empty_polls"`
+	Name      string `json:"name"`
+	Thread    int    `json:"thread"`
+	RxPackets uint64 `json:"rx_packets"`
+	RxBytes   uint64 `json:"rx_bytes"`
+	TxPackets uint64 `json:"tx_packets"`
+	ToKernel  uint64 `json:"to_kernel"`
+	Drops     uint64 `json:"drops"`
+	// DropsBy counts the drops by reason (no_route, tx_full, ...): only reasons that occurred.
+	DropsBy    map[string]uint64 `json:"drops_by,omitempty"`
+	Polls      uint64            `json:"polls"`
+	EmptyPolls uint64            `json:"empty_polls"`
 }
 
 // ThreadStatus is one poll thread's CPU use and idle-policy counters.
@@ -137,7 +140,7 @@ func (d *Daemon) Status() Status {
 	for _, q := range dp.Stats() {
 		st.Queues = append(st.Queues, QueueStatus{
 			Name: q.Name, Thread: q.Thread, RxPackets: q.RxPackets, RxBytes: q.RxBytes,
-			TxPackets: q.TxPackets, Drops: q.Drops, Polls: q.Polls, EmptyPolls: q.EmptyPolls,
+			TxPackets: q.TxPackets, ToKernel: q.ToKernel, Drops: q.Drops, DropsBy: q.DropsBy, Polls: q.Polls, EmptyPolls: q.EmptyPolls,
 		})
 	}
 	for _, t := range dp.Threads() {

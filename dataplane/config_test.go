@@ -28,10 +28,17 @@ func TestConfigValidate(t *testing.T) {
 		{"no queues", Config{Threads: []Thread{{CPU: -1}}}, "threads[0].queues"},
 		{"bad cpu", Config{Threads: []Thread{{CPU: -2, Queues: []Queue{ok}}}}, "threads[0].cpu"},
 		{"batch", Config{Batch: MaxBatch + 1, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, "batch"},
-		{"app", Config{App: 7, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, "app"},
 		{"policy", Config{Policy: idle.PolicyConfig{Mode: idle.SleepRange}, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, "policy: sleep_min"},
 		{"no rx port", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{TxPort: a}}}}}, "threads[0].queues[0] (t0q0).rx_port"},
-		{"no tx port", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: a}}}}}, "threads[0].queues[0] (t0q0).tx_port"},
+		{"tx port defaults to rx port", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: a}}}}}, ""},
+		{"thread tx queue range", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{ok}, Tx: []TxQueue{{Port: a, Queue: 2}}}}}, "threads[0].tx[0].queue"},
+		{"thread tx queue on two threads", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}, {CPU: -1, Queues: []Queue{{RxPort: a, RxQ: 1, TxPort: a, TxQ: 1}}, Tx: []TxQueue{{Port: b}}}}}, "threads[1].tx[0].queue"},
+		{"thread tx without port", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{ok}, Tx: []TxQueue{{}}}}}, "threads[0].tx[0].port"},
+		{"port not listed", Config{Ports: []Port{{NIC: a}}, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, "threads[0].queues[0] (t0q0): uses a port that is not in ports"},
+		{"port listed twice", Config{Ports: []Port{{NIC: a}, {Name: "again", NIC: a}, {NIC: b}}, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, "ports[1] (again)"},
+		{"port without nic", Config{Ports: []Port{{Name: "x"}}, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, "ports[0] (x).nic"},
+		{"kernel path as tx port", Config{Ports: []Port{{NIC: a, Kernel: b}}, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, "threads[0].queues[0] (t0q0).tx_port: a kernel path"},
+		{"kernel path to another port", Config{Ports: []Port{{NIC: a, Kernel: b}, {NIC: intx}}, Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: b, TxPort: intx}}}}}, "threads[0].queues[0] (t0q0).tx_port: a kernel path's frames"},
 		{"reflect to other port", Config{App: Reflect, Threads: []Thread{{CPU: -1, Queues: []Queue{ok}}}}, "threads[0].queues[0] (t0q0).tx_port"},
 		{"rx queue range", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: a, RxQ: 2, TxPort: b}}}}}, "threads[0].queues[0] (t0q0).rx_queue"},
 		{"tx queue range", Config{Threads: []Thread{{CPU: -1, Queues: []Queue{{RxPort: a, TxPort: b, TxQ: 1}}}}}, "threads[0].queues[0] (t0q0).tx_queue"},
@@ -68,7 +75,7 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("adaptive without irq: %v, want idle.ErrNoVector", err)
 	}
 	for _, s := range []string{"l2fwd", "reflect"} {
-		if a, err := ParseApp(s); err != nil || a.String() != s {
+		if a, err := ParseApp(s); err != nil || appName(a) != s {
 			t.Errorf("ParseApp(%q) = %v, %v", s, a, err)
 		}
 	}
@@ -82,7 +89,7 @@ func FuzzParseApp(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if a, err := ParseApp(s); err == nil && a.String() != s {
+		if a, err := ParseApp(s); err == nil && appName(a) != s {
 			t.Fatalf("ParseApp(%q) = %v", s, a)
 		}
 	})

@@ -1,6 +1,7 @@
 // Package dataplane runs the poll loops: one goroutine per configured thread, locked to
 // its OS thread (and pinned to a CPU when configured), polling several RX queues of
-// several ports, handing frames to an app (l2fwd or reflect) and, when traffic stops,
+// several ports, handing each RX burst to an App (l2fwd, reflect or the caller's own) that
+// decides where every frame goes, and, when traffic stops,
 // letting the thread's idle.Idler put it to sleep until an RX interrupt.
 //
 // The process should run with GOMAXPROCS = irq.ProcsFor(number of threads): busy and
@@ -26,7 +27,11 @@ type Dataplane struct {
 	log   *zap.Logger
 	loops []*loop
 	stop  atomic.Bool
-	wg    sync.WaitGroup
+	// mirrors are the ports' capture points by PortID; noMirror is the one of the kernel
+	// paths, which nothing attaches to.
+	mirrors  []mirrorSlot
+	noMirror mirrorSlot
+	wg       sync.WaitGroup
 
 	mu      sync.Mutex
 	started bool
@@ -39,18 +44,11 @@ func New(cfg Config) (*Dataplane, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	dp := &Dataplane{cfg: cfg, log: cfg.Logger}
+	dp := &Dataplane{cfg: cfg, log: cfg.Logger, mirrors: make([]mirrorSlot, len(cfg.Ports))}
 	for ti, th := range cfg.Threads {
-		l := &loop{
-			index:   ti,
-			cpu:     th.CPU,
-			reflect: cfg.App == Reflect,
-			bufs:    make([]*nic.Buf, cfg.Batch),
-			stop:    &dp.stop,
-		}
+		l := dp.newLoop(ti, th)
 		var vectors []*irq.Vector
 		for _, q := range th.Queues {
-			l.queues = append(l.queues, queue{name: q.Name, rx: q.RxPort, rxq: q.RxQ, tx: q.TxPort, txq: q.TxQ})
 			vectors = append(vectors, q.RxPort.RxVector(q.RxQ))
 		}
 		idler, err := idle.New(cfg.Policy, vectors, l)
@@ -62,6 +60,73 @@ func New(cfg Config) (*Dataplane, error) {
 		dp.loops = append(dp.loops, l)
 	}
 	return dp, nil
+}
+
+// newLoop lays out thread ti: its queues, its TX slots (one per TX queue it sends on: its
+// queues' own first, then th.Tx) and the PortID → slot tables its Bursts use.
+func (dp *Dataplane) newLoop(ti int, th Thread) *loop {
+	cfg := &dp.cfg
+	l := &loop{
+		index: ti,
+		cpu:   th.CPU,
+		app:   cfg.App,
+		bufs:  make([]*nic.Buf, cfg.Batch),
+		stop:  &dp.stop,
+	}
+	nicID := map[nic.Port]PortID{}
+	kernelOf := map[nic.Port]PortID{} // kernel path → its port
+	for i, p := range cfg.Ports {
+		nicID[p.NIC] = PortID(i)
+		if p.Kernel != nil {
+			kernelOf[p.Kernel] = PortID(i)
+		}
+	}
+	txOf := make([]int16, len(cfg.Ports))     // PortID → first slot on its NIC
+	kernelTx := make([]int16, len(cfg.Ports)) // PortID → first slot on its kernel path
+	for i := range txOf {
+		txOf[i], kernelTx[i] = -1, -1
+	}
+	slotOf := map[TxQueue]int16{}
+	addSlot := func(p nic.Port, q int) int16 {
+		if s, ok := slotOf[TxQueue{p, q}]; ok {
+			return s
+		}
+		s := int16(len(l.slots))
+		slotOf[TxQueue{p, q}] = s
+		ts := txSlot{port: p, q: q, mirror: &dp.noMirror, pend: make([]*nic.Buf, 0, cfg.Batch)}
+		if id, ok := nicID[p]; ok {
+			ts.mirror = &dp.mirrors[id]
+			if txOf[id] < 0 {
+				txOf[id] = s
+			}
+		} else if id, ok := kernelOf[p]; ok {
+			ts.kernel = true
+			if kernelTx[id] < 0 {
+				kernelTx[id] = s
+			}
+		}
+		l.slots = append(l.slots, ts)
+		return s
+	}
+	for _, q := range th.Queues {
+		addSlot(q.TxPort, q.TxQ)
+	}
+	for _, tx := range th.Tx {
+		addSlot(tx.Port, tx.Queue)
+	}
+	l.queues = make([]queue, len(th.Queues))
+	for i, q := range th.Queues {
+		lq := &l.queues[i]
+		lq.name, lq.rx, lq.rxq, lq.peer = q.Name, q.RxPort, q.RxQ, nicID[q.TxPort]
+		lq.slot, lq.kernel, lq.mirror = slotOf[TxQueue{q.TxPort, q.TxQ}], -1, &dp.noMirror
+		if id, ok := nicID[q.RxPort]; ok {
+			lq.rxID, lq.kernel, lq.mirror = id, kernelTx[id], &dp.mirrors[id]
+		} else {
+			lq.rxID, lq.direct = kernelOf[q.RxPort], true
+		}
+	}
+	l.burst = Burst{Thread: ti, verdict: make([]verdict, cfg.Batch), txOf: txOf}
+	return l
 }
 
 // Start starts every thread and returns once each has locked and pinned its OS thread.
@@ -94,7 +159,7 @@ func (dp *Dataplane) Start() error {
 	p := dp.cfg.Policy.WithDefaults()
 	dp.log.Info("dataplane started",
 		zap.Int("threads", len(dp.loops)),
-		zap.Stringer("app", dp.cfg.App),
+		zap.String("app", appName(dp.cfg.App)),
 		zap.Stringer("policy", p.Mode),
 		zap.Duration("idle_threshold", p.IdleThreshold),
 		zap.Bool("auto", p.Auto),

@@ -15,7 +15,7 @@ import (
 
 func TestCountersAndApps(t *testing.T) {
 	for _, app := range []App{L2Fwd, Reflect} {
-		t.Run(app.String(), func(t *testing.T) {
+		t.Run(appName(app), func(t *testing.T) {
 			const bursts, per = 200, 8
 			p := newPair(t, app, idle.PolicyConfig{Mode: idle.Busy}, bursts*per)
 			p.b.txLimit = 1 // TX queue of b takes one frame per burst: the rest are drops

@@ -17,26 +17,43 @@ const (
 
 // queue is one RX queue as its thread runs it.
 type queue struct {
-	name string
-	rx   nic.Port
-	rxq  int
-	tx   nic.Port
-	txq  int
-	c    queueCounters
+	name   string
+	rx     nic.Port
+	rxq    int
+	rxID   PortID
+	peer   PortID
+	slot   int16 // the TX slot of the queue's own TxPort/TxQ
+	kernel int16 // the TX slot of the RX port's kernel path, -1 none
+	direct bool  // rx is a kernel path: frames go out of the slot without the App
+	mirror *mirrorSlot
+	c      queueCounters
+}
+
+// txSlot is one TX queue a thread sends on, with the frames an RX burst sends to it.
+type txSlot struct {
+	port   nic.Port
+	q      int
+	kernel bool // the queue of a kernel path: what it takes counts as ToKernel
+	mirror *mirrorSlot
+	pend   []*nic.Buf
 }
 
 // loop is one polling thread. It implements idle.Queues for its Idler.
 type loop struct {
-	index   int
-	cpu     int
-	reflect bool
-	queues  []queue
-	bufs    []*nic.Buf
-	idler   *idle.Idler
-	stop    *atomic.Bool
+	index  int
+	cpu    int
+	app    App
+	queues []queue
+	slots  []txSlot
+	dirty  []int16 // slots with pending frames, in the order they got their first
+	bufs   []*nic.Buf
+	burst  Burst
+	idler  *idle.Idler
+	stop   *atomic.Bool
 
 	nextPublish, nextCPU int64
 	startWall, startCPU  int64 // idle.Now and thread CPU time at start (ns)
+	pollTime             int64 // idle.Now at the first non-empty burst of a Poll, 0 if none
 	cpuNs, wallNs        atomic.Int64
 
 	beforeSleep func() // test hook, see BeforeSleep
@@ -68,7 +85,10 @@ func (l *loop) run(ready chan<- error) {
 // it found, and the counters published when due. It returns the frames the poll found.
 func (l *loop) step() int {
 	n := l.Poll()
-	now := idle.Now()
+	now := l.pollTime
+	if now == 0 {
+		now = idle.Now()
+	}
 	if n > 0 {
 		l.idler.Traffic(now)
 	} else {
@@ -80,10 +100,12 @@ func (l *loop) step() int {
 	return n
 }
 
-// Poll runs one RX burst on every queue of the thread, hands what it got to the app and
-// returns the number of frames. It allocates nothing.
+// Poll runs one RX burst on every queue of the thread, hands what it got to the App,
+// sends or frees every frame as the App decided, and returns the number of frames. It
+// allocates nothing.
 func (l *loop) Poll() int {
 	total := 0
+	l.pollTime = 0
 	bufs := l.bufs
 	for i := range l.queues {
 		q := &l.queues[i]
@@ -93,26 +115,97 @@ func (l *loop) Poll() int {
 			q.c.local[cEmptyPolls]++
 			continue
 		}
+		if l.pollTime == 0 {
+			l.pollTime = idle.Now()
+		}
 		got := bufs[:n]
 		bytes := 0
 		for _, b := range got {
 			bytes += b.Len()
-			if l.reflect {
-				swapMACs(b.Bytes())
-			}
 		}
-		sent := q.tx.TxBurst(q.txq, got)
-		for _, b := range got[sent:] {
-			b.Free()
-		}
-		clear(got)
 		q.c.local[cRxPackets] += uint64(n)
 		q.c.local[cRxBytes] += uint64(bytes)
-		q.c.local[cTxPackets] += uint64(sent)
-		q.c.local[cDrops] += uint64(n - sent)
+		if m := q.mirror.m.Load(); m != nil {
+			m.m.Mirror(l.index, RX, q.rxq, got, l.pollTime)
+		}
+		b := &l.burst
+		b.Port, b.Queue, b.Peer, b.Frames, b.Time = q.rxID, q.rxq, q.peer, got, l.pollTime
+		b.peerSlot, b.kernel = q.slot, q.kernel
+		if q.direct {
+			b.all = verdict(q.slot) + 1
+		} else {
+			l.app.Process(b)
+		}
+		l.dispatch(q, b)
+		clear(got)
 		total += n
 	}
 	return total
+}
+
+// dispatch carries out the App's decisions on b's frames and counts them on q.
+func (l *loop) dispatch(q *queue, b *Burst) {
+	if v := b.all; v != 0 {
+		b.all = 0
+		if v&dropVerdict != 0 {
+			l.drop(q, b.Frames, DropReason(v))
+			return
+		}
+		l.flush(q, &l.slots[v-1], b.Frames)
+		return
+	}
+	for i, f := range b.Frames {
+		v := b.verdict[i]
+		b.verdict[i] = 0
+		switch {
+		case v == 0:
+			q.c.drops[DropNoVerdict]++
+			q.c.local[cDrops]++
+			f.Free()
+		case v&dropVerdict != 0:
+			q.c.drops[DropReason(v)]++
+			q.c.local[cDrops]++
+			f.Free()
+		default:
+			s := &l.slots[v-1]
+			if len(s.pend) == 0 {
+				l.dirty = append(l.dirty, int16(v-1))
+			}
+			s.pend = append(s.pend, f)
+		}
+	}
+	for _, si := range l.dirty {
+		s := &l.slots[si]
+		l.flush(q, s, s.pend)
+		clear(s.pend)
+		s.pend = s.pend[:0]
+	}
+	l.dirty = l.dirty[:0]
+}
+
+// flush sends frames on slot s, frees what its ring refused and counts both on q.
+func (l *loop) flush(q *queue, s *txSlot, frames []*nic.Buf) {
+	if m := s.mirror.m.Load(); m != nil {
+		m.m.Mirror(l.index, TX, s.q, frames, l.pollTime)
+	}
+	sent := s.port.TxBurst(s.q, frames)
+	if s.kernel {
+		q.c.local[cToKernel] += uint64(sent)
+	} else {
+		q.c.local[cTxPackets] += uint64(sent)
+	}
+	if rest := frames[sent:]; len(rest) > 0 {
+		l.drop(q, rest, DropTxFull)
+	}
+}
+
+// drop frees frames, counting them on q under reason r.
+func (l *loop) drop(q *queue, frames []*nic.Buf, r DropReason) {
+	for _, f := range frames {
+		f.Free()
+	}
+	q.c.drops[r] += uint64(len(frames))
+	q.c.local[cDrops] += uint64(len(frames))
 }
 
 // Arm enables every queue's RX interrupt. The thread is about to sleep, so it publishes

@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"net"
-	"sync/atomic"
 	"testing"
 
 	"github.com/uiod/uiod/idle"
@@ -48,11 +47,10 @@ func newCountLoop(tb testing.TB, frames, batch int) *loop {
 			ports[i].frames = append(ports[i].frames, b)
 		}
 	}
-	l := &loop{bufs: make([]*nic.Buf, batch), stop: new(atomic.Bool)}
-	l.queues = []queue{
-		{name: "p0", rx: ports[0], tx: ports[1]},
-		{name: "p1", rx: ports[1], tx: ports[0]},
-	}
+	l := testLoop(tb, batch, L2Fwd, []Queue{
+		{Name: "p0", RxPort: ports[0], TxPort: ports[1]},
+		{Name: "p1", RxPort: ports[1], TxPort: ports[0]},
+	})
 	if l.idler, err = idle.New(idle.PolicyConfig{Mode: idle.Busy}, nil, l); err != nil {
 		tb.Fatal(err)
 	}
@@ -73,7 +71,7 @@ func BenchmarkLoopStep(b *testing.B) {
 	}{{"empty", 0}, {"frames/batch=32", 32}} {
 		b.Run(c.name, func(b *testing.B) {
 			l := newCountLoop(b, c.frames, 32)
-			l.queues[1].rx = &countPort{} // the return direction stays empty
+			l.queues[1].rx = &countPort{} // the return direction stays empty (its TX slot stays the port's)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
@@ -91,4 +89,16 @@ func TestLoopStepAllocatesNothing(t *testing.T) {
 	if got := l.step(); got != 64 {
 		t.Fatalf("a turn over two full queues found %d frames, want 64", got)
 	}
+}
+
+// testLoop lays out the loop of a one-thread dataplane over queues, as New does, without
+// an idle policy: the caller sets l.idler.
+func testLoop(tb testing.TB, batch int, app App, queues []Queue) *loop {
+	tb.Helper()
+	cfg := Config{Batch: batch, App: app, Policy: idle.PolicyConfig{Mode: idle.Busy}, Threads: []Thread{{CPU: -1, Queues: queues}}}
+	if err := cfg.validate(); err != nil {
+		tb.Fatal(err)
+	}
+	dp := &Dataplane{cfg: cfg, mirrors: make([]mirrorSlot, len(cfg.Ports))}
+	return dp.newLoop(0, cfg.Threads[0])
 }

@@ -13,12 +13,16 @@ import (
 // a millisecond old. Arms, sleeps and wake-ups belong to the thread, which sleeps for all
 // its queues at once: see ThreadStats.
 type QueueStats struct {
-	Name       string
-	Thread     int    // index of the thread that polls the queue
-	RxPackets  uint64 // frames received
-	RxBytes    uint64
-	TxPackets  uint64 // frames the TX queue accepted
-	Drops      uint64 // frames the TX queue refused (freed); RxPackets = TxPackets + Drops
+	Name      string
+	Thread    int    // index of the thread that polls the queue
+	RxPackets uint64 // frames received
+	RxBytes   uint64
+	TxPackets uint64 // frames TX queues accepted (the App may send to several ports)
+	ToKernel  uint64 // frames the kernel exception path accepted
+	// Drops counts the frames freed instead of sent, DropsBy the same by reason (only
+	// reasons that occurred): RxPackets = TxPackets + ToKernel + Drops.
+	Drops      uint64
+	DropsBy    map[string]uint64
 	Polls      uint64 // RX bursts
 	EmptyPolls uint64 // RX bursts that returned nothing
 }
@@ -43,6 +47,7 @@ const (
 	cRxPackets = iota
 	cRxBytes
 	cTxPackets
+	cToKernel
 	cDrops
 	cPolls
 	cEmptyPolls
@@ -52,11 +57,13 @@ const (
 // queueCounters are kept in plain fields by the polling thread and copied to atomics by
 // publish, so the hot path executes no locked instruction. seq is a sequence lock over
 // pub: odd while publish writes, so that snapshot returns counters from one publish
-// (RxPackets = TxPackets + Drops holds in every snapshot, not only eventually).
+// (RxPackets = TxPackets + ToKernel + Drops holds in every snapshot, not only eventually).
 type queueCounters struct {
-	local [numCounters]uint64
-	seq   atomic.Uint64
-	pub   [numCounters]atomic.Uint64
+	local    [numCounters]uint64
+	drops    [MaxDropReasons]uint64
+	seq      atomic.Uint64
+	pub      [numCounters]atomic.Uint64
+	pubDrops [MaxDropReasons]atomic.Uint64
 }
 
 // publish copies the local counters to pub. Only the polling thread calls it.
@@ -65,16 +72,23 @@ func (c *queueCounters) publish() {
 	for i := range c.local {
 		c.pub[i].Store(c.local[i])
 	}
+	for i := range c.drops {
+		c.pubDrops[i].Store(c.drops[i])
+	}
 	c.seq.Add(1)
 }
 
 func (c *queueCounters) snapshot(name string, thread int) QueueStats {
 	var v [numCounters]uint64
+	var d [MaxDropReasons]uint64
 	for {
 		s := c.seq.Load()
 		if s&1 == 0 {
 			for i := range v {
 				v[i] = c.pub[i].Load()
+			}
+			for i := range d {
+				d[i] = c.pubDrops[i].Load()
 			}
 			if c.seq.Load() == s {
 				break
@@ -82,13 +96,24 @@ func (c *queueCounters) snapshot(name string, thread int) QueueStats {
 		}
 		runtime.Gosched() // a publish is under way
 	}
+	var by map[string]uint64
+	for r, n := range d {
+		if n != 0 {
+			if by == nil {
+				by = map[string]uint64{}
+			}
+			by[DropReason(r).String()] = n
+		}
+	}
 	return QueueStats{
 		Name:       name,
 		Thread:     thread,
 		RxPackets:  v[cRxPackets],
 		RxBytes:    v[cRxBytes],
 		TxPackets:  v[cTxPackets],
+		ToKernel:   v[cToKernel],
 		Drops:      v[cDrops],
+		DropsBy:    by,
 		Polls:      v[cPolls],
 		EmptyPolls: v[cEmptyPolls],
 	}
