@@ -68,6 +68,7 @@ func (c *Config) check(h Host) fieldErrors {
 		errs.add("state_dir", c.StateDir, "must not have \"..\" elements")
 	}
 	c.checkPorts(&errs)
+	c.checkKernel(&errs)
 	c.checkForward(&errs)
 	c.checkPoll(&errs, h)
 	c.checkDMA(&errs, h)
