@@ -141,13 +141,11 @@ func ping(t *testing.T, ns string, args ...string) int {
 // queue returns the dataplane's counters of the named queue.
 func (r *kernelRig) queue(t *testing.T, name string) dataplane.QueueStats {
 	t.Helper()
-	for _, q := range r.d.dp.Stats() {
-		if q.Name == name {
-			return q
-		}
+	q := queueStats(r.d, name)
+	if q.Name == "" {
+		t.Fatalf("no queue %s", name)
 	}
-	t.Fatalf("no queue %s", name)
-	return dataplane.QueueStats{}
+	return q
 }
 
 // TestIntegrationKernelPath: a namespace pings the address the kernel holds on port a's
@@ -265,4 +263,75 @@ func TestIntegrationKernelWake(t *testing.T) {
 	if k := r.queue(t, "a/kernel"); k.TxPackets == 0 {
 		t.Fatalf("a/kernel %+v: the kernel's frames did not leave by port a", k)
 	}
+}
+
+// TestIntegrationKernelFlood: a flood of frames for the kernel overflows the TAP's ring
+// (dropped and counted as tx_full, and in the TAP's TxRingFull), while the frames of the
+// same stream that are forwarded keep going out of port b, every one accounted for.
+func TestIntegrationKernelFlood(t *testing.T) {
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skip("no /dev/net/tun")
+	}
+	ns := testutil.Netns(t, "uiod-kf")
+	name := fmt.Sprintf("kflood%d", os.Getpid())
+	cfg := testConfig(t, fmt.Sprintf(`
+ports:
+  - {name: a, driver: sim, wire: "pair:%[1]s0", promiscuous: true, kernel: {tap: uiodkf0}}
+  - {name: b, driver: sim, wire: "pair:%[1]s1", promiscuous: true}
+forward: {mode: l2fwd, pairs: [[a, b]]}
+poll: {mode: busy}
+`, name))
+	cfg.Metrics.Listen = ""
+	app := &kernelApp{}
+	empty := [][6]byte{{}, {}}
+	app.macs.Store(&empty)
+	d := New(cfg, Options{App: app})
+	ends := openFarEnds(t, name)
+	defer ends.gen[0].Close()
+	defer ends.gen[1].Close()
+	if err := testutil.InNetns(ns, d.Start); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer d.Stop()
+	macs := [][6]byte{[6]byte(d.ports[0].nic.MAC()), [6]byte(d.ports[1].nic.MAC())}
+	app.macs.Store(&macs)
+
+	toKernel := frame(0)
+	copy(toKernel, macs[0][:]) // for port a itself: the app hands it to the kernel
+	forward := frame(0)
+	copy(forward, []byte{2, 0, 0, 0, 0, 0x0b}) // for someone behind port b
+	k := d.ports[0].kernel
+	sent := uint32(0)
+	testutil.WaitFor(20*time.Second, func() bool {
+		for range 1000 {
+			sent++
+			binary.BigEndian.PutUint32(forward[60:], sent)
+			ends.gen[0].Send(toKernel)
+			ends.gen[0].Send(toKernel)
+			ends.gen[0].Send(forward)
+		}
+		return k.Counters().TxRingFull > 0 && sent >= 20000
+	})
+	var q dataplane.QueueStats
+	if !testutil.Eventually(t, 5*time.Second, func() bool {
+		q = queueStats(d, "a/rx0")
+		return q.RxPackets == q.TxPackets+q.ToKernel+q.Drops && uint64(ends.sink[1].count()) == q.TxPackets
+	}, "a/rx0 %+v, %d frames out of port b: not all accounted for", q, ends.sink[1].count()) {
+		return
+	}
+	full := k.Counters().TxRingFull
+	if full == 0 || q.DropsBy["tx_full"] < full || q.ToKernel == 0 || q.TxPackets == 0 {
+		t.Fatalf("a/rx0 %+v, TAP %+v after %d frames: want some dropped at the TAP's ring, some to the kernel and some forwarded", q, k.Counters(), 3*sent)
+	}
+	t.Logf("%d frames in: %d forwarded, %d to the kernel, %d dropped at the TAP's full ring, %d other drops", q.RxPackets, q.TxPackets, q.ToKernel, full, q.Drops-full)
+}
+
+// queueStats returns the named queue's counters, or the zero QueueStats.
+func queueStats(d *Daemon, name string) dataplane.QueueStats {
+	for _, q := range d.dp.Stats() {
+		if q.Name == name {
+			return q
+		}
+	}
+	return dataplane.QueueStats{}
 }
