@@ -106,6 +106,9 @@ func (d *Daemon) Start() (err error) {
 		}
 		d.dmaLat = f
 	}
+	if err := d.checkKernels(); err != nil {
+		return err
+	}
 	for _, pc := range d.cfg.Ports {
 		w, dirs, err := pinWire(d.opts.Root, pc.Wire)
 		if err != nil {

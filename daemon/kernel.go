@@ -14,6 +14,20 @@ import (
 // (virtio-net without its MTU feature, the Intel NICs in 2 KiB buffers).
 const portMTU = 1500
 
+// checkKernels refuses, before any port is opened, a kernel path whose interface name is
+// taken by an interface that is not a TAP (the error matches tap.ErrUnavailable).
+func (d *Daemon) checkKernels() error {
+	for _, pc := range d.cfg.Ports {
+		if pc.Kernel.TAP == "" {
+			continue
+		}
+		if err := tap.Available(pc.Kernel.TAP); err != nil {
+			return fmt.Errorf("port %s: kernel: %w", pc.Name, err)
+		}
+	}
+	return nil
+}
+
 // openKernel opens port p's kernel exception path, if it has one: a TAP interface with
 // the port's MAC and MTU, up, with a TX queue for each poll thread. Closing p closes it.
 func (d *Daemon) openKernel(p *port) error {

@@ -21,6 +21,7 @@ import (
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/nic/tap"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -334,4 +335,48 @@ func queueStats(d *Daemon, name string) dataplane.QueueStats {
 		}
 	}
 	return dataplane.QueueStats{}
+}
+
+// TestIntegrationKernelRefused: a start that fails on a kernel path names the interface
+// and leaves the namespace's interfaces as they were: no TAP it made stays behind.
+func TestIntegrationKernelRefused(t *testing.T) {
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skip("no /dev/net/tun")
+	}
+	ns := testutil.Netns(t, "uiod-kr")
+	testutil.IPIn(t, ns, "link", "add", "uiodv0", "type", "veth", "peer", "name", "uiodv1")
+	var held *tap.Port
+	if err := testutil.InNetns(ns, func() (err error) { held, err = tap.Open(tap.Config{Name: "uiodheld"}); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	cases := []struct {
+		name   string
+		ka, kb string // ports a's and b's kernel.tap
+		want   string
+	}{
+		{"a veth", "uiodka", "uiodv0", "interface uiodv0 exists and is a veth, not a TAP"},
+		{"a TAP another process holds", "uiodka", "uiodheld", "interface uiodheld is held by another process"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := testutil.IPIn(t, ns, "-br", "link", "show")
+			name := fmt.Sprintf("krefused%d-%d", os.Getpid(), i)
+			cfg := testConfig(t, fmt.Sprintf(`
+ports:
+  - {name: a, driver: sim, wire: "pair:%[1]s0", kernel: {tap: %[2]s}}
+  - {name: b, driver: sim, wire: "pair:%[1]s1", kernel: {tap: %[3]s}}
+forward: {mode: l2fwd, pairs: [[a, b]]}
+poll: {mode: busy}
+`, name, c.ka, c.kb))
+			cfg.Metrics.Listen = ""
+			d := New(cfg, Options{})
+			err := testutil.InNetns(ns, d.Start)
+			testutil.ErrorIs(t, err, tap.ErrUnavailable, c.want)
+			testutil.ErrorContains(t, err, "port b: kernel")
+			if after := testutil.IPIn(t, ns, "-br", "link", "show"); after != before {
+				t.Fatalf("interfaces after the failed start:\n%s\nbefore:\n%s", after, before)
+			}
+		})
+	}
 }

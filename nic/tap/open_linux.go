@@ -50,6 +50,21 @@ func Open(cfg Config) (_ *Port, err error) {
 	return newPort(cfg, f, mac, d.release)
 }
 
+// Available checks, in the calling thread's network namespace, that Open may take the
+// interface name: a valid name, and no interface of that name or a persistent TAP. The
+// errors match ErrUnavailable. (A TAP another process holds is only found by Open.)
+func Available(name string) error {
+	if err := CheckName(name); err != nil {
+		return refuse("tap %q: name %v", name, err)
+	}
+	h, err := netlink.NewHandle()
+	if err != nil {
+		return fmt.Errorf("tap %s: netlink: %w", name, err)
+	}
+	defer h.Close()
+	return (&netdev{h: h, name: name}).inspect()
+}
+
 // netdev is the kernel side of a port's interface: what it was before Open, to give it
 // back as it was.
 type netdev struct {
@@ -74,13 +89,13 @@ func (d *netdev) inspect() error {
 	}
 	t, ok := l.(*netlink.Tuntap)
 	if !ok {
-		return fmt.Errorf("tap %s: interface %s exists and is a %s, not a TAP", d.name, d.name, l.Type())
+		return refuse("tap %s: interface %s exists and is a %s, not a TAP", d.name, d.name, l.Type())
 	}
 	if t.Mode != netlink.TUNTAP_MODE_TAP {
-		return fmt.Errorf("tap %s: interface %s exists and is a TUN (layer 3) interface, not a TAP", d.name, d.name)
+		return refuse("tap %s: interface %s exists and is a TUN (layer 3) interface, not a TAP", d.name, d.name)
 	}
 	if t.Flags&netlink.TUNTAP_MULTI_QUEUE != 0 {
-		return fmt.Errorf("tap %s: interface %s is a multi-queue TAP; uiod attaches to single-queue ones", d.name, d.name)
+		return refuse("tap %s: interface %s is a multi-queue TAP; uiod attaches to single-queue ones", d.name, d.name)
 	}
 	a := l.Attrs()
 	d.existed, d.index = true, a.Index
@@ -105,7 +120,7 @@ func attach(name string) (*os.File, error) {
 	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
 		unix.Close(fd)
 		if errors.Is(err, unix.EBUSY) {
-			return nil, fmt.Errorf("tap %s: interface %s is held by another process: %w", name, name, err)
+			return nil, refuse("tap %s: interface %s is held by another process (%v)", name, name, err)
 		}
 		return nil, fmt.Errorf("tap %s: TUNSETIFF: %w", name, err)
 	}

@@ -153,6 +153,11 @@ func TestIntegrationAttach(t *testing.T) {
 	ns := tapNetns(t)
 	testutil.IPIn(t, ns, "tuntap", "add", "dev", "uiodp0", "mode", "tap")
 	before := showLink(t, ns, "uiodp0")
+	for _, name := range []string{"uiodp0", "uiodnone0"} { // a persistent TAP, nothing
+		if err := testutil.InNetns(ns, func() error { return Available(name) }); err != nil {
+			t.Fatalf("Available(%s): %v", name, err)
+		}
+	}
 	mac := net.HardwareAddr{2, 0x75, 0x69, 0x6f, 0x64, 2}
 	p, err := openIn(t, ns, Config{Name: "uiodp0", MAC: mac, MTU: 1280})
 	if err != nil {
@@ -195,7 +200,12 @@ func TestIntegrationRefuse(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			before := showLink(t, ns, c.name)
 			_, err := openIn(t, ns, Config{Name: c.name, MAC: net.HardwareAddr{2, 1, 2, 3, 4, 5}, MTU: 1300})
+			testutil.ErrorIs(t, err, ErrUnavailable, c.want[0])
 			testutil.ErrorContains(t, err, c.want...)
+			if c.name != held.Name() { // a held TAP is only found by attaching
+				err := testutil.InNetns(ns, func() error { return Available(c.name) })
+				testutil.ErrorIs(t, err, ErrUnavailable, c.want[0])
+			}
 			if after := showLink(t, ns, c.name); after.MAC != before.MAC || after.MTU != before.MTU || after.up() != before.up() || after.Missing != before.Missing {
 				t.Fatalf("refused interface changed: %+v, was %+v", after, before)
 			}

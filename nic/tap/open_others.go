@@ -12,3 +12,8 @@ import (
 func Open(cfg Config) (*Port, error) {
 	return nil, fmt.Errorf("tap %s: %w (TAP interfaces need Linux)", cfg.Name, pci.ErrNotSupported)
 }
+
+// Available fails: TAP interfaces are Linux's.
+func Available(name string) error {
+	return fmt.Errorf("tap %s: %w (TAP interfaces need Linux)", name, pci.ErrNotSupported)
+}

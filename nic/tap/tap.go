@@ -75,7 +75,7 @@ func (c Config) validate() error {
 	ringOK := func(n int) bool { return n >= 8 && n <= 4096 && n&(n-1) == 0 }
 	switch {
 	case CheckName(c.Name) != nil:
-		return fmt.Errorf("tap %q: name %w", c.Name, CheckName(c.Name))
+		return refuse("tap %q: name %v", c.Name, CheckName(c.Name))
 	case c.MAC != nil && (len(c.MAC) != 6 || c.MAC[0]&1 != 0):
 		return fmt.Errorf("tap %s: mac %s: want a unicast Ethernet address", c.Name, c.MAC)
 	case c.MTU < 68 || c.MTU > 9000:
@@ -115,6 +115,22 @@ func CheckName(name string) error {
 		}
 	}
 	return nil
+}
+
+// ErrUnavailable is what the errors refusing an interface name match (errors.Is): an
+// existing interface that is not a TAP, a TUN or multi-queue TAP, a TAP another process
+// holds, or a name the kernel would not take.
+var ErrUnavailable = errors.New("interface unavailable as a TAP")
+
+// unavailable is an error refusing an interface: its own message, ErrUnavailable's class.
+type unavailable struct{ msg string }
+
+func (e *unavailable) Error() string        { return e.msg }
+func (e *unavailable) Is(target error) bool { return target == ErrUnavailable }
+
+// refuse returns an unavailable error with the formatted message.
+func refuse(format string, args ...any) error {
+	return &unavailable{fmt.Sprintf(format, args...)}
 }
 
 // Counters break down a port's losses beyond nic.Stats.
