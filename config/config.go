@@ -82,6 +82,8 @@ type Port struct {
 	// Interrupts is msix or intx. Empty means the driver's default: intx for
 	// uio_pci_generic (it has nothing else), msix otherwise.
 	Interrupts string `mapstructure:"interrupts"`
+	// Kernel is the port's kernel exception path (none by default).
+	Kernel Kernel `mapstructure:"kernel"`
 }
 
 // Forward configures the dataplane application.

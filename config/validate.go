@@ -72,6 +72,7 @@ func (c *Config) check(h Host) fieldErrors {
 		}
 	}
 	c.checkPorts(&errs)
+	c.checkKernel(&errs)
 	c.checkForward(&errs)
 	c.checkPoll(&errs, h)
 	c.checkDMA(&errs, h)

@@ -109,6 +109,9 @@ func (d *Daemon) Start() (err error) {
 		}
 		d.dmaLat = f
 	}
+	if err := d.checkKernels(); err != nil {
+		return err
+	}
 	for _, pc := range d.cfg.Ports {
 		w, dirs, err := pinWire(d.opts.Root, pc.Wire)
 		if err != nil {
@@ -121,6 +124,9 @@ func (d *Daemon) Start() (err error) {
 			return err
 		}
 		d.ports = append(d.ports, p)
+		if err := d.openKernel(p); err != nil {
+			return err
+		}
 		link := p.nic.Link()
 		d.log.Info("port up", zap.String("port", pc.Name), zap.String("pci", p.addr.String()),
 			zap.String("driver", pc.Driver), zap.String("mac", p.nic.MAC().String()),
@@ -258,6 +264,9 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 	ports := make([]dataplane.Port, len(d.ports))
 	for i, p := range d.ports {
 		ports[i] = dataplane.Port{Name: p.cfg.Name, NIC: p.nic}
+	}
+	if err := addKernelPaths(ports, used, d.ports); err != nil {
+		return dataplane.Config{}, err
 	}
 	return dataplane.Config{Ports: ports, Threads: used, App: app, Policy: pol, Logger: d.log.Named("dataplane")}, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
+	"github.com/uiod/uiod/nic/tap"
 )
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -54,6 +56,9 @@ func runDaemon(cfg *config.Config, log *zap.Logger, root string) error {
 
 	d := daemon.New(cfg, daemon.Options{Root: root, Log: log})
 	if err := d.Start(); err != nil {
+		if errors.Is(err, tap.ErrUnavailable) {
+			return asUsage(err) // a kernel.tap the host has otherwise: configuration
+		}
 		return err
 	}
 	sig := <-sigs
