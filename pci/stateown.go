@@ -13,15 +13,18 @@ import (
 // PIDFileName is the daemon's lock and pid file in its state directory.
 const PIDFileName = "uiod.pid"
 
+// ControlSocketName is the daemon's control socket (uiod capture) in its state directory.
+const ControlSocketName = "control.sock"
+
 // IsStateFile reports whether name is one of the files uiod keeps in a state directory:
-// the daemon's pid file, a bind record (<PCI address>.json) or the temporary file one of
-// them is written to before it is renamed into place (.<name>.tmp-<hex>).
+// the daemon's pid file, its control socket, a bind record (<PCI address>.json) or the
+// temporary name one of them has before it is renamed into place (.<name>.tmp-<hex>).
 func IsStateFile(name string) bool {
 	if tmp, ok := strings.CutPrefix(name, "."); ok {
 		base, rnd, ok := strings.Cut(tmp, ".tmp-")
 		return ok && isHex(rnd) && IsStateFile(base) && !strings.HasPrefix(base, ".")
 	}
-	if name == PIDFileName {
+	if name == PIDFileName || name == ControlSocketName {
 		return true
 	}
 	addr, ok := strings.CutSuffix(name, ".json")
@@ -54,8 +57,8 @@ func checkStateDirEntries(f *os.File, p string) error {
 		for _, n := range names {
 			if !IsStateFile(n) {
 				return fmt.Errorf("state directory %s holds %s, which is not uiod's: refusing a directory that is not uiod's own "+
-					"(it may hold only %s, bind records <address>.json and their temporary files; give state_dir an empty directory of its own, such as /run/uiod)",
-					p, clip.Quote(n), PIDFileName)
+					"(it may hold only %s, %s, bind records <address>.json and their temporary files; give state_dir an empty directory of its own, such as /run/uiod)",
+					p, clip.Quote(n), PIDFileName, ControlSocketName)
 			}
 		}
 		if errors.Is(err, io.EOF) || err == nil && len(names) == 0 {
