@@ -174,8 +174,8 @@ func ctrlNote(ctrl bool) string {
 	return ""
 }
 
-// start runs the bring-up after reset: features, configuration, vectors, the queues'
-// memory, then program.
+// start runs the bring-up after reset: features, configuration, vectors, the queues
+// (memory, then registers), bus mastering, then run.
 func (p *Port) start(opt Options) error {
 	if err := p.negotiate(opt); err != nil {
 		return err
