@@ -31,6 +31,7 @@ var (
 	mPortRxErrors   = prometheus.NewDesc("uiod_port_rx_errors_total", "Bad RX write-backs the driver refused.", portLabels, nil)
 	mPortTxErrors   = prometheus.NewDesc("uiod_port_tx_errors_total", "TX errors.", portLabels, nil)
 	mPortTxTimeouts = prometheus.NewDesc("uiod_port_tx_timeouts_total", "TX queues found hung (no write-back within twice the TX timeout) and reset.", portLabels, nil)
+	mPortResets     = prometheus.NewDesc("uiod_port_device_resets_total", "Device resets the driver did to recover a broken device (virtio DEVICE_NEEDS_RESET).", portLabels, nil)
 	mPortLink       = prometheus.NewDesc("uiod_port_link_up", "1 if the port's link is up.", portLabels, nil)
 
 	mQueueRx     = prometheus.NewDesc("uiod_queue_rx_packets_total", "Frames taken from the RX queue.", queueLabels, nil)
@@ -66,7 +67,7 @@ var (
 type collector struct{ d *Daemon }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortLink,
+	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortResets, mPortLink,
 		mQueueRx, mQueueRxB, mQueueTx, mQueueKernel, mQueueDrops, mQueueDropsR, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
 		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead} {
 		ch <- d
@@ -91,6 +92,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(mPortRxErrors, float64(s.RxErrors), p.Name)
 		counter(mPortTxErrors, float64(s.TxErrors), p.Name)
 		counter(mPortTxTimeouts, float64(s.TxTimeouts), p.Name)
+		counter(mPortResets, float64(s.DeviceResets), p.Name)
 		link := 0.0
 		if p.LinkUp {
 			link = 1

@@ -52,11 +52,14 @@ type PortStats struct {
 	TxErrors  uint64 `json:"tx_errors"`
 	// TxTimeouts counts TX queues the driver found hung and reset.
 	TxTimeouts uint64 `json:"tx_timeouts"`
+	// DeviceResets counts device resets the driver did to recover a broken device.
+	DeviceResets uint64 `json:"device_resets"`
 }
 
 func portStats(s nic.Stats) PortStats {
 	return PortStats{RxPackets: s.RxPackets, RxBytes: s.RxBytes, TxPackets: s.TxPackets, TxBytes: s.TxBytes,
-		RxMissed: s.RxMissed, RxErrors: s.RxErrors, TxErrors: s.TxErrors, TxTimeouts: s.TxTimeouts}
+		RxMissed: s.RxMissed, RxErrors: s.RxErrors, TxErrors: s.TxErrors, TxTimeouts: s.TxTimeouts,
+		DeviceResets: s.DeviceResets}
 }
 
 // QueueStatus is one polled queue's counters.
