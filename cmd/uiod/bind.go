@@ -23,7 +23,8 @@ func newBindCmd(g *globals) *cobra.Command {
 		Short: "Bind PCI functions to vfio-pci, uio_pci_generic or a kernel driver",
 		Long: `Bind each function to DRIVER (vfio-pci, uio_pci_generic, or a kernel driver to give
 it back to the host). Every check runs before anything is touched: the function exists, is
-not active (its interface has no route) unless --force, and for vfio-pci the host has an
+a network controller (PCI class 02: a disk controller or GPU is refused, naming its class
+and the driver it would lose) and not active (its interface has no route) unless --force, and for vfio-pci the host has an
 IOMMU (or --noiommu-mode) and the function's IOMMU group is viable. The original driver is
 recorded under <root>/run/uiod/ for "uiod unbind --restore"; on any failure the functions
 are put back on their original drivers. --dry-run prints the exact writes instead.
@@ -70,7 +71,7 @@ none), all as one plan: the same checks first, one rollback if any step fails.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&driver, "driver", "", "driver to bind to: vfio-pci, uio_pci_generic, or a kernel driver")
-	f.BoolVar(&opts.Force, "force", false, "bind functions whose interfaces are active (have routes)")
+	f.BoolVar(&opts.Force, "force", false, "bind functions whose interfaces are active (have routes), or that are not network controllers")
 	f.BoolVar(&dryRun, "dry-run", false, "print the writes that would be made, and make none")
 	f.BoolVar(&opts.NoIOMMU, "noiommu-mode", false, "on a host without an IOMMU, enable vfio's UNSAFE no-IOMMU mode")
 	f.StringVarP(&cfgPath, "config", "c", "", "bind every PCI port of this configuration to its driver")
