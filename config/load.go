@@ -119,6 +119,11 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 		}
 	}
 	c.assignSimAddrs()
+	if _, env := fromEnv["state_dir"]; !env && !hasKey(raw, "state_dir") {
+		if dir := c.userStateDir(lookup); dir != "" {
+			c.StateDir = dir
+		}
+	}
 
 	host := l.Host
 	if host == nil {

@@ -30,6 +30,11 @@ type Options struct {
 	Root string
 	// Log is the daemon's logger (nil: none).
 	Log *zap.Logger
+	// LogLevel is Log's level, which Reload sets from log.level; nil when the level does
+	// not come from the configuration (a --log-level flag), and Reload leaves it.
+	LogLevel *zap.AtomicLevel
+	// Version and Revision identify the build, for /status and uiod_build_info.
+	Version, Revision string
 }
 
 // Daemon is a running (or ready to run) uiod dataplane.
@@ -243,11 +248,7 @@ func (d *Daemon) Stop() error {
 
 func (d *Daemon) shutdownLocked() error {
 	var errs []error
-	if d.http != nil {
-		_ = d.http.Close()
-		d.http = nil
-	}
-	d.listener = nil
+	d.closeHTTP()
 	if d.dp != nil {
 		d.dp.Stop()
 		d.dp = nil

@@ -42,6 +42,10 @@ func lockStateDir(root, stateDir string) (*pidLock, error) {
 		return nil, fmt.Errorf("state_dir: %w", err)
 	}
 	dir, err := h.OpenStateDir(stateDir, true)
+	if err != nil && errors.Is(err, os.ErrPermission) && os.Geteuid() != 0 {
+		return nil, fmt.Errorf("state_dir: %w: not root (uid %d): set state_dir, or $%sSTATE_DIR, to a directory you own (with $XDG_RUNTIME_DIR set, a configuration without PCI ports uses $XDG_RUNTIME_DIR/uiod)",
+			err, os.Geteuid(), config.EnvPrefix)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("state_dir: %w", err)
 	}
