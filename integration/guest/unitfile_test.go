@@ -47,10 +47,9 @@ func parseUnit(r io.Reader) (*unitService, error) {
 	n := 0
 	var pending string
 	type execAt struct {
-		list      *[]execLine
-		key, val  string
-		line      int
-		resetOnly bool
+		list     *[]execLine
+		key, val string
+		line     int
 	}
 	var execs []execAt
 	env := map[string]string{}
