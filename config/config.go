@@ -27,9 +27,12 @@ import (
 
 // Config is the daemon's whole configuration. The mapstructure tags are the YAML keys.
 type Config struct {
-	Log      Log     `mapstructure:"log"`
-	Metrics  Metrics `mapstructure:"metrics"`
-	StateDir string  `mapstructure:"state_dir"` // the daemon's lock and pid file: <root>/<state_dir>/uiod.pid
+	Log     Log     `mapstructure:"log"`
+	Metrics Metrics `mapstructure:"metrics"`
+	// StateDir holds the daemon's lock and pid file, <root>/<state_dir>/uiod.pid:
+	// DefaultStateDir, or $XDG_RUNTIME_DIR/uiod when a user other than
+	// root loads a configuration without PCI ports that does not set it.
+	StateDir string  `mapstructure:"state_dir"`
 	Ports    []Port  `mapstructure:"ports"`
 	Forward  Forward `mapstructure:"forward"`
 	Poll     Poll    `mapstructure:"poll"`

@@ -39,6 +39,11 @@ type Options struct {
 	App dataplane.App
 	// Collectors are registered with the daemon's /metrics (an App's own metrics).
 	Collectors []prometheus.Collector
+	// LogLevel is Log's level, which Reload sets from log.level; nil when the level does
+	// not come from the configuration (a --log-level flag), and Reload leaves it.
+	LogLevel *zap.AtomicLevel
+	// Version and Revision identify the build, for /status and uiod_build_info.
+	Version, Revision string
 }
 
 // Daemon is a running (or ready to run) uiod dataplane.
@@ -282,11 +287,7 @@ func (d *Daemon) Stop() error {
 
 func (d *Daemon) shutdownLocked() error {
 	var errs []error
-	if d.http != nil {
-		_ = d.http.Close()
-		d.http = nil
-	}
-	d.listener = nil
+	d.closeHTTP()
 	if d.control != nil {
 		if err := d.control.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("control socket: %w", err))

@@ -51,13 +51,28 @@ func listenMetrics(addr string) (net.Listener, error) {
 	return net.Listen("tcp", addr)
 }
 
-// serveHTTP starts the HTTP endpoint: Prometheus text at /metrics, JSON at /status, an
-// index at /. It answers GET and HEAD only.
+// serveHTTP starts the HTTP endpoint on metrics.listen.
 func (d *Daemon) serveHTTP() error {
 	ln, err := listenMetrics(d.cfg.Metrics.ListenAddr())
 	if err != nil {
 		return fmt.Errorf("metrics.listen: %w", err)
 	}
+	d.serveOn(ln)
+	return nil
+}
+
+// closeHTTP closes the HTTP endpoint, if it runs.
+func (d *Daemon) closeHTTP() {
+	if d.http != nil {
+		_ = d.http.Close()
+		d.http = nil
+	}
+	d.listener = nil
+}
+
+// serveOn serves the HTTP endpoint on ln: Prometheus text at /metrics, JSON at /status,
+// an index at /. It answers GET and HEAD only.
+func (d *Daemon) serveOn(ln net.Listener) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", d.metricsHandler())
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
@@ -93,7 +108,6 @@ func (d *Daemon) serveHTTP() error {
 		}
 	}()
 	d.log.Info("metrics endpoint", zap.String("listen", ln.Addr().String()))
-	return nil
 }
 
 // readOnly answers every method but GET and HEAD with 405 Method Not Allowed.

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"net/http"
+	"runtime"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,6 +61,7 @@ var (
 	mWakeCost    = prometheus.NewDesc("uiod_thread_wake_cost_seconds", "Auto policy: running estimate of one arm-sleep-wake cycle.", threadLabels, nil)
 	mPredictHits = prometheus.NewDesc("uiod_thread_predicted_caught_total", "Auto policy: predicted wake-ups after which the frame was caught by polling.", threadLabels, nil)
 	mPeriod      = prometheus.NewDesc("uiod_thread_predicted_period_seconds", "Auto policy: the gap periodic traffic is predicted by (0: not predicting).", threadLabels, nil)
+	mBuildInfo   = prometheus.NewDesc("uiod_build_info", "Always 1: the daemon's version, VCS revision and Go version as labels.", []string{"version", "revision", "goversion"}, nil)
 	mLead        = prometheus.NewDesc("uiod_thread_predicted_lead_seconds", "Auto policy: how long before a predicted frame the timer wakes the thread.", threadLabels, nil)
 )
 
@@ -69,13 +71,14 @@ type collector struct{ d *Daemon }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortResets, mPortLink,
 		mQueueRx, mQueueRxB, mQueueTx, mQueueKernel, mQueueDrops, mQueueDropsR, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
-		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead} {
+		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead, mBuildInfo} {
 		ch <- d
 	}
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	st := c.d.Status()
+	ch <- prometheus.MustNewConstMetric(mBuildInfo, prometheus.GaugeValue, 1, st.Version, st.Revision, runtime.Version())
 	counter := func(d *prometheus.Desc, v float64, l ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
 	}

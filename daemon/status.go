@@ -9,7 +9,10 @@ import (
 
 // Status is the daemon's state as /status serves it.
 type Status struct {
-	Uptime string `json:"uptime"`
+	// Version and Revision identify the daemon's build (Options).
+	Version  string `json:"version"`
+	Revision string `json:"revision"`
+	Uptime   string `json:"uptime"`
 	// UptimeSeconds is the same, as a number: two samples' difference is the interval
 	// between them on the daemon's clock.
 	UptimeSeconds float64        `json:"uptime_seconds"`
@@ -117,6 +120,7 @@ func (d *Daemon) Status() Status {
 	ports, dp := d.ports, d.dp
 	started := d.started
 	st := Status{
+		Version: d.opts.Version, Revision: d.opts.Revision,
 		Policy: PolicyStatus{
 			Mode:          d.cfg.Poll.Mode,
 			IdleThreshold: d.cfg.Poll.IdleThreshold.String(),

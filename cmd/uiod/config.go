@@ -30,7 +30,9 @@ func newConfigValidateCmd(g *globals) *cobra.Command {
 		Short: "Check configuration files as `uiod run` would load them",
 		Long: `Check configuration files as "uiod run" would load them: YAML syntax, unknown keys,
 types, and every rule, with UIOD_* environment overrides applied, CPUs checked against
-this machine and DMA memory against its limits (hugepages from <root>/proc/meminfo).
+this machine and DMA memory against its limits (hugepages from <root>/proc/meminfo), and
+each PCI port whose function exists under <root>/sys against its nic: (the NIC driver
+must drive the function's vendor:device; the error names the nic: that does).
 "-" reads standard input.
 
 Prints "FILE: ok" for a good file, and every problem of a bad one on standard error, one
@@ -39,7 +41,7 @@ per line, naming the key. Exits 2 if any file is bad.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad, failed := 0, 0
 			for _, arg := range args {
-				switch validateConfig(config.Loader{Root: g.root}, cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.InOrStdin(), arg) {
+				switch validateConfig(config.Loader{Root: g.root, CheckDevices: true}, cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.InOrStdin(), arg) {
 				case configInvalid:
 					bad++
 				case configUnreadable:

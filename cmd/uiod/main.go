@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -77,6 +76,8 @@ func newRootCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+	root.Version = version
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return asUsage(err) })
 	pf := root.PersistentFlags()
 	def := os.Getenv("UIOD_ROOT")
@@ -166,9 +167,16 @@ var commands = []func(g *globals) *cobra.Command{
 }
 
 func newLogger(level, format string) (*zap.Logger, error) {
+	l, _, err := newLeveledLogger(level, format)
+	return l, err
+}
+
+// newLeveledLogger is newLogger, also returning the level, which can be changed while
+// the logger is in use.
+func newLeveledLogger(level, format string) (*zap.Logger, *zap.AtomicLevel, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
+		return nil, nil, fmt.Errorf("--log-level: %w", err)
 	}
 	var cfg zap.Config
 	switch format {
@@ -178,29 +186,16 @@ func newLogger(level, format string) (*zap.Logger, error) {
 	case "json":
 		cfg = zap.NewProductionConfig()
 	default:
-		return nil, fmt.Errorf("--log-format: %q is not console or json", format)
+		return nil, nil, fmt.Errorf("--log-format: %q is not console or json", format)
 	}
 	cfg.Level = zap.NewAtomicLevelAt(lvl)
 	cfg.OutputPaths = []string{"stderr"}
 	cfg.ErrorOutputPaths = []string{"stderr"}
-	return cfg.Build()
-}
-
-// newVersionCmd builds `uiod version`.
-func newVersionCmd(*globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v := "(devel)"
-			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-				v = bi.Main.Version
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), "uiod", v)
-			return nil
-		},
+	l, err := cfg.Build()
+	if err != nil {
+		return nil, nil, err
 	}
+	return l, &cfg.Level, nil
 }
 
 func main() {
