@@ -224,5 +224,9 @@ func run(args []string) int {
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
+	var ie *interruptError
+	if errors.As(err, &ie) {
+		return exitInterrupted
+	}
 	return exitFailure
 }
