@@ -53,7 +53,7 @@ none), all as one plan: the same checks first, one rollback if any step fails.`,
 			if err := pci.ValidDriverName(driver); err != nil {
 				return asUsage(fmt.Errorf("--driver: %w", err))
 			}
-			addrs, err := parsePCIArgs(args)
+			addrs, err := parsePCIArgs(g, args)
 			if err != nil {
 				return err
 			}

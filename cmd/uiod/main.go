@@ -57,13 +57,6 @@ func newRootCmd(g *globals) *cobra.Command {
 		Short:         "Userspace PCI NIC driver stack with interrupt-assisted polling",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// A word that is no subcommand (cobra's own check says so in an untyped error).
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
-			}
-			return nil
-		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if g.root == "" {
@@ -93,6 +86,9 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	completionsToCommandOut(root)
+	suggestSubcommands(root) // a word that is no subcommand: "did you mean", exit 2
+	registerCompletions(root, g)
+	addExamples(root)
 	typeArgErrors(root)
 	return root
 }

@@ -27,7 +27,7 @@ quiesces every PCI port of the configuration, and refuses while a uiod run holds
 configuration's state_dir. Functions bound to a host driver are refused. --dry-run
 prints the writes instead. The systemd unit runs it in ExecStopPost=.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			addrs, err := addrsOrConfig("quiesce", cfgPath, args, "give PCI addresses or --config FILE", func() ([]pci.Addr, error) {
+			addrs, err := addrsOrConfig(g, "quiesce", cfgPath, args, "give PCI addresses or --config FILE", func() ([]pci.Addr, error) {
 				return quiesceConfigPorts(g, cfgPath)
 			})
 			if err != nil {

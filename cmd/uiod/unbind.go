@@ -21,7 +21,7 @@ kernel pick one) and remove the record. Functions whose interfaces are active (o
 be: the route tables cannot be read) are refused unless --force. --dry-run prints the
 exact writes instead. With --config, the functions are the configuration's PCI ports.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			addrs, err := addrsOrConfig("unbind", cfgPath, args, "requires at least 1 arg(s): PCI addresses (or --config FILE)", func() ([]pci.Addr, error) {
+			addrs, err := addrsOrConfig(g, "unbind", cfgPath, args, "requires at least 1 arg(s): PCI addresses (or --config FILE)", func() ([]pci.Addr, error) {
 				byDriver, drivers, err := configPorts(cfgPath)
 				var addrs []pci.Addr
 				for _, d := range drivers {
