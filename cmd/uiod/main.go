@@ -57,7 +57,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		Short:         "Userspace PCI NIC driver stack with interrupt-assisted polling",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if g.root == "" {
 				return usagef("--root: empty; give / for the host itself, or the prefix of a test tree")
