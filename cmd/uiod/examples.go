@@ -57,8 +57,8 @@ var examples = map[string]string{
   source <(uiod completion bash)`,
 	"completion bash": `  source <(uiod completion bash)
   uiod completion bash > /etc/bash_completion.d/uiod`,
-	"completion zsh": `  uiod completion zsh > "${fpath[1]}/_uiod"`,
-	"completion fish": `  uiod completion fish > ~/.config/fish/completions/uiod.fish`,
+	"completion zsh":        `  uiod completion zsh > "${fpath[1]}/_uiod"`,
+	"completion fish":       `  uiod completion fish > ~/.config/fish/completions/uiod.fish`,
 	"completion powershell": `  uiod completion powershell | Out-String | Invoke-Expression`,
 }
 
