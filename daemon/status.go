@@ -33,9 +33,11 @@ type PolicyStatus struct {
 
 // PortStatus is one port's identity, link and counters.
 type PortStatus struct {
-	Name      string    `json:"name"`
-	PCI       string    `json:"pci"`
-	Driver    string    `json:"driver"`
+	Name   string `json:"name"`
+	PCI    string `json:"pci"`
+	Driver string `json:"driver"`
+	// NIC is the NIC driver that opened the port: ixgbe, igb or virtio.
+	NIC       string    `json:"nic"`
 	MAC       string    `json:"mac"`
 	LinkUp    bool      `json:"link_up"`
 	SpeedMbps int       `json:"speed_mbps"`
@@ -140,7 +142,7 @@ func (d *Daemon) Status() Status {
 		l := p.nic.Link()
 		st.Ports = append(st.Ports, PortStatus{
 			Capturing: dp != nil && dp.Mirrored(dataplane.PortID(i)),
-			Name:      p.cfg.Name, PCI: p.addr.String(), Driver: p.cfg.Driver, MAC: p.nic.MAC().String(),
+			Name:      p.cfg.Name, PCI: p.addr.String(), Driver: p.cfg.Driver, NIC: p.nicName, MAC: p.nic.MAC().String(),
 			LinkUp: l.Up, SpeedMbps: l.SpeedMbps, Stats: portStats(p.nic.Stats()),
 		})
 	}

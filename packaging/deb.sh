@@ -50,7 +50,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root=$stage/root
 install -d "$root/DEBIAN" "$root/usr/bin" "$root/etc/uiod" "$root/etc/default" "$root/lib/systemd/system" \
-	"$root/usr/share/man/man8" "$root/usr/share/bash-completion/completions" \
+	"$root/usr/share/man/man8" "$root/usr/share/man/man5" "$root/usr/share/bash-completion/completions" \
 	"$root/usr/share/zsh/vendor-completions" "$root/usr/share/fish/vendor_completions.d" \
 	"$root/usr/share/doc/uiod/examples" "$root/usr/share/doc/uiod/grafana"
 
@@ -69,7 +69,8 @@ fi
 "$tool" config example >"$root/etc/uiod/uiod.yaml"
 "$tool" config validate "$root/etc/uiod/uiod.yaml" >/dev/null
 "$tool" man "$root/usr/share/man/man8"
-gzip -9n "$root"/usr/share/man/man8/*.8
+mv "$root/usr/share/man/man8/uiod.yaml.5" "$root/usr/share/man/man5/"
+gzip -9n "$root"/usr/share/man/man8/*.8 "$root/usr/share/man/man5/uiod.yaml.5"
 "$tool" completion bash >"$root/usr/share/bash-completion/completions/uiod"
 "$tool" completion zsh >"$root/usr/share/zsh/vendor-completions/_uiod"
 "$tool" completion fish >"$root/usr/share/fish/vendor_completions.d/uiod.fish"

@@ -76,6 +76,7 @@ func TestDebInstall(t *testing.T) {
 		{"usr/share/man/man8/uiod-run.8.gz", 0o644},
 		{"usr/share/man/man8/uiod-status.8.gz", 0o644},
 		{"usr/share/man/man8/uiod-config-validate.8.gz", 0o644},
+		{"usr/share/man/man5/uiod.yaml.5.gz", 0o644},
 		{"usr/share/bash-completion/completions/uiod", 0o644},
 		{"usr/share/zsh/vendor-completions/_uiod", 0o644},
 		{"usr/share/fish/vendor_completions.d/uiod.fish", 0o644},
@@ -106,7 +107,7 @@ func TestDebInstall(t *testing.T) {
 		}
 	}
 	page := gunzip(t, filepath.Join(root, "usr/share/man/man8/uiod-status.8.gz"))
-	if !strings.Contains(page, ".TH \"UIOD\" \"8\"") || !strings.Contains(page, `\fB--watch\fP`) {
+	if !strings.Contains(page, ".TH \"UIOD-STATUS\" \"8\"") || !strings.Contains(page, `\fB--watch\fP`) {
 		t.Errorf("uiod-status.8 is not the status man page:\n%.300s", page)
 	}
 	if c, _ := os.ReadFile(filepath.Join(root, "usr/share/bash-completion/completions/uiod")); !bytes.Contains(c, []byte("__start_uiod")) {

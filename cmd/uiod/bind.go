@@ -60,7 +60,7 @@ packaged one, of sim ports) binds nothing and exits 0, saying what to edit.`,
 			if err := pci.ValidDriverName(driver); err != nil {
 				return asUsage(fmt.Errorf("--driver: %w", err))
 			}
-			addrs, err := parsePCIArgs(args)
+			addrs, err := parsePCIArgs(g, args)
 			if err != nil {
 				return err
 			}

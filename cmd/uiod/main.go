@@ -56,14 +56,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		Short:         "Userspace PCI NIC driver stack with interrupt-assisted polling",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// A word that is no subcommand (cobra's own check says so in an untyped error).
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if g.root == "" {
 				return usagef("--root: empty; give / for the host itself, or the prefix of a test tree")
@@ -94,6 +87,9 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	completionsToCommandOut(root)
+	suggestSubcommands(root) // a word that is no subcommand: "did you mean", exit 2
+	registerCompletions(root, g)
+	addExamples(root)
 	typeArgErrors(root)
 	return root
 }
@@ -218,6 +214,10 @@ func run(args []string) int {
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return exitUsage
+	}
+	var ie *interruptError
+	if errors.As(err, &ie) {
+		return exitInterrupted
 	}
 	return exitFailure
 }

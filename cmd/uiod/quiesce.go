@@ -29,7 +29,7 @@ configuration's state_dir. Functions bound to a host driver are refused, and so 
 functions that are not network controllers (PCI class 02) unless --force. --dry-run
 prints the writes instead. The systemd unit runs it in ExecStopPost=.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			addrs, err := addrsOrConfig("quiesce", cfgPath, args, "give PCI addresses or --config FILE", func() ([]pci.Addr, error) {
+			addrs, err := addrsOrConfig(g, "quiesce", cfgPath, args, "give PCI addresses or --config FILE", func() ([]pci.Addr, error) {
 				return quiesceConfigPorts(g, cfgPath)
 			})
 			if err != nil {

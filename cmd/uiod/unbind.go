@@ -23,7 +23,7 @@ be: the route tables cannot be read) are refused unless --force. --dry-run print
 exact writes instead. With --config, the functions are the configuration's PCI ports; a
 configuration without any (only sim ports) unbinds nothing and exits 0.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			addrs, err := addrsOrConfig("unbind", cfgPath, args, "requires at least 1 arg(s): PCI addresses (or --config FILE)", func() ([]pci.Addr, error) {
+			addrs, err := addrsOrConfig(g, "unbind", cfgPath, args, "requires at least 1 arg(s): PCI addresses (or --config FILE)", func() ([]pci.Addr, error) {
 				byDriver, drivers, err := configPorts(config.Loader{Root: g.root}, cfgPath)
 				var addrs []pci.Addr
 				for _, d := range drivers {
