@@ -125,13 +125,22 @@ func configName(arg string) string {
 }
 
 func newConfigExampleCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "example",
+	var l3fwd bool
+	cmd := &cobra.Command{
+		Use:   "example [--l3fwd]",
 		Short: "Print a complete, commented configuration that validates",
-		Args:  cobra.NoArgs,
+		Example: `  uiod config example > /etc/uiod/uiod.yaml
+  uiod config example --l3fwd   # a router: routes, and a kernel exception path`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := io.WriteString(cmd.OutOrStdout(), config.Example())
+			ex := config.Example()
+			if l3fwd {
+				ex = config.ExampleL3fwd()
+			}
+			_, err := io.WriteString(cmd.OutOrStdout(), ex)
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&l3fwd, "l3fwd", false, "the l3fwd example: routing between two sim ports, one with a kernel exception path")
+	return cmd
 }

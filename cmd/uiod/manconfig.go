@@ -136,6 +136,16 @@ func configManPage(date time.Time, source string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("the example configuration: %w", err)
 	}
+	// Keys only a router uses (forward.routes) come from the l3fwd example.
+	l3, _, err := exampleKeys(config.ExampleL3fwd())
+	if err != nil {
+		return "", fmt.Errorf("the l3fwd example configuration: %w", err)
+	}
+	for k, v := range l3 {
+		if d, ok := docs[k]; !ok || d.value == "" && len(d.text) == 0 {
+			docs[k] = v
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, ".nh\n.TH \"UIOD.YAML\" \"5\" %q %q \"uiod manual\"\n", date.Format("Jan 2006"), source)
 	b.WriteString(".SH NAME\nuiod.yaml \\- configuration of the uiod daemon\n")

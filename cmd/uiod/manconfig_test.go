@@ -57,7 +57,7 @@ func TestConfigManPage(t *testing.T) {
 			t.Errorf("no entry for %s", k)
 		case strings.TrimSpace(strings.Split(text, ".SS")[0]) == "":
 			t.Errorf("%s has no description", k)
-		case k != "poll.housekeeping" && !strings.Contains(head, ": "):
+		case !isSectionKey(keys, k) && !strings.Contains(head, ": "):
 			t.Errorf("%s has no example value: %q", k, head)
 		}
 	}
@@ -68,4 +68,15 @@ func TestConfigManPage(t *testing.T) {
 		}
 	}
 	groffClean(t, page)
+}
+
+// isSectionKey reports whether key k is a section (other keys lie under it), whose
+// entry has no value of its own.
+func isSectionKey(keys []string, k string) bool {
+	for _, o := range keys {
+		if strings.HasPrefix(o, k+".") || strings.HasPrefix(o, k+"[].") {
+			return true
+		}
+	}
+	return false
 }
