@@ -138,11 +138,8 @@ func TestStatusTables(t *testing.T) {
 				MAC: "52:54:00:12:34:56", LinkUp: true, SpeedMbps: 10000,
 				Stats: daemon.PortStats{RxPackets: rx, TxPackets: rx, RxMissed: 123456, RxErrors: 7}})
 		}
-		var queues []string
 		for i := range 8 {
-			q := daemon.QueueStatus{Name: "uplink0/rx" + string(rune('0'+i)), Thread: 0, Drops: rx / 1000}
-			s.Queues = append(s.Queues, q)
-			queues = append(queues, q.Name)
+			s.Queues = append(s.Queues, daemon.QueueStatus{Name: "uplink0/rx" + string(rune('0'+i)), Thread: 0, Drops: rx / 1000})
 		}
 		s.Threads = []daemon.ThreadStatus{{Index: 0, CPU: 12, State: "polling", CPUSeconds: up / 2, WallSeconds: up,
 			Sleeps: rx / 10, WakeInterrupt: rx / 20, Threshold: "123.456µs", GapEstimate: "400µs", WakeCost: "12.5µs",
