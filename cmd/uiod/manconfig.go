@@ -130,7 +130,8 @@ func commentLines(c string) []string {
 
 // configManPage generates uiod.yaml(5): every key of the schema, with its value in the
 // example configuration and the example's comments on it. A key the example does not
-// comment says where it is described (its sibling of the same kind, or its section).
+// comment says where it is described (its sibling of the same kind, or its section); one
+// the example leaves out says so.
 func configManPage(date time.Time, source string) (string, error) {
 	docs, head, err := exampleKeys(config.Example())
 	if err != nil {
@@ -146,8 +147,8 @@ func configManPage(date time.Time, source string) (string, error) {
 	keys := schemaKeys(reflect.TypeFor[config.Config](), "")
 	prev := map[string]string{} // the last key seen under each section
 	for i, path := range keys {
-		k := docs[path]
-		if k == nil {
+		k, inExample := docs[path]
+		if !inExample {
 			k = &configKey{path: path}
 		}
 		section, name := splitKey(path)
@@ -167,9 +168,12 @@ func configManPage(date time.Time, source string) (string, error) {
 			b.WriteString(": " + roffEscape(k.value))
 		}
 		b.WriteString("\n")
-		if strings.TrimSpace(strings.Join(k.text, "")) == "" {
+		switch {
+		case !inExample:
+			b.WriteString("Not in the example; " + strings.Replace(fallbackText(section, "", ""), "See", "see", 1) + "\n")
+		case strings.TrimSpace(strings.Join(k.text, "")) == "":
 			b.WriteString(fallbackText(section, name, prev[section]) + "\n")
-		} else {
+		default:
 			writeRoffText(&b, k.text)
 		}
 		prev[section] = name

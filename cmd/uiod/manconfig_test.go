@@ -35,10 +35,15 @@ func TestConfigManPage(t *testing.T) {
 			t.Errorf("schema keys %v lack %s", keys, want)
 		}
 	}
+	docs, _, err := exampleKeys(config.Example())
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, body, _ := strings.Cut(s, ".SH KEYS\n")
 	body, _, _ = strings.Cut(body, ".SH ENVIRONMENT\n")
 	entries := strings.Split(body, ".TP\n")
-	for _, k := range keys {
+	for i, k := range keys {
+		section := i+1 < len(keys) && (strings.HasPrefix(keys[i+1], k+".") || strings.HasPrefix(keys[i+1], k+"[]."))
 		if !strings.Contains(k, ".") {
 			if !strings.Contains(body, ".SS "+k+"\n") {
 				t.Errorf("no heading for %s", k)
@@ -57,7 +62,11 @@ func TestConfigManPage(t *testing.T) {
 			t.Errorf("no entry for %s", k)
 		case strings.TrimSpace(strings.Split(text, ".SS")[0]) == "":
 			t.Errorf("%s has no description", k)
-		case k != "poll.housekeeping" && !strings.Contains(head, ": "):
+		case docs[k] == nil && !strings.Contains(text, "Not in the example"):
+			t.Errorf("%s is not in the example, and its entry does not say so: %q", k, text)
+		case docs[k] == nil:
+			t.Logf("%s is not in the example configuration", k)
+		case !section && !strings.Contains(head, ": "):
 			t.Errorf("%s has no example value: %q", k, head)
 		}
 	}
