@@ -12,6 +12,8 @@ import (
 // field named *_seconds.
 type statusReport struct {
 	Daemon string `json:"daemon"`
+	// Version is the daemon's build version ("" from a daemon that does not say).
+	Version string `json:"version,omitempty"`
 	// Error says why this refresh of --watch has no sample (the rest is empty).
 	Error         string  `json:"error,omitempty"`
 	UptimeSeconds float64 `json:"uptime_seconds"`
@@ -126,7 +128,7 @@ func newThreadReport(t daemon.ThreadStatus) threadReport {
 // newStatusReport builds the report of cur with rates since prev. Counters that went
 // backwards (a restart) give no rate.
 func newStatusReport(base string, prev, cur daemon.Status) statusReport {
-	r := statusReport{Daemon: base, UptimeSeconds: cur.UptimeSeconds, Policy: newPolicyReport(cur.Policy),
+	r := statusReport{Daemon: base, Version: cur.Version, UptimeSeconds: cur.UptimeSeconds, Policy: newPolicyReport(cur.Policy),
 		Ports: []portReport{}, Threads: []threadReport{}}
 	dt := cur.UptimeSeconds - prev.UptimeSeconds
 	if dt <= 0 || prev.UptimeSeconds == 0 {
