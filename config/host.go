@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -149,7 +150,7 @@ func ParseCPUList(s string) ([]int, error) {
 				return nil, err
 			}
 			if b < a {
-				return nil, fmt.Errorf("CPU range %q is backwards", item)
+				return nil, fmt.Errorf("CPU range %s is backwards", clip.Quote(item))
 			}
 		}
 		for c := a; c <= b; c++ {
@@ -163,7 +164,7 @@ func parseCPU(s string) (int, error) {
 	s = strings.TrimSpace(s)
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 || s[0] == '+' {
-		return 0, fmt.Errorf("%q is not a CPU number", s)
+		return 0, fmt.Errorf("%s is not a CPU number", clip.Quote(s))
 	}
 	if n > maxCPU {
 		return 0, fmt.Errorf("CPU %d is beyond %d", n, maxCPU)

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // Exit codes, the same for every command.
@@ -60,7 +62,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		// A word that is no subcommand (cobra's own check says so in an untyped error).
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+				return usagef("unknown command %s for %q", clip.Quote(args[0]), cmd.CommandPath())
 			}
 			return nil
 		},
@@ -123,7 +125,7 @@ func completionsToCommandOut(root *cobra.Command) {
 				case "powershell":
 					return withDescriptions(desc, r.GenPowerShellCompletionWithDesc, r.GenPowerShellCompletion)(out)
 				}
-				return usagef("completion: unknown shell %q", shell)
+				return usagef("completion: unknown shell %s", clip.Quote(shell))
 			}
 		}
 	}
@@ -167,7 +169,7 @@ var commands = []func(g *globals) *cobra.Command{
 func newLogger(level, format string) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
+		return nil, fmt.Errorf("--log-level: %s is not debug, info, warn or error", clip.Quote(level))
 	}
 	var cfg zap.Config
 	switch format {
@@ -177,7 +179,7 @@ func newLogger(level, format string) (*zap.Logger, error) {
 	case "json":
 		cfg = zap.NewProductionConfig()
 	default:
-		return nil, fmt.Errorf("--log-format: %q is not console or json", format)
+		return nil, fmt.Errorf("--log-format: %s is not console or json", clip.Quote(format))
 	}
 	cfg.Level = zap.NewAtomicLevelAt(lvl)
 	cfg.OutputPaths = []string{"stderr"}
@@ -218,7 +220,7 @@ func run(args []string) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(os.Stderr, "uiod:", err)
+	fmt.Fprintln(os.Stderr, "uiod:", boundMessage(err.Error(), args, os.Environ()))
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return exitUsage
