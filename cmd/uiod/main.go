@@ -62,7 +62,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		// A word that is no subcommand (cobra's own check says so in an untyped error).
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("unknown command %s for %q", clip.Quote(args[0]), cmd.CommandPath())
+				return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
 			}
 			return nil
 		},
@@ -169,7 +169,7 @@ var commands = []func(g *globals) *cobra.Command{
 func newLogger(level, format string) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
-		return nil, fmt.Errorf("--log-level: %s is not debug, info, warn or error", clip.Quote(level))
+		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	var cfg zap.Config
 	switch format {
@@ -179,7 +179,7 @@ func newLogger(level, format string) (*zap.Logger, error) {
 	case "json":
 		cfg = zap.NewProductionConfig()
 	default:
-		return nil, fmt.Errorf("--log-format: %s is not console or json", clip.Quote(format))
+		return nil, fmt.Errorf("--log-format: %q is not console or json", format)
 	}
 	cfg.Level = zap.NewAtomicLevelAt(lvl)
 	cfg.OutputPaths = []string{"stderr"}
