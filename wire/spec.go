@@ -41,6 +41,10 @@ func (s Spec) String() string {
 // maxUnixPath is the longest path a sockaddr_un holds (108 bytes with the NUL).
 const maxUnixPath = 107
 
+// maxPairName bounds an in-memory wire's name, as port names are bounded: a name is a
+// key that logs and progress lines print.
+const maxPairName = 64
+
 // Parse parses a wire specification: pair:NAME, unix:LOCAL,REMOTE, afpacket:IFNAME or
 // tap:IFNAME. It opens nothing.
 func Parse(spec string) (Spec, error) {
@@ -53,6 +57,9 @@ func Parse(spec string) (Spec, error) {
 	case KindPair:
 		if rest == "" {
 			return Spec{}, fmt.Errorf("wire %s: empty pair name", clip.Quote(spec))
+		}
+		if len(rest) > maxPairName {
+			return Spec{}, fmt.Errorf("wire %s: pair name is longer than %d bytes", clip.Quote(spec), maxPairName)
 		}
 		for _, r := range rest {
 			if unicode.IsSpace(r) || !unicode.IsPrint(r) {

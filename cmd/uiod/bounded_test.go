@@ -40,6 +40,8 @@ func TestBoundedEcho(t *testing.T) {
 		{"latency nic", []string{"latency", "--sim", "--nic", long}, nil, ""},
 		{"latency policies", []string{"latency", "--sim", "--policies", "busy," + long}, nil, ""},
 		{"latency wire", []string{"latency", "--tx", "unix:/tmp/" + long + ",/tmp/b"}, nil, ""},
+		{"latency pair name", []string{"latency", "--tx", "pair:" + long}, nil, ""},
+		{"config pair name", []string{"config", "validate", "-"}, nil, strings.Replace(cfg(""), "pair:a", "pair:"+long, 1)},
 		{"man dir", []string{"man", "/tmp/" + long}, nil, ""},
 		{"SOURCE_DATE_EPOCH", []string{"man", t.TempDir()}, []string{"SOURCE_DATE_EPOCH=" + long}, ""},
 		{"config value", []string{"config", "validate", "-"}, nil, cfg("log: {level: \"" + spaced + "\"}\n")},
