@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/latency/simrig"
 	"github.com/uiod/uiod/wire"
@@ -198,7 +199,7 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 	var txSpec, rxSpec wire.Spec
 	if simMode {
 		if !slices.Contains(simrig.NICs, f.nic) {
-			return usagef("--nic: %q is not one of %s", f.nic, strings.Join(simrig.NICs, ", "))
+			return usagef("--nic: %s is not one of %s", clip.Quote(f.nic), strings.Join(simrig.NICs, ", "))
 		}
 		specs, err := parsePolicies(f.policies)
 		if err != nil {
