@@ -3,9 +3,9 @@ package daemon
 import (
 	"errors"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -94,11 +94,11 @@ func TestSignalReload(t *testing.T) {
 	if newAddr == "" || newAddr == oldAddr {
 		t.Fatalf("metrics endpoint %q after reload, was %q: not rebound", newAddr, oldAddr)
 	}
-	if r, err := http.Get("http://" + newAddr + "/status"); err != nil || r.StatusCode != http.StatusOK {
-		t.Errorf("new endpoint: %v %v", r, err)
-	} else {
-		r.Body.Close()
+	if st := getStatus(t, "http://"+newAddr+"/status"); st.Version != "1.0-test" || st.Revision != "abc" {
+		t.Errorf("/status on the new endpoint: version %q revision %q, want 1.0-test abc", st.Version, st.Revision)
 	}
+	testutil.TextContains(t, "/metrics", get(t, "http://"+newAddr+"/metrics"),
+		`uiod_build_info{goversion="`+runtime.Version()+`",revision="abc",version="1.0-test"} 1`)
 	if c, err := net.DialTimeout("tcp", oldAddr, time.Second); err == nil {
 		c.Close()
 		t.Errorf("old endpoint %s still accepts connections", oldAddr)
