@@ -15,6 +15,7 @@ type Buf struct {
 	n    int    // frame length
 	pool *Mempool
 	free bool // in the pool's free list (catches double frees)
+	ts   uint8 // tsTx, tsRx: timestamp flags (timesync.go), cleared by Get
 }
 
 // Bytes is the frame: the first Len bytes of the buffer.
@@ -98,6 +99,7 @@ func (p *Mempool) Get() *Buf {
 	b := p.freeIdx[n-1]
 	p.freeIdx = p.freeIdx[:n-1]
 	b.free = false
+	b.ts = 0
 	b.n = 0
 	return b
 }

@@ -20,12 +20,17 @@ func init() {
 // RxQueue, TxQueue, Device, IRQKind and LinkChanges come from the embedded intel.Port.
 type Port struct {
 	intel.Port // queues, vectors, counters and the nic.Port methods
-	bar        pci.Region
-	cfg        nic.Config
-	other      int // MSI-X vector of link changes
+	// Timesync is the IEEE 1588 unit: the port implements nic.Timesync.
+	intel.Timesync
+	bar   pci.Region
+	cfg   nic.Config
+	other int // MSI-X vector of link changes
 }
 
-var _ nic.Port = (*Port)(nil)
+var (
+	_ nic.Port     = (*Port)(nil)
+	_ nic.Timesync = (*Port)(nil)
+)
 
 // layout is where the 82576 keeps the registers the shared code touches.
 var layout = intel.Layout{
@@ -58,6 +63,7 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 	if err := intel.Open(&p.Port, dev, cfg, limits, layout, ops, p.open); err != nil {
 		return nil, err
 	}
+	intel.InitTimesync(&p.Timesync, &p.Port, i82576.Timesync, func(int) (uint32, uint) { return i82576.Timinca, i82576.TimincaShift })
 	return p, nil
 }
 

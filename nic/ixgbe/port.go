@@ -21,12 +21,17 @@ func init() {
 // RxQueue, TxQueue, Device, IRQKind and LinkChanges come from the embedded intel.Port.
 type Port struct {
 	intel.Port // queues, vectors, counters and the nic.Port methods
-	bar        pci.Region
-	id         device // the supported device id: name and media
-	cfg        nic.Config
+	// Timesync is the IEEE 1588 unit: the port implements nic.Timesync.
+	intel.Timesync
+	bar pci.Region
+	id  device // the supported device id: name and media
+	cfg nic.Config
 }
 
-var _ nic.Port = (*Port)(nil)
+var (
+	_ nic.Port     = (*Port)(nil)
+	_ nic.Timesync = (*Port)(nil)
+)
 
 // layout is where the 82599 keeps the registers the shared code touches.
 var layout = intel.Layout{
@@ -61,6 +66,7 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 	if err := intel.Open(&p.Port, dev, cfg, limits, layout, ops, p.open); err != nil {
 		return nil, err
 	}
+	intel.InitTimesync(&p.Timesync, &p.Port, i82599.Timesync, i82599.TimincaFor)
 	return p, nil
 }
 

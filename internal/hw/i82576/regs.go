@@ -91,3 +91,20 @@ func IVAREntry(q int, tx bool) (off uint32, shift uint) {
 	}
 	return IVAR(q & 7), shift
 }
+
+// Timesync is the 82576's IEEE 1588 unit (datasheet 8.16; Linux e1000_regs.h).
+var Timesync = intelnic.TimesyncRegs{
+	TSYNCRXCTL: 0x0B620, TSYNCTXCTL: 0x0B614, RxMsgType: 0x05F50,
+	RXSTMPL: 0x0B624, RXSTMPH: 0x0B628, RXSATRL: 0x0B62C, RXSATRH: 0x0B630,
+	TXSTMPL: 0x0B618, TXSTMPH: 0x0B61C, SYSTIML: 0x0B600, SYSTIMH: 0x0B604,
+	TIMINCA: 0x0B608, TIMADJL: 0x0B60C, TIMADJH: 0x0B610,
+	ETQF: 0x05CB0, EtqfEnable: intelnic.EtqfFilterEnable82576,
+}
+
+// SYSTIM on the 82576 counts in units of 2^-TimincaShift ns: TIMINCA's period is one
+// 16 ns cycle and its value 16 ns in those units, whatever the link speed (Linux
+// igb_ptp_init: INCPERIOD_82576, INCVALUE_82576, IGB_82576_TSYNC_SHIFT).
+const (
+	TimincaShift = 19
+	Timinca      = 1<<intelnic.TimincaPeriodShift | 16<<TimincaShift
+)

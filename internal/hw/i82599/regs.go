@@ -113,3 +113,28 @@ func IVAREntry(q int, tx bool) (off uint32, shift uint) {
 	}
 	return IVAR(q >> 1), shift
 }
+
+// Timesync is the 82599's IEEE 1588 unit (datasheet 8.2.3.26; Linux ixgbe_type.h).
+var Timesync = intelnic.TimesyncRegs{
+	TSYNCRXCTL: 0x05188, TSYNCTXCTL: 0x08C00, RxMsgType: 0x05120,
+	RXSTMPL: 0x051E8, RXSTMPH: 0x051A4, RXSATRL: 0x051A0, RXSATRH: 0x051A8,
+	TXSTMPL: 0x08C04, TXSTMPH: 0x08C08, SYSTIML: 0x08C0C, SYSTIMH: 0x08C10,
+	TIMINCA: 0x08C14, TIMADJL: 0x08C18, TIMADJH: 0x08C1C,
+	ETQF: 0x05128, EtqfEnable: intelnic.EtqfFilterEnable82599,
+}
+
+// TimincaFor is the 82599's TIMINCA for a link speed and the shift that turns SYSTIM
+// into nanoseconds: SYSTIM advances once per cycle of the MAC clock, whose period
+// depends on the speed (6.4 ns at 10 Gb/s, 64 ns at 1 Gb/s, 640 ns at 100 Mb/s); Linux
+// ixgbe_ptp_start_cyclecounter: IXGBE_INCVAL_* shifted right by IXGBE_INCVAL_SHIFT_82599
+// with an increment period of one cycle. An unknown speed takes 10 Gb/s's, as Linux does.
+func TimincaFor(speedMbps int) (timinca uint32, shift uint) {
+	inc, sh := uint32(0x66666666), uint(28)
+	switch speedMbps {
+	case 1000:
+		inc, sh = 0x40000000, 24
+	case 100:
+		inc, sh = 0x50000000, 21
+	}
+	return 1<<intelnic.TimincaPeriodShift | inc>>7, sh - 7
+}

@@ -115,6 +115,9 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 			continue
 		}
 		b.SetLen(length)
+		if st&intelnic.RxStatusTS != 0 {
+			b.SetRxTimestamped()
+		}
 		bufs[n] = b
 		n++
 		bytes += uint64(length)

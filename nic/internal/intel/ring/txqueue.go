@@ -62,7 +62,11 @@ type TxQueue struct {
 	hang hangCheck
 
 	packets, bytes, errors, copies, timeouts, discarded atomic.Uint64
+	marked                                              atomic.Uint64 // frames queued with TxdMacTstamp
 }
+
+// Marked counts the frames queued with a transmit timestamp request (Buf.MarkTimestamp).
+func (q *TxQueue) Marked() uint64 { return q.marked.Load() }
 
 // NewTxQueue allocates the descriptor ring and the copy pool.
 func NewTxQueue(cfg TxConfig) (*TxQueue, error) {
@@ -136,6 +140,9 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 				break
 			}
 			c.SetLen(copy(c.Data(), b.Bytes()))
+			if b.TimestampMarked() {
+				c.MarkTimestamp()
+			}
 			b.Free()
 			b = c
 			copies++
@@ -155,6 +162,10 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		d := &q.desc[t]
 		d.qw0 = b.IOVA()
 		d.w2 = uint32(size) | txCmd
+		if b.TimestampMarked() {
+			d.w2 |= intelnic.TxdMacTstamp
+			q.marked.Add(1)
+		}
 		d.w3 = uint32(size) << intelnic.TxdPaylenShift
 		q.bufs[t] = b
 		t = (t + 1) & mask
