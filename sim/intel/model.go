@@ -119,6 +119,7 @@ type Model struct {
 	runt      []byte // a padded runt (Quirks.PadRunts)
 
 	timing     Timing
+	ts         tsUnit // the IEEE 1588 unit (timesync.go)
 	async      asyncOps
 	eepromDone bool
 	dmaDone    bool

@@ -128,9 +128,9 @@ func (m *Model) ringRegs(tx bool) []sim.Reg {
 // registers returns the flavour's register table.
 func (m *Model) registers() []sim.Reg {
 	if m.cfg.Flavor == X82576 {
-		return m.registers82576()
+		return append(m.registers82576(), m.tsRegs()...)
 	}
-	return m.registers82599()
+	return append(m.registers82599(), m.tsRegs()...)
 }
 
 // alias returns registers that read and write instances of another register (the 82599

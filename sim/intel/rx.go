@@ -24,7 +24,7 @@ const (
 )
 
 // receive is the wire handler: a frame arrives at the port.
-func (m *Model) receive(frame []byte, _ int64) {
+func (m *Model) receive(frame []byte, ts int64) {
 	d := m.dev
 	d.Lock()
 	defer d.Unlock()
@@ -64,7 +64,9 @@ func (m *Model) receive(frame []byte, _ int64) {
 		m.st.NoBusMaster++
 		return
 	}
+	stamped := m.stampRx(frame, ts)
 	q, hash, typ := m.selectQueue(frame)
+	typ |= stamped
 	if m.inj.drop.take(q) {
 		m.st.Dropped++
 		return
@@ -212,6 +214,7 @@ func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
 		m.st.RxOff++
 		return dropped
 	}
+	typ, tsBit := splitTS(typ)
 	srr := lt.srrctl
 	bsize := int(srr&0x7F) * 1024
 	if m.cfg.Flavor == X82599 {
@@ -265,7 +268,7 @@ func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
 		status := uint32(intelnic.RxStatusDD)
 		length := uint32(len(chunk))
 		if off+bsize >= len(data) {
-			status |= intelnic.RxStatusEOP
+			status |= intelnic.RxStatusEOP | tsBit
 		}
 		if m.inj.oversize.take(q) {
 			length = uint32(min(bsize+512, 0xFFFF))

@@ -20,6 +20,8 @@ type txPartial struct {
 	frame []byte
 	bad   bool // a descriptor of it faulted
 	noFCS bool // its EOP descriptor lacked IFCS
+	// tstamp: its first data descriptor asked for the transmit time (timesync.go).
+	tstamp bool
 }
 
 // transmit processes TX queue q from TDH to TDT and sends the finished frames to the
@@ -133,6 +135,7 @@ func (m *Model) gather(q int) int {
 				m.st.DMAFaults++
 				p.bad = true
 			} else {
+				p.tstamp = p.tstamp || len(p.frame) == 0 && !legacy && ctl&intelnic.TxdMacTstamp != 0
 				p.frame = append(p.frame, buf...)
 			}
 		}
@@ -178,7 +181,7 @@ func (m *Model) gather(q int) int {
 // finish ends the frame gathered in p: a good one is copied to m.txOut[out] and counted;
 // it reports whether it was.
 func (m *Model) finish(q int, p *txPartial, out int) bool {
-	defer func() { p.frame, p.bad, p.noFCS = p.frame[:0], false, false }()
+	defer func() { p.frame, p.bad, p.noFCS, p.tstamp = p.frame[:0], false, false, false }()
 	switch {
 	case p.bad || len(p.frame) == 0:
 		m.st.TxErrors++
@@ -206,6 +209,7 @@ func (m *Model) finish(q int, p *txPartial, out int) bool {
 	m.st.TxFrames++
 	m.st.TxBytes += uint64(n)
 	m.countFrame(true, q, n)
+	m.stampTx(p.tstamp)
 	return true
 }
 

@@ -15,7 +15,7 @@ import (
 // Intel is the family of the Intel model (sim/intel) in flavour f with quirks q (the
 // zero Quirks are the silicon's). Its own suites: interrupt moderation (EITR), the
 // per-queue drop counters, TX hang recovery (the model's TX hang injections) and the RSS
-// state after every recovery.
+// state after every recovery, and the IEEE 1588 unit (Timesync).
 func Intel(f intel.Flavor, q intel.Quirks) Family {
 	return Family{
 		Name: "intel " + f.String(),
@@ -42,6 +42,7 @@ func Intel(f intel.Flavor, q intel.Quirks) Family {
 			{"QueueDrops", QueueDrops},
 			{"TxRecovery", TxRecovery},
 			{"RSSAfterRecovery", RSSAfterRecovery},
+			{"Timesync", Timesync},
 		},
 	}
 }
