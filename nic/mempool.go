@@ -14,7 +14,7 @@ type Buf struct {
 	iova uint64 // bus address of data[0]
 	n    int    // frame length
 	pool *Mempool
-	free bool // in the pool's free list (catches double frees)
+	free bool  // in the pool's free list (catches double frees)
 	ts   uint8 // tsTx, tsRx: timestamp flags (timesync.go), cleared by Get
 }
 

@@ -29,7 +29,7 @@ func PutPTP(f []byte, dst, src net.HardwareAddr, msgType uint8, seq uint16) int 
 	copy(f[6:12], src)
 	binary.BigEndian.PutUint16(f[12:], EtherTypePTP)
 	h := f[14:PTPFrameLen]
-	clear(h) // the padding too
+	clear(h)             // the padding too
 	h[0] = msgType & 0xF // transportSpecific 0
 	h[1] = 2             // versionPTP
 	binary.BigEndian.PutUint16(h[2:], PTPHeaderLen+10)
