@@ -64,6 +64,11 @@ type Config struct {
 	// UDP source port Addrs.SrcPort + n mod Flows, so that a NIC's RSS hashes them onto
 	// its queues. The receiver matches probes whatever their flow.
 	Flows int
+	// Stamps, if set, also measures every probe on the NICs' clocks: the probes become
+	// PTP frames (ptpprobe.go; Size at least MinPTPFrameSize, Flows ignored) and the
+	// NICWires Stamps was given to report their TX and RX stamps. Run starts and stops
+	// it and fills Result.DeviceClock.
+	Stamps *DeviceClock
 }
 
 // withDefaults validates c and fills in its defaults.
@@ -76,6 +81,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Size < MinFrameSize || c.Size > MaxFrameSize {
 		return c, fmt.Errorf("size %d is outside %d..%d", c.Size, MinFrameSize, MaxFrameSize)
+	}
+	if c.Stamps != nil && c.Size < MinPTPFrameSize {
+		return c, fmt.Errorf("size %d: a PTP probe for device timestamps needs at least %d bytes", c.Size, MinPTPFrameSize)
 	}
 	if c.Pattern == nil {
 		c.Pattern = Constant{Gap: DefaultInterval}
@@ -128,9 +136,14 @@ func Run(ctx context.Context, tx, rx wire.Port, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	probe, err := newFrameTemplate(cfg.Addrs, cfg.Size, KindProbe)
+	probe, err := probeTemplate(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Stamps != nil {
+		if err := cfg.Stamps.Start(); err != nil {
+			return nil, err
+		}
 	}
 	start := wire.Now()
 	rcv := NewReceiver(start, int64(cfg.Timeout))
@@ -217,6 +230,10 @@ func Run(ctx context.Context, tx, rx wire.Port, cfg Config) (*Result, error) {
 	res.Elapsed = time.Duration(wire.Now() - start)
 	rx.SetHandler(nil)
 	rcv.fill(res)
+	if cfg.Stamps != nil {
+		cfg.Stamps.Stop()
+		cfg.Stamps.fill(res)
+	}
 	return res, nil
 }
 

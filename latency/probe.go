@@ -165,9 +165,13 @@ var (
 )
 
 // ParseProbe checks that frame is an Ethernet/IPv4/UDP frame with valid checksums whose
-// payload starts with a generator magic, and returns the probe's fields. It does not
+// payload starts with a generator magic, or a PTP probe (ptpprobe.go), and returns the
+// probe's fields. It does not
 // allocate. IPv4 options and Ethernet padding after the IP packet are accepted.
 func ParseProbe(frame []byte) (Probe, error) {
+	if p, ok, err := parsePTPProbe(frame); ok {
+		return p, err
+	}
 	if len(frame) < offPayload+payloadLen {
 		return Probe{}, ErrShortFrame
 	}

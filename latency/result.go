@@ -32,6 +32,12 @@ type Result struct {
 
 	// Hist holds the latencies of the Received probes in ns.
 	Hist *hdrhistogram.Histogram
+
+	// DeviceClock is the same run measured on the NICs' clocks (Config.Stamps): from the
+	// TX stamp of each probe to its RX stamp; its Received are the probes with both.
+	// Clock says how the two clocks were related. Both nil for a software-only run.
+	DeviceClock *Result
+	Clock       *ClockReport
 }
 
 // Summary is the MoonGen set of statistics plus the tail.

@@ -2,6 +2,7 @@ package simrig
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/latency"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -45,6 +47,14 @@ type Options struct {
 	Log *zap.Logger
 	// NIC is the kind of model port to measure on, one of NICs ("": NICIxgbe).
 	NIC string
+	// HWStamps also measures every probe on device clocks: the generator drives two more
+	// model ports of the same kind (hwrig.go) and the probes are PTP frames (cfg.Size at
+	// least latency.MinPTPFrameSize). Ports that cannot timestamp are reported on
+	// Progress and the run measures software timestamps only.
+	HWStamps bool
+	// Delay, with HWStamps, holds every frame on the cable from generator port 0 to
+	// forwarding port 0 this long (a path with a known delay, for checking the figures).
+	Delay time.Duration
 }
 
 // Run measures each policy in turn on one pair of model ports of kind opts.NIC, with cfg as the probe
@@ -70,6 +80,23 @@ func Run(ctx context.Context, policies []Policy, cfg latency.Config, opts Option
 	if err != nil {
 		return nil, err
 	}
+	var g *genRig
+	if opts.HWStamps {
+		if opts.Delay > 0 {
+			gen[0] = delayWire{gen[0], opts.Delay}
+		}
+		if g, err = openGen(name, gen); err != nil {
+			s.Close()
+			if !errors.Is(err, nic.ErrNoTimesync) {
+				return nil, err
+			}
+			fmt.Fprintf(progress, "latency: %v: no device clock to measure on, so software timestamps only\n", err)
+			opts.HWStamps = false
+			return Run(ctx, policies, cfg, opts)
+		}
+		defer g.close()
+		gen[0], gen[1] = g.wires[0], g.wires[1]
+	}
 	defer s.Close()
 	cfg.Addrs = latency.DefaultAddrs()
 	cfg.Addrs.DstMAC = s.NICs[0].MAC()
@@ -80,6 +107,9 @@ func Run(ctx context.Context, policies []Policy, cfg latency.Config, opts Option
 			break
 		}
 		fmt.Fprintf(progress, "latency: [%d/%d] %s: %s for %v …\n", i+1, len(policies), pol.Name, cfg.Pattern, cfg.Duration)
+		if g != nil {
+			cfg.Stamps = g.stamps()
+		}
 		row, err := measure(ctx, s, gen[0], gen[1], pol, cfg, opts.Log)
 		if err != nil {
 			return rows, fmt.Errorf("policy %s: %w", pol.Name, err)
@@ -92,8 +122,13 @@ func Run(ctx context.Context, policies []Policy, cfg latency.Config, opts Option
 		if row.CPUMeasured() {
 			cpu = fmt.Sprintf("%.1f%%", row.CPU)
 		}
-		fmt.Fprintf(progress, "latency: [%d/%d] %s: CPU %s, p50 %s, p99 %s, lost %d, late %d%s\n", i+1, len(policies), pol.Name,
-			cpu, latency.FormatNs(sum.Median), latency.FormatNs(sum.P99), row.Result.Lost, row.Result.Late, s.Drops())
+		hw := ""
+		if d := row.Result.DeviceClock; d != nil {
+			hs := d.Summary()
+			hw = fmt.Sprintf(" (device clock: p50 %s, p99 %s, ±%d ns)", latency.FormatNs(hs.Median), latency.FormatNs(hs.P99), row.Result.Clock.ErrorNs)
+		}
+		fmt.Fprintf(progress, "latency: [%d/%d] %s: CPU %s, p50 %s, p99 %s%s, lost %d, late %d%s\n", i+1, len(policies), pol.Name,
+			cpu, latency.FormatNs(sum.Median), latency.FormatNs(sum.P99), hw, row.Result.Lost, row.Result.Late, s.Drops())
 		rows = append(rows, row)
 	}
 	return rows, nil

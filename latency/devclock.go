@@ -1,0 +1,192 @@
+package latency
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/uiod/uiod/nic"
+)
+
+// DefaultMaxClockError is the largest clock synchronisation error DeviceClock accepts
+// between two devices' clocks unless told otherwise.
+const DefaultMaxClockError = 10_000 // ns
+
+// clockRounds is how many times SyncClocks reads the two clocks.
+const clockRounds = 32
+
+// ClockSync is the measured offset of one device clock from another.
+type ClockSync struct {
+	OffsetNs int64 // rx clock − tx clock
+	ErrorNs  int64 // the offset is right within ± this
+}
+
+// SyncClocks measures rx's clock against tx's as MoonGen does for two NICs: read tx, rx,
+// tx again, take rx − the mean of the two tx readings as the offset and half the time
+// between the tx readings as its error; keep the round with the smallest error out of
+// clockRounds. Both being the same unit gives offset 0, error 0.
+func SyncClocks(tx, rx nic.Timesync) (ClockSync, error) {
+	if tx == rx {
+		return ClockSync{}, nil
+	}
+	best := ClockSync{ErrorNs: math.MaxInt64}
+	for range clockRounds {
+		a1, err := tx.DeviceTime()
+		if err != nil {
+			return best, err
+		}
+		b, err := rx.DeviceTime()
+		if err != nil {
+			return best, err
+		}
+		a2, err := tx.DeviceTime()
+		if err != nil {
+			return best, err
+		}
+		if e := (a2 - a1 + 1) / 2; e < best.ErrorNs {
+			best = ClockSync{OffsetNs: b - (a1 + (a2-a1)/2), ErrorNs: e}
+		}
+	}
+	return best, nil
+}
+
+// DeviceClock collects the device-clock latency of PTP probes: the TX stamp of each
+// probe on the sending port and its RX stamp on the receiving port, matched by sequence
+// number, less the measured offset between the two clocks. Its methods are safe for
+// concurrent use and do not allocate.
+type DeviceClock struct {
+	Tx, Rx nic.Timesync
+	// MaxError is the clock synchronisation error Start accepts (default
+	// DefaultMaxClockError ns).
+	MaxError int64
+
+	mu             sync.Mutex
+	sync0, sync1   ClockSync
+	txAt, rxAt     []int64  // stamp of seq in slot seq%seqWindow
+	txSeq, rxSeq   []uint64 // seq+1 the slot's stamp belongs to
+	txLost, rxLost uint64
+	negative       uint64
+	samples        uint64
+	minNs, maxNs   int64
+	hist           *hdrhistogram.Histogram
+}
+
+// ErrClockSync is the error of clocks that cannot be synchronised well enough.
+var ErrClockSync = errors.New("device clocks not synchronised")
+
+// Start enables both units, measures the clock offset and refuses (ErrClockSync) if
+// its error exceeds MaxError.
+func (d *DeviceClock) Start() error {
+	if d.MaxError == 0 {
+		d.MaxError = DefaultMaxClockError
+	}
+	for _, u := range []nic.Timesync{d.Tx, d.Rx} {
+		if err := u.EnableTimesync(); err != nil {
+			return fmt.Errorf("enable timestamps: %w", err)
+		}
+	}
+	s, err := SyncClocks(d.Tx, d.Rx)
+	if err != nil {
+		return fmt.Errorf("read device clocks: %w", err)
+	}
+	if s.ErrorNs > d.MaxError {
+		return fmt.Errorf("the receiving port's clock is known only within ±%d ns of the sender's (reading both %d times), more than the %d ns allowed: %w", s.ErrorNs, clockRounds, d.MaxError, ErrClockSync)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.sync0, d.sync1 = s, s
+	d.txAt, d.rxAt = make([]int64, seqWindow), make([]int64, seqWindow)
+	d.txSeq, d.rxSeq = make([]uint64, seqWindow), make([]uint64, seqWindow)
+	d.minNs, d.hist = math.MaxInt64, newHistogram()
+	return nil
+}
+
+// Stop measures the offset again, so that the result shows how far the clocks drifted.
+func (d *DeviceClock) Stop() {
+	s, err := SyncClocks(d.Tx, d.Rx)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err == nil {
+		d.sync1 = s
+	}
+}
+
+// TxStamp records probe seq's TX stamp, or that it was lost (err != nil).
+func (d *DeviceClock) TxStamp(seq uint64, at int64, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		d.txLost++
+		return
+	}
+	i := seq % seqWindow
+	d.txAt[i], d.txSeq[i] = at, seq+1
+	d.match(i, seq)
+}
+
+// RxStamp records probe seq's RX stamp, or that it was lost.
+func (d *DeviceClock) RxStamp(seq uint64, at int64, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		d.rxLost++
+		return
+	}
+	i := seq % seqWindow
+	d.rxAt[i], d.rxSeq[i] = at, seq+1
+	d.match(i, seq)
+}
+
+// match records the latency of seq once both of its stamps are in. d.mu is held.
+func (d *DeviceClock) match(i, seq uint64) {
+	if d.txSeq[i] != seq+1 || d.rxSeq[i] != seq+1 {
+		return
+	}
+	d.txSeq[i], d.rxSeq[i] = 0, 0
+	lat := d.rxAt[i] - d.txAt[i] - d.sync0.OffsetNs
+	if lat < 0 {
+		d.negative++ // only within the clock error; recorded as 0
+		lat = 0
+	}
+	d.samples++
+	d.minNs, d.maxNs = min(d.minNs, lat), max(d.maxNs, lat)
+	_ = d.hist.RecordValue(max(min(lat, histMax), histMin))
+}
+
+// fill sets res.DeviceClock from what was collected.
+func (d *DeviceClock) fill(res *Result) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	hw := &Result{Label: res.Label + " (device clock)", Pattern: res.Pattern, Elapsed: res.Elapsed, Sent: res.Sent, Received: d.samples}
+	if res.Sent > d.samples {
+		hw.Lost = res.Sent - d.samples
+	}
+	if d.samples > 0 {
+		hw.MinNs, hw.MaxNs = d.minNs, d.maxNs
+	}
+	hw.Hist = hdrhistogram.Import(d.hist.Export())
+	drift := d.sync1.OffsetNs - d.sync0.OffsetNs
+	res.DeviceClock = hw
+	res.Clock = &ClockReport{
+		OffsetNs: d.sync0.OffsetNs, ErrorNs: max(d.sync0.ErrorNs, d.sync1.ErrorNs) + abs(drift),
+		DriftNs: drift, TxStampsLost: d.txLost, RxStampsLost: d.rxLost, Negative: d.negative,
+	}
+}
+
+func abs(v int64) int64 { return max(v, -v) }
+
+// ClockReport says how a run's device-clock figures were obtained.
+type ClockReport struct {
+	// OffsetNs is the receiving clock's offset from the sending one, subtracted from
+	// every sample; ErrorNs bounds the error of every sample from that (the worst
+	// synchronisation error and the drift over the run); DriftNs is how far the offset
+	// moved between the start and the end of the run.
+	OffsetNs, ErrorNs, DriftNs int64
+	// TxStampsLost and RxStampsLost are probes whose stamp a latch did not give (it held
+	// another frame's, or none came); Negative are samples below 0 by less than the
+	// error, recorded as 0.
+	TxStampsLost, RxStampsLost, Negative uint64
+}

@@ -1,0 +1,198 @@
+package latency
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/wire"
+)
+
+// txStampWait bounds the wait for a marked probe's TX stamp: the NICs latch it as the
+// frame leaves, which is as the doorbell is written on the models and QEMU.
+const txStampWait = 10 * time.Millisecond
+
+// NICWire is a wire.Port on a NIC port the generator drives itself, so that the 1588
+// unit of the port can stamp the probes. Send queues a frame on TX queue 0; a poll
+// goroutine receives from RX queue 0 and hands each frame to the handler stamped with
+// wire.Now as the poll saw it (the software figure, which carries the generator's own
+// scheduling). With Stamps set, Send marks every PTP probe for a TX stamp and gives it to
+// Stamps, and the poll gives the RX stamps of PTP probes.
+type NICWire struct {
+	port   nic.Port
+	ts     nic.Timesync
+	stamps atomic.Pointer[DeviceClock]
+	txTo   bool // this wire sends the probes Stamps measures
+
+	sendMu sync.Mutex
+	pool   *nic.Mempool
+	batch  [1]*nic.Buf
+
+	h      atomic.Pointer[wire.Handler]
+	stop   chan struct{}
+	done   chan struct{}
+	closed atomic.Bool
+}
+
+// dmaOf is what NewNICWire needs of a port: its device, for a pool of transmit buffers.
+type dmaOf interface{ Device() pci.Device }
+
+// NewNICWire starts a wire on port (which the wire now owns and closes).
+func NewNICWire(port nic.Port) (*NICWire, error) {
+	d, ok := port.(dmaOf)
+	if !ok {
+		return nil, fmt.Errorf("%T: no DMA allocator for transmit buffers", port)
+	}
+	pool, err := nic.NewMempool(d.Device().DMA(), 256, 2048)
+	if err != nil {
+		return nil, fmt.Errorf("transmit buffers: %w", err)
+	}
+	w := &NICWire{port: port, pool: pool, stop: make(chan struct{}), done: make(chan struct{})}
+	w.ts, _ = nic.TimesyncOf(port)
+	go w.poll()
+	return w, nil
+}
+
+// Timesync is the port's 1588 unit (nil and the reason if it has none).
+func (w *NICWire) Timesync() (nic.Timesync, error) { return nic.TimesyncOf(w.port) }
+
+// SetStamps makes the wire report device-clock stamps to d: as the sender (tx), the TX
+// stamps of the probes it sends; otherwise the RX stamps of the probes it receives. Nil
+// stops it.
+func (w *NICWire) SetStamps(d *DeviceClock, tx bool) {
+	w.sendMu.Lock()
+	w.txTo = tx
+	w.sendMu.Unlock()
+	w.stamps.Store(d)
+}
+
+// Send implements wire.Port.
+func (w *NICWire) Send(frame []byte) error {
+	if w.closed.Load() {
+		return wire.ErrClosed
+	}
+	w.sendMu.Lock()
+	defer w.sendMu.Unlock()
+	b := w.pool.Get()
+	if b == nil {
+		w.port.TxBurst(0, nil) // reclaim
+		if b = w.pool.Get(); b == nil {
+			return errors.New("nic wire: no free transmit buffer")
+		}
+	}
+	if len(frame) > b.Cap() {
+		b.Free()
+		return fmt.Errorf("nic wire: %d-byte frame does not fit a %d-byte buffer", len(frame), b.Cap())
+	}
+	b.SetLen(copy(b.Data(), frame))
+	d := w.stamps.Load()
+	var p Probe
+	measured := false
+	if d != nil && w.txTo {
+		if pp, ok, err := parsePTPProbe(frame); ok && err == nil && pp.Kind == KindProbe {
+			p, measured = pp, true
+			b.MarkTimestamp()
+		}
+	}
+	w.batch[0] = b
+	if w.port.TxBurst(0, w.batch[:]) != 1 {
+		b.Free()
+		return errors.New("nic wire: transmit ring full")
+	}
+	if measured {
+		at, err := w.txStamp()
+		d.TxStamp(p.Seq, at, err)
+	}
+	return nil
+}
+
+// txStamp waits for the TX latch, at most txStampWait.
+func (w *NICWire) txStamp() (int64, error) {
+	deadline := wire.Now() + int64(txStampWait)
+	for {
+		at, err := w.ts.TxTimestamp()
+		if !errors.Is(err, nic.ErrNoTimestamp) || wire.Now() > deadline {
+			return at, err
+		}
+		runtime.Gosched()
+	}
+}
+
+// SetHandler implements wire.Port.
+func (w *NICWire) SetHandler(h wire.Handler) {
+	if h == nil {
+		w.h.Store(nil)
+		return
+	}
+	w.h.Store(&h)
+}
+
+// pollSpin is how long the poll keeps yielding without a frame before it sleeps: longer
+// than the default probe gap, so that a probe is seen (and the RX latch freed for the
+// next one) as soon as the scheduler lets the poll run.
+const pollSpin = 2 * time.Millisecond
+
+// poll receives until Close: busy while frames come, yielding for pollSpin without one,
+// then sleeping 20 µs at a time.
+func (w *NICWire) poll() {
+	defer close(w.done)
+	bufs := make([]*nic.Buf, 32)
+	idleSince := wire.Now()
+	for {
+		select {
+		case <-w.stop:
+			return
+		default:
+		}
+		n := w.port.RxBurst(0, bufs)
+		now := wire.Now()
+		for _, b := range bufs[:n] {
+			w.deliver(b, now)
+			b.Free()
+		}
+		switch {
+		case n > 0:
+			idleSince = now
+		case now-idleSince < int64(pollSpin):
+			runtime.Gosched()
+		default:
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// deliver hands one received frame to the handler, after taking its RX stamp.
+func (w *NICWire) deliver(b *nic.Buf, now int64) {
+	f := b.Bytes()
+	if d := w.stamps.Load(); d != nil && w.ts != nil {
+		if p, ok, err := parsePTPProbe(f); ok && err == nil && p.Kind == KindProbe {
+			at, err := nic.RxTimestampOf(w.ts, b, uint16(p.Seq))
+			if err != nil && !b.RxTimestamped() {
+				w.ts.RxTimestamp() // free a latch a frame that never reached us may hold
+			}
+			d.RxStamp(p.Seq, at, err)
+		}
+	}
+	if h := w.h.Load(); h != nil {
+		(*h)(f, now)
+	}
+}
+
+// Close implements wire.Port: it stops the poll and closes the port.
+func (w *NICWire) Close() error {
+	if w.closed.Swap(true) {
+		return nil
+	}
+	close(w.stop)
+	<-w.done
+	w.sendMu.Lock()
+	defer w.sendMu.Unlock()
+	err := w.port.Close()
+	w.pool.Close()
+	return err
+}
