@@ -184,9 +184,26 @@ type ClockReport struct {
 	// every sample; ErrorNs bounds the error of every sample from that (the worst
 	// synchronisation error and the drift over the run); DriftNs is how far the offset
 	// moved between the start and the end of the run.
-	OffsetNs, ErrorNs, DriftNs int64
+	OffsetNs int64 `json:"offset_ns"`
+	ErrorNs  int64 `json:"error_ns"`
+	DriftNs  int64 `json:"drift_ns"`
 	// TxStampsLost and RxStampsLost are probes whose stamp a latch did not give (it held
 	// another frame's, or none came); Negative are samples below 0 by less than the
 	// error, recorded as 0.
-	TxStampsLost, RxStampsLost, Negative uint64
+	TxStampsLost uint64 `json:"tx_stamps_lost"`
+	RxStampsLost uint64 `json:"rx_stamps_lost"`
+	Negative     uint64 `json:"negative"`
+}
+
+// WithDeviceClock returns results with each one's device-clock result after it, for
+// the CSV and the plot, where each is a labelled series of its own.
+func WithDeviceClock(results []*Result) []*Result {
+	out := make([]*Result, 0, 2*len(results))
+	for _, r := range results {
+		out = append(out, r)
+		if r.DeviceClock != nil {
+			out = append(out, r.DeviceClock)
+		}
+	}
+	return out
 }

@@ -49,6 +49,9 @@ type resultJSON struct {
 	MaxNs              int64        `json:"max_ns"`
 	Pacing             Pacing       `json:"pacing"`
 	Histogram          []bucketJSON `json:"histogram"`
+	// DeviceClock is the run on the NICs' clocks, Clock how they were related.
+	DeviceClock *Result      `json:"device_clock,omitempty"`
+	Clock       *ClockReport `json:"clock,omitempty"`
 }
 
 type bucketJSON struct {
@@ -70,6 +73,8 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		P99Ns: s.P99, P999Ns: s.P999, MaxNs: s.Max,
 		Pacing:    r.Pacing,
 		Histogram: []bucketJSON{},
+
+		DeviceClock: r.DeviceClock, Clock: r.Clock,
 	}
 	for _, b := range buckets(r.Hist) {
 		j.Histogram = append(j.Histogram, bucketJSON{b.value, b.count})

@@ -48,6 +48,7 @@ type latencyFlags struct {
 	plot     string
 	seed     uint64
 	flows    int
+	stamps   string
 }
 
 func newLatencyCmd(g *globals) *cobra.Command {
@@ -83,7 +84,16 @@ n/a where a run was too short to measure the poll thread's CPU (under 100 ms).
 --csv, --json and --plot are checked before anything is measured and replaced only by a
 complete file; with no probe back there is no plot (the run fails, the old plot stays).
 With --csv - or --json - that document alone goes to stdout (one of them at a time) and
-the heading, the table and the progress go to stderr, so that "| jq ." works. Ctrl-C
+the heading, the table and the progress go to stderr, so that "| jq ." works. --timestamps hw (with --sim) also measures every probe on the NICs' own clocks: the
+generator drives two more model ports of the --nic kind through the real driver, the
+probes become PTPv2 layer-2 frames carrying their sequence number, and the latency is
+the receiving port's RX stamp less the sending port's TX stamp less the offset between
+the two clocks (measured MoonGen's way, by reading both, and reported with its error).
+Those figures are the dev columns beside the software ones, "(device clock)" series in
+the CSV and the plot, and "device_clock" in the JSON; the software figures are then taken
+on the generator's poll of its receiving port. Ports that cannot timestamp (virtio) are
+reported and measured with software timestamps only: no figure is labelled device clock
+unless it came from one. Ctrl-C
 (SIGINT) or SIGTERM stops the run: what was measured is printed and written, the run it
 was in cut short, and the exit code is 130.`,
 		Args: cobra.NoArgs,
@@ -112,6 +122,7 @@ was in cut short, and the exit code is 130.`,
 	fl.StringVar(&f.plot, "plot", "", "draw histogram and CDF into this .png or .svg file")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of random patterns (0: random)")
 	fl.IntVar(&f.flows, "flows", 1, "spread the probes over this many UDP flows (source ports 319, 320, ...) for RSS")
+	fl.StringVar(&f.stamps, "timestamps", "sw", "sw: software timestamps; hw: also the NICs' IEEE 1588 clocks (with --sim)")
 	return cmd
 }
 
@@ -184,9 +195,16 @@ func (f *latencyFlags) probeConfig(cmd *cobra.Command) (latency.Config, error) {
 }
 
 func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
+	hw, err := f.hwStamps(cmd)
+	if err != nil {
+		return err
+	}
 	cfg, err := f.probeConfig(cmd)
 	if err != nil {
 		return err
+	}
+	if hw && !cmd.Flags().Changed("size") {
+		cfg.Size = latency.MinPTPFrameSize
 	}
 	if f.tx == "" && f.rx != "" {
 		return usagef("--rx: needs --tx")
@@ -258,7 +276,7 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 		what := simrig.Describe(f.nic, cfg)
 		outs.Title = what
 		fmt.Fprintf(human, "uiod latency --sim: l2fwd between two %s\n", what)
-		rows, err := simrig.Run(ctx, policies, cfg, simrig.Options{Progress: cmd.ErrOrStderr(), Log: g.log, NIC: f.nic})
+		rows, err := simrig.Run(ctx, policies, cfg, simrig.Options{Progress: cmd.ErrOrStderr(), Log: g.log, NIC: f.nic, HWStamps: hw})
 		if err != nil && len(rows) == 0 {
 			return err
 		}
@@ -266,6 +284,7 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 		for _, r := range rows {
 			results = append(results, r.Result)
 		}
+		results = latency.WithDeviceClock(results)
 		if len(rows) > 0 {
 			if err := simrig.WriteTable(human, rows); err != nil {
 				return err
@@ -290,6 +309,25 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 		return interrupted(err, 1, 1)
 	}
 	return err
+}
+
+// hwStamps checks --timestamps: hw needs --sim (a --tx/--rx wire is no NIC port with a
+// clock) and a probe size that holds a PTP probe.
+func (f *latencyFlags) hwStamps(cmd *cobra.Command) (bool, error) {
+	switch f.stamps {
+	case "sw":
+		return false, nil
+	case "hw":
+	default:
+		return false, usagef("--timestamps: %s is not sw or hw", clip.Quote(f.stamps))
+	}
+	if f.tx != "" {
+		return false, usagef("--timestamps hw: only with --sim: the --tx/--rx wires are not NIC ports, so they have no device clock to stamp on")
+	}
+	if cmd.Flags().Changed("size") && f.size < latency.MinPTPFrameSize {
+		return false, usagef("--size: %d is too small for a PTP probe with --timestamps hw (at least %d)", f.size, latency.MinPTPFrameSize)
+	}
+	return true, nil
 }
 
 // interrupted is the error of a run stopped by a signal after measuring done of total

@@ -57,6 +57,9 @@ func TestLatencyBadFlags(t *testing.T) {
 		{[]string{"--load-rate", "2Mpps"}, "--load-rate"},
 		{[]string{"--flows", "0"}, "--flows"},
 		{[]string{"--flows", "70000"}, "--flows"},
+		{[]string{"--timestamps", "ptp"}, "--timestamps"},
+		{[]string{"--timestamps", "hw", "--tx", "pair:a"}, "--timestamps hw"},
+		{[]string{"--timestamps", "hw", "--size", "64"}, "--size"},
 		// Outputs that cannot be written fail before anything is measured (the default
 		// --sim run takes 24 s).
 		{[]string{"--csv", "/nonexistent-dir/h.csv"}, "--csv"},

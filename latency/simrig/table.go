@@ -23,9 +23,21 @@ func (r Row) CPUMeasured() bool { return r.CPUWindow >= MinCPUWindow }
 // WriteTable prints the rows as one table of poll-thread CPU against latency, one unit
 // per column: CPU in percent of one CPU, latencies in µs, the rest counts. A figure that
 // could not be measured (a run too short for CPU, no probe back for latency) is n/a.
+//
+// When a row was also measured on device clocks (Options.HWStamps), the table has three
+// more columns beside the software ones: that run's p50 and p99 on the device clocks,
+// and the clock error they carry; n/a where a row has none.
 func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tCPU%\tsamples\tp50(µs)\tp99(µs)\tmax(µs)\twakeups\tpredicted\tsleeps\tlost\t")
+	dev := false
+	for _, r := range rows {
+		dev = dev || r.Result.DeviceClock != nil
+	}
+	head := "policy\tCPU%\tsamples\tp50(µs)\tp99(µs)\tmax(µs)\t"
+	if dev {
+		head += "dev p50(µs)\tdev p99(µs)\tclock ±(ns)\t"
+	}
+	fmt.Fprintln(tw, head+"wakeups\tpredicted\tsleeps\tlost\t")
 	for _, r := range rows {
 		s := r.Result.Summary()
 		pred := "-"
@@ -42,10 +54,24 @@ func WriteTable(w io.Writer, rows []Row) error {
 			}
 			return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t\n", r.Policy, cpu, s.Samples,
-			lat(s.Median), lat(s.P99), lat(s.Max), r.Wakeups, pred, r.Sleeps, r.Result.Lost+r.Result.Late)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t", r.Policy, cpu, s.Samples, lat(s.Median), lat(s.P99), lat(s.Max))
+		if dev {
+			fmt.Fprint(tw, devColumns(r.Result))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t\n", r.Wakeups, pred, r.Sleeps, r.Result.Lost+r.Result.Late)
 	}
 	return tw.Flush()
+}
+
+// devColumns are the device-clock columns of a result: n/a without device-clock samples.
+func devColumns(r *latency.Result) string {
+	d := r.DeviceClock
+	if d == nil || d.Received == 0 {
+		return "n/a\tn/a\tn/a\t"
+	}
+	s := d.Summary()
+	us := func(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) }
+	return fmt.Sprintf("%s\t%s\t%d\t", us(s.Median), us(s.P99), r.Clock.ErrorNs)
 }
 
 // rowJSON is a Row's JSON form; cpu_percent is null when the run was too short to
