@@ -31,6 +31,7 @@ type Dataplane struct {
 	// paths, which nothing attaches to.
 	mirrors  []mirrorSlot
 	noMirror mirrorSlot
+	rxWaits  []*rxWait // ports with a 1588 unit (rxwait.go)
 	wg       sync.WaitGroup
 
 	mu      sync.Mutex
@@ -121,6 +122,7 @@ func (dp *Dataplane) newLoop(ti int, th Thread) *loop {
 		lq.slot, lq.kernel, lq.mirror = slotOf[TxQueue{q.TxPort, q.TxQ}], -1, &dp.noMirror
 		if id, ok := nicID[q.RxPort]; ok {
 			lq.rxID, lq.kernel, lq.mirror = id, kernelTx[id], &dp.mirrors[id]
+			lq.wait = dp.rxWaitOf(q.RxPort, cfg.Ports[id].Name)
 		} else {
 			lq.rxID, lq.direct = kernelOf[q.RxPort], true
 		}

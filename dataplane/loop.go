@@ -26,6 +26,7 @@ type queue struct {
 	kernel int16 // the TX slot of the RX port's kernel path, -1 none
 	direct bool  // rx is a kernel path: frames go out of the slot without the App
 	mirror *mirrorSlot
+	wait   *rxWait // the RX port's 1588 wait histograms, nil without (rxwait.go)
 	c      queueCounters
 }
 
@@ -123,6 +124,9 @@ func (l *loop) Poll() int {
 			l.pollTime = idle.Now()
 		}
 		got := bufs[:n]
+		if q.wait != nil {
+			q.wait.observe(got, l.idler.WokenBy())
+		}
 		bytes := 0
 		for _, b := range got {
 			bytes += b.Len()
