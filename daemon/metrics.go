@@ -71,7 +71,7 @@ type collector struct{ d *Daemon }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortResets, mPortLink,
 		mQueueRx, mQueueRxB, mQueueTx, mQueueKernel, mQueueDrops, mQueueDropsR, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
-		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead, mBuildInfo} {
+		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead, mBuildInfo, mRxWait, mRxWaitLost} {
 		ch <- d
 	}
 }
@@ -115,6 +115,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(mQueuePolls, float64(q.Polls), q.Name, t)
 		counter(mQueueEmpty, float64(q.EmptyPolls), q.Name, t)
 	}
+	collectRxWaits(ch, st)
 	c.d.mu.Lock()
 	dp := c.d.dp
 	c.d.mu.Unlock()

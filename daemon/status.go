@@ -20,6 +20,8 @@ type Status struct {
 	Ports         []PortStatus   `json:"ports"`
 	Queues        []QueueStatus  `json:"queues"`
 	Threads       []ThreadStatus `json:"threads"`
+	// RxWaits are the RX wait histograms of ports with an IEEE 1588 unit (rxwait.go).
+	RxWaits []RxWaitStatus `json:"rx_waits"`
 }
 
 // PolicyStatus is the configured idle policy.
@@ -158,6 +160,7 @@ func (d *Daemon) Status() Status {
 	for _, t := range dp.Threads() {
 		st.Threads = append(st.Threads, threadStatus(t))
 	}
+	st.RxWaits = rxWaitStatus(dp.RxWaits())
 	return st
 }
 

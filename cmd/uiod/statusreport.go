@@ -23,6 +23,8 @@ type statusReport struct {
 	Policy          policyReport   `json:"policy"`
 	Ports           []portReport   `json:"ports"`
 	Threads         []threadReport `json:"threads"`
+	// RxWaits are the RX wait histograms' summaries (statusrxwait.go).
+	RxWaits []rxWaitReport `json:"rx_waits,omitempty"`
 }
 
 // policyReport is the configured idle policy. IdleThresholdSeconds is null when the
@@ -135,6 +137,7 @@ func newStatusReport(base string, prev, cur daemon.Status) statusReport {
 		dt = 0
 	}
 	r.IntervalSeconds = dt
+	r.RxWaits = newRxWaitReports(cur.RxWaits)
 	rate := func(now, before uint64) float64 {
 		if dt == 0 || now < before {
 			return 0
