@@ -124,9 +124,6 @@ func (l *loop) Poll() int {
 			l.pollTime = idle.Now()
 		}
 		got := bufs[:n]
-		if q.wait != nil {
-			q.wait.observe(got, l.idler.WokenBy())
-		}
 		bytes := 0
 		for _, b := range got {
 			bytes += b.Len()
@@ -135,6 +132,9 @@ func (l *loop) Poll() int {
 		q.c.local[cRxBytes] += uint64(bytes)
 		if m := q.mirror.m.Load(); m != nil {
 			m.m.Mirror(l.index, RX, q.rxq, got, l.pollTime)
+		}
+		if q.wait != nil {
+			q.wait.observe(got, l.idler.WokenBy())
 		}
 		b := &l.burst
 		b.Port, b.Queue, b.Peer, b.Frames, b.Time = q.rxID, q.rxq, q.peer, got, l.pollTime

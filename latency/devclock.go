@@ -63,15 +63,15 @@ type DeviceClock struct {
 	// DefaultMaxClockError ns).
 	MaxError int64
 
-	mu             sync.Mutex
-	sync0, sync1   ClockSync
-	txAt, rxAt     []int64  // stamp of seq in slot seq%seqWindow
-	txSeq, rxSeq   []uint64 // seq+1 the slot's stamp belongs to
-	txLost, rxLost uint64
-	negative       uint64
-	samples        uint64
-	minNs, maxNs   int64
-	hist           *hdrhistogram.Histogram
+	mu           sync.Mutex
+	sync0, sync1 ClockSync
+	at           [2][]int64  // by side (sideTx, sideRx): stamp of seq in slot seq%seqWindow
+	seqOf        [2][]uint64 // seq+1 the slot's stamp belongs to
+	lost         [2]uint64
+	negative     uint64
+	samples      uint64
+	minNs, maxNs int64
+	hist         *hdrhistogram.Histogram
 }
 
 // ErrClockSync is the error of clocks that cannot be synchronised well enough.
@@ -98,8 +98,9 @@ func (d *DeviceClock) Start() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.sync0, d.sync1 = s, s
-	d.txAt, d.rxAt = make([]int64, seqWindow), make([]int64, seqWindow)
-	d.txSeq, d.rxSeq = make([]uint64, seqWindow), make([]uint64, seqWindow)
+	for side := range d.at {
+		d.at[side], d.seqOf[side] = make([]int64, seqWindow), make([]uint64, seqWindow)
+	}
 	d.minNs, d.hist = math.MaxInt64, newHistogram()
 	return nil
 }
@@ -116,37 +117,40 @@ func (d *DeviceClock) Stop() {
 
 // TxStamp records probe seq's TX stamp, or that it was lost (err != nil).
 func (d *DeviceClock) TxStamp(seq uint64, at int64, err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err != nil {
-		d.txLost++
-		return
-	}
-	i := seq % seqWindow
-	d.txAt[i], d.txSeq[i] = at, seq+1
-	d.match(i, seq)
+	d.stamp(sideTx, seq, at, err)
 }
 
 // RxStamp records probe seq's RX stamp, or that it was lost.
 func (d *DeviceClock) RxStamp(seq uint64, at int64, err error) {
+	d.stamp(sideRx, seq, at, err)
+}
+
+// Sides of a probe's stamps.
+const (
+	sideTx = iota
+	sideRx
+)
+
+// stamp records one side's stamp of seq, or counts it lost.
+func (d *DeviceClock) stamp(side int, seq uint64, at int64, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err != nil {
-		d.rxLost++
+	if err != nil || d.at[side] == nil {
+		d.lost[side]++
 		return
 	}
 	i := seq % seqWindow
-	d.rxAt[i], d.rxSeq[i] = at, seq+1
+	d.at[side][i], d.seqOf[side][i] = at, seq+1
 	d.match(i, seq)
 }
 
 // match records the latency of seq once both of its stamps are in. d.mu is held.
 func (d *DeviceClock) match(i, seq uint64) {
-	if d.txSeq[i] != seq+1 || d.rxSeq[i] != seq+1 {
+	if d.seqOf[sideTx][i] != seq+1 || d.seqOf[sideRx][i] != seq+1 {
 		return
 	}
-	d.txSeq[i], d.rxSeq[i] = 0, 0
-	lat := d.rxAt[i] - d.txAt[i] - d.sync0.OffsetNs
+	d.seqOf[sideTx][i], d.seqOf[sideRx][i] = 0, 0
+	lat := d.at[sideRx][i] - d.at[sideTx][i] - d.sync0.OffsetNs
 	if lat < 0 {
 		d.negative++ // only within the clock error; recorded as 0
 		lat = 0
@@ -172,7 +176,7 @@ func (d *DeviceClock) fill(res *Result) {
 	res.DeviceClock = hw
 	res.Clock = &ClockReport{
 		OffsetNs: d.sync0.OffsetNs, ErrorNs: max(d.sync0.ErrorNs, d.sync1.ErrorNs) + abs(drift),
-		DriftNs: drift, TxStampsLost: d.txLost, RxStampsLost: d.rxLost, Negative: d.negative,
+		DriftNs: drift, TxStampsLost: d.lost[sideTx], RxStampsLost: d.lost[sideRx], Negative: d.negative,
 	}
 }
 
