@@ -38,6 +38,7 @@ func newPTPTemplate(a Addrs, size int, kind Kind) (*ptpTemplate, error) {
 func (t *ptpTemplate) stampFlow(seq uint64, sentAt int64, _ uint16) []byte {
 	b := t.buf
 	binary.BigEndian.PutUint16(b[14+30:], uint16(seq))
+	binary.BigEndian.PutUint16(b[14+32:], uint16(seq)) // where QEMU's igb reads it (nic.PutPTP)
 	binary.BigEndian.PutUint64(b[offPTPPayload+4:], seq)
 	binary.BigEndian.PutUint64(b[offPTPPayload+12:], uint64(sentAt))
 	return b

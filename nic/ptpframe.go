@@ -7,7 +7,8 @@ import (
 
 // PTP layer-2 frames (IEEE 1588-2008, annex F): an Ethernet header with ethertype
 // 0x88F7 and a 34-byte PTPv2 common header, whose sequenceId (bytes 30-31, big-endian)
-// the NICs' RX latch records. Only what the Timesync unit looks at is filled in.
+// the NICs' RX latch records (QEMU's igb: bytes 32-33, see PutPTP). Only what the
+// Timesync unit looks at is filled in.
 const (
 	// EtherTypePTP is IEEE 1588's ethertype.
 	EtherTypePTP = 0x88F7
@@ -36,6 +37,10 @@ func PutPTP(f []byte, dst, src net.HardwareAddr, msgType uint8, seq uint16) int 
 	copy(h[20:26], src) // clockIdentity: the MAC is enough to tell senders apart here
 	binary.BigEndian.PutUint16(h[28:], 1)
 	binary.BigEndian.PutUint16(h[30:], seq)
+	// The same two bytes again as controlField and logMessageInterval: QEMU's igb latches
+	// those in place of the sequenceId (its PTP header struct is not packed), so they
+	// must tell frames apart too. No PTP node reads them from a Sync for anything.
+	binary.BigEndian.PutUint16(h[32:], seq)
 	return PTPFrameLen
 }
 

@@ -44,6 +44,9 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 		}
 		netdev := fmt.Sprintf("dgram,id=n%d,local.type=unix,local.path=%s,remote.type=unix,remote.path=%s",
 			i, nic.GuestSocket, nic.HostSocket)
+		if o.HubPairs {
+			netdev = fmt.Sprintf("hubport,id=n%d,hubid=%d", i, i/2)
+		}
 		if i == 0 && o.TAPQueues > 0 {
 			// One name per guest: two guests of one test binary must not race for the
 			// same interface while the kernel still tears down the previous one's.

@@ -50,6 +50,9 @@ type Options struct {
 	// NIC on it offers one queue pair): QEMU creates the interface NIC.TAP, which the host
 	// test brings up and talks to (AF_PACKET); it disappears when QEMU exits.
 	TAPQueues int
+	// HubPairs wires NICs 2i and 2i+1 to each other inside QEMU (-netdev hubport on hub
+	// i) instead of to the host's sockets, so that no host socket sits between them.
+	HubPairs bool
 	// Memory is the guest RAM in QEMU syntax; "" means 512M.
 	Memory string
 	// CPUs is the number of guest CPUs; 0 means 1.

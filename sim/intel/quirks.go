@@ -14,9 +14,14 @@ type Quirks struct {
 	// PadRunts pads frames under 60 bytes from the wire and delivers them, as QEMU's
 	// receive path does, instead of counting them in RUC.
 	PadRunts bool
+	// PTPSeqLate latches, in RXSATRH, the two bytes after a PTP frame's sequenceId
+	// (controlField, logMessageInterval) instead of the sequenceId: QEMU's PTP2 header
+	// struct is not packed, so its fields from source_uuid_lo on sit two bytes late
+	// (timesync.go).
+	PTPSeqLate bool
 }
 
 // QEMUQuirks returns every QEMU igb quirk.
 func QEMUQuirks() Quirks {
-	return Quirks{RSSNeedsPCSD: true, LateMSIX: true, PadRunts: true}
+	return Quirks{RSSNeedsPCSD: true, LateMSIX: true, PadRunts: true, PTPSeqLate: true}
 }

@@ -25,8 +25,9 @@ import (
 //     TSYNCRXCTL is enabled and not VALID, carrying a PTPv2 header (version 2) whose first
 //     byte equals TSYNCRXCFG/RXMTRL bits 15:8, latches RXSTMP at its arrival time,
 //     RXSATRL/H (source id, sequence id in 31:16 as QEMU stores it: the two bytes read
-//     little-endian) and VALID, and its last descriptor gets the TS status bit. Reading
-//     RXSTMPH clears VALID. Later frames are not stamped until then.
+//     little-endian; with Quirks.PTPSeqLate two bytes late, as QEMU reads them) and
+//     VALID, and its last descriptor gets the TS status bit. Reading RXSTMPH clears
+//     VALID. Later frames are not stamped until then.
 //
 // A device reset leaves the TIMADJ sum alone.
 
@@ -135,8 +136,9 @@ func (m *Model) stampTx(tstamp bool) {
 	}
 }
 
-// ptpHeader is the part of a PTPv2 header the RX latch reads: up to the sequenceId.
-const ptpHeader = 34
+// ptpHeader is the part of a PTPv2 header the RX latch reads: up to the sequenceId and
+// the two bytes after it (PTPSeqLate).
+const ptpHeader = 36
 
 // stampRx latches the receive time ts of frame if the 1588 filter takes it, and returns
 // typTS if it did (0 otherwise).
@@ -161,8 +163,12 @@ func (m *Model) stampRx(frame []byte, ts int64) uint32 {
 	if !m.tsLatch(g.TSYNCRXCTL, g.RXSTMPL, g.RXSTMPH, ts) {
 		return 0
 	}
-	m.set(g.RXSATRL, binary.LittleEndian.Uint32(ptp[22:]))
-	m.set(g.RXSATRH, uint32(binary.LittleEndian.Uint16(ptp[26:]))|uint32(binary.LittleEndian.Uint16(ptp[30:]))<<16)
+	at := 22 // sourcePortIdentity's bytes 2-7, then the sequenceId at 30
+	if m.cfg.Quirks.PTPSeqLate {
+		at = 24
+	}
+	m.set(g.RXSATRL, binary.LittleEndian.Uint32(ptp[at:]))
+	m.set(g.RXSATRH, uint32(binary.LittleEndian.Uint16(ptp[at+4:]))|uint32(binary.LittleEndian.Uint16(ptp[at+8:]))<<16)
 	return typTS
 }
 

@@ -1,0 +1,139 @@
+package guest
+
+import (
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/uiod/uiod/latency"
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/igb"
+	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/vfio"
+)
+
+// TimesyncProbes is how many PTP frames TestGuestTimesync sends.
+const TimesyncProbes = 50
+
+// TestGuestTimesync checks the igb driver's IEEE 1588 unit against QEMU's igb: two NICs
+// wired to each other inside QEMU (-netdev hubport), both on vfio-pci. NIC 0 sends PTP
+// Sync frames marked for a TX stamp, NIC 1 receives them: each TX stamp must come, each
+// received frame must carry the TS bit with its own sequence id in the RX latch (the byte
+// order of RXSATRH), and its RX stamp less its TX stamp less the clocks' offset must be
+// at least 0 less the offset's error; two marked frames before a read must report the
+// second stamp lost.
+func TestGuestTimesync(t *testing.T) {
+	if os.Getenv("UIOD_GUEST") != "1" || os.Getenv("UIOD_GUEST_TIMESYNC") != "1" {
+		t.Skip("not in a QEMU guest with two igb on a hub: run through go test ./integration/ -run Timesync")
+	}
+	nics := strings.Fields(os.Getenv("UIOD_GUEST_NICS"))
+	if len(nics) != 2 {
+		t.Fatalf("UIOD_GUEST_NICS=%q: want two igb", os.Getenv("UIOD_GUEST_NICS"))
+	}
+	cfg := nic.Config{RxRing: 128, TxRing: 128, NoIRQ: true, Promiscuous: true, LinkTimeout: 5 * time.Second}
+	var ports [2]*igb.Port
+	for i, addr := range nics {
+		bindForDeviceTest(t, addr, "vfio-pci")
+		dev, err := vfio.Open(pci.MustParseAddr(addr), vfio.Options{Log: zaptest.NewLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ports[i], err = igb.Open(dev, cfg); err != nil {
+			dev.Close()
+			t.Fatalf("%s: %v", addr, err)
+		}
+		defer ports[i].Close()
+		if err := ports[i].EnableTimesync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, rx := ports[0], ports[1]
+	d0, _ := tx.DeviceTime()
+	time.Sleep(10 * time.Millisecond)
+	d1, _ := tx.DeviceTime()
+	t.Logf("NIC 0's clock advanced %d ns over a 10 ms sleep", d1-d0)
+	if d1 <= d0 {
+		t.Fatalf("device clock does not advance: %d then %d", d0, d1)
+	}
+	sync, err := latency.SyncClocks(tx, rx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("NIC 1's clock is NIC 0's %+d ns, ± %d ns", sync.OffsetNs, sync.ErrorNs)
+	dst := net.HardwareAddr{0x01, 0x1b, 0x19, 0, 0, 0} // PTP's layer-2 multicast address
+	send := func(seq uint16, mark bool) {
+		t.Helper()
+		b := tx.RxQueue(0).Pool().Get()
+		b.SetLen(nic.PutPTP(b.Data(), dst, tx.MAC(), nic.PTPSync, seq))
+		if mark {
+			b.MarkTimestamp()
+		}
+		if tx.TxBurst(0, []*nic.Buf{b}) != 1 {
+			b.Free()
+			t.Fatal("TX ring full")
+		}
+	}
+	recv := func() *nic.Buf {
+		t.Helper()
+		bufs := make([]*nic.Buf, 1)
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+			if rx.RxBurst(0, bufs) == 1 {
+				return bufs[0]
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+		t.Fatal("no frame received on NIC 1")
+		return nil
+	}
+	txStamp := func() (int64, error) {
+		for end := time.Now().Add(time.Second); ; {
+			at, err := tx.TxTimestamp()
+			if !errors.Is(err, nic.ErrNoTimestamp) || time.Now().After(end) {
+				return at, err
+			}
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
+	var minLat, maxLat int64 = 1 << 62, 0
+	for i := range TimesyncProbes {
+		seq := uint16(0x0100*i + 0x12) // both bytes differ: a swapped sequence id shows
+		send(seq, true)
+		at, err := txStamp()
+		if err != nil {
+			t.Fatalf("probe %d: TX stamp: %v", i, err)
+		}
+		b := recv()
+		got, _, ok := nic.PTPSeq(b.Bytes())
+		if !ok || got != seq {
+			b.Free()
+			t.Fatalf("probe %d: received %x (PTP %v), want seq %#04x", i, b.Bytes(), ok, seq)
+		}
+		rxAt, err := nic.RxTimestampOf(rx, b, seq)
+		b.Free()
+		if err != nil {
+			t.Fatalf("probe %d: RX stamp: %v", i, err)
+		}
+		lat := rxAt - at - sync.OffsetNs
+		if lat < -sync.ErrorNs {
+			t.Errorf("probe %d: RX stamp %d ns before the TX stamp (clock error ± %d ns)", i, -lat, sync.ErrorNs)
+		}
+		minLat, maxLat = min(minLat, lat), max(maxLat, lat)
+	}
+	t.Logf("%d probes NIC 0 → hub → NIC 1 on the device clocks: min %d ns, max %d ns", TimesyncProbes, minLat, maxLat)
+
+	// Two marked frames before a read: the latch holds only the first one's stamp.
+	send(1, true)
+	send(2, true)
+	for range 2 {
+		recv().Free()
+	}
+	if _, err := txStamp(); !errors.Is(err, nic.ErrTimestampLost) {
+		t.Errorf("two marked frames, one read: %v, want ErrTimestampLost", err)
+	}
+	rx.RxTimestamp() // free the RX latch the first of them took
+}
