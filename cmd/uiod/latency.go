@@ -16,6 +16,7 @@ import (
 	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/latency/simrig"
+	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -49,6 +50,7 @@ type latencyFlags struct {
 	seed     uint64
 	flows    int
 	stamps   string
+	ports    string
 }
 
 func newLatencyCmd(g *globals) *cobra.Command {
@@ -91,8 +93,9 @@ the receiving port's RX stamp less the sending port's TX stamp less the offset b
 the two clocks (measured MoonGen's way, by reading both, and reported with its error).
 Those figures are the dev columns beside the software ones, "(device clock)" series in
 the CSV and the plot, and "device_clock" in the JSON; the software figures are then taken
-on the generator's poll of its receiving port. Ports that cannot timestamp (virtio) are
-reported and measured with software timestamps only: no figure is labelled device clock
+on the generator's poll of its receiving port. --ports TX,RX has the generator drive two PCI NICs
+on vfio-pci itself, through their drivers, with or without --timestamps hw. Ports that
+cannot timestamp (virtio) are reported and measured with software timestamps only: no figure is labelled device clock
 unless it came from one. Ctrl-C
 (SIGINT) or SIGTERM stops the run: what was measured is printed and written, the run it
 was in cut short, and the exit code is 130.`,
@@ -122,7 +125,8 @@ was in cut short, and the exit code is 130.`,
 	fl.StringVar(&f.plot, "plot", "", "draw histogram and CDF into this .png or .svg file")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of random patterns (0: random)")
 	fl.IntVar(&f.flows, "flows", 1, "spread the probes over this many UDP flows (source ports 319, 320, ...) for RSS")
-	fl.StringVar(&f.stamps, "timestamps", "sw", "sw: software timestamps; hw: also the NICs' IEEE 1588 clocks (with --sim)")
+	fl.StringVar(&f.stamps, "timestamps", "sw", "sw: software timestamps; hw: also the NICs' IEEE 1588 clocks (with --sim or --ports)")
+	fl.StringVar(&f.ports, "ports", "", "TX,RX: two PCI NICs on vfio-pci the generator drives itself (instead of --tx/--rx wires)")
 	return cmd
 }
 
@@ -209,7 +213,16 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 	if f.tx == "" && f.rx != "" {
 		return usagef("--rx: needs --tx")
 	}
-	simMode := f.sim || f.tx == ""
+	var portAddrs [2]pci.Addr
+	if f.ports != "" {
+		if f.sim || f.tx != "" {
+			return usagef("--ports: not with --sim or --tx")
+		}
+		if portAddrs, err = parsePortsFlag(f.ports); err != nil {
+			return err
+		}
+	}
+	simMode := f.sim || (f.tx == "" && f.ports == "")
 	if f.sim && f.tx != "" {
 		return usagef("--sim and --tx: give only one")
 	}
@@ -241,6 +254,13 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 		if cmd.Flags().Changed("nic") {
 			return usagef("--nic: only with --sim")
 		}
+	}
+	if !simMode && f.ports != "" {
+		cfg.Duration = f.duration
+		if f.duration == 0 && f.count == 0 {
+			cfg.Duration = defaultWireDuration
+		}
+	} else if !simMode {
 		if txSpec, err = wire.Parse(f.tx); err != nil {
 			return usagef("--tx: %v", err)
 		}
@@ -298,6 +318,9 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 		}
 		return outputError(outs.WriteRuns(cmd.OutOrStdout(), results, rows))
 	}
+	if f.ports != "" {
+		return runLatencyPorts(ctx, cmd, g, portAddrs, cfg, hw, outs, human)
+	}
 	outs.Title = fmt.Sprintf("%s, %s", cfg.Label, cfg.Pattern)
 	res, err := latency.RunWires(ctx, cmd.ErrOrStderr(), txSpec, rxSpec, cfg)
 	if err != nil {
@@ -322,7 +345,7 @@ func (f *latencyFlags) hwStamps(cmd *cobra.Command) (bool, error) {
 		return false, usagef("--timestamps: %s is not sw or hw", clip.Quote(f.stamps))
 	}
 	if f.tx != "" {
-		return false, usagef("--timestamps hw: only with --sim: the --tx/--rx wires are not NIC ports, so they have no device clock to stamp on")
+		return false, usagef("--timestamps hw: only with --sim or --ports: the --tx/--rx wires are not NIC ports, so they have no device clock to stamp on")
 	}
 	if cmd.Flags().Changed("size") && f.size < latency.MinPTPFrameSize {
 		return false, usagef("--size: %d is too small for a PTP probe with --timestamps hw (at least %d)", f.size, latency.MinPTPFrameSize)

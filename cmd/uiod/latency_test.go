@@ -60,6 +60,10 @@ func TestLatencyBadFlags(t *testing.T) {
 		{[]string{"--timestamps", "ptp"}, "--timestamps"},
 		{[]string{"--timestamps", "hw", "--tx", "pair:a"}, "--timestamps hw"},
 		{[]string{"--timestamps", "hw", "--size", "64"}, "--size"},
+		{[]string{"--ports", "0000:01:00.0"}, "--ports"},
+		{[]string{"--ports", "0000:01:00.0,0000:01:00.0"}, "--ports"},
+		{[]string{"--ports", "0000:01:00.0,nic2"}, "--ports"},
+		{[]string{"--sim", "--ports", "0000:01:00.0,0000:02:00.0"}, "--ports"},
 		// Outputs that cannot be written fail before anything is measured (the default
 		// --sim run takes 24 s).
 		{[]string{"--csv", "/nonexistent-dir/h.csv"}, "--csv"},

@@ -36,6 +36,11 @@ func TestGuestTimesync(t *testing.T) {
 		t.Fatalf("UIOD_GUEST_NICS=%q: want two igb", os.Getenv("UIOD_GUEST_NICS"))
 	}
 	cfg := nic.Config{RxRing: 128, TxRing: 128, NoIRQ: true, Promiscuous: true, LinkTimeout: 5 * time.Second}
+	t.Run("linux", func(t *testing.T) {
+		for _, addr := range nics {
+			checkLinuxTimestamping(t, addr)
+		}
+	})
 	var ports [2]*igb.Port
 	for i, addr := range nics {
 		bindForDeviceTest(t, addr, "vfio-pci")

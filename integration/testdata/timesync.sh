@@ -1,0 +1,38 @@
+# Guest side of TestIntegrationTimesyncLatency (see timesync_test.go): four igb, NICs 1-2
+# on one QEMU hub and 3-4 on another. uiod latency --timestamps hw drives NICs 1 and 4 on
+# vfio-pci; `uiod run` forwards l2fwd between NICs 2 and 3 (vfio-pci), once per policy. Every
+# line the host reads starts with "TS ".
+set -u
+TAG=TS
+. /etc/uiod/lib.sh
+loopback_up
+gtx=$(nic 1)
+din=$(nic 2)
+dout=$(nic 3)
+grx=$(nic 4)
+[ -n "$grx" ] || fail "want four igb in '$UIOD_GUEST_NICS'"
+uiod bind --driver vfio-pci "$gtx" "$din" "$dout" "$grx" || fail "uiod bind"
+say "bound $(driver "$gtx") $(driver "$din") $(driver "$dout") $(driver "$grx")"
+for pol in busy adaptive; do
+	{
+		conf_head info
+		cat <<CONF
+  - {name: p0, driver: vfio-pci, pci: "$din", nic: igb, interrupts: msix, promiscuous: true}
+  - {name: p1, driver: vfio-pci, pci: "$dout", nic: igb, interrupts: msix, promiscuous: true}
+forward:
+  mode: l2fwd
+  pairs:
+    - [p0, p1]
+CONF
+		conf_poll "$pol" 300us
+	} >/tmp/ts.yaml
+	run_daemon /tmp/ts.yaml
+	wait_links 2 60
+	uiod latency --ports "$gtx,$grx" --timestamps hw --count 300 --interval 2ms --label "$pol" \
+		--json "/tmp/lat-$pol.json" >"/tmp/lat-$pol.txt" 2>&1 || fail "uiod latency ($pol): $(cat "/tmp/lat-$pol.txt")"
+	sed "s|^|$TAG latency $pol |" "/tmp/lat-$pol.txt"
+	status || fail "wget /status"
+	say "STATUS $pol $(tr -d '\n ' </tmp/status.json | grep -o '"port":"p[01]","wake":"[a-z]*","count":[0-9]*' | tr '\n' ' ')"
+	stop_daemon "$pol" >/dev/null
+done
+say "done"
