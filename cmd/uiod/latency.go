@@ -295,7 +295,11 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 	if simMode {
 		what := simrig.Describe(f.nic, cfg)
 		outs.Title = what
-		fmt.Fprintf(human, "uiod latency --sim: l2fwd between two %s\n", what)
+		heading := "uiod latency --sim: l2fwd between two " + what
+		if hw {
+			heading += "; device clocks: two more such ports as the generator"
+		}
+		fmt.Fprintln(human, heading)
 		rows, err := simrig.Run(ctx, policies, cfg, simrig.Options{Progress: cmd.ErrOrStderr(), Log: g.log, NIC: f.nic, HWStamps: hw})
 		if err != nil && len(rows) == 0 {
 			return err
