@@ -1,11 +1,13 @@
 package integration
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/wire"
 )
 
 // TestIntegrationTimesync runs TestGuestTimesync: the igb driver's IEEE 1588 unit on two
@@ -46,4 +48,74 @@ func TestIntegrationTimesyncLatency(t *testing.T) {
 			t.Errorf("%s: the DUT has no rx wait histograms", pol)
 		}
 	}
+}
+
+// relayDelay is the delay TestIntegrationTimesyncDelay's host relay adds.
+const relayDelay = 4 * time.Millisecond
+
+// TestIntegrationTimesyncDelay is the known-delay check: as TestIntegrationTimesyncLatency
+// (adaptive DUT only), but NIC 1's frames reach NIC 2 through a host relay that holds each
+// relayDelay, on the host's clock, which QEMU's virtual clock follows under TCG. Every
+// device-clock sample must be at least that delay, less the clock error the run reports.
+func TestIntegrationTimesyncDelay(t *testing.T) {
+	vm := startGuest(t, qemutest.SharedKernel, qemutest.Options{
+		IOMMU: true, NICs: 4, HubPairs: true, HubSkip: 1, HugePages: 32, Memory: "1G", Timeout: 8 * time.Minute,
+		Script: "export UIOD_TS_POLICIES=adaptive\n" + testdataScript(t, "timesync.sh"),
+	})
+	in, err := wire.ListenUnix(vm.NICs[0].HostSocket, vm.NICs[0].GuestSocket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := wire.ListenUnix(vm.NICs[1].HostSocket, vm.NICs[1].GuestSocket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	type held struct {
+		f  []byte
+		at int64
+	}
+	q := make(chan held, 4096)
+	in.SetHandler(func(f []byte, ts int64) {
+		select {
+		case q <- held{append([]byte(nil), f...), ts + int64(relayDelay)}:
+		default: // a full queue drops, as a wire would
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for h := range q {
+			if d := time.Duration(h.at - wire.Now()); d > 0 {
+				time.Sleep(d)
+			}
+			out.Send(h.f)
+		}
+	}()
+	r := vm.Finish(t)
+	in.SetHandler(nil)
+	close(q)
+	<-done
+	var line string
+	for _, l := range strings.Split(r.Output, "\n") {
+		if strings.HasPrefix(l, "TS ") {
+			t.Log(l)
+		}
+		if strings.Contains(l, "(device clock)] min ") {
+			line = l
+		}
+	}
+	if r.Exit != 0 || line == "" {
+		t.Fatalf("guest script exit %d, no device-clock line:\n%s", r.Exit, r.Output)
+	}
+	var minNs, offset, errNs int64
+	rest := line[strings.Index(line, "] min ")+2:]
+	if _, err := fmt.Sscanf(rest, "min %d ns, clock offset %d ns ± %d ns", &minNs, &offset, &errNs); err != nil {
+		t.Fatalf("%q: %v", rest, err)
+	}
+	if minNs < int64(relayDelay)-errNs {
+		t.Errorf("device-clock minimum %d ns is below the relay's %v (clock error ± %d ns)", minNs, relayDelay, errNs)
+	}
+	t.Logf("relay delay %v: device-clock minimum %d ns (± %d ns)", relayDelay, minNs, errNs)
 }

@@ -1,5 +1,6 @@
-# Guest side of TestIntegrationTimesyncLatency (see timesync_test.go): four igb, NICs 1-2
-# on one QEMU hub and 3-4 on another. uiod latency --timestamps hw drives NICs 1 and 4 on
+# Guest side of TestIntegrationTimesyncLatency and TestIntegrationTimesyncDelay (see
+# timesync_test.go): four igb, NICs 1-2 on one QEMU hub (or the host's delaying relay)
+# and 3-4 on another; UIOD_TS_POLICIES lists the DUT's policies (default busy adaptive). uiod latency --timestamps hw drives NICs 1 and 4 on
 # vfio-pci; `uiod run` forwards l2fwd between NICs 2 and 3 (vfio-pci), once per policy. Every
 # line the host reads starts with "TS ".
 set -u
@@ -13,7 +14,7 @@ grx=$(nic 4)
 [ -n "$grx" ] || fail "want four igb in '$UIOD_GUEST_NICS'"
 uiod bind --driver vfio-pci "$gtx" "$din" "$dout" "$grx" || fail "uiod bind"
 say "bound $(driver "$gtx") $(driver "$din") $(driver "$dout") $(driver "$grx")"
-for pol in busy adaptive; do
+for pol in ${UIOD_TS_POLICIES:-busy adaptive}; do
 	{
 		conf_head info
 		cat <<CONF

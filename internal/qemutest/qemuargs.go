@@ -44,7 +44,7 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 		}
 		netdev := fmt.Sprintf("dgram,id=n%d,local.type=unix,local.path=%s,remote.type=unix,remote.path=%s",
 			i, nic.GuestSocket, nic.HostSocket)
-		if o.HubPairs {
+		if o.HubPairs && i/2 >= o.HubSkip {
 			netdev = fmt.Sprintf("hubport,id=n%d,hubid=%d", i, i/2)
 		}
 		if i == 0 && o.TAPQueues > 0 {

@@ -53,6 +53,9 @@ type Options struct {
 	// HubPairs wires NICs 2i and 2i+1 to each other inside QEMU (-netdev hubport on hub
 	// i) instead of to the host's sockets, so that no host socket sits between them.
 	HubPairs bool
+	// HubSkip, with HubPairs, leaves the first HubSkip pairs on the host's sockets (a
+	// host test relays between them: a path with a delay of its own).
+	HubSkip int
 	// Memory is the guest RAM in QEMU syntax; "" means 512M.
 	Memory string
 	// CPUs is the number of guest CPUs; 0 means 1.
