@@ -48,7 +48,9 @@ func (t *Timesync) locked(f func() error) error {
 
 // EnableTimesync implements nic.Timesync: TIMINCA for the link speed, ETQF 3 for
 // ethertype 0x88F7 marked IEEE 1588, PTPv2 layer-2 Sync frames stamped on receive,
-// marked frames on transmit, and both latches read empty.
+// marked frames on transmit, and both latches read empty. The 82599's clock rate follows
+// the link speed at this call (10 Gb/s's while the link is down): enable with the link
+// up, and again after it changed speed.
 func (t *Timesync) EnableTimesync() error {
 	return t.locked(func() error {
 		r, g := t.p.bar, t.regs
