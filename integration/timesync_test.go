@@ -28,7 +28,9 @@ func TestIntegrationTimesync(t *testing.T) {
 // measured the RX wait of the stamped probes.
 func TestIntegrationTimesyncLatency(t *testing.T) {
 	vm := startGuest(t, qemutest.SharedKernel, qemutest.Options{
-		IOMMU: true, NICs: 4, HubPairs: true, HugePages: 32, Memory: "1G", Timeout: 8 * time.Minute,
+		// The guest bench/dpdk's TestDPDKTimesync boots for testpmd: 2 vCPUs, TSC clock.
+		IOMMU: true, NICs: 4, HubPairs: true, CPUs: 2, Cmdline: []string{"tsc=reliable"},
+		HugePages: 64, Memory: "2G", Timeout: 8 * time.Minute,
 		Script: testdataScript(t, "timesync.sh"),
 	})
 	r := vm.Finish(t)

@@ -1,0 +1,40 @@
+# Guest side of TestDPDKTimesync (timesync_test.go): four igb, NICs 1-2 on one QEMU hub and
+# 3-4 on another. DPDK's testpmd (io forwarding, paired) forwards between NICs 2 and 3 on
+# vfio-pci while uiod latency --ports NIC1,NIC4 --timestamps hw measures through it on
+# the NICs' clocks. Every line the host reads starts with "TS ".
+set -u
+TAG=TS RUNLOG=/tmp/fw.log LOGTAIL=40
+. /etc/uiod/lib.sh
+export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
+loopback_up
+chmod go-w / /usr /usr/lib /usr/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/dpdk 2>/dev/null
+mkdir -p /var/run /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages 2>/dev/null
+gtx=$(nic 1)
+din=$(nic 2)
+dout=$(nic 3)
+grx=$(nic 4)
+[ -n "$grx" ] || fail "want four igb in '$UIOD_GUEST_NICS'"
+uiod bind --driver vfio-pci "$gtx" "$din" "$dout" "$grx" || fail "uiod bind"
+say "bound"
+rm -f /tmp/tp.in && mkfifo /tmp/tp.in
+sleep 100000 >/tmp/tp.in &
+FIFOPID=$!
+dpdk-testpmd -l 0,1 -n 1 --in-memory --no-telemetry --iova-mode=va -m 256 -a "$din" -a "$dout" -- \
+	--forward-mode=io --auto-start --nb-cores=1 --rxq=1 --txq=1 --port-topology=paired </tmp/tp.in >/tmp/fw.log 2>&1 &
+PID=$!
+i=0
+until grep -q "Press enter to exit" /tmp/fw.log; do
+	kill -0 "$PID" 2>/dev/null || fail "testpmd exited"
+	i=$((i + 1))
+	[ $i -lt 600 ] || fail "testpmd did not start"
+	sleep 0.2
+done
+say "testpmd started"
+uiod latency --ports "$gtx,$grx" --timestamps hw --count 300 --interval 2ms --label testpmd \
+	>/tmp/lat.txt 2>&1 || fail "uiod latency: $(cat /tmp/lat.txt)"
+sed "s|^|$TAG latency |" /tmp/lat.txt
+kill -INT "$PID"
+wait "$PID"
+kill "$FIFOPID" 2>/dev/null
+PID=
+say "done"
