@@ -13,8 +13,15 @@ import (
 // TestIntegrationTimesync runs TestGuestTimesync: the igb driver's IEEE 1588 unit on two
 // QEMU igb NICs wired to each other inside QEMU (a hub), on vfio-pci behind the emulated
 // IOMMU, on the shared kernel.
-func TestIntegrationTimesync(t *testing.T) {
-	vm := startGuest(t, qemutest.SharedKernel, qemutest.Options{
+func TestIntegrationTimesync(t *testing.T) { runTimesync(t, qemutest.SharedKernel) }
+
+// TestIntegrationTimesyncDebian is TestIntegrationTimesync on Debian's kernel, whose igb
+// module gives the Linux cross-check.
+func TestIntegrationTimesyncDebian(t *testing.T) { runTimesync(t, qemutest.DebianKernel) }
+
+// runTimesync boots the two-NIC hub guest on kernel and runs TestGuestTimesync.
+func runTimesync(t *testing.T, kernel func() (qemutest.Kernel, error)) {
+	vm := startGuest(t, kernel, qemutest.Options{
 		IOMMU: true, NICs: 2, HubPairs: true, HugePages: 16, Timeout: 5 * time.Minute,
 		Script: guestTestScript("UIOD_GUEST_TIMESYNC", "^TestGuestTimesync$", 4*time.Minute),
 	})
