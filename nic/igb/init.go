@@ -104,23 +104,6 @@ func (p *Port) writePHY(reg uint32, val uint16) error {
 	return nil
 }
 
-// startLink lets the MAC follow the PHY (set link up, no forced speed) and restarts
-// auto-negotiation; waitLink then waits for its result.
-func (p *Port) startLink() error {
-	r := p.bar
-	r.Write32(intelnic.CTRL, r.Read32(intelnic.CTRL)&^(i82576.CtrlFrcSpd|i82576.CtrlFrcDpx)|i82576.CtrlSLU)
-	bmcr, err := p.readPHY(i82576.PHYBMCR)
-	if err != nil {
-		return err
-	}
-	return p.writePHY(i82576.PHYBMCR, bmcr|i82576.BmcrANEnable|i82576.BmcrANRestart)
-}
-
-// waitLink waits up to timeout for STATUS.LU.
-func (p *Port) waitLink(timeout time.Duration) bool {
-	return intel.WaitSet(p.bar, intelnic.STATUS, i82576.StatusLU, timeout) == nil
-}
-
 // RXDCTL thresholds: prefetch 8, host 8, write back each descriptor at once.
 const rxdctlThresholds = 8 | 8<<8 | 1<<16
 

@@ -41,8 +41,8 @@ func udpFrame(i int) []byte {
 
 // TestDriversOnStrictModel opens the real drivers on strict models with slow resets,
 // EEPROM reads, DMA init, queue enables and auto-negotiation, on every 82599 media the
-// model distinguishes (each needs its own link mode) and on the 82576 as silicon and as
-// QEMU's igb: each must come up with link, spread flows over its four RSS queues and
+// model distinguishes (each needs its own link mode), on the 82576 as silicon and as
+// QEMU's igb, on its SerDes parts and with its PHY powered down: each must come up with link, spread flows over its four RSS queues and
 // receive every frame, without a single model fault.
 func TestDriversOnStrictModel(t *testing.T) {
 	tests := []struct {
@@ -56,6 +56,14 @@ func TestDriversOnStrictModel(t *testing.T) {
 		{"82599 XAUI", intel.Config{DeviceID: 0x10FC}},
 		{"82576", intel.Config{Flavor: intel.X82576}},
 		{"82576 QEMU", intel.Config{Flavor: intel.X82576, Quirks: intel.QEMUQuirks()}},
+		// SerDes parts: the link comes up through the PCS, not the copper PHY.
+		{"82576 fiber", intel.Config{Flavor: intel.X82576, DeviceID: 0x10E6}},
+		{"82576 SerDes", intel.Config{Flavor: intel.X82576, DeviceID: 0x10E7}},
+		{"82576 NS SerDes", intel.Config{Flavor: intel.X82576, DeviceID: 0x1518}},
+		{"82576 SerDes quad", intel.Config{Flavor: intel.X82576, DeviceID: 0x150D}},
+		// Handed over by Linux with the interface down: the PHY is powered down.
+		{"82576 PHY powered down", intel.Config{Flavor: intel.X82576, PHYPoweredDown: true}},
+		{"82576 QEMU PHY powered down", intel.Config{Flavor: intel.X82576, PHYPoweredDown: true, Quirks: intel.QEMUQuirks()}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,8 +81,8 @@ func TestDriversOnStrictModel(t *testing.T) {
 				t.Fatalf("open: %v (model: %v)", err, m.Device().Err())
 			}
 			defer p.Close()
-			if !p.Link().Up {
-				t.Fatalf("no link after open (model: %v)", m.Device().Err())
+			if l := p.Link(); !l.Up || (cfg.Flavor == intel.X82576 && l.SpeedMbps != 1000) {
+				t.Fatalf("link %+v after open, want up at 1000 Mb/s on the 82576 (model: %v)", l, m.Device().Err())
 			}
 			const frames = 200
 			var per [queues]int

@@ -11,7 +11,8 @@ import (
 
 // linkState is the port's link. It is up when a wire is plugged in, no fault injection
 // holds it down, auto-negotiation (Timing.Autoneg) after the last reset or AN restart
-// has finished, and (82599) AUTOC's link mode suits the port's media.
+// has finished, (82599) AUTOC's link mode suits the port's media and (82576) the PHY is
+// powered up or the SerDes PCS set up (linkPowered).
 // Guarded by the device lock.
 type linkState struct {
 	plugged bool
@@ -49,7 +50,7 @@ func (l *linkState) reset(m *Model) {
 // updateLink recomputes the link and raises LSC when it changed. The lock is held.
 func (m *Model) updateLink() {
 	l := &m.link
-	up := l.plugged && l.wanted && wire.Now() >= l.readyAt && m.lmsValid()
+	up := l.plugged && l.wanted && wire.Now() >= l.readyAt && m.lmsValid() && m.linkPowered()
 	if up == l.up {
 		return
 	}

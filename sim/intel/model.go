@@ -85,6 +85,11 @@ type Config struct {
 	// Timing sets how long resets, the EEPROM auto-read, DMA init, queue enables and
 	// auto-negotiation take (zero fields: short defaults).
 	Timing Timing
+	// PHYPoweredDown starts an 82576 copper port with its PHY powered down (BMCR bit 11),
+	// as Linux leaves a port whose interface is down (igb_power_down_link) when it hands
+	// it over. The PHY keeps the bit across resets: the link comes up only once a driver
+	// clears it.
+	PHYPoweredDown bool
 	// Quirks select QEMU igb behaviours instead of the silicon's (see QEMUQuirks).
 	Quirks Quirks
 	// Log receives fault reports (nil: none).
@@ -169,6 +174,9 @@ func New(cfg Config) (*Model, error) {
 	}
 	m.dev = dev
 	m.ic.init(m)
+	if cfg.PHYPoweredDown {
+		m.phy.bmcr = i82576.BmcrPowerDown // kept by the PHY reset in resetLocked
+	}
 	dev.Lock()
 	m.link.wanted = true
 	m.resetLocked()

@@ -43,7 +43,7 @@ func (m *Model) sharedRegs() []sim.Reg {
 	l, nq := m.l, m.l.queues
 	regs := []sim.Reg{
 		{Name: "STATUS", Off: intelnic.STATUS, Access: sim.RO, Read: m.readSTATUS},
-		rw("CTRL_EXT", intelnic.CTRLEXT, 1, 0, 0),
+		{Name: "CTRL_EXT", Off: intelnic.CTRLEXT, Access: sim.RW, Reset: m.ctrlExtReset(), Write: m.writeLinkReg},
 
 		{Name: "EICR", Off: l.eicr, Access: sim.RO, Read: m.readEICR, Write: m.writeEICR},
 		{Name: "EICS", Off: l.eics, Access: sim.WO, Read: m.readEICS, Write: m.writeEICS},
@@ -152,9 +152,13 @@ func (m *Model) writeCTRL(_ int, _, v uint32) {
 		m.st.Resets++
 		m.swReset = true
 		m.dev.ResetRegisters()
-	case m.cfg.Flavor == X82599 && v&intelnic.CtrlLinkReset != 0,
-		m.cfg.Flavor == X82576 && v&i82576.CtrlPHYRST != 0:
+	case m.cfg.Flavor == X82599 && v&intelnic.CtrlLinkReset != 0:
 		m.link.reset(m)
+	case m.cfg.Flavor == X82576 && v&i82576.CtrlPHYRST != 0:
+		m.phy.reset() // the PHY's registers to their defaults (it stays powered down)
+		m.link.reset(m)
+	default:
+		m.updateLink() // CTRL.SLU (SerDes)
 	}
 }
 

@@ -12,11 +12,13 @@ const (
 	phyIDValue = 0x02A80390
 )
 
-// registers82576 is the 82576 table: sharedRegs and the registers only it has.
+// registers82576 is the 82576 table: sharedRegs, the SerDes registers (pcsRegs) and the
+// registers only it has.
 func (m *Model) registers82576() []sim.Reg {
 	l := m.l
 	nq := l.queues
-	return append(m.sharedRegs(), []sim.Reg{
+	regs := append(m.sharedRegs(), m.pcsRegs()...)
+	return append(regs, []sim.Reg{
 		// General control.
 		{Name: "CTRL", Off: intelnic.CTRL, Access: sim.RW, SelfClear: intelnic.CtrlReset | i82576.CtrlPHYRST, Write: m.writeCTRL, Read: m.readCTRL},
 		{Name: "EECD", Off: i82576.EECD, Access: sim.RW, Mask: 0x4F, Reset: intelnic.EecPresent | intelnic.EecAutoRead, Read: readEEC},
@@ -206,9 +208,12 @@ func (m *Model) phyRead(reg uint32) (uint16, bool) {
 func (m *Model) phyWrite(reg uint32, v uint16) bool {
 	switch reg {
 	case i82576.PHYBMCR:
+		poweredUp := m.phy.bmcr&i82576.BmcrPowerDown != 0 && v&i82576.BmcrPowerDown == 0
 		m.phy.bmcr = v &^ (i82576.BmcrReset | i82576.BmcrANRestart)
-		if v&(i82576.BmcrReset|i82576.BmcrANRestart) != 0 {
-			m.link.reset(m) // auto-negotiation restarts
+		if v&(i82576.BmcrReset|i82576.BmcrANRestart) != 0 || poweredUp {
+			m.link.reset(m) // auto-negotiation restarts (also when the PHY powers up)
+		} else {
+			m.updateLink() // powered down: the link goes
 		}
 	case i82576.PHYANAR:
 		m.phy.anar = v
@@ -231,6 +236,10 @@ type phyState struct {
 	other           [32]uint16
 }
 
+// reset puts the PHY's registers back to their defaults, except BMCR's power-down bit:
+// the PHY keeps it across a MAC or PHY reset (Linux's igb_power_up_link resets the PHY and
+// then clears the bit itself; igb_power_up_phy_copper: "The PHY will retain its settings
+// across a power down/up cycle").
 func (p *phyState) reset() {
-	*p = phyState{bmcr: i82576.BmcrANEnable | 1<<8 | 1<<6, anar: 0x01E1, gcr: 0x0300}
+	*p = phyState{bmcr: i82576.BmcrANEnable | 1<<8 | 1<<6 | p.bmcr&i82576.BmcrPowerDown, anar: 0x01E1, gcr: 0x0300}
 }
