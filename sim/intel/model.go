@@ -85,11 +85,11 @@ type Config struct {
 	// Timing sets how long resets, the EEPROM auto-read, DMA init, queue enables and
 	// auto-negotiation take (zero fields: short defaults).
 	Timing Timing
-	// PHYPoweredDown starts an 82576 copper port with its PHY powered down (BMCR bit 11),
-	// as Linux leaves a port whose interface is down (igb_power_down_link) when it hands
-	// it over. The PHY keeps the bit across resets: the link comes up only once a driver
-	// clears it.
-	PHYPoweredDown bool
+	// PoweredDown starts the port as Linux leaves one whose interface is down when it
+	// hands it over: an 82576 copper port's PHY powered down (igb_power_down_link, BMCR
+	// bit 11), an 82599 SFP+ port's laser off (ixgbe_disable_tx_laser, ESDP.SDP3 high).
+	// Both survive resets: the link comes up only once a driver powers it up.
+	PoweredDown bool
 	// Quirks select QEMU igb behaviours instead of the silicon's (see QEMUQuirks).
 	Quirks Quirks
 	// Log receives fault reports (nil: none).
@@ -174,7 +174,7 @@ func New(cfg Config) (*Model, error) {
 	}
 	m.dev = dev
 	m.ic.init(m)
-	if cfg.PHYPoweredDown {
+	if cfg.PoweredDown {
 		m.phy.bmcr = i82576.BmcrPowerDown // kept by the PHY reset in resetLocked
 	}
 	dev.Lock()

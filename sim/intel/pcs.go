@@ -2,6 +2,7 @@ package intel
 
 import (
 	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/sim"
 )
@@ -44,12 +45,12 @@ func (m *Model) serdes() bool {
 	return mode == i82576.CtrlExtLinkSerDes || mode == i82576.CtrlExtLink1000BaseKX
 }
 
-// linkPowered reports whether the 82576's link path is powered and set up: the copper
-// PHY not powered down, or the SerDes PCS set up as the package comment says. The lock
-// is held.
+// linkPowered reports whether the link path is powered and set up: the 82599 SFP+ laser
+// on (ESDP.SDP3 low), the 82576 copper PHY not powered down, or its SerDes PCS set up as
+// the comment above says. The lock is held.
 func (m *Model) linkPowered() bool {
 	if m.cfg.Flavor != X82576 {
-		return true
+		return !sfpID(m.cfg.DeviceID) || m.get(i82599.ESDP)&i82599.EsdpSDP3 == 0 // the SFP+ laser
 	}
 	if !m.serdes() {
 		return m.phy.bmcr&i82576.BmcrPowerDown == 0

@@ -81,7 +81,7 @@ func (m *Model) registers82576() []sim.Reg {
 		rw("TIPG", 0x00410, 1, 0, 0),
 		rw("TXPBS", 0x03404, 1, 0, 40),
 		rw("DTXCTL", 0x03590, 1, 0, 0),
-		rw("TXCTL", l.txq(0, 0x14), nq, intelnic.QStride, 0),
+		rw("DCA_TXCTRL", l.txq(0, i82576.QDCATX), nq, intelnic.QStride, dcaTxctlReset),
 
 		// Statistics (read to clear).
 		stat("ALGNERRC", 0x04004, 1, 0),
