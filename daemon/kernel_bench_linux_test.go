@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"encoding/binary"
-	"fmt"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,45 +22,24 @@ func TestKernelPathRate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a measurement")
 	}
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
-	ns := testutil.Netns(t, "uiod-kb")
-	name := fmt.Sprintf("kbench%d", os.Getpid())
-	cfg := testConfig(t, fmt.Sprintf(`
-ports:
-  - {name: a, driver: sim, wire: "pair:%[1]s0", promiscuous: true, kernel: {tap: uiodkb0}}
-  - {name: b, driver: sim, wire: "pair:%[1]s1", promiscuous: true}
-forward: {mode: l2fwd, pairs: [[a, b]]}
-poll: {mode: adaptive}
-`, name))
-	cfg.Metrics.Listen = ""
-	app := &kernelApp{}
-	empty := [][6]byte{{}, {}}
-	app.macs.Store(&empty)
-	d := New(cfg, Options{App: app})
-	gen, err := wire.Open("pair:" + name + "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gen.Close()
+	var gen, other wire.Port
 	var out atomic.Uint64
-	gen.SetHandler(func(f []byte, ts int64) {
-		if len(f) >= 14 && binary.BigEndian.Uint16(f[12:]) == 0x88b5 {
-			out.Add(1)
+	d, ns, macs := pairKernelDaemon(t, "uiodkb0", "{mode: adaptive}", func(name string) {
+		var err error
+		if gen, err = wire.Open("pair:" + name + "0"); err != nil {
+			t.Fatal(err)
+		}
+		gen.SetHandler(func(f []byte, ts int64) {
+			if len(f) >= 14 && binary.BigEndian.Uint16(f[12:]) == 0x88b5 {
+				out.Add(1)
+			}
+		})
+		if other, err = wire.Open("pair:" + name + "1"); err != nil {
+			t.Fatal(err)
 		}
 	})
-	other, err := wire.Open("pair:" + name + "1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	defer gen.Close()
 	defer other.Close()
-	if err := testutil.InNetns(ns, d.Start); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	defer d.Stop()
-	macs := [][6]byte{[6]byte(d.ports[0].nic.MAC()), [6]byte(d.ports[1].nic.MAC())}
-	app.macs.Store(&macs)
 	k := d.ports[0].kernel
 
 	// Towards the kernel.

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/internal/testutil"
@@ -70,7 +71,7 @@ func newKernelRig(t *testing.T, poll string) *kernelRig {
 			t.Skipf("needs %s (iputils-ping, netcat-openbsd)", tool)
 		}
 	}
-	r := &kernelRig{ns: testutil.Netns(t, "uiod-k"), nsA: testutil.Netns(t, "uiod-ka"), nsB: testutil.Netns(t, "uiod-kb"), app: &kernelApp{}}
+	r := &kernelRig{ns: testutil.Netns(t, "uiod-k"), nsA: testutil.Netns(t, "uiod-ka"), nsB: testutil.Netns(t, "uiod-kb")}
 	for _, ns := range []string{r.ns, r.nsA, r.nsB} {
 		// No IPv6: nothing but the test's own traffic crosses the ports.
 		if out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1").CombinedOutput(); err != nil {
@@ -84,23 +85,7 @@ ports:
 forward: {mode: l2fwd, pairs: [[a, b]]}
 poll: %s
 `, poll))
-	cfg.Metrics.Listen = "" // the daemon runs in ns: keep it off
-	r.d = New(cfg, Options{App: r.app})
-	empty := [][6]byte{{}, {}}
-	r.app.macs.Store(&empty)
-	if err := testutil.InNetns(r.ns, r.d.Start); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := r.d.Stop(); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	})
-	macs := make([][6]byte, len(r.d.ports))
-	for i, p := range r.d.ports {
-		macs[i] = [6]byte(p.nic.MAC())
-	}
-	r.app.macs.Store(&macs)
+	r.d, _ = startKernelApp(t, cfg, r.ns)
 	r.macPort = r.d.ports[0].nic.MAC()
 	testutil.IPIn(t, r.ns, "addr", "add", "10.231.0.1/24", "dev", "uiodk0")
 	// The wires' TAPs, made by Start in ns, are the peers' interfaces.
@@ -114,6 +99,54 @@ poll: %s
 	testutil.IPIn(t, r.nsA, "neigh", "add", "10.231.0.3", "lladdr", r.macB.String(), "dev", "uiodp0")
 	testutil.IPIn(t, r.nsB, "neigh", "add", "10.231.0.2", "lladdr", r.macA.String(), "dev", "uiodp1")
 	return r
+}
+
+// startKernelApp starts a daemon for cfg in namespace ns running kernelApp, stops it when
+// the test ends, and returns it with its ports' MACs.
+func startKernelApp(t testing.TB, cfg *config.Config, ns string) (*Daemon, [][6]byte) {
+	t.Helper()
+	cfg.Metrics.Listen = "" // the daemon runs in ns: keep it off
+	app := &kernelApp{}
+	empty := make([][6]byte, len(cfg.Ports))
+	app.macs.Store(&empty)
+	d := New(cfg, Options{App: app})
+	if err := testutil.InNetns(ns, d.Start); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := d.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	macs := make([][6]byte, len(d.ports))
+	for i, p := range d.ports {
+		macs[i] = [6]byte(p.nic.MAC())
+	}
+	app.macs.Store(&macs)
+	return d, macs
+}
+
+// pairKernelDaemon starts, in a new namespace, a daemon on two sim ports cabled to the
+// in-memory wires pair:NAME0 and pair:NAME1, port a with the kernel path tapName, under
+// the poll section poll, running kernelApp. open is called with NAME before the start (to
+// open the wires' far ends).
+func pairKernelDaemon(t testing.TB, tapName, poll string, open func(name string)) (d *Daemon, ns string, macs [][6]byte) {
+	t.Helper()
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skip("no /dev/net/tun")
+	}
+	ns = testutil.Netns(t, "uiod-"+tapName)
+	name := fmt.Sprintf("%s-%d", tapName, os.Getpid())
+	cfg := testConfig(t, fmt.Sprintf(`
+ports:
+  - {name: a, driver: sim, wire: "pair:%[1]s0", promiscuous: true, kernel: {tap: %[2]s}}
+  - {name: b, driver: sim, wire: "pair:%[1]s1", promiscuous: true}
+forward: {mode: l2fwd, pairs: [[a, b]]}
+poll: %[3]s
+`, name, tapName, poll))
+	open(name)
+	d, macs = startKernelApp(t, cfg, ns)
+	return d, ns, macs
 }
 
 // linkMAC is interface name's address in ns.
@@ -270,32 +303,10 @@ func TestIntegrationKernelWake(t *testing.T) {
 // (dropped and counted as tx_full, and in the TAP's TxRingFull), while the frames of the
 // same stream that are forwarded keep going out of port b, every one accounted for.
 func TestIntegrationKernelFlood(t *testing.T) {
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
-	ns := testutil.Netns(t, "uiod-kf")
-	name := fmt.Sprintf("kflood%d", os.Getpid())
-	cfg := testConfig(t, fmt.Sprintf(`
-ports:
-  - {name: a, driver: sim, wire: "pair:%[1]s0", promiscuous: true, kernel: {tap: uiodkf0}}
-  - {name: b, driver: sim, wire: "pair:%[1]s1", promiscuous: true}
-forward: {mode: l2fwd, pairs: [[a, b]]}
-poll: {mode: busy}
-`, name))
-	cfg.Metrics.Listen = ""
-	app := &kernelApp{}
-	empty := [][6]byte{{}, {}}
-	app.macs.Store(&empty)
-	d := New(cfg, Options{App: app})
-	ends := openFarEnds(t, name)
+	var ends *farEnds
+	d, _, macs := pairKernelDaemon(t, "uiodkf0", "{mode: busy}", func(name string) { ends = openFarEnds(t, name) })
 	defer ends.gen[0].Close()
 	defer ends.gen[1].Close()
-	if err := testutil.InNetns(ns, d.Start); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	defer d.Stop()
-	macs := [][6]byte{[6]byte(d.ports[0].nic.MAC()), [6]byte(d.ports[1].nic.MAC())}
-	app.macs.Store(&macs)
 
 	toKernel := frame(0)
 	copy(toKernel, macs[0][:]) // for port a itself: the app hands it to the kernel
