@@ -19,6 +19,8 @@ type Host struct {
 	Memlock uint64
 	// HugePages are the host's reserved hugepages; HugePages.Total = 0 means none.
 	HugePages HugePages
+	// MemAvailable is /proc/meminfo's MemAvailable in bytes, 0 if unknown.
+	MemAvailable uint64
 }
 
 // HugePages are the hugepage counts of /proc/meminfo.
@@ -29,7 +31,7 @@ type HugePages struct {
 
 // LocalHost describes this machine: the CPUs in the process's affinity mask (all
 // runtime.NumCPU CPUs where the mask cannot be read), its RLIMIT_MEMLOCK and the
-// hugepages of /proc/meminfo.
+// hugepages and MemAvailable of /proc/meminfo.
 func LocalHost() Host { return LocalHostAt("/") }
 
 // LocalHostAt is LocalHost with /proc/meminfo read under root (a --root prefix).
@@ -42,6 +44,7 @@ func LocalHostAt(root string) Host {
 	// blocking on a FIFO or device node put in its place, at most maxMeminfo bytes.
 	if b, err := (&pci.Host{Root: root}).ReadFile("proc/meminfo", maxMeminfo); err == nil {
 		h.HugePages = parseMeminfo(string(b))
+		h.MemAvailable = parseMemAvailable(string(b))
 	}
 	return h
 }

@@ -15,12 +15,14 @@ import (
 // --root prefix; "" means "/"), as Loader.Load does with Loader.Root:
 //
 //   - state_dir is a host path under the root ("/run/uiod" is <root>/run/uiod): it must
-//     resolve inside the root, every symlink on the way followed only inside it.
+//     resolve inside the root, every symlink on the way followed only inside it, and
+//     when it exists be uiod's own (pci.Host.CheckStateDir: not a symlink, owned by root,
+//     not group or world writable, holding nothing but uiod's files).
 //   - A unix wire's socket paths are the paths other programs (QEMU, uiod latency) use
 //     as they are, so they are not moved under the root: under a root other than "/"
 //     each must lie inside it and resolve inside it, else it is refused.
 //
-// Under "/" nothing is outside the root. The result is a *ValidationError naming the
+// Under "/" nothing is outside the root, and only state_dir's own rules apply. The result is a *ValidationError naming the
 // keys, or nil. Nothing is created or written; symlinks are read. The check is by path:
 // the daemon, which binds the sockets, also opens their directories inside the root and
 // uses those (package daemon), so a rename after the check cannot move them out.
@@ -42,14 +44,16 @@ func (c *Config) checkHostPaths(root string) fieldErrors {
 		root = abs
 	}
 	root = filepath.Clean(root)
-	if root == "/" {
-		return nil
-	}
 	h := &pci.Host{Root: root}
 	if c.StateDir != "" && filepath.IsAbs(c.StateDir) && !hasDotDot(c.StateDir) {
 		if _, err := h.Path(c.StateDir); err != nil {
 			errs.add("state_dir", c.StateDir, "%s", outsideMsg(err, root))
+		} else if err := h.CheckStateDir(c.StateDir); err != nil {
+			errs.add("state_dir", c.StateDir, "%v", err)
 		}
+	}
+	if root == "/" {
+		return errs
 	}
 	for i, p := range c.Ports {
 		if p.Wire.Kind != wire.KindUnix {

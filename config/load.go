@@ -32,6 +32,9 @@ type Loader struct {
 	Root string
 	// LookupEnv reads environment overrides; nil means os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
+	// CheckDevices checks each PCI port that exists under Root against its nic: (see
+	// Config.CheckDevices), as `uiod config validate` and `uiod bind --config` do.
+	CheckDevices bool
 }
 
 // Load reads, completes and validates the configuration file at path; "-" reads standard
@@ -116,6 +119,11 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 		}
 	}
 	c.assignSimAddrs()
+	if _, env := fromEnv["state_dir"]; !env && !hasKey(raw, "state_dir") {
+		if dir := c.userStateDir(lookup); dir != "" {
+			c.StateDir = dir
+		}
+	}
 
 	host := l.Host
 	if host == nil {
@@ -129,7 +137,11 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 	// A value that failed to decode has already been reported; what validation says
 	// about the default left in its place would only confuse.
 	decoded := pathsOf(errs)
-	for _, fe := range append(c.check(*host), c.checkHostPaths(l.Root)...) {
+	checks := append(c.check(*host), c.checkHostPaths(l.Root)...)
+	if l.CheckDevices {
+		checks = append(checks, c.checkDevices(l.Root)...)
+	}
+	for _, fe := range checks {
 		if !decoded.covers(fe.Path) {
 			errs = append(errs, fe)
 		}

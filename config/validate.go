@@ -66,12 +66,17 @@ func (c *Config) check(h Host) fieldErrors {
 	case hasDotDot(c.StateDir):
 		// Joined to a --root, "/../../x" would leave it.
 		errs.add("state_dir", c.StateDir, "must not have \"..\" elements")
+	default:
+		if why := systemStateDir(c.StateDir); why != "" {
+			errs.add("state_dir", c.StateDir, "is %s, not a directory of uiod's own: uiod creates and removes files in state_dir; give it one of its own, such as %s", why, DefaultStateDir)
+		}
 	}
 	c.checkPorts(&errs)
 	c.checkKernel(&errs)
 	c.checkForward(&errs)
 	c.checkPoll(&errs, h)
 	c.checkDMA(&errs, h)
+	c.checkModel(&errs, h)
 	oneOf(&errs, "vfio.interface", c.VFIO.Interface, VFIOAuto, VFIOGroup, VFIOIOMMUFD)
 	if c.Power.CPUDMALatency < -1 || c.Power.CPUDMALatency > math.MaxInt32 {
 		// The kernel takes the latency as an s32; a larger value would wrap.
@@ -184,9 +189,14 @@ func (c *Config) checkWire(errs *fieldErrors, i int, driverOK bool, pairWires ma
 
 func (c *Config) checkForward(errs *fieldErrors) {
 	f := &c.Forward
-	if !oneOf(errs, "forward.mode", f.Mode, ForwardL2fwd, ForwardReflect) {
+	if !oneOf(errs, "forward.mode", f.Mode, ForwardL2fwd, ForwardReflect, ForwardL3fwd) {
 		return
 	}
+	if f.Mode == ForwardL3fwd {
+		c.checkL3fwd(errs)
+		return
+	}
+	c.checkNotL3fwd(errs)
 	if f.Mode == ForwardReflect {
 		if len(f.Pairs) > 0 {
 			errs.add("forward.pairs", nil, "pairs only apply to l2fwd; reflect sends each frame back out of its own port")

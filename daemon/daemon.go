@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/uiod/uiod/capture"
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/irq"
@@ -37,6 +39,11 @@ type Options struct {
 	App dataplane.App
 	// Collectors are registered with the daemon's /metrics (an App's own metrics).
 	Collectors []prometheus.Collector
+	// LogLevel is Log's level, which Reload sets from log.level; nil when the level does
+	// not come from the configuration (a --log-level flag), and Reload leaves it.
+	LogLevel *zap.AtomicLevel
+	// Version and Revision identify the build, for /status and uiod_build_info.
+	Version, Revision string
 }
 
 // Daemon is a running (or ready to run) uiod dataplane.
@@ -50,6 +57,7 @@ type Daemon struct {
 	backends backends
 	ports    []*port
 	dp       *dataplane.Dataplane
+	control  *capture.Server // the control socket, for uiod capture
 	http     *http.Server
 	listener net.Listener
 	dmaLat   *os.File
@@ -145,6 +153,12 @@ func (d *Daemon) Start() (err error) {
 		return fmt.Errorf("start dataplane: %w", err)
 	}
 	d.dp = dp
+	// The control socket (uiod capture) lives beside the pid file, whose lock we hold.
+	ctl, err := capture.Listen(filepath.Join(d.lock.dir.Path(), capture.SocketName), dp, d.log.Named("capture"))
+	if err != nil {
+		return err
+	}
+	d.control = ctl
 	if d.cfg.MetricsEnabled() {
 		if err := d.serveHTTP(); err != nil {
 			return err
@@ -180,12 +194,14 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 		}
 		return nil
 	}
-	app, err := dataplane.ParseApp(d.cfg.Forward.Mode)
+	app, err := d.forwardApp()
 	if err != nil {
-		return dataplane.Config{}, fmt.Errorf("forward.mode: %w", err)
+		return dataplane.Config{}, err
 	}
-	switch app {
-	case dataplane.Reflect:
+	switch {
+	case d.cfg.Forward.Mode == config.ForwardL3fwd:
+		queues = l3fwdQueues(d.ports)
+	case app == dataplane.Reflect:
 		for _, p := range d.ports {
 			if err := addDir(p, p); err != nil {
 				return dataplane.Config{}, err
@@ -242,6 +258,11 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 			used = append(used, t)
 		}
 	}
+	if d.cfg.Forward.Mode == config.ForwardL3fwd {
+		if err := l3fwdTx(used, d.ports); err != nil {
+			return dataplane.Config{}, err
+		}
+	}
 	if d.opts.App != nil {
 		app = d.opts.App
 	}
@@ -266,11 +287,13 @@ func (d *Daemon) Stop() error {
 
 func (d *Daemon) shutdownLocked() error {
 	var errs []error
-	if d.http != nil {
-		_ = d.http.Close()
-		d.http = nil
+	d.closeHTTP()
+	if d.control != nil {
+		if err := d.control.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("control socket: %w", err))
+		}
+		d.control = nil
 	}
-	d.listener = nil
 	if d.dp != nil {
 		d.dp.Stop()
 		d.dp = nil

@@ -24,12 +24,14 @@ import (
 
 // port is one opened port: the driver's nic.Port and what is behind it.
 type port struct {
-	cfg    config.Port
-	addr   pci.Addr
-	nic    nic.Port
-	model  simModel  // sim ports only
-	wire   wire.Port // sim ports only
-	kernel *tap.Port // the kernel exception path, or nil
+	cfg  config.Port
+	addr pci.Addr
+	nic  nic.Port
+	// nicName is the NIC driver that opened it (ixgbe, igb, virtio), also for nic: auto.
+	nicName string
+	model   simModel  // sim ports only
+	wire    wire.Port // sim ports only
+	kernel  *tap.Port // the kernel exception path, or nil
 }
 
 // simModel is a sim port's device model: an Intel controller or a virtio-net device.
@@ -132,8 +134,8 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		}
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)
 	}
-	op.nic = np
-	b.log.Info("nic driver", zap.String("port", p.Name), zap.String("nic", nicName(dev, p.NIC)))
+	op.nic, op.nicName = np, nicName(dev, p.NIC)
+	b.log.Info("nic driver", zap.String("port", p.Name), zap.String("nic", op.nicName))
 	return op, nil
 }
 

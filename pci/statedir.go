@@ -26,7 +26,8 @@ type StateDir struct {
 // OpenStateDir opens the directory rel under Root (a leading "/" means the root, so a
 // configured state_dir of "/run/uiod" is <root>/run/uiod), creating missing elements with
 // mode 0755 when create is set. It refuses a directory outside Root, a symlink, one owned
-// by anyone but root or the current user, and one writable by group or others.
+// by anyone but root or the current user, one writable by group or others, and one that
+// holds anything but uiod's own files (IsStateFile).
 func (h *Host) OpenStateDir(rel string, create bool) (*StateDir, error) {
 	p, err := h.Path(rel)
 	if err != nil {
@@ -50,6 +51,10 @@ func (h *Host) OpenStateDir(rel string, create bool) (*StateDir, error) {
 		return nil, fmt.Errorf("state directory %s: %w", p, err)
 	}
 	if err := checkStateDirMode(p, st.Uid, uint32(st.Mode)); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := checkStateDirEntries(f, p); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -30,7 +30,9 @@ func newConfigValidateCmd(g *globals) *cobra.Command {
 		Short: "Check configuration files as `uiod run` would load them",
 		Long: `Check configuration files as "uiod run" would load them: YAML syntax, unknown keys,
 types, and every rule, with UIOD_* environment overrides applied, CPUs checked against
-this machine and DMA memory against its limits (hugepages from <root>/proc/meminfo).
+this machine and DMA memory against its limits (hugepages from <root>/proc/meminfo), and
+each PCI port whose function exists under <root>/sys against its nic: (the NIC driver
+must drive the function's vendor:device; the error names the nic: that does).
 "-" reads standard input.
 
 Prints "FILE: ok" for a good file, and every problem of a bad one on standard error, one
@@ -39,7 +41,7 @@ per line, naming the key. Exits 2 if any file is bad.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad, failed := 0, 0
 			for _, arg := range args {
-				switch validateConfig(config.Loader{Root: g.root}, cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.InOrStdin(), arg) {
+				switch validateConfig(config.Loader{Root: g.root, CheckDevices: true}, cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.InOrStdin(), arg) {
 				case configInvalid:
 					bad++
 				case configUnreadable:
@@ -123,13 +125,22 @@ func configName(arg string) string {
 }
 
 func newConfigExampleCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "example",
+	var l3fwd bool
+	cmd := &cobra.Command{
+		Use:   "example [--l3fwd]",
 		Short: "Print a complete, commented configuration that validates",
-		Args:  cobra.NoArgs,
+		Example: `  uiod config example > /etc/uiod/uiod.yaml
+  uiod config example --l3fwd   # a router: routes, and a kernel exception path`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := io.WriteString(cmd.OutOrStdout(), config.Example())
+			ex := config.Example()
+			if l3fwd {
+				ex = config.ExampleL3fwd()
+			}
+			_, err := io.WriteString(cmd.OutOrStdout(), ex)
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&l3fwd, "l3fwd", false, "the l3fwd example: routing between two sim ports, one with a kernel exception path")
+	return cmd
 }

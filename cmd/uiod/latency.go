@@ -238,30 +238,62 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 	}
 	defer outs.Abort()
 
+	// With a machine format on stdout, everything meant for a person goes to stderr.
+	human := cmd.OutOrStdout()
+	if outs.ToStdout() {
+		human = cmd.ErrOrStderr()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if simMode {
+		what := simrig.Describe(f.nic, cfg)
+		outs.Title = what
+		fmt.Fprintf(human, "uiod latency --sim: l2fwd between two %s\n", what)
 		rows, err := simrig.Run(ctx, policies, cfg, simrig.Options{Progress: cmd.ErrOrStderr(), Log: g.log, NIC: f.nic})
-		if err != nil {
+		if err != nil && len(rows) == 0 {
 			return err
 		}
 		var results []*latency.Result
 		for _, r := range rows {
-			fmt.Fprintln(cmd.OutOrStdout(), r.Result.MoonGen())
 			results = append(results, r.Result)
 		}
-		fmt.Fprintln(cmd.OutOrStdout())
-		if err := simrig.WriteTable(cmd.OutOrStdout(), rows); err != nil {
+		if len(rows) > 0 {
+			if err := simrig.WriteTable(human, rows); err != nil {
+				return err
+			}
+		}
+		if err != nil {
 			return err
+		}
+		if ctx.Err() != nil {
+			return interrupted(outputError(outs.WriteRuns(cmd.OutOrStdout(), results, rows)), len(rows), len(policies))
 		}
 		return outputError(outs.WriteRuns(cmd.OutOrStdout(), results, rows))
 	}
+	outs.Title = fmt.Sprintf("%s, %s", cfg.Label, cfg.Pattern)
 	res, err := latency.RunWires(ctx, cmd.ErrOrStderr(), txSpec, rxSpec, cfg)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), res.MoonGen())
-	return outputError(outs.Write(cmd.OutOrStdout(), res))
+	fmt.Fprintln(human, res.MoonGen())
+	err = outputError(outs.Write(cmd.OutOrStdout(), res))
+	if ctx.Err() != nil {
+		return interrupted(err, 1, 1)
+	}
+	return err
+}
+
+// interrupted is the error of a run stopped by a signal after measuring done of total
+// runs (the last of them cut short); err is that of writing what was measured.
+func interrupted(err error, done, total int) error {
+	what := fmt.Sprintf("interrupted: %d of %d runs measured, the last cut short", done, total)
+	if done == 0 {
+		what = "interrupted before anything was measured"
+	}
+	if err != nil {
+		what += "; " + err.Error()
+	}
+	return &interruptError{errors.New(what)}
 }
 
 // outputError names the flag of the output an error is about (--csv, --json, --plot).

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -30,6 +31,23 @@ func Netns(t testing.TB, prefix string) string {
 	}
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
 	return name
+}
+
+// IP runs the ip tool with args (such as "-n", ns, "link", ...), failing the test on error.
+func IP(t testing.TB, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+}
+
+// Sysctl sets key=value inside namespace ns, failing the test on error.
+func Sysctl(t testing.TB, ns, key, value string) {
+	t.Helper()
+	path := "/proc/sys/" + strings.ReplaceAll(key, ".", "/")
+	if out, err := exec.Command("ip", "netns", "exec", ns, "sh", "-c", "echo "+value+" > "+path).CombinedOutput(); err != nil {
+		t.Fatalf("sysctl %s=%s in %s: %v: %s", key, value, ns, err, out)
+	}
 }
 
 // IPIn runs `ip -n ns ARGS...`, failing the test now if it fails, and returns its output.

@@ -1,0 +1,91 @@
+package l3fwd
+
+import "encoding/binary"
+
+// Ethernet and IP header facts (IEEE 802.3, RFC 791, RFC 8200).
+const (
+	ethHeader   = 14
+	etherIPv4   = 0x0800
+	etherIPv6   = 0x86dd
+	ipv4Header  = 20 // without options
+	ipv6Header  = 40
+	ipv4TTL     = 8  // offsets in the IPv4 header
+	ipv4Check   = 10 //
+	ipv4Dst     = 16 //
+	ipv6HopLim  = 7  // offsets in the IPv6 header
+	ipv6Dst     = 24 //
+	ipv6PayLen  = 4  //
+	ipv4TotLen  = 2  //
+	minForwardT = 2  // the least TTL or hop limit a router forwards (RFC 1812 5.3.1)
+)
+
+// verdict is what the header rules say of a frame before its route is looked up.
+type verdict uint8
+
+const (
+	vForward verdict = iota
+	vNoRoute
+	vTTLExpired
+	vBadHeader
+	vNotIP
+)
+
+// checkIPv4 applies l3fwd's RFC 1812 checks to the IPv4 header at the start of h (the
+// frame after its Ethernet header): room for the header, version 4, a header length of
+// at least 20 bytes inside the frame, a total length that covers the header and fits the
+// frame (Ethernet padding may follow it), and a header checksum that verifies. Options
+// are allowed and forwarded untouched, as DPDK's l3fwd does.
+func checkIPv4(h []byte) verdict {
+	if len(h) < ipv4Header || h[0]>>4 != 4 {
+		return vBadHeader
+	}
+	ihl := int(h[0]&0x0f) * 4
+	tot := int(binary.BigEndian.Uint16(h[ipv4TotLen:]))
+	if ihl < ipv4Header || ihl > len(h) || tot < ihl || tot > len(h) {
+		return vBadHeader
+	}
+	if checksum(h[:ihl]) != 0xffff {
+		return vBadHeader
+	}
+	return vForward
+}
+
+// checkIPv6 checks the IPv6 header at the start of h: room for it, version 6, and a
+// payload length that fits the frame.
+func checkIPv6(h []byte) verdict {
+	if len(h) < ipv6Header || h[0]>>4 != 6 {
+		return vBadHeader
+	}
+	if int(binary.BigEndian.Uint16(h[ipv6PayLen:])) > len(h)-ipv6Header {
+		return vBadHeader
+	}
+	return vForward
+}
+
+// checksum is the one's-complement sum of h's 16-bit words (len(h) a multiple of 4),
+// folded to 16 bits: 0xffff over a header whose checksum is right.
+func checksum(h []byte) uint16 {
+	var sum uint64
+	for len(h) >= 4 {
+		sum += uint64(binary.BigEndian.Uint32(h))
+		h = h[4:]
+	}
+	sum = sum&0xffffffff + sum>>32
+	sum = sum&0xffff + sum>>16
+	sum = sum&0xffff + sum>>16
+	sum = sum&0xffff + sum>>16
+	return uint16(sum)
+}
+
+// decTTL decrements the TTL of the IPv4 header h and updates its checksum incrementally
+// by RFC 1624's equation 3, HC' = ~(~HC + ~m + m'), m being the TTL/protocol word.
+func decTTL(h []byte) {
+	old := binary.BigEndian.Uint16(h[ipv4TTL:])
+	h[ipv4TTL]--
+	m := binary.BigEndian.Uint16(h[ipv4TTL:])
+	hc := binary.BigEndian.Uint16(h[ipv4Check:])
+	sum := uint32(^hc) + uint32(^old) + uint32(m)
+	sum = sum&0xffff + sum>>16
+	sum = sum&0xffff + sum>>16
+	binary.BigEndian.PutUint16(h[ipv4Check:], ^uint16(sum))
+}
