@@ -3,6 +3,8 @@ package virtio
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/uiod/uiod/nic"
 )
 
 // gate lets a queue's owner (the goroutine that calls its bursts) and a recovery exclude
@@ -39,3 +41,24 @@ func (g *gate) close(deadline time.Time) bool {
 
 // open reopens a gate close closed.
 func (g *gate) open() { g.s.CompareAndSwap(gateClosed, gateOpen) }
+
+// gatedQueue is a receive or transmit queue: a burst behind a gate.
+type gatedQueue interface {
+	*rxQueue | *txQueue
+	burst(bufs []*nic.Buf) int
+	queueGate() *gate
+}
+
+// gatedBurst runs q's burst inside its gate, or returns 0 when a recovery holds it.
+func gatedBurst[Q gatedQueue](q Q, bufs []*nic.Buf) int {
+	g := q.queueGate()
+	if !g.enter() {
+		return 0
+	}
+	n := q.burst(bufs)
+	g.leave()
+	return n
+}
+
+func (q *rxQueue) queueGate() *gate { return &q.gate }
+func (q *txQueue) queueGate() *gate { return &q.gate }

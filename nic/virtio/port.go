@@ -121,28 +121,12 @@ func (p *Port) NumRxQueues() int { return len(p.rx) }
 func (p *Port) NumTxQueues() int { return len(p.tx) }
 
 // RxBurst implements nic.Port. It returns 0 while the device is being reset.
-func (p *Port) RxBurst(q int, bufs []*nic.Buf) int {
-	rq := p.rx[q]
-	if !rq.gate.enter() {
-		return 0
-	}
-	n := rq.burst(bufs)
-	rq.gate.leave()
-	return n
-}
+func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return gatedBurst(p.rx[q], bufs) }
 
 // TxBurst implements nic.Port. Buffers from a pool in another DMA address space are
 // copied into the queue's own buffers first. It takes nothing while the device is being
 // reset.
-func (p *Port) TxBurst(q int, bufs []*nic.Buf) int {
-	tq := p.tx[q]
-	if !tq.gate.enter() {
-		return 0
-	}
-	n := tq.burst(bufs)
-	tq.gate.leave()
-	return n
-}
+func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return gatedBurst(p.tx[q], bufs) }
 
 // TxPending is how many frames TX queue q has handed to the device and not yet had back,
 // as of its last TxBurst (a TxBurst with no buffers only reclaims). The device sends
