@@ -435,3 +435,32 @@ poll: {mode: busy}
 		})
 	}
 }
+
+// TestIntegrationKernelBuiltinApps: a kernel path starts under every built-in app, though
+// only l3fwd hands frames to it (reflect's rule that a queue sends back out of its RX port
+// is not a kernel path's, whose frames leave by its own port).
+func TestIntegrationKernelBuiltinApps(t *testing.T) {
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skip("no /dev/net/tun")
+	}
+	ns := testutil.Netns(t, "uiod-kapps")
+	for i, c := range []struct{ name, forward string }{
+		{"l2fwd", "{mode: l2fwd}"},
+		{"reflect", "{mode: reflect}"},
+		{"l3fwd", `{mode: l3fwd, routes: [{prefix: 10.0.0.0/8, port: b, next_hop_mac: "02:00:00:00:00:01"}]}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := testConfig(t, fmt.Sprintf(`
+ports:
+  - {name: a, driver: sim, wire: "pair:kapps%[1]d-%[2]d-0", kernel: {tap: uiodkapp%[2]d}}
+  - {name: b, driver: sim, wire: "pair:kapps%[1]d-%[2]d-1"}
+forward: %[3]s
+poll: {mode: adaptive}
+`, os.Getpid(), i, c.forward))
+			d, _ := startIn(t, cfg, ns, nil)
+			if q := queueStats(d, "a/kernel"); q.Name == "" {
+				t.Fatalf("no a/kernel queue in %+v", d.dp.Stats())
+			}
+		})
+	}
+}
