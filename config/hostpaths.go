@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/wire"
 )
@@ -38,7 +39,7 @@ func (c *Config) checkHostPaths(root string) fieldErrors {
 	if !filepath.IsAbs(root) {
 		abs, err := filepath.Abs(root)
 		if err != nil {
-			errs.add("state_dir", c.StateDir, "root %s: %v", root, err)
+			errs.add("state_dir", c.StateDir, "root %s: %v", clip.String(root), err)
 			return errs
 		}
 		root = abs
@@ -61,7 +62,7 @@ func (c *Config) checkHostPaths(root string) fieldErrors {
 		}
 		for _, sock := range []string{p.Wire.Local, p.Wire.Remote} {
 			if msg := unixPathOutside(h, root, sock); msg != "" {
-				errs.add(fmt.Sprintf("ports[%d].wire", i), p.Wire.String(), "socket %s %s", sock, msg)
+				errs.add(fmt.Sprintf("ports[%d].wire", i), p.Wire.String(), "socket %s %s", clip.String(sock), msg)
 			}
 		}
 	}

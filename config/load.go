@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // EnvPrefix starts the name of every environment variable that overrides a key: the key
@@ -52,6 +54,11 @@ func (l Loader) Load(path string) (*Config, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			// The path is the user's: quote a bounded prefix of it.
+			pe.Path = clip.String(pe.Path)
+		}
 		return nil, fmt.Errorf("open config: %w", err)
 	}
 	defer f.Close()

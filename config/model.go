@@ -29,10 +29,13 @@ func (p *Port) ModelNeed() uint64 {
 }
 
 // ModelLimit is what memory.model_limit: auto allows on this host: MemAvailable of
-// /proc/meminfo, with the reason; 0 when it is unknown.
+// /proc/meminfo (or MemAvailableFrom), with the reason; 0 when it is unknown.
 func (h Host) ModelLimit() (limit uint64, why string) {
-	if h.MemAvailable == 0 {
+	switch {
+	case h.MemAvailable == 0:
 		return 0, ""
+	case h.MemAvailableFrom != "":
+		return h.MemAvailable, h.MemAvailableFrom
 	}
 	return h.MemAvailable, "MemAvailable of /proc/meminfo"
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -72,5 +73,23 @@ func TestParseMemAvailable(t *testing.T) {
 		if got := parseMemAvailable(tt.text); got != tt.want {
 			t.Errorf("parseMemAvailable(%q) = %d, want %d", tt.text, got, tt.want)
 		}
+	}
+}
+
+// TestModelLimitWithoutMeminfo: under a root without /proc/meminfo, auto bounds the sim
+// ports by what the kernel says is free (the ports' memory is this process's whatever the
+// root), never by nothing.
+func TestModelLimitWithoutMeminfo(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("sysinfo is read on Linux only")
+	}
+	h := LocalHostAt(t.TempDir())
+	limit, why := h.ModelLimit()
+	if limit == 0 || why != "sysinfo free and buffer RAM" {
+		t.Fatalf("ModelLimit without meminfo = %d (%q), want sysinfo's free RAM", limit, why)
+	}
+	_, err := Loader{Host: &h, LookupEnv: func(string) (string, bool) { return "", false }}.Read(strings.NewReader(manySimPorts(500, 16, 4096)))
+	if err == nil || !strings.Contains(err.Error(), "memory.model_limit auto: sysinfo free and buffer RAM") {
+		t.Fatalf("error %v, want the sysinfo bound", err)
 	}
 }

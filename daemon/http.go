@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // httpLimits bound what clients of the metrics endpoint can hold: how long a request may
@@ -46,7 +48,7 @@ func listenMetrics(addr string) (net.Listener, error) {
 		return nil, err
 	}
 	if _, err := netip.ParseAddr(host); host != "" && err != nil {
-		return nil, fmt.Errorf("%s: %q is not an IP address or localhost (names are never resolved)", addr, host)
+		return nil, fmt.Errorf("%s is not an IP address or localhost (names are never resolved)", clip.Quote(host))
 	}
 	return net.Listen("tcp", addr)
 }

@@ -2,11 +2,10 @@ package daemon
 
 import (
 	"errors"
-	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,7 +29,7 @@ import (
 // logged and ignored; each reload is RELOADING=1 then READY=1 on $NOTIFY_SOCKET. SIGTERM
 // then ends Serve, and the ordered shutdown leaves every modelled NIC quiesced.
 func TestSignalReload(t *testing.T) {
-	sock, notes := listenNotify(t)
+	sock, notes := testutil.NotifySocket(t)
 	t.Setenv(NotifySocketEnv, sock)
 	lvl := zap.NewAtomicLevelAt(zapcore.InfoLevel)
 	core, logs := observer.New(lvl)
@@ -66,12 +65,7 @@ func TestSignalReload(t *testing.T) {
 	changed.Log.Level = "debug"
 	changed.Metrics.Listen = "localhost:0" // 127.0.0.1, another ephemeral port
 	changed.Ports[0].RxRing = 1024
-	mu.Lock()
-	next = changed
-	mu.Unlock()
-	hup(t)
-	waitNote(t, notes, "RELOADING=1")
-	waitNote(t, notes, "READY=1")
+	reloadWith(t, func() { mu.Lock(); next = changed; mu.Unlock() }, notes)
 	if n := logs.FilterMessage("reload done").Len(); n != 1 {
 		t.Fatalf("%d \"reload done\" lines, want 1: %v", n, messages(logs))
 	}
@@ -100,22 +94,21 @@ func TestSignalReload(t *testing.T) {
 	if newAddr == "" || newAddr == oldAddr {
 		t.Fatalf("metrics endpoint %q after reload, was %q: not rebound", newAddr, oldAddr)
 	}
-	if r, err := http.Get("http://" + newAddr + "/status"); err != nil || r.StatusCode != http.StatusOK {
-		t.Errorf("new endpoint: %v %v", r, err)
-	} else {
-		r.Body.Close()
+	if st := getStatus(t, "http://"+newAddr+"/status"); st.Version != "1.0-test" || st.Revision != "abc" {
+		t.Errorf("/status on the new endpoint: version %q revision %q, want 1.0-test abc", st.Version, st.Revision)
 	}
+	testutil.TextContains(t, "/metrics", get(t, "http://"+newAddr+"/metrics"),
+		`uiod_build_info{goversion="`+runtime.Version()+`",revision="abc",version="1.0-test"} 1`)
 	if c, err := net.DialTimeout("tcp", oldAddr, time.Second); err == nil {
 		c.Close()
 		t.Errorf("old endpoint %s still accepts connections", oldAddr)
 	}
 
-	mu.Lock()
-	next, nextErr = nil, errors.New("ports[0].rx_ring = 3: not a power of two")
-	mu.Unlock()
-	hup(t)
-	waitNote(t, notes, "RELOADING=1")
-	waitNote(t, notes, "READY=1")
+	reloadWith(t, func() {
+		mu.Lock()
+		next, nextErr = nil, errors.New("ports[0].rx_ring = 3: not a power of two")
+		mu.Unlock()
+	}, notes)
 	if n := logs.FilterMessage("reload: configuration refused, keeping the running one").Len(); n != 1 {
 		t.Errorf("%d refusal lines, want 1: %v", n, messages(logs))
 	}
@@ -143,13 +136,6 @@ func TestSignalReload(t *testing.T) {
 	}
 }
 
-func hup(t *testing.T) {
-	t.Helper()
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func messages(logs *observer.ObservedLogs) []string {
 	var out []string
 	for _, e := range logs.AllUntimed() {
@@ -158,47 +144,22 @@ func messages(logs *observer.ObservedLogs) []string {
 	return out
 }
 
-// listenNotify is a service manager's notify socket: an abstract unix datagram socket,
-// and the assignments that arrive on it, one line each.
-func listenNotify(t *testing.T) (string, <-chan string) {
-	t.Helper()
-	name := fmt.Sprintf("@uiod-daemon-test-%d-%d", os.Getpid(), time.Now().UnixNano())
-	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	lines := make(chan string, 64)
-	go func() {
-		defer close(lines)
-		buf := make([]byte, 4096)
-		for {
-			n, err := c.Read(buf)
-			if err != nil {
-				return
-			}
-			for _, l := range strings.Split(string(buf[:n]), "\n") {
-				lines <- l
-			}
-		}
-	}()
-	return name, lines
-}
-
-// waitNote waits (at most 10 s) for the assignment want, skipping the others.
+// waitNote waits (at most 10 s) for the assignment want on the notify socket.
 func waitNote(t *testing.T, notes <-chan string, want string) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case l := <-notes:
-			if l == want {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("no %s on the notify socket within 10 s", want)
-		}
+	testutil.WaitNotify(t, notes, want, 10*time.Second, nil)
+}
+
+// reloadWith runs set (which changes what load returns), sends SIGHUP and waits for the
+// reload to end (RELOADING=1, then READY=1).
+func reloadWith(t *testing.T, set func(), notes <-chan string) {
+	t.Helper()
+	set()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
 	}
+	waitNote(t, notes, "RELOADING=1")
+	waitNote(t, notes, "READY=1")
 }
 
 // TestNotifyPath: Notify reaches a socket named by path, and refuses a $NOTIFY_SOCKET

@@ -2,8 +2,6 @@ package packaging
 
 import (
 	"bufio"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // TestDebUnitStarts builds a fresh package with `make deb`, extracts it into a scratch
@@ -82,7 +82,7 @@ func TestDebUnitStarts(t *testing.T) {
 		}
 	}
 
-	sock, msgs := notifySocket(t)
+	sock, msgs := testutil.NotifySocket(t)
 	start := values(kv, "ExecStart")
 	if len(start) != 1 {
 		t.Fatalf("ExecStart=%v, want one line", start)
@@ -106,11 +106,11 @@ func TestDebUnitStarts(t *testing.T) {
 			log.add(sc.Text())
 		}
 	}()
-	waitNotify(t, msgs, "READY=1", log)
+	testutil.WaitNotify(t, msgs, "READY=1", 60*time.Second, log)
 	if err := run.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waitNotify(t, msgs, "STOPPING=1", log)
+	testutil.WaitNotify(t, msgs, "STOPPING=1", 60*time.Second, log)
 	exited := make(chan error, 1)
 	go func() { <-logDone; exited <- run.Wait() }()
 	select {
@@ -129,53 +129,6 @@ func TestDebUnitStarts(t *testing.T) {
 	for _, line := range values(kv, "ExecStopPost") {
 		if o, err := command(line).CombinedOutput(); err != nil {
 			t.Errorf("ExecStopPost=%s: %v\n%s", line, err, o)
-		}
-	}
-}
-
-// notifySocket listens on an abstract unix datagram socket, as systemd's $NOTIFY_SOCKET,
-// and returns its name and the datagrams that arrive.
-func notifySocket(t *testing.T) (string, <-chan string) {
-	t.Helper()
-	name := fmt.Sprintf("@uiod-test-notify-%d-%d", os.Getpid(), time.Now().UnixNano())
-	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	msgs := make(chan string, 16)
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := c.Read(buf)
-			if err != nil {
-				close(msgs)
-				return
-			}
-			msgs <- string(buf[:n])
-		}
-	}()
-	return name, msgs
-}
-
-// waitNotify waits (at most 60 s) for a datagram with the line want.
-func waitNotify(t *testing.T, msgs <-chan string, want string, log fmt.Stringer) {
-	t.Helper()
-	deadline := time.After(60 * time.Second)
-	for {
-		select {
-		case m, ok := <-msgs:
-			if !ok {
-				t.Fatalf("notify socket closed before %s", want)
-			}
-			t.Logf("sd_notify: %q", m)
-			for _, l := range strings.Split(m, "\n") {
-				if l == want {
-					return
-				}
-			}
-		case <-deadline:
-			t.Fatalf("no %s within 60 s\n%s", want, log)
 		}
 	}
 }

@@ -12,12 +12,8 @@ import (
 // and the driver that would lose it, and says that --force overrides. Bind, quiesce and
 // whatever else takes functions for userspace (creating VFs) call it before they plan.
 func (h *Host) CheckNetworkClass(a Addr, op string) error {
-	ok, err := h.exists(a)
-	if err != nil {
-		return fmt.Errorf("%s: %w", a, err)
-	}
-	if !ok {
-		return fmt.Errorf("%w %s (no %s)", ErrNoDevice, a, h.devDir(a))
+	if err := h.requireDevice(a); err != nil {
+		return err
 	}
 	var class Class
 	if err := h.readAttr(a, "class", func(b []byte) (err error) { class, err = parseClass(b); return }); err != nil {
@@ -46,4 +42,16 @@ func errNotNetwork(a Addr, class Class, name, drv, op string) error {
 	}
 	return fmt.Errorf("%s is %s, not a network controller (class 02): to %s, %s; use --force if you mean it",
 		a, what, op, owner)
+}
+
+// requireDevice fails, wrapping ErrNoDevice, when the host has no function a.
+func (h *Host) requireDevice(a Addr) error {
+	ok, err := h.exists(a)
+	if err != nil {
+		return fmt.Errorf("%s: %w", a, err)
+	}
+	if !ok {
+		return fmt.Errorf("%w %s (no %s)", ErrNoDevice, a, h.devDir(a))
+	}
+	return nil
 }

@@ -100,12 +100,8 @@ func errActive(a Addr, interfaces []string) error {
 // deviceInfo describes function a (for Device, or a bind or unbind plan), or
 // says that it does not exist.
 func (h *Host) deviceInfo(a Addr, active map[string]bool, activeErr error) (DeviceInfo, error) {
-	ok, err := h.exists(a)
-	if err != nil {
-		return DeviceInfo{}, fmt.Errorf("%s: %w", a, err)
-	}
-	if !ok {
-		return DeviceInfo{}, fmt.Errorf("%w %s (no %s)", ErrNoDevice, a, h.devDir(a))
+	if err := h.requireDevice(a); err != nil {
+		return DeviceInfo{}, err
 	}
 	return h.describe(a, active, activeErr), nil
 }

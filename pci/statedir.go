@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // StateDir is a directory of uiod's own state files (bind records, the daemon's pid file)
@@ -82,7 +84,7 @@ func (d *StateDir) Close() error { return d.f.Close() }
 // checkName refuses anything but a plain file name.
 func checkName(name string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
-		return fmt.Errorf("state file name %q is not a plain file name", name)
+		return fmt.Errorf("state file name %s is not a plain file name", clip.Quote(name))
 	}
 	return nil
 }

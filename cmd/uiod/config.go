@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/internal/clip"
 )
 
 func newConfigCmd(g *globals) *cobra.Command {
@@ -90,7 +91,7 @@ func validateConfig(l config.Loader, stdout, stderr io.Writer, stdin io.Reader, 
 			fmt.Fprintf(stderr, "%s: %v\n", name, fe)
 		}
 	default:
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		fmt.Fprintf(stderr, "%s: %s\n", name, clip.Tokens(err.Error()))
 	}
 	if isConfigError(err) {
 		return configInvalid
@@ -110,18 +111,20 @@ func isConfigError(err error) bool {
 // configLoadError returns err, the failure to load the configuration at path, as a usage
 // error (exit 2) when it is the configuration's fault and as a failure (exit 1) otherwise.
 func configLoadError(path string, err error) error {
-	err = fmt.Errorf("%s: %w", path, err)
+	err = fmt.Errorf("%s: %w", configName(path), err)
 	if isConfigError(err) {
 		return asUsage(err)
 	}
 	return err
 }
 
+// configName names a configuration argument in messages: "<stdin>" for "-", else the
+// path, quoted up to a bounded prefix.
 func configName(arg string) string {
 	if arg == "-" {
 		return "<stdin>"
 	}
-	return arg
+	return clip.String(arg)
 }
 
 func newConfigExampleCmd() *cobra.Command {

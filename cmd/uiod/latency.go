@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/latency/simrig"
 	"github.com/uiod/uiod/wire"
@@ -75,8 +76,16 @@ Patterns: constant:400us, constant:2.5kpps, onoff:100kpps,10ms,90ms, poisson:10k
 1 Mpps (a gap of 1us): faster is refused, as the sender cannot pace it. --flows N sends the
 probes from N UDP source ports in turn, so that RSS spreads them over a NIC's queues.
 
+The --sim heading and the plot's title name the NIC model, the traffic pattern and the
+time per policy; the table has one unit per column (CPU% of one core, latencies in µs) and
+n/a where a run was too short to measure the poll thread's CPU (under 100 ms).
+
 --csv, --json and --plot are checked before anything is measured and replaced only by a
-complete file; with no probe back there is no plot (the run fails, the old plot stays).`,
+complete file; with no probe back there is no plot (the run fails, the old plot stays).
+With --csv - or --json - that document alone goes to stdout (one of them at a time) and
+the heading, the table and the progress go to stderr, so that "| jq ." works. Ctrl-C
+(SIGINT) or SIGTERM stops the run: what was measured is printed and written, the run it
+was in cut short, and the exit code is 130.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLatency(cmd, g, &f)
@@ -190,7 +199,7 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 	var txSpec, rxSpec wire.Spec
 	if simMode {
 		if !slices.Contains(simrig.NICs, f.nic) {
-			return usagef("--nic: %q is not one of %s", f.nic, strings.Join(simrig.NICs, ", "))
+			return usagef("--nic: %s is not one of %s", clip.Quote(f.nic), strings.Join(simrig.NICs, ", "))
 		}
 		specs, err := parsePolicies(f.policies)
 		if err != nil {

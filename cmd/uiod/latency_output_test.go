@@ -21,7 +21,7 @@ import (
 func execSplit(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var g globals
-	root := newRootCmd(&g)
+	root := newRootCmd(&g) // Execute adds the completion command, writing to SetOut's writer
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // Exit codes, the same for every command.
@@ -120,7 +122,7 @@ func completionsToCommandOut(root *cobra.Command) {
 				case "powershell":
 					return withDescriptions(desc, r.GenPowerShellCompletionWithDesc, r.GenPowerShellCompletion)(out)
 				}
-				return usagef("completion: unknown shell %q", shell)
+				return usagef("completion: unknown shell %s", clip.Quote(shell))
 			}
 		}
 	}
@@ -210,7 +212,7 @@ func run(args []string) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(os.Stderr, "uiod:", err)
+	fmt.Fprintln(os.Stderr, "uiod:", boundMessage(err.Error(), args, os.Environ()))
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return exitUsage

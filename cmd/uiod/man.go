@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 func newManCmd(*globals) *cobra.Command {
@@ -33,7 +35,7 @@ Shell completions come from "uiod completion bash|zsh|fish".`,
 			if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
 				sec, err := strconv.ParseInt(s, 10, 64)
 				if err != nil {
-					return usagef("SOURCE_DATE_EPOCH %q: not a number of seconds", s)
+					return usagef("SOURCE_DATE_EPOCH %s: not a number of seconds", clip.Quote(s))
 				}
 				date = time.Unix(sec, 0).UTC()
 			}

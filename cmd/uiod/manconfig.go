@@ -110,6 +110,25 @@ func exampleKeys(text string) (keys map[string]*configKey, head string, err erro
 	return keys, doc.HeadComment, walk(doc.Content[0], "")
 }
 
+// exampleDocs reads the keys of the example configurations: the default one's, then
+// those only a router uses (forward.routes) from the l3fwd example.
+func exampleDocs() (map[string]*configKey, string, error) {
+	docs, head, err := exampleKeys(config.Example())
+	if err != nil {
+		return nil, "", fmt.Errorf("the example configuration: %w", err)
+	}
+	l3, _, err := exampleKeys(config.ExampleL3fwd())
+	if err != nil {
+		return nil, "", fmt.Errorf("the l3fwd example configuration: %w", err)
+	}
+	for k, v := range l3 {
+		if d, ok := docs[k]; !ok || d.value == "" && len(d.text) == 0 {
+			docs[k] = v
+		}
+	}
+	return docs, head, nil
+}
+
 // isSectionList reports whether a sequence holds sections (mappings) rather than values.
 func isSectionList(n *yaml.Node) bool {
 	return len(n.Content) > 0 && n.Content[0].Kind == yaml.MappingNode
@@ -130,21 +149,12 @@ func commentLines(c string) []string {
 
 // configManPage generates uiod.yaml(5): every key of the schema, with its value in the
 // example configuration and the example's comments on it. A key the example does not
-// comment says where it is described (its sibling of the same kind, or its section).
+// comment says where it is described (its sibling of the same kind, or its section); one
+// the example leaves out says so.
 func configManPage(date time.Time, source string) (string, error) {
-	docs, head, err := exampleKeys(config.Example())
+	docs, head, err := exampleDocs()
 	if err != nil {
-		return "", fmt.Errorf("the example configuration: %w", err)
-	}
-	// Keys only a router uses (forward.routes) come from the l3fwd example.
-	l3, _, err := exampleKeys(config.ExampleL3fwd())
-	if err != nil {
-		return "", fmt.Errorf("the l3fwd example configuration: %w", err)
-	}
-	for k, v := range l3 {
-		if d, ok := docs[k]; !ok || d.value == "" && len(d.text) == 0 {
-			docs[k] = v
-		}
+		return "", err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, ".nh\n.TH \"UIOD.YAML\" \"5\" %q %q \"uiod manual\"\n", date.Format("Jan 2006"), source)
@@ -156,8 +166,8 @@ func configManPage(date time.Time, source string) (string, error) {
 	keys := schemaKeys(reflect.TypeFor[config.Config](), "")
 	prev := map[string]string{} // the last key seen under each section
 	for i, path := range keys {
-		k := docs[path]
-		if k == nil {
+		k, inExample := docs[path]
+		if !inExample {
 			k = &configKey{path: path}
 		}
 		section, name := splitKey(path)
@@ -177,9 +187,12 @@ func configManPage(date time.Time, source string) (string, error) {
 			b.WriteString(": " + roffEscape(k.value))
 		}
 		b.WriteString("\n")
-		if strings.TrimSpace(strings.Join(k.text, "")) == "" {
+		switch {
+		case !inExample:
+			b.WriteString("Not in the example; " + strings.Replace(fallbackText(section, "", ""), "See", "see", 1) + "\n")
+		case strings.TrimSpace(strings.Join(k.text, "")) == "":
 			b.WriteString(fallbackText(section, name, prev[section]) + "\n")
-		} else {
+		default:
 			writeRoffText(&b, k.text)
 		}
 		prev[section] = name

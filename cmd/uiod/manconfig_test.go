@@ -35,10 +35,15 @@ func TestConfigManPage(t *testing.T) {
 			t.Errorf("schema keys %v lack %s", keys, want)
 		}
 	}
+	docs, _, err := exampleDocs()
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, body, _ := strings.Cut(s, ".SH KEYS\n")
 	body, _, _ = strings.Cut(body, ".SH ENVIRONMENT\n")
 	entries := strings.Split(body, ".TP\n")
-	for _, k := range keys {
+	for i, k := range keys {
+		section := i+1 < len(keys) && (strings.HasPrefix(keys[i+1], k+".") || strings.HasPrefix(keys[i+1], k+"[]."))
 		if !strings.Contains(k, ".") {
 			if !strings.Contains(body, ".SS "+k+"\n") {
 				t.Errorf("no heading for %s", k)
@@ -57,7 +62,11 @@ func TestConfigManPage(t *testing.T) {
 			t.Errorf("no entry for %s", k)
 		case strings.TrimSpace(strings.Split(text, ".SS")[0]) == "":
 			t.Errorf("%s has no description", k)
-		case !isSectionKey(keys, k) && !strings.Contains(head, ": "):
+		case docs[k] == nil && !strings.Contains(text, "Not in the example"):
+			t.Errorf("%s is not in the example, and its entry does not say so: %q", k, text)
+		case docs[k] == nil:
+			t.Logf("%s is not in the example configuration", k)
+		case !section && !strings.Contains(head, ": "):
 			t.Errorf("%s has no example value: %q", k, head)
 		}
 	}
@@ -68,15 +77,4 @@ func TestConfigManPage(t *testing.T) {
 		}
 	}
 	groffClean(t, page)
-}
-
-// isSectionKey reports whether key k is a section (other keys lie under it), whose
-// entry has no value of its own.
-func isSectionKey(keys []string, k string) bool {
-	for _, o := range keys {
-		if strings.HasPrefix(o, k+".") || strings.HasPrefix(o, k+"[].") {
-			return true
-		}
-	}
-	return false
 }

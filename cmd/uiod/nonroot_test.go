@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // nobody is the user the non-root test runs uiod as when the test runs as root.
@@ -79,54 +76,12 @@ func TestRunNonRoot(t *testing.T) {
 		}
 	})
 	t.Run("XDG_RUNTIME_DIR", func(t *testing.T) {
-		c := exec.Command(bin, "run", "--config", cfg)
-		c.Env = env("XDG_RUNTIME_DIR=" + xdg)
-		asUser(c)
-		stderr, err := c.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
+		d := startDaemon(t, bin, cfg, asUser, func(c *exec.Cmd) { c.Env = env("XDG_RUNTIME_DIR=" + xdg) })
+		if _, err := os.Stat(filepath.Join(xdg, "uiod", "uiod.pid")); err != nil {
+			t.Errorf("no pid file in $XDG_RUNTIME_DIR/uiod: %v\n%s", err, d.log.String())
 		}
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Process.Kill() })
-		running := make(chan string, 1)
-		go func() {
-			var log strings.Builder
-			sc := bufio.NewScanner(stderr)
-			for sc.Scan() {
-				log.WriteString(sc.Text() + "\n")
-				if strings.Contains(sc.Text(), "dataplane running") {
-					running <- log.String()
-					io.Copy(io.Discard, stderr)
-					return
-				}
-			}
-			running <- log.String()
-		}()
-		var log string
-		select {
-		case log = <-running:
-		case <-time.After(30 * time.Second):
-			t.Fatal("uiod run did not start within 30 s")
-		}
-		if !strings.Contains(log, "dataplane running") {
-			t.Fatalf("uiod run as a user exited:\n%s", log)
-		}
-		pid := filepath.Join(xdg, "uiod", "uiod.pid")
-		if _, err := os.Stat(pid); err != nil {
-			t.Errorf("no pid file in $XDG_RUNTIME_DIR/uiod: %v\n%s", err, log)
-		}
-		c.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- c.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("exit after SIGTERM: %v", err)
-			}
-		case <-time.After(60 * time.Second):
-			t.Fatal("no exit 60 s after SIGTERM")
+		if err := d.stop(t, syscall.SIGTERM); err != nil {
+			t.Errorf("exit after SIGTERM: %v\n%s", err, d.log.String())
 		}
 	})
 }

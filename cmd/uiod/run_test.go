@@ -59,11 +59,15 @@ type daemonProc struct {
 	exited chan struct{} // closed when standard error closes: the process is gone
 }
 
-// startDaemon starts `bin run --config cfg` and waits (at most 20 s) for it to log
-// "dataplane running"; the process is killed when the test ends.
-func startDaemon(t *testing.T, bin, cfg string) *daemonProc {
+// startDaemon starts `bin run --config cfg` (each setup given the command first) and
+// waits (at most 20 s) for it to log "dataplane running"; the process is killed when the
+// test ends.
+func startDaemon(t *testing.T, bin, cfg string, setup ...func(*exec.Cmd)) *daemonProc {
 	t.Helper()
 	d := &daemonProc{cmd: exec.Command(bin, "run", "--config", cfg), log: new(syncLog), exited: make(chan struct{})}
+	for _, f := range setup {
+		f(d.cmd)
+	}
 	stderr, err := d.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

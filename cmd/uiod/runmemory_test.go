@@ -9,8 +9,9 @@ import (
 )
 
 // TestRunModelMemory: `uiod run` with sim ports whose device models need more memory
-// than <root>/proc/meminfo's MemAvailable (500 ports × 16 queues × 4096 descriptors) is
-// refused before it starts, exit 2, naming the ports, and leaves nothing in state_dir.
+// than <root>/proc/meminfo's MemAvailable, a memory.model_limit or (without a meminfo)
+// the kernel's free RAM allows (500 ports × 16 queues × 4096 descriptors) is refused
+// before it starts, exit 2, naming the ports, and leaves nothing in state_dir.
 func TestRunModelMemory(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("metrics: {listen: \"\"}\nforward: {mode: reflect}\npoll: {mode: busy}\nports:\n")
@@ -19,18 +20,22 @@ func TestRunModelMemory(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name, extra, want string
+		meminfo           bool
 	}{
-		{"MemAvailable", "", "more than the 1GiB allowed by memory.model_limit auto: MemAvailable"},
-		{"explicit limit", "memory: {model_limit: 2GiB}\n", "more than the 2GiB allowed by memory.model_limit"},
+		{"MemAvailable", "", "more than the 1GiB allowed by memory.model_limit auto: MemAvailable", true},
+		{"explicit limit", "memory: {model_limit: 2GiB}\n", "more than the 2GiB allowed by memory.model_limit", true},
+		{"no meminfo under the root", "", "allowed by memory.model_limit auto: sysinfo free and buffer RAM", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			if err := os.MkdirAll(filepath.Join(root, "proc"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			meminfo := "MemTotal: 2097152 kB\nMemFree: 1048576 kB\nMemAvailable: 1048576 kB\n"
-			if err := os.WriteFile(filepath.Join(root, "proc/meminfo"), []byte(meminfo), 0o644); err != nil {
-				t.Fatal(err)
+			if tt.meminfo {
+				meminfo := "MemTotal: 2097152 kB\nMemFree: 1048576 kB\nMemAvailable: 1048576 kB\n"
+				if err := os.WriteFile(filepath.Join(root, "proc/meminfo"), []byte(meminfo), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			_, stderr, code := runUIOD(t, b.String()+tt.extra, nil, "--root", root, "run", "--config", "-")
 			if code != exitUsage {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // defaultConfigPath is where the package installs the daemon's configuration.
@@ -135,11 +136,11 @@ func metricsURL(addr string) (*url.URL, error) {
 		return nil, err
 	}
 	if u.Scheme != "http" {
-		return nil, fmt.Errorf("%q: only http:// is served", addr)
+		return nil, fmt.Errorf("%s: only http:// is served", clip.Quote(addr))
 	}
 	host, port, err := net.SplitHostPort(u.Host)
 	if err != nil {
-		return nil, fmt.Errorf("%q: want host:port: %w", addr, err)
+		return nil, fmt.Errorf("%s: want host:port", clip.Quote(addr))
 	}
 	switch host {
 	case "", "0.0.0.0":

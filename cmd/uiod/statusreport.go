@@ -12,6 +12,8 @@ import (
 // field named *_seconds.
 type statusReport struct {
 	Daemon string `json:"daemon"`
+	// Version is the daemon's build version ("" from a daemon that does not say).
+	Version string `json:"version,omitempty"`
 	// Error says why this refresh of --watch has no sample (the rest is empty).
 	Error         string  `json:"error,omitempty"`
 	UptimeSeconds float64 `json:"uptime_seconds"`
@@ -45,41 +47,29 @@ type portReport struct {
 	DropsPerSecond float64 `json:"drops_per_second"`
 }
 
-// threadReport is one poll thread: its counters, the queues it polls, CPU use and
-// wake-ups per second over the interval, and the idle policy's current figures.
+// threadReport is one poll thread: its status with the durations in seconds instead of
+// text, the queues it polls, CPU use and wake-ups per second over the interval.
 type threadReport struct {
-	Index int    `json:"index"`
-	CPU   int    `json:"cpu"`
-	State string `json:"state"`
-	// CPUPercent is over the interval (since start when there is no interval).
-	CPUPercent    float64 `json:"cpu_percent"`
-	CPUSeconds    float64 `json:"cpu_seconds"`
-	WallSeconds   float64 `json:"wall_seconds"`
-	AsleepSeconds float64 `json:"asleep_seconds"`
-	Arms          uint64  `json:"arms"`
-	ArmRaces      uint64  `json:"arm_races"`
-	Sleeps        uint64  `json:"sleeps"`
-	WakeInterrupt uint64  `json:"wakeups_interrupt"`
-	WakeTimeout   uint64  `json:"wakeups_timeout"`
-	WakeStop      uint64  `json:"wakeups_stop"`
-	WakeSpurious  uint64  `json:"wakeups_spurious"`
-	WakePredicted uint64  `json:"wakeups_predicted"`
-	PredictHits   uint64  `json:"predicted_caught"`
-	Yields        uint64  `json:"housekeeping_yields"`
-	DeepSleeps    uint64  `json:"deep_sleeps"`
-	Errors        uint64  `json:"errors"`
-	Stalls        uint64  `json:"stalls"`
-	StallSeconds  float64 `json:"stall_seconds"`
+	daemon.ThreadStatus
+	// The status's durations as text are left out (nil): each has its *_seconds below.
+	NoMaxStall    *struct{} `json:"max_stall,omitempty"`
+	NoThreshold   *struct{} `json:"idle_threshold,omitempty"`
+	NoGapEstimate *struct{} `json:"gap_estimate,omitempty"`
+	NoWakeCost    *struct{} `json:"wake_cost,omitempty"`
+	NoPeriod      *struct{} `json:"predicted_period,omitempty"`
+	NoLead        *struct{} `json:"predicted_lead,omitempty"`
 	// The idle policy's durations; the estimates are absent until the policy has them.
-	MaxStallSeconds    float64   `json:"max_stall_seconds"`
-	ThresholdSeconds   float64   `json:"idle_threshold_seconds"`
-	GapEstimateSeconds *float64  `json:"gap_estimate_seconds,omitempty"`
-	WakeCostSeconds    *float64  `json:"wake_cost_seconds,omitempty"`
-	PeriodSeconds      *float64  `json:"predicted_period_seconds,omitempty"`
-	LeadSeconds        *float64  `json:"predicted_lead_seconds,omitempty"`
-	Queues             []string  `json:"queues"`
-	SleepsPerSecond    float64   `json:"sleeps_per_second"`
-	WakeupsPerSecond   wakeRates `json:"wakeups_per_second"`
+	MaxStallSeconds    float64  `json:"max_stall_seconds"`
+	ThresholdSeconds   float64  `json:"idle_threshold_seconds"`
+	GapEstimateSeconds *float64 `json:"gap_estimate_seconds,omitempty"`
+	WakeCostSeconds    *float64 `json:"wake_cost_seconds,omitempty"`
+	PeriodSeconds      *float64 `json:"predicted_period_seconds,omitempty"`
+	LeadSeconds        *float64 `json:"predicted_lead_seconds,omitempty"`
+	Queues             []string `json:"queues"`
+	// CPUPercent is over the interval (shadows the status's since-start figure).
+	CPUPercent       float64   `json:"cpu_percent"`
+	SleepsPerSecond  float64   `json:"sleeps_per_second"`
+	WakeupsPerSecond wakeRates `json:"wakeups_per_second"`
 	// StallsPerSecond and StalledPercent are the thread's stalls (polls that came over
 	// idle.StallThreshold late) over the interval, and their share of it.
 	StallsPerSecond float64 `json:"stalls_per_second"`
@@ -128,23 +118,17 @@ func newPolicyReport(p daemon.PolicyStatus) policyReport {
 // newThreadReport is t's report without the rates, which need the sample before.
 func newThreadReport(t daemon.ThreadStatus) threadReport {
 	return threadReport{
-		Index: t.Index, CPU: t.CPU, State: t.State, CPUPercent: t.CPUPercent,
-		CPUSeconds: t.CPUSeconds, WallSeconds: t.WallSeconds, AsleepSeconds: t.AsleepSeconds,
-		Arms: t.Arms, ArmRaces: t.ArmRaces, Sleeps: t.Sleeps,
-		WakeInterrupt: t.WakeInterrupt, WakeTimeout: t.WakeTimeout, WakeStop: t.WakeStop,
-		WakeSpurious: t.WakeSpurious, WakePredicted: t.WakePredicted, PredictHits: t.PredictHits,
-		Yields: t.Yields, DeepSleeps: t.DeepSleeps, Errors: t.Errors, Stalls: t.Stalls, StallSeconds: t.StallSeconds,
+		ThreadStatus: t, CPUPercent: t.CPUPercent, Queues: []string{},
 		MaxStallSeconds: orZero(seconds(t.MaxStall)), ThresholdSeconds: orZero(seconds(t.Threshold)),
 		GapEstimateSeconds: seconds(t.GapEstimate), WakeCostSeconds: seconds(t.WakeCost),
 		PeriodSeconds: seconds(t.Period), LeadSeconds: seconds(t.Lead),
-		Queues: []string{},
 	}
 }
 
 // newStatusReport builds the report of cur with rates since prev. Counters that went
 // backwards (a restart) give no rate.
 func newStatusReport(base string, prev, cur daemon.Status) statusReport {
-	r := statusReport{Daemon: base, UptimeSeconds: cur.UptimeSeconds, Policy: newPolicyReport(cur.Policy),
+	r := statusReport{Daemon: base, Version: cur.Version, UptimeSeconds: cur.UptimeSeconds, Policy: newPolicyReport(cur.Policy),
 		Ports: []portReport{}, Threads: []threadReport{}}
 	dt := cur.UptimeSeconds - prev.UptimeSeconds
 	if dt <= 0 || prev.UptimeSeconds == 0 {

@@ -131,18 +131,15 @@ func checkStatusJSON(t *testing.T, js string) {
 // token and numbers right-aligned. --json gives every duration as *_seconds.
 func TestStatusTables(t *testing.T) {
 	st := func(up float64, rx uint64) *daemon.Status {
-		s := &daemon.Status{Uptime: "1h0m0s", UptimeSeconds: up,
+		s := &daemon.Status{Version: "1.4.0-3", Uptime: "1h0m0s", UptimeSeconds: up,
 			Policy: daemon.PolicyStatus{Mode: "adaptive", IdleThreshold: "auto", WaitTimeout: "100ms", App: "l2fwd"}}
 		for _, n := range []string{"uplink0", "downlink1"} {
 			s.Ports = append(s.Ports, daemon.PortStatus{Name: n, PCI: "0000:81:00.1", Driver: "vfio-pci", NIC: "ixgbe",
 				MAC: "52:54:00:12:34:56", LinkUp: true, SpeedMbps: 10000,
 				Stats: daemon.PortStats{RxPackets: rx, TxPackets: rx, RxMissed: 123456, RxErrors: 7}})
 		}
-		var queues []string
 		for i := range 8 {
-			q := daemon.QueueStatus{Name: "uplink0/rx" + string(rune('0'+i)), Thread: 0, Drops: rx / 1000}
-			s.Queues = append(s.Queues, q)
-			queues = append(queues, q.Name)
+			s.Queues = append(s.Queues, daemon.QueueStatus{Name: "uplink0/rx" + string(rune('0'+i)), Thread: 0, Drops: rx / 1000})
 		}
 		s.Threads = []daemon.ThreadStatus{{Index: 0, CPU: 12, State: "polling", CPUSeconds: up / 2, WallSeconds: up,
 			Sleeps: rx / 10, WakeInterrupt: rx / 20, Threshold: "123.456µs", GapEstimate: "400µs", WakeCost: "12.5µs",
@@ -155,7 +152,7 @@ func TestStatusTables(t *testing.T) {
 		width int
 		want  []string
 	}{
-		{nil, statusWidth, []string{"uiod at ", "poll adaptive, idle_threshold auto", "PORT", "NIC", "ixgbe", "14.88M", "123.5µs", "…"}},
+		{nil, statusWidth, []string{"uiod at ", ", version 1.4.0-3\n", "poll adaptive, idle_threshold auto", "PORT", "NIC", "ixgbe", "14.88M", "123.5µs", "…"}},
 		{[]string{"--wide"}, 0, []string{"vfio-pci", "52:54:00:12:34:56", "9014880000", "GAP", "400µs", "WAKECOST", "12.5µs", "uplink0/rx7"}},
 	} {
 		out, err := execUIOD(t, append([]string{"status", "--metrics", u.String(), "--interval", "10ms"}, tt.args...)...)
@@ -180,6 +177,9 @@ func TestStatusTables(t *testing.T) {
 	th := r["threads"].([]any)[0].(map[string]any)
 	if th["idle_threshold_seconds"] != 123.456e-6 || th["max_stall_seconds"] != 2.5e-3 || th["gap_estimate_seconds"] != 400e-6 {
 		t.Errorf("thread durations %v", th)
+	}
+	if r["version"] != "1.4.0-3" {
+		t.Errorf("version %v", r["version"])
 	}
 	pol := r["policy"].(map[string]any)
 	if pol["idle_threshold_auto"] != true || pol["idle_threshold_seconds"] != nil || pol["wait_timeout_seconds"] != 0.1 {

@@ -6,6 +6,7 @@ package clip
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -41,4 +42,49 @@ func prefix(s string) int {
 		return Max // not UTF-8 at all: cut where the bound says
 	}
 	return n
+}
+
+// MaxToken is the longest run of non-blank bytes Tokens leaves whole: longer than any
+// path, name or number a message has reason to hold.
+const MaxToken = 512
+
+// Tokens returns s with every run of non-blank bytes longer than MaxToken shortened as
+// String shortens it: the last guard of an output, for messages that libraries built
+// around user input (an os.PathError's path, a parser quoting what it refused).
+func Tokens(s string) string {
+	if len(s) <= MaxToken {
+		return s
+	}
+	var b strings.Builder
+	start := -1 // start of the current token
+	flush := func(end int) {
+		if start >= 0 {
+			if t := s[start:end]; len(t) > MaxToken {
+				b.WriteString(String(t))
+			} else {
+				b.WriteString(t)
+			}
+			start = -1
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			flush(i)
+			b.WriteByte(c)
+		case start < 0:
+			start = i
+		}
+		if start >= 0 && i-start == MaxToken {
+			// Long: find its end, then clip it whole.
+			end := i
+			for end < len(s) && !strings.ContainsRune(" \t\n\r", rune(s[end])) {
+				end++
+			}
+			flush(end)
+			i = end - 1
+		}
+	}
+	flush(len(s))
+	return b.String()
 }

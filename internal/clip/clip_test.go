@@ -30,3 +30,22 @@ func TestClip(t *testing.T) {
 		})
 	}
 }
+
+func TestTokens(t *testing.T) {
+	long := strings.Repeat("x", 100<<10)
+	okTok := strings.Repeat("p", MaxToken-1) // and the colon
+	tests := []struct{ name, in, want string }{
+		{"short", "open /etc/uiod.yaml: no such file", "open /etc/uiod.yaml: no such file"},
+		{"a token at the bound", "open " + okTok + ": denied", "open " + okTok + ": denied"},
+		{"a long path", "open /tmp/" + long + ": file name too long", "open " + String("/tmp/"+long+":") + " file name too long"},
+		{"two long ones and lines", long + "\n\t" + long, String(long) + "\n\t" + String(long)},
+		{"long at the end", "unknown flag: --" + long, "unknown flag: " + String("--"+long)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Tokens(tt.in); got != tt.want {
+				t.Errorf("Tokens = %.200q, want %.200q", got, tt.want)
+			}
+		})
+	}
+}
