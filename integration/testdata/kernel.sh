@@ -14,10 +14,8 @@ loopback_up
 uiod bind --driver vfio-pci "$NIC" || fail "uiod bind --driver vfio-pci $NIC"
 {
 	conf_head info
+	conf_vfio_port p0 "$NIC"
 	cat <<EOF
-  - name: p0
-    driver: vfio-pci
-    pci: "$NIC"
     interrupts: msix
     kernel: {tap: uiodk0}
 forward:
