@@ -294,6 +294,9 @@ func testKernelPath(t *testing.T, r *kernelRig) {
 	}
 	// The TAP's rings may overflow under a loaded machine's scheduling (TCP retransmits,
 	// and the digest above proves the data arrived): what it dropped it counted.
+	if k := r.d.Status().Ports[0].Kernel; k == nil || k.TAP != r.d.ports[0].kernel.Name() || k.Stats.TxPackets == 0 {
+		t.Errorf("/status shows port a's kernel path as %+v, want its TAP and the frames it carried", k)
+	}
 	if st := r.d.ports[0].kernel.Stats(); st.TxErrors != 0 || st.RxMissed != 0 {
 		t.Logf("TAP dropped and counted: %+v", st)
 	}
