@@ -126,6 +126,16 @@ func TestIntegrationOpen(t *testing.T) {
 		t.Fatalf("ARP reply % x: want it to %s from %s", reply[:42], me, mac)
 	}
 
+	// An interface taken down refuses frames: counted, and the port keeps going.
+	testutil.IPIn(t, ns, "link", "set", "uiodk0", "down")
+	b := pool.Get()
+	b.SetLen(copy(b.Data(), req))
+	bufs[0] = b
+	if n := p.TxBurst(0, bufs[:1]); n != 1 {
+		t.Fatalf("TxBurst took %d", n)
+	}
+	testutil.Eventually(t, 2*time.Second, func() bool { return p.Counters().TxWriteErrors == 1 }, "counters %+v: want the frame the down interface refused", p.Counters())
+
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
