@@ -18,14 +18,24 @@ import (
 // TxBurst takes everything without freeing it. bench/l3fwd-callgrind.sh counts the
 // dataplane's Poll with collection off inside these two methods.
 type benchPort struct {
-	mac    net.HardwareAddr
+	stubPort
 	frames []*nic.Buf
 	tmpl   []byte
 }
 
-func (p *benchPort) MAC() net.HardwareAddr { return p.mac }
-func (p *benchPort) NumRxQueues() int      { return 1 }
-func (p *benchPort) NumTxQueues() int      { return 1 }
+// stubPort is the rest of a one-queue nic.Port without interrupts for the tests' ports.
+type stubPort struct{ mac net.HardwareAddr }
+
+func (p *stubPort) MAC() net.HardwareAddr    { return p.mac }
+func (p *stubPort) NumRxQueues() int         { return 1 }
+func (p *stubPort) NumTxQueues() int         { return 1 }
+func (p *stubPort) RxVector(int) *irq.Vector { return nil }
+func (p *stubPort) EnableRxInterrupt(int)    {}
+func (p *stubPort) DisableRxInterrupt(int)   {}
+func (p *stubPort) Link() nic.Link           { return nic.Link{Up: true} }
+func (p *stubPort) Stats() nic.Stats         { return nic.Stats{} }
+func (p *stubPort) Close() error             { return nil }
+
 func (p *benchPort) RxBurst(_ int, bufs []*nic.Buf) int {
 	n := copy(bufs, p.frames)
 	for _, b := range bufs[:n] {
@@ -34,12 +44,6 @@ func (p *benchPort) RxBurst(_ int, bufs []*nic.Buf) int {
 	return n
 }
 func (p *benchPort) TxBurst(_ int, bufs []*nic.Buf) int { return len(bufs) }
-func (p *benchPort) RxVector(int) *irq.Vector           { return nil }
-func (p *benchPort) EnableRxInterrupt(int)              {}
-func (p *benchPort) DisableRxInterrupt(int)             {}
-func (p *benchPort) Link() nic.Link                     { return nic.Link{Up: true} }
-func (p *benchPort) Stats() nic.Stats                   { return nic.Stats{} }
-func (p *benchPort) Close() error                       { return nil }
 
 // BenchmarkPoll runs a busy poll thread whose one queue receives a full batch of IPv4
 // frames on every poll (TTL 64, to a /16 route that leaves by the queue's peer port),
@@ -64,8 +68,8 @@ func benchPoll(b *testing.B, appName string, batch int) {
 		b.Fatal(err)
 	}
 	tmpl := frame{dst: macP0, src: macSrc, from: src4, to: netip.MustParseAddr("10.1.9.9"), ttl: 64, payload: 18}.build()
-	rx := &benchPort{mac: macP0, tmpl: tmpl}
-	tx := &benchPort{mac: macP1}
+	rx := &benchPort{stubPort: stubPort{macP0}, tmpl: tmpl}
+	tx := &benchPort{stubPort: stubPort{macP1}}
 	for range batch {
 		buf := pool.Get()
 		buf.SetLen(len(tmpl))

@@ -14,7 +14,6 @@ import (
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/sim"
 )
@@ -23,7 +22,7 @@ import (
 // frames queued with inject, a burst at a time as queued, in buffers of its own pool (on
 // the poll thread, which owns the pool), and TxBurst records what is sent and frees it.
 type queuePort struct {
-	mac  net.HardwareAddr
+	stubPort
 	pool *nic.Mempool
 
 	mu     sync.Mutex
@@ -36,7 +35,7 @@ func newQueuePort(t testing.TB, mac net.HardwareAddr) *queuePort {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &queuePort{mac: mac, pool: pool}
+	return &queuePort{stubPort: stubPort{mac}, pool: pool}
 }
 
 func (p *queuePort) inject(burst [][]byte) {
@@ -51,9 +50,6 @@ func (p *queuePort) output() [][]byte {
 	return append([][]byte(nil), p.sent...)
 }
 
-func (p *queuePort) MAC() net.HardwareAddr { return p.mac }
-func (p *queuePort) NumRxQueues() int      { return 1 }
-func (p *queuePort) NumTxQueues() int      { return 1 }
 func (p *queuePort) RxBurst(_ int, bufs []*nic.Buf) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -79,12 +75,6 @@ func (p *queuePort) TxBurst(_ int, bufs []*nic.Buf) int {
 	}
 	return len(bufs)
 }
-func (p *queuePort) RxVector(int) *irq.Vector { return nil }
-func (p *queuePort) EnableRxInterrupt(int)    {}
-func (p *queuePort) DisableRxInterrupt(int)   {}
-func (p *queuePort) Link() nic.Link           { return nic.Link{Up: true} }
-func (p *queuePort) Stats() nic.Stats         { return nic.Stats{} }
-func (p *queuePort) Close() error             { return nil }
 
 // processRig runs the test App on a dataplane: frames come in on port 0, whose queue's own
 // output is port 0, and the thread has a TX queue on port 1 too.
@@ -250,7 +240,7 @@ func TestProcessAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmpl := frame{dst: macP0, src: macSrc, from: src4, to: netip.MustParseAddr("10.1.9.9"), ttl: 64, payload: 18}.build()
-	rx, tx := &benchPort{mac: macP0, tmpl: tmpl}, &benchPort{mac: macP1}
+	rx, tx := &benchPort{stubPort: stubPort{macP0}, tmpl: tmpl}, &benchPort{stubPort: stubPort{macP1}}
 	for range 32 {
 		b := pool.Get()
 		b.SetLen(len(tmpl))
