@@ -118,63 +118,66 @@ func checkRoute(r Route, ports int) error {
 	return nil
 }
 
-// Process forwards or refuses every frame of the burst, as Forward does. An IPv4 frame
-// without options that verifies and has a route takes a path of fixed offsets written out
-// here (no call, so nothing of the loop spills); every other frame goes through Forward.
-// While every frame goes to one port Process decides nothing per frame and ends with
-// SendAll, the dataplane's fast path; the first frame that differs turns it to per-frame
-// decisions.
+// Process forwards or refuses every frame of the burst, as Forward does. While the frames
+// are IPv4 without options that verify, have a route and all go to one port, it takes a
+// path of fixed offsets written out here, with no call (so nothing of the loop spills),
+// and ends with SendAll, the dataplane's fast path. From the first frame that is not
+// such a frame, processRest decides frame by frame.
 func (a *App) Process(b *dataplane.Burst) {
 	var out dataplane.PortID
-	uniform := true
 	le := binary.LittleEndian
-	for i, buf := range b.Frames {
+	frames := b.Frames
+	for i, buf := range frames {
 		f := buf.Bytes()
-		var p dataplane.PortID
-		var r dataplane.DropReason
-		ok := false
-		if len(f) >= ethHeader+ipv4Header {
-			e := (*[ethHeader + ipv4Header]byte)(f)
-			w0, w1, dst := le.Uint64(e[ethHeader:]), le.Uint64(e[ethHeader+8:]), le.Uint32(e[ethHeader+ipv4Dst:])
-			tot := uint(bits.ReverseBytes16(uint16(w0 >> 16)))
-			// EtherType 0x0800 and version/IHL 0x45 in one load (the TOS byte masked);
-			// 20 ≤ total length ≤ the frame's IP bytes in one comparison; the sum is not
-			// zero (the version is 4), so a multiple of 0xffff verifies (see sumOK).
-			if le.Uint32(e[12:])&0xffffff == 0x450008 && tot-ipv4Header <= uint(len(f)-ethHeader-ipv4Header) &&
-				e[ethHeader+ipv4TTL] >= minForwardT && (w0&0xffffffff+w0>>32+w1&0xffffffff+w1>>32+uint64(dst))%0xffff == 0 {
-				if nh, found := a.v4.Lookup(bits.ReverseBytes32(dst)); found {
-					decTTL((*[ipv4Header]byte)(e[ethHeader:]))
-					h := &a.hops[nh]
-					*(*[12]byte)(e[:]) = h.macs
-					if uniform && (i == 0 || h.port == out) {
-						out = h.port
-						continue
-					}
-					p, ok = h.port, true
-				}
-			}
+		if len(f) < ethHeader+ipv4Header {
+			a.processRest(b, i, out, -1)
+			return
 		}
-		if !ok {
-			p, r, ok = a.Forward(f)
+		e := (*[ethHeader + ipv4Header]byte)(f)
+		w0, w1, dst := le.Uint64(e[ethHeader:]), le.Uint64(e[ethHeader+8:]), le.Uint32(e[ethHeader+ipv4Dst:])
+		tot := uint(bits.ReverseBytes16(uint16(w0 >> 16)))
+		// EtherType 0x0800 and version/IHL 0x45 in one load (the TOS byte masked); 20 ≤
+		// total length ≤ the frame's IP bytes in one comparison; the TTL is w1's low
+		// byte; the sum is not zero (the version is 4), so a multiple of 0xffff verifies
+		// (see sumOK).
+		if le.Uint32(e[12:])&0xffffff != 0x450008 || tot-ipv4Header > uint(len(f)-ethHeader-ipv4Header) ||
+			uint8(w1) < minForwardT || (w0&0xffffffff+w0>>32+w1&0xffffffff+w1>>32+uint64(dst))%0xffff != 0 {
+			a.processRest(b, i, out, -1)
+			return
 		}
-		switch {
-		case uniform && ok && (i == 0 || p == out):
-			out = p
-			continue
-		case uniform:
-			uniform = false
-			for j := range i {
-				b.Send(j, out)
-			}
+		nh, found := a.v4.Lookup(bits.ReverseBytes32(dst))
+		if !found {
+			a.processRest(b, i, out, -1)
+			return
 		}
-		if ok {
+		decTTL((*[ipv4Header]byte)(e[ethHeader:]))
+		h := &a.hops[nh]
+		*(*[12]byte)(e[:]) = h.macs
+		if i > 0 && h.port != out {
+			a.processRest(b, i, out, int(h.port))
+			return
+		}
+		out = h.port
+	}
+	b.SendAll(out)
+}
+
+// processRest decides frames i and on of b one by one, frames 0 to i-1 having been
+// forwarded to out. A port ≥ 0 says that frame i was forwarded already, to that port.
+func (a *App) processRest(b *dataplane.Burst, i int, out dataplane.PortID, port int) {
+	for j := range i {
+		b.Send(j, out)
+	}
+	if port >= 0 {
+		b.Send(i, dataplane.PortID(port))
+		i++
+	}
+	for ; i < len(b.Frames); i++ {
+		if p, r, ok := a.Forward(b.Frames[i].Bytes()); ok {
 			b.Send(i, p)
 		} else {
 			b.ToKernel(i, r)
 		}
-	}
-	if uniform {
-		b.SendAll(out)
 	}
 }
 

@@ -89,18 +89,20 @@ func checksum(h []byte) uint16 {
 	return uint16(sum)
 }
 
-// decTTL decrements the TTL of the IPv4 header h and updates its checksum incrementally,
-// RFC 1624's equation 3, HC' = ~(~HC + ~m + m'), m being the TTL/protocol word. With
-// m' = m - 0x0100 that is HC + 0x0100 in one's-complement arithmetic, where a result of
-// 0xffff is the other zero, 0x0000, as eqn. 3 and the kernel's ip_decrease_ttl give it.
-// It adds in the checksum's byte-swapped (little-endian) form, where 0x0100 is 1: one's-
-// complement sums do not depend on byte order (RFC 1071). TestDecTTL checks every
-// checksum value against eqn. 3 itself.
+// decTTL decrements the TTL of the IPv4 header h (at least 1) and updates its checksum
+// incrementally, RFC 1624's equation 3, HC' = ~(~HC + ~m + m'), m being the TTL/protocol
+// word. With m' = m - 0x0100 that is HC + 0x0100 in one's-complement arithmetic, where a
+// result of 0xffff is the other zero, 0x0000, as eqn. 3 and the kernel's ip_decrease_ttl
+// give it. It works on the little-endian word of bytes 8–11 (TTL, protocol, checksum):
+// one's-complement sums do not depend on byte order (RFC 1071), so the checksum's half
+// gains 1, and 2 when that would make it 0xffff or carry out of it. TestDecTTL checks
+// every checksum value against eqn. 3 itself.
 func decTTL(h *[ipv4Header]byte) {
-	h[ipv4TTL]--
-	c := uint32(binary.LittleEndian.Uint16(h[ipv4Check:])) + 1
-	if c >= 0xffff {
-		c++
+	le := binary.LittleEndian
+	x := le.Uint32(h[ipv4TTL:])
+	d := uint32(0x10000 - 1) // checksum half +1, TTL -1
+	if x >= 0xfffe0000 {
+		d += 0x10000
 	}
-	binary.LittleEndian.PutUint16(h[ipv4Check:], uint16(c))
+	le.PutUint32(h[ipv4TTL:], x+d)
 }
