@@ -11,8 +11,12 @@ RACE_PKGS := ./pci/... ./config/... ./irq/... ./idle/... ./wire/... ./nic/... ./
 
 all: build
 
+# The version uiod version prints: git describe of this tree (VERSION=... overrides).
+VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git describe --always --dirty 2>/dev/null)
+
 build:
-	CGO_ENABLED=0 $(GO) build -o bin/uiod ./cmd/uiod
+	CGO_ENABLED=0 $(GO) build -ldflags "-X main.version=$(VERSION) -X main.revision=$(REVISION)" -o bin/uiod ./cmd/uiod
 
 # Everything: formatting and vet, unit and model tests, race detector on the non-timing
 # packages, and the real-kernel tests in a QEMU guest (installed on demand when root).
@@ -50,7 +54,7 @@ bench:
 
 # The Debian package (bin/uiod_<version>_<arch>.deb) from a staged tree with dpkg-deb.
 deb:
-	GO=$(GO) bash packaging/deb.sh
+	GO=$(GO) REVISION=$(REVISION) bash packaging/deb.sh
 
 clean:
 	rm -rf bin

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/uiod/uiod/capture"
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/irq"
@@ -37,6 +39,11 @@ type Options struct {
 	App dataplane.App
 	// Collectors are registered with the daemon's /metrics (an App's own metrics).
 	Collectors []prometheus.Collector
+	// LogLevel is Log's level, which Reload sets from log.level; nil when the level does
+	// not come from the configuration (a --log-level flag), and Reload leaves it.
+	LogLevel *zap.AtomicLevel
+	// Version and Revision identify the build, for /status and uiod_build_info.
+	Version, Revision string
 }
 
 // Daemon is a running (or ready to run) uiod dataplane.
@@ -50,6 +57,7 @@ type Daemon struct {
 	backends backends
 	ports    []*port
 	dp       *dataplane.Dataplane
+	control  *capture.Server // the control socket, for uiod capture
 	http     *http.Server
 	listener net.Listener
 	dmaLat   *os.File
@@ -106,6 +114,9 @@ func (d *Daemon) Start() (err error) {
 		}
 		d.dmaLat = f
 	}
+	if err := d.checkKernels(); err != nil {
+		return err
+	}
 	for _, pc := range d.cfg.Ports {
 		w, dirs, err := pinWire(d.opts.Root, pc.Wire)
 		if err != nil {
@@ -118,6 +129,9 @@ func (d *Daemon) Start() (err error) {
 			return err
 		}
 		d.ports = append(d.ports, p)
+		if err := d.openKernel(p); err != nil {
+			return err
+		}
 		link := p.nic.Link()
 		d.log.Info("port up", zap.String("port", pc.Name), zap.String("pci", p.addr.String()),
 			zap.String("driver", pc.Driver), zap.String("mac", p.nic.MAC().String()),
@@ -139,6 +153,12 @@ func (d *Daemon) Start() (err error) {
 		return fmt.Errorf("start dataplane: %w", err)
 	}
 	d.dp = dp
+	// The control socket (uiod capture) lives beside the pid file, whose lock we hold.
+	ctl, err := capture.Listen(filepath.Join(d.lock.dir.Path(), capture.SocketName), dp, d.log.Named("capture"))
+	if err != nil {
+		return err
+	}
+	d.control = ctl
 	if d.cfg.MetricsEnabled() {
 		if err := d.serveHTTP(); err != nil {
 			return err
@@ -250,6 +270,9 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 	for i, p := range d.ports {
 		ports[i] = dataplane.Port{Name: p.cfg.Name, NIC: p.nic}
 	}
+	if err := addKernelPaths(ports, used, d.ports); err != nil {
+		return dataplane.Config{}, err
+	}
 	return dataplane.Config{Ports: ports, Threads: used, App: app, Policy: pol, Logger: d.log.Named("dataplane")}, nil
 }
 
@@ -264,11 +287,13 @@ func (d *Daemon) Stop() error {
 
 func (d *Daemon) shutdownLocked() error {
 	var errs []error
-	if d.http != nil {
-		_ = d.http.Close()
-		d.http = nil
+	d.closeHTTP()
+	if d.control != nil {
+		if err := d.control.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("control socket: %w", err))
+		}
+		d.control = nil
 	}
-	d.listener = nil
 	if d.dp != nil {
 		d.dp.Stop()
 		d.dp = nil

@@ -20,7 +20,7 @@ import (
 )
 
 // benchGap is the probe rate of the wake-up and CPU benchmarks: one frame per 400 µs
-// (2.5 kpps), the rate of the DESIGN §3 measurements.
+// (2.5 kpps), the rate of the runtime measurements in docs/design.md §12.
 const benchGap = 400 * time.Microsecond
 
 // BenchmarkPolicies measures, for each idle policy in one run, the wake-up latency (frame

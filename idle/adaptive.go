@@ -14,7 +14,7 @@ const WaitBackoff = 16
 // interrupt before it goes into deep idle, where it waits blocking (see waitPlan).
 const DeepIdleAfter = 100 * time.Millisecond
 
-// sleep is Adaptive at an empty poll past the threshold (DESIGN §3): arm the queues'
+// sleep is Adaptive at an empty poll past the threshold (docs/design.md §3): arm the queues'
 // interrupts and drain the vectors, re-poll, and only if that finds nothing wait for an
 // interrupt, the timeout or Stop; then disarm. It returns the time the thread was back
 // from its wait (or from the re-poll that found frames).

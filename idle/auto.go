@@ -6,7 +6,7 @@ import "time"
 const (
 	// autoWakeFloor is added to the measured cost of an arm-sleep-wake cycle for the part
 	// the loop cannot see: the kernel's eventfd → epoll wake-up of a sleeping thread
-	// (DESIGN §3).
+	// (docs/design.md §12).
 	autoWakeFloor = int64(10 * time.Microsecond)
 	// autoCostShift is the wake cost's EWMA weight, 1/2^autoCostShift. One sample
 	// counts at most autoCostJump times the estimate: a cycle in which the thread was

@@ -58,7 +58,7 @@ func (s State) String() string { return stateNames.name(s) }
 // nothing and makes no system call.
 //
 // Adaptive, once IdleThreshold passed since the last frame (at the first empty poll for
-// a zero threshold), sleeps as DESIGN §3 lays out (see adaptive.go): arm the queues, drain
+// a zero threshold), sleeps as docs/design.md §3 lays out (see adaptive.go): arm the queues, drain
 // the vectors, poll once more (a frame that arrived before the interrupt was armed would
 // otherwise wait for the timeout), and only if that poll is empty block in epoll on the
 // vectors and the Stop descriptor, on the calling thread, for at most WaitTimeout; then

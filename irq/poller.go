@@ -13,7 +13,7 @@ const (
 	// the Go scheduler that the thread blocks. The goroutine keeps its P while it sleeps and
 	// runs again the moment the kernel wakes the thread; with WaitBlocking the runtime hands
 	// the P away and must win one back first, several times the C floor on a locked
-	// thread (DESIGN §3), while a raw wait comes close to C. The costs: a raw sleeper
+	// thread (docs/design.md §12), while a raw wait comes close to C. The costs: a raw sleeper
 	// holds its P (size GOMAXPROCS with ProcsFor) and a stop-the-world waits for it until a
 	// signal or the timeout ends the wait, so every raw wait must be bounded (package idle
 	// bounds it by its WaitTimeout) and be stoppable through Stop.

@@ -123,7 +123,7 @@ func fireUIO(t *testing.T, d *uio.Device, bar0 pci.Region, v *irq.Vector) {
 	if cmd&pci.CmdINTxDisable == 0 {
 		t.Errorf("command %#04x: uio_pci_generic should have masked INTx", cmd)
 	}
-	// Acknowledge the cause, then rearm (the DESIGN §5 order).
+	// Acknowledge the cause, then rearm (the order of docs/design.md §10).
 	if icr := bar0.Read32(i82576.ICR); icr&i82576.IcrLSC == 0 {
 		t.Errorf("ICR = %#x, want LSC", icr)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // kernelStallSigns are console lines of a guest kernel that lost its timer interrupts: under
-// TCG with more than one vCPU a vCPU sometimes stops getting them (DESIGN §6; tsc=reliable
+// TCG with more than one vCPU a vCPU sometimes stops getting them (docs/design.md §13; tsc=reliable
 // makes it rarer, not impossible), RCU stalls and every task that waits for a grace period
 // hangs. They say nothing about the code under test.
 var kernelStallSigns = []string{

@@ -6,23 +6,28 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
 )
 
-// Netns creates a network namespace named name (deleted at cleanup, with every interface
-// in it) and returns name. It skips the test unless it runs as root with the ip tool.
-func Netns(t testing.TB, name string) string {
+var netnsSeq atomic.Int32
+
+// Netns creates a network namespace for the test, deleted (with every interface in it)
+// when the test ends, and returns its name. It skips the test unless it runs as root with
+// the ip tool.
+func Netns(t testing.TB, prefix string) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (network namespaces)")
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs the ip tool")
+		t.Skip("needs the ip tool (iproute2)")
 	}
+	name := fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), netnsSeq.Add(1))
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Skipf("ip netns add %s: %v: %s", name, err, out)
+		t.Skipf("ip netns add: %v: %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
 	return name
@@ -45,20 +50,30 @@ func Sysctl(t testing.TB, ns, key, value string) {
 	}
 }
 
-// InNetns runs fn on an OS thread that has entered namespace ns, so the sockets and
-// devices fn creates belong to ns, and returns the thread to the original namespace
-// afterwards (a thread that cannot go back ends with its goroutine).
+// IPIn runs `ip -n ns ARGS...`, failing the test now if it fails, and returns its output.
+func IPIn(t testing.TB, ns string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("ip", append([]string{"-n", ns}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip -n %s %v: %v: %s", ns, args, err, out)
+	}
+	return string(out)
+}
+
+// InNetns runs fn on an OS thread that has entered namespace ns, so that the sockets,
+// TAP interfaces and netlink handles fn creates belong to ns, then brings the thread back
+// (a thread that cannot come back is not reused: it ends with its goroutine).
 func InNetns(ns string, fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		orig, err := os.Open("/proc/thread-self/ns/net")
+		home, err := os.Open("/proc/thread-self/ns/net")
 		if err != nil {
 			runtime.UnlockOSThread()
 			errc <- err
 			return
 		}
-		defer orig.Close()
+		defer home.Close()
 		target, err := os.Open("/run/netns/" + ns)
 		if err != nil {
 			runtime.UnlockOSThread()
@@ -72,7 +87,7 @@ func InNetns(ns string, fn func() error) error {
 			return
 		}
 		err = fn()
-		if unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET) == nil {
+		if unix.Setns(int(home.Fd()), unix.CLONE_NEWNET) == nil {
 			runtime.UnlockOSThread()
 		}
 		errc <- err

@@ -77,6 +77,8 @@ type Driver struct {
 	MaxFrame int
 	// BufSizes are the buffer sizes BufferSizes tries (nil: 1024, 9 KiB and 16 KiB).
 	BufSizes []int
+	// RSSKey is the Toeplitz key the driver programs for RSS (Intel; RSSAfterRecovery).
+	RSSKey []byte
 }
 
 // Harness is one port on a strict model.

@@ -1,0 +1,251 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/uiod/uiod/dataplane"
+	"github.com/uiod/uiod/internal/clip"
+	"github.com/uiod/uiod/pci"
+)
+
+func portID(i int) dataplane.PortID { return dataplane.PortID(i) }
+
+// SocketName is the control socket's name in the daemon's state_dir.
+const SocketName = pci.ControlSocketName
+
+// tmpExtra is how much longer than the socket's name its temporary name is.
+const tmpExtra = len("..tmp-") + 8
+
+// Server timeouts: how long a client may take to send its request, and how long one
+// write of the stream may wait for a client that stopped reading before the capture is
+// ended (the poll threads never wait on it: the rings fill and drop).
+var (
+	requestTimeout = 5 * time.Second
+	writeTimeout   = 5 * time.Second
+)
+
+// Server serves capture sessions on a unix control socket. Only root and the daemon's
+// own user may connect (peer credentials), the socket is mode 0600, and each port has at
+// most one session at a time.
+type Server struct {
+	target Target
+	log    *zap.Logger
+	ln     *net.UnixListener
+	path   string
+
+	mu       sync.Mutex
+	busy     map[dataplane.PortID]bool
+	sessions map[*Session]bool
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// Listen creates the control socket at path (replacing a stale socket file: the caller
+// holds the state directory's lock) and serves it until Close.
+func Listen(path string, t Target, log *zap.Logger) (*Server, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	short, done, err := shortPath(path, tmpExtra)
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	defer done()
+	if fi, err := os.Lstat(short); err == nil {
+		if fi.Mode().Type() != os.ModeSocket {
+			return nil, fmt.Errorf("control socket %s: exists and is not a socket (%s)", path, fi.Mode().Type())
+		}
+		if err := os.Remove(short); err != nil {
+			return nil, fmt.Errorf("control socket: remove stale %s: %w", path, err)
+		}
+	}
+	// Bound under a temporary name, made 0600, then moved into place: the socket is
+	// never reachable with wider permissions under its own name.
+	tmp := filepath.Join(filepath.Dir(short), fmt.Sprintf(".%s.tmp-%08x", filepath.Base(path), uint32(os.Getpid())))
+	os.Remove(tmp)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("control socket %s: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ln.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	if err := os.Rename(tmp, short); err != nil {
+		ln.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	s := &Server{target: t, log: log, ln: ln, path: path, busy: map[dataplane.PortID]bool{}, sessions: map[*Session]bool{}}
+	s.wg.Add(1)
+	go s.accept()
+	return s, nil
+}
+
+// Path is the socket's path.
+func (s *Server) Path() string { return s.path }
+
+func (s *Server) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.AcceptUnix()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				s.log.Warn("control socket: accept", zap.Error(err))
+			}
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer c.Close()
+			s.serve(c)
+		}()
+	}
+}
+
+// serve runs one client: its request, then its session.
+func (s *Server) serve(c *net.UnixConn) {
+	if err := checkPeer(c); err != nil {
+		s.log.Warn("control socket: client refused", zap.Error(err))
+		s.reply(c, Response{Error: err.Error()})
+		return
+	}
+	c.SetReadDeadline(time.Now().Add(requestTimeout))
+	br := bufio.NewReaderSize(c, maxRequest)
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		s.reply(c, Response{Error: fmt.Sprintf("request: %v (send one JSON line of at most %d bytes)", err, maxRequest), Usage: true})
+		return
+	}
+	var req Request
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		s.reply(c, Response{Error: "request: " + clip.String(err.Error()), Usage: true})
+		return
+	}
+	ports := s.target.Ports()
+	names := make([]string, len(ports))
+	for i, p := range ports {
+		names[i] = p.Name
+	}
+	opts, err := req.options(names)
+	if err != nil {
+		s.reply(c, Response{Error: err.Error(), Usage: true})
+		return
+	}
+	sess, err := s.start(opts, names)
+	if err != nil {
+		s.reply(c, Response{Error: err.Error()})
+		return
+	}
+	defer s.end(sess, opts)
+	if err := s.reply(c, Response{Ports: req.Ports}); err != nil {
+		return
+	}
+	s.log.Info("capture started", zap.Strings("ports", req.Ports), zap.Int("queue", opts.Queue),
+		zap.Stringer("direction", opts.Direction), zap.Uint64("count", opts.Count), zap.Duration("duration", opts.Duration))
+	// The client ends a capture early by closing its side (or going away).
+	c.SetReadDeadline(time.Time{})
+	go func() {
+		var b [1]byte
+		for {
+			if _, err := c.Read(b[:]); err != nil {
+				sess.Stop()
+				return
+			}
+		}
+	}()
+	w := &deadlineWriter{c: c}
+	err = sess.Write(w, nil)
+	st := sess.Stats()
+	s.log.Info("capture ended", zap.Strings("ports", req.Ports), zap.Uint64s("captured", st.Captured), zap.Uint64s("dropped", st.Dropped), zap.Error(err))
+}
+
+// start claims opts' ports and starts a session on them.
+func (s *Server) start(opts Options, names []string) (*Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("the daemon is shutting down")
+	}
+	for _, p := range opts.Ports {
+		if s.busy[p] {
+			return nil, fmt.Errorf("port %s: a capture is already running on it", names[p])
+		}
+	}
+	sess, err := Start(s.target, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range opts.Ports {
+		s.busy[p] = true
+	}
+	s.sessions[sess] = true
+	return sess, nil
+}
+
+func (s *Server) end(sess *Session, opts Options) {
+	sess.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range opts.Ports {
+		delete(s.busy, p)
+	}
+	delete(s.sessions, sess)
+}
+
+func (s *Server) reply(c *net.UnixConn, r Response) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	c.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_, err = c.Write(append(b, '\n'))
+	return err
+}
+
+// Close stops accepting clients, ends every session (each client gets its statistics
+// blocks), removes the socket and waits for the clients' handlers.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for sess := range s.sessions {
+		sess.Stop()
+	}
+	s.mu.Unlock()
+	err := s.ln.Close()
+	if short, done, serr := shortPath(s.path, 0); serr == nil {
+		os.Remove(short)
+		done()
+	}
+	s.wg.Wait()
+	return err
+}
+
+// deadlineWriter bounds every write to the client by writeTimeout: a client that stops
+// reading ends its capture instead of holding the session forever.
+type deadlineWriter struct{ c *net.UnixConn }
+
+func (w *deadlineWriter) Write(b []byte) (int, error) {
+	w.c.SetWriteDeadline(time.Now().Add(writeTimeout))
+	n, err := w.c.Write(b)
+	if err != nil {
+		err = fmt.Errorf("client: %w", err)
+	}
+	return n, err
+}
