@@ -92,7 +92,8 @@ type Config struct {
 	Timing Timing
 	// PoweredDown starts the port as Linux leaves one whose interface is down when it
 	// hands it over: an 82576 copper port's PHY powered down (igb_power_down_link, BMCR
-	// bit 11), an 82599 SFP+ port's laser off (ixgbe_disable_tx_laser, ESDP.SDP3 high).
+	// bit 11), an 82599 SFP+ port's laser off (ESDP.SDP3 high,
+	// ixgbe_disable_tx_laser_multispeed_fiber).
 	// Both survive resets: the link comes up only once a driver powers it up.
 	PoweredDown bool
 	// Quirks select QEMU igb behaviours instead of the silicon's (see QEMUQuirks).

@@ -134,6 +134,28 @@ func (m *Model) writeICR(_ int, _, v uint32) {
 	m.ic.updateINTx()
 }
 
+// writeGPIE is the 82576's GPIE. Switching MSI-X mode on or off drops the interrupt
+// vector allocation (IVAR, IVAR_MISC): entries written before it do not stick, which is
+// why Linux's igb_configure_msix sets GPIE first ("Turn on MSI-X capability first, or our
+// settings won't stick"). A strict model reports entries lost that way.
+func (m *Model) writeGPIE(_ int, old, v uint32) {
+	if (old^v)&intelnic.GpieMSIXMode != 0 {
+		var lost bool
+		for i := uint32(0); i <= 8; i++ { // IVAR0-7, then IVAR_MISC
+			off := m.l.ivar0 + 4*i
+			if i == 8 {
+				off = m.l.ivarMisc
+			}
+			lost = lost || m.get(off)&0x80808080 != 0
+			m.set(off, 0)
+		}
+		if lost {
+			m.protocol("GPIE.MSIX_MODE changed after IVAR was programmed: the vector allocation is lost (set GPIE first)")
+		}
+	}
+	m.ic.updateINTx()
+}
+
 // writeRCTL: turning RX off discards the packet buffer's frames.
 func (m *Model) writeRCTL(_ int, _, v uint32) {
 	if v&i82576.RctlEN == 0 {
