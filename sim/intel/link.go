@@ -11,8 +11,8 @@ import (
 
 // linkState is the port's link. It is up when a wire is plugged in, no fault injection
 // holds it down, auto-negotiation (Timing.Autoneg) after the last reset or AN restart
-// has finished, (82599) AUTOC's link mode suits the port's media and (82576) the PHY is
-// powered up or the SerDes PCS set up (linkPowered).
+// has finished, (82599) AUTOC's link mode suits the port's media and the link path is
+// powered and set up (linkPowered: the SFP+ laser, the 82576's PHY or SerDes PCS).
 // Guarded by the device lock.
 type linkState struct {
 	plugged bool

@@ -17,11 +17,10 @@ import (
 // model's EEPROM leaves the PCS to the driver. The copper PHY still answers MDIC, but its
 // auto-negotiation brings no link on these ports.
 
-// serdesID reports whether an 82576 device id is a SerDes (fiber or backplane) part
-// (Linux e1000_hw.h: E1000_DEV_ID_82576_FIBER, _SERDES, _NS_SERDES, _SERDES_QUAD).
+// serdesID reports whether an 82576 device id is a SerDes (fiber or backplane) part.
 func serdesID(id uint16) bool {
 	switch id {
-	case 0x10E6, 0x10E7, 0x1518, 0x150D:
+	case i82576.DeviceFiber, i82576.DeviceSerDes, i82576.DeviceNSSerDes, i82576.DeviceSerDesQuad:
 		return true
 	}
 	return false

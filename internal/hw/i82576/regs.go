@@ -12,6 +12,15 @@ import "github.com/uiod/uiod/internal/hw/intelnic"
 // DeviceID is the 82576's PCI device id (copper).
 const DeviceID = 0x10C9
 
+// PCI device ids of the 82576's SerDes parts, whose link runs through the PCS (Linux
+// e1000_hw.h E1000_DEV_ID_82576_FIBER, _SERDES, _NS_SERDES, _SERDES_QUAD).
+const (
+	DeviceFiber      = 0x10E6
+	DeviceSerDes     = 0x10E7
+	DeviceNSSerDes   = 0x1518
+	DeviceSerDesQuad = 0x150D
+)
+
 // Register offsets.
 const (
 	EECD     = 0x00010
