@@ -27,11 +27,18 @@ var slow = intel.Timing{
 	SecRxReady:  3 * time.Millisecond, // beyond a 300 µs wait, within Linux's 40 ms
 }
 
+// broadcastFrame is a 128-byte broadcast frame of the ethertype from 02:00:00:00:00:01.
+func broadcastFrame(ethertype uint16) []byte {
+	f := make([]byte, 128)
+	copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 1})
+	binary.BigEndian.PutUint16(f[12:], ethertype)
+	return f
+}
+
 // tcp6Frame is a broadcast IPv6/TCP frame of flow i: only the source port varies, so
 // only a hash over the ports spreads these flows.
 func tcp6Frame(i int) []byte {
-	f := make([]byte, 128)
-	copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 1, 0x86, 0xdd})
+	f := broadcastFrame(0x86dd)
 	ip := f[14:]
 	ip[0], ip[6], ip[7] = 0x60, 6, 64
 	binary.BigEndian.PutUint16(ip[4:], uint16(len(ip)-40))
@@ -65,8 +72,7 @@ func receiveSpread(t *testing.T, far wire.Port, p nic.Port, frames int, frame fu
 
 // udpFrame is a broadcast IPv4/UDP frame of flow i (the source port varies).
 func udpFrame(i int) []byte {
-	f := make([]byte, 128)
-	copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00})
+	f := broadcastFrame(0x0800)
 	ip := f[14:]
 	ip[0], ip[8], ip[9] = 0x45, 64, 17
 	binary.BigEndian.PutUint16(ip[2:], uint16(len(f)-14))
