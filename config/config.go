@@ -82,6 +82,10 @@ type Port struct {
 	// Interrupts is msix or intx. Empty means the driver's default: intx for
 	// uio_pci_generic (it has nothing else), msix otherwise.
 	Interrupts string `mapstructure:"interrupts"`
+	// Socket is a vhost-user port's unix socket and Mode (server or client, default
+	// server) which side of it uiod is (vhost-user ports only; see vhost.go).
+	Socket string `mapstructure:"socket"`
+	Mode   string `mapstructure:"mode"`
 }
 
 // Forward configures the dataplane application.

@@ -87,7 +87,7 @@ func configPorts(path string) (map[string][]pci.Addr, []string, error) {
 	byDriver := map[string][]pci.Addr{}
 	var drivers []string
 	for _, p := range cfg.Ports {
-		if p.Driver == config.DriverSim {
+		if !p.HasPCI() {
 			continue
 		}
 		if _, ok := byDriver[p.Driver]; !ok {

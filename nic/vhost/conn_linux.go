@@ -135,6 +135,10 @@ func (p *Port) serve(c *net.UnixConn) error {
 			return err
 		}
 		reply, err := s.handle(m)
+		if ce := p.log.Check(zap.DebugLevel, "vhost-user request"); ce != nil {
+			ce.Write(zap.Uint32("request", m.hdr.req), zap.Uint32("flags", m.hdr.flags), zap.Binary("payload", m.payload),
+				zap.Int("fds", len(m.fds)), zap.Error(err))
+		}
 		m.closeFds()
 		if err != nil {
 			if m.hdr.flags&flagNeedReply != 0 && s.replyAck() {
