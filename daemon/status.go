@@ -130,7 +130,7 @@ func (d *Daemon) Status() Status {
 	for _, p := range ports {
 		l := p.nic.Link()
 		st.Ports = append(st.Ports, PortStatus{
-			Name: p.cfg.Name, PCI: p.addr.String(), Driver: p.cfg.Driver, MAC: p.nic.MAC().String(),
+			Name: p.cfg.Name, PCI: p.pciName(), Driver: p.cfg.Driver, MAC: p.nic.MAC().String(),
 			LinkUp: l.Up, SpeedMbps: l.SpeedMbps, Stats: portStats(p.nic.Stats()),
 		})
 	}

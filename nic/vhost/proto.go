@@ -255,4 +255,3 @@ func (m *message) closeFds() {
 		}
 	}
 }
-

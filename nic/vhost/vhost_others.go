@@ -26,4 +26,4 @@ func listen(string) (*net.UnixListener, error) { return nil, errNotLinux }
 func (p *Port) run()                           { close(p.done) }
 
 func mapTable([]region, []int) (*memTable, error) { return nil, errNotLinux }
-func (t *memTable) unmap()                         {}
+func (t *memTable) unmap()                        {}
