@@ -47,6 +47,9 @@ func (p *Port) run() {
 		p.connected.Store(true)
 		p.log.Info("vhost-user front end connected", zap.String("socket", p.cfg.Socket))
 		err = p.serve(c)
+		if errors.Is(err, errProto) {
+			p.faults.Add(1) // before the link goes down: whoever sees it down sees the count
+		}
 		p.connected.Store(false)
 		p.reset()
 		c.Close()
@@ -58,7 +61,6 @@ func (p *Port) run() {
 		case closed:
 			return
 		case errors.Is(err, errProto):
-			p.faults.Add(1)
 			p.log.Warn("vhost-user front end broke the protocol, disconnected", zap.String("socket", p.cfg.Socket), zap.Error(err))
 		default:
 			p.log.Info("vhost-user front end gone", zap.String("socket", p.cfg.Socket), zap.Error(err))
@@ -143,6 +145,10 @@ func (p *Port) serve(c *net.UnixConn) error {
 		if err != nil {
 			if m.hdr.flags&flagNeedReply != 0 && s.replyAck() {
 				c.Write(s.ack(m.hdr.req, 1))
+			}
+			if errors.Is(err, errRefused) {
+				p.log.Debug("vhost-user request refused", zap.String("socket", p.cfg.Socket), zap.Error(err))
+				continue
 			}
 			return err
 		}

@@ -2,6 +2,7 @@ package vhost
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -290,3 +291,7 @@ func (f *frontend) calls(ring int) uint64 {
 	}
 	return binary.NativeEndian.Uint64(b[:])
 }
+
+var timeNow = time.Now
+
+func isClosed(err error) bool { return errors.Is(err, net.ErrClosed) }
