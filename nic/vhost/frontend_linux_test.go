@@ -31,7 +31,7 @@ type frontend struct {
 
 // Memory layout of the test front end.
 const (
-	feMemSize  = 1 << 20
+	feMemSize  = 2 << 20
 	feRingOff  = 0 // ring i at feRingOff + i*feRingSpan
 	feRingSpan = 64 << 10
 	feBufOff   = 256 << 10
