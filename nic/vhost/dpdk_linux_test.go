@@ -23,8 +23,10 @@ import (
 // front end is to listen), forwarding in mode, without hugepages (memfd memory, which
 // virtio-user shares with the back end), until stopped.
 type testpmd struct {
-	t      *testing.T
+	t      testing.TB
 	bin    string
+	lcores string // default 0-1
+	vdev   string // default: virtio-user on sock
 	sock   string
 	server bool
 	mode   string
@@ -39,7 +41,14 @@ func (tp *testpmd) start() {
 	if tp.server {
 		vdev += ",server=1"
 	}
-	tp.cmd = exec.Command(tp.bin, "-l", "0-1", "--no-pci", "--no-huge", "-m", "512", "--file-prefix="+tp.prefix,
+	if tp.vdev != "" {
+		vdev = tp.vdev
+	}
+	lcores := "0-1"
+	if tp.lcores != "" {
+		lcores = tp.lcores
+	}
+	tp.cmd = exec.Command(tp.bin, "-l", lcores, "--no-pci", "--no-huge", "-m", "512", "--file-prefix="+tp.prefix,
 		"--vdev", vdev, "--", "--forward-mode="+tp.mode, "--total-num-mbufs=4096", "--nb-cores=1", "--stats-period=1", "-a")
 	tp.log = &bytes.Buffer{}
 	tp.cmd.Stdout, tp.cmd.Stderr = tp.log, tp.log

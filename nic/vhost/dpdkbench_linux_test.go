@@ -1,0 +1,176 @@
+package vhost_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/daemon"
+	"github.com/uiod/uiod/internal/testutil"
+)
+
+// The DPDK benchmarks measure, with dpdk-testpmd's virtio-user as the front end, what the
+// back end takes and what it costs, over fixed windows: run them with -benchtime=1x.
+//
+//	go test -run XXX -bench DPDK -benchtime=1x ./nic/vhost/   (root, dpdk-testpmd installed)
+
+const window = 5 * time.Second
+
+func dpdkBin(b *testing.B) string {
+	bin, err := exec.LookPath("dpdk-testpmd")
+	switch {
+	case err != nil:
+		b.Skip("dpdk-testpmd not installed (apt-get install dpdk): ", err)
+	case os.Geteuid() != 0:
+		b.Skip("dpdk-testpmd needs root")
+	}
+	return bin
+}
+
+// procCPU is a process's user+system CPU time.
+func procCPU(b *testing.B, pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+}
+
+// uiodVhost starts a daemon with one vhost-user port (server mode) on sock under the
+// given poll mode, reflecting, its poll thread on CPU 0.
+func uiodVhost(b *testing.B, sock, mode string) *daemon.Daemon {
+	cfg, err := config.Read(strings.NewReader(fmt.Sprintf(`
+ports:
+  - {name: vm, driver: vhost-user, socket: %s}
+forward: {mode: reflect}
+poll: {mode: %s, cpus: [0]}
+`, sock, mode)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(filepath.Dir(sock), "state")
+	d := daemon.New(cfg, daemon.Options{})
+	if err := d.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Stop() })
+	return d
+}
+
+// BenchmarkDPDKRxRate is the rate at which the back end takes frames from virtio-user
+// (testpmd txonly, 64-byte frames, bursts of 32, forwarding lcore 1): uiod (busy, poll
+// thread on CPU 0, reflecting; testpmd's txonly does not receive, so the reflected frames
+// find its RX ring full and are dropped) against testpmd's own net_vhost back end (rxonly,
+// forwarding lcore 0).
+func BenchmarkDPDKRxRate(b *testing.B) {
+	bin := dpdkBin(b)
+	for _, backend := range []string{"uiod", "testpmd-net_vhost"} {
+		b.Run(backend, func(b *testing.B) {
+			dir := b.TempDir()
+			sock := filepath.Join(dir, "vhost.sock")
+			var d *daemon.Daemon
+			var be *testpmd
+			if backend == "uiod" {
+				d = uiodVhost(b, sock, config.PollBusy)
+			} else {
+				be = &testpmd{t: b, bin: bin, lcores: "1,0", mode: "rxonly", prefix: fmt.Sprintf("uiodvhbe%d", os.Getpid()),
+					vdev: "net_vhost0,iface=" + sock + ",queues=1"}
+				be.start()
+				defer be.kill()
+				testutil.WaitFor(10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
+			}
+			fe := &testpmd{t: b, bin: bin, sock: sock, mode: "txonly", lcores: "0,1", prefix: fmt.Sprintf("uiodvhfe%d", os.Getpid())}
+			fe.start()
+			defer fe.kill()
+			rx := func() uint64 {
+				if d != nil {
+					return d.Status().Ports[0].Stats.RxPackets
+				}
+				return lastRx(be.log.String())
+			}
+			if !testutil.WaitFor(30*time.Second, func() bool { return rx() > 0 }) {
+				b.Fatalf("no frames; front end:\n%s", fe.log)
+			}
+			time.Sleep(time.Second)
+			r0, t0 := rx(), time.Now()
+			time.Sleep(window)
+			r1, t1 := rx(), time.Now()
+			if be != nil { // testpmd prints its counters once a second: a window of whole prints
+				r1 = lastRx(be.log.String())
+			}
+			b.ReportMetric(float64(r1-r0)/t1.Sub(t0).Seconds(), "frames/s")
+		})
+	}
+}
+
+// lastRx is the last "RX-packets: N" of testpmd's periodic statistics.
+func lastRx(log string) uint64 {
+	i := strings.LastIndex(log, "RX-packets:")
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(log[i+len("RX-packets:"):])
+	n, _ := strconv.ParseUint(f[0], 10, 64)
+	return n
+}
+
+// BenchmarkDPDKIdleCPU is the back end's CPU with a connected virtio-user front end
+// (testpmd io, polling on lcore 1) and no traffic: uiod's poll thread under adaptive and
+// busy, and testpmd's net_vhost back end (its whole process).
+func BenchmarkDPDKIdleCPU(b *testing.B) {
+	bin := dpdkBin(b)
+	for _, backend := range []string{"uiod-adaptive", "uiod-busy", "testpmd-net_vhost"} {
+		b.Run(backend, func(b *testing.B) {
+			dir := b.TempDir()
+			sock := filepath.Join(dir, "vhost.sock")
+			var d *daemon.Daemon
+			var be *testpmd
+			if mode, ok := strings.CutPrefix(backend, "uiod-"); ok {
+				d = uiodVhost(b, sock, mode)
+			} else {
+				be = &testpmd{t: b, bin: bin, lcores: "1,0", mode: "io", prefix: fmt.Sprintf("uiodvhbe%d", os.Getpid()),
+					vdev: "net_vhost0,iface=" + sock + ",queues=1"}
+				be.start()
+				defer be.kill()
+				testutil.WaitFor(10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
+			}
+			fe := &testpmd{t: b, bin: bin, sock: sock, mode: "io", lcores: "0,1", prefix: fmt.Sprintf("uiodvhfe%d", os.Getpid())}
+			fe.start()
+			defer fe.kill()
+			if d != nil && !testutil.WaitFor(30*time.Second, func() bool { return d.Status().Ports[0].LinkUp }) {
+				b.Fatalf("link never up; front end:\n%s", fe.log)
+			}
+			time.Sleep(2 * time.Second)
+			var c0 time.Duration
+			var th0 daemon.ThreadStatus
+			if d != nil {
+				th0 = d.Status().Threads[0]
+			} else {
+				c0 = procCPU(b, be.cmd.Process.Pid)
+			}
+			t0 := time.Now()
+			time.Sleep(window)
+			wall := time.Since(t0)
+			var cpu time.Duration
+			if d != nil {
+				th1 := d.Status().Threads[0]
+				cpu = time.Duration((th1.CPUSeconds - th0.CPUSeconds) * 1e9)
+				wall = time.Duration((th1.WallSeconds - th0.WallSeconds) * 1e9)
+				b.ReportMetric(float64(th1.WakeTimeout-th0.WakeTimeout)/wall.Seconds(), "timeouts/s")
+				b.ReportMetric(float64(th1.WakeInterrupt-th0.WakeInterrupt)/wall.Seconds(), "kicks/s")
+			} else {
+				cpu = procCPU(b, be.cmd.Process.Pid) - c0
+			}
+			b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "cpu%")
+		})
+	}
+}
