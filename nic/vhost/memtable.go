@@ -44,12 +44,3 @@ func (t *memTable) uvaRange(a uint64, n int) []byte {
 	}
 	return nil
 }
-
-// gpaRange is uvaRange for a guest-physical address.
-func (t *memTable) gpaRange(a uint64, n int) []byte {
-	b := t.gpaChunk(a, uint32(n))
-	if len(b) < n {
-		return nil
-	}
-	return b[:n:n]
-}

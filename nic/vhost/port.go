@@ -175,7 +175,15 @@ func (p *Port) DisableRxInterrupt(q int) { p.setNotify(q, false) }
 
 func (p *Port) setNotify(q int, on bool) {
 	r := &p.rings[ringGuestTX]
-	if q != 0 || !r.mu.TryLock() {
+	if q != 0 {
+		return
+	}
+	if !r.mu.TryLock() {
+		// The control goroutine is reconfiguring the ring: rather than sleep unarmed,
+		// the poll thread is woken at once to look again.
+		if on {
+			p.kick.self()
+		}
 		return
 	}
 	if r.ready {
