@@ -12,23 +12,15 @@ import (
 // descriptors back. It returns 0 while no front end is running, or while the control
 // goroutine reconfigures the ring.
 func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
-	r := &p.rings[ringGuestTX]
-	if q != 0 || !r.mu.TryLock() {
+	r := p.begin(ringGuestTX, q)
+	if r == nil {
 		return 0
 	}
-	old := debug.SetPanicOnFault(true)
-	defer p.endBurst(r, old)
-	if !r.ready {
-		return 0
-	}
-	avail, err := r.availCount()
-	if err != nil {
-		p.fault(r, err)
-		return 0
-	}
+	defer p.endBurst(r)
+	avail, ok := p.available(r)
 	oldUsed := r.usedIdx
 	var bytes uint64
-	for n < len(bufs) && avail > 0 {
+	for ok && n < len(bufs) && avail > 0 {
 		b := p.pool.Get()
 		if b == nil {
 			break
@@ -58,7 +50,7 @@ func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
 		n++
 		bytes += uint64(flen)
 	}
-	if r.usedIdx != oldUsed && r.publish(oldUsed) {
+	if r.ready && r.usedIdx != oldUsed && r.publish(oldUsed) {
 		p.signal(r)
 	}
 	if n > 0 {
@@ -106,24 +98,16 @@ func (p *Port) readChain(r *vring, head uint16, dst []byte) (flen int, ok bool, 
 // TxErrors) and the buffer left for the next one. While no front end is running it takes
 // nothing.
 func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
-	r := &p.rings[ringGuestRX]
-	if q != 0 || !r.mu.TryLock() {
+	r := p.begin(ringGuestRX, q)
+	if r == nil {
 		return 0
 	}
-	old := debug.SetPanicOnFault(true)
-	defer p.endBurst(r, old)
-	if !r.ready {
-		return 0
-	}
-	avail, err := r.availCount()
-	if err != nil {
-		p.fault(r, err)
-		return 0
-	}
+	defer p.endBurst(r)
+	avail, ok := p.available(r)
 	oldUsed := r.usedIdx
 	var bytes uint64
 	var dropped uint64
-	for n < len(bufs) && avail > 0 {
+	for ok && n < len(bufs) && avail > 0 {
 		head, err := r.head()
 		if err != nil {
 			p.fault(r, err)
@@ -146,7 +130,7 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 		f.Free()
 		n++
 	}
-	if r.usedIdx != oldUsed && r.publish(oldUsed) {
+	if r.ready && r.usedIdx != oldUsed && r.publish(oldUsed) {
 		p.signal(r)
 	}
 	if sent := uint64(n) - dropped; sent > 0 {
@@ -187,9 +171,35 @@ func (p *Port) writeChain(r *vring, head uint16, frame []byte) (total int, ok bo
 	return total, total == need, nil
 }
 
+// begin starts a burst on vring i for queue q: it returns the ring locked and armed against
+// memory faults, or nil when there is nothing to do (another queue, a ring the control
+// goroutine holds, or no front end).
+func (p *Port) begin(i, q int) *vring {
+	r := &p.rings[i]
+	if q != 0 || !r.mu.TryLock() {
+		return nil
+	}
+	if !r.ready {
+		r.mu.Unlock()
+		return nil
+	}
+	r.oldFault = debug.SetPanicOnFault(true)
+	return r
+}
+
+// available is r's count of entries to take; ok is false when the front end broke a rule.
+func (p *Port) available(r *vring) (n uint16, ok bool) {
+	n, err := r.availCount()
+	if err != nil {
+		p.fault(r, err)
+		return 0, false
+	}
+	return n, true
+}
+
 // endBurst ends a burst on r: a memory fault (the front end truncated a region's file
 // under the mapping) stops the front end like any broken rule.
-func (p *Port) endBurst(r *vring, old bool) {
+func (p *Port) endBurst(r *vring) {
 	if e := recover(); e != nil {
 		if r.cur != nil {
 			r.cur.Free()
@@ -197,6 +207,6 @@ func (p *Port) endBurst(r *vring, old bool) {
 		}
 		p.fault(r, fmt.Errorf("fault in the front end's memory: %v", e))
 	}
-	debug.SetPanicOnFault(old)
+	debug.SetPanicOnFault(r.oldFault)
 	r.mu.Unlock()
 }

@@ -66,6 +66,26 @@ poll: {mode: %s, cpus: [0]}
 	return d
 }
 
+// backEnd starts the back end named backend ("uiod-MODE" or "testpmd-net_vhost", forwarding
+// in beMode) on a socket in a temporary directory, then a virtio-user front end forwarding
+// in feMode; exactly one of d and be is set. Everything stops when the benchmark ends.
+func backEnd(b *testing.B, bin, backend, beMode, feMode string) (d *daemon.Daemon, be, fe *testpmd) {
+	sock := filepath.Join(b.TempDir(), "vhost.sock")
+	if mode, ok := strings.CutPrefix(backend, "uiod-"); ok {
+		d = uiodVhost(b, sock, mode)
+	} else {
+		be = &testpmd{t: b, bin: bin, lcores: "1,0", mode: beMode, prefix: fmt.Sprintf("uiodvhbe%d", os.Getpid()),
+			vdev: "net_vhost0,iface=" + sock + ",queues=1"}
+		be.start()
+		b.Cleanup(be.kill)
+		testutil.WaitFor(10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
+	}
+	fe = &testpmd{t: b, bin: bin, sock: sock, mode: feMode, lcores: "0,1", prefix: fmt.Sprintf("uiodvhfe%d", os.Getpid())}
+	fe.start()
+	b.Cleanup(fe.kill)
+	return d, be, fe
+}
+
 // BenchmarkDPDKRxRate is the rate at which the back end takes frames from virtio-user
 // (testpmd txonly, 64-byte frames, bursts of 32, forwarding lcore 1): uiod (busy, poll
 // thread on CPU 0, reflecting; testpmd's txonly does not receive, so the reflected frames
@@ -73,24 +93,9 @@ poll: {mode: %s, cpus: [0]}
 // forwarding lcore 0).
 func BenchmarkDPDKRxRate(b *testing.B) {
 	bin := dpdkBin(b)
-	for _, backend := range []string{"uiod", "testpmd-net_vhost"} {
+	for _, backend := range []string{"uiod-busy", "testpmd-net_vhost"} {
 		b.Run(backend, func(b *testing.B) {
-			dir := b.TempDir()
-			sock := filepath.Join(dir, "vhost.sock")
-			var d *daemon.Daemon
-			var be *testpmd
-			if backend == "uiod" {
-				d = uiodVhost(b, sock, config.PollBusy)
-			} else {
-				be = &testpmd{t: b, bin: bin, lcores: "1,0", mode: "rxonly", prefix: fmt.Sprintf("uiodvhbe%d", os.Getpid()),
-					vdev: "net_vhost0,iface=" + sock + ",queues=1"}
-				be.start()
-				defer be.kill()
-				testutil.WaitFor(10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
-			}
-			fe := &testpmd{t: b, bin: bin, sock: sock, mode: "txonly", lcores: "0,1", prefix: fmt.Sprintf("uiodvhfe%d", os.Getpid())}
-			fe.start()
-			defer fe.kill()
+			d, be, fe := backEnd(b, bin, backend, "rxonly", "txonly")
 			rx := func() uint64 {
 				if d != nil {
 					return d.Status().Ports[0].Stats.RxPackets
@@ -130,22 +135,7 @@ func BenchmarkDPDKIdleCPU(b *testing.B) {
 	bin := dpdkBin(b)
 	for _, backend := range []string{"uiod-adaptive", "uiod-busy", "testpmd-net_vhost"} {
 		b.Run(backend, func(b *testing.B) {
-			dir := b.TempDir()
-			sock := filepath.Join(dir, "vhost.sock")
-			var d *daemon.Daemon
-			var be *testpmd
-			if mode, ok := strings.CutPrefix(backend, "uiod-"); ok {
-				d = uiodVhost(b, sock, mode)
-			} else {
-				be = &testpmd{t: b, bin: bin, lcores: "1,0", mode: "io", prefix: fmt.Sprintf("uiodvhbe%d", os.Getpid()),
-					vdev: "net_vhost0,iface=" + sock + ",queues=1"}
-				be.start()
-				defer be.kill()
-				testutil.WaitFor(10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
-			}
-			fe := &testpmd{t: b, bin: bin, sock: sock, mode: "io", lcores: "0,1", prefix: fmt.Sprintf("uiodvhfe%d", os.Getpid())}
-			fe.start()
-			defer fe.kill()
+			d, be, fe := backEnd(b, bin, backend, "io", "io")
 			if d != nil && !testutil.WaitFor(30*time.Second, func() bool { return d.Status().Ports[0].LinkUp }) {
 				b.Fatalf("link never up; front end:\n%s", fe.log)
 			}

@@ -41,12 +41,9 @@ func (s *session) handle(m *message) ([]byte, error) {
 	case reqGetFeatures:
 		return s.u64(req, offeredFeatures), nil
 	case reqSetFeatures:
-		v, err := parseU64(req, m.payload)
+		v, err := offered(req, m.payload, offeredFeatures)
 		if err != nil {
 			return nil, err
-		}
-		if v&^uint64(offeredFeatures) != 0 {
-			return nil, fmt.Errorf("%w: SET_FEATURES 0x%x: 0x%x not offered", errProto, v, v&^uint64(offeredFeatures))
 		}
 		s.features = v
 		p.setFeatures(v)
@@ -54,12 +51,9 @@ func (s *session) handle(m *message) ([]byte, error) {
 	case reqGetProtocolFeatures:
 		return s.u64(req, offeredProtocol), nil
 	case reqSetProtocolFeatures:
-		v, err := parseU64(req, m.payload)
+		v, err := offered(req, m.payload, offeredProtocol)
 		if err != nil {
 			return nil, err
-		}
-		if v&^uint64(offeredProtocol) != 0 {
-			return nil, fmt.Errorf("%w: SET_PROTOCOL_FEATURES 0x%x: 0x%x not offered", errProto, v, v&^uint64(offeredProtocol))
 		}
 		s.protocol = v
 		return nil, nil
@@ -220,4 +214,17 @@ func relayout(r *vring, mem *memTable) error {
 		return err
 	}
 	return nil
+}
+
+// offered decodes a SET_FEATURES or SET_PROTOCOL_FEATURES mask, which must be a subset of
+// what was offered.
+func offered(req uint32, p []byte, offer uint64) (uint64, error) {
+	v, err := parseU64(req, p)
+	if err != nil {
+		return 0, err
+	}
+	if v&^offer != 0 {
+		return 0, fmt.Errorf("%w: request %d: features 0x%x: 0x%x not offered", errProto, req, v, v&^offer)
+	}
+	return v, nil
 }

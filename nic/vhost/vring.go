@@ -35,6 +35,7 @@ type vring struct {
 	usedFlags uint16 // shadow of the used flags
 	sig       [8]byte
 	cur       *nic.Buf // the buffer being filled (freed on a fault)
+	oldFault  bool     // the poll thread's SetPanicOnFault setting before the burst
 }
 
 func newVring() vring { return vring{call: -1} }
