@@ -26,6 +26,7 @@ type testpmd struct {
 	t      testing.TB
 	bin    string
 	lcores string // default 0-1
+	main   string // the main lcore (default: the lowest); forwarding runs on the other
 	vdev   string // default: virtio-user on sock
 	sock   string
 	server bool
@@ -48,8 +49,12 @@ func (tp *testpmd) start() {
 	if tp.lcores != "" {
 		lcores = tp.lcores
 	}
-	tp.cmd = exec.Command(tp.bin, "-l", lcores, "--no-pci", "--no-huge", "-m", "512", "--file-prefix="+tp.prefix,
-		"--vdev", vdev, "--", "--forward-mode="+tp.mode, "--total-num-mbufs=4096", "--nb-cores=1", "--stats-period=1", "-a")
+	args := []string{"-l", lcores, "--no-pci", "--no-huge", "-m", "512", "--file-prefix=" + tp.prefix, "--vdev", vdev}
+	if tp.main != "" {
+		args = append(args, "--main-lcore="+tp.main)
+	}
+	args = append(args, "--", "--forward-mode="+tp.mode, "--total-num-mbufs=4096", "--nb-cores=1", "--stats-period=1", "-a")
+	tp.cmd = exec.Command(tp.bin, args...)
 	tp.log = &bytes.Buffer{}
 	tp.cmd.Stdout, tp.cmd.Stderr = tp.log, tp.log
 	if err := tp.cmd.Start(); err != nil {

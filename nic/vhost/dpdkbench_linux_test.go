@@ -74,23 +74,23 @@ func backEnd(b *testing.B, bin, backend, beMode, feMode string) (d *daemon.Daemo
 	if mode, ok := strings.CutPrefix(backend, "uiod-"); ok {
 		d = uiodVhost(b, sock, mode)
 	} else {
-		be = &testpmd{t: b, bin: bin, lcores: "1,0", mode: beMode, prefix: fmt.Sprintf("uiodvhbe%d", os.Getpid()),
+		be = &testpmd{t: b, bin: bin, lcores: "0-1", main: "1", mode: beMode, prefix: fmt.Sprintf("uiodvhbe%d", os.Getpid()),
 			vdev: "net_vhost0,iface=" + sock + ",queues=1"}
 		be.start()
 		b.Cleanup(be.kill)
 		testutil.WaitFor(10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
 	}
-	fe = &testpmd{t: b, bin: bin, sock: sock, mode: feMode, lcores: "0,1", prefix: fmt.Sprintf("uiodvhfe%d", os.Getpid())}
+	fe = &testpmd{t: b, bin: bin, sock: sock, mode: feMode, lcores: "0-1", main: "0", prefix: fmt.Sprintf("uiodvhfe%d", os.Getpid())}
 	fe.start()
 	b.Cleanup(fe.kill)
 	return d, be, fe
 }
 
 // BenchmarkDPDKRxRate is the rate at which the back end takes frames from virtio-user
-// (testpmd txonly, 64-byte frames, bursts of 32, forwarding lcore 1): uiod (busy, poll
+// (testpmd txonly, 64-byte frames, bursts of 32, forwarding on CPU 1): uiod (busy, poll
 // thread on CPU 0, reflecting; testpmd's txonly does not receive, so the reflected frames
 // find its RX ring full and are dropped) against testpmd's own net_vhost back end (rxonly,
-// forwarding lcore 0).
+// forwarding on CPU 0, its main lcore on CPU 1).
 func BenchmarkDPDKRxRate(b *testing.B) {
 	bin := dpdkBin(b)
 	for _, backend := range []string{"uiod-busy", "testpmd-net_vhost"} {
@@ -129,7 +129,7 @@ func lastRx(log string) uint64 {
 }
 
 // BenchmarkDPDKIdleCPU is the back end's CPU with a connected virtio-user front end
-// (testpmd io, polling on lcore 1) and no traffic: uiod's poll thread under adaptive and
+// (testpmd io, polling on CPU 1) and no traffic: uiod's poll thread under adaptive and
 // busy, and testpmd's net_vhost back end (its whole process).
 func BenchmarkDPDKIdleCPU(b *testing.B) {
 	bin := dpdkBin(b)
