@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +26,8 @@ type peer struct {
 	mac     []byte
 	ip      netip.Addr
 	out     chan []byte
+	done    chan struct{}
+	once    sync.Once
 	echoes  atomic.Int64
 	arpReqs atomic.Int64
 }
@@ -87,7 +90,9 @@ func checksum(b []byte) uint16 {
 
 // TestIntegrationQEMU boots a QEMU guest whose virtio-net-pci is backed by -netdev
 // vhost-user on uiod's socket (guest RAM a shared memfd): the guest kernel's own virtio_net
-// pings, through uiod's l2fwd, a peer behind a model NIC on another uiod port.
+// pings, through uiod's l2fwd, a peer behind a model NIC on another uiod port. Then uiod is
+// stopped and started again under the running guest: QEMU reconnects (reconnect-ms), sends
+// its rings' state again, and the guest's pings resume.
 func TestIntegrationQEMU(t *testing.T) {
 	k, err := qemutest.SharedKernel()
 	if err != nil {
@@ -111,30 +116,12 @@ poll: {mode: adaptive}
 		t.Fatal(err)
 	}
 	cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(dir, "state")
-	w, err := wire.Open("pair:" + wireName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	p := &peer{w: w, mac: []byte{2, 0, 0, 0x22, 0, 1}, ip: netip.MustParseAddr("10.22.0.1"), out: make(chan []byte, 64)}
-	w.SetHandler(p.handler)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			select {
-			case f := <-p.out:
-				w.Send(f)
-			case <-done:
-				return
-			}
-		}
-	}()
+	p := startPeer(t, wireName)
 	d := daemon.New(cfg, daemon.Options{})
 	if err := d.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer d.Stop()
+	defer func() { d.Stop() }()
 	vm := qemutest.Start(t, qemutest.Options{
 		Kernel:    k,
 		NICs:      1,
@@ -146,22 +133,78 @@ ip link set "$IF" up
 ip addr add 10.22.0.2/24 dev "$IF"
 ping -c 5 -W 10 10.22.0.1
 echo "ping exit $?"
+echo "waiting for uiod's restart"
+read -r line <$UIOD_GUEST_CONTROL
+ping -c 5 -W 10 10.22.0.1
+echo "second ping exit $?"
 echo "rx_packets $(cat /sys/class/net/$IF/statistics/rx_packets) tx_packets $(cat /sys/class/net/$IF/statistics/tx_packets)"`,
 	})
+	if out, err := vm.WaitOutput("waiting for uiod's restart", 3*time.Minute); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	first := d.Status()
+	if err := d.Stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	echoes := p.echoes.Load()
+	p.stop()
+	p = startPeer(t, wireName) // the model port's new wire end pairs with a new far end
+	d = daemon.New(cfg, daemon.Options{})
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := vm.Send("go"); err != nil {
+		t.Fatal(err)
+	}
 	r, err := vm.Wait()
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("first uiod: ports %+v", first.Ports)
 	st := d.Status()
 	t.Logf("guest (boot %v, script %v):\n%s\nuiod ports %+v\nqueues %+v\npeer: %d ARP requests, %d echo requests",
 		r.Boot, r.Script, r.Output, st.Ports, st.Queues, p.arpReqs.Load(), p.echoes.Load())
-	if !strings.Contains(r.Output, "ping exit 0") {
+	if !strings.Contains(r.Output, "\nping exit 0") {
 		t.Fatalf("the guest's pings did not come back:\n%s\nconsole:\n%s", r.Output, r.Console)
 	}
-	if p.echoes.Load() < 5 {
-		t.Errorf("peer saw %d echo requests, want 5", p.echoes.Load())
+	if !strings.Contains(r.Output, "second ping exit 0") {
+		t.Fatalf("the guest's pings did not come back after uiod restarted:\n%s\nconsole:\n%s", r.Output, r.Console)
+	}
+	if echoes < 5 || p.echoes.Load() < 5 {
+		t.Errorf("peer saw %d echo requests through the first uiod, %d through the second; want 5 each", echoes, p.echoes.Load())
 	}
 	if vmStats := st.Ports[1].Stats; vmStats.RxErrors != 0 || vmStats.TxErrors != 0 {
 		t.Errorf("vhost-user port errors: %+v", vmStats)
 	}
+}
+
+// startPeer opens the far end of the pair wire name and answers on it until stop (or the
+// test's end).
+func startPeer(t *testing.T, name string) *peer {
+	w, err := wire.Open("pair:" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &peer{w: w, mac: []byte{2, 0, 0, 0x22, 0, 1}, ip: netip.MustParseAddr("10.22.0.1"),
+		out: make(chan []byte, 64), done: make(chan struct{})}
+	w.SetHandler(p.handler)
+	go func() {
+		for {
+			select {
+			case f := <-p.out:
+				w.Send(f)
+			case <-p.done:
+				return
+			}
+		}
+	}()
+	t.Cleanup(p.stop)
+	return p
+}
+
+func (p *peer) stop() {
+	p.once.Do(func() {
+		close(p.done)
+		p.w.Close()
+	})
 }
