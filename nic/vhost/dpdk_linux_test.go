@@ -123,7 +123,8 @@ func echoFrame(seq uint32) []byte {
 // through uiod to testpmd, which sends them back (macswap), and come out of the model's
 // wire again, every one. testpmd is then killed with SIGKILL and started again, and the
 // traffic resumes without restarting uiod: in server mode testpmd reconnects, in client
-// mode uiod does.
+// mode uiod does. In client mode uiod itself is then restarted under the running testpmd,
+// and the traffic resumes again.
 func TestIntegrationDPDK(t *testing.T) {
 	bin, err := exec.LookPath("dpdk-testpmd")
 	switch {
@@ -154,13 +155,17 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 		t.Fatal(err)
 	}
 	cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(dir, "state")
-	far, err := wire.Open("pair:" + wireName)
-	if err != nil {
-		t.Fatal(err)
+	var far wire.Port
+	var echo *echoCounter
+	openFar := func() {
+		if far, err = wire.Open("pair:" + wireName); err != nil {
+			t.Fatal(err)
+		}
+		echo = &echoCounter{seen: map[uint32]bool{}}
+		far.SetHandler(echo.handler)
 	}
-	defer far.Close()
-	echo := &echoCounter{seen: map[uint32]bool{}}
-	far.SetHandler(echo.handler)
+	openFar()
+	defer func() { far.Close() }()
 
 	tp := &testpmd{t: t, bin: bin, sock: sock, server: mode == config.VhostClient, mode: "macswap",
 		prefix: fmt.Sprintf("uiodvh%d%s", os.Getpid(), mode)}
@@ -172,7 +177,7 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 	if err := d.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer d.Stop()
+	defer func() { d.Stop() }()
 	if !tp.server {
 		tp.start()
 	}
@@ -244,4 +249,19 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 		t.Errorf("vhost-user port %+v, nic queue %+v", vm, st.Queues[0])
 	}
 	t.Logf("sent %d, echoed %d; vhost-user port %+v; queues %+v", seq, echoed, vm, st.Queues)
+	if mode != config.VhostClient {
+		return
+	}
+	// uiod restarts under a running testpmd, which listens: the new daemon connects and
+	// the traffic resumes. The model port's new wire end pairs with a new far end.
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	far.Close()
+	openFar()
+	d = daemon.New(cfg, daemon.Options{})
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	round("after uiod restarted", 1024)
 }

@@ -51,8 +51,12 @@ func (r *vring) start(mem *memTable) error {
 	if err := r.layout(mem); err != nil {
 		return err
 	}
-	r.lastAvail = r.base
-	r.usedIdx = r.base // as the front end resumes: used index = its next available entry
+	// A front end that resumes its rings after the back end went away (virtio-user in
+	// server mode, QEMU with reconnect) may send a base that is not where its rings are:
+	// as DPDK's and QEMU's own back ends do, the used index in its memory wins, and entries
+	// available beyond it are taken (a frame may be sent twice).
+	r.usedIdx = le16(r.used, 2)
+	r.lastAvail = r.usedIdx
 	r.usedFlags = 0
 	r.ready = true
 	return nil
