@@ -72,6 +72,7 @@ func (p *Port) stopRings() {
 // unmapped.
 func (p *Port) reset() {
 	p.stopRings()
+	p.setFeatures(0)
 	p.mem.unmap()
 	p.mem = nil
 	select {

@@ -174,7 +174,9 @@ func (f *frontend) negotiate(features uint64) {
 		f.request(reqGetProtocolFeatures, nil, true)
 		f.request(reqSetProtocolFeatures, u64(1<<protoReplyAck), false)
 	}
-	f.request(reqSetFeatures, u64(features), false)
+	if features != 0 {
+		f.request(reqSetFeatures, u64(features), false)
+	}
 	f.features = features
 }
 

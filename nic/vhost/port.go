@@ -121,6 +121,7 @@ func Open(cfg Config) (*Port, error) {
 	for i := range p.rings {
 		p.rings[i] = newVring()
 	}
+	p.setFeatures(0)
 	pool, err := nic.NewMempool(&heapDMA{}, cfg.PoolSize, cfg.BufSize)
 	if err != nil {
 		return nil, fmt.Errorf("vhost-user %s: %w", cfg.Socket, err)

@@ -73,9 +73,20 @@ func TestFramesBothWays(t *testing.T) {
 		{"event-idx+protocol", stdFeatures},
 		{"version1-only", 1 << featVersion1},
 		{"legacy-header", 0},
+		{"no SET_FEATURES", noSetFeatures},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, sock := openServer(t)
+			if tc.features == noSetFeatures {
+				// A front end that negotiated 0 before goes away: its successor's rings
+				// start without SET_FEATURES, with the legacy header.
+				f0 := dial(t, sock)
+				f0.start(stdFeatures)
+				eventually(t, "link up", func() bool { return p.Link().Up })
+				f0.c.Close()
+				eventually(t, "the front end to go", func() bool { return !p.connected.Load() })
+				tc.features = 0
+			}
 			f := dial(t, sock)
 			f.start(tc.features)
 			eventually(t, "link up", func() bool { return p.Link().Up })
@@ -133,6 +144,9 @@ func TestFramesBothWays(t *testing.T) {
 		})
 	}
 }
+
+// noSetFeatures marks a test front end that never sends SET_FEATURES.
+const noSetFeatures = 1 << 63
 
 // receivedHdr is frontend.received for a header of hdr bytes.
 func receivedHdr(f *frontend, hdr int) [][]byte {
