@@ -12,9 +12,12 @@
 //
 // The front end is untrusted: every message is checked before it is applied, every
 // descriptor address and length against the memory table, every index against the ring
-// size, and chains are bounded by it. A front end that breaks a rule has its connection
-// closed and its rings stopped, counted in Faults and in Stats' RxErrors; the port waits
-// for the next one.
+// size, and chains are bounded by it; a region's file must hold the region, and a front
+// end that shrinks it under the mapping faults inside a burst, which recovers. A front end
+// that breaks a rule has its connection closed and its rings stopped, counted in Faults and
+// in Stats' RxErrors; the port waits for the next one. A front end that comes back resumes
+// its rings from the used index in its memory (virtio-user reconnecting in server mode
+// sends base 0, as DPDK's and QEMU's own back ends tolerate).
 //
 // Implemented: split rings, VERSION_1, EVENT_IDX, one queue pair; the messages GET/SET_FEATURES,
 // GET/SET_PROTOCOL_FEATURES (MQ, REPLY_ACK), SET_OWNER, RESET_OWNER, SET_MEM_TABLE,

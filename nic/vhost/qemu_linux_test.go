@@ -63,29 +63,14 @@ func (p *peer) handler(f []byte, _ int64) {
 		copy(r[6:], p.mac)
 		copy(r[26:], f[30:34])
 		copy(r[30:], f[26:30])
+		// Echo reply: type 8 → 0 lowers the checksummed word by 0x0800, so the checksum
+		// rises by as much (one's complement, end-around carry); swapping the addresses
+		// leaves the IP header's checksum as it was.
 		r[14+ihl] = 0
-		total := int(binary.BigEndian.Uint16(f[16:]))
-		icmp := r[14+ihl : min(14+total, len(r))]
-		binary.BigEndian.PutUint16(icmp[2:], 0)
-		binary.BigEndian.PutUint16(icmp[2:], checksum(icmp))
-		binary.BigEndian.PutUint16(r[24:], 0)
-		binary.BigEndian.PutUint16(r[24:], checksum(r[14:14+ihl]))
+		c := uint32(binary.BigEndian.Uint16(r[14+ihl+2:])) + 0x0800
+		binary.BigEndian.PutUint16(r[14+ihl+2:], uint16(c&0xffff+c>>16))
 		p.out <- r
 	}
-}
-
-func checksum(b []byte) uint16 {
-	var s uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(binary.BigEndian.Uint16(b[i:]))
-	}
-	if len(b)%2 == 1 {
-		s += uint32(b[len(b)-1]) << 8
-	}
-	for s>>16 != 0 {
-		s = s&0xffff + s>>16
-	}
-	return ^uint16(s)
 }
 
 // TestIntegrationQEMU boots a QEMU guest whose virtio-net-pci is backed by -netdev
