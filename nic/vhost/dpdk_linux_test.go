@@ -109,6 +109,23 @@ func (e *echoCounter) has(lo, hi uint32) bool {
 
 var srcMAC = []byte{2, 0, 0, 0, 0, 9}
 
+// farEnd is the test's end of a model port's pair wire, counting what comes back.
+type farEnd struct {
+	w    wire.Port
+	echo *echoCounter
+}
+
+func (e *farEnd) open(t testing.TB, name string) {
+	t.Helper()
+	w, err := wire.Open("pair:" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.w, e.echo = w, &echoCounter{seen: map[uint32]bool{}}
+	w.SetHandler(e.echo.handler)
+	t.Cleanup(func() { w.Close() })
+}
+
 func echoFrame(seq uint32) []byte {
 	f := make([]byte, 64)
 	copy(f, []byte{2, 0, 0, 0, 0, 8})
@@ -155,17 +172,8 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 		t.Fatal(err)
 	}
 	cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(dir, "state")
-	var far wire.Port
-	var echo *echoCounter
-	openFar := func() {
-		if far, err = wire.Open("pair:" + wireName); err != nil {
-			t.Fatal(err)
-		}
-		echo = &echoCounter{seen: map[uint32]bool{}}
-		far.SetHandler(echo.handler)
-	}
-	openFar()
-	defer func() { far.Close() }()
+	var fe farEnd
+	fe.open(t, wireName)
 
 	tp := &testpmd{t: t, bin: bin, sock: sock, server: mode == config.VhostClient, mode: "macswap",
 		prefix: fmt.Sprintf("uiodvh%d%s", os.Getpid(), mode)}
@@ -194,10 +202,10 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 		// The first frames may find testpmd's RX ring not yet filled: probe until one echoes.
 		probe := seq
 		if !testutil.WaitFor(30*time.Second, func() bool {
-			far.Send(echoFrame(seq))
+			fe.w.Send(echoFrame(seq))
 			seq++
 			time.Sleep(20 * time.Millisecond)
-			return echo.has(seq-1, seq)
+			return fe.echo.has(seq-1, seq)
 		}) {
 			t.Fatalf("%s: no echo from testpmd; status %+v; testpmd:\n%s", what, d.Status().Ports, tp.log)
 		}
@@ -206,12 +214,12 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 		for i := 0; i < n; i += 32 {
 			lo := seq
 			for range 32 {
-				if err := far.Send(echoFrame(seq)); err != nil {
+				if err := fe.w.Send(echoFrame(seq)); err != nil {
 					t.Fatal(err)
 				}
 				seq++
 			}
-			if !testutil.WaitFor(10*time.Second, func() bool { return echo.has(lo, seq) }) {
+			if !testutil.WaitFor(10*time.Second, func() bool { return fe.echo.has(lo, seq) }) {
 				t.Fatalf("%s: frames %d..%d did not all come back; status %+v", what, lo, seq, d.Status())
 			}
 		}
@@ -224,9 +232,9 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 	}
 	tp.start()
 	round("after kill -9 and restart", 2048)
-	echo.mu.Lock()
-	echoed, swapped := len(echo.seen), echo.swapped
-	echo.mu.Unlock()
+	fe.echo.mu.Lock()
+	echoed, swapped := len(fe.echo.seen), fe.echo.swapped
+	fe.echo.mu.Unlock()
 	if swapped != echoed {
 		t.Errorf("%d of %d echoed frames had their MACs swapped", swapped, echoed)
 	}
@@ -257,8 +265,8 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 	if err := d.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	far.Close()
-	openFar()
+	fe.w.Close()
+	fe.open(t, wireName)
 	d = daemon.New(cfg, daemon.Options{})
 	if err := d.Start(); err != nil {
 		t.Fatal(err)

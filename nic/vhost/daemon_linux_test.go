@@ -1,0 +1,70 @@
+package vhost_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/daemon"
+	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/nic/vhost"
+)
+
+// TestDaemonVhostPort runs a daemon with a vhost-user port l2fwd-paired with a model NIC and
+// the package's Go front end on its socket: frames from the model's wire reach the front
+// end's RX ring, frames the front end sends leave by the wire, and /status shows the port
+// like a NIC port (driver vhost-user, no PCI address, link up while the front end runs).
+func TestDaemonVhostPort(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "vm.sock")
+	wireName := fmt.Sprintf("vhdaemon%d", os.Getpid())
+	cfg, err := config.Read(strings.NewReader(fmt.Sprintf(`
+ports:
+  - {name: nic, driver: sim, wire: "pair:%s", promiscuous: true}
+  - {name: vm, driver: vhost-user, socket: %s}
+forward: {mode: l2fwd, pairs: [[nic, vm]]}
+poll: {mode: adaptive}
+`, wireName, sock)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(dir, "state")
+	var far farEnd
+	far.open(t, wireName)
+	d := daemon.New(cfg, daemon.Options{})
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	if st := d.Status().Ports[1]; st.LinkUp || st.Driver != config.DriverVhostUser || st.PCI != "" {
+		t.Fatalf("before a front end: %+v", st)
+	}
+	fe := vhost.DialTestFrontend(t, sock)
+	if !testutil.WaitFor(10*time.Second, func() bool { return d.Status().Ports[1].LinkUp }) {
+		t.Fatal("link never up")
+	}
+	fe.PostRx(16)
+	var got [][]byte
+	for i := range 16 {
+		far.w.Send(echoFrame(uint32(i)))
+	}
+	if !testutil.WaitFor(10*time.Second, func() bool { got = append(got, fe.Received()...); return len(got) >= 16 }) {
+		t.Fatalf("front end received %d of 16 frames; status %+v", len(got), d.Status().Queues)
+	}
+	for i, f := range got {
+		if !bytes.Equal(f, echoFrame(uint32(i))) {
+			t.Fatalf("frame %d: % x", i, f)
+		}
+	}
+	for i := range 16 {
+		fe.Transmit(i, echoFrame(uint32(100+i)))
+	}
+	if !testutil.WaitFor(10*time.Second, func() bool { return far.echo.has(100, 116) }) {
+		t.Fatalf("the front end's frames did not all leave by the wire; status %+v", d.Status().Queues)
+	}
+}
