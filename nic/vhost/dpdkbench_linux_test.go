@@ -1,10 +1,12 @@
 package vhost_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
 	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/wire"
 )
 
 // The DPDK benchmarks measure, with dpdk-testpmd's virtio-user as the front end, what the
@@ -161,6 +164,103 @@ func BenchmarkDPDKIdleCPU(b *testing.B) {
 				cpu = procCPU(b, be.cmd.Process.Pid) - c0
 			}
 			b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "cpu%")
+		})
+	}
+}
+
+// BenchmarkDPDKRoundTrip is the round trip of one frame at a time from a model NIC's wire
+// through uiod's l2fwd to virtio-user (testpmd macswap, forwarding on CPU 1) and back, one
+// probe every 2 ms, under busy and adaptive: p50, p99 and the poll thread's CPU.
+func BenchmarkDPDKRoundTrip(b *testing.B) {
+	bin := dpdkBin(b)
+	for _, mode := range []string{config.PollBusy, config.PollAdaptive} {
+		b.Run(mode, func(b *testing.B) {
+			dir := b.TempDir()
+			sock := filepath.Join(dir, "vhost.sock")
+			name := fmt.Sprintf("vhrtt%d%s", os.Getpid(), mode)
+			cfg, err := config.Read(strings.NewReader(fmt.Sprintf(`
+ports:
+  - {name: nic, driver: sim, wire: "pair:%s", promiscuous: true}
+  - {name: vm, driver: vhost-user, socket: %s}
+forward: {mode: l2fwd, pairs: [[nic, vm]]}
+poll: {mode: %s, cpus: [0]}
+`, name, sock, mode)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(dir, "state")
+			type arrival struct {
+				seq uint32
+				at  time.Time
+			}
+			back := make(chan arrival, 64)
+			w, err := wire.Open("pair:" + name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			w.SetHandler(func(f []byte, _ int64) {
+				if len(f) >= 64 && binary.BigEndian.Uint16(f[12:]) == 0x88b5 {
+					select {
+					case back <- arrival{binary.BigEndian.Uint32(f[60:]), time.Now()}:
+					default:
+					}
+				}
+			})
+			d := daemon.New(cfg, daemon.Options{})
+			if err := d.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer d.Stop()
+			fe := &testpmd{t: b, bin: bin, sock: sock, mode: "macswap", lcores: "0-1", main: "0", prefix: fmt.Sprintf("uiodvhfe%d", os.Getpid())}
+			fe.start()
+			defer fe.kill()
+			if !testutil.WaitFor(30*time.Second, func() bool { return d.Status().Ports[1].LinkUp }) {
+				b.Fatalf("link never up:\n%s", fe.log)
+			}
+			var seq uint32
+			// probe sends one frame and waits for it (a late echo of an earlier one is
+			// skipped by its sequence number).
+			probe := func() (time.Duration, bool) {
+				seq++
+				t0 := time.Now()
+				w.Send(echoFrame(seq))
+				timeout := time.After(100 * time.Millisecond)
+				for {
+					select {
+					case a := <-back:
+						if a.seq == seq {
+							return a.at.Sub(t0), true
+						}
+					case <-timeout:
+						return 0, false
+					}
+				}
+			}
+			for range 200 { // warm up: testpmd's RX ring posted, the path hot
+				probe()
+				time.Sleep(time.Millisecond)
+			}
+			th0 := d.Status().Threads[0]
+			var rtts []time.Duration
+			lost := 0
+			for range 2000 {
+				if rtt, ok := probe(); ok {
+					rtts = append(rtts, rtt)
+				} else {
+					lost++
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			th1 := d.Status().Threads[0]
+			if len(rtts) == 0 {
+				b.Fatal("no probe came back")
+			}
+			slices.Sort(rtts)
+			b.ReportMetric(float64(rtts[len(rtts)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(rtts[len(rtts)*99/100].Microseconds()), "p99-µs")
+			b.ReportMetric(float64(lost), "lost")
+			b.ReportMetric(100*(th1.CPUSeconds-th0.CPUSeconds)/(th1.WallSeconds-th0.WallSeconds), "cpu%")
 		})
 	}
 }
