@@ -5,14 +5,18 @@ PKGS    := ./...
 # (release 2025.1.1 cannot be fetched from the module proxy).
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages whose tests do not measure time: run under the race detector too.
-RACE_PKGS := ./pci/... ./config/... ./irq/... ./idle/... ./wire/... ./nic/... ./sim/... ./vfio/... ./uio/... ./dmamem/... ./latency/... ./daemon/...
+RACE_PKGS := ./pci/... ./config/... ./irq/... ./idle/... ./wire/... ./nic/... ./sim/... ./vfio/... ./uio/... ./dmamem/... ./latency/... ./daemon/... ./capture/... ./l3fwd/...
 
 .PHONY: all build test unit race lint qemu-setup bench soak deb clean
 
 all: build
 
+# The version uiod version prints: git describe of this tree (VERSION=... overrides).
+VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git describe --always --dirty 2>/dev/null)
+
 build:
-	CGO_ENABLED=0 $(GO) build -o bin/uiod ./cmd/uiod
+	CGO_ENABLED=0 $(GO) build -ldflags "-X main.version=$(VERSION) -X main.revision=$(REVISION)" -o bin/uiod ./cmd/uiod
 
 # Everything: formatting and vet, unit and model tests, race detector on the non-timing
 # packages, and the real-kernel tests in a QEMU guest (installed on demand when root).
@@ -51,7 +55,7 @@ bench:
 
 # The Debian package (bin/uiod_<version>_<arch>.deb) from a staged tree with dpkg-deb.
 deb:
-	GO=$(GO) bash packaging/deb.sh
+	GO=$(GO) REVISION=$(REVISION) bash packaging/deb.sh
 
 clean:
 	rm -rf bin

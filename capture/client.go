@@ -25,7 +25,7 @@ type Summary struct {
 // they arrived. A refused request is an *Error.
 func Capture(ctx context.Context, path string, req Request, w io.Writer) (Summary, error) {
 	var sum Summary
-	short, done, err := shortPath(path)
+	short, done, err := shortPath(path, 0)
 	if err != nil {
 		return sum, fmt.Errorf("control socket: %w", err)
 	}

@@ -2,8 +2,8 @@ package capture
 
 import (
 	"fmt"
+	"github.com/uiod/uiod/internal/clip"
 	"time"
-	"unicode/utf8"
 )
 
 // Request is what a client asks of the control socket: one JSON line.
@@ -48,7 +48,7 @@ const (
 func (r *Request) options(names []string) (Options, error) {
 	var o Options
 	if r.Op != "capture" {
-		return o, fmt.Errorf("op %q: want capture", bounded(r.Op))
+		return o, fmt.Errorf("op %s: want capture", clip.Quote(r.Op))
 	}
 	if len(r.Ports) == 0 {
 		return o, fmt.Errorf("ports: none given (have %v)", names)
@@ -64,7 +64,7 @@ func (r *Request) options(names []string) (Options, error) {
 			}
 		}
 		if id < 0 {
-			return o, fmt.Errorf("port %q: the daemon has no such port (have %v)", bounded(name), names)
+			return o, fmt.Errorf("port %s: the daemon has no such port (have %v)", clip.Quote(name), names)
 		}
 		o.Ports = append(o.Ports, portID(id))
 	}
@@ -79,21 +79,8 @@ func (r *Request) options(names []string) (Options, error) {
 	o.Direction, o.Queue, o.Snaplen, o.Count = d, r.Queue, r.Snaplen, r.Count
 	if r.Duration != "" {
 		if o.Duration, err = time.ParseDuration(r.Duration); err != nil || o.Duration < 0 || o.Duration > maxDuration {
-			return o, fmt.Errorf("duration %q: want a Go duration in [0, %s]", bounded(r.Duration), maxDuration)
+			return o, fmt.Errorf("duration %s: want a Go duration in [0, %s]", clip.Quote(r.Duration), maxDuration)
 		}
 	}
 	return o, nil
-}
-
-// bounded is s cut to quoteMax bytes (on a rune boundary), marked when cut, for error
-// messages that quote what a client sent.
-func bounded(s string) string {
-	if len(s) <= quoteMax {
-		return s
-	}
-	cut := quoteMax
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s…(%d bytes)", s[:cut], len(s))
 }

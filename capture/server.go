@@ -15,12 +15,17 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/uiod/uiod/dataplane"
+	"github.com/uiod/uiod/internal/clip"
+	"github.com/uiod/uiod/pci"
 )
 
 func portID(i int) dataplane.PortID { return dataplane.PortID(i) }
 
 // SocketName is the control socket's name in the daemon's state_dir.
-const SocketName = "control.sock"
+const SocketName = pci.ControlSocketName
+
+// tmpExtra is how much longer than the socket's name its temporary name is.
+const tmpExtra = len("..tmp-") + 8
 
 // Server timeouts: how long a client may take to send its request, and how long one
 // write of the stream may wait for a client that stopped reading before the capture is
@@ -52,7 +57,7 @@ func Listen(path string, t Target, log *zap.Logger) (*Server, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	short, done, err := shortPath(path)
+	short, done, err := shortPath(path, tmpExtra)
 	if err != nil {
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
@@ -67,7 +72,7 @@ func Listen(path string, t Target, log *zap.Logger) (*Server, error) {
 	}
 	// Bound under a temporary name, made 0600, then moved into place: the socket is
 	// never reachable with wider permissions under its own name.
-	tmp := filepath.Join(filepath.Dir(short), fmt.Sprintf(".ctl.%d", os.Getpid()))
+	tmp := filepath.Join(filepath.Dir(short), fmt.Sprintf(".%s.tmp-%08x", filepath.Base(path), uint32(os.Getpid())))
 	os.Remove(tmp)
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
 	if err != nil {
@@ -130,7 +135,7 @@ func (s *Server) serve(c *net.UnixConn) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		s.reply(c, Response{Error: "request: " + bounded(err.Error()), Usage: true})
+		s.reply(c, Response{Error: "request: " + clip.String(err.Error()), Usage: true})
 		return
 	}
 	ports := s.target.Ports()
@@ -224,7 +229,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	err := s.ln.Close()
-	if short, done, serr := shortPath(s.path); serr == nil {
+	if short, done, serr := shortPath(s.path, 0); serr == nil {
 		os.Remove(short)
 		done()
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/nic"
 )
 
@@ -52,7 +53,7 @@ func ParseDirection(s string) (Direction, error) {
 			return Direction(d), nil
 		}
 	}
-	return 0, fmt.Errorf("direction %q: want rx, tx or both", bounded(s))
+	return 0, fmt.Errorf("direction %s: want rx, tx or both", clip.Quote(s))
 }
 
 // Limits of Options.

@@ -3,4 +3,4 @@
 package capture
 
 // shortPath returns path: only Linux reaches a long path through /proc/self/fd.
-func shortPath(path string) (string, func(), error) { return path, func() {}, nil }
+func shortPath(path string, extra int) (string, func(), error) { return path, func() {}, nil }

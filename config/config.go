@@ -27,9 +27,12 @@ import (
 
 // Config is the daemon's whole configuration. The mapstructure tags are the YAML keys.
 type Config struct {
-	Log      Log     `mapstructure:"log"`
-	Metrics  Metrics `mapstructure:"metrics"`
-	StateDir string  `mapstructure:"state_dir"` // the daemon's lock and pid file: <root>/<state_dir>/uiod.pid
+	Log     Log     `mapstructure:"log"`
+	Metrics Metrics `mapstructure:"metrics"`
+	// StateDir holds the daemon's lock and pid file, <root>/<state_dir>/uiod.pid:
+	// DefaultStateDir, or $XDG_RUNTIME_DIR/uiod when a user other than
+	// root loads a configuration without PCI ports that does not set it.
+	StateDir string  `mapstructure:"state_dir"`
 	Ports    []Port  `mapstructure:"ports"`
 	Forward  Forward `mapstructure:"forward"`
 	Poll     Poll    `mapstructure:"poll"`
@@ -82,6 +85,8 @@ type Port struct {
 	// Interrupts is msix or intx. Empty means the driver's default: intx for
 	// uio_pci_generic (it has nothing else), msix otherwise.
 	Interrupts string `mapstructure:"interrupts"`
+	// Kernel is the port's kernel exception path (none by default).
+	Kernel Kernel `mapstructure:"kernel"`
 	// Socket is a vhost-user port's unix socket and Mode (server or client, default
 	// server) which side of it uiod is (vhost-user ports only; see vhost.go).
 	Socket string `mapstructure:"socket"`
@@ -90,12 +95,14 @@ type Port struct {
 
 // Forward configures the dataplane application.
 type Forward struct {
-	// Mode is l2fwd (each frame leaves by the other port of its pair) or reflect (MACs
-	// swapped, sent back out of the port it came in on).
+	// Mode is l2fwd (each frame leaves by the other port of its pair), reflect (MACs
+	// swapped, sent back out of the port it came in on) or l3fwd (routed by Routes).
 	Mode string `mapstructure:"mode"`
 	// Pairs are the l2fwd port pairs by name, forwarding in both directions. Without
 	// pairs, l2fwd pairs the ports in order: the first with the second, and so on.
 	Pairs [][]string `mapstructure:"pairs"`
+	// Routes are l3fwd's routing table (see Route).
+	Routes []Route `mapstructure:"routes"`
 }
 
 // Poll configures the poll loops and their idle policy.
@@ -140,12 +147,17 @@ type VFIO struct {
 	Interface string `mapstructure:"interface"`
 }
 
-// Memory bounds the memory the ports may pin for DMA.
+// Memory bounds the memory the ports may pin for DMA and the memory of the sim ports'
+// device models.
 type Memory struct {
 	// DMALimit is the most DMA memory (descriptor rings and packet buffers) the vfio-pci
 	// and uio_pci_generic ports may need together, or auto: what the host allows (see
 	// Host.DMALimit). Sim ports' memory is ordinary memory and not counted.
 	DMALimit Size `mapstructure:"dma_limit"`
+	// ModelLimit is the most memory the sim ports' device models may need together
+	// (their DMA memory is ordinary memory, see Port.ModelNeed), or auto: MemAvailable
+	// of <root>/proc/meminfo (see Host.ModelLimit).
+	ModelLimit Size `mapstructure:"model_limit"`
 }
 
 // Values of the enumerated keys.
@@ -207,7 +219,7 @@ func Default() *Config {
 		},
 		Power:  Power{CPUDMALatency: -1},
 		VFIO:   VFIO{Interface: VFIOAuto},
-		Memory: Memory{DMALimit: Size{Auto: true}},
+		Memory: Memory{DMALimit: Size{Auto: true}, ModelLimit: Size{Auto: true}},
 	}
 }
 

@@ -272,3 +272,15 @@ func TestCPUListFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestExampleL3fwdValidates: the l3fwd example (uiod config example --l3fwd) is a valid
+// router configuration with a kernel exception path.
+func TestExampleL3fwdValidates(t *testing.T) {
+	c, err := read(t, ExampleL3fwd())
+	if err != nil {
+		t.Fatalf("the l3fwd example does not validate: %v", err)
+	}
+	if c.Forward.Mode != ForwardL3fwd || len(c.Forward.Routes) != 3 || c.Ports[0].Kernel.TAP != "uiod0" {
+		t.Errorf("the l3fwd example: mode %s, %d routes, port0's kernel %+v", c.Forward.Mode, len(c.Forward.Routes), c.Ports[0].Kernel)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // Limits of a configuration document. A real configuration is a few KiB with nesting five
@@ -170,7 +172,7 @@ func (b *treeBuilder) mapping(m map[string]any, seen map[string]*yaml.Node, n *y
 			if prev.Value == k.Value {
 				b.errs.add(kp, nil, "given twice (lines %d and %d)", prev.Line, k.Line)
 			} else {
-				b.errs.add(kp, nil, "keys %q (line %d) and %q (line %d) differ only in case; keys are case-insensitive", prev.Value, prev.Line, k.Value, k.Line)
+				b.errs.add(kp, nil, "keys %s (line %d) and %s (line %d) differ only in case; keys are case-insensitive", clip.Quote(prev.Value), prev.Line, clip.Quote(k.Value), k.Line)
 			}
 			continue
 		}

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"strings"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // FieldError is one problem with one configuration value.
@@ -18,23 +20,27 @@ type FieldError struct {
 	Err error
 }
 
-// Error formats the error as "path = value: msg" (or "path: msg" without a value).
+// Error formats the error as "path = value: msg" (or "path: msg" without a value). The
+// path and value are the user's: each is quoted up to a bounded prefix (package clip),
+// and so is any long word of the message.
 func (e FieldError) Error() string {
 	if e.Value == nil {
-		return e.Path + ": " + e.Msg
+		return clip.String(e.Path) + ": " + clip.Tokens(e.Msg)
 	}
-	return fmt.Sprintf("%s = %s: %s", e.Path, formatValue(e.Value), e.Msg)
+	return fmt.Sprintf("%s = %s: %s", clip.String(e.Path), formatValue(e.Value), clip.Tokens(e.Msg))
 }
 
 // Unwrap returns the library error behind the problem, or nil.
 func (e FieldError) Unwrap() error { return e.Err }
 
+// formatValue quotes a value for a message: a string as a Go literal, anything else as
+// fmt prints it, each up to a bounded prefix.
 func formatValue(v any) string {
 	switch v := v.(type) {
 	case string:
-		return fmt.Sprintf("%q", v)
+		return clip.Quote(v)
 	}
-	return fmt.Sprint(v)
+	return clip.String(fmt.Sprint(v))
 }
 
 // ValidationError lists every problem found in a configuration, in schema order (the
@@ -67,7 +73,7 @@ type ParseError struct {
 }
 
 // Error describes the syntax problem.
-func (e *ParseError) Error() string { return "parse config: " + e.Err.Error() }
+func (e *ParseError) Error() string { return "parse config: " + clip.Tokens(e.Err.Error()) }
 
 // Unwrap returns the YAML parser's error.
 func (e *ParseError) Unwrap() error { return e.Err }

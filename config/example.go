@@ -8,3 +8,10 @@ var example string
 // Example returns a complete, commented configuration that validates: two sim ports,
 // each on its own in-memory wire, forwarding to each other under the adaptive policy.
 func Example() string { return example }
+
+//go:embed example_l3fwd.yaml
+var exampleL3fwd string
+
+// ExampleL3fwd returns a commented configuration that validates: l3fwd routing between
+// two sim ports, one with a kernel exception path.
+func ExampleL3fwd() string { return exampleL3fwd }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -19,6 +20,11 @@ type Host struct {
 	Memlock uint64
 	// HugePages are the host's reserved hugepages; HugePages.Total = 0 means none.
 	HugePages HugePages
+	// MemAvailable is the memory available to new allocations in bytes, 0 if unknown:
+	// /proc/meminfo's MemAvailable, or what MemAvailableFrom names.
+	MemAvailable uint64
+	// MemAvailableFrom says where MemAvailable comes from when not /proc/meminfo.
+	MemAvailableFrom string
 }
 
 // HugePages are the hugepage counts of /proc/meminfo.
@@ -29,7 +35,8 @@ type HugePages struct {
 
 // LocalHost describes this machine: the CPUs in the process's affinity mask (all
 // runtime.NumCPU CPUs where the mask cannot be read), its RLIMIT_MEMLOCK and the
-// hugepages of /proc/meminfo.
+// hugepages and MemAvailable of /proc/meminfo (without a MemAvailable line, sysinfo's
+// free and buffer RAM).
 func LocalHost() Host { return LocalHostAt("/") }
 
 // LocalHostAt is LocalHost with /proc/meminfo read under root (a --root prefix).
@@ -42,6 +49,12 @@ func LocalHostAt(root string) Host {
 	// blocking on a FIFO or device node put in its place, at most maxMeminfo bytes.
 	if b, err := (&pci.Host{Root: root}).ReadFile("proc/meminfo", maxMeminfo); err == nil {
 		h.HugePages = parseMeminfo(string(b))
+		h.MemAvailable = parseMemAvailable(string(b))
+	}
+	if h.MemAvailable == 0 {
+		// The sim ports' memory is this process's whatever the root: without a meminfo
+		// to say, ask the kernel.
+		h.MemAvailable, h.MemAvailableFrom = sysinfoAvailable(), "sysinfo free and buffer RAM"
 	}
 	return h
 }
@@ -146,7 +159,7 @@ func ParseCPUList(s string) ([]int, error) {
 				return nil, err
 			}
 			if b < a {
-				return nil, fmt.Errorf("CPU range %q is backwards", item)
+				return nil, fmt.Errorf("CPU range %s is backwards", clip.Quote(item))
 			}
 		}
 		for c := a; c <= b; c++ {
@@ -160,7 +173,7 @@ func parseCPU(s string) (int, error) {
 	s = strings.TrimSpace(s)
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 || s[0] == '+' {
-		return 0, fmt.Errorf("%q is not a CPU number", s)
+		return 0, fmt.Errorf("%s is not a CPU number", clip.Quote(s))
 	}
 	if n > maxCPU {
 		return 0, fmt.Errorf("CPU %d is beyond %d", n, maxCPU)

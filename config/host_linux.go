@@ -17,6 +17,16 @@ func affinityCPUs() []int {
 	return cpus
 }
 
+// sysinfoAvailable returns the free and buffer RAM sysinfo(2) reports in bytes, 0 if it
+// fails.
+func sysinfoAvailable() uint64 {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return 0
+	}
+	return (uint64(si.Freeram) + uint64(si.Bufferram)) * uint64(si.Unit)
+}
+
 // capIPCLock is CAP_IPC_LOCK's bit: with it, locked memory is not limited.
 const capIPCLock = 14
 

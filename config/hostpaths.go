@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/wire"
 )
@@ -15,12 +16,14 @@ import (
 // --root prefix; "" means "/"), as Loader.Load does with Loader.Root:
 //
 //   - state_dir is a host path under the root ("/run/uiod" is <root>/run/uiod): it must
-//     resolve inside the root, every symlink on the way followed only inside it.
+//     resolve inside the root, every symlink on the way followed only inside it, and
+//     when it exists be uiod's own (pci.Host.CheckStateDir: not a symlink, owned by root,
+//     not group or world writable, holding nothing but uiod's files).
 //   - A unix wire's socket paths are the paths other programs (QEMU, uiod latency) use
 //     as they are, so they are not moved under the root: under a root other than "/"
 //     each must lie inside it and resolve inside it, else it is refused.
 //
-// Under "/" nothing is outside the root. The result is a *ValidationError naming the
+// Under "/" nothing is outside the root, and only state_dir's own rules apply. The result is a *ValidationError naming the
 // keys, or nil. Nothing is created or written; symlinks are read. The check is by path:
 // the daemon, which binds the sockets, also opens their directories inside the root and
 // uses those (package daemon), so a rename after the check cannot move them out.
@@ -36,20 +39,22 @@ func (c *Config) checkHostPaths(root string) fieldErrors {
 	if !filepath.IsAbs(root) {
 		abs, err := filepath.Abs(root)
 		if err != nil {
-			errs.add("state_dir", c.StateDir, "root %s: %v", root, err)
+			errs.add("state_dir", c.StateDir, "root %s: %v", clip.String(root), err)
 			return errs
 		}
 		root = abs
 	}
 	root = filepath.Clean(root)
-	if root == "/" {
-		return nil
-	}
 	h := &pci.Host{Root: root}
 	if c.StateDir != "" && filepath.IsAbs(c.StateDir) && !hasDotDot(c.StateDir) {
 		if _, err := h.Path(c.StateDir); err != nil {
 			errs.add("state_dir", c.StateDir, "%s", outsideMsg(err, root))
+		} else if err := h.CheckStateDir(c.StateDir); err != nil {
+			errs.add("state_dir", c.StateDir, "%v", err)
 		}
+	}
+	if root == "/" {
+		return errs
 	}
 	for i, p := range c.Ports {
 		if p.Wire.Kind != wire.KindUnix {
@@ -57,7 +62,7 @@ func (c *Config) checkHostPaths(root string) fieldErrors {
 		}
 		for _, sock := range []string{p.Wire.Local, p.Wire.Remote} {
 			if msg := unixPathOutside(h, root, sock); msg != "" {
-				errs.add(fmt.Sprintf("ports[%d].wire", i), p.Wire.String(), "socket %s %s", sock, msg)
+				errs.add(fmt.Sprintf("ports[%d].wire", i), p.Wire.String(), "socket %s %s", clip.String(sock), msg)
 			}
 		}
 	}

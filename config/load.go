@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // EnvPrefix starts the name of every environment variable that overrides a key: the key
@@ -32,6 +34,9 @@ type Loader struct {
 	Root string
 	// LookupEnv reads environment overrides; nil means os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
+	// CheckDevices checks each PCI port that exists under Root against its nic: (see
+	// Config.CheckDevices), as `uiod config validate` and `uiod bind --config` do.
+	CheckDevices bool
 }
 
 // Load reads, completes and validates the configuration file at path; "-" reads standard
@@ -49,6 +54,11 @@ func (l Loader) Load(path string) (*Config, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			// The path is the user's: quote a bounded prefix of it.
+			pe.Path = clip.String(pe.Path)
+		}
 		return nil, fmt.Errorf("open config: %w", err)
 	}
 	defer f.Close()
@@ -116,6 +126,11 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 		}
 	}
 	c.assignSimAddrs()
+	if _, env := fromEnv["state_dir"]; !env && !hasKey(raw, "state_dir") {
+		if dir := c.userStateDir(lookup); dir != "" {
+			c.StateDir = dir
+		}
+	}
 
 	host := l.Host
 	if host == nil {
@@ -129,7 +144,11 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 	// A value that failed to decode has already been reported; what validation says
 	// about the default left in its place would only confuse.
 	decoded := pathsOf(errs)
-	for _, fe := range append(c.check(*host), c.checkHostPaths(l.Root)...) {
+	checks := append(c.check(*host), c.checkHostPaths(l.Root)...)
+	if l.CheckDevices {
+		checks = append(checks, c.checkDevices(l.Root)...)
+	}
+	for _, fe := range checks {
 		if !decoded.covers(fe.Path) {
 			errs = append(errs, fe)
 		}

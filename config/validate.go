@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/igb"
 	"github.com/uiod/uiod/nic/ixgbe"
@@ -66,11 +67,17 @@ func (c *Config) check(h Host) fieldErrors {
 	case hasDotDot(c.StateDir):
 		// Joined to a --root, "/../../x" would leave it.
 		errs.add("state_dir", c.StateDir, "must not have \"..\" elements")
+	default:
+		if why := systemStateDir(c.StateDir); why != "" {
+			errs.add("state_dir", c.StateDir, "is %s, not a directory of uiod's own: uiod creates and removes files in state_dir; give it one of its own, such as %s", why, DefaultStateDir)
+		}
 	}
 	c.checkPorts(&errs)
+	c.checkKernel(&errs)
 	c.checkForward(&errs)
 	c.checkPoll(&errs, h)
 	c.checkDMA(&errs, h)
+	c.checkModel(&errs, h)
 	oneOf(&errs, "vfio.interface", c.VFIO.Interface, VFIOAuto, VFIOGroup, VFIOIOMMUFD)
 	if c.Power.CPUDMALatency < -1 || c.Power.CPUDMALatency > math.MaxInt32 {
 		// The kernel takes the latency as an s32; a larger value would wrap.
@@ -170,13 +177,13 @@ func (c *Config) checkWire(errs *fieldErrors, i int, driverOK bool, pairWires ma
 		pairWires[w.Name] = append(ends, i)
 	case wire.KindUnix:
 		if j, dup := sockets[w.Local]; dup {
-			errs.add(path, w.String(), "socket %s is already bound by ports[%d].wire", w.Local, j)
+			errs.add(path, w.String(), "socket %s is already bound by ports[%d].wire", clip.String(w.Local), j)
 			return
 		}
 		sockets[w.Local] = i
 	default: // an interface
 		if j, dup := ifaces[w.Name]; dup {
-			errs.add(path, w.String(), "interface %s is already used by ports[%d].wire", w.Name, j)
+			errs.add(path, w.String(), "interface %s is already used by ports[%d].wire", clip.String(w.Name), j)
 			return
 		}
 		ifaces[w.Name] = i
@@ -185,9 +192,14 @@ func (c *Config) checkWire(errs *fieldErrors, i int, driverOK bool, pairWires ma
 
 func (c *Config) checkForward(errs *fieldErrors) {
 	f := &c.Forward
-	if !oneOf(errs, "forward.mode", f.Mode, ForwardL2fwd, ForwardReflect) {
+	if !oneOf(errs, "forward.mode", f.Mode, ForwardL2fwd, ForwardReflect, ForwardL3fwd) {
 		return
 	}
+	if f.Mode == ForwardL3fwd {
+		c.checkL3fwd(errs)
+		return
+	}
+	c.checkNotL3fwd(errs)
 	if f.Mode == ForwardReflect {
 		if len(f.Pairs) > 0 {
 			errs.add("forward.pairs", nil, "pairs only apply to l2fwd; reflect sends each frame back out of its own port")
@@ -264,7 +276,7 @@ func (c *Config) checkQueues(errs *fieldErrors, rx, tx int) {
 	}
 	if r.RxQueues > t.TxQueues {
 		errs.add(fmt.Sprintf("ports[%d].rx_queues", rx), r.RxQueues,
-			"more than ports[%d].tx_queues (%d): frames of RX queue q leave by TX queue q of %s", tx, t.TxQueues, t.Name)
+			"more than ports[%d].tx_queues (%d): frames of RX queue q leave by TX queue q of %s", tx, t.TxQueues, clip.String(t.Name))
 	}
 }
 
@@ -340,7 +352,7 @@ func checkListen(s string) (loopback bool, err error) {
 		return false, fmt.Errorf("want IP:port or localhost:port")
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || port == "" || strconv.FormatUint(n, 10) != port {
-		return false, fmt.Errorf("port %q is not a number in [0, 65535]", port)
+		return false, fmt.Errorf("port %s is not a number in [0, 65535]", clip.Quote(port))
 	}
 	switch {
 	case host == "":
@@ -350,7 +362,7 @@ func checkListen(s string) (loopback bool, err error) {
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		return false, fmt.Errorf("host %q is not an IP address or localhost (names are not resolved)", host)
+		return false, fmt.Errorf("host %s is not an IP address or localhost (names are not resolved)", clip.Quote(host))
 	}
 	return ip.Unmap().IsLoopback(), nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -39,7 +40,7 @@ func ParseWire(s string) (Wire, error) {
 	spec, err := wire.Parse(in)
 	if err != nil {
 		// The caller names the value; keep only what is wrong with it.
-		return Wire{}, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), fmt.Sprintf("wire %q: ", in)))
+		return Wire{}, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "wire "+clip.Quote(in)+": "))
 	}
 	return Wire{spec}, nil
 }

@@ -39,6 +39,11 @@ type Options struct {
 	App dataplane.App
 	// Collectors are registered with the daemon's /metrics (an App's own metrics).
 	Collectors []prometheus.Collector
+	// LogLevel is Log's level, which Reload sets from log.level; nil when the level does
+	// not come from the configuration (a --log-level flag), and Reload leaves it.
+	LogLevel *zap.AtomicLevel
+	// Version and Revision identify the build, for /status and uiod_build_info.
+	Version, Revision string
 }
 
 // Daemon is a running (or ready to run) uiod dataplane.
@@ -109,6 +114,9 @@ func (d *Daemon) Start() (err error) {
 		}
 		d.dmaLat = f
 	}
+	if err := d.checkKernels(); err != nil {
+		return err
+	}
 	for _, pc := range d.cfg.Ports {
 		w, dirs, err := pinWire(d.opts.Root, pc.Wire)
 		if err != nil {
@@ -121,6 +129,9 @@ func (d *Daemon) Start() (err error) {
 			return err
 		}
 		d.ports = append(d.ports, p)
+		if err := d.openKernel(p); err != nil {
+			return err
+		}
 		link := p.nic.Link()
 		d.log.Info("port up", zap.String("port", pc.Name), zap.String("pci", p.addr.String()),
 			zap.String("driver", pc.Driver), zap.String("mac", p.nic.MAC().String()),
@@ -183,12 +194,14 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 		}
 		return nil
 	}
-	app, err := dataplane.ParseApp(d.cfg.Forward.Mode)
+	app, err := d.forwardApp()
 	if err != nil {
-		return dataplane.Config{}, fmt.Errorf("forward.mode: %w", err)
+		return dataplane.Config{}, err
 	}
-	switch app {
-	case dataplane.Reflect:
+	switch {
+	case d.cfg.Forward.Mode == config.ForwardL3fwd:
+		queues = l3fwdQueues(d.ports)
+	case app == dataplane.Reflect:
 		for _, p := range d.ports {
 			if err := addDir(p, p); err != nil {
 				return dataplane.Config{}, err
@@ -245,12 +258,20 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 			used = append(used, t)
 		}
 	}
+	if d.cfg.Forward.Mode == config.ForwardL3fwd {
+		if err := l3fwdTx(used, d.ports); err != nil {
+			return dataplane.Config{}, err
+		}
+	}
 	if d.opts.App != nil {
 		app = d.opts.App
 	}
 	ports := make([]dataplane.Port, len(d.ports))
 	for i, p := range d.ports {
 		ports[i] = dataplane.Port{Name: p.cfg.Name, NIC: p.nic}
+	}
+	if err := addKernelPaths(ports, used, d.ports); err != nil {
+		return dataplane.Config{}, err
 	}
 	return dataplane.Config{Ports: ports, Threads: used, App: app, Policy: pol, Logger: d.log.Named("dataplane")}, nil
 }
@@ -266,11 +287,7 @@ func (d *Daemon) Stop() error {
 
 func (d *Daemon) shutdownLocked() error {
 	var errs []error
-	if d.http != nil {
-		_ = d.http.Close()
-		d.http = nil
-	}
-	d.listener = nil
+	d.closeHTTP()
 	if d.control != nil {
 		if err := d.control.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("control socket: %w", err))

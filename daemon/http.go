@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/net/netutil"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // httpLimits bound what clients of the metrics endpoint can hold: how long a request may
 // take to arrive and its response to be written, how long an idle keep-alive connection
-// stays open, how many connections are served at once (the rest wait in the listen
-// backlog), and the size of a request's headers.
+// stays open, how many connections are open at once (at the cap a new one closes the
+// longest-idle one, or waits while every one is mid-request; see connLimiter), and the
+// size of a request's headers.
 type httpLimits struct {
 	readHeader, read, write, idle time.Duration
 	maxConns                      int
@@ -28,7 +30,7 @@ var defaultHTTPLimits = httpLimits{
 	readHeader:     5 * time.Second,
 	read:           10 * time.Second,
 	write:          30 * time.Second,
-	idle:           60 * time.Second,
+	idle:           10 * time.Second,
 	maxConns:       16,
 	maxHeaderBytes: 16 << 10,
 }
@@ -46,18 +48,33 @@ func listenMetrics(addr string) (net.Listener, error) {
 		return nil, err
 	}
 	if _, err := netip.ParseAddr(host); host != "" && err != nil {
-		return nil, fmt.Errorf("%s: %q is not an IP address or localhost (names are never resolved)", addr, host)
+		return nil, fmt.Errorf("%s is not an IP address or localhost (names are never resolved)", clip.Quote(host))
 	}
 	return net.Listen("tcp", addr)
 }
 
-// serveHTTP starts the HTTP endpoint: Prometheus text at /metrics, JSON at /status, an
-// index at /. It answers GET and HEAD only.
+// serveHTTP starts the HTTP endpoint on metrics.listen.
 func (d *Daemon) serveHTTP() error {
 	ln, err := listenMetrics(d.cfg.Metrics.ListenAddr())
 	if err != nil {
 		return fmt.Errorf("metrics.listen: %w", err)
 	}
+	d.serveOn(ln)
+	return nil
+}
+
+// closeHTTP closes the HTTP endpoint, if it runs.
+func (d *Daemon) closeHTTP() {
+	if d.http != nil {
+		_ = d.http.Close()
+		d.http = nil
+	}
+	d.listener = nil
+}
+
+// serveOn serves the HTTP endpoint on ln: Prometheus text at /metrics, JSON at /status,
+// an index at /. It answers GET and HEAD only.
+func (d *Daemon) serveOn(ln net.Listener) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", d.metricsHandler())
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
@@ -84,15 +101,15 @@ func (d *Daemon) serveHTTP() error {
 		MaxHeaderBytes:    lim.maxHeaderBytes,
 		ErrorLog:          zap.NewStdLog(d.log.Named("http")),
 	}
+	limited := newConnLimiter(ln, lim.maxConns)
+	d.http.ConnState = limited.trackState
 	srv := d.http
-	limited := netutil.LimitListener(ln, lim.maxConns)
 	go func() {
 		if err := srv.Serve(limited); err != nil && err != http.ErrServerClosed {
 			d.log.Error("metrics endpoint", zap.Error(err))
 		}
 	}()
 	d.log.Info("metrics endpoint", zap.String("listen", ln.Addr().String()))
-	return nil
 }
 
 // readOnly answers every method but GET and HEAD with 405 Method Not Allowed.

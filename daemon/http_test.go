@@ -118,39 +118,94 @@ func TestHTTPLimits(t *testing.T) {
 	})
 	t.Run("connection cap", func(t *testing.T) {
 		capped := lim
-		capped.idle = time.Minute // the two holders must not time out during the test
+		capped.readHeader = time.Minute // only the cap may close the connections here
+		capped.read = time.Minute
 		addr := start(t, "dhttpcap", capped)
-		// Two keep-alive connections hold both slots; a third client's request waits in
-		// the backlog until one of them goes away.
-		idle := []net.Conn{dial(t, addr), dial(t, addr)}
-		for _, c := range idle {
+		// Four connections that send nothing, one after the other, against a cap of 2:
+		// each new one beyond the cap closes the oldest, so the first two are closed
+		// by the server and the last two are served.
+		conns := make([]net.Conn, 4)
+		for i := range conns {
+			conns[i] = dial(t, addr)
+		}
+		for _, c := range conns[:2] {
+			closedByServer(t, c, "connection beyond the cap")
+		}
+		for i, c := range conns[2:] {
 			if _, err := io.WriteString(c, get); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
-				t.Fatal(err)
+			c.SetReadDeadline(time.Now().Add(20 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatalf("connection %d, within the cap, not served: %v", i+2, err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("connection %d: %s", i+2, resp.Status)
 			}
 		}
-		third := dial(t, addr)
-		if _, err := io.WriteString(third, get); err != nil {
+	})
+}
+
+// TestHTTPIdleLockout: connections that hold a slot without a request in flight — idle
+// keep-alive connections and connections that never send a byte, twice the cap of each
+// — cannot lock a scraper out: its scrapes are answered while they stay open. The idle
+// and header timeouts are a minute, so only the eviction of idle connections can let the
+// scrapes through within the bound.
+func TestHTTPIdleLockout(t *testing.T) {
+	lim := defaultHTTPLimits
+	lim.idle, lim.readHeader, lim.read = time.Minute, time.Minute, time.Minute
+	d := New(simConfig(t, "dhttplock", "adaptive", ""), Options{})
+	d.httpLimits = lim
+	if err := d.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { d.Stop() })
+	addr := d.MetricsAddr()
+	var holders []net.Conn
+	defer func() {
+		for _, c := range holders {
+			c.Close()
+		}
+	}()
+	dial := func() net.Conn {
+		c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		if err != nil {
 			t.Fatal(err)
 		}
-		third.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-		var b [1]byte
-		if _, err := third.Read(b[:]); !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Fatalf("third connection answered while two held the cap of 2 (read: %v)", err)
+		holders = append(holders, c)
+		return c
+	}
+	for i := 0; i < 2*lim.maxConns; i++ { // keep-alive connections left idle after one request
+		c := dial()
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		if _, err := io.WriteString(c, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
 		}
-		idle[0].Close()
-		third.SetReadDeadline(time.Now().Add(20 * time.Second))
-		resp, err := http.ReadResponse(bufio.NewReader(third), nil)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
-			t.Fatalf("third connection not served after a slot freed: %v", err)
+			// Evicted by a later holder: the cap is doing its work.
+			continue
 		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	for i := 0; i < 2*lim.maxConns; i++ { // connections that never send a byte
+		dial()
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := 0; i < 3; i++ {
+		resp, err := client.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatalf("scrape %d with %d idle connections open: %v", i, len(holders), err)
+		}
+		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			t.Errorf("third connection: %s", resp.Status)
+			t.Fatalf("scrape %d: %s", i, resp.Status)
 		}
-	})
+	}
 }
 
 // TestMetricsListenNoLookup: the daemon binds localhost as 127.0.0.1 and refuses a host

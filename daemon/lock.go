@@ -15,7 +15,7 @@ import (
 )
 
 // pidFileName is the daemon's lock and pid file inside state_dir.
-const pidFileName = "uiod.pid"
+const pidFileName = pci.PIDFileName
 
 // pidLock is the running daemon's claim on its state directory: an exclusively locked
 // file holding its pid. Two daemons driving the same NICs would program the same rings —
@@ -43,14 +43,24 @@ func lockStateDir(root, stateDir string) (*pidLock, error) {
 	}
 	dir, err := h.OpenStateDir(stateDir, true)
 	if err != nil {
-		return nil, fmt.Errorf("state_dir: %w", err)
+		return nil, stateDirError(err)
 	}
 	l, err := lockPIDFile(dir)
 	if err != nil {
 		dir.Close()
-		return nil, fmt.Errorf("state_dir: %w", err)
+		return nil, stateDirError(err)
 	}
 	return l, nil
+}
+
+// stateDirError is the error of a state_dir the daemon cannot use; to a user other than
+// root who may not write there, it says what to set.
+func stateDirError(err error) error {
+	if errors.Is(err, os.ErrPermission) && os.Geteuid() != 0 {
+		return fmt.Errorf("state_dir: %w: not root (uid %d): set state_dir, or $%sSTATE_DIR, to a directory you own (with $XDG_RUNTIME_DIR set, a configuration without PCI ports uses $XDG_RUNTIME_DIR/uiod)",
+			err, os.Geteuid(), config.EnvPrefix)
+	}
+	return fmt.Errorf("state_dir: %w", err)
 }
 
 // lockPIDFile creates and locks the pid file in dir, replacing a stale one.

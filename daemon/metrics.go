@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"net/http"
+	"runtime"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +32,7 @@ var (
 	mPortRxErrors   = prometheus.NewDesc("uiod_port_rx_errors_total", "Bad RX write-backs the driver refused.", portLabels, nil)
 	mPortTxErrors   = prometheus.NewDesc("uiod_port_tx_errors_total", "TX errors.", portLabels, nil)
 	mPortTxTimeouts = prometheus.NewDesc("uiod_port_tx_timeouts_total", "TX queues found hung (no write-back within twice the TX timeout) and reset.", portLabels, nil)
+	mPortResets     = prometheus.NewDesc("uiod_port_device_resets_total", "Device resets the driver did to recover a broken device (virtio DEVICE_NEEDS_RESET).", portLabels, nil)
 	mPortLink       = prometheus.NewDesc("uiod_port_link_up", "1 if the port's link is up.", portLabels, nil)
 
 	mQueueRx     = prometheus.NewDesc("uiod_queue_rx_packets_total", "Frames taken from the RX queue.", queueLabels, nil)
@@ -59,6 +61,7 @@ var (
 	mWakeCost    = prometheus.NewDesc("uiod_thread_wake_cost_seconds", "Auto policy: running estimate of one arm-sleep-wake cycle.", threadLabels, nil)
 	mPredictHits = prometheus.NewDesc("uiod_thread_predicted_caught_total", "Auto policy: predicted wake-ups after which the frame was caught by polling.", threadLabels, nil)
 	mPeriod      = prometheus.NewDesc("uiod_thread_predicted_period_seconds", "Auto policy: the gap periodic traffic is predicted by (0: not predicting).", threadLabels, nil)
+	mBuildInfo   = prometheus.NewDesc("uiod_build_info", "Always 1: the daemon's version, VCS revision and Go version as labels.", []string{"version", "revision", "goversion"}, nil)
 	mLead        = prometheus.NewDesc("uiod_thread_predicted_lead_seconds", "Auto policy: how long before a predicted frame the timer wakes the thread.", threadLabels, nil)
 )
 
@@ -66,15 +69,16 @@ var (
 type collector struct{ d *Daemon }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortLink,
+	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortResets, mPortLink,
 		mQueueRx, mQueueRxB, mQueueTx, mQueueKernel, mQueueDrops, mQueueDropsR, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
-		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead} {
+		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead, mBuildInfo} {
 		ch <- d
 	}
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	st := c.d.Status()
+	ch <- prometheus.MustNewConstMetric(mBuildInfo, prometheus.GaugeValue, 1, st.Version, st.Revision, runtime.Version())
 	counter := func(d *prometheus.Desc, v float64, l ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
 	}
@@ -82,6 +86,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
 	}
 	for _, p := range st.Ports {
+		if k := p.Kernel; k != nil {
+			// The kernel path as a port of its own, named after its port.
+			counter(mPortRx, float64(k.Stats.RxPackets), p.Name+"/kernel")
+			counter(mPortTx, float64(k.Stats.TxPackets), p.Name+"/kernel")
+			counter(mPortMissed, float64(k.Stats.RxMissed), p.Name+"/kernel")
+			counter(mPortTxErrors, float64(k.Stats.TxErrors), p.Name+"/kernel")
+		}
 		s := p.Stats
 		counter(mPortRx, float64(s.RxPackets), p.Name)
 		counter(mPortRxBytes, float64(s.RxBytes), p.Name)
@@ -91,6 +102,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(mPortRxErrors, float64(s.RxErrors), p.Name)
 		counter(mPortTxErrors, float64(s.TxErrors), p.Name)
 		counter(mPortTxTimeouts, float64(s.TxTimeouts), p.Name)
+		counter(mPortResets, float64(s.DeviceResets), p.Name)
 		link := 0.0
 		if p.LinkUp {
 			link = 1

@@ -11,7 +11,8 @@ import (
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/igb"   // registers the igb driver
 	_ "github.com/uiod/uiod/nic/ixgbe" // registers the ixgbe driver
-	"github.com/uiod/uiod/nic/virtio"  // registers the virtio driver
+	"github.com/uiod/uiod/nic/tap"
+	"github.com/uiod/uiod/nic/virtio" // registers the virtio driver
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/intel"
@@ -23,11 +24,14 @@ import (
 
 // port is one opened port: the driver's nic.Port and what is behind it.
 type port struct {
-	cfg   config.Port
-	addr  pci.Addr
-	nic   nic.Port
-	model simModel  // sim ports only
-	wire  wire.Port // sim ports only
+	cfg  config.Port
+	addr pci.Addr
+	nic  nic.Port
+	// nicName is the NIC driver that opened it (ixgbe, igb, virtio), also for nic: auto.
+	nicName string
+	model   simModel  // sim ports only
+	wire    wire.Port // sim ports only
+	kernel  *tap.Port // the kernel exception path, or nil
 }
 
 // simModel is a sim port's device model: an Intel controller or a virtio-net device.
@@ -133,8 +137,8 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		}
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)
 	}
-	op.nic = np
-	b.log.Info("nic driver", zap.String("port", p.Name), zap.String("nic", nicName(dev, p.NIC)))
+	op.nic, op.nicName = np, nicName(dev, p.NIC)
+	b.log.Info("nic driver", zap.String("port", p.Name), zap.String("nic", op.nicName))
 	return op, nil
 }
 
@@ -175,10 +179,14 @@ func (b *backends) newModel(p config.Port, addr pci.Addr, w wire.Port) (simModel
 	return m, m.Device(), nil
 }
 
-// close stops the port (queues off, interrupts masked, bus mastering off, DMA freed), then
-// the model and its wire.
+// close closes the port's kernel path, stops the port (queues off, interrupts masked, bus
+// mastering off, DMA freed), then the model and its wire.
 func (p *port) close() error {
-	err := p.nic.Close()
+	var err error
+	if p.kernel != nil {
+		err = p.kernel.Close()
+	}
+	err = errors.Join(err, p.nic.Close())
 	if p.model != nil {
 		err = errors.Join(err, p.model.Close())
 	}

@@ -9,7 +9,10 @@ import (
 
 // Status is the daemon's state as /status serves it.
 type Status struct {
-	Uptime string `json:"uptime"`
+	// Version and Revision identify the daemon's build (Options).
+	Version  string `json:"version"`
+	Revision string `json:"revision"`
+	Uptime   string `json:"uptime"`
 	// UptimeSeconds is the same, as a number: two samples' difference is the interval
 	// between them on the daemon's clock.
 	UptimeSeconds float64        `json:"uptime_seconds"`
@@ -30,13 +33,26 @@ type PolicyStatus struct {
 
 // PortStatus is one port's identity, link and counters.
 type PortStatus struct {
-	Name      string    `json:"name"`
-	PCI       string    `json:"pci"`
-	Driver    string    `json:"driver"`
+	Name   string `json:"name"`
+	PCI    string `json:"pci"`
+	Driver string `json:"driver"`
+	// NIC is the NIC driver that opened the port: ixgbe, igb or virtio.
+	NIC       string    `json:"nic"`
 	MAC       string    `json:"mac"`
 	LinkUp    bool      `json:"link_up"`
 	SpeedMbps int       `json:"speed_mbps"`
 	Stats     PortStats `json:"stats"`
+	// Capturing is set while a uiod capture mirrors the port.
+	Capturing bool `json:"capturing,omitempty"`
+	// Kernel is the port's kernel exception path, if it has one.
+	Kernel *KernelStatus `json:"kernel,omitempty"`
+}
+
+// KernelStatus is a port's kernel exception path: its TAP interface and what crossed it
+// (RX: from the kernel; TX: to the kernel, TxErrors the frames its full ring refused).
+type KernelStatus struct {
+	TAP   string    `json:"tap"`
+	Stats PortStats `json:"stats"`
 }
 
 // PortStats are a port's NIC counters.
@@ -50,11 +66,14 @@ type PortStats struct {
 	TxErrors  uint64 `json:"tx_errors"`
 	// TxTimeouts counts TX queues the driver found hung and reset.
 	TxTimeouts uint64 `json:"tx_timeouts"`
+	// DeviceResets counts device resets the driver did to recover a broken device.
+	DeviceResets uint64 `json:"device_resets"`
 }
 
 func portStats(s nic.Stats) PortStats {
 	return PortStats{RxPackets: s.RxPackets, RxBytes: s.RxBytes, TxPackets: s.TxPackets, TxBytes: s.TxBytes,
-		RxMissed: s.RxMissed, RxErrors: s.RxErrors, TxErrors: s.TxErrors, TxTimeouts: s.TxTimeouts}
+		RxMissed: s.RxMissed, RxErrors: s.RxErrors, TxErrors: s.TxErrors, TxTimeouts: s.TxTimeouts,
+		DeviceResets: s.DeviceResets}
 }
 
 // QueueStatus is one polled queue's counters.
@@ -112,6 +131,7 @@ func (d *Daemon) Status() Status {
 	ports, dp := d.ports, d.dp
 	started := d.started
 	st := Status{
+		Version: d.opts.Version, Revision: d.opts.Revision,
 		Policy: PolicyStatus{
 			Mode:          d.cfg.Poll.Mode,
 			IdleThreshold: d.cfg.Poll.IdleThreshold.String(),
@@ -127,12 +147,16 @@ func (d *Daemon) Status() Status {
 		up := time.Since(started)
 		st.Uptime, st.UptimeSeconds = up.Round(time.Millisecond).String(), up.Seconds()
 	}
-	for _, p := range ports {
+	for i, p := range ports {
 		l := p.nic.Link()
 		st.Ports = append(st.Ports, PortStatus{
-			Name: p.cfg.Name, PCI: p.pciName(), Driver: p.cfg.Driver, MAC: p.nic.MAC().String(),
+			Capturing: dp != nil && dp.Mirrored(dataplane.PortID(i)),
+			Name:      p.cfg.Name, PCI: p.pciName(), Driver: p.cfg.Driver, NIC: p.nicName, MAC: p.nic.MAC().String(),
 			LinkUp: l.Up, SpeedMbps: l.SpeedMbps, Stats: portStats(p.nic.Stats()),
 		})
+		if p.kernel != nil {
+			st.Ports[len(st.Ports)-1].Kernel = &KernelStatus{TAP: p.kernel.Name(), Stats: portStats(p.kernel.Stats())}
+		}
 	}
 	if dp == nil {
 		return st

@@ -27,7 +27,7 @@ func (b *backends) openVhost(p config.Port) (*port, error) {
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)
 	}
 	b.log.Info("vhost-user", zap.String("port", p.Name), zap.String("socket", p.Socket), zap.String("mode", mode.String()))
-	return &port{cfg: p, nic: np}, nil
+	return &port{cfg: p, nic: np, nicName: config.DriverVhostUser}, nil
 }
 
 // pciName is the port's PCI address for /status, or "" for a port that is no PCI function.

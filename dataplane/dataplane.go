@@ -56,7 +56,7 @@ func New(cfg Config) (*Dataplane, error) {
 			dp.closeIdlers()
 			return nil, fmt.Errorf("threads[%d]: %w", ti, err)
 		}
-		l.idler = idler
+		l.setIdler(idler)
 		dp.loops = append(dp.loops, l)
 	}
 	return dp, nil
@@ -185,7 +185,7 @@ func (dp *Dataplane) stopLocked() {
 	dp.stopped = true
 	dp.stop.Store(true)
 	for _, l := range dp.loops {
-		l.idler.Stop()
+		l.idlerNow().Stop()
 	}
 	dp.wg.Wait()
 	dp.closeIdlers()
@@ -196,6 +196,9 @@ func (dp *Dataplane) stopLocked() {
 
 func (dp *Dataplane) closeIdlers() {
 	for _, l := range dp.loops {
+		if p := l.swap.pending.Swap(nil); p != nil {
+			_ = p.Close() // a SetPolicy the thread never took
+		}
 		if l.idler != nil {
 			if err := l.idler.Close(); err != nil {
 				dp.log.Warn("close idle policy", zap.Int("thread", l.index), zap.Error(err))

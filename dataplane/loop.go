@@ -48,7 +48,8 @@ type loop struct {
 	dirty  []int16 // slots with pending frames, in the order they got their first
 	bufs   []*nic.Buf
 	burst  Burst
-	idler  *idle.Idler
+	idler  *idle.Idler // the thread's own; other goroutines use idlerNow
+	swap   idlerSwap   // SetPolicy's hand-over (reload.go)
 	stop   *atomic.Bool
 
 	nextPublish, nextCPU int64
@@ -96,6 +97,9 @@ func (l *loop) step() int {
 	}
 	if now >= l.nextPublish {
 		l.publish(now)
+	}
+	if l.swap.pending.Load() != nil {
+		l.swapIdler() // the policy SetPolicy left: between turns, on this thread
 	}
 	return n
 }
@@ -257,7 +261,7 @@ func (l *loop) stats() ThreadStats {
 		CPU:      l.cpu,
 		CPUTime:  time.Duration(l.cpuNs.Load()),
 		WallTime: time.Duration(l.wallNs.Load()),
-		State:    l.idler.State(),
-		Idle:     l.idler.Stats(),
+		State:    l.idlerNow().State(),
+		Idle:     l.idleStats(),
 	}
 }

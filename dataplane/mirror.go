@@ -56,6 +56,11 @@ func (dp *Dataplane) SetMirror(p PortID, m Mirror) error {
 	return nil
 }
 
+// Mirrored reports whether port p has a mirror attached.
+func (dp *Dataplane) Mirrored(p PortID) bool {
+	return int(p) < len(dp.mirrors) && dp.mirrors[p].m.Load() != nil
+}
+
 // Ports returns the ports by PortID, with their default names filled in.
 func (dp *Dataplane) Ports() []Port {
 	return append([]Port(nil), dp.cfg.Ports...)

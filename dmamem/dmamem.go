@@ -96,6 +96,13 @@ func New(m Mapper, opts Options) *Allocator {
 	return &Allocator{mapper: m, huge: opts.HugePages, log: log, blocks: make(map[uintptr]block)}
 }
 
+// PhysicalAddresses implements pci.PhysicalAddresser: it asks the Mapper, and a Mapper
+// that does not say hands out IOVAs.
+func (a *Allocator) PhysicalAddresses() bool {
+	p, ok := a.mapper.(pci.PhysicalAddresser)
+	return ok && p.PhysicalAddresses()
+}
+
 // Alloc returns at least size bytes of zeroed, locked memory that the device sees as one
 // contiguous range, aligned to at least 4 KiB (2 MiB when backed by hugepages).
 func (a *Allocator) Alloc(size int) (pci.Mem, error) {

@@ -352,3 +352,27 @@ func TestAllocRetriesInReverseOrder(t *testing.T) {
 		}
 	}
 }
+
+// physMapper is a Mapper that says its addresses are physical.
+type physMapper struct{ *fakeMapper }
+
+func (physMapper) PhysicalAddresses() bool { return true }
+
+// TestPhysicalAddresses: the allocator reports what its Mapper says, and a Mapper that
+// says nothing hands out IOVAs; the pagemap's addresses are physical.
+func TestPhysicalAddresses(t *testing.T) {
+	tests := []struct {
+		name string
+		m    Mapper
+		want bool
+	}{
+		{"silent mapper", newFakeMapper(), false},
+		{"physical mapper", physMapper{newFakeMapper()}, true},
+		{"pagemap", &Pagemap{}, true},
+	}
+	for _, tt := range tests {
+		if got := pci.PhysicalAddresses(New(tt.m, Options{})); got != tt.want {
+			t.Errorf("%s: PhysicalAddresses %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

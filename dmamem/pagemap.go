@@ -73,6 +73,9 @@ func (p *Pagemap) Map(b []byte) (uint64, error) {
 // Unmap does nothing: physical addresses need no mapping.
 func (p *Pagemap) Unmap(b []byte, busAddr uint64) error { return nil }
 
+// PhysicalAddresses implements pci.PhysicalAddresser: always true.
+func (p *Pagemap) PhysicalAddresses() bool { return true }
+
 // Phys returns the physical address of the virtual address va, checking that the n bytes
 // from va are physically contiguous.
 func (p *Pagemap) Phys(va uintptr, n int) (uint64, error) {

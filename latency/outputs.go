@@ -12,6 +12,8 @@ import (
 // measured, and each replaced only by a complete file (see OutputFile). The CSV and the
 // JSON may go to standard output instead ("-"); the plot always goes to a file.
 type Outputs struct {
+	// Title is the plot's title: what was measured ("" for none).
+	Title                 string
 	csv, json, plot       *OutputFile
 	csvStdout, jsonStdout bool
 }
@@ -25,11 +27,18 @@ type OutputError struct {
 func (e *OutputError) Error() string { return e.Output + ": " + e.Err.Error() }
 func (e *OutputError) Unwrap() error { return e.Err }
 
+// ToStdout reports whether the CSV or the JSON goes to standard output: the caller then
+// writes everything meant for a person to standard error, so that the output parses.
+func (o *Outputs) ToStdout() bool { return o.csvStdout || o.jsonStdout }
+
 // OpenOutputs opens the outputs at the given paths: "" is no output, "-" (CSV and JSON
 // only) is standard output. The plot's name must end in .png or .svg. On an error,
 // which is an *OutputError naming the output, nothing is left open.
 func OpenOutputs(csvPath, jsonPath, plotPath string) (*Outputs, error) {
 	o := &Outputs{csvStdout: csvPath == "-", jsonStdout: jsonPath == "-"}
+	if o.csvStdout && o.jsonStdout {
+		return nil, &OutputError{"json", errors.New("- (stdout) is taken by --csv: write one of them to a file")}
+	}
 	if plotPath != "" {
 		if _, err := PlotFormat(plotPath); err != nil {
 			return nil, &OutputError{"plot", fmt.Errorf("%q is not a .png or .svg file name", plotPath)}
@@ -120,7 +129,7 @@ func (o *Outputs) write(stdout io.Writer, results []*Result, writeCSV func(io.Wr
 	}
 	format, err := PlotFormat(o.plot.Path())
 	if err == nil {
-		err = o.plot.Commit(func(w io.Writer) error { return WritePlotTo(w, format, results) })
+		err = o.plot.Commit(func(w io.Writer) error { return WriteTitledPlotTo(w, format, o.Title, results) })
 	}
 	if errors.Is(err, ErrNoSamples) {
 		err = fmt.Errorf("%s not written: no probe came back, so there is no latency to plot: %w", o.plot.Path(), err)

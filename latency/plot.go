@@ -66,6 +66,12 @@ func hasSamples(results []*Result) bool {
 
 // WritePlotTo is WritePlot to a writer; format is "png" or "svg".
 func WritePlotTo(w io.Writer, format string, results []*Result) error {
+	return WriteTitledPlotTo(w, format, "", results)
+}
+
+// WriteTitledPlotTo is WritePlotTo with title (what was measured: the NIC, the traffic,
+// the duration) above each panel's own title; "" is none.
+func WriteTitledPlotTo(w io.Writer, format, title string, results []*Result) error {
 	hist, cdf, err := plots(results)
 	if err != nil {
 		return err
@@ -79,6 +85,10 @@ func WritePlotTo(w io.Writer, format string, results []*Result) error {
 		canvas = vgsvg.New(width, height)
 	default:
 		return fmt.Errorf("plot format %q is not png or svg", format)
+	}
+	if title != "" {
+		hist.Title.Text = title + "\n" + hist.Title.Text
+		cdf.Title.Text = title + "\n" + cdf.Title.Text
 	}
 	dc := draw.New(canvas)
 	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter * 8, PadTop: vg.Millimeter * 2,

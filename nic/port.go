@@ -78,6 +78,9 @@ type Stats struct {
 	// TxTimeouts counts TX queues found hung (descriptors not written back within twice
 	// Config.TxTimeout) and reset by the driver.
 	TxTimeouts uint64
+	// DeviceResets counts resets of the whole device the driver did to recover it from
+	// a state it reported it cannot leave by itself (virtio: DEVICE_NEEDS_RESET).
+	DeviceResets uint64
 }
 
 // Config selects how a driver brings a port up.

@@ -1,13 +1,15 @@
 #!/bin/bash
 # deb.sh builds the uiod Debian package with dpkg-deb from a staged tree: the static
-# binary, the systemd unit (installed, not enabled: starting it rebinds NICs), the example
-# configuration as the conffile /etc/uiod/uiod.yaml, man pages, shell completions, the
+# binary (its version stamped: uiod version), the systemd units uiod.service and the
+# template uiod@.service (installed, not enabled: starting one rebinds NICs), the example
+# configuration as the conffile /etc/uiod/uiod.yaml, the unit's environment file
+# /etc/default/uiod (a conffile), man pages, shell completions, the
 # Grafana dashboard and the example configurations.
 #
 #   packaging/deb.sh            # → bin/uiod_<version>_<arch>.deb (the path is printed)
 #
 # Environment: GO (go), GOARCH (the Go toolchain's), OUT (bin), VERSION (from git:
-# the last v* tag, or 0.0~git<date>.<commit>), SOURCE_DATE_EPOCH (the last commit's time:
+# the last v* tag, or 0.0~git<date>.<commit>), REVISION (git describe --always --dirty), SOURCE_DATE_EPOCH (the last commit's time:
 # the package is reproducible), DEB_MAINTAINER. Needs dpkg-deb and gzip; not root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,28 +49,34 @@ esac
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root=$stage/root
-install -d "$root/DEBIAN" "$root/usr/bin" "$root/etc/uiod" "$root/lib/systemd/system" \
-	"$root/usr/share/man/man8" "$root/usr/share/bash-completion/completions" \
+install -d "$root/DEBIAN" "$root/usr/bin" "$root/etc/uiod" "$root/etc/default" "$root/lib/systemd/system" \
+	"$root/usr/share/man/man8" "$root/usr/share/man/man5" "$root/usr/share/bash-completion/completions" \
 	"$root/usr/share/zsh/vendor-completions" "$root/usr/share/fish/vendor_completions.d" \
 	"$root/usr/share/doc/uiod/examples" "$root/usr/share/doc/uiod/grafana"
 
-# The binary: static (no cgo), no build paths or ids, so two builds are the same bytes.
-CGO_ENABLED=0 GOARCH=$GOARCH "$GO" build -trimpath -ldflags '-s -w -buildid=' -o "$root/usr/bin/uiod" ./cmd/uiod
+# The binary: static (no cgo), no build paths or ids, so two builds are the same bytes;
+# `uiod version` says the package version and the tree it was built from.
+REVISION=${REVISION:-$(git describe --always --dirty 2>/dev/null || echo unknown)}
+stamp="-X main.version=$VERSION -X main.revision=$REVISION"
+CGO_ENABLED=0 GOARCH=$GOARCH "$GO" build -trimpath -ldflags "-s -w -buildid= $stamp" -o "$root/usr/bin/uiod" ./cmd/uiod
 # What the package generates with uiod runs on this machine: a host binary for it.
 tool=$root/usr/bin/uiod
 if [ "$GOARCH" != "$("$GO" env GOHOSTARCH)" ]; then
 	tool=$stage/uiod-host
-	CGO_ENABLED=0 GOARCH= "$GO" build -o "$tool" ./cmd/uiod
+	CGO_ENABLED=0 GOARCH= "$GO" build -ldflags "$stamp" -o "$tool" ./cmd/uiod
 fi
 
 "$tool" config example >"$root/etc/uiod/uiod.yaml"
 "$tool" config validate "$root/etc/uiod/uiod.yaml" >/dev/null
 "$tool" man "$root/usr/share/man/man8"
-gzip -9n "$root"/usr/share/man/man8/*.8
+mv "$root/usr/share/man/man8/uiod.yaml.5" "$root/usr/share/man/man5/"
+gzip -9n "$root"/usr/share/man/man8/*.8 "$root/usr/share/man/man5/uiod.yaml.5"
 "$tool" completion bash >"$root/usr/share/bash-completion/completions/uiod"
 "$tool" completion zsh >"$root/usr/share/zsh/vendor-completions/_uiod"
 "$tool" completion fish >"$root/usr/share/fish/vendor_completions.d/uiod.fish"
 install -m 0644 contrib/uiod.service "$root/lib/systemd/system/uiod.service"
+install -m 0644 contrib/uiod@.service "$root/lib/systemd/system/uiod@.service"
+install -m 0644 packaging/deb/default "$root/etc/default/uiod"
 install -m 0644 contrib/grafana/uiod.json "$root/usr/share/doc/uiod/grafana/uiod.json"
 install -m 0644 examples/*.yaml "$root/usr/share/doc/uiod/examples/"
 install -m 0644 README.md "$root/usr/share/doc/uiod/README.md"

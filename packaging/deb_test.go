@@ -69,11 +69,14 @@ func TestDebInstall(t *testing.T) {
 	}{
 		{"usr/bin/uiod", 0o755},
 		{"lib/systemd/system/uiod.service", 0o644},
+		{"lib/systemd/system/uiod@.service", 0o644},
 		{"etc/uiod/uiod.yaml", 0o644},
+		{"etc/default/uiod", 0o644},
 		{"usr/share/man/man8/uiod.8.gz", 0o644},
 		{"usr/share/man/man8/uiod-run.8.gz", 0o644},
 		{"usr/share/man/man8/uiod-status.8.gz", 0o644},
 		{"usr/share/man/man8/uiod-config-validate.8.gz", 0o644},
+		{"usr/share/man/man5/uiod.yaml.5.gz", 0o644},
 		{"usr/share/bash-completion/completions/uiod", 0o644},
 		{"usr/share/zsh/vendor-completions/_uiod", 0o644},
 		{"usr/share/fish/vendor_completions.d/uiod.fish", 0o644},
@@ -91,17 +94,20 @@ func TestDebInstall(t *testing.T) {
 	}
 	bin := filepath.Join(root, "usr/bin/uiod")
 	checkStatic(t, bin)
-	if want, err := os.ReadFile(unitFile); err != nil {
-		t.Fatal(err)
-	} else if got, _ := os.ReadFile(filepath.Join(root, "lib/systemd/system/uiod.service")); !bytes.Equal(got, want) {
-		t.Error("installed unit differs from contrib/uiod.service")
-	}
-	if sa, err := exec.LookPath("systemd-analyze"); err == nil {
-		unit, _ := os.ReadFile(filepath.Join(root, "lib/systemd/system/uiod.service"))
-		verifyUnit(t, sa, string(unit), bin)
+	for _, u := range units {
+		installed := filepath.Join(root, "lib/systemd/system", filepath.Base(u.file))
+		if want, err := os.ReadFile(u.file); err != nil {
+			t.Fatal(err)
+		} else if got, _ := os.ReadFile(installed); !bytes.Equal(got, want) {
+			t.Errorf("installed unit %s differs from %s", installed, u.file)
+		}
+		if sa, err := exec.LookPath("systemd-analyze"); err == nil {
+			unit, _ := os.ReadFile(installed)
+			verifyUnit(t, sa, unitName(u.file, u.instance), string(unit), bin)
+		}
 	}
 	page := gunzip(t, filepath.Join(root, "usr/share/man/man8/uiod-status.8.gz"))
-	if !strings.Contains(page, ".TH \"UIOD\" \"8\"") || !strings.Contains(page, `\fB--watch\fP`) {
+	if !strings.Contains(page, ".TH \"UIOD-STATUS\" \"8\"") || !strings.Contains(page, `\fB--watch\fP`) {
 		t.Errorf("uiod-status.8 is not the status man page:\n%.300s", page)
 	}
 	if c, _ := os.ReadFile(filepath.Join(root, "usr/share/bash-completion/completions/uiod")); !bytes.Contains(c, []byte("__start_uiod")) {
@@ -120,7 +126,7 @@ func TestDebInstall(t *testing.T) {
 		t.Errorf("uiod config validate %s: %v\n%s", conf, err, o)
 	}
 	status := dpkg("-s", "uiod")
-	for _, want := range []string{"Status: install ok installed", "Version: 1.2.3~test", "Conffiles:\n /etc/uiod/uiod.yaml "} {
+	for _, want := range []string{"Status: install ok installed", "Version: 1.2.3~test", "Conffiles:\n /etc/uiod/uiod.yaml ", "\n /etc/default/uiod "} {
 		if !strings.Contains(status, want) {
 			t.Errorf("dpkg -s uiod lacks %q:\n%s", want, status)
 		}

@@ -13,7 +13,11 @@ import (
 	"github.com/uiod/uiod/internal/testutil"
 )
 
-const unitFile = "../contrib/uiod.service"
+// The shipped units.
+const (
+	unitFile     = "../contrib/uiod.service"
+	templateFile = "../contrib/uiod@.service"
+)
 
 // unitEntries returns the unit's [Service] key=value lines in order.
 func unitEntries(t *testing.T, path string) [][2]string {
@@ -50,71 +54,121 @@ func values(kv [][2]string, key string) []string {
 	return vs
 }
 
-// TestUnitBindsAndRestores: the unit binds the configuration's ports before the daemon
-// starts, quiesces then restores them after every stop, and keeps /run/uiod (the bind
-// records) across stops so the restore knows each NIC's original driver.
+// units are the shipped units: uiod.service, and the template uiod@.service with the
+// instance name the tests give it.
+var units = []struct {
+	file, instance string
+	env            string // its Environment= line
+	envFile        string // its EnvironmentFile= line
+	runtimeDir     string
+}{
+	{unitFile, "", "UIOD_CONFIG=/etc/uiod/uiod.yaml", "-/etc/default/uiod", "uiod"},
+	{templateFile, "edge", "UIOD_CONFIG=/etc/uiod/%i.yaml UIOD_STATE_DIR=/run/uiod/%i", "-/etc/default/uiod@%i", "uiod uiod/%i"},
+}
+
+// TestUnitBindsAndRestores: each unit validates and binds the configuration ($UIOD_CONFIG,
+// which /etc/default/uiod may change, named once) before the daemon starts, runs it as
+// Type=notify, reloads it with SIGHUP, quiesces then restores the ports after every stop,
+// and keeps /run/uiod (the bind records) across stops so the restore knows each NIC's
+// original driver.
 func TestUnitBindsAndRestores(t *testing.T) {
-	kv := unitEntries(t, unitFile)
-	const cfg = "/etc/uiod/uiod.yaml"
-	want := map[string][]string{
-		"ExecStartPre":             {"/usr/bin/uiod config validate " + cfg, "+/usr/bin/uiod bind --config " + cfg},
-		"ExecStart":                {"/usr/bin/uiod run --config " + cfg},
-		"ExecStopPost":             {"+/usr/bin/uiod quiesce --config " + cfg, "+/usr/bin/uiod unbind --config " + cfg + " --restore"},
-		"RuntimeDirectory":         {"uiod"},
-		"RuntimeDirectoryPreserve": {"yes"},
-		"KillSignal":               {"SIGTERM"},
-		"LimitMEMLOCK":             {"infinity"},
-	}
-	for key, w := range want {
-		if got := values(kv, key); strings.Join(got, "\n") != strings.Join(w, "\n") {
-			t.Errorf("%s: %s = %q, want %q (in this order)", unitFile, key, got, w)
-		}
+	const cfg = "${UIOD_CONFIG}"
+	for _, u := range units {
+		t.Run(filepath.Base(u.file), func(t *testing.T) {
+			kv := unitEntries(t, u.file)
+			want := map[string][]string{
+				"Type":                     {"notify"},
+				"Environment":              {u.env},
+				"EnvironmentFile":          {u.envFile},
+				"ExecStartPre":             {"/usr/bin/uiod config validate " + cfg, "+/usr/bin/uiod bind --config " + cfg},
+				"ExecStart":                {"/usr/bin/uiod run --config " + cfg},
+				"ExecReload":               {"/bin/kill -HUP $MAINPID"},
+				"ExecStopPost":             {"+/usr/bin/uiod quiesce --config " + cfg, "+/usr/bin/uiod unbind --config " + cfg + " --restore"},
+				"RuntimeDirectory":         {u.runtimeDir},
+				"RuntimeDirectoryPreserve": {"yes"},
+				"KillSignal":               {"SIGTERM"},
+				"LimitMEMLOCK":             {"infinity"},
+			}
+			for key, w := range want {
+				if got := values(kv, key); strings.Join(got, "\n") != strings.Join(w, "\n") {
+					t.Errorf("%s: %s = %q, want %q (in this order)", u.file, key, got, w)
+				}
+			}
+		})
 	}
 }
 
-// TestUnitCommandsExist runs every uiod command line of the unit with --help: each
+// unitEnv is the environment a unit's Environment= lines give its commands, with the
+// instance name for %i.
+func unitEnv(kv [][2]string, instance string) map[string]string {
+	env := map[string]string{}
+	for _, line := range values(kv, "Environment") {
+		for _, a := range strings.Fields(strings.ReplaceAll(line, "%i", instance)) {
+			k, v, _ := strings.Cut(a, "=")
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// execArgs returns the words of an Exec line with its prefixes dropped and ${NAME}
+// expanded from env, as systemd runs it.
+func execArgs(line string, env map[string]string) []string {
+	return strings.Fields(os.Expand(strings.TrimLeft(line, "+-@:!"), func(k string) string { return env[k] }))
+}
+
+// TestUnitCommandsExist runs every uiod command line of each unit with --help: each
 // subcommand and flag it uses must exist in the CLI.
 func TestUnitCommandsExist(t *testing.T) {
 	bin := uiodBinary(t)
-	if out, err := exec.Command(bin, "help", "quiesce").Output(); err != nil || !strings.Contains(string(out), "uiod quiesce") {
-		t.Skip("this build has no `uiod quiesce` yet (the unit's ExecStopPost needs it): the unit's commands are checked once it does")
-	}
-	for _, key := range []string{"ExecStartPre", "ExecStart", "ExecStopPost"} {
-		for _, line := range values(unitEntries(t, unitFile), key) {
-			args := strings.Fields(strings.TrimLeft(line, "+-@:!"))[1:]
-			out, err := exec.Command(bin, append(args, "--help")...).CombinedOutput()
-			// The help must be the subcommand's own, not the root's for an unknown word.
-			if usage := "uiod " + args[0]; err != nil || !strings.Contains(string(out), usage) {
-				t.Errorf("%s=%s: `uiod %s --help`: %v (want the help of %s)\n%s", key, line, strings.Join(args, " "), err, usage, out)
+	for _, u := range units {
+		kv := unitEntries(t, u.file)
+		env := unitEnv(kv, u.instance)
+		for _, key := range []string{"ExecStartPre", "ExecStart", "ExecStopPost"} {
+			for _, line := range values(kv, key) {
+				args := execArgs(line, env)[1:]
+				out, err := exec.Command(bin, append(args, "--help")...).CombinedOutput()
+				// The help must be the subcommand's own, not the root's for an unknown word.
+				if usage := "uiod " + args[0]; err != nil || !strings.Contains(string(out), usage) {
+					t.Errorf("%s: %s=%s: `uiod %s --help`: %v (want the help of %s)\n%s", u.file, key, line, strings.Join(args, " "), err, usage, out)
+				}
 			}
 		}
 	}
 }
 
-// TestUnitVerify runs systemd-analyze verify on the unit, with /usr/bin/uiod pointed at a
-// freshly built binary (verify checks that the executables exist); any message fails.
+// TestUnitVerify runs systemd-analyze verify on each unit (the template as an instance of
+// it), with /usr/bin/uiod pointed at a freshly built binary (verify checks that the
+// executables exist); any message fails.
 func TestUnitVerify(t *testing.T) {
 	sa, err := exec.LookPath("systemd-analyze")
 	if err != nil {
-		t.Skip("systemd-analyze not installed (package systemd): the unit is not verified")
+		t.Skip("systemd-analyze not installed (package systemd): the units are not verified")
 	}
-	b, err := os.ReadFile(unitFile)
-	if err != nil {
-		t.Fatal(err)
+	for _, u := range units {
+		b, err := os.ReadFile(u.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		verifyUnit(t, sa, unitName(u.file, u.instance), string(b), uiodBinary(t))
 	}
-	verifyUnit(t, sa, string(b), uiodBinary(t))
 }
 
-// verifyUnit writes unit, with /usr/bin/uiod replaced by bin, and verifies it.
-func verifyUnit(t *testing.T, sa, unit, bin string) {
+// unitName is the name systemd knows the unit in file by: a template's with instance.
+func unitName(file, instance string) string {
+	return strings.Replace(filepath.Base(file), "@.", "@"+instance+".", 1)
+}
+
+// verifyUnit writes unit as name, with /usr/bin/uiod replaced by bin, and verifies it.
+func verifyUnit(t *testing.T, sa, name, unit, bin string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "uiod.service")
+	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, []byte(strings.ReplaceAll(unit, "/usr/bin/uiod", bin)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(sa, "verify", "--man=no", path).CombinedOutput()
 	if err != nil || len(out) > 0 {
-		t.Errorf("systemd-analyze verify %s: %v\n%s", unitFile, err, out)
+		t.Errorf("systemd-analyze verify %s: %v\n%s", name, err, out)
 	}
 }
 

@@ -11,6 +11,8 @@ package pci
 import (
 	"errors"
 	"fmt"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // Addr is a PCI function address: domain, bus, device and function.
@@ -29,7 +31,7 @@ var ErrBadAddr = errors.New("invalid PCI address")
 // device or function numbers) is rejected before any path is built from it.
 func ParseAddr(s string) (Addr, error) {
 	bad := func(why string) (Addr, error) {
-		return Addr{}, fmt.Errorf("%w %q: %s (want DDDD:BB:DD.F or BB:DD.F)", ErrBadAddr, s, why)
+		return Addr{}, fmt.Errorf("%w %s: %s (want DDDD:BB:DD.F or BB:DD.F)", ErrBadAddr, clip.Quote(s), why)
 	}
 	var a Addr
 	rest := s

@@ -10,7 +10,8 @@ import (
 
 // BindOptions change the checks PlanBind makes.
 type BindOptions struct {
-	// Force binds functions whose interfaces are active (have routes).
+	// Force binds functions whose interfaces are active (have routes), and functions
+	// that are not network controllers (see CheckNetworkClass).
 	Force bool
 	// NoIOMMU enables vfio's unsafe no-IOMMU mode when the host has no IOMMU groups.
 	NoIOMMU bool
@@ -27,10 +28,10 @@ const WarnNoIOMMU = "ENABLING UNSAFE NO-IOMMU MODE: vfio-pci will hand out devic
 	"and the kernel is tainted. Use it only on a machine without an IOMMU that you can afford to lose."
 
 // PlanBind checks that every function can be bound to driver and returns the plan that
-// would do it, touching nothing. Each function must exist (else ErrNoDevice) and not be
-// active unless opts.Force; for vfio-pci the host must have IOMMU groups (or opts.NoIOMMU)
-// and each function's group must be viable: every other member unbound, on vfio-pci, a
-// bridge, or in addrs. Refusals wrap ErrRefused and name the functions at fault. A function
+// would do it, touching nothing. Each function must exist (else ErrNoDevice), be a
+// network controller and not be active unless opts.Force; for vfio-pci the host must have
+// IOMMU groups (or opts.NoIOMMU) and each function's group must be viable: every other
+// member unbound, on vfio-pci, a bridge, or in addrs. Refusals wrap ErrRefused and name the functions at fault. A function
 // already on driver gets no writes.
 func (h *Host) PlanBind(addrs []Addr, driver string, opts BindOptions) (*Plan, error) {
 	if err := ValidDriverName(driver); err != nil {
@@ -70,6 +71,9 @@ func (h *Host) PlanBind(addrs []Addr, driver string, opts BindOptions) (*Plan, e
 		if d.Driver == driver {
 			p.Devices = append(p.Devices, DevicePlan{Addr: a, From: d.Driver, To: driver})
 			continue
+		}
+		if !d.Class.IsNetwork() && !opts.Force {
+			refusals = append(refusals, errNotNetwork(a, d.Class, d.ClassName, d.Driver, "bind it to "+driver))
 		}
 		if d.Active && !opts.Force {
 			refusals = append(refusals, errActive(a, d.Interfaces))

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // ErrOutsideRoot is wrapped by errors about a path that would resolve outside the host
@@ -54,7 +56,7 @@ func containedPath(root, rel string, followFinal bool) (string, error) {
 	links := 0
 	missing := false
 	escape := func() (string, error) {
-		return "", fmt.Errorf("%s: %w %s", rel, ErrOutsideRoot, root)
+		return "", fmt.Errorf("%s: %w %s", clip.String(rel), ErrOutsideRoot, root)
 	}
 	for len(todo) > 0 {
 		c := todo[0]
@@ -85,7 +87,7 @@ func containedPath(root, rel string, followFinal bool) (string, error) {
 			continue
 		}
 		if links++; links > maxLinks {
-			return "", fmt.Errorf("%s: too many levels of symbolic links", rel)
+			return "", fmt.Errorf("%s: too many levels of symbolic links", clip.String(rel))
 		}
 		t, err := os.Readlink(p)
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 const (
@@ -72,7 +74,7 @@ func openBeneath(root, rel string, flag int, perm os.FileMode) (f *os.File, err 
 			noOpenat2.Store(true)
 			return nil, nil, false
 		case errors.Is(err, unix.EXDEV):
-			return nil, fmt.Errorf("%s: %w %s", rel, ErrOutsideRoot, root), true
+			return nil, fmt.Errorf("%s: %w %s", clip.String(rel), ErrOutsideRoot, root), true
 		}
 		return nil, &os.PathError{Op: "open", Path: filepath.Join(root, name), Err: err}, true
 	}

@@ -66,6 +66,21 @@ type DMA interface {
 	Free(m Mem) error
 }
 
+// PhysicalAddresser is implemented by a DMA that says what its bus addresses are.
+type PhysicalAddresser interface {
+	// PhysicalAddresses reports whether the bus addresses Alloc hands out are physical
+	// addresses, untranslated (uio, VFIO no-IOMMU), rather than IOVAs that an IOMMU
+	// translates (VFIO type1, iommufd).
+	PhysicalAddresses() bool
+}
+
+// PhysicalAddresses reports whether dma hands out physical addresses. A DMA that does not
+// implement PhysicalAddresser is taken to hand out IOVAs.
+func PhysicalAddresses(dma DMA) bool {
+	p, ok := dma.(PhysicalAddresser)
+	return ok && p.PhysicalAddresses()
+}
+
 // Mem is one DMA allocation: the CPU's view and the device's (bus) address of its first
 // byte. Bytes[i] is at bus address IOVA+i.
 type Mem struct {
@@ -81,6 +96,7 @@ const (
 	CfgStatus     = 0x06
 	CfgRevision   = 0x08
 	CfgClass      = 0x09 // 3 bytes: prog-if, subclass, class
+	CfgBAR0       = 0x10 // six 32-bit BAR registers; bit 0 set: an I/O BAR
 	CfgCapPointer = 0x34
 
 	CmdMemory      = 1 << 1

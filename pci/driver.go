@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // Names of the PCI drivers uiod knows by name. They are the directory names under
@@ -40,7 +42,7 @@ func ValidDriverName(name string) error {
 		return errors.New("driver name is empty")
 	}
 	if len(name) > 64 || name[0] == '-' || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
-		return fmt.Errorf("invalid driver name %q: want letters, digits, '-' and '_', not starting with '-'", name)
+		return fmt.Errorf("invalid driver name %s: want letters, digits, '-' and '_', not starting with '-'", clip.Quote(name))
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // ErrNoDevice is wrapped by errors about an address that names no PCI function on the host.
@@ -47,14 +49,18 @@ func NewHost(root string) (*Host, error) {
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, fmt.Errorf("host root %s: %w", root, err)
+		return nil, fmt.Errorf("host root %s: %w", clip.String(root), err)
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("host root %s: %w", clip.String(pe.Path), pe.Err)
+		}
 		return nil, fmt.Errorf("host root: %w", err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("host root %s is not a directory", root)
+		return nil, fmt.Errorf("host root %s is not a directory", clip.String(root))
 	}
 	return &Host{Root: abs}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // IOMMUGroupMembers returns the functions in an IOMMU group, sorted.
@@ -48,4 +49,48 @@ func compareAddr(a, b Addr) int {
 		return int(a.Device) - int(b.Device)
 	}
 	return int(a.Function) - int(b.Function)
+}
+
+// iommuGroupOf reads function a's IOMMU group and the group's other members, checking
+// them against each other: a function without an iommu_group link on a host that has IOMMU
+// groups (and is not in vfio's no-IOMMU mode, where only vfio-pci's functions get one) is
+// an error, since vfio-pci cannot open it, and so is a group that does not list the
+// function. group is -1 when there is none; members leaves a out.
+func (h *Host) iommuGroupOf(a Addr, iommuOn bool, iommuErr error) (group int, members []Addr, err error) {
+	group, err = h.IOMMUGroup(a)
+	if err != nil {
+		return -1, nil, err
+	}
+	if group < 0 {
+		switch {
+		case iommuErr != nil:
+			return -1, nil, fmt.Errorf("no iommu_group link, and the host's IOMMU groups cannot be read: %w", iommuErr)
+		case iommuOn && !h.noIOMMUMode():
+			return -1, nil, fmt.Errorf("no iommu_group link (%s), though the host has IOMMU groups: vfio-pci cannot open it",
+				h.path(deviceRel(a, "iommu_group")))
+		}
+		return -1, nil, nil
+	}
+	all, err := h.IOMMUGroupMembers(group)
+	if err != nil {
+		return group, nil, err
+	}
+	found := false
+	for _, m := range all {
+		if m == a {
+			found = true
+		} else {
+			members = append(members, m)
+		}
+	}
+	if !found {
+		return group, members, fmt.Errorf("iommu_group links to group %d, whose devices do not list it", group)
+	}
+	return group, members, nil
+}
+
+// noIOMMUMode reports whether vfio's unsafe no-IOMMU mode is on.
+func (h *Host) noIOMMUMode() bool {
+	b, err := h.ReadFile(noIOMMUParam, MaxAttrSize)
+	return err == nil && strings.TrimSpace(string(b)) == "Y"
 }

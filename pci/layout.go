@@ -7,6 +7,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // The sysfs, procfs and /dev layout, relative to the host root. This file is the only
@@ -147,7 +149,7 @@ func (h *Host) IOMMUGroup(a Addr) (int, error) {
 	}
 	n, err := strconv.Atoi(name)
 	if err != nil || n < 0 || strconv.Itoa(n) != name {
-		return -1, fmt.Errorf("iommu_group: %w link target %q", ErrMalformed, name)
+		return -1, fmt.Errorf("iommu_group: %w link target %s", ErrMalformed, clip.Quote(name))
 	}
 	return n, nil
 }

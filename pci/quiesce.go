@@ -45,12 +45,8 @@ func (p *QuiescePlan) String() string {
 // function the host uses would cut it off), reads its command register and returns the
 // plan, touching nothing.
 func (h *Host) PlanQuiesce(a Addr) (*QuiescePlan, error) {
-	ok, err := h.exists(a)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", a, err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("%w %s (no %s)", ErrNoDevice, a, h.devDir(a))
+	if err := h.requireDevice(a); err != nil {
+		return nil, err
 	}
 	drv, err := h.Driver(a)
 	if err != nil {

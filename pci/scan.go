@@ -100,12 +100,8 @@ func errActive(a Addr, interfaces []string) error {
 // deviceInfo describes function a (for Device, or a bind or unbind plan), or
 // says that it does not exist.
 func (h *Host) deviceInfo(a Addr, active map[string]bool, activeErr error) (DeviceInfo, error) {
-	ok, err := h.exists(a)
-	if err != nil {
-		return DeviceInfo{}, fmt.Errorf("%s: %w", a, err)
-	}
-	if !ok {
-		return DeviceInfo{}, fmt.Errorf("%w %s (no %s)", ErrNoDevice, a, h.devDir(a))
+	if err := h.requireDevice(a); err != nil {
+		return DeviceInfo{}, err
 	}
 	return h.describe(a, active, activeErr), nil
 }
@@ -160,17 +156,11 @@ func (h *Host) describe(a Addr, active map[string]bool, activeErr error) DeviceI
 		}
 	}
 
-	d.IOMMUGroup, err = h.IOMMUGroup(a)
+	iommuOn, iommuErr := h.iommuEnabled()
+	group, members, err := h.iommuGroupOf(a, iommuOn, iommuErr)
 	add(err)
-	if d.IOMMUGroup >= 0 {
-		members, err := h.IOMMUGroupMembers(d.IOMMUGroup)
-		add(err)
-		for _, m := range members {
-			if m != a {
-				d.IOMMUGroupMembers = append(d.IOMMUGroupMembers, m)
-			}
-		}
-	}
+	d.IOMMUGroup = group
+	d.IOMMUGroupMembers = append(d.IOMMUGroupMembers, members...)
 
 	d.MSIXVectors, err = h.msixVectors(a)
 	add(err)
@@ -214,10 +204,9 @@ func (h *Host) netInterfaces(a Addr) ([]string, error) {
 
 // msixVectors reads the function's config file and returns its MSI-X table size.
 func (h *Host) msixVectors(a Addr) (int, error) {
+	// Every PCI function has a config file: a missing one is a tree being torn down or
+	// tampered with, and is reported like any other unreadable file.
 	cfg, err := h.ReadDeviceFile(a, "config", MaxConfigSize)
-	if errors.Is(err, os.ErrNotExist) {
-		return -1, nil
-	}
 	if err != nil {
 		return -1, fmt.Errorf("read config: %w", err)
 	}

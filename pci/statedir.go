@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // StateDir is a directory of uiod's own state files (bind records, the daemon's pid file)
@@ -26,7 +28,8 @@ type StateDir struct {
 // OpenStateDir opens the directory rel under Root (a leading "/" means the root, so a
 // configured state_dir of "/run/uiod" is <root>/run/uiod), creating missing elements with
 // mode 0755 when create is set. It refuses a directory outside Root, a symlink, one owned
-// by anyone but root or the current user, and one writable by group or others.
+// by anyone but root or the current user, one writable by group or others, and one that
+// holds anything but uiod's own files (IsStateFile).
 func (h *Host) OpenStateDir(rel string, create bool) (*StateDir, error) {
 	p, err := h.Path(rel)
 	if err != nil {
@@ -50,6 +53,10 @@ func (h *Host) OpenStateDir(rel string, create bool) (*StateDir, error) {
 		return nil, fmt.Errorf("state directory %s: %w", p, err)
 	}
 	if err := checkStateDirMode(p, st.Uid, uint32(st.Mode)); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := checkStateDirEntries(f, p); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -77,7 +84,7 @@ func (d *StateDir) Close() error { return d.f.Close() }
 // checkName refuses anything but a plain file name.
 func checkName(name string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
-		return fmt.Errorf("state file name %q is not a plain file name", name)
+		return fmt.Errorf("state file name %s is not a plain file name", clip.Quote(name))
 	}
 	return nil
 }

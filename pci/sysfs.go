@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // ErrMalformed is wrapped by every error about a sysfs or procfs file whose content does
@@ -18,11 +20,11 @@ func parseHex(b []byte, digits int) (uint32, error) {
 	s := bytes.TrimSuffix(b, []byte("\n"))
 	s = bytes.TrimPrefix(bytes.TrimPrefix(s, []byte("0x")), []byte("0X"))
 	if len(s) == 0 || len(s) > digits {
-		return 0, fmt.Errorf("%w value %q: want up to %d hex digits", ErrMalformed, b, digits)
+		return 0, fmt.Errorf("%w value %s: want up to %d hex digits", ErrMalformed, clip.Quote(string(b)), digits)
 	}
 	v, ok := hexField(string(s))
 	if !ok {
-		return 0, fmt.Errorf("%w value %q: not hex", ErrMalformed, b)
+		return 0, fmt.Errorf("%w value %s: not hex", ErrMalformed, clip.Quote(string(b)))
 	}
 	return v, nil
 }
@@ -50,7 +52,7 @@ func parseInt(b []byte) (int, error) {
 	s := string(bytes.TrimSuffix(b, []byte("\n")))
 	v, err := strconv.Atoi(s)
 	if err != nil || len(s) > 11 {
-		return 0, fmt.Errorf("%w value %q: not a decimal integer", ErrMalformed, b)
+		return 0, fmt.Errorf("%w value %s: not a decimal integer", ErrMalformed, clip.Quote(string(b)))
 	}
 	return v, nil
 }

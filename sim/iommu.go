@@ -23,6 +23,7 @@ type IOMMU struct {
 	next   uint64    // next free IOVA
 	refs   int       // attached devices
 	faults atomic.Uint64
+	phys   bool // bus addresses stand for physical addresses (NewPhysicalIOMMU)
 }
 
 type mapping struct {
@@ -44,6 +45,17 @@ var _ pci.DMA = (*IOMMU)(nil)
 func NewIOMMU() *IOMMU {
 	return &IOMMU{next: iovaBase}
 }
+
+// NewPhysicalIOMMU returns an empty address space whose bus addresses stand for physical
+// addresses, as uio and VFIO no-IOMMU hand out: PhysicalAddresses reports true, so a
+// device model that bypasses the IOMMU (virtio without ACCESS_PLATFORM) may use them.
+func NewPhysicalIOMMU() *IOMMU {
+	return &IOMMU{next: iovaBase, phys: true}
+}
+
+// PhysicalAddresses implements pci.PhysicalAddresser: true for NewPhysicalIOMMU's
+// address spaces, false for NewIOMMU's (IOVAs, as behind VFIO type1 or iommufd).
+func (m *IOMMU) PhysicalAddresses() bool { return m.phys }
 
 // Alloc returns size bytes of zeroed memory mapped at a fresh, page-aligned IOVA. An
 // unmapped guard page follows every mapping, so an overrun is a DMA fault.

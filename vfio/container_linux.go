@@ -186,6 +186,10 @@ func (m containerMapper) Map(b []byte) (uint64, error) {
 	return s.dmaMap(b)
 }
 
+// PhysicalAddresses implements pci.PhysicalAddresser: bus addresses are physical in a
+// no-IOMMU container, IOVAs otherwise.
+func (m containerMapper) PhysicalAddresses() bool { return m.c.NoIOMMU() }
+
 // Unmap withdraws b from the container.
 func (m containerMapper) Unmap(b []byte, busAddr uint64) error {
 	m.c.mu.Lock()

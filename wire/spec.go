@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // Kind names a wire transport in a Spec.
@@ -39,46 +41,53 @@ func (s Spec) String() string {
 // maxUnixPath is the longest path a sockaddr_un holds (108 bytes with the NUL).
 const maxUnixPath = 107
 
+// maxPairName bounds an in-memory wire's name, as port names are bounded: a name is a
+// key that logs and progress lines print.
+const maxPairName = 64
+
 // Parse parses a wire specification: pair:NAME, unix:LOCAL,REMOTE, afpacket:IFNAME or
 // tap:IFNAME. It opens nothing.
 func Parse(spec string) (Spec, error) {
 	kind, rest, ok := strings.Cut(spec, ":")
 	if !ok {
-		return Spec{}, fmt.Errorf("wire %q: want KIND:ARGS with KIND pair, unix, afpacket or tap", spec)
+		return Spec{}, fmt.Errorf("wire %s: want KIND:ARGS with KIND pair, unix, afpacket or tap", clip.Quote(spec))
 	}
 	s := Spec{Kind: Kind(kind)}
 	switch s.Kind {
 	case KindPair:
 		if rest == "" {
-			return Spec{}, fmt.Errorf("wire %q: empty pair name", spec)
+			return Spec{}, fmt.Errorf("wire %s: empty pair name", clip.Quote(spec))
+		}
+		if len(rest) > maxPairName {
+			return Spec{}, fmt.Errorf("wire %s: pair name is longer than %d bytes", clip.Quote(spec), maxPairName)
 		}
 		for _, r := range rest {
 			if unicode.IsSpace(r) || !unicode.IsPrint(r) {
-				return Spec{}, fmt.Errorf("wire %q: pair name has a space or unprintable character", spec)
+				return Spec{}, fmt.Errorf("wire %s: pair name has a space or unprintable character", clip.Quote(spec))
 			}
 		}
 		s.Name = rest
 	case KindUnix:
 		parts := strings.Split(rest, ",")
 		if len(parts) != 2 {
-			return Spec{}, fmt.Errorf("wire %q: want unix:LOCAL,REMOTE", spec)
+			return Spec{}, fmt.Errorf("wire %s: want unix:LOCAL,REMOTE", clip.Quote(spec))
 		}
 		for _, p := range parts {
 			if p == "" || strings.ContainsRune(p, 0) || len(p) > maxUnixPath {
-				return Spec{}, fmt.Errorf("wire %q: socket path %q is empty, contains NUL or is longer than %d bytes", spec, p, maxUnixPath)
+				return Spec{}, fmt.Errorf("wire %s: socket path %s is empty, contains NUL or is longer than %d bytes", clip.Quote(spec), clip.Quote(p), maxUnixPath)
 			}
 		}
 		if parts[0] == parts[1] {
-			return Spec{}, fmt.Errorf("wire %q: local and remote are the same path", spec)
+			return Spec{}, fmt.Errorf("wire %s: local and remote are the same path", clip.Quote(spec))
 		}
 		s.Local, s.Remote = parts[0], parts[1]
 	case KindAFPacket, KindTAP:
 		if err := checkIfName(rest); err != nil {
-			return Spec{}, fmt.Errorf("wire %q: %w", spec, err)
+			return Spec{}, fmt.Errorf("wire %s: %w", clip.Quote(spec), err)
 		}
 		s.Name = rest
 	default:
-		return Spec{}, fmt.Errorf("wire %q: unknown kind %q (want pair, unix, afpacket or tap)", spec, kind)
+		return Spec{}, fmt.Errorf("wire %s: unknown kind %s (want pair, unix, afpacket or tap)", clip.Quote(spec), clip.Quote(kind))
 	}
 	return s, nil
 }
@@ -89,14 +98,14 @@ func checkIfName(name string) error {
 	case name == "":
 		return fmt.Errorf("empty interface name")
 	case len(name) > 15:
-		return fmt.Errorf("interface name %q is longer than 15 bytes", name)
+		return fmt.Errorf("interface name %s is longer than 15 bytes", clip.Quote(name))
 	case name == "." || name == "..":
-		return fmt.Errorf("interface name %q is not allowed", name)
+		return fmt.Errorf("interface name %s is not allowed", clip.Quote(name))
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if c == '/' || c == ':' || c == 0 || c == ' ' || (c >= '\t' && c <= '\r') {
-			return fmt.Errorf("interface name %q contains %q", name, c)
+			return fmt.Errorf("interface name %s contains %q", clip.Quote(name), c)
 		}
 	}
 	return nil

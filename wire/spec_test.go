@@ -19,6 +19,8 @@ func TestParse(t *testing.T) {
 		{in: "udp:1.2.3.4", err: "unknown kind"},
 		{in: "pair:", err: "empty pair name"},
 		{in: "pair:a b", err: "space"},
+		{in: "pair:" + strings.Repeat("p", 64), want: Spec{Kind: KindPair, Name: strings.Repeat("p", 64)}},
+		{in: "pair:" + strings.Repeat("p", 65), err: `pair name is longer than 64 bytes`},
 		{in: "unix:/a", err: "unix:LOCAL,REMOTE"},
 		{in: "unix:/a,/b,/c", err: "unix:LOCAL,REMOTE"},
 		{in: "unix:,/b", err: "empty"},

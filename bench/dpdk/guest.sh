@@ -84,16 +84,30 @@ EALCOMMON="-n 1 --in-memory --no-telemetry --iova-mode=va -m 256 -a $NIC1 -a $NI
 # in rte_eal_mp_wait_lcore: give it the forwarding CPU alone.
 EAL="-l 0,$FWCPU $EALCOMMON"
 EAL1="-l $FWCPU $EALCOMMON"
+# uiod_conf MODE THRESHOLD [l3fwd]: uiod's configuration, l2fwd between the two ports or,
+# with l3fwd, routing the probes' 192.0.2.0/24 to port 1 as the patched l3fwd-power does
+# (its next hop MAC for port 1 is 02:00:00:00:00:01).
 uiod_conf() {
 	{
 		conf_head warn
 		cat <<EOF
   - {name: p0, driver: vfio-pci, pci: "$NIC1", nic: igb, interrupts: msix, promiscuous: true}
   - {name: p1, driver: vfio-pci, pci: "$NIC2", nic: igb, interrupts: msix, promiscuous: true}
+EOF
+		if [ "${3:-}" = l3fwd ]; then
+			cat <<EOF
+forward:
+  mode: l3fwd
+  routes:
+    - {prefix: 192.0.2.0/24, port: p1, next_hop_mac: "02:00:00:00:00:01"}
+EOF
+		else
+			cat <<EOF
 forward:
   mode: l2fwd
   pairs: [[p0, p1]]
 EOF
+		fi
 		conf_poll "$1" "$2" "$FWCPU"
 	} >/tmp/uiod.yaml
 }
@@ -117,11 +131,14 @@ start() {
 		PID=$!
 		wait_log "entering main interrupt loop" 120
 		;;
-	uiod-busy | uiod-adaptive | uiod-auto)
+	uiod-*)
 		case $NAME in
 		uiod-busy) uiod_conf busy 300us ;;
 		uiod-adaptive) uiod_conf adaptive 300us ;;
 		uiod-auto) uiod_conf adaptive auto ;;
+		uiod-l3fwd-adaptive) uiod_conf adaptive 300us l3fwd ;;
+		uiod-l3fwd-auto) uiod_conf adaptive auto l3fwd ;;
+		*) fail "unknown forwarder $NAME" ;;
 		esac
 		run_daemon /tmp/uiod.yaml
 		wait_links 2 120

@@ -65,6 +65,13 @@ func report(t *testing.T, runs []run) {
 	ratio("probed CPU", "uiod-auto", "l3fwd-power", func(r run) float64 { return r.probeCPU })
 	ratio("p50", "uiod-auto", "l3fwd-power", p50)
 	ratio("p99", "uiod-auto", "l3fwd-power", p99)
+	// uiod's l3fwd routes the probes as l3fwd-power does (LPM, TTL, checksum, MACs).
+	for _, u := range []string{"uiod-l3fwd-adaptive", "uiod-l3fwd-auto"} {
+		ratio("probed CPU", u, "l3fwd-power", func(r run) float64 { return r.probeCPU })
+		ratio("idle CPU", u, "l3fwd-power", func(r run) float64 { return r.idleCPU })
+		ratio("p50", u, "l3fwd-power", p50)
+		ratio("p99", u, "l3fwd-power", p99)
+	}
 	burstGot := func(r run) float64 { return r.burst }
 	ratio("burst received", "uiod-busy", "testpmd", burstGot)
 	ratio("burst received", "uiod-adaptive", "l3fwd-power", burstGot)

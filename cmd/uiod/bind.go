@@ -23,12 +23,15 @@ func newBindCmd(g *globals) *cobra.Command {
 		Short: "Bind PCI functions to vfio-pci, uio_pci_generic or a kernel driver",
 		Long: `Bind each function to DRIVER (vfio-pci, uio_pci_generic, or a kernel driver to give
 it back to the host). Every check runs before anything is touched: the function exists, is
-not active (its interface has no route) unless --force, and for vfio-pci the host has an
+a network controller (PCI class 02: a disk controller or GPU is refused, naming its class
+and the driver it would lose) and not active (its interface has no route) unless --force, and for vfio-pci the host has an
 IOMMU (or --noiommu-mode) and the function's IOMMU group is viable. The original driver is
 recorded under <root>/run/uiod/ for "uiod unbind --restore"; on any failure the functions
 are put back on their original drivers. --dry-run prints the exact writes instead.
 With --config, every PCI port of the configuration is bound to its driver (sim ports have
-none), all as one plan: the same checks first, one rollback if any step fails.`,
+none), all as one plan: the same checks first, and each port's vendor:device must be one
+its nic: drives; one rollback if any step fails. A configuration without PCI ports (the
+packaged one, of sim ports) binds nothing and exits 0, saying what to edit.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cfgPath != "" {
 				if driver != "" || len(args) > 0 {
@@ -38,9 +41,13 @@ none), all as one plan: the same checks first, one rollback if any step fails.`,
 				if err != nil {
 					return err
 				}
-				p, err := planBindConfig(h, cfgPath, opts)
+				p, err := planBindConfig(g, h, cfgPath, opts)
 				if err != nil {
 					return err
+				}
+				if p == nil {
+					noPCIPorts(g, "bind", cfgPath)
+					return nil
 				}
 				return runPCIPlan(cmd, h, p, dryRun)
 			}
@@ -53,7 +60,7 @@ none), all as one plan: the same checks first, one rollback if any step fails.`,
 			if err := pci.ValidDriverName(driver); err != nil {
 				return asUsage(fmt.Errorf("--driver: %w", err))
 			}
-			addrs, err := parsePCIArgs(args)
+			addrs, err := parsePCIArgs(g, args)
 			if err != nil {
 				return err
 			}
@@ -70,19 +77,20 @@ none), all as one plan: the same checks first, one rollback if any step fails.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&driver, "driver", "", "driver to bind to: vfio-pci, uio_pci_generic, or a kernel driver")
-	f.BoolVar(&opts.Force, "force", false, "bind functions whose interfaces are active (have routes)")
+	f.BoolVar(&opts.Force, "force", false, "bind functions whose interfaces are active (have routes), or that are not network controllers")
 	f.BoolVar(&dryRun, "dry-run", false, "print the writes that would be made, and make none")
 	f.BoolVar(&opts.NoIOMMU, "noiommu-mode", false, "on a host without an IOMMU, enable vfio's UNSAFE no-IOMMU mode")
 	f.StringVarP(&cfgPath, "config", "c", "", "bind every PCI port of this configuration to its driver")
 	return cmd
 }
 
-// configPorts loads a configuration and returns its PCI ports' addresses by driver, in
-// the configuration's order (sim ports have no function to bind).
-func configPorts(path string) (map[string][]pci.Addr, []string, error) {
-	cfg, err := config.Load(path)
+// configPorts loads a configuration with l and returns its PCI ports' addresses by
+// driver, in the configuration's order (sim ports have no function to bind); none is
+// not an error (see noPCIPorts).
+func configPorts(l config.Loader, path string) (map[string][]pci.Addr, []string, error) {
+	cfg, err := l.Load(path)
 	if err != nil {
-		return nil, nil, asUsage(fmt.Errorf("%s: %w", path, err))
+		return nil, nil, configLoadError(path, err)
 	}
 	byDriver := map[string][]pci.Addr{}
 	var drivers []string
@@ -95,17 +103,22 @@ func configPorts(path string) (map[string][]pci.Addr, []string, error) {
 		}
 		byDriver[p.Driver] = append(byDriver[p.Driver], p.Addr())
 	}
-	if len(drivers) == 0 {
-		return nil, nil, usagef("%s has no PCI ports (only sim ports)", path)
-	}
 	return byDriver, drivers, nil
 }
 
+// noPCIPorts logs that the configuration at path has nothing for op to do, and what to
+// edit: a configuration of sim ports only (the packaged one) makes bind and unbind a
+// no-op, so that the systemd unit starts with it.
+func noPCIPorts(g *globals, op, path string) {
+	g.log.Info(fmt.Sprintf("%s has no PCI ports (only sim ports): nothing to %s; to drive a NIC, add a port with pci: ADDR and driver: vfio-pci (or uio_pci_generic) to %s", path, op, path))
+}
+
 // planBindConfig plans binding every PCI port of a configuration to its driver, as one
-// plan (one rollback for all).
-func planBindConfig(h *pci.Host, path string, opts pci.BindOptions) (*pci.Plan, error) {
-	byDriver, drivers, err := configPorts(path)
-	if err != nil {
+// plan (one rollback for all), after checking each port's device against its nic:. It
+// returns a nil plan when the configuration has no PCI ports.
+func planBindConfig(g *globals, h *pci.Host, path string, opts pci.BindOptions) (*pci.Plan, error) {
+	byDriver, drivers, err := configPorts(config.Loader{Root: g.root, CheckDevices: true}, path)
+	if err != nil || len(drivers) == 0 {
 		return nil, err
 	}
 	var plans []*pci.Plan

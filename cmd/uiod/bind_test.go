@@ -27,6 +27,11 @@ func testBindRefused(t *testing.T, cli *uiodCLI) {
 		{"active", nil, []string{"bind", "--driver", "vfio-pci", pcitest.X540}, []string{pcitest.X540, "active", "ens2f0", "--force"}},
 		{"not viable", nil, []string{"bind", "--driver", "vfio-pci", pcitest.Port82599A}, []string{"IOMMU group 1", "0000:01:00.1 (bound to ixgbe)"}},
 		{"no iommu", func(tr *pcitest.Tree) { tr.DropIOMMU() }, []string{"bind", "--driver", "vfio-pci", pcitest.Igb82576}, []string{"no IOMMU groups", "--noiommu-mode"}},
+		{"not a nic", nil, []string{"bind", "--dry-run", "--driver", "vfio-pci", pcitest.SATA}, []string{pcitest.SATA, "class 010601", "not a network controller", "driver ahci", "--force"}},
+		{"not a nic named", func(tr *pcitest.Tree) { tr.InstallPCIIDs() }, []string{"bind", "--driver", "uio_pci_generic", pcitest.SATA}, []string{"SATA controller (class 010601)", "driver ahci"}},
+		{"quiesce not a nic", func(tr *pcitest.Tree) {
+			tr.AddFunction(pcitest.Function{Addr: "0000:0a:00.0", Vendor: 0x8086, Device: 0x2922, Class: 0x010601, Driver: "vfio-pci", IOMMUGroup: 10})
+		}, []string{"quiesce", "0000:0a:00.0"}, []string{"0000:0a:00.0", "class 010601", "driver vfio-pci", "--force"}},
 		{"bad flag", nil, []string{"bind", "--driver", "vfio-pci", "--frce", pcitest.Igb82576}, []string{"unknown flag"}},
 		{"unbind unknown", nil, []string{"unbind", "0000:42:00.0"}, []string{"0000:42:00.0"}},
 		{"unbind bad address", nil, []string{"unbind", "0000:42:00.0/../x"}, []string{"invalid PCI address"}},

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/internal/clip"
 )
 
 func newConfigCmd(g *globals) *cobra.Command {
@@ -30,7 +31,9 @@ func newConfigValidateCmd(g *globals) *cobra.Command {
 		Short: "Check configuration files as `uiod run` would load them",
 		Long: `Check configuration files as "uiod run" would load them: YAML syntax, unknown keys,
 types, and every rule, with UIOD_* environment overrides applied, CPUs checked against
-this machine and DMA memory against its limits (hugepages from <root>/proc/meminfo).
+this machine and DMA memory against its limits (hugepages from <root>/proc/meminfo), and
+each PCI port whose function exists under <root>/sys against its nic: (the NIC driver
+must drive the function's vendor:device; the error names the nic: that does).
 "-" reads standard input.
 
 Prints "FILE: ok" for a good file, and every problem of a bad one on standard error, one
@@ -39,7 +42,7 @@ per line, naming the key. Exits 2 if any file is bad.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad, failed := 0, 0
 			for _, arg := range args {
-				switch validateConfig(config.Loader{Root: g.root}, cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.InOrStdin(), arg) {
+				switch validateConfig(config.Loader{Root: g.root, CheckDevices: true}, cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.InOrStdin(), arg) {
 				case configInvalid:
 					bad++
 				case configUnreadable:
@@ -88,7 +91,7 @@ func validateConfig(l config.Loader, stdout, stderr io.Writer, stdin io.Reader, 
 			fmt.Fprintf(stderr, "%s: %v\n", name, fe)
 		}
 	default:
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		fmt.Fprintf(stderr, "%s: %s\n", name, clip.Tokens(err.Error()))
 	}
 	if isConfigError(err) {
 		return configInvalid
@@ -108,28 +111,39 @@ func isConfigError(err error) bool {
 // configLoadError returns err, the failure to load the configuration at path, as a usage
 // error (exit 2) when it is the configuration's fault and as a failure (exit 1) otherwise.
 func configLoadError(path string, err error) error {
-	err = fmt.Errorf("%s: %w", path, err)
+	err = fmt.Errorf("%s: %w", configName(path), err)
 	if isConfigError(err) {
 		return asUsage(err)
 	}
 	return err
 }
 
+// configName names a configuration argument in messages: "<stdin>" for "-", else the
+// path, quoted up to a bounded prefix.
 func configName(arg string) string {
 	if arg == "-" {
 		return "<stdin>"
 	}
-	return arg
+	return clip.String(arg)
 }
 
 func newConfigExampleCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "example",
+	var l3fwd bool
+	cmd := &cobra.Command{
+		Use:   "example [--l3fwd]",
 		Short: "Print a complete, commented configuration that validates",
-		Args:  cobra.NoArgs,
+		Example: `  uiod config example > /etc/uiod/uiod.yaml
+  uiod config example --l3fwd   # a router: routes, and a kernel exception path`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := io.WriteString(cmd.OutOrStdout(), config.Example())
+			ex := config.Example()
+			if l3fwd {
+				ex = config.ExampleL3fwd()
+			}
+			_, err := io.WriteString(cmd.OutOrStdout(), ex)
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&l3fwd, "l3fwd", false, "the l3fwd example: routing between two sim ports, one with a kernel exception path")
+	return cmd
 }

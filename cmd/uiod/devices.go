@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,25 +29,49 @@ func pciHost(g *globals) (*pci.Host, error) {
 	return h, nil
 }
 
+// noDriver is the --driver value of `uiod devices` that selects functions without one.
+const noDriver = "none"
+
 func newDevicesCmd(g *globals) *cobra.Command {
 	var all, asJSON bool
+	var driver string
 	cmd := &cobra.Command{
-		Use:   "devices [--all] [--json]",
+		Use:   "devices [--all] [--driver NAME] [--json] [ADDR|IFACE...]",
 		Short: "List PCI network devices and the drivers they are bound to",
 		Long: `List PCI functions grouped like dpdk-devbind --status: bound to a userspace driver
 (vfio-pci, uio_pci_generic), bound to a kernel driver (with its interfaces, and *Active* if
 one has a route: the host is using it), and without a driver. Network controllers only,
 unless --all. A function whose sysfs files cannot be read is listed with its error.
 nic= names the uiod NIC driver that opens the function (ixgbe, igb, virtio); a function
-pci.ids does not name is named by that driver.`,
-		Args: cobra.NoArgs,
+pci.ids does not name is named by that driver.
+
+ADDR... lists only those functions (of any class), each a PCI address or a network
+interface name (ens3f0); --driver NAME only the functions bound to NAME (none: without a
+driver). A function that does not exist is an error (exit 2).`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if driver != "" && driver != noDriver {
+				if err := pci.ValidDriverName(driver); err != nil {
+					return asUsage(fmt.Errorf("--driver: %w", err))
+				}
+			}
 			h, err := pciHost(g)
 			if err != nil {
 				return err
 			}
-			devs, err := h.Scan(all)
+			var want []pci.Addr
+			for _, a := range args {
+				addr, err := h.ParseFunction(a)
+				if err != nil {
+					return pciPlanError(err)
+				}
+				want = append(want, addr)
+			}
+			devs, err := h.Scan(all || len(want) > 0)
 			if err != nil {
+				return err
+			}
+			if devs, err = filterDevices(h, devs, want, driver); err != nil {
 				return err
 			}
 			if asJSON {
@@ -58,13 +83,40 @@ pci.ids does not name is named by that driver.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(out)
 			}
-			writeDeviceGroups(cmd.OutOrStdout(), devs, all)
+			writeDeviceGroups(cmd.OutOrStdout(), devs, all || len(want) > 0)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "list functions of every class, not only network controllers")
+	cmd.Flags().StringVar(&driver, "driver", "", "list only the functions bound to this driver (none: without a driver)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of objects")
 	return cmd
+}
+
+// filterDevices keeps the functions in want (all when want is empty) bound to driver
+// ("": any; noDriver: none), in want's order. A function of want the scan did not find
+// is a usage error naming it.
+func filterDevices(h *pci.Host, devs []pci.DeviceInfo, want []pci.Addr, driver string) ([]pci.DeviceInfo, error) {
+	if len(want) > 0 {
+		var picked []pci.DeviceInfo
+		for _, a := range want {
+			i := slices.IndexFunc(devs, func(d pci.DeviceInfo) bool { return d.Addr == a })
+			if i < 0 {
+				return nil, asUsage(fmt.Errorf("%s: %w (no %s)", a, pci.ErrNoDevice, h.DeviceDir(a)))
+			}
+			if !slices.ContainsFunc(picked, func(d pci.DeviceInfo) bool { return d.Addr == a }) {
+				picked = append(picked, devs[i])
+			}
+		}
+		devs = picked
+	}
+	if driver == "" {
+		return devs, nil
+	}
+	if driver == noDriver {
+		driver = ""
+	}
+	return slices.DeleteFunc(devs, func(d pci.DeviceInfo) bool { return d.Driver != driver }), nil
 }
 
 // writeDeviceGroups prints the functions in dpdk-devbind --status style.
@@ -203,23 +255,34 @@ func (d deviceJSON) MarshalJSON() ([]byte, error) {
 	return b, nil
 }
 
-// parsePCIArgs parses the address arguments of bind and unbind; a bad one is a usage error.
-func parsePCIArgs(args []string) ([]pci.Addr, error) {
+// parsePCIArgs parses the function arguments of bind, unbind and quiesce: PCI addresses
+// or, as dpdk-devbind takes them, network interface names (ens3f0) resolved through
+// <root>/sys/class/net. A bad one is a usage error.
+func parsePCIArgs(g *globals, args []string) ([]pci.Addr, error) {
 	var addrs []pci.Addr
+	var h *pci.Host
 	for _, s := range args {
 		a, err := pci.ParseAddr(s)
 		if err != nil {
-			return nil, asUsage(err)
+			if h == nil {
+				if h, err = pciHost(g); err != nil {
+					return nil, err
+				}
+			}
+			if a, err = h.ParseFunction(s); err != nil {
+				return nil, pciPlanError(err)
+			}
 		}
 		addrs = append(addrs, a)
 	}
 	return addrs, nil
 }
 
-// addrsOrConfig returns the PCI functions a command acts on: the addresses in args, or
-// the ones fromConfig reads from the --config file cfgPath. Both is a usage error, and so
-// is neither (with the message missing), each prefixed with the command's name.
-func addrsOrConfig(name, cfgPath string, args []string, missing string, fromConfig func() ([]pci.Addr, error)) ([]pci.Addr, error) {
+// addrsOrConfig returns the PCI functions a command acts on: the addresses or interface
+// names in args, or the ones fromConfig reads from the --config file cfgPath. Both is a
+// usage error, and so is neither (with the message missing), each prefixed with the
+// command's name.
+func addrsOrConfig(g *globals, name, cfgPath string, args []string, missing string, fromConfig func() ([]pci.Addr, error)) ([]pci.Addr, error) {
 	switch {
 	case cfgPath != "" && len(args) > 0:
 		return nil, usagef("%s: give addresses or --config, not both", name)
@@ -228,7 +291,7 @@ func addrsOrConfig(name, cfgPath string, args []string, missing string, fromConf
 	case len(args) == 0:
 		return nil, usagef("%s: %s", name, missing)
 	}
-	return parsePCIArgs(args)
+	return parsePCIArgs(g, args)
 }
 
 // pciPlanError turns an error of planning (nothing was touched) into the command's error:

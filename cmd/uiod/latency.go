@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/latency/simrig"
 	"github.com/uiod/uiod/wire"
@@ -75,8 +76,16 @@ Patterns: constant:400us, constant:2.5kpps, onoff:100kpps,10ms,90ms, poisson:10k
 1 Mpps (a gap of 1us): faster is refused, as the sender cannot pace it. --flows N sends the
 probes from N UDP source ports in turn, so that RSS spreads them over a NIC's queues.
 
+The --sim heading and the plot's title name the NIC model, the traffic pattern and the
+time per policy; the table has one unit per column (CPU% of one core, latencies in µs) and
+n/a where a run was too short to measure the poll thread's CPU (under 100 ms).
+
 --csv, --json and --plot are checked before anything is measured and replaced only by a
-complete file; with no probe back there is no plot (the run fails, the old plot stays).`,
+complete file; with no probe back there is no plot (the run fails, the old plot stays).
+With --csv - or --json - that document alone goes to stdout (one of them at a time) and
+the heading, the table and the progress go to stderr, so that "| jq ." works. Ctrl-C
+(SIGINT) or SIGTERM stops the run: what was measured is printed and written, the run it
+was in cut short, and the exit code is 130.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLatency(cmd, g, &f)
@@ -190,7 +199,7 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 	var txSpec, rxSpec wire.Spec
 	if simMode {
 		if !slices.Contains(simrig.NICs, f.nic) {
-			return usagef("--nic: %q is not one of %s", f.nic, strings.Join(simrig.NICs, ", "))
+			return usagef("--nic: %s is not one of %s", clip.Quote(f.nic), strings.Join(simrig.NICs, ", "))
 		}
 		specs, err := parsePolicies(f.policies)
 		if err != nil {
@@ -238,30 +247,62 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 	}
 	defer outs.Abort()
 
+	// With a machine format on stdout, everything meant for a person goes to stderr.
+	human := cmd.OutOrStdout()
+	if outs.ToStdout() {
+		human = cmd.ErrOrStderr()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if simMode {
+		what := simrig.Describe(f.nic, cfg)
+		outs.Title = what
+		fmt.Fprintf(human, "uiod latency --sim: l2fwd between two %s\n", what)
 		rows, err := simrig.Run(ctx, policies, cfg, simrig.Options{Progress: cmd.ErrOrStderr(), Log: g.log, NIC: f.nic})
-		if err != nil {
+		if err != nil && len(rows) == 0 {
 			return err
 		}
 		var results []*latency.Result
 		for _, r := range rows {
-			fmt.Fprintln(cmd.OutOrStdout(), r.Result.MoonGen())
 			results = append(results, r.Result)
 		}
-		fmt.Fprintln(cmd.OutOrStdout())
-		if err := simrig.WriteTable(cmd.OutOrStdout(), rows); err != nil {
+		if len(rows) > 0 {
+			if err := simrig.WriteTable(human, rows); err != nil {
+				return err
+			}
+		}
+		if err != nil {
 			return err
+		}
+		if ctx.Err() != nil {
+			return interrupted(outputError(outs.WriteRuns(cmd.OutOrStdout(), results, rows)), len(rows), len(policies))
 		}
 		return outputError(outs.WriteRuns(cmd.OutOrStdout(), results, rows))
 	}
+	outs.Title = fmt.Sprintf("%s, %s", cfg.Label, cfg.Pattern)
 	res, err := latency.RunWires(ctx, cmd.ErrOrStderr(), txSpec, rxSpec, cfg)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), res.MoonGen())
-	return outputError(outs.Write(cmd.OutOrStdout(), res))
+	fmt.Fprintln(human, res.MoonGen())
+	err = outputError(outs.Write(cmd.OutOrStdout(), res))
+	if ctx.Err() != nil {
+		return interrupted(err, 1, 1)
+	}
+	return err
+}
+
+// interrupted is the error of a run stopped by a signal after measuring done of total
+// runs (the last of them cut short); err is that of writing what was measured.
+func interrupted(err error, done, total int) error {
+	what := fmt.Sprintf("interrupted: %d of %d runs measured, the last cut short", done, total)
+	if done == 0 {
+		what = "interrupted before anything was measured"
+	}
+	if err != nil {
+		what += "; " + err.Error()
+	}
+	return &interruptError{errors.New(what)}
 }
 
 // outputError names the flag of the output an error is about (--csv, --json, --plot).

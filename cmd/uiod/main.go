@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // Exit codes, the same for every command.
@@ -57,14 +58,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		Short:         "Userspace PCI NIC driver stack with interrupt-assisted polling",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// A word that is no subcommand (cobra's own check says so in an untyped error).
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if g.root == "" {
 				return usagef("--root: empty; give / for the host itself, or the prefix of a test tree")
@@ -77,6 +71,8 @@ func newRootCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+	root.Version = version
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return asUsage(err) })
 	pf := root.PersistentFlags()
 	def := os.Getenv("UIOD_ROOT")
@@ -93,6 +89,9 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	completionsToCommandOut(root)
+	suggestSubcommands(root) // a word that is no subcommand: "did you mean", exit 2
+	registerCompletions(root, g)
+	addExamples(root)
 	typeArgErrors(root)
 	return root
 }
@@ -123,7 +122,7 @@ func completionsToCommandOut(root *cobra.Command) {
 				case "powershell":
 					return withDescriptions(desc, r.GenPowerShellCompletionWithDesc, r.GenPowerShellCompletion)(out)
 				}
-				return usagef("completion: unknown shell %q", shell)
+				return usagef("completion: unknown shell %s", clip.Quote(shell))
 			}
 		}
 	}
@@ -166,9 +165,16 @@ var commands = []func(g *globals) *cobra.Command{
 }
 
 func newLogger(level, format string) (*zap.Logger, error) {
+	l, _, err := newLeveledLogger(level, format)
+	return l, err
+}
+
+// newLeveledLogger is newLogger, also returning the level, which can be changed while
+// the logger is in use.
+func newLeveledLogger(level, format string) (*zap.Logger, *zap.AtomicLevel, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
+		return nil, nil, fmt.Errorf("--log-level %s: want debug, info, warn or error", clip.Quote(level))
 	}
 	var cfg zap.Config
 	switch format {
@@ -178,29 +184,16 @@ func newLogger(level, format string) (*zap.Logger, error) {
 	case "json":
 		cfg = zap.NewProductionConfig()
 	default:
-		return nil, fmt.Errorf("--log-format: %q is not console or json", format)
+		return nil, nil, fmt.Errorf("--log-format: %s is not console or json", clip.Quote(format))
 	}
 	cfg.Level = zap.NewAtomicLevelAt(lvl)
 	cfg.OutputPaths = []string{"stderr"}
 	cfg.ErrorOutputPaths = []string{"stderr"}
-	return cfg.Build()
-}
-
-// newVersionCmd builds `uiod version`.
-func newVersionCmd(*globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v := "(devel)"
-			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-				v = bi.Main.Version
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), "uiod", v)
-			return nil
-		},
+	l, err := cfg.Build()
+	if err != nil {
+		return nil, nil, err
 	}
+	return l, &cfg.Level, nil
 }
 
 func main() {
@@ -219,10 +212,14 @@ func run(args []string) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(os.Stderr, "uiod:", err)
+	fmt.Fprintln(os.Stderr, "uiod:", boundMessage(err.Error(), args, os.Environ()))
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return exitUsage
+	}
+	var ie *interruptError
+	if errors.As(err, &ie) {
+		return exitInterrupted
 	}
 	return exitFailure
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // policy is one idle policy to measure with --sim.
@@ -21,10 +22,10 @@ func parsePolicies(s string) ([]policy, error) {
 	for _, name := range strings.Split(s, ",") {
 		name = strings.TrimSpace(name)
 		if name == "" {
-			return nil, fmt.Errorf("empty policy in %q", s)
+			return nil, fmt.Errorf("empty policy in %s", clip.Quote(s))
 		}
 		if seen[name] {
-			return nil, fmt.Errorf("policy %q listed twice", name)
+			return nil, fmt.Errorf("policy %s listed twice", clip.Quote(name))
 		}
 		seen[name] = true
 		c, err := idle.ParseSpec(name)

@@ -15,19 +15,21 @@ func newQuiesceCmd(g *globals) *cobra.Command {
 	var (
 		cfgPath string
 		dryRun  bool
+		force   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "quiesce [--dry-run] ADDR... | --config FILE",
+		Use:   "quiesce [--dry-run] [--force] ADDR... | --config FILE",
 		Short: "Stop NICs a dead uiod left programmed: bus mastering off, function reset",
 		Long: `Quiesce turns bus mastering off in each function's PCI command register (through
 its sysfs config file) and resets the function (sysfs reset), so that a NIC that a uiod
 killed by SIGKILL, the OOM killer or a crash left with live rings stops writing to memory
 the kernel has handed on. It needs nothing from the dead process. With --config it
 quiesces every PCI port of the configuration, and refuses while a uiod run holds the
-configuration's state_dir. Functions bound to a host driver are refused. --dry-run
+configuration's state_dir. Functions bound to a host driver are refused, and so are
+functions that are not network controllers (PCI class 02) unless --force. --dry-run
 prints the writes instead. The systemd unit runs it in ExecStopPost=.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			addrs, err := addrsOrConfig("quiesce", cfgPath, args, "give PCI addresses or --config FILE", func() ([]pci.Addr, error) {
+			addrs, err := addrsOrConfig(g, "quiesce", cfgPath, args, "give PCI addresses or --config FILE", func() ([]pci.Addr, error) {
 				return quiesceConfigPorts(g, cfgPath)
 			})
 			if err != nil {
@@ -41,12 +43,13 @@ prints the writes instead. The systemd unit runs it in ExecStopPost=.`,
 			if err != nil {
 				return err
 			}
-			return runQuiesce(cmd, h, addrs, dryRun)
+			return runQuiesce(cmd, h, addrs, dryRun, force)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&cfgPath, "config", "c", "", "quiesce every PCI port of this configuration")
 	f.BoolVar(&dryRun, "dry-run", false, "print the writes that would be made, and make none")
+	f.BoolVar(&force, "force", false, "quiesce functions that are not network controllers")
 	return cmd
 }
 
@@ -71,11 +74,17 @@ func quiesceConfigPorts(g *globals, path string) ([]pci.Addr, error) {
 	return addrs, nil
 }
 
-// runQuiesce plans every function first (so a bad address or a host driver's function
-// touches nothing), then prints or applies the plans.
-func runQuiesce(cmd *cobra.Command, h *pci.Host, addrs []pci.Addr, dryRun bool) error {
+// runQuiesce plans every function first (so a bad address, a host driver's function or,
+// unless force, a function that is no NIC touches nothing), then prints or applies the
+// plans.
+func runQuiesce(cmd *cobra.Command, h *pci.Host, addrs []pci.Addr, dryRun, force bool) error {
 	var plans []*pci.QuiescePlan
 	for _, a := range addrs {
+		if !force {
+			if err := h.CheckNetworkClass(a, "quiesce it (bus master off, function reset)"); err != nil {
+				return pciPlanError(err)
+			}
+		}
 		p, err := h.PlanQuiesce(a)
 		if err != nil {
 			return pciPlanError(err)

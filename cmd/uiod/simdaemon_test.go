@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"strings"
@@ -90,13 +89,8 @@ func (s *simDaemon) forward(t *testing.T, n int) {
 // execUIOD runs the CLI in-process with args and returns its standard output and error.
 func execUIOD(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	root := newRootCmd(&globals{}) // Execute adds the completion command, writing to SetOut's writer
-	root.SetArgs(args)
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	err := root.Execute()
-	return out.String(), err
+	out, _, err := execSplit(t, args...)
+	return out, err
 }
 
 // testRoot builds the command tree as run does, with the completion command cobra would

@@ -21,6 +21,7 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // defaultConfigPath is where the package installs the daemon's configuration.
@@ -34,11 +35,12 @@ func newStatusCmd(g *globals) *cobra.Command {
 	var (
 		cfgPath, metrics string
 		asJSON, watch    bool
+		wide             bool
 		interval         time.Duration
 		count            int
 	)
 	cmd := &cobra.Command{
-		Use:   "status [--config FILE | --metrics ADDR] [--json] [--watch]",
+		Use:   "status [--config FILE | --metrics ADDR] [--json | --wide] [--watch]",
 		Short: "Show a running daemon's ports and poll threads",
 		Long: `Status reads a running daemon's /status page twice, --interval apart, and prints per
 port the link, frames per second in and out, the totals and drops, and per poll thread
@@ -49,7 +51,11 @@ The daemon's address is metrics.listen of --config FILE, or --metrics ADDR (host
 or an http:// URL); with neither, metrics.listen of ` + defaultConfigPath + ` (under --root) when
 that file exists, else ` + config.DefaultMetricsListen + `. --watch refreshes in place like top until
 interrupted or --count refreshes were shown, and while the daemon does not answer it says
-so and keeps trying. --json prints the same as one JSON object (one per line with --watch).
+so and keeps trying. The tables fit 80 columns; --wide adds totals, MACs, the backend
+driver, every wake-up cause and the auto policy's estimates. --json prints the same as one
+JSON object (one per line with --watch): durations are numbers of seconds in fields named
+*_seconds (uptime_seconds, idle_threshold_seconds, ...), each port names its backend
+(driver) and its NIC driver (nic).
 A daemon that does not answer the first sample exits 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -79,7 +85,7 @@ A daemon that does not answer the first sample exits 1.`,
 			defer stop()
 			w := statusWatcher{
 				client: &http.Client{Timeout: 5 * time.Second}, base: base,
-				out: cmd.OutOrStdout(), asJSON: asJSON, interval: interval,
+				out: cmd.OutOrStdout(), asJSON: asJSON, wide: wide, interval: interval,
 				clear: watch && !asJSON && isTerminal(cmd.OutOrStdout()),
 			}
 			return w.run(ctx, count, watch)
@@ -88,7 +94,8 @@ A daemon that does not answer the first sample exits 1.`,
 	f := cmd.Flags()
 	f.StringVarP(&cfgPath, "config", "c", "", "read the daemon's address from this configuration's metrics.listen")
 	f.StringVar(&metrics, "metrics", config.DefaultMetricsListen, "the daemon's metrics address, host:port or http://host:port (instead of --config)")
-	f.BoolVar(&asJSON, "json", false, "print JSON instead of tables")
+	f.BoolVar(&asJSON, "json", false, "print JSON instead of tables (durations as numbers of seconds, *_seconds)")
+	f.BoolVar(&wide, "wide", false, "print every column: totals, MAC, backend, each wake-up cause, the auto policy's estimates (wider than 80 columns)")
 	f.BoolVarP(&watch, "watch", "w", false, "refresh in place until interrupted (or --count refreshes)")
 	f.DurationVarP(&interval, "interval", "i", time.Second, "time between the two samples rates are computed from, and between refreshes")
 	f.IntVarP(&count, "count", "n", 0, "with --watch: stop after this many refreshes (0: until interrupted)")
@@ -129,11 +136,11 @@ func metricsURL(addr string) (*url.URL, error) {
 		return nil, err
 	}
 	if u.Scheme != "http" {
-		return nil, fmt.Errorf("%q: only http:// is served", addr)
+		return nil, fmt.Errorf("%s: only http:// is served", clip.Quote(addr))
 	}
 	host, port, err := net.SplitHostPort(u.Host)
 	if err != nil {
-		return nil, fmt.Errorf("%q: want host:port: %w", addr, err)
+		return nil, fmt.Errorf("%s: want host:port", clip.Quote(addr))
 	}
 	switch host {
 	case "", "0.0.0.0":
@@ -152,6 +159,7 @@ type statusWatcher struct {
 	base     *url.URL
 	out      io.Writer
 	asJSON   bool
+	wide     bool // every column, wider than statusWidth
 	clear    bool // redraw in place: the output is a terminal and --watch is on
 	interval time.Duration
 }
@@ -200,7 +208,7 @@ func (w *statusWatcher) print(r statusReport) error {
 	if r.Error != "" {
 		fmt.Fprintf(&b, "%s: %s\n", time.Now().Format(time.TimeOnly), r.Error)
 	} else {
-		r.writeText(&b)
+		r.writeText(&b, w.wide)
 	}
 	_, err := io.WriteString(w.out, b.String())
 	return err

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/daemon"
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // TestStatusReport checks the rates and per-thread figures computed from two samples.
@@ -81,7 +82,7 @@ func TestStatusReportStalls(t *testing.T) {
 		t.Fatalf("stalls/s %v, stalled %v %%; want 500 and 2", th.StallsPerSecond, th.StalledPercent)
 	}
 	var b strings.Builder
-	r.writeText(&b)
+	r.writeText(&b, true)
 	if !strings.Contains(b.String(), "STALLS/s") || !strings.Contains(b.String(), "2.00") {
 		t.Fatalf("the thread table shows no stalls:\n%s", b.String())
 	}
@@ -99,16 +100,29 @@ func TestStatusLive(t *testing.T) {
 		t.Fatalf("status: %v", err)
 	}
 	t.Logf("uiod status:\n%s", out)
-	for _, want := range []string{"uiod at http://" + s.addr, "PORT", "RX/s", "THREAD", "CPU%", "WAKE/s IRQ", "THRESHOLD", "GAP EST", "a/rx0,b/rx0"} {
+	for _, want := range []string{"uiod at http://" + s.addr, "PORT", "RX/s", "NIC", "THREAD", "CPU%", "IRQ/s", "THRESHOLD", "a/rx0,b/rx0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
+	checkTables(t, out, statusWidth)
 	for _, p := range []string{"a", "b"} {
-		if !lineWith(out, p+" ", "up 10G", "200") {
-			t.Errorf("no line for port %s with link up 10G and 200 frames:\n%s", p, out)
+		if !lineWith(out, p+" ", "ixgbe", "up 10G") {
+			t.Errorf("no line for port %s with nic ixgbe and link up 10G:\n%s", p, out)
 		}
 	}
+	out, err = execUIOD(t, "status", "--metrics", s.addr, "--interval", "50ms", "--wide")
+	if err != nil {
+		t.Fatalf("status --wide: %v", err)
+	}
+	t.Logf("uiod status --wide:\n%s", out)
+	checkTables(t, out, 0)
+	for _, p := range []string{"a", "b"} {
+		if !lineWith(out, p+" ", "sim", "ixgbe", "up 10G", " 200 ") {
+			t.Errorf("no wide line for port %s with driver sim, nic ixgbe, link up 10G and 200 frames:\n%s", p, out)
+		}
+	}
+	testutil.TextContains(t, "status --wide", out, "GAP", "WAKECOST", "TIMEOUT/s", "MAC")
 
 	out, err = execUIOD(t, "status", "--metrics", "http://"+s.addr+"/", "--json", "--interval", "50ms")
 	if err != nil {
@@ -132,9 +146,13 @@ func TestStatusLive(t *testing.T) {
 	default:
 		t.Errorf("thread state %q", th.State)
 	}
-	if th.Threshold == "" || len(th.Queues) != 2 || th.CPUPercent < 0 || th.CPUPercent > 100.5 {
+	if th.ThresholdSeconds < 0 || len(th.Queues) != 2 || th.CPUPercent < 0 || th.CPUPercent > 100.5 {
 		t.Errorf("thread %+v", th)
 	}
+	if r.UptimeSeconds <= 0 || r.Ports[0].NIC != "ixgbe" || r.Ports[0].Driver != "sim" {
+		t.Errorf("report: uptime_seconds %v, port driver %q nic %q; want > 0, sim, ixgbe", r.UptimeSeconds, r.Ports[0].Driver, r.Ports[0].NIC)
+	}
+	checkStatusJSON(t, out)
 
 	// The address from the configuration, and --watch: one frame per refresh.
 	cfgFile := filepath.Join(t.TempDir(), "uiod.yaml")

@@ -1,32 +1,44 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"strconv"
 	"strings"
-	"text/tabwriter"
+	"time"
 
 	"github.com/uiod/uiod/daemon"
 )
 
 // statusReport is what `uiod status` prints: the latest sample, with rates over the
-// interval since the one before.
+// interval since the one before. In its JSON every duration is a number of seconds in a
+// field named *_seconds.
 type statusReport struct {
 	Daemon string `json:"daemon"`
+	// Version is the daemon's build version ("" from a daemon that does not say).
+	Version string `json:"version,omitempty"`
 	// Error says why this refresh of --watch has no sample (the rest is empty).
-	Error  string `json:"error,omitempty"`
-	Uptime string `json:"uptime"`
+	Error         string  `json:"error,omitempty"`
+	UptimeSeconds float64 `json:"uptime_seconds"`
 	// IntervalSeconds is the time between the two samples on the daemon's clock; 0 when
 	// the daemon restarted between them (rates are then 0 and CPU % is since start).
-	IntervalSeconds float64             `json:"interval_seconds"`
-	Policy          daemon.PolicyStatus `json:"policy"`
-	Ports           []portReport        `json:"ports"`
-	Threads         []threadReport      `json:"threads"`
+	IntervalSeconds float64        `json:"interval_seconds"`
+	Policy          policyReport   `json:"policy"`
+	Ports           []portReport   `json:"ports"`
+	Threads         []threadReport `json:"threads"`
 }
 
-// portReport is one port: its status with rates, and the frames its RX queues could
-// not forward (the peer's TX queue was full).
+// policyReport is the configured idle policy. IdleThresholdSeconds is null when the
+// threshold is auto (each thread's current one is in its report).
+type policyReport struct {
+	Mode                 string   `json:"mode"`
+	IdleThresholdAuto    bool     `json:"idle_threshold_auto"`
+	IdleThresholdSeconds *float64 `json:"idle_threshold_seconds"`
+	WaitTimeoutSeconds   float64  `json:"wait_timeout_seconds"`
+	Delivery             string   `json:"delivery"`
+	App                  string   `json:"app"`
+}
+
+// portReport is one port: its status (with the backend as driver and the NIC driver as
+// nic) with rates, and the frames its RX queues could not forward (the peer's TX queue
+// was full).
 type portReport struct {
 	daemon.PortStatus
 	RxPerSecond    float64 `json:"rx_packets_per_second"`
@@ -35,11 +47,25 @@ type portReport struct {
 	DropsPerSecond float64 `json:"drops_per_second"`
 }
 
-// threadReport is one poll thread: its status, the queues it polls, CPU use and wake-ups
-// per second over the interval.
+// threadReport is one poll thread: its status with the durations in seconds instead of
+// text, the queues it polls, CPU use and wake-ups per second over the interval.
 type threadReport struct {
 	daemon.ThreadStatus
-	Queues []string `json:"queues"`
+	// The status's durations as text are left out (nil): each has its *_seconds below.
+	NoMaxStall    *struct{} `json:"max_stall,omitempty"`
+	NoThreshold   *struct{} `json:"idle_threshold,omitempty"`
+	NoGapEstimate *struct{} `json:"gap_estimate,omitempty"`
+	NoWakeCost    *struct{} `json:"wake_cost,omitempty"`
+	NoPeriod      *struct{} `json:"predicted_period,omitempty"`
+	NoLead        *struct{} `json:"predicted_lead,omitempty"`
+	// The idle policy's durations; the estimates are absent until the policy has them.
+	MaxStallSeconds    float64  `json:"max_stall_seconds"`
+	ThresholdSeconds   float64  `json:"idle_threshold_seconds"`
+	GapEstimateSeconds *float64 `json:"gap_estimate_seconds,omitempty"`
+	WakeCostSeconds    *float64 `json:"wake_cost_seconds,omitempty"`
+	PeriodSeconds      *float64 `json:"predicted_period_seconds,omitempty"`
+	LeadSeconds        *float64 `json:"predicted_lead_seconds,omitempty"`
+	Queues             []string `json:"queues"`
 	// CPUPercent is over the interval (shadows the status's since-start figure).
 	CPUPercent       float64   `json:"cpu_percent"`
 	SleepsPerSecond  float64   `json:"sleeps_per_second"`
@@ -59,10 +85,51 @@ type wakeRates struct {
 	Spurious  float64 `json:"spurious"`
 }
 
+// seconds converts a duration as /status gives it ("300µs") to seconds; "" (not known
+// yet) and anything that is no duration are nil.
+func seconds(s string) *float64 {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return nil
+	}
+	v := d.Seconds()
+	return &v
+}
+
+// orZero is *v, or 0 for nil.
+func orZero(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
+
+// newPolicyReport converts the policy's durations to seconds.
+func newPolicyReport(p daemon.PolicyStatus) policyReport {
+	r := policyReport{Mode: p.Mode, Delivery: p.Delivery, App: p.App, WaitTimeoutSeconds: orZero(seconds(p.WaitTimeout))}
+	if p.IdleThreshold == "auto" {
+		r.IdleThresholdAuto = true
+	} else {
+		r.IdleThresholdSeconds = seconds(p.IdleThreshold)
+	}
+	return r
+}
+
+// newThreadReport is t's report without the rates, which need the sample before.
+func newThreadReport(t daemon.ThreadStatus) threadReport {
+	return threadReport{
+		ThreadStatus: t, CPUPercent: t.CPUPercent, Queues: []string{},
+		MaxStallSeconds: orZero(seconds(t.MaxStall)), ThresholdSeconds: orZero(seconds(t.Threshold)),
+		GapEstimateSeconds: seconds(t.GapEstimate), WakeCostSeconds: seconds(t.WakeCost),
+		PeriodSeconds: seconds(t.Period), LeadSeconds: seconds(t.Lead),
+	}
+}
+
 // newStatusReport builds the report of cur with rates since prev. Counters that went
 // backwards (a restart) give no rate.
 func newStatusReport(base string, prev, cur daemon.Status) statusReport {
-	r := statusReport{Daemon: base, Uptime: cur.Uptime, Policy: cur.Policy, Ports: []portReport{}, Threads: []threadReport{}}
+	r := statusReport{Daemon: base, Version: cur.Version, UptimeSeconds: cur.UptimeSeconds, Policy: newPolicyReport(cur.Policy),
+		Ports: []portReport{}, Threads: []threadReport{}}
 	dt := cur.UptimeSeconds - prev.UptimeSeconds
 	if dt <= 0 || prev.UptimeSeconds == 0 {
 		dt = 0
@@ -95,7 +162,7 @@ func newStatusReport(base string, prev, cur daemon.Status) statusReport {
 		r.Ports = append(r.Ports, pr)
 	}
 	for _, t := range cur.Threads {
-		tr := threadReport{ThreadStatus: t, Queues: []string{}, CPUPercent: t.CPUPercent}
+		tr := newThreadReport(t)
 		for _, q := range cur.Queues {
 			if q.Thread == t.Index {
 				tr.Queues = append(tr.Queues, q.Name)
@@ -131,71 +198,4 @@ func newStatusReport(base string, prev, cur daemon.Status) statusReport {
 		r.Threads = append(r.Threads, tr)
 	}
 	return r
-}
-
-// writeText writes the report as two tables.
-func (r statusReport) writeText(w io.Writer) {
-	over := "since start"
-	if r.IntervalSeconds > 0 {
-		over = fmt.Sprintf("over %.1fs", r.IntervalSeconds)
-	}
-	fmt.Fprintf(w, "uiod at %s, up %s; poll %s, idle_threshold %s, wait_timeout %s, %s; rates %s\n\n",
-		r.Daemon, r.Uptime, r.Policy.Mode, r.Policy.IdleThreshold, r.Policy.WaitTimeout, r.Policy.App, over)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PORT\tPCI\tDRIVER\tLINK\tRX/s\tTX/s\tRX\tTX\tMISSED\tERRORS\tDROPS\tDROPS/s")
-	for _, p := range r.Ports {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", p.Name, p.PCI, p.Driver, linkText(p.LinkUp, p.SpeedMbps),
-			perSecond(p.RxPerSecond), perSecond(p.TxPerSecond), p.Stats.RxPackets, p.Stats.TxPackets,
-			p.Stats.RxMissed, p.Stats.RxErrors+p.Stats.TxErrors, p.Drops, perSecond(p.DropsPerSecond))
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "THREAD\tCPU\tSTATE\tCPU%\tSLEEPS/s\tWAKE/s IRQ\tTIMEOUT\tPREDICTED\tSPURIOUS\tSTALLS/s\tSTALLED%\tTHRESHOLD\tGAP EST\tWAKE COST\tPERIOD\tLEAD\tQUEUES")
-	for _, t := range r.Threads {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Index, cpuText(t.CPU), t.State, t.CPUPercent,
-			perSecond(t.SleepsPerSecond), perSecond(t.WakeupsPerSecond.Interrupt), perSecond(t.WakeupsPerSecond.Timeout),
-			perSecond(t.WakeupsPerSecond.Predicted), perSecond(t.WakeupsPerSecond.Spurious),
-			perSecond(t.StallsPerSecond), t.StalledPercent,
-			dash(t.Threshold), dash(t.GapEstimate), dash(t.WakeCost), dash(t.Period), dash(t.Lead), strings.Join(t.Queues, ","))
-	}
-	tw.Flush()
-}
-
-// linkText is "up 10G", "up", or "down".
-func linkText(up bool, mbps int) string {
-	switch {
-	case !up:
-		return "down"
-	case mbps >= 1000 && mbps%1000 == 0:
-		return "up " + strconv.Itoa(mbps/1000) + "G"
-	case mbps > 0:
-		return "up " + strconv.Itoa(mbps) + "M"
-	}
-	return "up"
-}
-
-// perSecond prints a rate with a k/M suffix above a thousand.
-func perSecond(v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.1fk", v/1e3)
-	}
-	return fmt.Sprintf("%.0f", v)
-}
-
-func cpuText(cpu int) string {
-	if cpu < 0 {
-		return "-"
-	}
-	return strconv.Itoa(cpu)
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

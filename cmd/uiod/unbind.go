@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -19,10 +20,11 @@ func newUnbindCmd(g *globals) *cobra.Command {
 bind it again to the driver recorded when uiod bound it (or, without a record, let the
 kernel pick one) and remove the record. Functions whose interfaces are active (or might
 be: the route tables cannot be read) are refused unless --force. --dry-run prints the
-exact writes instead. With --config, the functions are the configuration's PCI ports.`,
+exact writes instead. With --config, the functions are the configuration's PCI ports; a
+configuration without any (only sim ports) unbinds nothing and exits 0.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			addrs, err := addrsOrConfig("unbind", cfgPath, args, "requires at least 1 arg(s): PCI addresses (or --config FILE)", func() ([]pci.Addr, error) {
-				byDriver, drivers, err := configPorts(cfgPath)
+			addrs, err := addrsOrConfig(g, "unbind", cfgPath, args, "requires at least 1 arg(s): PCI addresses (or --config FILE)", func() ([]pci.Addr, error) {
+				byDriver, drivers, err := configPorts(config.Loader{Root: g.root}, cfgPath)
 				var addrs []pci.Addr
 				for _, d := range drivers {
 					addrs = append(addrs, byDriver[d]...)
@@ -31,6 +33,10 @@ exact writes instead. With --config, the functions are the configuration's PCI p
 			})
 			if err != nil {
 				return err
+			}
+			if cfgPath != "" && len(addrs) == 0 {
+				noPCIPorts(g, "unbind", cfgPath)
+				return nil
 			}
 			h, err := pciHost(g)
 			if err != nil {

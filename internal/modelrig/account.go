@@ -40,7 +40,10 @@ func (a Account) Lost() uint64 {
 // (and counted) by the dataplane; was sent, counted by the model, left unfetched in a
 // hung queue or discarded by its reset; and came out of the wire or was counted by it.
 // None holds while frames are still on their way, so waiting for none is waiting for the
-// end.
+// end — with one exception: the link from placed to handed over is an inequality, since
+// RxErrors also counts refused write-backs that were no frame (each RxUnpostedDD fault's
+// fake completion), and as many frames as there were such faults can still wait in an RX
+// ring while every link holds. Probe therefore waits for its own frames.
 func (a Account) Problems() []string {
 	var p []string
 	if a.Rx.WireIn != a.Sent {

@@ -34,6 +34,7 @@ type Rig struct {
 	Ports [2]nic.Port
 	Pools [2][]*nic.Mempool // the ports' buffer pools, for Close's check
 	DP    *dataplane.Dataplane
+	gate  *gate // port 0 as the dataplane sees it (HoldRx)
 
 	mu       sync.Mutex
 	next     map[int]uint64 // next sequence number expected per flow
@@ -66,13 +67,14 @@ func New(t testing.TB, cfg Config) *Rig {
 		t.Cleanup(func() { p.Close() }) // for a failed test; closing twice is harmless
 	}
 	pair.Far[1].SetHandler(r.frame)
+	r.gate = &gate{Port: r.Ports[0]}
 	threads := make([]dataplane.Thread, cfg.PollThreads)
 	for q := 0; q < cfg.Queues; q++ {
 		th := &threads[q%cfg.PollThreads]
 		th.CPU = -1
 		th.Queues = append(th.Queues,
-			dataplane.Queue{Name: fmt.Sprintf("0to1/%d", q), RxPort: r.Ports[0], RxQ: q, TxPort: r.Ports[1], TxQ: q},
-			dataplane.Queue{Name: fmt.Sprintf("1to0/%d", q), RxPort: r.Ports[1], RxQ: q, TxPort: r.Ports[0], TxQ: q})
+			dataplane.Queue{Name: fmt.Sprintf("0to1/%d", q), RxPort: r.gate, RxQ: q, TxPort: r.Ports[1], TxQ: q},
+			dataplane.Queue{Name: fmt.Sprintf("1to0/%d", q), RxPort: r.Ports[1], RxQ: q, TxPort: r.gate, TxQ: q})
 	}
 	if procs := irq.ProcsFor(cfg.PollThreads); runtime.GOMAXPROCS(0) < procs {
 		old := runtime.GOMAXPROCS(procs)

@@ -3,9 +3,11 @@
 // ixgbe driver or 82576 with igb, four RSS queues, INTx with one poll thread or MSI-X with
 // two), forwards UDP flows from one to the other with l2fwd while injecting random faults
 // (every kind of package sim/intel: RX and TX faults on random queues, spurious interrupts
-// and storms, link flaps), then stops and checks that every frame sent is accounted for,
-// that every buffer is back in its pool once the ports are closed, that no DMA mapping is
-// left, and that no goroutine or file descriptor outlives the round.
+// and storms, link flaps), then probes every queue with one frame per flow (each must come
+// out, and reach the RX queue the Toeplitz hash of the port's RSS key predicts: the RSS
+// state survives every recovery the faults caused), stops and checks that every frame sent
+// is accounted for, that every buffer is back in its pool once the ports are closed, that
+// no DMA mapping is left, and that no goroutine or file descriptor outlives the round.
 //
 // The test skips unless it is given a duration:
 //

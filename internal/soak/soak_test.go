@@ -31,9 +31,12 @@ const (
 	// txTimeout is the ports' TX hang check interval: a hung TX queue is reset within a
 	// few of them, so that each round sees faults, recoveries and traffic after them.
 	txTimeout = 20 * time.Millisecond
-	// flows is the number of UDP flows a round sends: enough that RSS spreads them over
-	// every queue.
-	flows = 64
+	// flows is the number of UDP flows a round sends, the probe's.
+	flows = modelrig.Flows
+	// probeWait bounds the wait for one probe's frames. A probe that does not come out
+	// whole within it is sent again (until settle): a later one also carries the refill
+	// that sweeps a write-back an RxUnpostedDD fault left behind.
+	probeWait = 2 * time.Second
 )
 
 // duration is how long the soak runs: -soak, else SOAK_DURATION, else 0 (skip).
@@ -203,31 +206,19 @@ func runRound(t *testing.T, cfg roundConfig, rng *rand.Rand, length time.Duratio
 	}
 	// Traffic flows again on every queue: a probe of one frame per flow (which RSS spreads
 	// over all queues) comes out whole once the faults have ended and the driver has reset
-	// any TX queue they hung.
+	// any TX queue they hung, and every probe finds each flow on the queue the port's RSS
+	// key predicts, whatever recoveries the round's faults made the driver run.
 	probes := 0
 	if !testutil.WaitFor(settle, func() bool {
 		probes++
-		before := r.Account(sent)
-		rxq := r.QueueRx()
-		for f := 0; f < flows; f++ {
-			r.Pair.Far[0].Send(modelrig.FlowFrame(buf[:], f, seqs[f]))
-			seqs[f]++
-			sent++
+		done, err := r.Probe(&seqs, &sent, probeWait)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !testutil.WaitFor(settle, func() bool { return r.Settled(sent) }) {
-			return false
+		if !done {
+			time.Sleep(txTimeout)
 		}
-		after := r.Account(sent)
-		for q, n := range r.QueueRx() {
-			if n == rxq[q] && after.Lost() == before.Lost() {
-				t.Fatalf("probe of %d flows: rx queue %d got none of them: the probe does not cover every queue", flows, q)
-			}
-		}
-		if after.Received-before.Received == flows {
-			return true
-		}
-		time.Sleep(txTimeout)
-		return false
+		return done
 	}) {
 		t.Errorf("after %v and %d probes traffic does not flow on every queue: %s", settle, probes, r.ProblemText(sent))
 	}

@@ -25,8 +25,10 @@ type Policy struct {
 type Row struct {
 	Policy string
 	Result *latency.Result
-	// CPU is the poll thread's CPU share in percent of one CPU.
-	CPU float64
+	// CPU is the poll thread's CPU share in percent of one CPU, over CPUWindow of its
+	// wall time (0 when that is under MinCPUWindow: see CPUMeasured).
+	CPU       float64
+	CPUWindow time.Duration
 	// Wakeups are sleeps ended by an interrupt; Sleeps are epoll waits and range sleeps.
 	Wakeups, Sleeps uint64
 	// Predicted are auto's timer wake-ups ahead of a predicted frame on periodic traffic,
@@ -86,8 +88,12 @@ func Run(ctx context.Context, policies []Policy, cfg latency.Config, opts Option
 			row.Result.Label = label + " " + pol.Name
 		}
 		sum := row.Result.Summary()
-		fmt.Fprintf(progress, "latency: [%d/%d] %s: CPU %.1f%%, p50 %s, p99 %s, lost %d, late %d%s\n", i+1, len(policies), pol.Name,
-			row.CPU, latency.FormatNs(sum.Median), latency.FormatNs(sum.P99), row.Result.Lost, row.Result.Late, s.Drops())
+		cpu := "n/a"
+		if row.CPUMeasured() {
+			cpu = fmt.Sprintf("%.1f%%", row.CPU)
+		}
+		fmt.Fprintf(progress, "latency: [%d/%d] %s: CPU %s, p50 %s, p99 %s, lost %d, late %d%s\n", i+1, len(policies), pol.Name,
+			cpu, latency.FormatNs(sum.Median), latency.FormatNs(sum.P99), row.Result.Lost, row.Result.Late, s.Drops())
 		rows = append(rows, row)
 	}
 	return rows, nil
@@ -127,8 +133,9 @@ func measure(ctx context.Context, s *Ports, tx, rx wire.Port, pol Policy, cfg la
 			zap.Duration("predicted_lead", i.Lead), zap.Uint64("wakeups_timeout", i.WakeTimeout),
 			zap.Uint64("wakeups_spurious", i.WakeSpurious))
 	}
-	if wall := after.WallTime - before.WallTime; wall > 0 {
-		row.CPU = 100 * float64(after.CPUTime-before.CPUTime) / float64(wall)
+	row.CPUWindow = after.WallTime - before.WallTime
+	if row.CPUMeasured() {
+		row.CPU = 100 * float64(after.CPUTime-before.CPUTime) / float64(row.CPUWindow)
 	}
 	return row, nil
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/latency"
@@ -42,7 +44,7 @@ func TestRunMeasuresEachPolicy(t *testing.T) {
 	if err := WriteTable(&table, rows); err != nil {
 		t.Fatal(err)
 	}
-	if lines := strings.Split(strings.TrimSpace(table.String()), "\n"); len(lines) != 3 || !strings.Contains(lines[0], "CPU %") {
+	if lines := strings.Split(strings.TrimSpace(table.String()), "\n"); len(lines) != 3 || !strings.Contains(lines[0], "CPU%") {
 		t.Errorf("table:\n%s", table.String())
 	}
 	var js []map[string]any
@@ -94,4 +96,37 @@ func TestRunOnEachNIC(t *testing.T) {
 	}
 	_, err := OpenNIC("e1000", [2]wire.Port{})
 	testutil.ErrorContains(t, err, `nic "e1000"`, "ixgbe, igb, virtio")
+}
+
+// TestWriteTable prints rows of known figures: one unit per column (latencies in µs
+// without a unit of their own), n/a for a CPU share over less than MinCPUWindow and for
+// the latency of a run with no probe back.
+func TestWriteTable(t *testing.T) {
+	h := hdrhistogram.New(1, 10_000_000, 3)
+	h.RecordValues(1500, 3)
+	h.RecordValue(2500)
+	tests := []struct {
+		row  Row
+		want string
+	}{
+		{Row{Policy: "busy", CPU: 99.5, CPUWindow: time.Second, Result: &latency.Result{Hist: h}}, "busy 99.5 4 1.5 2.5 2.5 0 - 0 0"},
+		{Row{Policy: "auto", CPU: 3, CPUWindow: MinCPUWindow, Predicted: 9, Caught: 7, Sleeps: 4, Wakeups: 2, Result: &latency.Result{Hist: h, Lost: 1}},
+			"auto 3.0 4 1.5 2.5 2.5 2 7/9 4 1"},
+		{Row{Policy: "short", CPU: 50, CPUWindow: MinCPUWindow - time.Millisecond, Result: &latency.Result{Hist: h}}, "short n/a 4 1.5 2.5 2.5 0 - 0 0"},
+		{Row{Policy: "none", CPUWindow: time.Second, Result: &latency.Result{Lost: 5}}, "none 0.0 0 n/a n/a n/a 0 - 0 5"},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		if err := WriteTable(&b, []Row{tt.row}); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+		if len(lines) != 2 || strings.Join(strings.Fields(lines[1]), " ") != tt.want {
+			t.Errorf("%s: table\n%s\nwant the row %q", tt.row.Policy, b.String(), tt.want)
+		}
+		js, _ := json.Marshal(tt.row)
+		if short := !tt.row.CPUMeasured(); short != strings.Contains(string(js), `"cpu_percent":null`) {
+			t.Errorf("%s: JSON %s", tt.row.Policy, js)
+		}
+	}
 }

@@ -4,31 +4,56 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/uiod/uiod/latency"
 )
 
-// WriteTable prints the rows as the KNI seed's CPU-vs-latency table.
+// MinCPUWindow is the shortest poll-thread wall time a CPU share is given for: the
+// dataplane samples a thread's CPU time about every 10 ms, so over less than ten samples
+// the share is mostly sampling error and the table says n/a.
+const MinCPUWindow = 100 * time.Millisecond
+
+// CPUMeasured reports whether the run was long enough to measure the poll thread's CPU
+// share (CPU is then its share; otherwise CPU is 0 and the table shows n/a).
+func (r Row) CPUMeasured() bool { return r.CPUWindow >= MinCPUWindow }
+
+// WriteTable prints the rows as one table of poll-thread CPU against latency, one unit
+// per column: CPU in percent of one CPU, latencies in µs, the rest counts. A figure that
+// could not be measured (a run too short for CPU, no probe back for latency) is n/a.
 func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tCPU %\tp50\tp99\tmax\twakeups\tpredicted\tsleeps\tlost\t")
+	fmt.Fprintln(tw, "policy\tCPU%\tsamples\tp50(µs)\tp99(µs)\tmax(µs)\twakeups\tpredicted\tsleeps\tlost\t")
 	for _, r := range rows {
 		s := r.Result.Summary()
 		pred := "-"
 		if r.Predicted > 0 {
 			pred = fmt.Sprintf("%d/%d", r.Caught, r.Predicted)
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t\n", r.Policy, r.CPU,
-			latency.FormatNs(s.Median), latency.FormatNs(s.P99), latency.FormatNs(s.Max), r.Wakeups, pred, r.Sleeps, r.Result.Lost+r.Result.Late)
+		cpu := "n/a"
+		if r.CPUMeasured() {
+			cpu = strconv.FormatFloat(r.CPU, 'f', 1, 64)
+		}
+		lat := func(ns int64) string {
+			if s.Samples == 0 {
+				return "n/a"
+			}
+			return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t\n", r.Policy, cpu, s.Samples,
+			lat(s.Median), lat(s.P99), lat(s.Max), r.Wakeups, pred, r.Sleeps, r.Result.Lost+r.Result.Late)
 	}
 	return tw.Flush()
 }
 
-// rowJSON is a Row's JSON form.
+// rowJSON is a Row's JSON form; cpu_percent is null when the run was too short to
+// measure it.
 type rowJSON struct {
 	Policy     string          `json:"policy"`
-	CPUPercent float64         `json:"cpu_percent"`
+	CPUPercent *float64        `json:"cpu_percent"`
+	CPUWindow  float64         `json:"cpu_window_seconds"`
 	Wakeups    uint64          `json:"wakeups"`
 	Predicted  uint64          `json:"wakeups_predicted"`
 	Caught     uint64          `json:"predicted_caught"`
@@ -38,5 +63,9 @@ type rowJSON struct {
 
 // MarshalJSON encodes the row with its CPU share, wake-ups and latency result.
 func (r Row) MarshalJSON() ([]byte, error) {
-	return json.Marshal(rowJSON{r.Policy, r.CPU, r.Wakeups, r.Predicted, r.Caught, r.Sleeps, r.Result})
+	j := rowJSON{r.Policy, nil, r.CPUWindow.Seconds(), r.Wakeups, r.Predicted, r.Caught, r.Sleeps, r.Result}
+	if r.CPUMeasured() {
+		j.CPUPercent = &r.CPU
+	}
+	return json.Marshal(j)
 }

@@ -15,6 +15,7 @@ import (
 // driver is this driver on the model's 82576 flavour, for the shared suites.
 var driver = nictest.Driver{
 	Open:      nictest.OpenWith(Open),
+	RSSKey:    RSSKey[:],
 	Family:    nictest.Intel(intel.X82576, intel.Quirks{}),
 	SpeedMbps: 1000,
 }

@@ -11,6 +11,7 @@ import (
 // driver is this driver on the 82599 model, for the shared suites.
 var driver = nictest.Driver{
 	Open:      nictest.OpenWith(Open),
+	RSSKey:    RSSKey[:],
 	Family:    nictest.Intel(intel.X82599, intel.Quirks{}),
 	SpeedMbps: 10000,
 	MaxFrame:  i82599.MaxFrameFCS - 4,

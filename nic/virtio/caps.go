@@ -29,11 +29,16 @@ var errNoModern = errors.New("no virtio 1.x capabilities")
 // maxCapWalk bounds the capability walk (a looping list).
 const maxCapWalk = 48
 
+// capAlign is the alignment the spec requires of each structure's offset (the ISR has
+// none).
+var capAlign = [...]uint32{virtiospec.CapCommon: 4, virtiospec.CapNotify: 2, virtiospec.CapISR: 1, virtiospec.CapDevice: 4}
+
 // parseCapabilities walks the capability list of cfg, a copy of configuration space from
 // offset 0, and returns the first common, notify, ISR and device-configuration
 // capabilities, as the spec tells a driver to use the first one of each type it can.
-// Capabilities of other types, naming a reserved BAR or too short are skipped. A list that
-// loops or leaves cfg is an error, as is a missing structure.
+// Capabilities of other types, naming a reserved BAR or an I/O BAR, with a misaligned
+// offset or too short are skipped. A list that loops or leaves cfg is an error, as is a
+// missing structure (naming why a capability of its type was skipped).
 func parseCapabilities(cfg []byte) (capabilities, error) {
 	var c capabilities
 	if len(cfg) < 0x40 {
@@ -43,6 +48,7 @@ func parseCapabilities(cfg []byte) (capabilities, error) {
 		return c, errNoModern
 	}
 	var found [virtiospec.CapDevice + 1]bool
+	var skipped [virtiospec.CapDevice + 1]string
 	ptr := int(cfg[pci.CfgCapPointer]) &^ 3
 	for i := 0; ptr != 0; i++ {
 		if i == maxCapWalk {
@@ -70,6 +76,11 @@ func parseCapabilities(cfg []byte) (capabilities, error) {
 			bar:    bar,
 			offset: binary.LittleEndian.Uint32(cfg[ptr+virtiospec.CapOffOffset:]),
 			length: binary.LittleEndian.Uint32(cfg[ptr+virtiospec.CapOffLength:]),
+		}
+		if why := unusable(cfg, s, typ); why != "" {
+			skipped[typ] = fmt.Sprintf(" (the one at 0x%02x %s)", ptr, why)
+			ptr = next
+			continue
 		}
 		switch typ {
 		case virtiospec.CapCommon:
@@ -99,8 +110,20 @@ func parseCapabilities(cfg []byte) (capabilities, error) {
 	}
 	for typ, name := range [...]string{virtiospec.CapCommon: "common", virtiospec.CapNotify: "notify", virtiospec.CapISR: "isr", virtiospec.CapDevice: "device"} {
 		if typ >= virtiospec.CapCommon && !found[typ] {
-			return c, fmt.Errorf("%w: no %s configuration capability", errNoModern, name)
+			return c, fmt.Errorf("%w: no %s configuration capability%s", errNoModern, name, skipped[typ])
 		}
 	}
 	return c, nil
+}
+
+// unusable says why a capability of type typ cannot be used: its BAR is an I/O BAR (the
+// structures must be in memory space), or its offset is misaligned. "" means usable.
+func unusable(cfg []byte, s capability, typ uint8) string {
+	if reg := pci.CfgBAR0 + 4*s.bar; reg < len(cfg) && cfg[reg]&1 != 0 {
+		return fmt.Sprintf("names BAR%d, an I/O BAR", s.bar)
+	}
+	if a := capAlign[typ]; s.offset%a != 0 {
+		return fmt.Sprintf("has offset 0x%x, not %d-byte aligned", s.offset, a)
+	}
+	return ""
 }

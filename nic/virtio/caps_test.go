@@ -46,6 +46,11 @@ func TestParseCapabilities(t *testing.T) {
 		{"reserved bar skipped", capSpace(append([][6]uint32{{9, 1, 7, 0, 0x38, 0}}, full[1:]...)...), "no common"},
 		{"no notify", capSpace(full[:3]...), "no notify"},
 		{"common too short", capSpace(append([][6]uint32{{9, 1, 4, 0, 0x20, 0}}, full[1:]...)...), "no common"},
+		{"common in an I/O BAR", ioBAR(capSpace(full...), 4), "no common configuration capability (the one at 0x40 names BAR4, an I/O BAR)"},
+		{"common misaligned", capSpace(append([][6]uint32{{9, 1, 4, 2, 0x38, 0}}, full[1:]...)...), "not 4-byte aligned"},
+		{"notify misaligned", capSpace(append(full[:3:3], [6]uint32{9, 2, 4, 0x3001, 0x1000, 4})...), "no notify configuration capability (the one at 0x7c has offset 0x3001, not 2-byte aligned)"},
+		{"device misaligned", capSpace(append(full[:2:2], [6]uint32{9, 4, 4, 0x2002, 0x100, 0}, full[3])...), "no device"},
+		{"misaligned skipped for the next", capSpace(append([][6]uint32{{9, 1, 4, 2, 0x38, 0}}, full...)...), ""},
 		{"no list", make([]byte, 256), "no virtio 1.x"},
 		{"truncated", make([]byte, 16), "truncated"},
 	}
@@ -112,4 +117,10 @@ func FuzzParseCapabilities(f *testing.F) {
 			t.Fatalf("accepted a %d-byte common configuration", c.common.length)
 		}
 	})
+}
+
+// ioBAR marks BAR bar of space as an I/O BAR.
+func ioBAR(space []byte, bar int) []byte {
+	binary.LittleEndian.PutUint32(space[pci.CfgBAR0+4*bar:], 0xc001)
+	return space
 }

@@ -67,7 +67,7 @@ func (q *ctrlQueue) setPairs(n int) error {
 
 // newCtrlQueue sets up the control virtqueue (a few descriptors suffice).
 func newCtrlQueue(t *transport, dma pci.DMA, index uint16, msix, eventIdx bool) (*ctrlQueue, error) {
-	q, err := setupQueue(t, dma, index, 8, virtiospec.NoVector, msix, eventIdx)
+	q, err := newVQ(t, dma, index, 8, virtiospec.NoVector, msix, eventIdx)
 	if err != nil {
 		return nil, fmt.Errorf("control queue: %w", err)
 	}

@@ -2,10 +2,15 @@
 // libvirt guests) over the modern virtio 1.x PCI transport.
 //
 // Open finds the common, notify, ISR and device-configuration capabilities in
-// configuration space and maps them through the device's BARs, resets the device,
-// negotiates features (VERSION_1 is required; ACCESS_PLATFORM, MAC, STATUS, CTRL_VQ, MQ,
-// EVENT_IDX and SPEED_DUPLEX are taken when offered), sets up split virtqueues in DMA
-// memory and brings the device to DRIVER_OK. Mergeable receive buffers are not
+// configuration space (each in a memory BAR, at an offset aligned as the spec requires)
+// and maps them through the device's BARs, resets the device, negotiates features
+// (VERSION_1 is required; ACCESS_PLATFORM, MAC, STATUS, CTRL_VQ, MQ, EVENT_IDX and
+// SPEED_DUPLEX are taken when offered, ORDER_PLATFORM on amd64, whose fences are the
+// hardware ones), checks that the device configuration holds the fields those features
+// promise and that num_queues covers the queues, checks that each queue is disabled
+// before setting it up, sets up split virtqueues in DMA memory and brings the device to
+// DRIVER_OK. A failed initialisation sets FAILED, then resets the device. A
+// configuration read whose config_generation never settles is an error. Mergeable receive buffers are not
 // negotiated: every frame lands in one buffer, so buffers must hold a full frame. The
 // legacy (0.9.5, I/O BAR) transport and packed rings are not supported.
 //
@@ -16,8 +21,21 @@
 // device is notified at most once per batch; TxBurst notifies at most once per call, and
 // only when the device asks for it (used ring flags, or avail_event with EVENT_IDX).
 //
+// A device that does not offer ACCESS_PLATFORM bypasses the IOMMU and must be given
+// physical addresses: it is driven when the backend's DMA hands out physical addresses
+// (uio, VFIO no-IOMMU: pci.PhysicalAddresses) and refused behind a translating IOMMU (VFIO
+// type1, iommufd) with an error that says to give it iommu_platform=on. TxBurst never
+// posts a zero-length buffer (QEMU would mark the device broken): it drops and counts it.
+//
+// A device that sets DEVICE_NEEDS_RESET after DRIVER_OK is seen on its configuration
+// interrupt and on the status read of every Link call: the link reads down, and the port
+// resets and re-initialises the device on the same memory and vectors, counted in
+// Stats.DeviceResets (recover.go).
+//
 // Interrupts: with MSI-X, vector q belongs to RX queue q and the vector after the last RX
-// queue to configuration changes (link status); transmit and control queues have none.
+// queue to configuration changes (link status); transmit and control queues have none. A
+// device with fewer MSI-X vectors gets two: one the RX queues share, one for
+// configuration changes (as Linux falls back), then INTx.
 // With INTx (uio_pci_generic) one vector serves every queue and EnableRxInterrupt reads
 // the ISR register to acknowledge the line. Arming and disarming use event suppression:
 // used_event with EVENT_IDX, the NO_INTERRUPT flag without. Both are a store to the ring

@@ -60,7 +60,7 @@ func open(dev pci.Device, cfg nic.Config, opt Options) (*Port, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	p := &Port{dev: dev, t: t, cfg: cfg}
+	p := &Port{dev: dev, t: t, cfg: cfg, opt: opt}
 	if err := pci.SetBusMaster(dev.Config(), false); err != nil {
 		return nil, err
 	}
@@ -86,7 +86,16 @@ func (p *Port) negotiate(opt Options) error {
 	if offered&(1<<virtiospec.FeatVersion1) == 0 {
 		return fmt.Errorf("device offers features %#x without VERSION_1 (legacy only): %w", offered, pci.ErrNotSupported)
 	}
+	if offered&(1<<virtiospec.FeatAccessPlat) == 0 && !pci.PhysicalAddresses(p.dev.DMA()) {
+		return fmt.Errorf("device does not offer VIRTIO_F_ACCESS_PLATFORM, so it bypasses the IOMMU and needs physical "+
+			"addresses, but this backend hands out IOVAs that an IOMMU translates (vfio type1 or iommufd): the device "+
+			"would DMA to the wrong memory; give it iommu_platform=on (QEMU: -device virtio-net-pci,iommu_platform=on,... "+
+			"with a vIOMMU), or drive it without translation (vfio no-IOMMU mode, or uio_pci_generic): %w", pci.ErrNotSupported)
+	}
 	want := uint64(1)<<virtiospec.FeatVersion1 | 1<<virtiospec.FeatAccessPlat | 1<<virtiospec.FeatMAC | 1<<virtiospec.FeatStatus | 1<<virtiospec.FeatSpeedDuplex
+	if platformOrdered {
+		want |= 1 << virtiospec.FeatOrderPlat
+	}
 	if offered&(1<<virtiospec.FeatCtrlVQ) != 0 {
 		want |= 1<<virtiospec.FeatCtrlVQ | 1<<virtiospec.FeatMQ
 	}
@@ -102,12 +111,27 @@ func (p *Port) negotiate(opt Options) error {
 	return nil
 }
 
-// readConfig reads the MAC and the number of queue pairs the device supports.
+// readConfig reads the MAC and the number of queue pairs the device supports, after
+// checking that the device configuration holds the fields the features negotiated say
+// are there.
 func (p *Port) readConfig() error {
 	d := p.t.device
+	for _, f := range [...]struct {
+		feat      int
+		name      string
+		off, size uint32
+	}{
+		{virtiospec.FeatMAC, "mac", virtiospec.NetCfgMAC, 6},
+		{virtiospec.FeatStatus, "status", virtiospec.NetCfgStatus, 2},
+		{virtiospec.FeatMQ, "max_virtqueue_pairs", virtiospec.NetCfgMaxPairs, 2},
+	} {
+		if p.has(f.feat) && !d.fits(f.off, f.size) {
+			return fmt.Errorf("device configuration of %d bytes has no %s (bytes %d..%d), which its features promise", d.len, f.name, f.off, f.off+f.size-1)
+		}
+	}
 	mac := make(net.HardwareAddr, 6)
 	pairs := 1
-	p.t.readDeviceConfig(func() {
+	err := p.t.readDeviceConfig(func() {
 		if p.has(virtiospec.FeatMAC) {
 			for i := range mac {
 				mac[i] = d.r8(virtiospec.NetCfgMAC + uint32(i))
@@ -117,6 +141,9 @@ func (p *Port) readConfig() error {
 			pairs = int(d.r16(virtiospec.NetCfgMaxPairs))
 		}
 	})
+	if err != nil {
+		return err
+	}
 	if !p.has(virtiospec.FeatMAC) {
 		// No address from the device: a random locally administered unicast one.
 		if _, err := rand.Read(mac); err != nil {
@@ -127,11 +154,28 @@ func (p *Port) readConfig() error {
 	if pairs < 1 || pairs > 0x8000 {
 		return fmt.Errorf("device config: max_virtqueue_pairs %d", pairs)
 	}
+	// Queue 2n is receive queue n, 2n+1 transmit queue n, and the control queue follows
+	// the last pair the device has.
+	need := 2 * pairs
+	if p.has(virtiospec.FeatCtrlVQ) {
+		need++
+	}
+	if n := int(p.t.common.r16(virtiospec.ComNumQueues)); n < need {
+		return fmt.Errorf("device has %d virtqueues (num_queues), but %d queue pairs%s need %d", n, pairs, ctrlNote(p.has(virtiospec.FeatCtrlVQ)), need)
+	}
 	p.mac, p.maxPairs = mac, pairs
 	return nil
 }
 
-// start runs the bring-up after reset.
+func ctrlNote(ctrl bool) string {
+	if ctrl {
+		return " and the control queue"
+	}
+	return ""
+}
+
+// start runs the bring-up after reset: features, configuration, vectors, the queues
+// (memory, then registers), bus mastering, then run.
 func (p *Port) start(opt Options) error {
 	if err := p.negotiate(opt); err != nil {
 		return err
@@ -156,21 +200,16 @@ func (p *Port) start(opt Options) error {
 	if err := p.enableVectors(pairs); err != nil {
 		return err
 	}
-	msix := p.irqs.Other() != nil
+	msix := p.msix()
 	t, dma := p.t, p.dev.DMA()
 	if msix {
-		t.common.w16(virtiospec.ComMSIXConfig, uint16(pairs))
-		if got := t.common.r16(virtiospec.ComMSIXConfig); got != uint16(pairs) {
-			return fmt.Errorf("config-change MSI-X vector %d refused (reads 0x%x)", pairs, got)
+		if err := p.setConfigVector(); err != nil {
+			return err
 		}
 	}
 	eventIdx := p.has(virtiospec.FeatEventIdx)
 	for i := 0; i < pairs; i++ {
-		vector := uint16(virtiospec.NoVector)
-		if msix {
-			vector = uint16(i)
-		}
-		q, err := setupQueue(t, dma, uint16(2*i), 2*cfg.RxRing, vector, msix, eventIdx)
+		q, err := newVQ(t, dma, uint16(2*i), 2*cfg.RxRing, p.rxVector(i), msix, eventIdx)
 		if err != nil {
 			return err
 		}
@@ -185,7 +224,7 @@ func (p *Port) start(opt Options) error {
 		p.rx = append(p.rx, rq)
 	}
 	for i := 0; i < cfg.TxQueues; i++ {
-		q, err := setupQueue(t, dma, uint16(2*i+1), 2*cfg.TxRing, virtiospec.NoVector, msix, eventIdx)
+		q, err := newVQ(t, dma, uint16(2*i+1), 2*cfg.TxRing, virtiospec.NoVector, msix, eventIdx)
 		if err != nil {
 			return err
 		}
@@ -208,20 +247,11 @@ func (p *Port) start(opt Options) error {
 	if err := pci.SetBusMaster(p.dev.Config(), true); err != nil {
 		return err
 	}
-	t.addStatus(virtiospec.StatusDriverOK)
-	if s := t.status(); s&(virtiospec.StatusFailed|virtiospec.StatusNeedsReset) != 0 || s&virtiospec.StatusDriverOK == 0 {
-		return fmt.Errorf("device status 0x%02x after DRIVER_OK", s)
+	if err := p.run(); err != nil {
+		return err
 	}
-	if pairs > 1 {
-		if err := p.ctrl.setPairs(pairs); err != nil {
-			return err
-		}
-	}
-	for _, q := range p.rx {
-		q.t.notifyQueue(q.notifyOff, q.index)
-	}
-	if msix {
-		w, err := vectors.Watch(p.irqs.Other(), func() { p.linkCh.Add(1) })
+	if cv := p.configVector(); cv != nil {
+		w, err := vectors.Watch(cv, func() { p.configChanged(true) })
 		if err == nil {
 			p.watch = w
 		}
@@ -233,20 +263,56 @@ func (p *Port) start(opt Options) error {
 	return nil
 }
 
-// enableVectors sets up the interrupt vectors: MSI-X one per RX queue plus one for
-// configuration changes; INTx one vector for everything (see vectors.Enable).
-func (p *Port) enableVectors(pairs int) error {
-	if p.cfg.NoIRQ {
-		return nil
+// program sets up every queue again on its ring after a reset and renegotiation (the
+// recovery from DEVICE_NEEDS_RESET), then runs the device.
+func (p *Port) program() error {
+	msix := p.msix()
+	if msix {
+		if err := p.setConfigVector(); err != nil {
+			return err
+		}
 	}
-	var err error
-	p.irqs, err = vectors.Enable(p.dev, p.cfg.Interrupts, pairs)
-	return err
+	for _, q := range p.rx {
+		if err := q.program(msix); err != nil {
+			return err
+		}
+	}
+	for _, q := range p.tx {
+		if err := q.program(msix); err != nil {
+			return err
+		}
+	}
+	if p.ctrl != nil {
+		if err := p.ctrl.program(msix); err != nil {
+			return err
+		}
+	}
+	return p.run()
+}
+
+// run sets DRIVER_OK on a device whose queues are set up, sets the number of queue pairs
+// and notifies the receive queues of their buffers.
+func (p *Port) run() error {
+	t := p.t
+	t.addStatus(virtiospec.StatusDriverOK)
+	if s := t.status(); s&(virtiospec.StatusFailed|virtiospec.StatusNeedsReset) != 0 || s&virtiospec.StatusDriverOK == 0 {
+		return fmt.Errorf("device status 0x%02x after DRIVER_OK", s)
+	}
+	if len(p.rx) > 1 {
+		if err := p.ctrl.setPairs(len(p.rx)); err != nil {
+			return err
+		}
+	}
+	for _, q := range p.rx {
+		q.t.notifyQueue(q.notifyOff, q.index)
+	}
+	return nil
 }
 
 // abort quiesces the device after a failed open: reset (the device lets go of every
 // queue), vectors off, bus mastering off, memory freed.
 func (p *Port) abort() {
+	p.t.addStatus(virtiospec.StatusFailed) // the driver gives up on the device
 	p.t.reset()
 	if p.watch != nil {
 		p.watch.Stop()

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/uiod/uiod/internal/hw/virtiospec"
+	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/vectors"
 	"github.com/uiod/uiod/pci"
@@ -24,6 +25,7 @@ type Port struct {
 	dev      pci.Device
 	t        *transport
 	cfg      nic.Config
+	opt      Options
 	features uint64
 	mac      net.HardwareAddr
 	maxPairs int
@@ -33,11 +35,20 @@ type Port struct {
 	pools    []*nic.Mempool
 	rings    []pci.Mem
 
-	irqs  vectors.Set
-	watch *vectors.Watcher
+	irqs   vectors.Set
+	cfgVec *irq.Vector // MSI-X: configuration changes
+	watch  *vectors.Watcher
 
 	linkCh atomic.Uint64
 	isrMu  sync.Mutex // INTx: ISR reads by different queues' threads
+
+	// Recovery from DEVICE_NEEDS_RESET (recover.go).
+	recovering atomic.Bool
+	closing    atomic.Bool
+	retryAt    atomic.Int64 // UnixNano before which a failed recovery is not retried
+	recoverErr atomic.Pointer[error]
+	recoverWG  sync.WaitGroup
+	resets     atomic.Uint64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -84,6 +95,7 @@ func Name(vendor, device uint16) string {
 // closes the device (interrupts and bus mastering off, then DMA memory freed).
 func (p *Port) Close() error {
 	p.closeOnce.Do(func() {
+		p.closing.Store(true) // no recovery starts from here on
 		if p.watch != nil {
 			p.watch.Stop()
 		}
@@ -91,6 +103,7 @@ func (p *Port) Close() error {
 		p.closeMu.Lock()
 		p.lastLink, p.closed = l, true
 		p.closeMu.Unlock()
+		p.recoverWG.Wait()
 		err := p.t.reset()
 		p.releaseBuffers()
 		p.closeErr = errors.Join(err, p.dev.Close())
@@ -107,31 +120,49 @@ func (p *Port) NumRxQueues() int { return len(p.rx) }
 // NumTxQueues implements nic.Port.
 func (p *Port) NumTxQueues() int { return len(p.tx) }
 
-// RxBurst implements nic.Port.
-func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return p.rx[q].burst(bufs) }
+// RxBurst implements nic.Port. It returns 0 while the device is being reset.
+func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return gatedBurst(p.rx[q], bufs) }
 
 // TxBurst implements nic.Port. Buffers from a pool in another DMA address space are
-// copied into the queue's own buffers first.
-func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return p.tx[q].burst(bufs) }
+// copied into the queue's own buffers first. It takes nothing while the device is being
+// reset.
+func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return gatedBurst(p.tx[q], bufs) }
 
 // TxPending is how many frames TX queue q has handed to the device and not yet had back,
 // as of its last TxBurst (a TxBurst with no buffers only reclaims). The device sends
 // asynchronously (QEMU from a bottom half after the notification), so a caller that wants
 // its last frames on the wire polls this down to 0 before Close, which resets the device.
 // Call it from the goroutine that owns the queue.
-func (p *Port) TxPending(q int) int { return p.tx[q].inFlight }
+func (p *Port) TxPending(q int) int {
+	tq := p.tx[q]
+	if !tq.gate.enter() {
+		return 0 // a reset discards what was in flight
+	}
+	n := tq.inFlight
+	tq.gate.leave()
+	return n
+}
 
 // Link implements nic.Port: the device's link status (always up without STATUS) and, with
-// SPEED_DUPLEX, its speed (0 when the device does not know it).
+// SPEED_DUPLEX, its speed (0 when the device does not know it). A device that needs a
+// reset (DEVICE_NEEDS_RESET) reports the link down and is recovered on another goroutine,
+// as is one whose configuration never reads the same twice.
 func (p *Port) Link() nic.Link {
 	p.closeMu.RLock()
 	defer p.closeMu.RUnlock()
 	if p.closed {
 		return p.lastLink
 	}
+	if p.recovering.Load() {
+		return nic.Link{}
+	}
+	if broken(p.t.status()) {
+		p.startRecovery()
+		return nic.Link{}
+	}
 	l := nic.Link{Up: true}
 	d := p.t.device
-	p.t.readDeviceConfig(func() {
+	err := p.t.readDeviceConfig(func() {
 		if p.has(virtiospec.FeatStatus) {
 			l.Up = d.r16(virtiospec.NetCfgStatus)&virtiospec.NetStatusLinkUp != 0
 		}
@@ -141,6 +172,9 @@ func (p *Port) Link() nic.Link {
 			}
 		}
 	})
+	if err != nil {
+		return nic.Link{}
+	}
 	return l
 }
 
@@ -161,6 +195,7 @@ func (p *Port) MaxQueuePairs() int { return p.maxPairs }
 func (p *Port) Device() pci.Device { return p.dev }
 
 // Stats implements nic.Port. RxMissed stays 0: a virtio device reports no drops.
+// DeviceResets counts the resets that recovered the device from DEVICE_NEEDS_RESET.
 // TxPackets and TxBytes count the frames TxBurst handed to the device (it reports no
 // transmit failures), the last of them possibly still in flight.
 func (p *Port) Stats() nic.Stats {
@@ -175,5 +210,6 @@ func (p *Port) Stats() nic.Stats {
 		s.TxBytes += q.st.bytes.Load()
 		s.TxErrors += q.st.errors.Load()
 	}
+	s.DeviceResets = p.resets.Load()
 	return s
 }

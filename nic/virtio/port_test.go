@@ -70,6 +70,9 @@ func TestOpenErrors(t *testing.T) {
 			if n := m.Device().IOMMU().Mappings(); n != 0 {
 				t.Fatalf("%d DMA mappings left after the failed open", n)
 			}
+			if n := m.Stats().Failed; n != 1 {
+				t.Fatalf("the driver set FAILED %d times giving up, want once", n)
+			}
 		})
 	}
 }

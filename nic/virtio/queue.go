@@ -12,6 +12,7 @@ import (
 type vq struct {
 	ring      *vring
 	index     uint16 // virtqueue number
+	vector    uint16 // its MSI-X vector, or NoVector
 	notifyOff uint32 // offset of its notify address in the notify structure
 	t         *transport
 	eventIdx  bool
@@ -56,10 +57,9 @@ func (q *vq) request(lastUsed uint16) {
 	q.ring.publish()
 }
 
-// setupQueue selects virtqueue index, sizes it to at most want descriptors (and what the
-// device offers), allocates and programs its ring, assigns it an MSI-X vector (noVector
-// for none) and enables it.
-func setupQueue(t *transport, dma pci.DMA, index uint16, want int, vector uint16, msix, eventIdx bool) (*vq, error) {
+// newVQ sizes virtqueue index to at most want descriptors (and what the device offers),
+// allocates its ring and programs and enables it with MSI-X vector (NoVector for none).
+func newVQ(t *transport, dma pci.DMA, index uint16, want int, vector uint16, msix, eventIdx bool) (*vq, error) {
 	c := t.common
 	c.w16(virtiospec.ComQueueSelect, index)
 	max := int(c.r16(virtiospec.ComQueueSize))
@@ -77,27 +77,43 @@ func setupQueue(t *transport, dma pci.DMA, index uint16, want int, vector uint16
 	if err != nil {
 		return nil, fmt.Errorf("virtqueue %d: %w", index, err)
 	}
-	r := newVring(mem, size)
-	c.w16(virtiospec.ComQueueSize, uint16(size))
+	q := &vq{ring: newVring(mem, size), index: index, vector: vector, t: t, eventIdx: eventIdx}
+	q.suppress(0)
+	if err := q.program(msix); err != nil {
+		dma.Free(mem)
+		return nil, err
+	}
+	return q, nil
+}
+
+// program tells the device where the queue's ring is, assigns its MSI-X vector and enables
+// it. The device must be reset (or fresh) and past FEATURES_OK, and the queue disabled.
+func (q *vq) program(msix bool) error {
+	t, c, r := q.t, q.t.common, q.ring
+	c.w16(virtiospec.ComQueueSelect, q.index)
+	if max := int(c.r16(virtiospec.ComQueueSize)); max < r.size() {
+		return fmt.Errorf("virtqueue %d: device offers %d descriptors, the ring has %d", q.index, max, r.size())
+	}
+	if en := c.r16(virtiospec.ComQueueEnable); en != 0 {
+		return fmt.Errorf("virtqueue %d: queue_enable reads %d before set-up (want 0 after reset)", q.index, en)
+	}
+	c.w16(virtiospec.ComQueueSize, uint16(r.size()))
 	c.w64(virtiospec.ComQueueDesc, r.descIOVA())
 	c.w64(virtiospec.ComQueueDriver, r.availIOVA())
 	c.w64(virtiospec.ComQueueDevice, r.usedIOVA())
 	if msix {
-		c.w16(virtiospec.ComQueueMSIX, vector)
-		if got := c.r16(virtiospec.ComQueueMSIX); got != vector {
-			dma.Free(mem)
-			return nil, fmt.Errorf("virtqueue %d: MSI-X vector %d refused (reads 0x%x)", index, vector, got)
+		c.w16(virtiospec.ComQueueMSIX, q.vector)
+		if got := c.r16(virtiospec.ComQueueMSIX); got != q.vector {
+			return fmt.Errorf("virtqueue %d: MSI-X vector %d refused (reads 0x%x)", q.index, q.vector, got)
 		}
 	}
 	off := uint32(c.r16(virtiospec.ComQueueNotifyOff)) * t.notifyMult
 	if !t.notify.fits(off, 2) {
-		dma.Free(mem)
-		return nil, fmt.Errorf("virtqueue %d: notify offset 0x%x outside the %d-byte notify structure", index, off, t.notify.len)
+		return fmt.Errorf("virtqueue %d: notify offset 0x%x outside the %d-byte notify structure", q.index, off, t.notify.len)
 	}
-	q := &vq{ring: r, index: index, notifyOff: off, t: t, eventIdx: eventIdx}
-	q.suppress(0)
+	q.notifyOff = off
 	c.w16(virtiospec.ComQueueEnable, 1)
-	return q, nil
+	return nil
 }
 
 // counters are one queue's statistics, readable from any goroutine.

@@ -17,6 +17,7 @@ type rxQueue struct {
 	batch    int        // refill when this many slots are free
 	armed    bool       // interrupts requested
 	quietAt  uint16     // lastUsed when used_event was last moved while disarmed
+	gate     gate
 	st       counters
 }
 

@@ -74,7 +74,8 @@ func newTransport(dev pci.Device, c capabilities) (*transport, error) {
 	if t.isr, err = mapWindow(dev, c.isr, "isr", 1); err != nil {
 		return nil, err
 	}
-	if t.device, err = mapWindow(dev, c.device, "device", virtiospec.NetCfgMaxPairs+2); err != nil {
+	// What the device configuration must hold depends on the features (readConfig).
+	if t.device, err = mapWindow(dev, c.device, "device", 0); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -120,16 +121,21 @@ func (t *transport) setDriverFeatures(f uint64) {
 	t.common.w32(virtiospec.ComDrvFeature, uint32(f>>32))
 }
 
+// configReads bounds the tries of a generation-checked device-configuration read.
+const configReads = 16
+
 // readDeviceConfig runs read until config_generation is the same before and after it, so
-// that a multi-field read is consistent.
-func (t *transport) readDeviceConfig(read func()) {
-	for range 16 {
+// that a multi-field read is consistent; a generation that changes across every one of
+// configReads tries is an error.
+func (t *transport) readDeviceConfig(read func()) error {
+	for range configReads {
 		gen := t.common.r8(virtiospec.ComConfigGen)
 		read()
 		if t.common.r8(virtiospec.ComConfigGen) == gen {
-			return
+			return nil
 		}
 	}
+	return fmt.Errorf("device configuration: config_generation changed during each of %d reads (it never settles)", configReads)
 }
 
 // notifyQueue writes the queue's index to its notify address.

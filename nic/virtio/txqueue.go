@@ -19,12 +19,14 @@ type txQueue struct {
 	inFlight int
 	quietAt  uint16
 	nCopies  uint64
+	orphans  []*nic.Buf // frames a device reset discarded, freed at the next burst
+	gate     gate
 	st       counters
 }
 
 func newTxQueue(q *vq, dma pci.DMA, copies *nic.Mempool) *txQueue {
 	slots := q.ring.size() / 2
-	tq := &txQueue{vq: *q, dma: dma, copies: copies, bufs: make([]*nic.Buf, slots), free: make([]uint16, 0, slots)}
+	tq := &txQueue{vq: *q, dma: dma, copies: copies, bufs: make([]*nic.Buf, slots), free: make([]uint16, 0, slots), orphans: make([]*nic.Buf, 0, slots)}
 	r := tq.ring
 	for p := slots - 1; p >= 0; p-- {
 		r.setDesc(2*p, r.hdrIOVA(p), virtiospec.NetHdrLen, virtiospec.DescNext, uint16(2*p+1))
@@ -67,8 +69,18 @@ func (q *txQueue) reclaim() {
 	}
 }
 
+// dropOrphans frees the buffers of the frames a device reset discarded.
+func (q *txQueue) dropOrphans() {
+	freeBufs(q.orphans)
+	q.st.errors.Add(uint64(len(q.orphans)))
+	q.orphans = q.orphans[:0]
+}
+
 // burst implements TxBurst for this queue.
 func (q *txQueue) burst(bufs []*nic.Buf) int {
+	if len(q.orphans) > 0 {
+		q.dropOrphans()
+	}
 	q.reclaim()
 	r := q.ring
 	old := r.availIdx
@@ -76,6 +88,14 @@ func (q *txQueue) burst(bufs []*nic.Buf) int {
 	var queued, bytes uint64
 	for n < len(bufs) && len(q.free) > 0 {
 		b := bufs[n]
+		if b.Len() == 0 {
+			// A zero-length buffer breaks the device (QEMU: virtio_error, NEEDS_RESET;
+			// libvhost-user aborts): never posted, dropped and counted.
+			b.Free()
+			q.st.errors.Add(1)
+			n++
+			continue
+		}
 		if pool := b.Pool(); pool == q.local {
 			// Same address space as the last buffer: sent as is.
 		} else if pool.DMA() == q.dma {
@@ -120,6 +140,7 @@ func (q *txQueue) burst(bufs []*nic.Buf) int {
 
 // release frees every buffer still queued. The device must be reset first.
 func (q *txQueue) release() {
+	q.dropOrphans()
 	freeBufs(q.bufs)
 	q.inFlight = 0
 }

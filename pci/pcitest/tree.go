@@ -135,7 +135,8 @@ type Function struct {
 	// "" means Driver, unless Driver is a userspace driver.
 	Native string
 	// Interfaces are kernel network interfaces, created under net/ (or virtio0/net/ when
-	// Virtio is set, as virtio-net does).
+	// Virtio is set, as virtio-net does), each with its device link and its
+	// sys/class/net link.
 	Interfaces []string
 	Virtio     bool
 	// IOMMUGroup is the function's IOMMU group. Fixture groups are numbered from 1:
@@ -192,11 +193,14 @@ func (tr *Tree) AddFunction(f Function) {
 	}
 	tr.native[f.Addr] = native
 	for _, i := range f.Interfaces {
-		dir := dev + "/net/" + i
+		parent := dev // the interface's device: the function, or virtio-net's virtio0
 		if f.Virtio {
-			dir = dev + "/virtio0/net/" + i
+			parent = dev + "/virtio0"
 		}
+		dir := parent + "/net/" + i
 		tr.WriteFile(dir+"/address", "52:54:00:12:34:56\n")
+		tr.must(tr.symlink(dir+"/device", parent))
+		tr.must(tr.symlink("sys/class/net/"+i, dir))
 	}
 	if f.IOMMUGroup > 0 {
 		g := "sys/kernel/iommu_groups/" + strconv.Itoa(f.IOMMUGroup)

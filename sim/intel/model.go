@@ -109,6 +109,7 @@ type Model struct {
 	fifo      rxFIFO
 	inj       injections
 	st        Stats
+	rxQueued  [64]uint64 // frames written to each RX queue's ring (RxQueueFrames)
 	rssBuf    [64]byte
 	rxScratch []byte
 	txq       [64]txPartial

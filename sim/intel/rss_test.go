@@ -162,6 +162,12 @@ func TestRSS(t *testing.T) {
 			t.Fatalf("queue %d got no flows: %v", q, c)
 		}
 	}
+	// RxQueueFrames counts what each queue's ring took (no ring wrapped: RDH is the count).
+	for q, n := range g.m.RxQueueFrames(nq) {
+		if n != uint64(c[q]) {
+			t.Errorf("RxQueueFrames: queue %d placed %d, RDH moved %d (%v)", q, n, c[q], c)
+		}
+	}
 	// The write-back carries the hash.
 	f := flow(7)
 	h, _ := rssHash(f, g.rd(g.m.l.mrqc), msKey, make([]byte, 64))

@@ -278,6 +278,7 @@ func (m *Model) place(q int, frame []byte, hash, typ uint32) placeResult {
 	}
 	m.set(l.rxq(q, intelnic.QH), h)
 	m.st.RxFrames++
+	m.rxQueued[q]++
 	m.st.RxBytes += uint64(len(data))
 	m.countFrame(false, q, len(data))
 	m.ic.raiseQueue(q, false)

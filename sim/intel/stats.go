@@ -52,6 +52,14 @@ func (m *Model) Stats() Stats {
 	return m.st
 }
 
+// RxQueueFrames returns the frames the model has written to the ring of each of RX queues
+// 0 to n-1 since it was made (RxFrames per queue): where RSS sent what it placed.
+func (m *Model) RxQueueFrames(n int) []uint64 {
+	m.dev.Lock()
+	defer m.dev.Unlock()
+	return append([]uint64(nil), m.rxQueued[:min(n, len(m.rxQueued))]...)
+}
+
 // countFrame updates the statistics registers for a good frame of n bytes received
 // (tx false) or sent on queue q: the global counters (which count the FCS) and the
 // per-queue ones (82576 PQG*, 82599 QPRC/QBRC and QPTC/QBTC for queues 0-15).

@@ -63,7 +63,7 @@ func (m *Model) readCommon(off, size uint32) uint32 {
 	case virtiospec.ComMSIXConfig:
 		return uint32(m.msixConfig)
 	case virtiospec.ComNumQueues:
-		return uint32(m.nq)
+		return uint32(m.numQueues)
 	case virtiospec.ComStatus:
 		return uint32(m.status)
 	case virtiospec.ComConfigGen:
@@ -197,6 +197,9 @@ func (m *Model) writeStatus(v uint8) {
 		m.fault("device status 0x%02x out of order (was 0x%02x)", v, old)
 		return
 	}
+	if add&virtiospec.StatusFailed != 0 {
+		m.st.Failed++
+	}
 	if add&virtiospec.StatusFeaturesOK != 0 {
 		if !m.featuresAcceptable() {
 			v &^= virtiospec.StatusFeaturesOK // the driver reads it back and gives up
@@ -213,14 +216,14 @@ func (m *Model) writeStatus(v uint8) {
 }
 
 // featuresAcceptable checks the driver's features at FEATURES_OK: a subset of the offer,
-// VERSION_1 (this device has no legacy interface), ACCESS_PLATFORM (it sits behind an
-// IOMMU), MQ only with CTRL_VQ.
+// VERSION_1 (this device has no legacy interface), ACCESS_PLATFORM when offered (the
+// device then sits behind the platform's IOMMU), MQ only with CTRL_VQ.
 func (m *Model) featuresAcceptable() bool {
 	f := m.drvFeatures
 	switch {
 	case f&^m.offered != 0,
 		f&(1<<virtiospec.FeatVersion1) == 0,
-		f&(1<<virtiospec.FeatAccessPlat) == 0,
+		m.offered&(1<<virtiospec.FeatAccessPlat) != 0 && f&(1<<virtiospec.FeatAccessPlat) == 0,
 		f&(1<<virtiospec.FeatMQ) != 0 && f&(1<<virtiospec.FeatCtrlVQ) == 0:
 		return false
 	}
@@ -260,6 +263,9 @@ func (m *Model) readNetConfig(off, size uint32) uint32 {
 	if off+size > virtiospec.NetCfgLen {
 		m.fault("device config: %d-byte read at 0x%x beyond %d bytes", size, off, virtiospec.NetCfgLen)
 		return 0
+	}
+	if m.inj.churn {
+		m.generation++
 	}
 	b := m.netcfg[off : off+size]
 	switch size {

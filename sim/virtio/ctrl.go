@@ -38,7 +38,7 @@ func (m *Model) control(qi int) {
 		if read == chainDone {
 			status = m.command(cmd)
 		}
-		if b, err := d.DMAAt(ack.addr, 1, "control ack"); err == nil {
+		if b, err := m.dmaAt(ack.addr, 1, "control ack"); err == nil {
 			b[0] = status
 		}
 		m.st.CtrlCommands++

@@ -10,6 +10,7 @@ import (
 type injections struct {
 	drop, badID, oversize, ahead int
 	jump                         uint16
+	churn                        bool
 }
 
 // DropNext drops the next n frames from the wire before they reach a queue.
@@ -88,12 +89,10 @@ func (m *Model) setLink(up bool) {
 	if !m.running() {
 		return
 	}
-	if m.dev.MSIXEnabled() {
-		if m.msixConfig == virtiospec.NoVector || !m.dev.FireMSIX(int(m.msixConfig)) {
-			m.st.LostInterrupts++
-		}
-		return
-	}
-	m.isr |= virtiospec.ISRConfig
-	m.dev.SetINTx(true)
+	m.configChanged()
 }
+
+// ChurnGeneration makes every device-configuration read change config_generation while on,
+// as a device whose configuration never settles: a driver's generation-checked read never
+// stabilises.
+func (m *Model) ChurnGeneration(on bool) { m.dev.Lock(); m.inj.churn = on; m.dev.Unlock() }

@@ -4,7 +4,8 @@
 //
 // The model implements the four virtio structures (common, notify, ISR and device
 // configuration) in BAR4 at the offsets QEMU uses, the vendor capabilities that point at
-// them, feature negotiation (VERSION_1 and ACCESS_PLATFORM required), split virtqueues
+// them, feature negotiation (VERSION_1 required; ACCESS_PLATFORM required when offered,
+// and without it the device bypasses the IOMMU: Config.NoAccessPlatform), split virtqueues
 // read and written through the IOMMU, event suppression (flags, or used_event and
 // avail_event with EVENT_IDX), MSI-X with a vector per queue and one for configuration
 // changes, INTx with the read-to-clear ISR register, multi-queue with the control queue's
@@ -14,7 +15,12 @@
 // It is strict about the spec's ordering rules: feature bits may only change before
 // FEATURES_OK, no queue register may be touched before FEATURES_OK, no notification may
 // come before DRIVER_OK, status bits are set in order, and with EVENT_IDX the driver's
-// ring flags must stay 0. The model itself reads the available index before the entries
+// ring flags must stay 0. As strict as QEMU: a frame that finds the receive ring empty is
+// held (with every frame after it) until the driver notifies that receive queue, so a
+// driver that posts buffers without the notification the device asked for loses its
+// traffic; a zero-length descriptor breaks the device (DEVICE_NEEDS_RESET, as QEMU's
+// virtio_error), which then processes no queue until the driver resets it; and
+// RaiseNeedsReset breaks it on demand. The model itself reads the available index before the entries
 // below it and the descriptors they name, and stores the used entry before the used
 // index. In strict mode each violation is a fault that fails the test (Device().Err()).
 package virtio
@@ -49,6 +55,20 @@ type Config struct {
 	NoEventIdx bool
 	// NoMSIX makes IRQs(MSIX) fail with pci.ErrNotSupported, as under uio_pci_generic.
 	NoMSIX bool
+	// MSIXVectors is the MSI-X table size (default one vector per virtqueue and one for
+	// configuration changes); fewer make a driver share vectors.
+	MSIXVectors int
+	// NoAccessPlatform does not offer VIRTIO_F_ACCESS_PLATFORM: the device then bypasses
+	// the IOMMU and takes bus addresses for physical addresses, so its DMA works only in
+	// an address space of physical addresses (sim.NewPhysicalIOMMU, as uio and VFIO
+	// no-IOMMU give); behind a translating one every access is a DMA fault.
+	NoAccessPlatform bool
+	// OrderPlatform offers VIRTIO_F_ORDER_PLATFORM (a hardware device's memory ordering).
+	OrderPlatform bool
+	// NumQueues is the num_queues the device reports (default the virtqueues it has,
+	// 2·MaxPairs + 1); a smaller one models a device that offers fewer queues than its
+	// max_virtqueue_pairs implies.
+	NumQueues int
 	// SpeedMbps is the speed in the device configuration (0: unknown).
 	SpeedMbps int
 	// Steer picks the queue pair for a received frame among pairs (default: a hash of
@@ -81,6 +101,7 @@ type Model struct {
 	msixConfig  uint16
 	queueSel    uint16
 	queues      []queue
+	numQueues   int
 	isr         uint8
 	link        bool
 	pairs       int
@@ -116,7 +137,21 @@ func New(cfg Config) (*Model, error) {
 	m := &Model{cfg: cfg, nq: 2*cfg.MaxPairs + 1, link: true, wire: cfg.Wire}
 	m.txMu = make([]sync.Mutex, m.nq)
 	m.txBuf = make([][]byte, m.nq)
-	m.offered = 1<<virtiospec.FeatVersion1 | 1<<virtiospec.FeatAccessPlat | 1<<virtiospec.FeatMAC | 1<<virtiospec.FeatStatus | 1<<virtiospec.FeatCtrlVQ | 1<<virtiospec.FeatSpeedDuplex
+	m.offered = 1<<virtiospec.FeatVersion1 | 1<<virtiospec.FeatMAC | 1<<virtiospec.FeatStatus | 1<<virtiospec.FeatCtrlVQ | 1<<virtiospec.FeatSpeedDuplex
+	if cfg.OrderPlatform {
+		m.offered |= 1 << virtiospec.FeatOrderPlat
+	}
+	if !cfg.NoAccessPlatform {
+		m.offered |= 1 << virtiospec.FeatAccessPlat
+	}
+	m.numQueues = m.nq
+	if cfg.NumQueues > 0 && cfg.NumQueues < m.nq {
+		m.numQueues = cfg.NumQueues
+	}
+	msixVectors := m.nq + 1
+	if cfg.MSIXVectors > 0 {
+		msixVectors = cfg.MSIXVectors
+	}
 	if cfg.MaxPairs > 1 {
 		m.offered |= 1 << virtiospec.FeatMQ
 	}
@@ -130,7 +165,7 @@ func New(cfg Config) (*Model, error) {
 		Revision:    1,
 		Class:       uint32(pci.ClassNetwork),
 		BAR0Size:    4,
-		MSIXVectors: m.nq + 1,
+		MSIXVectors: msixVectors,
 		IOMMU:       cfg.IOMMU,
 		Strict:      cfg.Strict,
 		Log:         cfg.Log,
@@ -214,7 +249,7 @@ func (m *Model) has(f int) bool { return m.drvFeatures&(1<<f) != 0 }
 
 // running reports whether the driver finished initialisation and may use the queues.
 func (m *Model) running() bool {
-	return m.status&virtiospec.StatusDriverOK != 0 && m.status&virtiospec.StatusFailed == 0 && !m.dev.Closed()
+	return m.status&virtiospec.StatusDriverOK != 0 && m.status&(virtiospec.StatusFailed|virtiospec.StatusNeedsReset) == 0 && !m.dev.Closed()
 }
 
 // irqs is the pci.Device IRQs with the NoMSIX option.

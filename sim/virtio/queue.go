@@ -21,14 +21,16 @@ type queue struct {
 	desc      uint64
 	driver    uint64
 	device    uint64
-	lastAvail uint16 // next available entry the device will take
-	usedIdx   uint16 // the used index the device published
+	lastAvail uint16   // next available entry the device will take
+	usedIdx   uint16   // the used index the device published
+	held      [][]byte // receive queue: frames waiting for a buffer and the notification
+	spare     [][]byte // receive queue: buffers of delivered held frames, for reuse
 }
 
 // avail loads the available ring's flags and index. ok is false on a DMA fault or without
 // bus mastering.
 func (m *Model) avail(q *queue) (flags, idx uint16, ok bool) {
-	b, err := m.dev.DMAAt(q.driver, 4, "available ring index")
+	b, err := m.dmaAt(q.driver, 4, "available ring index")
 	if err != nil {
 		return 0, 0, false
 	}
@@ -51,7 +53,7 @@ func (m *Model) next(q *queue) (head uint16, ok bool) {
 		m.fault("available index %d is %d entries ahead of %d in a ring of %d", idx, idx-q.lastAvail, q.lastAvail, q.size)
 		return 0, false
 	}
-	b, err := m.dev.DMAAt(q.driver+4+2*uint64(q.lastAvail%q.size), 2, "available ring entry")
+	b, err := m.dmaAt(q.driver+4+2*uint64(q.lastAvail%q.size), 2, "available ring entry")
 	if err != nil {
 		return 0, false
 	}
@@ -80,7 +82,7 @@ func (m *Model) chain(q *queue, head uint16, ds []desc) ([]desc, bool) {
 			m.fault("descriptor chain from %d loops", head)
 			return ds, false
 		}
-		b, err := m.dev.DMAAt(q.desc+16*uint64(i), 16, "descriptor")
+		b, err := m.dmaAt(q.desc+16*uint64(i), 16, "descriptor")
 		if err != nil {
 			return ds, false
 		}
@@ -89,6 +91,13 @@ func (m *Model) chain(q *queue, head uint16, ds []desc) ([]desc, bool) {
 			len:   binary.LittleEndian.Uint32(b[8:]),
 			flags: binary.LittleEndian.Uint16(b[12:]),
 			next:  binary.LittleEndian.Uint16(b[14:]),
+		}
+		if d.len == 0 {
+			// QEMU's virtqueue_map_desc: "zero sized buffers are not allowed", the device
+			// is broken (virtio_error).
+			m.fault("descriptor %d of chain %d: zero length", i, head)
+			m.needsReset()
+			return ds, false
 		}
 		if d.flags&virtiospec.DescIndirect != 0 {
 			m.fault("indirect descriptor %d (not offered)", i)
@@ -122,7 +131,7 @@ func (m *Model) readChain(ds []desc, buf []byte, limit int, what string) ([]byte
 		if len(buf)+int(c.len) > limit {
 			return buf, chainTooLong
 		}
-		b, err := m.dev.DMAAt(c.addr, int(c.len), what)
+		b, err := m.dmaAt(c.addr, int(c.len), what)
 		if err != nil {
 			return buf, chainDMA
 		}
@@ -135,15 +144,18 @@ func (m *Model) readChain(ds []desc, buf []byte, limit int, what string) ([]byte
 // interrupts the driver if it asked for it. With ahead the index is published without
 // the entry (fault injection).
 func (m *Model) pushUsed(qi int, q *queue, id, n uint32, ahead bool) {
+	if m.broken() {
+		return // a broken device completes nothing until it is reset
+	}
 	if !ahead {
-		b, err := m.dev.DMAAt(q.device+4+8*uint64(q.usedIdx%q.size), 8, "used ring entry")
+		b, err := m.dmaAt(q.device+4+8*uint64(q.usedIdx%q.size), 8, "used ring entry")
 		if err != nil {
 			return
 		}
 		binary.LittleEndian.PutUint32(b, id)
 		binary.LittleEndian.PutUint32(b[4:], n)
 	}
-	w, err := m.dev.DMAAt(q.device, 4, "used ring index")
+	w, err := m.dmaAt(q.device, 4, "used ring index")
 	if err != nil {
 		return
 	}
@@ -158,7 +170,7 @@ func (m *Model) pushUsed(qi int, q *queue, id, n uint32, ahead bool) {
 // index was stored (a fenced atomic) before used_event or the flags are loaded.
 func (m *Model) maybeInterrupt(qi int, q *queue, old uint16) {
 	if q.eventIdx {
-		b, err := m.dev.DMAAt(q.driver+4+2*uint64(q.size), 4, "used_event")
+		b, err := m.dmaAt(q.driver+4+2*uint64(q.size), 4, "used_event")
 		if err != nil {
 			return
 		}
@@ -194,7 +206,7 @@ func (m *Model) setAvailEvent(q *queue) {
 	if !q.eventIdx {
 		return
 	}
-	if b, err := m.dev.DMAAt(q.device+4+8*uint64(q.size), 4, "avail_event"); err == nil {
+	if b, err := m.dmaAt(q.device+4+8*uint64(q.size), 4, "avail_event"); err == nil {
 		sim.StoreUint32(b, uint32(q.lastAvail))
 	}
 }
@@ -208,6 +220,9 @@ func (m *Model) notify(off, size, v uint32) int {
 	switch {
 	case off%notifyMult != 0 || size != 2:
 		m.fault("notify: %d-byte write at 0x%x", size, off)
+		return -1
+	case m.broken():
+		m.st.IgnoredNotify++ // a broken device ignores its queues until the reset
 		return -1
 	case !m.running():
 		m.fault("notify of queue %d before DRIVER_OK (status 0x%02x)", qi, m.status)
@@ -223,13 +238,16 @@ func (m *Model) notify(off, size, v uint32) int {
 	return qi
 }
 
-// serve does the work a notification asks for: transmit or a control command. Receive
-// queues need nothing: frames take buffers as they arrive.
+// serve does the work a notification asks for: transmit, a control command, or on a
+// receive queue the frames held for want of a buffer (QEMU flushes its queued packets
+// only on the receive queue's notification).
 func (m *Model) serve(qi int) {
 	switch {
 	case qi == m.nq-1:
 		m.control(qi)
 	case qi%2 == 1:
 		m.transmit(qi)
+	default:
+		m.flushHeld(qi)
 	}
 }

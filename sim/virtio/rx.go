@@ -32,10 +32,59 @@ func (m *Model) receive(frame []byte, _ int64) {
 		m.st.RxOff++
 		return
 	}
-	head, ok := m.next(q)
-	if !ok {
+	if len(q.held) > 0 || !m.deliver(qi, q, frame) {
+		m.hold(q, frame) // behind the frames already held, as QEMU's net queue keeps order
+	}
+}
+
+// maxHeld bounds the frames a receive queue holds for want of buffers; more are missed.
+const maxHeld = 256
+
+// hold keeps a frame until the driver notifies the queue. The lock is held.
+func (m *Model) hold(q *queue, frame []byte) {
+	if len(q.held) >= maxHeld {
 		m.st.Missed++
 		return
+	}
+	var b []byte
+	if n := len(q.spare); n > 0 {
+		b, q.spare = q.spare[n-1][:0], q.spare[:n-1]
+	}
+	q.held = append(q.held, append(b, frame...))
+	m.st.Held++
+}
+
+// flushHeld delivers the frames receive queue qi holds, in order, while it has buffers:
+// the work of the driver's notification.
+func (m *Model) flushHeld(qi int) {
+	d := m.dev
+	d.Lock()
+	defer d.Unlock()
+	q := &m.queues[qi]
+	if !m.running() || !m.link || !d.BusMaster() || !q.enabled {
+		return
+	}
+	k := 0
+	for k < len(q.held) && m.deliver(qi, q, q.held[k]) {
+		q.spare = append(q.spare, q.held[k])
+		k++
+	}
+	n := copy(q.held, q.held[k:])
+	clear(q.held[n:])
+	q.held = q.held[:n]
+}
+
+// deliver writes one frame into the next available buffer of receive queue qi. It returns
+// false, the frame untaken, when the ring has no buffer: the device has then asked to be
+// notified (avail_event) and checked the ring once more, as QEMU's virtio_net_has_buffers
+// does. The lock is held.
+func (m *Model) deliver(qi int, q *queue, frame []byte) bool {
+	head, ok := m.next(q)
+	if !ok {
+		m.setAvailEvent(q)
+		if head, ok = m.next(q); !ok {
+			return false
+		}
 	}
 	var ds [16]desc
 	chain, ok := m.chain(q, head, ds[:0])
@@ -43,7 +92,7 @@ func (m *Model) receive(frame []byte, _ int64) {
 		m.st.RxErrors++
 		q.lastAvail++ // the chain is unusable: consume it
 		m.pushUsed(qi, q, uint32(head), 0, false)
-		return
+		return true
 	}
 	capacity := 0
 	for _, c := range chain {
@@ -52,13 +101,13 @@ func (m *Model) receive(frame []byte, _ int64) {
 			m.st.RxErrors++
 			q.lastAvail++
 			m.pushUsed(qi, q, uint32(head), 0, false)
-			return
+			return true
 		}
 		capacity += int(c.len)
 	}
 	if virtiospec.NetHdrLen+len(frame) > capacity {
 		m.st.Oversize++ // left available for a frame that fits, as QEMU does
-		return
+		return true
 	}
 	var hdr [virtiospec.NetHdrLen]byte
 	binary.LittleEndian.PutUint16(hdr[10:], 1) // num_buffers
@@ -66,7 +115,7 @@ func (m *Model) receive(frame []byte, _ int64) {
 		m.st.RxErrors++ // a DMA fault (recorded): hand the chain back empty
 		q.lastAvail++
 		m.pushUsed(qi, q, uint32(head), 0, false)
-		return
+		return true
 	}
 	q.lastAvail++
 	m.setAvailEvent(q)
@@ -89,6 +138,7 @@ func (m *Model) receive(frame []byte, _ int64) {
 	m.st.RxFrames++
 	m.st.RxBytes += uint64(len(frame))
 	m.pushUsed(qi, q, id, n, ahead)
+	return true
 }
 
 // scatter writes hdr then frame over the chain's buffers.
@@ -104,7 +154,7 @@ func (m *Model) scatter(chain []desc, hdr, frame []byte) bool {
 				continue
 			}
 			n := min(room, len(src[s]))
-			b, err := m.dev.DMAAt(c.addr+uint64(off), n, "receive buffer")
+			b, err := m.dmaAt(c.addr+uint64(off), n, "receive buffer")
 			if err != nil {
 				return false
 			}

@@ -8,7 +8,8 @@ type Stats struct {
 
 	RxFrames uint64 // frames written to receive buffers
 	RxBytes  uint64
-	Missed   uint64 // no available receive buffer
+	Held     uint64 // frames held for want of a receive buffer, until the driver's notification
+	Missed   uint64 // no available receive buffer and the held backlog full
 	Oversize uint64 // frame larger than the available buffer (left available)
 	RxOff    uint64 // arrived before DRIVER_OK, with the link down or the queue disabled
 	RxErrors uint64 // unusable receive chains
@@ -27,4 +28,7 @@ type Stats struct {
 	LinkChanges    uint64
 	CtrlCommands   uint64
 	Resets         uint64
+	NeedsReset     uint64 // times the device set DEVICE_NEEDS_RESET
+	Failed         uint64 // times the driver set FAILED
+	IgnoredNotify  uint64 // notifications a broken device ignored
 }

@@ -11,6 +11,7 @@ const (
 	FeatVersion1    = 32
 	FeatAccessPlat  = 33
 	FeatRingPacked  = 34
+	FeatOrderPlat   = 36 // VIRTIO_F_ORDER_PLATFORM
 	FeatSpeedDuplex = 63
 )
 

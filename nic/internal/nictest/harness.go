@@ -3,7 +3,7 @@
 // the test holding the other end of the cable, and the conformance suites every driver
 // must pass (byte-exact forwarding, interrupts, idle wake-ups, faults, multi-queue), plus
 // the ones only a family's devices can run (Intel: interrupt moderation, per-queue drop
-// counters).
+// counters, TX hang recovery, the RSS state after every recovery).
 package nictest
 
 import (
@@ -77,6 +77,8 @@ type Driver struct {
 	MaxFrame int
 	// BufSizes are the buffer sizes BufferSizes tries (nil: 1024, 9 KiB and 16 KiB).
 	BufSizes []int
+	// RSSKey is the Toeplitz key the driver programs for RSS (Intel; RSSAfterRecovery).
+	RSSKey []byte
 }
 
 // Harness is one port on a strict model.

@@ -14,7 +14,8 @@ import (
 
 // Intel is the family of the Intel model (sim/intel) in flavour f with quirks q (the
 // zero Quirks are the silicon's). Its own suites: interrupt moderation (EITR), the
-// per-queue drop counters and TX hang recovery (the model's TX hang injections).
+// per-queue drop counters, TX hang recovery (the model's TX hang injections) and the RSS
+// state after every recovery.
 func Intel(f intel.Flavor, q intel.Quirks) Family {
 	return Family{
 		Name: "intel " + f.String(),
@@ -40,6 +41,7 @@ func Intel(f intel.Flavor, q intel.Quirks) Family {
 			{"InterruptModeration", Moderation},
 			{"QueueDrops", QueueDrops},
 			{"TxRecovery", TxRecovery},
+			{"RSSAfterRecovery", RSSAfterRecovery},
 		},
 	}
 }

@@ -102,6 +102,10 @@ type Family struct {
 	// CountsMissed: the device counts frames it had no buffer for and the port reports
 	// them in Stats().RxMissed (a virtio device reports no drops).
 	CountsMissed bool
+	// HoldsWhenFull: a frame that finds the ring empty is held, with those after it, until
+	// the driver posts buffers and notifies the queue (QEMU's virtio-net), instead of being
+	// dropped and counted as missed.
+	HoldsWhenFull bool
 	// DMAFaultCompletes: the device completes a buffer the IOMMU refused it to write
 	// (virtio: a used entry of length 0), so the driver counts a receive error, reposts
 	// the buffer and goes on. Otherwise (Intel) the device completes nothing and the

@@ -32,19 +32,7 @@ func TxRecovery(t *testing.T, drv Driver) {
 						Interrupts: mode, TxTimeout: timeout})
 					pool := h.Port.RxPool(0)
 					rng := rand.New(rand.NewPCG(uint64(q), uint64(fault)))
-					send := func(n int) int {
-						bufs := make([]*nic.Buf, n)
-						for i := range bufs {
-							bufs[i] = pool.Get()
-							f := Frame(rng, Broadcast, [4]byte{10, 0, 0, 2}, [4]byte{10, 0, 0, 1}, 7, 9, 64)
-							bufs[i].SetLen(copy(bufs[i].Data(), f))
-						}
-						k := h.Port.TxBurst(q, bufs)
-						for _, b := range bufs[k:] {
-							b.Free()
-						}
-						return k
-					}
+					send := func(n int) int { return sendTx(h, q, n, rng) }
 					if err := h.Intel().Inject(intel.Injection{Kind: fault, Queue: q}); err != nil {
 						t.Fatal(err)
 					}
@@ -53,10 +41,7 @@ func TxRecovery(t *testing.T, drv Driver) {
 						t.Fatalf("queued %d of %d frames", k, queued)
 					}
 					sentBefore := h.Intel().Stats().TxFrames
-					testutil.Eventually(t, 10*time.Second, func() bool {
-						h.Port.TxBurst(q, nil)
-						return h.Port.Stats().TxTimeouts > 0
-					}, "no TX timeout on queue %d (model %+v)", q, h.Intel().Stats())
+					awaitTxReset(t, h, q, 0)
 					st := h.Port.Stats()
 					if st.TxTimeouts != 1 {
 						t.Errorf("TxTimeouts %d, want 1", st.TxTimeouts)
@@ -87,4 +72,31 @@ func TxRecovery(t *testing.T, drv Driver) {
 			}
 		}
 	}
+}
+
+// sendTx queues n 64-byte frames on TX queue q (buffers from RX queue 0's pool) and
+// returns how many the ring took.
+func sendTx(h *Harness, q, n int, rng *rand.Rand) int {
+	pool := h.Port.RxPool(0)
+	bufs := make([]*nic.Buf, n)
+	for i := range bufs {
+		bufs[i] = pool.Get()
+		f := Frame(rng, Broadcast, [4]byte{10, 0, 0, 2}, [4]byte{10, 0, 0, 1}, 7, 9, 64)
+		bufs[i].SetLen(copy(bufs[i].Data(), f))
+	}
+	k := h.Port.TxBurst(q, bufs)
+	for _, b := range bufs[k:] {
+		b.Free()
+	}
+	return k
+}
+
+// awaitTxReset polls TX queue q (an empty burst runs the hang check) until the port has
+// counted more than before TX timeouts, that is until the driver reset a hung queue.
+func awaitTxReset(t *testing.T, h *Harness, q int, before uint64) {
+	t.Helper()
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		h.Port.TxBurst(q, nil)
+		return h.Port.Stats().TxTimeouts > before
+	}, "no TX timeout on queue %d (model %+v)", q, h.Intel().Stats())
 }

@@ -31,6 +31,7 @@ func Virtio(base virtio.Config) Family {
 		},
 		Posted:            func(n int) int { return n },
 		DMAFaultCompletes: true,
+		HoldsWhenFull:     true,
 		Faults:            virtioFaults,
 	}
 }

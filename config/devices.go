@@ -1,0 +1,76 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/uiod/uiod/nic"
+	_ "github.com/uiod/uiod/nic/virtio" // registered, so that nic.Lookup knows every driver
+	"github.com/uiod/uiod/pci"
+)
+
+// CheckDevices checks every PCI port whose function exists under the host root (a
+// --root prefix; "" means "/") against the NIC driver its nic: names: the function's
+// vendor:device must be one that driver opens (nic.Lookup), or, for nic: auto, one some
+// driver opens. A port whose function does not exist is not checked (it may not be
+// bound yet, or the configuration is for another machine). The result is a
+// *ValidationError naming ports[i].nic, the device and the nic: that fits, or nil.
+// Nothing is written.
+func (c *Config) CheckDevices(root string) error { return c.checkDevices(root).err() }
+
+func (c *Config) checkDevices(root string) fieldErrors {
+	var errs fieldErrors
+	if root == "" {
+		root = "/"
+	}
+	h := &pci.Host{Root: root}
+	for i := range c.Ports {
+		p := &c.Ports[i]
+		if p.Driver == DriverSim || !slices.Contains([]string{NICAuto, NICIxgbe, NICIgb, NICVirtio}, p.NIC) {
+			continue // no device, or a nic: validation refuses
+		}
+		a, err := pci.ParseAddr(p.PCI)
+		if err != nil {
+			continue // reported by validation
+		}
+		path := fmt.Sprintf("ports[%d].nic", i)
+		vendor, device, ok, err := h.DeviceIDs(a)
+		if err != nil {
+			errs.add(path, p.NIC, "port %s: cannot read the ids of %s: %v", p.Name, a, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if msg := nicMismatch(p.NIC, uint16(vendor), uint16(device)); msg != "" {
+			errs.add(path, p.NIC, "port %s: %s is %s, %s", p.Name, a, deviceName(uint16(vendor), uint16(device)), msg)
+		}
+	}
+	return errs
+}
+
+// nicMismatch says why the NIC driver name cannot open vendor:device and which nic:
+// would, or returns "" if it can.
+func nicMismatch(name string, vendor, device uint16) string {
+	if _, err := nic.Lookup(vendor, device, name); err == nil {
+		return ""
+	}
+	fit, err := nic.Lookup(vendor, device, NICAuto)
+	if err != nil {
+		return "which no uiod NIC driver supports (supported are " + nic.Supported(NICAuto) + ")"
+	}
+	return fmt.Sprintf("which nic: %s does not drive: use nic: %s (or auto)", name, fit.Name)
+}
+
+// deviceName is vendor:device with the model's name when a NIC driver knows it.
+func deviceName(vendor, device uint16) string {
+	id := nic.DeviceID{Vendor: vendor, Device: device}
+	if d, err := nic.Lookup(vendor, device, NICAuto); err == nil {
+		for _, known := range d.Devices {
+			if known.Vendor == vendor && known.Device == device {
+				id = known
+			}
+		}
+	}
+	return id.String()
+}

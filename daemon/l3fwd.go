@@ -1,0 +1,80 @@
+package daemon
+
+import (
+	"fmt"
+
+	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/dataplane"
+	"github.com/uiod/uiod/l3fwd"
+)
+
+// l3fwdApp builds the router of forward.routes. A port's PortID is its place in the
+// configuration's ports, which is its place in d.ports.
+func (d *Daemon) l3fwdApp() (*l3fwd.App, error) {
+	var cfg l3fwd.Config
+	id := map[string]dataplane.PortID{}
+	for i, p := range d.ports {
+		cfg.Ports = append(cfg.Ports, p.nic.MAC())
+		id[p.cfg.Name] = dataplane.PortID(i)
+	}
+	for i, r := range d.cfg.Forward.Routes {
+		prefix, mac, err := config.ParseRoute(r)
+		if err != nil {
+			return nil, fmt.Errorf("forward.routes[%d]: %w", i, err)
+		}
+		port, ok := id[r.Port]
+		if !ok {
+			return nil, fmt.Errorf("forward.routes[%d].port: no port %q", i, r.Port)
+		}
+		cfg.Routes = append(cfg.Routes, l3fwd.Route{Prefix: prefix, Port: port, NextHopMAC: mac})
+	}
+	app, err := l3fwd.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("forward.routes: %w", err)
+	}
+	return app, nil
+}
+
+// forwardApp is forward.mode's app.
+func (d *Daemon) forwardApp() (dataplane.App, error) {
+	if d.cfg.Forward.Mode == config.ForwardL3fwd {
+		return d.l3fwdApp()
+	}
+	app, err := dataplane.ParseApp(d.cfg.Forward.Mode)
+	if err != nil {
+		return nil, fmt.Errorf("forward.mode: %w", err)
+	}
+	return app, nil
+}
+
+// l3fwdQueues lists every RX queue of every port. Their own TX queue (TxPort) is their
+// RX port's; l3fwdTx sets its number.
+func l3fwdQueues(ports []*port) []dataplane.Queue {
+	var queues []dataplane.Queue
+	for _, p := range ports {
+		for q := 0; q < p.nic.NumRxQueues(); q++ {
+			queues = append(queues, dataplane.Queue{Name: fmt.Sprintf("%s/rx%d", p.cfg.Name, q), RxPort: p.nic, RxQ: q, TxPort: p.nic})
+		}
+	}
+	return queues
+}
+
+// l3fwdTx gives poll thread t TX queue t on every port, since a route may send any frame
+// out of any port: its queues' own TX queue and Thread.Tx for the others.
+func l3fwdTx(threads []dataplane.Thread, ports []*port) error {
+	for _, p := range ports {
+		if n := p.nic.NumTxQueues(); n < len(threads) {
+			return fmt.Errorf("forward: port %s has %d tx_queues, fewer than the %d poll threads: l3fwd gives every thread a TX queue on every port", p.cfg.Name, n, len(threads))
+		}
+	}
+	for t := range threads {
+		th := &threads[t]
+		for q := range th.Queues {
+			th.Queues[q].TxQ = t
+		}
+		for _, p := range ports {
+			th.Tx = append(th.Tx, dataplane.TxQueue{Port: p.nic, Queue: t})
+		}
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package lpm
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"net/netip"
+	"reflect"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// benchRoutes is the table the benchmarks look up in: 1 M distinct IPv4 routes with a
+// length mix like a full Internet table (mostly /24, then /16–/23, a few shorter and a
+// few longer), and 1 M random addresses.
+const (
+	benchRoutes = 1 << 20
+	benchAddrs  = 1 << 20
+)
+
+var bench4 struct {
+	once  sync.Once
+	t     *Table4
+	ref   *naive
+	addrs []uint32
+	heap  uint64 // heap the table took as it was built, its rule list included
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+func benchLen(r *rand.Rand) int {
+	switch x := r.IntN(100); {
+	case x < 55:
+		return 24
+	case x < 90:
+		return 16 + r.IntN(8)
+	case x < 95:
+		return 8 + r.IntN(8)
+	default:
+		return 25 + r.IntN(8)
+	}
+}
+
+func setupBench4(b *testing.B) {
+	bench4.once.Do(func() {
+		r := rand.New(rand.NewPCG(1, 2))
+		before := heapInUse()
+		t := NewTable4()
+		var routes []netip.Prefix
+		var hops []NextHop
+		for t.Len() < benchRoutes {
+			var a [4]byte
+			binary.BigEndian.PutUint32(a[:], r.Uint32())
+			p := netip.PrefixFrom(netip.AddrFrom4(a), benchLen(r)).Masked()
+			nh := NextHop(r.IntN(64))
+			if err := t.Insert(p, nh); err != nil {
+				b.Fatal(err)
+			}
+			routes, hops = append(routes, p), append(hops, nh)
+		}
+		routesSize := uint64(cap(routes))*uint64(reflect.TypeFor[netip.Prefix]().Size()) + uint64(cap(hops))*4
+		bench4.heap = heapInUse() - before - routesSize
+		// A route inserted twice is replaced: the last next hop wins, in both.
+		ref := &naive{}
+		for i, p := range routes {
+			var k [16]byte
+			copy(k[:], p.Addr().AsSlice())
+			ref.insert(k, p.Bits(), hops[i])
+		}
+		addrs := make([]uint32, benchAddrs)
+		for i := range addrs {
+			addrs[i] = r.Uint32()
+		}
+		bench4.t, bench4.ref, bench4.addrs = t, ref, addrs
+	})
+}
+
+// BenchmarkLookup4 looks up random addresses in the 1 M-route table, DIR-24-8 against the
+// naive binary trie; it reports the table's memory and checks the two agree.
+func BenchmarkLookup4(b *testing.B) {
+	setupBench4(b)
+	t, ref, addrs := bench4.t, bench4.ref, bench4.addrs
+	b.Run("dir24-8", func(b *testing.B) {
+		var sink NextHop
+		i := 0
+		for b.Loop() {
+			nh, _ := t.Lookup(addrs[i&(benchAddrs-1)])
+			sink += nh
+			i++
+		}
+		_ = sink
+		b.ReportMetric(float64(t.Memory())/(1<<20), "table-MiB")
+		b.ReportMetric(float64(bench4.heap)/(1<<20), "heap-MiB")
+		b.ReportMetric(float64(t.Groups()), "groups")
+	})
+	b.Run("naive", func(b *testing.B) {
+		var sink NextHop
+		i := 0
+		for b.Loop() {
+			var k [16]byte
+			binary.BigEndian.PutUint32(k[:], addrs[i&(benchAddrs-1)])
+			nh, _ := ref.lookup(&k, 32)
+			sink += nh
+			i++
+		}
+		_ = sink
+	})
+	for _, a := range addrs[:10000] {
+		var k [16]byte
+		binary.BigEndian.PutUint32(k[:], a)
+		got, gok := t.Lookup(a)
+		want, wok := ref.lookup(&k, 32)
+		if got != want || gok != wok {
+			b.Fatalf("%08x: %d %v, naive %d %v", a, got, gok, want, wok)
+		}
+	}
+}
+
+// BenchmarkLookup6 looks up random addresses under 2000::/3 in a table of 64 Ki /48s
+// and /64s, against the naive trie.
+func BenchmarkLookup6(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	t := NewTable6()
+	ref := &naive{}
+	rnd := func() [16]byte {
+		var a [16]byte
+		binary.BigEndian.PutUint64(a[:], 0x2000<<48|r.Uint64()>>(3+24)<<24) // 2000::/3, 2^37 /64s in a few /27s
+		binary.BigEndian.PutUint64(a[8:], r.Uint64())
+		return a
+	}
+	for t.Len() < 1<<16 {
+		bits := 48
+		if r.IntN(2) == 0 {
+			bits = 64
+		}
+		p := netip.PrefixFrom(netip.AddrFrom16(rnd()), bits).Masked()
+		nh := NextHop(r.IntN(64))
+		if err := t.Insert(p, nh); err != nil {
+			b.Fatal(err)
+		}
+		ref.insert(p.Addr().As16(), bits, nh)
+	}
+	addrs := make([][16]byte, 1<<16)
+	for i := range addrs {
+		addrs[i] = rnd()
+	}
+	b.Run("trie16-8", func(b *testing.B) {
+		var sink NextHop
+		i := 0
+		for b.Loop() {
+			nh, _ := t.Lookup(&addrs[i&(len(addrs)-1)])
+			sink += nh
+			i++
+		}
+		_ = sink
+		b.ReportMetric(float64(t.Memory())/(1<<20), "table-MiB")
+	})
+	b.Run("naive", func(b *testing.B) {
+		var sink NextHop
+		i := 0
+		for b.Loop() {
+			nh, _ := ref.lookup(&addrs[i&(len(addrs)-1)], 128)
+			sink += nh
+			i++
+		}
+		_ = sink
+	})
+}

@@ -1,0 +1,147 @@
+// Package lpm is longest-prefix-match route lookup for l3fwd: Table4, a DIR-24-8 table
+// (one memory access for a route of /24 or shorter, two for a longer one), and Table6, a
+// multibit trie with a 16-bit first level and then one byte per level (a /48 in four
+// accesses). Both map a prefix to a NextHop index, take inserts and deletes in any order,
+// and look up without allocating. A table is not safe for concurrent use: build it, then
+// share it read-only among the poll threads.
+package lpm
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// Table4 is an IPv4 route table: DIR-24-8, 64 MiB for its first level plus 1 KiB for
+// every /24 that holds a longer route.
+type Table4 struct {
+	t   trie
+	top *[1 << 24]uint32
+}
+
+// NewTable4 returns an empty IPv4 table.
+func NewTable4() *Table4 {
+	t := &Table4{t: newTrie(32, 24)}
+	t.top = (*[1 << 24]uint32)(t.t.root)
+	return t
+}
+
+func prefix4(p netip.Prefix) ([16]byte, int, error) {
+	if !p.IsValid() || !p.Addr().Is4() {
+		return [16]byte{}, 0, fmt.Errorf("%v: not an IPv4 prefix", p)
+	}
+	var a [16]byte
+	b := p.Addr().As4()
+	copy(a[:], b[:])
+	return a, p.Bits(), nil
+}
+
+// Insert adds the route p → nh, replacing any route for exactly p. p must be IPv4 with no
+// bits set beyond its length.
+func (t *Table4) Insert(p netip.Prefix, nh NextHop) error {
+	a, d, err := prefix4(p)
+	if err == nil {
+		err = t.t.insert(a, d, nh)
+	}
+	if err != nil {
+		return fmt.Errorf("insert %v: %w", p, err)
+	}
+	return nil
+}
+
+// Delete removes the route for exactly p (ErrNotFound if there is none): its addresses
+// fall back to the next shorter route covering them.
+func (t *Table4) Delete(p netip.Prefix) error {
+	a, d, err := prefix4(p)
+	if err == nil {
+		err = t.t.delete(a, d)
+	}
+	if err != nil {
+		return fmt.Errorf("delete %v: %w", p, err)
+	}
+	return nil
+}
+
+// Lookup returns the next hop of the longest route covering a (an IPv4 address in host
+// byte order), and false when no route does.
+func (t *Table4) Lookup(a uint32) (NextHop, bool) {
+	e := t.top[a>>8]
+	if e&extBit != 0 {
+		e = t.t.tbl8[(e&valMask)<<groupBits|a&(groupSize-1)]
+	}
+	return NextHop(e & valMask), e&validBit != 0
+}
+
+// Len is the number of routes.
+func (t *Table4) Len() int { return len(t.t.rules) }
+
+// Memory is the bytes the lookup tables take: the first level and every group allocated
+// (the rule list that Delete consults is extra).
+func (t *Table4) Memory() int { return t.t.memory() }
+
+// Groups is the number of 256-entry groups in use below the first level.
+func (t *Table4) Groups() int { return t.t.groups() }
+
+// Table6 is an IPv6 route table: a 16-bit first level (256 KiB), then a group of 256
+// entries for each further byte a route needs.
+type Table6 struct {
+	t   trie
+	top *[1 << 16]uint32
+}
+
+// NewTable6 returns an empty IPv6 table.
+func NewTable6() *Table6 {
+	t := &Table6{t: newTrie(128, 16)}
+	t.top = (*[1 << 16]uint32)(t.t.root)
+	return t
+}
+
+func prefix6(p netip.Prefix) ([16]byte, int, error) {
+	if !p.IsValid() || !p.Addr().Is6() || p.Addr().Is4In6() || p.Addr().Zone() != "" {
+		return [16]byte{}, 0, fmt.Errorf("%v: not an IPv6 prefix", p)
+	}
+	return p.Addr().As16(), p.Bits(), nil
+}
+
+// Insert adds the route p → nh, replacing any route for exactly p. p must be IPv6 (not an
+// IPv4-mapped address) with no bits set beyond its length.
+func (t *Table6) Insert(p netip.Prefix, nh NextHop) error {
+	a, d, err := prefix6(p)
+	if err == nil {
+		err = t.t.insert(a, d, nh)
+	}
+	if err != nil {
+		return fmt.Errorf("insert %v: %w", p, err)
+	}
+	return nil
+}
+
+// Delete removes the route for exactly p (ErrNotFound if there is none).
+func (t *Table6) Delete(p netip.Prefix) error {
+	a, d, err := prefix6(p)
+	if err == nil {
+		err = t.t.delete(a, d)
+	}
+	if err != nil {
+		return fmt.Errorf("delete %v: %w", p, err)
+	}
+	return nil
+}
+
+// Lookup returns the next hop of the longest route covering a, and false when no route
+// does.
+func (t *Table6) Lookup(a *[16]byte) (NextHop, bool) {
+	e := t.top[uint32(a[0])<<8|uint32(a[1])]
+	for i := 2; e&extBit != 0 && i < len(a); i++ {
+		e = t.t.tbl8[(e&valMask)<<groupBits|uint32(a[i])]
+	}
+	return NextHop(e & valMask), e&validBit != 0
+}
+
+// Len is the number of routes.
+func (t *Table6) Len() int { return len(t.t.rules) }
+
+// Memory is the bytes the lookup tables take.
+func (t *Table6) Memory() int { return t.t.memory() }
+
+// Groups is the number of 256-entry groups in use below the first level.
+func (t *Table6) Groups() int { return t.t.groups() }

@@ -1,0 +1,71 @@
+package tap
+
+import (
+	"net"
+	"strings"
+	"testing"
+)
+
+func TestCheckName(t *testing.T) {
+	cases := []struct {
+		name, wantErr string
+	}{
+		{"uiod0", ""},
+		{"eth-kernel_1.2", ""},
+		{"abcdefghijklmno", ""}, // 15 bytes
+		{"", "empty"},
+		{"abcdefghijklmnop", "16 bytes, longer than the kernel's 15"},
+		{".", "not an interface name"},
+		{"..", "not an interface name"},
+		{"-x", "start with '-'"},
+		{"tap%d", "'%'"},
+		{"a/b", "'/'"},
+		{"a:1", "':'"},
+		{"a b", "' '"},
+		{"é", "only letters"},
+	}
+	for _, c := range cases {
+		err := CheckName(c.name)
+		if c.wantErr == "" {
+			if err != nil {
+				t.Errorf("CheckName(%q) = %v", c.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+			t.Errorf("CheckName(%q) = %v, want an error with %q", c.name, err, c.wantErr)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	cases := []struct {
+		name    string
+		cfg     Config
+		wantErr string
+	}{
+		{"defaults", Config{Name: "t0"}, ""},
+		{"bad name", Config{Name: "averyveryverylongname"}, `tap "averyveryverylongname": name is 21 bytes`},
+		{"multicast MAC", Config{Name: "t0", MAC: net.HardwareAddr{1, 0, 0x5e, 0, 0, 1}}, "mac 01:00:5e:00:00:01: want a unicast"},
+		{"short MAC", Config{Name: "t0", MAC: net.HardwareAddr{2, 0}}, "want a unicast"},
+		{"MTU too small", Config{Name: "t0", MTU: 67}, "mtu 67"},
+		{"MTU too large", Config{Name: "t0", MTU: 9001}, "mtu 9001"},
+		{"no TX queues", Config{Name: "t0", TxQueues: -1}, "tx queues -1"},
+		{"ring not a power of two", Config{Name: "t0", RxRing: 100}, "rx ring 100"},
+		{"ring too large", Config{Name: "t0", TxRing: 8192}, "tx ring 8192"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.cfg.withDefaults().validate()
+			if c.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("validate = %v, want an error with %q", err, c.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package tap
+
+import (
+	"fmt"
+
+	"github.com/uiod/uiod/pci"
+)
+
+// Open fails: TAP interfaces are Linux's.
+func Open(cfg Config) (*Port, error) {
+	return nil, fmt.Errorf("tap %s: %w (TAP interfaces need Linux)", cfg.Name, pci.ErrNotSupported)
+}
+
+// Available fails: TAP interfaces are Linux's.
+func Available(name string) error {
+	return fmt.Errorf("tap %s: %w (TAP interfaces need Linux)", name, pci.ErrNotSupported)
+}
