@@ -122,7 +122,7 @@ func Open(cfg Config) (*Port, error) {
 		p.rings[i] = newVring()
 	}
 	p.setFeatures(0)
-	pool, err := nic.NewMempool(&heapDMA{}, cfg.PoolSize, cfg.BufSize)
+	pool, err := nic.NewMempool(&nic.HeapDMA{}, cfg.PoolSize, cfg.BufSize)
 	if err != nil {
 		return nil, fmt.Errorf("vhost-user %s: %w", cfg.Socket, err)
 	}
