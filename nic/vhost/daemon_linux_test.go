@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,17 +22,7 @@ func TestDaemonVhostPort(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "vm.sock")
 	wireName := fmt.Sprintf("vhdaemon%d", os.Getpid())
-	cfg, err := config.Read(strings.NewReader(fmt.Sprintf(`
-ports:
-  - {name: nic, driver: sim, wire: "pair:%s", promiscuous: true}
-  - {name: vm, driver: vhost-user, socket: %s}
-forward: {mode: l2fwd, pairs: [[nic, vm]]}
-poll: {mode: adaptive}
-`, wireName, sock)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(dir, "state")
+	cfg := pairedConfig(t, dir, wireName, sock, config.VhostServer, "mode: adaptive")
 	var far farEnd
 	far.open(t, wireName)
 	d := daemon.New(cfg, daemon.Options{})

@@ -161,17 +161,7 @@ func runDPDK(t *testing.T, bin, mode string) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "vhost.sock")
 	wireName := fmt.Sprintf("vhdpdk-%s-%d", mode, os.Getpid())
-	cfg, err := config.Read(strings.NewReader(fmt.Sprintf(`
-ports:
-  - {name: nic, driver: sim, wire: "pair:%s", promiscuous: true}
-  - {name: vm, driver: vhost-user, socket: %s, mode: %s}
-forward: {mode: l2fwd, pairs: [[nic, vm]]}
-poll: {mode: adaptive, wait_timeout: 5ms}
-`, wireName, sock, mode)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(dir, "state")
+	cfg := pairedConfig(t, dir, wireName, sock, mode, "mode: adaptive, wait_timeout: 5ms")
 	var fe farEnd
 	fe.open(t, wireName)
 
@@ -272,4 +262,23 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 		t.Fatal(err)
 	}
 	round("after uiod restarted", 1024)
+}
+
+// pairedConfig is a daemon configuration in dir: a model NIC cabled to the in-memory wire
+// wireName, l2fwd-paired with a vhost-user port on sock in mode, under the poll section
+// poll; the metrics endpoint on an ephemeral loopback port.
+func pairedConfig(t testing.TB, dir, wireName, sock, mode, poll string) *config.Config {
+	t.Helper()
+	cfg, err := config.Read(strings.NewReader(fmt.Sprintf(`
+ports:
+  - {name: nic, driver: sim, wire: "pair:%s", promiscuous: true}
+  - {name: vm, driver: vhost-user, socket: %s, mode: %s}
+forward: {mode: l2fwd, pairs: [[nic, vm]]}
+poll: {%s}
+`, wireName, sock, mode, poll)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(dir, "state")
+	return cfg
 }

@@ -178,17 +178,7 @@ func BenchmarkDPDKRoundTrip(b *testing.B) {
 			dir := b.TempDir()
 			sock := filepath.Join(dir, "vhost.sock")
 			name := fmt.Sprintf("vhrtt%d%s", os.Getpid(), mode)
-			cfg, err := config.Read(strings.NewReader(fmt.Sprintf(`
-ports:
-  - {name: nic, driver: sim, wire: "pair:%s", promiscuous: true}
-  - {name: vm, driver: vhost-user, socket: %s}
-forward: {mode: l2fwd, pairs: [[nic, vm]]}
-poll: {mode: %s, cpus: [0]}
-`, name, sock, mode)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(dir, "state")
+			cfg := pairedConfig(b, dir, name, sock, config.VhostServer, "mode: "+mode+", cpus: [0]")
 			type arrival struct {
 				seq uint32
 				at  time.Time

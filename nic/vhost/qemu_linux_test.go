@@ -90,17 +90,7 @@ func TestIntegrationQEMU(t *testing.T) {
 	defer os.RemoveAll(dir)
 	sock := filepath.Join(dir, "vm.sock")
 	wireName := fmt.Sprintf("vhqemu%d", os.Getpid())
-	cfg, err := config.Read(strings.NewReader(fmt.Sprintf(`
-ports:
-  - {name: nic, driver: sim, wire: "pair:%s", promiscuous: true}
-  - {name: vm, driver: vhost-user, socket: %s}
-forward: {mode: l2fwd, pairs: [[nic, vm]]}
-poll: {mode: adaptive}
-`, wireName, sock)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(dir, "state")
+	cfg := pairedConfig(t, dir, wireName, sock, config.VhostServer, "mode: adaptive")
 	p := startPeer(t, wireName)
 	d := daemon.New(cfg, daemon.Options{})
 	if err := d.Start(); err != nil {
