@@ -3,8 +3,11 @@ package vhost_test
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -55,5 +58,15 @@ func TestDaemonVhostPort(t *testing.T) {
 	}
 	if !testutil.WaitFor(10*time.Second, func() bool { return far.echo.has(100, 116) }) {
 		t.Fatalf("the front end's frames did not all leave by the wire; status %+v", d.Status().Queues)
+	}
+	// /metrics counts the vhost-user port like any other.
+	resp, err := http.Get("http://" + d.MetricsAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !regexp.MustCompile(`uiod_port_rx_packets_total\{[^}]*port="vm"[^}]*\} 16\b`).Match(body) {
+		t.Errorf("/metrics lacks the vhost-user port's 16 received frames:\n%s", body)
 	}
 }
