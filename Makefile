@@ -5,7 +5,7 @@ PKGS    := ./...
 # (release 2025.1.1 cannot be fetched from the module proxy).
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages whose tests do not measure time: run under the race detector too.
-RACE_PKGS := ./pci/... ./config/... ./irq/... ./idle/... ./wire/... ./nic/... ./sim/... ./vfio/... ./uio/... ./dmamem/... ./latency/... ./daemon/...
+RACE_PKGS := ./pci/... ./config/... ./irq/... ./idle/... ./wire/... ./nic/... ./sim/... ./vfio/... ./uio/... ./dmamem/... ./latency/... ./daemon/... ./capture/... ./l3fwd/...
 
 .PHONY: all build test unit race lint qemu-setup bench soak deb clean
 
@@ -35,7 +35,8 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
 
-# Installs QEMU 10, busybox and a Debian kernel for the guest tests (root only; idempotent).
+# Installs QEMU 10, busybox, a Debian kernel for the guest tests and DPDK's testpmd for the
+# vhost-user tests (root only; idempotent).
 # Without root it says why and the integration tests skip.
 qemu-setup:
 	@if [ "$$(id -u)" = 0 ]; then bash scripts/qemu-setup.sh; \

@@ -21,16 +21,15 @@ type record struct {
 // waits: a full ring drops the frame and counts it. head and tail count slots ever
 // consumed and produced; the producer owns tail and drops, the consumer head.
 type ring struct {
-	recs     []record
-	data     []byte // len(recs) × slot bytes
-	slot     int
-	mask     uint64
-	head     atomic.Uint64
-	tail     atomic.Uint64
-	dropped  []atomic.Uint64 // per interface
-	seen     []atomic.Uint64 // per interface: frames that matched the filter
-	busy     atomic.Bool     // the producer is inside put (see Session.stop)
-	_padding [64]byte
+	recs    []record
+	data    []byte // len(recs) × slot bytes
+	slot    int
+	mask    uint64
+	head    atomic.Uint64
+	tail    atomic.Uint64
+	dropped []atomic.Uint64 // per interface
+	seen    []atomic.Uint64 // per interface: frames that matched the filter
+	busy    atomic.Bool     // the producer is inside put (see Session.stop)
 }
 
 func newRing(slots, slot, ifaces int) *ring {

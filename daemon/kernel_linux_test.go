@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/internal/testutil"
@@ -48,19 +49,27 @@ func (a *kernelApp) Process(b *dataplane.Burst) {
 }
 
 // kernelRig is a daemon in namespace ns whose port a has the kernel path uiodk0 holding
-// 10.231.0.1/24; a is cabled to namespace nsA, 10.231.0.2, and port b to nsB, 10.231.0.3,
-// each by a TAP wire moved into the peer's namespace (a TAP, unlike a veth, hands its
-// reader MTU-sized frames, not the peer's TSO super-frames). nsA and nsB know each other's MAC statically, so their traffic
-// is forwarded by the app, while what they send the kernel goes through the TAP.
+// 10.231.0.1/24; a is cabled to namespace nsA (10.231.0.2) and port b to nsB, each by a
+// TAP wire moved into the peer's namespace (a TAP, unlike a veth, hands its reader
+// MTU-sized frames, not the peer's TSO super-frames). Under the test's kernelApp nsB is
+// 10.231.0.3 on the same link and the two peers know each other's MAC; under l3fwd it is
+// 10.232.0.2 behind port b, each peer's default route is port a's or b's address, and
+// l3fwd routes between them. Either way the peers' traffic is forwarded by the app, and
+// what nsA sends the kernel's address (and its ARP) goes through the TAP.
 type kernelRig struct {
 	d            *Daemon
 	ns, nsA, nsB string
-	macA, macB   net.HardwareAddr // the peers' (nsA's and nsB's) addresses
 	macPort      net.HardwareAddr // port a's, and so its TAP's
-	app          *kernelApp
+	peerB        string           // nsB's address
 }
 
-func newKernelRig(t *testing.T, poll string) *kernelRig {
+// The peers' addresses, set on their interfaces so that routes can name them.
+var (
+	macPeerA = net.HardwareAddr{2, 0, 0, 0x23, 0x10, 0x0a}
+	macPeerB = net.HardwareAddr{2, 0, 0, 0x23, 0x10, 0x0b}
+)
+
+func newKernelRig(t *testing.T, poll string, l3 bool) *kernelRig {
 	t.Helper()
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		t.Skip("no /dev/net/tun")
@@ -70,61 +79,116 @@ func newKernelRig(t *testing.T, poll string) *kernelRig {
 			t.Skipf("needs %s (iputils-ping, netcat-openbsd)", tool)
 		}
 	}
-	r := &kernelRig{ns: testutil.Netns(t, "uiod-k"), nsA: testutil.Netns(t, "uiod-ka"), nsB: testutil.Netns(t, "uiod-kb"), app: &kernelApp{}}
+	r := &kernelRig{ns: testutil.Netns(t, "uiod-k"), nsA: testutil.Netns(t, "uiod-ka"), nsB: testutil.Netns(t, "uiod-kb"), peerB: "10.231.0.3"}
 	for _, ns := range []string{r.ns, r.nsA, r.nsB} {
 		// No IPv6: nothing but the test's own traffic crosses the ports.
 		if out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1").CombinedOutput(); err != nil {
 			t.Fatalf("sysctl in %s: %v: %s", ns, err, out)
 		}
 	}
+	forward := "{mode: l2fwd, pairs: [[a, b]]}"
+	if l3 {
+		r.peerB = "10.232.0.2"
+		forward = fmt.Sprintf(`
+  mode: l3fwd
+  routes:
+    - {prefix: 10.231.0.2/32, port: a, next_hop_mac: "%s"}
+    - {prefix: 10.232.0.0/24, port: b, next_hop_mac: "%s"}`, macPeerA, macPeerB)
+	}
 	cfg := testConfig(t, fmt.Sprintf(`
 ports:
   - {name: a, driver: sim, wire: "tap:uiodp0", promiscuous: true, kernel: {tap: uiodk0}}
   - {name: b, driver: sim, wire: "tap:uiodp1", promiscuous: true}
-forward: {mode: l2fwd, pairs: [[a, b]]}
+forward: %s
 poll: %s
-`, poll))
-	cfg.Metrics.Listen = "" // the daemon runs in ns: keep it off
-	r.d = New(cfg, Options{App: r.app})
-	empty := [][6]byte{{}, {}}
-	r.app.macs.Store(&empty)
-	if err := testutil.InNetns(r.ns, r.d.Start); err != nil {
-		t.Fatalf("Start: %v", err)
+`, forward, poll))
+	var macs [][6]byte
+	if l3 {
+		r.d, macs = startIn(t, cfg, r.ns, nil)
+	} else {
+		r.d, macs = startKernelApp(t, cfg, r.ns)
 	}
-	t.Cleanup(func() {
-		if err := r.d.Stop(); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	})
-	macs := make([][6]byte, len(r.d.ports))
-	for i, p := range r.d.ports {
-		macs[i] = [6]byte(p.nic.MAC())
-	}
-	r.app.macs.Store(&macs)
 	r.macPort = r.d.ports[0].nic.MAC()
 	testutil.IPIn(t, r.ns, "addr", "add", "10.231.0.1/24", "dev", "uiodk0")
 	// The wires' TAPs, made by Start in ns, are the peers' interfaces.
 	for i, peer := range []string{r.nsA, r.nsB} {
 		w := fmt.Sprintf("uiodp%d", i)
 		testutil.IPIn(t, r.ns, "link", "set", w, "netns", peer)
-		testutil.IPIn(t, peer, "addr", "add", fmt.Sprintf("10.231.0.%d/24", i+2), "dev", w)
+		testutil.IPIn(t, peer, "link", "set", w, "address", []net.HardwareAddr{macPeerA, macPeerB}[i].String())
 		testutil.IPIn(t, peer, "link", "set", w, "up")
 	}
-	r.macA, r.macB = linkMAC(t, r.nsA, "uiodp0"), linkMAC(t, r.nsB, "uiodp1")
-	testutil.IPIn(t, r.nsA, "neigh", "add", "10.231.0.3", "lladdr", r.macB.String(), "dev", "uiodp0")
-	testutil.IPIn(t, r.nsB, "neigh", "add", "10.231.0.2", "lladdr", r.macA.String(), "dev", "uiodp1")
+	testutil.IPIn(t, r.nsA, "addr", "add", "10.231.0.2/24", "dev", "uiodp0")
+	if l3 {
+		testutil.IPIn(t, r.nsB, "addr", "add", "10.232.0.2/24", "dev", "uiodp1")
+		testutil.IPIn(t, r.nsA, "route", "add", "default", "via", "10.231.0.1")
+		testutil.IPIn(t, r.nsB, "route", "add", "default", "via", "10.232.0.1")
+		// Port b has no kernel path to answer ARP for its address: nsB knows it.
+		testutil.IPIn(t, r.nsB, "neigh", "add", "10.232.0.1", "lladdr", net.HardwareAddr(macs[1][:]).String(), "dev", "uiodp1")
+		return r
+	}
+	testutil.IPIn(t, r.nsB, "addr", "add", "10.231.0.3/24", "dev", "uiodp1")
+	testutil.IPIn(t, r.nsA, "neigh", "add", "10.231.0.3", "lladdr", macPeerB.String(), "dev", "uiodp0")
+	testutil.IPIn(t, r.nsB, "neigh", "add", "10.231.0.2", "lladdr", macPeerA.String(), "dev", "uiodp1")
 	return r
 }
 
-// linkMAC is interface name's address in ns.
-func linkMAC(t *testing.T, ns, name string) net.HardwareAddr {
+// startKernelApp starts a daemon for cfg in namespace ns running kernelApp (see startIn).
+func startKernelApp(t testing.TB, cfg *config.Config, ns string) (*Daemon, [][6]byte) {
 	t.Helper()
-	m := regexp.MustCompile(`link/ether ([0-9a-f:]{17})`).FindStringSubmatch(testutil.IPIn(t, ns, "link", "show", name))
-	if m == nil {
-		t.Fatalf("no address on %s in %s", name, ns)
+	app := &kernelApp{}
+	empty := make([][6]byte, len(cfg.Ports))
+	app.macs.Store(&empty)
+	d, macs := startIn(t, cfg, ns, app)
+	app.macs.Store(&macs)
+	return d, macs
+}
+
+// startIn starts a daemon for cfg in namespace ns with app (nil: forward.mode's), stops
+// it when the test ends, and returns it with its ports' MACs.
+func startIn(t testing.TB, cfg *config.Config, ns string, app dataplane.App) (*Daemon, [][6]byte) {
+	t.Helper()
+	cfg.Metrics.Listen = "" // the daemon runs in ns: keep it off
+	opts := Options{}
+	if app != nil {
+		opts.App = app
 	}
-	mac, _ := net.ParseMAC(m[1])
-	return mac
+	d := New(cfg, opts)
+	if err := testutil.InNetns(ns, d.Start); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := d.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	macs := make([][6]byte, len(d.ports))
+	for i, p := range d.ports {
+		macs[i] = [6]byte(p.nic.MAC())
+	}
+	return d, macs
+}
+
+// pairKernelDaemon starts, in a new namespace, a daemon on two sim ports cabled to the
+// in-memory wires pair:NAME0 and pair:NAME1, port a with the kernel path tapName, under
+// the poll section poll, running kernelApp. open is called with NAME before the start (to
+// open the wires' far ends).
+func pairKernelDaemon(t testing.TB, tapName, poll string, open func(name string)) (d *Daemon, ns string, macs [][6]byte) {
+	t.Helper()
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skip("no /dev/net/tun")
+	}
+	ns = testutil.Netns(t, "uiod-"+tapName)
+	name := fmt.Sprintf("%s-%d", tapName, os.Getpid())
+	cfg := testConfig(t, fmt.Sprintf(`
+ports:
+  - {name: a, driver: sim, wire: "pair:%[1]s0", promiscuous: true, kernel: {tap: %[2]s}}
+  - {name: b, driver: sim, wire: "pair:%[1]s1", promiscuous: true}
+forward: {mode: l2fwd, pairs: [[a, b]]}
+poll: %[3]s
+`, name, tapName, poll))
+	open(name)
+	d, macs = startKernelApp(t, cfg, ns)
+	return d, ns, macs
 }
 
 // ping runs ping in ns and returns how many replies it got.
@@ -152,9 +216,20 @@ func (r *kernelRig) queue(t *testing.T, name string) dataplane.QueueStats {
 // TestIntegrationKernelPath: a namespace pings the address the kernel holds on port a's
 // TAP through uiod (the kernel resolving ARP itself), and a TCP connection carries a
 // megabyte to it and its digest back, while uiod forwards a ping stream between the two
-// peer namespaces.
+// peer namespaces: under the test's app and under l3fwd (whose ARP and no-route frames
+// go to the kernel).
 func TestIntegrationKernelPath(t *testing.T) {
-	r := newKernelRig(t, "{mode: adaptive, idle_threshold: 300us, wait_timeout: 10ms}")
+	for _, c := range []struct {
+		name string
+		l3   bool
+	}{{"test app", false}, {"l3fwd", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			testKernelPath(t, newKernelRig(t, "{mode: adaptive, idle_threshold: 300us, wait_timeout: 10ms}", c.l3))
+		})
+	}
+}
+
+func testKernelPath(t *testing.T, r *kernelRig) {
 	if n := ping(t, r.nsA, "-c", "3", "-i", "0.2", "-W", "5", "10.231.0.1"); n != 3 {
 		t.Fatalf("%d of 3 pings to the kernel's address answered", n)
 	}
@@ -189,7 +264,7 @@ func TestIntegrationKernelPath(t *testing.T) {
 	sum := sha256.Sum256(data)
 
 	forwarded := make(chan int, 1)
-	go func() { forwarded <- ping(t, r.nsA, "-c", "200", "-i", "0.01", "-w", "30", "10.231.0.3") }()
+	go func() { forwarded <- ping(t, r.nsA, "-c", "200", "-i", "0.01", "-w", "30", r.peerB) }()
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	nc := exec.Command("ip", "netns", "exec", r.nsA, "nc", "-N", "-w", "30", "10.231.0.1", port)
 	nc.Stdin = bytes.NewReader(data)
@@ -219,6 +294,9 @@ func TestIntegrationKernelPath(t *testing.T) {
 	}
 	// The TAP's rings may overflow under a loaded machine's scheduling (TCP retransmits,
 	// and the digest above proves the data arrived): what it dropped it counted.
+	if k := r.d.Status().Ports[0].Kernel; k == nil || k.TAP != r.d.ports[0].kernel.Name() || k.Stats.TxPackets == 0 {
+		t.Errorf("/status shows port a's kernel path as %+v, want its TAP and the frames it carried", k)
+	}
 	if st := r.d.ports[0].kernel.Stats(); st.TxErrors != 0 || st.RxMissed != 0 {
 		t.Logf("TAP dropped and counted: %+v", st)
 	}
@@ -228,7 +306,7 @@ func TestIntegrationKernelPath(t *testing.T) {
 // poll, a long wait bound) wakes by the TAP's vector when the kernel sends a frame, and
 // the frame goes out of the port.
 func TestIntegrationKernelWake(t *testing.T) {
-	r := newKernelRig(t, "{mode: adaptive, idle_threshold: 0s, wait_timeout: 1s}")
+	r := newKernelRig(t, "{mode: adaptive, idle_threshold: 0s, wait_timeout: 1s}", false)
 	arps := make(chan struct{}, 16)
 	var peer wire.Port
 	if err := testutil.InNetns(r.nsA, func() (err error) { peer, err = wire.ListenPacket("uiodp0"); return err }); err != nil {
@@ -272,32 +350,10 @@ func TestIntegrationKernelWake(t *testing.T) {
 // (dropped and counted as tx_full, and in the TAP's TxRingFull), while the frames of the
 // same stream that are forwarded keep going out of port b, every one accounted for.
 func TestIntegrationKernelFlood(t *testing.T) {
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
-	ns := testutil.Netns(t, "uiod-kf")
-	name := fmt.Sprintf("kflood%d", os.Getpid())
-	cfg := testConfig(t, fmt.Sprintf(`
-ports:
-  - {name: a, driver: sim, wire: "pair:%[1]s0", promiscuous: true, kernel: {tap: uiodkf0}}
-  - {name: b, driver: sim, wire: "pair:%[1]s1", promiscuous: true}
-forward: {mode: l2fwd, pairs: [[a, b]]}
-poll: {mode: busy}
-`, name))
-	cfg.Metrics.Listen = ""
-	app := &kernelApp{}
-	empty := [][6]byte{{}, {}}
-	app.macs.Store(&empty)
-	d := New(cfg, Options{App: app})
-	ends := openFarEnds(t, name)
+	var ends *farEnds
+	d, _, macs := pairKernelDaemon(t, "uiodkf0", "{mode: busy}", func(name string) { ends = openFarEnds(t, name) })
 	defer ends.gen[0].Close()
 	defer ends.gen[1].Close()
-	if err := testutil.InNetns(ns, d.Start); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	defer d.Stop()
-	macs := [][6]byte{[6]byte(d.ports[0].nic.MAC()), [6]byte(d.ports[1].nic.MAC())}
-	app.macs.Store(&macs)
 
 	toKernel := frame(0)
 	copy(toKernel, macs[0][:]) // for port a itself: the app hands it to the kernel
@@ -378,6 +434,35 @@ poll: {mode: busy}
 			testutil.ErrorContains(t, err, "port b: kernel")
 			if after := testutil.IPIn(t, ns, "-br", "link", "show"); after != before {
 				t.Fatalf("interfaces after the failed start:\n%s\nbefore:\n%s", after, before)
+			}
+		})
+	}
+}
+
+// TestIntegrationKernelBuiltinApps: a kernel path starts under every built-in app, though
+// only l3fwd hands frames to it (reflect's rule that a queue sends back out of its RX port
+// is not a kernel path's, whose frames leave by its own port).
+func TestIntegrationKernelBuiltinApps(t *testing.T) {
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skip("no /dev/net/tun")
+	}
+	ns := testutil.Netns(t, "uiod-kapps")
+	for i, c := range []struct{ name, forward string }{
+		{"l2fwd", "{mode: l2fwd}"},
+		{"reflect", "{mode: reflect}"},
+		{"l3fwd", `{mode: l3fwd, routes: [{prefix: 10.0.0.0/8, port: b, next_hop_mac: "02:00:00:00:00:01"}]}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := testConfig(t, fmt.Sprintf(`
+ports:
+  - {name: a, driver: sim, wire: "pair:kapps%[1]d-%[2]d-0", kernel: {tap: uiodkapp%[2]d}}
+  - {name: b, driver: sim, wire: "pair:kapps%[1]d-%[2]d-1"}
+forward: %[3]s
+poll: {mode: adaptive}
+`, os.Getpid(), i, c.forward))
+			d, _ := startIn(t, cfg, ns, nil)
+			if q := queueStats(d, "a/kernel"); q.Name == "" {
+				t.Fatalf("no a/kernel queue in %+v", d.dp.Stats())
 			}
 		})
 	}

@@ -86,6 +86,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
 	}
 	for _, p := range st.Ports {
+		if k := p.Kernel; k != nil {
+			// The kernel path as a port of its own, named after its port.
+			counter(mPortRx, float64(k.Stats.RxPackets), p.Name+"/kernel")
+			counter(mPortTx, float64(k.Stats.TxPackets), p.Name+"/kernel")
+			counter(mPortMissed, float64(k.Stats.RxMissed), p.Name+"/kernel")
+			counter(mPortTxErrors, float64(k.Stats.TxErrors), p.Name+"/kernel")
+		}
 		s := p.Stats
 		counter(mPortRx, float64(s.RxPackets), p.Name)
 		counter(mPortRxBytes, float64(s.RxBytes), p.Name)

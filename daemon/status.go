@@ -46,6 +46,15 @@ type PortStatus struct {
 	Stats     PortStats `json:"stats"`
 	// Capturing is set while a uiod capture mirrors the port.
 	Capturing bool `json:"capturing,omitempty"`
+	// Kernel is the port's kernel exception path, if it has one.
+	Kernel *KernelStatus `json:"kernel,omitempty"`
+}
+
+// KernelStatus is a port's kernel exception path: its TAP interface and what crossed it
+// (RX: from the kernel; TX: to the kernel, TxErrors the frames its full ring refused).
+type KernelStatus struct {
+	TAP   string    `json:"tap"`
+	Stats PortStats `json:"stats"`
 }
 
 // PortStats are a port's NIC counters.
@@ -144,9 +153,12 @@ func (d *Daemon) Status() Status {
 		l := p.nic.Link()
 		st.Ports = append(st.Ports, PortStatus{
 			Capturing: dp != nil && dp.Mirrored(dataplane.PortID(i)),
-			Name:      p.cfg.Name, PCI: p.addr.String(), Driver: p.cfg.Driver, NIC: p.nicName, MAC: p.nic.MAC().String(),
+			Name:      p.cfg.Name, PCI: p.pciName(), Driver: p.cfg.Driver, NIC: p.nicName, MAC: p.nic.MAC().String(),
 			LinkUp: l.Up, SpeedMbps: l.SpeedMbps, Stats: portStats(p.nic.Stats()),
 		})
+		if p.kernel != nil {
+			st.Ports[len(st.Ports)-1].Kernel = &KernelStatus{TAP: p.kernel.Name(), Stats: portStats(p.kernel.Stats())}
+		}
 	}
 	if dp == nil {
 		return st

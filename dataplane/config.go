@@ -126,7 +126,13 @@ func (cfg *Config) validate() error {
 		txThread[tx] = ti
 		return nil
 	}
-	vecThread := map[int]int{} // RX interrupt descriptor → thread that sleeps on it
+	vecThread := map[int]int{}    // RX interrupt descriptor → thread that sleeps on it
+	kernel := map[nic.Port]bool{} // kernel paths: their queues bypass the App
+	for _, p := range cfg.Ports {
+		if p.Kernel != nil {
+			kernel[p.Kernel] = true
+		}
+	}
 	for ti := range cfg.Threads {
 		th := &cfg.Threads[ti]
 		if th.CPU < -1 || th.CPU >= maxCPU {
@@ -144,7 +150,7 @@ func (cfg *Config) validate() error {
 			if q.TxPort == nil {
 				q.TxPort = q.RxPort
 			}
-			if cfg.App == Reflect && q.TxPort != q.RxPort {
+			if cfg.App == Reflect && q.TxPort != q.RxPort && !kernel[q.RxPort] {
 				return fmt.Errorf("%s.tx_port: reflect sends back out of the RX port", where)
 			}
 			if n := q.RxPort.NumRxQueues(); q.RxQ < 0 || q.RxQ >= n {

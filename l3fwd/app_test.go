@@ -133,22 +133,65 @@ func TestNoRoute(t *testing.T) {
 	}
 }
 
-// TestDecTTL: the incremental checksum equals a full recomputation for every checksum
-// value and every TTL.
+// decTTL1624 is RFC 1624's equation 3 as written: HC' = ~(~HC + ~m + m').
+func decTTL1624(hc, m, m2 uint16) uint16 {
+	sum := uint32(^hc) + uint32(^m) + uint32(m2)
+	sum = sum&0xffff + sum>>16
+	sum = sum&0xffff + sum>>16
+	return ^uint16(sum)
+}
+
+// TestDecTTL: the incremental update equals equation 3 for every checksum value and
+// every TTL, and a full recomputation on random headers.
 func TestDecTTL(t *testing.T) {
+	var h [ipv4Header]byte
+	for hc := range 1 << 16 {
+		for _, ttl := range []byte{1, 2, 64, 255} {
+			h[ipv4TTL], h[9] = ttl, 17
+			binary.BigEndian.PutUint16(h[ipv4Check:], uint16(hc))
+			m := binary.BigEndian.Uint16(h[ipv4TTL:])
+			decTTL(&h)
+			if got, want := binary.BigEndian.Uint16(h[ipv4Check:]), decTTL1624(uint16(hc), m, m-0x100); got != want {
+				t.Fatalf("checksum %04x, TTL %d: decTTL gives %04x, RFC 1624 eqn. 3 %04x", hc, ttl, got, want)
+			}
+		}
+	}
 	r := rand.New(rand.NewPCG(1, 1))
-	for range 200000 {
-		h := make([]byte, 20)
+	for range 100000 {
 		for i := range h {
 			h[i] = byte(r.Uint32())
 		}
 		h[0] = 0x45
 		h[ipv4TTL] = byte(r.IntN(255) + 1)
 		binary.BigEndian.PutUint16(h[ipv4Check:], 0)
-		binary.BigEndian.PutUint16(h[ipv4Check:], ^checksum(h))
-		decTTL(h)
-		if c := checksum(h); c != 0xffff {
+		binary.BigEndian.PutUint16(h[ipv4Check:], ^checksum(h[:]))
+		decTTL(&h)
+		if c := checksum(h[:]); c != 0xffff {
 			t.Fatalf("header % x after decTTL sums to %04x", h, c)
+		}
+	}
+}
+
+// TestSumOK: sumOK over little-endian 32-bit words agrees with the folded big-endian
+// checksum, on random headers with right and wrong checksums.
+func TestSumOK(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	for i := range 200000 {
+		h := make([]byte, 4*(5+r.IntN(11)))
+		for j := range h {
+			h[j] = byte(r.Uint32())
+		}
+		h[0] = 0x40 | byte(len(h)/4)
+		if i%2 == 0 {
+			binary.BigEndian.PutUint16(h[ipv4Check:], 0)
+			binary.BigEndian.PutUint16(h[ipv4Check:], ^checksum(h))
+		}
+		var sum uint64
+		for j := 0; j < len(h); j += 4 {
+			sum += uint64(binary.LittleEndian.Uint32(h[j:]))
+		}
+		if got, want := sumOK(sum), checksum(h) == 0xffff; got != want {
+			t.Fatalf("header % x: sumOK %v, checksum %04x", h, got, checksum(h))
 		}
 	}
 }

@@ -95,9 +95,6 @@ var (
 //	gen: g0 ── r0 [rtr: the kernel] r1 ── g1
 //	     g2 ── u0 [uio: uiod l3fwd] u1 ── g3
 func TestIntegrationL3fwdKernel(t *testing.T) {
-	if _, err := os.Stat("/run/netns"); err != nil && os.Geteuid() == 0 {
-		_ = os.MkdirAll("/run/netns", 0o755)
-	}
 	id := fmt.Sprintf("l3k%d", os.Getpid()%100000)
 	gen := testutil.Netns(t, id+"gen")
 	rtr := testutil.Netns(t, id+"rtr")

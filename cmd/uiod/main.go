@@ -174,7 +174,7 @@ func newLogger(level, format string) (*zap.Logger, error) {
 func newLeveledLogger(level, format string) (*zap.Logger, *zap.AtomicLevel, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--log-level: %w", err)
+		return nil, nil, fmt.Errorf("--log-level %s: want debug, info, warn or error", clip.Quote(level))
 	}
 	var cfg zap.Config
 	switch format {
@@ -184,7 +184,7 @@ func newLeveledLogger(level, format string) (*zap.Logger, *zap.AtomicLevel, erro
 	case "json":
 		cfg = zap.NewProductionConfig()
 	default:
-		return nil, nil, fmt.Errorf("--log-format: %q is not console or json", format)
+		return nil, nil, fmt.Errorf("--log-format: %s is not console or json", clip.Quote(format))
 	}
 	cfg.Level = zap.NewAtomicLevelAt(lvl)
 	cfg.OutputPaths = []string{"stderr"}

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // suggestSubcommands makes every command that has subcommands refuse a word that is none
@@ -29,7 +31,7 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	msg := "unknown command \"" + args[0] + "\" for \"" + cmd.CommandPath() + "\""
+	msg := "unknown command " + clip.Quote(args[0]) + " for \"" + cmd.CommandPath() + "\""
 	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
 	}

@@ -4,7 +4,10 @@
 // descriptors a hung queue never fetched, and where its buffers live. Rig is two modelled
 // ports forwarded into each other by a dataplane, with UDP flow frames (FlowFrame) sent
 // into one and checked for order out of the other, and an Account of where every frame
-// went; CloseAndCheck checks that every buffer came back and no DMA mapping is left.
+// went; Probe sends one frame per flow and checks that each came out and that RSS placed
+// them where the driver's key predicts (HoldRx makes a poll thread late on a queue for
+// the probe's test); CloseAndCheck checks that every buffer came back and no DMA mapping
+// is left.
 package modelrig
 
 import (

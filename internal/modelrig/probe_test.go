@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/sim/intel"
@@ -96,4 +97,34 @@ func sum(n []uint64) uint64 {
 		s += v
 	}
 	return s
+}
+
+// TestProbeSeesRSSChange checks that the probe's RSS check can fail: with the redirection
+// table rewritten behind the driver (every entry to queue 0), the probe reports a queue
+// that got other than its predicted share.
+func TestProbeSeesRSSChange(t *testing.T) {
+	for _, drv := range Drivers {
+		for _, mode := range []nic.IRQMode{nic.IRQINTx, nic.IRQMSIX} {
+			t.Run(drv.Name+"-"+mode.String(), func(t *testing.T) {
+				r := New(t, Config{Driver: drv, Queues: 4, Ring: 256, Interrupts: mode,
+					TxTimeout: 20 * time.Millisecond, PollThreads: 1})
+				bar, err := r.Pair.Models[0].Device().Region(0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := uint32(0); i < 32; i++ {
+					bar.Write32(intelnic.RETA+4*i, 0)
+				}
+				var seqs [Flows]uint64
+				var sent uint64
+				if _, err := r.Probe(&seqs, &sent, 10*time.Second); err == nil {
+					t.Fatal("the probe found the flows on their predicted queues with every RETA entry on queue 0")
+				} else {
+					t.Log(err)
+				}
+				r.Stop(t, sent, false)
+				r.Close(t, false)
+			})
+		}
+	}
 }

@@ -50,6 +50,12 @@ ports:
 CONF
 }
 
+# conf_vfio_port NAME ADDR prints the start of a port list entry: the port NAME on the PCI
+# function ADDR under vfio-pci; the caller adds the rest of its keys.
+conf_vfio_port() {
+	printf '  - name: %s\n    driver: vfio-pci\n    pci: "%s"\n' "$1" "$2"
+}
+
 # conf_poll MODE THRESHOLD [CPUS] prints a configuration's poll section: idle policy MODE
 # with idle threshold THRESHOLD, a 1 s wait timeout (long, so that a sleeping poll thread
 # is woken by the NICs' interrupts, not by its timer), and the poll threads' CPUs when

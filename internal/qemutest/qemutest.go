@@ -56,6 +56,10 @@ type Options struct {
 	// HubSkip, with HubPairs, leaves the first HubSkip pairs on the host's sockets (a
 	// host test relays between them: a path with a delay of its own).
 	HubSkip int
+	// VhostUser, when set, makes NIC 0 a virtio-net-pci on -netdev vhost-user, QEMU
+	// connecting (and reconnecting every second) to this back end's socket, and backs the
+	// guest RAM with a shared memfd, which the back end maps.
+	VhostUser string
 	// Memory is the guest RAM in QEMU syntax; "" means 512M.
 	Memory string
 	// CPUs is the number of guest CPUs; 0 means 1.

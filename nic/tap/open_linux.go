@@ -20,7 +20,9 @@ func Open(cfg Config) (_ *Port, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	h, err := netlink.NewHandle() // bound to this namespace, for Close too
+	// Bound to this namespace, for Close too. Route only: a kernel without xfrm_user (a
+	// module) refuses a handle of every family.
+	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
 		return nil, fmt.Errorf("tap %s: netlink: %w", cfg.Name, err)
 	}
@@ -57,7 +59,7 @@ func Available(name string) error {
 	if err := CheckName(name); err != nil {
 		return refuse("tap %q: name %v", name, err)
 	}
-	h, err := netlink.NewHandle()
+	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
 		return fmt.Errorf("tap %s: netlink: %w", name, err)
 	}

@@ -91,7 +91,7 @@ func TestIntegrationOpen(t *testing.T) {
 	testutil.IPIn(t, ns, "addr", "add", "10.77.0.1/24", "dev", "uiodk0")
 	me := net.HardwareAddr{2, 0, 0, 0, 0, 2}
 	req := arpRequest(me, [4]byte{10, 77, 0, 2}, [4]byte{10, 77, 0, 1})
-	pool, err := nic.NewMempool(&heapDMA{}, 8, 2048)
+	pool, err := nic.NewMempool(&nic.HeapDMA{}, 8, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +125,16 @@ func TestIntegrationOpen(t *testing.T) {
 	if !bytes.Equal(reply[0:6], me) || !bytes.Equal(reply[6:12], mac) || !bytes.Equal(reply[22:28], mac) {
 		t.Fatalf("ARP reply % x: want it to %s from %s", reply[:42], me, mac)
 	}
+
+	// An interface taken down refuses frames: counted, and the port keeps going.
+	testutil.IPIn(t, ns, "link", "set", "uiodk0", "down")
+	b := pool.Get()
+	b.SetLen(copy(b.Data(), req))
+	bufs[0] = b
+	if n := p.TxBurst(0, bufs[:1]); n != 1 {
+		t.Fatalf("TxBurst took %d", n)
+	}
+	testutil.Eventually(t, 2*time.Second, func() bool { return p.Counters().TxWriteErrors == 1 }, "counters %+v: want the frame the down interface refused", p.Counters())
 
 	if err := p.Close(); err != nil {
 		t.Fatal(err)

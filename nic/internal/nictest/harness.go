@@ -3,7 +3,7 @@
 // the test holding the other end of the cable, and the conformance suites every driver
 // must pass (byte-exact forwarding, interrupts, idle wake-ups, faults, multi-queue), plus
 // the ones only a family's devices can run (Intel: interrupt moderation, per-queue drop
-// counters).
+// counters, TX hang recovery, the RSS state after every recovery).
 package nictest
 
 import (

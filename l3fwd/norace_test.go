@@ -1,0 +1,5 @@
+//go:build !race
+
+package l3fwd
+
+const raceEnabled = false
