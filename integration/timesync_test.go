@@ -41,14 +41,7 @@ func TestIntegrationTimesyncLatency(t *testing.T) {
 		Script: testdataScript(t, "timesync.sh"),
 	})
 	r := vm.Finish(t)
-	for _, l := range strings.Split(r.Output, "\n") {
-		if strings.HasPrefix(l, "TS ") {
-			t.Log(l)
-		}
-	}
-	if r.Exit != 0 || !strings.Contains(r.Output, "TS done") {
-		t.Fatalf("guest script exit %d:\n%s", r.Exit, r.Output)
-	}
+	r.RequireTagged(t, "TS")
 	for _, pol := range []string{"busy", "adaptive"} {
 		if !strings.Contains(r.Output, "TS latency "+pol+" ["+pol+" (device clock)] Samples: ") {
 			t.Errorf("%s: no device-clock result", pol)
@@ -106,17 +99,15 @@ func TestIntegrationTimesyncDelay(t *testing.T) {
 	in.SetHandler(nil)
 	close(q)
 	<-done
+	r.RequireTagged(t, "TS")
 	var line string
 	for _, l := range strings.Split(r.Output, "\n") {
-		if strings.HasPrefix(l, "TS ") {
-			t.Log(l)
-		}
 		if strings.Contains(l, "(device clock)] min ") {
 			line = l
 		}
 	}
-	if r.Exit != 0 || line == "" {
-		t.Fatalf("guest script exit %d, no device-clock line:\n%s", r.Exit, r.Output)
+	if line == "" {
+		t.Fatalf("no device-clock line:\n%s", r.Output)
 	}
 	var minNs, offset, errNs int64
 	rest := line[strings.Index(line, "] min ")+2:]

@@ -38,10 +38,7 @@ func TestDPDKSideBySide(t *testing.T) {
 		t.Skip("the DPDK side-by-side benchmark runs by hand: bench/dpdk/run.sh")
 	}
 	qemutest.Require(t)
-	testpmd, err := exec.LookPath("dpdk-testpmd")
-	if err != nil {
-		t.Fatalf("dpdk-testpmd: %v (apt-get install dpdk)", err)
-	}
+	testpmd := testpmdPath(t)
 	l3fwd := os.Getenv("UIOD_L3FWD_POWER")
 	if l3fwd == "" {
 		t.Fatal("UIOD_L3FWD_POWER must name the built l3fwd-power (bench/dpdk/run.sh builds it)")
@@ -106,6 +103,16 @@ func TestDPDKSideBySide(t *testing.T) {
 		}
 	}
 	report(t, runs)
+}
+
+// testpmdPath is Debian's dpdk-testpmd, or t fails.
+func testpmdPath(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("dpdk-testpmd")
+	if err != nil {
+		t.Fatalf("dpdk-testpmd: %v (apt-get install dpdk)", err)
+	}
+	return p
 }
 
 // run is one forwarder's measurement in one round.

@@ -2,7 +2,6 @@ package dpdk
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -19,10 +18,7 @@ func TestDPDKTimesync(t *testing.T) {
 		t.Skip("runs by hand: UIOD_DPDK_TIMESYNC=1 go test -run TestDPDKTimesync ./bench/dpdk/")
 	}
 	qemutest.Require(t)
-	testpmd, err := exec.LookPath("dpdk-testpmd")
-	if err != nil {
-		t.Fatalf("dpdk-testpmd: %v (apt-get install dpdk)", err)
-	}
+	testpmd := testpmdPath(t)
 	kernel, err := qemutest.SharedKernel()
 	if err != nil {
 		t.Skip(err)
@@ -39,14 +35,7 @@ func TestDPDKTimesync(t *testing.T) {
 		Script:  string(script), Timeout: 10 * time.Minute,
 	})
 	r := vm.Finish(t)
-	for _, l := range strings.Split(r.Output, "\n") {
-		if strings.HasPrefix(l, "TS ") {
-			t.Log(l)
-		}
-	}
-	if r.Exit != 0 || !strings.Contains(r.Output, "TS done") {
-		t.Fatalf("guest script exit %d:\n%s", r.Exit, r.Output)
-	}
+	r.RequireTagged(t, "TS")
 	if !strings.Contains(r.Output, "[testpmd (device clock)] Samples: ") {
 		t.Error("no device-clock result")
 	}

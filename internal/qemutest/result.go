@@ -134,3 +134,17 @@ func (r *Result) Report(t *testing.T) {
 		t.Errorf("guest script exited with status %d but no guest test failed; output outside tests:\n%s", r.Exit, r.Rest)
 	}
 }
+
+// RequireTagged logs the lines of the script's output that start with tag and a space,
+// and fails t unless the script exited 0 after printing the line tag+" done".
+func (r *Result) RequireTagged(t testing.TB, tag string) {
+	t.Helper()
+	for _, l := range strings.Split(r.Output, "\n") {
+		if strings.HasPrefix(l, tag+" ") {
+			t.Log(l)
+		}
+	}
+	if r.Exit != 0 || !strings.Contains(r.Output, tag+" done") {
+		t.Fatalf("guest script exit %d:\n%s", r.Exit, r.Output)
+	}
+}
