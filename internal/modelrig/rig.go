@@ -63,7 +63,7 @@ func New(t testing.TB, cfg Config) *Rig {
 			t.Fatalf("open port %d: %v", i, err)
 		}
 		r.Ports[i] = p
-		r.Pools[i] = cfg.Driver.Pools(p, cfg.Queues)
+		r.Pools[i] = cfg.Driver.Pools(p)
 		t.Cleanup(func() { p.Close() }) // for a failed test; closing twice is harmless
 	}
 	pair.Far[1].SetHandler(r.frame)

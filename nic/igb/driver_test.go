@@ -14,7 +14,7 @@ import (
 
 // driver is this driver on the model's 82576 flavour, for the shared suites.
 var driver = nictest.Driver{
-	Open:      nictest.OpenWith(Open),
+	Open:      nictest.OpenWith(Open, (*Port).intelCore),
 	RSSKey:    RSSKey[:],
 	Family:    nictest.Intel(intel.X82576, intel.Quirks{}),
 	SpeedMbps: 1000,
@@ -76,4 +76,9 @@ func TestITRValue(t *testing.T) {
 		MaxITR:                 0x1fff << 2, // the exported limit is the field's largest value
 		MaxITR - ITRUnit:       0x1ffe << 2, // and one unit less is one step less
 	})
+}
+
+// TestDocumentedAPI checks that go doc lists the port's methods.
+func TestDocumentedAPI(t *testing.T) {
+	nictest.DocumentsPort(t, "IRQKind", "LinkChanges", "Device")
 }

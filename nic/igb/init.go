@@ -135,7 +135,7 @@ func (p *Port) initRx() error {
 		srrctl &^= intelnic.SrrctlDescTypeMask | i82576.SrrctlBSizePktMask
 		srrctl |= intelnic.SrrctlDescAdvOneBuf | bsize | i82576.SrrctlDropEn
 		r.Write32(i82576.SRRCTL(i), srrctl)
-		intel.ProgramRxRing(&p.Port, i)
+		intel.ProgramRxRing(&p.core, i)
 		r.Write32(i82576.RXDCTL(i), rxdctlThresholds|intelnic.DctlEnable)
 		if err := intel.WaitSet(r, i82576.RXDCTL(i), intelnic.DctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable rx queue %d: %w", i, err)
@@ -158,7 +158,7 @@ func (p *Port) initRx() error {
 	}
 	r.Write32(i82576.RCTL, rctl)
 	for i := 0; i < p.NumRxQueues(); i++ {
-		p.RxQueue(i).Fill() // writes RDT
+		p.core.RxQueue(i).Fill() // writes RDT
 	}
 	return nil
 }
@@ -172,7 +172,7 @@ func (p *Port) initTx() error {
 	r := p.bar
 	r.Write32(i82576.TCTL, i82576.TctlConfigure)
 	for i := 0; i < p.NumTxQueues(); i++ {
-		intel.ProgramTxRing(&p.Port, i)
+		intel.ProgramTxRing(&p.core, i)
 		r.Write32(i82576.TXDCTL(i), txdctlThresholds|intelnic.DctlEnable)
 		if err := intel.WaitSet(r, i82576.TXDCTL(i), intelnic.DctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable tx queue %d: %w", i, err)
@@ -186,4 +186,4 @@ func (p *Port) initTx() error {
 var RSSKey = intel.RSSKey
 
 // setupRSS spreads flows over the RX queues when there is more than one.
-func (p *Port) setupRSS() { intel.SetupRSS(&p.Port, &RSSKey, i82576.MrqcRSS|intelnic.MrqcRSSFields) }
+func (p *Port) setupRSS() { intel.SetupRSS(&p.core, &RSSKey, i82576.MrqcRSS|intelnic.MrqcRSSFields) }

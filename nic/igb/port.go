@@ -16,13 +16,13 @@ func init() {
 	intel.Register("igb", Match, intel.DeviceIDs(deviceIDs, func(name string) string { return name }), Open)
 }
 
-// Port is an open 82576 port. It implements nic.Port. Its nic.Port methods and
-// RxQueue, TxQueue, Device, IRQKind and LinkChanges come from the embedded intel.Port.
+// Port is an open 82576 port. It implements nic.Port; its methods forward to the shared
+// Intel core it holds.
 type Port struct {
-	intel.Port // queues, vectors, counters and the nic.Port methods
-	bar        pci.Region
-	cfg        nic.Config
-	other      int // MSI-X vector of link changes
+	core  intel.Port // queues, vectors, counters: the shared Intel driver
+	bar   pci.Region
+	cfg   nic.Config
+	other int // MSI-X vector of link changes
 }
 
 var _ nic.Port = (*Port)(nil)
@@ -55,7 +55,7 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 	}
 	p := &Port{}
 	ops := intel.Ops{Mask: p.mask, Stop: p.stopRxTx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: p.release}
-	if err := intel.Open(&p.Port, dev, cfg, limits, layout, ops, p.open); err != nil {
+	if err := intel.Open(&p.core, dev, cfg, limits, layout, ops, p.open); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -67,14 +67,14 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 	if err := p.resetHW(); err != nil {
 		return err
 	}
-	if err := intel.ReadMAC(&p.Port); err != nil {
+	if err := intel.ReadMAC(&p.core); err != nil {
 		return err
 	}
 	if err := p.startLink(); err != nil {
 		return err
 	}
-	intel.ReadCounters(&p.Port)
-	if err := intel.StartQueues(&p.Port, p.disableQueues, p.initRx, p.initTx, p.setupInterrupts); err != nil {
+	intel.ReadCounters(&p.core)
+	if err := intel.StartQueues(&p.core, p.disableQueues, p.initRx, p.initTx, p.setupInterrupts); err != nil {
 		return err
 	}
 	p.waitLink(p.cfg.LinkTimeout)

@@ -73,7 +73,7 @@ func (p *Port) initRx() error {
 		srrctl &^= intelnic.SrrctlDescTypeMask | i82599.SrrctlBSizePktMask
 		srrctl |= intelnic.SrrctlDescAdvOneBuf | bsize<<i82599.SrrctlBSizePktShift | i82599.SrrctlDropEn
 		r.Write32(i82599.SRRCTL(i), srrctl)
-		intel.ProgramRxRing(&p.Port, i)
+		intel.ProgramRxRing(&p.core, i)
 		r.Write32(i82599.DCARXCTRL(i), r.Read32(i82599.DCARXCTRL(i))&^i82599.DcaRxCtrlDescWBRO)
 	}
 	r.Write32(intelnic.CTRLEXT, r.Read32(intelnic.CTRLEXT)|i82599.CtrlExtNSDis)
@@ -83,7 +83,7 @@ func (p *Port) initRx() error {
 		if err := intel.WaitSet(r, i82599.RXDCTL(i), intelnic.DctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable rx queue %d: %w", i, err)
 		}
-		p.RxQueue(i).Fill() // writes RDT
+		p.core.RxQueue(i).Fill() // writes RDT
 	}
 	return nil
 }
@@ -115,7 +115,7 @@ func (p *Port) initTx() error {
 	r := p.bar
 	r.Write32(i82599.HLREG0, r.Read32(i82599.HLREG0)|i82599.Hlreg0TxCRCEn|i82599.Hlreg0TxPadEn)
 	for i := 0; i < p.NumTxQueues(); i++ {
-		intel.ProgramTxRing(&p.Port, i)
+		intel.ProgramTxRing(&p.core, i)
 		txdctl := r.Read32(i82599.TXDCTL(i))
 		txdctl &^= 0x7f | 0x7f<<8 | 0x7f<<16
 		txdctl |= txdctlThresholds

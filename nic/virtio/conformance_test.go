@@ -124,3 +124,8 @@ func (d *deviceSide) complete(n int, length uint32) {
 	}
 	sim.StoreUint32(b[l.used:], uint32(d.used)<<16)
 }
+
+// TestDocumentedAPI checks that go doc lists the port's methods.
+func TestDocumentedAPI(t *testing.T) {
+	nictest.DocumentsPort(t, "IRQKind", "LinkChanges", "Device")
+}

@@ -1,11 +1,12 @@
 // Package intel is the part of the ixgbe and igb drivers that does not depend on the
 // controller: the port's queues, mempools and interrupt vectors, the Port methods of
 // nic.Port, statistics accumulation, RSS programming and the open, abort and close
-// skeletons. A driver embeds Port, describes its registers with a Layout and supplies the
-// controller-specific steps as Ops.
+// skeletons. A driver holds a Port in an unexported field and forwards the nic.Port methods
+// to it (so that go doc lists them), describes its registers with a Layout and supplies
+// the controller-specific steps as Ops.
 //
-// Driver-facing operations are functions taking a *Port rather than methods, so that they
-// are not promoted into the drivers' exported Port types.
+// Driver-facing operations are functions taking a *Port rather than methods, so that a
+// Port's methods are exactly what a driver forwards.
 package intel
 
 import (
@@ -228,6 +229,21 @@ func (p *Port) TxQueue(q int) *ring.TxQueue { return p.tx[q] }
 
 // Device is the PCI function the port drives.
 func (p *Port) Device() pci.Device { return p.dev }
+
+// Pools are p's buffer pools: each RX queue's mempool, then the copy pool of each TX
+// queue that has one.
+func Pools(p *Port) []*nic.Mempool {
+	var pools []*nic.Mempool
+	for _, q := range p.rx {
+		pools = append(pools, q.Pool())
+	}
+	for _, q := range p.tx {
+		if c := q.CopyPool(); c != nil {
+			pools = append(pools, c)
+		}
+	}
+	return pools
+}
 
 // Register registers an Intel driver with nic.Register under name.
 func Register[P nic.Port](name string, match func(vendor, device uint16) bool, devices []nic.DeviceID, open func(dev pci.Device, cfg nic.Config) (P, error)) {
