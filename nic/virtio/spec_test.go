@@ -157,7 +157,7 @@ func TestSharedMSIX(t *testing.T) {
 	if p.RxVector(1) != v || v.Index != 0 || p.configVector() == nil || p.configVector().Index != 1 {
 		t.Fatalf("vectors: rx %d and %d, config %v", p.RxVector(0).Index, p.RxVector(1).Index, p.configVector())
 	}
-	nictest.Drain(t, v)
+	testutil.Drain(t, v)
 	p.EnableRxInterrupt(1)
 	h.Send(1) // steered by the third source-address byte: pair 0
 	p.EnableRxInterrupt(0)

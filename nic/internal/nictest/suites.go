@@ -73,7 +73,7 @@ func Faults(t *testing.T, drv Driver) {
 			Inject: func(h *Harness) {
 				h.Port.EnableRxInterrupt(0)
 				h.Model.Inject(InterruptStorm, 0, 1000)
-				if Drain(h.T, h.Port.RxVector(0)) == 0 {
+				if testutil.Drain(h.T, h.Port.RxVector(0)) == 0 {
 					h.T.Error("storm not delivered")
 				}
 			},
