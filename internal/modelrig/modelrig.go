@@ -34,12 +34,12 @@ type Driver struct {
 // Drivers are the Intel drivers on their model flavours.
 var Drivers = []Driver{
 	{Name: "ixgbe", Flavor: intel.X82599, Key: ixgbe.RSSKey[:],
-		TDH: func(q int) uint32 { return 0x06010 + 0x40*uint32(q) },
-		TDT: func(q int) uint32 { return 0x06018 + 0x40*uint32(q) },
+		TDH:   func(q int) uint32 { return 0x06010 + 0x40*uint32(q) },
+		TDT:   func(q int) uint32 { return 0x06018 + 0x40*uint32(q) },
 		Pools: func(p nic.Port) []*nic.Mempool { return p.(*ixgbe.Port).Pools() }},
 	{Name: "igb", Flavor: intel.X82576, Key: igb.RSSKey[:],
-		TDH: func(q int) uint32 { return 0x0E010 + 0x40*uint32(q) },
-		TDT: func(q int) uint32 { return 0x0E018 + 0x40*uint32(q) },
+		TDH:   func(q int) uint32 { return 0x0E010 + 0x40*uint32(q) },
+		TDT:   func(q int) uint32 { return 0x0E018 + 0x40*uint32(q) },
 		Pools: func(p nic.Port) []*nic.Mempool { return p.(*igb.Port).Pools() }},
 }
 
