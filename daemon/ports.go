@@ -106,7 +106,6 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("port %s: open %s with uio_pci_generic: %w", p.Name, addr, err)
 		}
-		b.log.Warn("uio_pci_generic gives the NIC unrestricted DMA to physical memory; prefer vfio-pci", zap.String("port", p.Name))
 		dev = d
 	default:
 		return nil, fmt.Errorf("port %s: unknown driver %q", p.Name, p.Driver)
