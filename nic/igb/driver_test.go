@@ -32,6 +32,24 @@ func TestDriverQEMUQuirks(t *testing.T) {
 	nictest.Run(t, drv)
 }
 
+// TestDriverLinkPaths runs the suites on the ports whose link the copper path alone does
+// not bring up: a SerDes part (the PCS) and a port handed over with its PHY powered down.
+func TestDriverLinkPaths(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cfg  intel.Config
+	}{
+		{"serdes", intel.Config{Flavor: intel.X82576, DeviceID: 0x10E7}},
+		{"powered down", intel.Config{Flavor: intel.X82576, PoweredDown: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			drv := driver
+			drv.Family = nictest.IntelWith(tt.cfg)
+			nictest.Run(t, drv)
+		})
+	}
+}
+
 // BenchmarkForward is the driver-only forwarding cost; see nic/ixgbe.
 func BenchmarkForward(b *testing.B) { nictest.BenchmarkForwardBatches(b, driver) }
 

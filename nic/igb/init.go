@@ -12,7 +12,8 @@ import (
 // resetHW masks interrupts, stops receive and transmit, issues a global reset, masks
 // again and waits for the EEPROM auto-read (82576 datasheet 4.5). It then takes the
 // device from the firmware (CTRL_EXT.DRV_LOAD) and clears the multicast, VLAN and
-// unicast hash filter tables (Linux's igb_init_hw_82575, igb_clear_vfta).
+// unicast hash filter tables and receive addresses 1-23 (Linux's igb_init_hw_82575,
+// igb_clear_vfta, igb_init_rx_addrs).
 //
 // A reset already under way (the function-level reset a backend may issue when it opens
 // the device) must end before the first write: the NIC ignores writes while CTRL.RST
@@ -42,6 +43,7 @@ func (p *Port) resetHW() error {
 	_ = intel.WaitSet(r, i82576.EECD, intelnic.EecAutoRead, 10*time.Millisecond)
 	r.Write32(intelnic.CTRLEXT, r.Read32(intelnic.CTRLEXT)|intelnic.CtrlExtDrvLoad)
 	intel.ClearTables(r, i82576.VFTA, i82576.UTA)
+	intel.ClearRAR(r, i82576.RAREntries, i82576.RAL)
 	return nil
 }
 
@@ -104,23 +106,6 @@ func (p *Port) writePHY(reg uint32, val uint16) error {
 	return nil
 }
 
-// startLink lets the MAC follow the PHY (set link up, no forced speed) and restarts
-// auto-negotiation; waitLink then waits for its result.
-func (p *Port) startLink() error {
-	r := p.bar
-	r.Write32(intelnic.CTRL, r.Read32(intelnic.CTRL)&^(i82576.CtrlFrcSpd|i82576.CtrlFrcDpx)|i82576.CtrlSLU)
-	bmcr, err := p.readPHY(i82576.PHYBMCR)
-	if err != nil {
-		return err
-	}
-	return p.writePHY(i82576.PHYBMCR, bmcr|i82576.BmcrANEnable|i82576.BmcrANRestart)
-}
-
-// waitLink waits up to timeout for STATUS.LU.
-func (p *Port) waitLink(timeout time.Duration) bool {
-	return intel.WaitSet(p.bar, intelnic.STATUS, i82576.StatusLU, timeout) == nil
-}
-
 // RXDCTL thresholds: prefetch 8, host 8, write back each descriptor at once.
 const rxdctlThresholds = 8 | 8<<8 | 1<<16
 
@@ -173,6 +158,9 @@ func (p *Port) initTx() error {
 	r.Write32(i82576.TCTL, i82576.TctlConfigure)
 	for i := 0; i < p.NumTxQueues(); i++ {
 		intel.ProgramTxRing(&p.core, i)
+		// Descriptor write-backs in order: relaxed ordering off, as DPDK's eth_igb_tx_init
+		// turns it off.
+		r.Write32(i82576.DCATXCTRL(i), r.Read32(i82576.DCATXCTRL(i))&^i82576.DcaTxctlTxWBRO)
 		r.Write32(i82576.TXDCTL(i), txdctlThresholds|intelnic.DctlEnable)
 		if err := intel.WaitSet(r, i82576.TXDCTL(i), intelnic.DctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable tx queue %d: %w", i, err)
@@ -185,5 +173,9 @@ func (p *Port) initTx() error {
 // RSSKey is the Toeplitz key the driver programs (Microsoft's RSS specification key).
 var RSSKey = intel.RSSKey
 
-// setupRSS spreads flows over the RX queues when there is more than one.
-func (p *Port) setupRSS() { intel.SetupRSS(&p.core, &RSSKey, i82576.MrqcRSS|intelnic.MrqcRSSFields) }
+// setupRSS spreads flows over the RX queues when there is more than one. IPv6 TCP is
+// enabled by both of its bits, as Linux's igb_setup_mrqc does: QEMU's igb reads only the
+// one for IPv6 TCP with extension headers (bit 18), the silicon either.
+func (p *Port) setupRSS() {
+	intel.SetupRSS(&p.core, &RSSKey, i82576.MrqcRSS|intelnic.MrqcRSSFields|i82576.MrqcIPv6TCPEx)
+}

@@ -28,8 +28,10 @@ func (p *Port) setIVAR(q int, tx bool, vector int) {
 // igb does not emulate EIAM, and it sends a message only for a newly raised EICR∧EIMS
 // bit, so every cause must be cleared once served).
 //
-// INTx: the receive descriptor write-back cause ICR.RXDW (shared by all queues) and link
-// change in IMS; reading ICR acknowledges.
+// INTx: every RX queue's cause allocated to EICR bit 0 through IVAR, as Linux's legacy
+// path does (igb_assign_vector of the one vector; on silicon a queue without a valid entry
+// raises no interrupt), and the receive descriptor write-back cause ICR.RXDW (shared by
+// all queues) and link change in IMS; reading ICR acknowledges.
 func (p *Port) setupInterrupts() error {
 	kind, ok, err := intel.EnableVectors(&p.core)
 	if !ok {
@@ -57,6 +59,9 @@ func (p *Port) setupInterrupts() error {
 		return nil
 	}
 	r.Write32(i82576.GPIE, i82576.GpieNSICR)
+	for q := 0; q < n; q++ {
+		p.setIVAR(q, false, 0)
+	}
 	r.Write32(i82576.EITR(0), itr)
 	r.Write32(i82576.ICR, r.Read32(i82576.ICR))
 	r.Write32(i82576.IMS, i82576.IcrLSC)

@@ -19,10 +19,12 @@ func init() {
 // Port is an open 82576 port. It implements nic.Port; its methods forward to the shared
 // Intel core it holds.
 type Port struct {
-	core  intel.Port // queues, vectors, counters: the shared Intel driver
-	bar   pci.Region
-	cfg   nic.Config
-	other int // MSI-X vector of link changes
+	core      intel.Port // queues, vectors, counters: the shared Intel driver
+	bar       pci.Region
+	cfg       nic.Config
+	other     int   // MSI-X vector of link changes
+	media     media // copper PHY or SerDes, from CTRL_EXT's link mode
+	forcedPCS bool  // SerDes without PCS auto-negotiation (1000BASE-KX)
 }
 
 var _ nic.Port = (*Port)(nil)
@@ -39,8 +41,8 @@ var layout = intel.Layout{
 	QueueDrops: i82576.RQDPC,
 }
 
-// Open resets and initialises dev, an 82576 function, brings the link up
-// through PHY auto-negotiation and starts the queues.
+// Open resets and initialises dev, an 82576 function, powers its link up and brings it
+// up (copper: PHY auto-negotiation; SerDes: the PCS) and starts the queues.
 //
 // The device is reset first with bus mastering off. In MSI-X mode the port uses one
 // vector per RX queue plus one for link changes; the default mode falls back to legacy
@@ -68,6 +70,12 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 		return err
 	}
 	if err := intel.ReadMAC(&p.core); err != nil {
+		return err
+	}
+	if err := p.readMedia(); err != nil {
+		return err
+	}
+	if err := p.powerUpLink(); err != nil {
 		return err
 	}
 	if err := p.startLink(); err != nil {

@@ -12,7 +12,7 @@ import (
 // resetHW is datasheet section 4.6.3: mask interrupts, global reset, mask again, wait for
 // the EEPROM auto-read and the DMA init. It then takes the device from the firmware
 // (CTRL_EXT.DRV_LOAD, Linux's ixgbe_get_hw_control) and clears the multicast, VLAN and
-// unicast hash filter tables the reset leaves undefined.
+// unicast hash filter tables the reset leaves undefined and receive addresses 1-127.
 //
 // A reset already under way (the function-level reset a backend may issue when it opens
 // the device) must end before the first write: the NIC ignores writes while CTRL.RST
@@ -37,6 +37,7 @@ func (p *Port) resetHW() error {
 	}
 	r.Write32(intelnic.CTRLEXT, r.Read32(intelnic.CTRLEXT)|intelnic.CtrlExtDrvLoad)
 	intel.ClearTables(r, i82599.VFTA, i82599.UTA)
+	intel.ClearRAR(r, i82599.RAREntries, i82599.RAL)
 	return nil
 }
 
@@ -120,6 +121,9 @@ func (p *Port) initTx() error {
 		txdctl &^= 0x7f | 0x7f<<8 | 0x7f<<16
 		txdctl |= txdctlThresholds
 		r.Write32(i82599.TXDCTL(i), txdctl)
+		// Descriptor write-backs in order: relaxed ordering off (DPDK's
+		// ixgbe_dev_tx_init).
+		r.Write32(i82599.DCATXCTRL(i), r.Read32(i82599.DCATXCTRL(i))&^i82599.DcaTxCtrlDescWBRO)
 	}
 	r.Write32(i82599.DMATXCTL, r.Read32(i82599.DMATXCTL)|i82599.DmatxctlTE)
 	for i := 0; i < p.NumTxQueues(); i++ {

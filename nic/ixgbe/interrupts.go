@@ -58,7 +58,9 @@ func (p *Port) setupInterrupts() error {
 		r.Write32(i82599.EIAC, 0)
 		r.Write32(i82599.EITR(0), itr)
 	}
-	r.Read32(i82599.EICR) // drop causes left from init
+	// Drop causes left from init. In MSI-X mode GPIE.OCD keeps a read from clearing the
+	// other causes, so they are written off.
+	r.Write32(i82599.EICR, intelnic.AllCauses)
 	r.Write32(i82599.EIMS, i82599.EicrLSC)
 	return nil
 }

@@ -20,14 +20,21 @@ var lmsFor = map[media]uint8{
 // setupLink keeps the link mode the EEPROM loaded into AUTOC at reset and restarts
 // auto-negotiation with it, as Linux does (ixgbe_reset_hw_82599 keeps the EEPROM's AUTOC
 // as orig_autoc, ixgbe_setup_mac_link_82599 uses its LMS and ixgbe_reset_pipeline_82599
-// writes it back with AN_RESTART). A link mode the port's media cannot run is refused:
-// nothing this driver does would bring that link up.
+// writes it back with AN_RESTART), after turning an SFP+ port's laser on. A link mode
+// the port's media cannot run is refused: nothing this driver does would bring that link
+// up.
 func (p *Port) setupLink() error {
 	r := p.bar
 	autoc := r.Read32(i82599.AUTOC)
 	lms := uint8(autoc & i82599.AutocLMSMask >> i82599.AutocLMSShift)
 	if lmsFor[p.id.media]&(1<<lms) == 0 {
 		return fmt.Errorf("link setup: %s (%s media): EEPROM link mode AUTOC.LMS=%d is not one this driver brings up on %s", p.id.name, p.id.media, lms, p.id.media)
+	}
+	if p.id.media == mediaFiber {
+		// The SFP+ laser on: Linux turns it off (ESDP.SDP3, TX_DISABLE) when an
+		// interface goes down and on again when it comes up
+		// (ixgbe_disable_tx_laser_multispeed_fiber, ..._enable_...).
+		r.Write32(i82599.ESDP, r.Read32(i82599.ESDP)&^i82599.EsdpSDP3)
 	}
 	r.Write32(i82599.AUTOC, autoc|i82599.AutocAnRestart)
 	return nil

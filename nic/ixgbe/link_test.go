@@ -1,6 +1,7 @@
 package ixgbe
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -107,5 +108,40 @@ func TestLinkRefusesModeMediaCannotRun(t *testing.T) {
 		}
 		testutil.ErrorContains(t, err, "AUTOC.LMS=", deviceIDs[tt.id].name)
 		m.Close()
+	}
+}
+
+// TestLinkSpeed checks that the link speed follows the link mode: an SFP+ port brought up
+// in 10G serial reports 10000 Mb/s, and 1000 Mb/s once AUTOC is switched to 1 GbE (the
+// model's LINKS reports the speed of the mode).
+func TestLinkSpeed(t *testing.T) {
+	for _, tt := range []struct {
+		lms  uint32
+		mbps int
+	}{{i82599.LMS10GSerial, 10000}, {i82599.LMS1GNoAN, 1000}} {
+		t.Run(fmt.Sprintf("lms%d", tt.lms), func(t *testing.T) {
+			a, b := wire.Pair()
+			defer b.Close()
+			m, err := intel.New(intel.Config{Wire: a, Strict: true, DeviceID: i82599.DeviceSFP})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Open(m.Device(), nic.Config{NoIRQ: true, LinkTimeout: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			bar, err := m.Device().Region(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			autoc := bar.Read32(i82599.AUTOC)&^i82599.AutocLMSMask | tt.lms<<i82599.AutocLMSShift
+			bar.Write32(i82599.AUTOC, autoc|i82599.AutocAnRestart)
+			testutil.Eventually(t, 2*time.Second, func() bool { l := p.Link(); return l.Up && l.SpeedMbps == tt.mbps },
+				"link not up at %d Mb/s", tt.mbps)
+			if err := m.Device().Err(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/igb"
@@ -26,10 +27,52 @@ var slow = intel.Timing{
 	SecRxReady:  3 * time.Millisecond, // beyond a 300 µs wait, within Linux's 40 ms
 }
 
+// broadcastFrame is a 128-byte broadcast frame of the ethertype from 02:00:00:00:00:01.
+func broadcastFrame(ethertype uint16) []byte {
+	f := make([]byte, 128)
+	copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 1})
+	binary.BigEndian.PutUint16(f[12:], ethertype)
+	return f
+}
+
+// tcp6Frame is a broadcast IPv6/TCP frame of flow i: only the source port varies, so
+// only a hash over the ports spreads these flows.
+func tcp6Frame(i int) []byte {
+	f := broadcastFrame(0x86dd)
+	ip := f[14:]
+	ip[0], ip[6], ip[7] = 0x60, 6, 64
+	binary.BigEndian.PutUint16(ip[4:], uint16(len(ip)-40))
+	ip[8], ip[23], ip[24], ip[39] = 0xfd, 1, 0xfd, 2
+	binary.BigEndian.PutUint16(ip[40:], uint16(10000+i))
+	binary.BigEndian.PutUint16(ip[42:], 80)
+	ip[52] = 5 << 4 // data offset
+	return f
+}
+
+// receiveSpread sends frames of 64 flows made by frame and returns how many each of the
+// port's queues received.
+func receiveSpread(t *testing.T, far wire.Port, p nic.Port, frames int, frame func(i int) []byte) []int {
+	t.Helper()
+	per := make([]int, p.NumRxQueues())
+	bufs := make([]*nic.Buf, 32)
+	for i := 0; i < frames; i++ {
+		if err := far.Send(frame(i % 64)); err != nil {
+			t.Fatal(err)
+		}
+		for q := range per {
+			n := p.RxBurst(q, bufs)
+			per[q] += n
+			for _, b := range bufs[:n] {
+				b.Free()
+			}
+		}
+	}
+	return per
+}
+
 // udpFrame is a broadcast IPv4/UDP frame of flow i (the source port varies).
 func udpFrame(i int) []byte {
-	f := make([]byte, 128)
-	copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00})
+	f := broadcastFrame(0x0800)
 	ip := f[14:]
 	ip[0], ip[8], ip[9] = 0x45, 64, 17
 	binary.BigEndian.PutUint16(ip[2:], uint16(len(f)-14))
@@ -41,8 +84,8 @@ func udpFrame(i int) []byte {
 
 // TestDriversOnStrictModel opens the real drivers on strict models with slow resets,
 // EEPROM reads, DMA init, queue enables and auto-negotiation, on every 82599 media the
-// model distinguishes (each needs its own link mode) and on the 82576 as silicon and as
-// QEMU's igb: each must come up with link, spread flows over its four RSS queues and
+// model distinguishes (each needs its own link mode), on the 82576 as silicon and as
+// QEMU's igb, on its SerDes parts and with its PHY powered down: each must come up with link, spread flows over its four RSS queues and
 // receive every frame, without a single model fault.
 func TestDriversOnStrictModel(t *testing.T) {
 	tests := []struct {
@@ -50,12 +93,22 @@ func TestDriversOnStrictModel(t *testing.T) {
 		cfg  intel.Config
 	}{
 		{"82599 SFP+", intel.Config{DeviceID: i82599.DeviceSFP}},
+		// Handed over by Linux with the interface down: the SFP+ laser is off.
+		{"82599 SFP+ laser off", intel.Config{DeviceID: i82599.DeviceSFP, PoweredDown: true}},
 		{"82599 KX4", intel.Config{DeviceID: i82599.DeviceKX4}},
 		{"82599 KR", intel.Config{DeviceID: 0x1517}},
 		{"82599 CX4", intel.Config{DeviceID: i82599.DeviceCX4}},
 		{"82599 XAUI", intel.Config{DeviceID: 0x10FC}},
 		{"82576", intel.Config{Flavor: intel.X82576}},
 		{"82576 QEMU", intel.Config{Flavor: intel.X82576, Quirks: intel.QEMUQuirks()}},
+		// SerDes parts: the link comes up through the PCS, not the copper PHY.
+		{"82576 fiber", intel.Config{Flavor: intel.X82576, DeviceID: 0x10E6}},
+		{"82576 SerDes", intel.Config{Flavor: intel.X82576, DeviceID: 0x10E7}},
+		{"82576 NS SerDes", intel.Config{Flavor: intel.X82576, DeviceID: 0x1518}},
+		{"82576 SerDes quad", intel.Config{Flavor: intel.X82576, DeviceID: 0x150D}},
+		// Handed over by Linux with the interface down: the PHY is powered down.
+		{"82576 PHY powered down", intel.Config{Flavor: intel.X82576, PoweredDown: true}},
+		{"82576 QEMU PHY powered down", intel.Config{Flavor: intel.X82576, PoweredDown: true, Quirks: intel.QEMUQuirks()}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,33 +126,39 @@ func TestDriversOnStrictModel(t *testing.T) {
 				t.Fatalf("open: %v (model: %v)", err, m.Device().Err())
 			}
 			defer p.Close()
-			if !p.Link().Up {
-				t.Fatalf("no link after open (model: %v)", m.Device().Err())
+			if l := p.Link(); !l.Up || (cfg.Flavor == intel.X82576 && l.SpeedMbps != 1000) {
+				t.Fatalf("link %+v after open, want up (at 1000 Mb/s on an 82576; model: %v)", l, m.Device().Err())
 			}
 			const frames = 200
-			var per [queues]int
-			bufs := make([]*nic.Buf, 32)
-			for i := 0; i < frames; i++ {
-				if err := far.Send(udpFrame(i % 64)); err != nil {
-					t.Fatal(err)
-				}
-				for q := 0; q < queues; q++ {
-					n := p.RxBurst(q, bufs)
-					per[q] += n
-					for _, b := range bufs[:n] {
-						b.Free()
+			for _, flows := range []struct {
+				name  string
+				frame func(int) []byte
+			}{{"ipv4 udp", udpFrame}, {"ipv6 tcp", tcp6Frame}} {
+				per := receiveSpread(t, far, p, frames, flows.frame)
+				total := 0
+				for q, n := range per {
+					if n == 0 {
+						t.Errorf("%s: queue %d got no frame of 64 flows: %v", flows.name, q, per)
 					}
+					total += n
+				}
+				if total != frames {
+					t.Errorf("%s: received %d of %d frames: %v (model %+v)", flows.name, total, frames, per, m.Stats())
 				}
 			}
-			total := 0
-			for q, n := range per {
-				if n == 0 {
-					t.Errorf("queue %d got no frame of 64 flows: %v", q, per)
-				}
-				total += n
+			// TX descriptor write-backs in order: relaxed ordering off on every queue.
+			bar, err := m.Device().Region(0)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if total != frames {
-				t.Errorf("received %d of %d frames: %v (model %+v)", total, frames, per, m.Stats())
+			for q := 0; q < p.NumTxQueues(); q++ {
+				off, ro := i82599.DCATXCTRL(q), uint32(i82599.DcaTxCtrlDescWBRO)
+				if cfg.Flavor == intel.X82576 {
+					off, ro = i82576.DCATXCTRL(q), i82576.DcaTxctlTxWBRO
+				}
+				if v := bar.Read32(off); v&ro != 0 {
+					t.Errorf("TX queue %d: DCA_TXCTRL %#x keeps write-back relaxed ordering on", q, v)
+				}
 			}
 			// The filter tables come up with stray bits: the driver must have cleared them.
 			mc := udpFrame(1)
@@ -108,6 +167,14 @@ func TestDriversOnStrictModel(t *testing.T) {
 			far.Send(mc)
 			if m.Stats().Filtered != before+1 {
 				t.Errorf("a multicast frame for a group nobody joined passed the filters (model %+v)", m.Stats())
+			}
+			// So do the receive addresses beyond the station's: a previous owner's stay.
+			uc := udpFrame(2)
+			copy(uc, intel.StaleAddress)
+			before = m.Stats().Filtered
+			far.Send(uc)
+			if m.Stats().Filtered != before+1 {
+				t.Errorf("a frame for a stale receive address %v passed the filters (model %+v)", intel.StaleAddress, m.Stats())
 			}
 			if err := m.Device().Err(); err != nil {
 				t.Fatal(err)

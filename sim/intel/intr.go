@@ -87,12 +87,16 @@ func (ic *intrState) queueVector(q int, tx bool) int {
 }
 
 // raiseQueue raises queue q's RX or TX cause. The 82576 also raises the legacy cause
-// (ICR.RXDW or TXDW), which is what drives INTx there.
+// (ICR.RXDW or TXDW), which is what drives INTx there, for a queue whose cause IVAR
+// allocates: in every interrupt mode a queue's cause goes through its IVAR entry (82576
+// datasheet, IVAR in non-MSI-X mode: the allocation to an EICR bit), and a queue without
+// a valid entry raises none (Quirks.RXDWWithoutIVAR: QEMU raises ICR's anyway).
 func (ic *intrState) raiseQueue(q int, tx bool) {
-	if v := ic.queueVector(q, tx); v >= 0 {
+	v := ic.queueVector(q, tx)
+	if v >= 0 {
 		ic.raiseVec(v)
 	}
-	if ic.m.cfg.Flavor == X82576 {
+	if ic.m.cfg.Flavor == X82576 && (v >= 0 || ic.m.cfg.Quirks.RXDWWithoutIVAR) {
 		if tx {
 			ic.raiseMisc(i82576.IcrTXDW)
 		} else {
@@ -322,7 +326,9 @@ func (m *Model) readEICR(int, uint32) uint32 {
 	v := ic.eicr()
 	if m.cfg.Flavor == X82599 {
 		ic.vcause &^= ic.visible()
-		ic.misc = 0
+		if m.get(m.l.gpie)&i82599.GpieOCD == 0 {
+			ic.misc = 0 // without GPIE.OCD a read clears the other causes too
+		}
 	} else {
 		ic.vcause &^= ic.visible()
 	}
@@ -374,5 +380,3 @@ func (m *Model) readEIMSEx(i int, _ uint32) uint32 { return uint32(m.ic.vmask >>
 func (m *Model) writeEIMSEx(i int, _, v uint32) { m.ic.setMask(uint64(v)<<(32*i), 0) }
 
 func (m *Model) writeEIMCEx(i int, _, v uint32) { m.ic.clearMask(uint64(v)<<(32*i), 0) }
-
-func (m *Model) writeGPIE(int, uint32, uint32) { m.ic.updateINTx() }

@@ -11,7 +11,8 @@ import (
 
 // linkState is the port's link. It is up when a wire is plugged in, no fault injection
 // holds it down, auto-negotiation (Timing.Autoneg) after the last reset or AN restart
-// has finished, and (82599) AUTOC's link mode suits the port's media.
+// has finished, (82599) AUTOC's link mode suits the port's media and the link path is
+// powered and set up (linkPowered: the SFP+ laser, the 82576's PHY or SerDes PCS).
 // Guarded by the device lock.
 type linkState struct {
 	plugged bool
@@ -49,7 +50,7 @@ func (l *linkState) reset(m *Model) {
 // updateLink recomputes the link and raises LSC when it changed. The lock is held.
 func (m *Model) updateLink() {
 	l := &m.link
-	up := l.plugged && l.wanted && wire.Now() >= l.readyAt && m.lmsValid()
+	up := l.plugged && l.wanted && wire.Now() >= l.readyAt && m.lmsValid() && m.linkPowered()
 	if up == l.up {
 		return
 	}
@@ -80,9 +81,10 @@ type media struct {
 // ports the KX4/KX/KR modes, CX4 and XAUI ports the parallel 10G mode. Device ids not
 // listed accept any mode.
 func mediaFor(id uint16) media {
-	switch id {
-	case i82599.DeviceSFP, i82599.DeviceSFPEM, i82599.DeviceSFPFCoE, i82599.DeviceSFPSF2, i82599.DeviceSFPSFQP, i82599.DeviceENSFP:
+	if sfpID(id) {
 		return media{i82599.LMS10GSerial, 1<<i82599.LMS10GSerial | 1<<i82599.LMS1GNoAN}
+	}
+	switch id {
 	case i82599.DeviceKX4, i82599.DeviceComboBackplane, i82599.DeviceKX4Mezz, i82599.DeviceBackplaneFCoE:
 		return media{i82599.LMSKX4KXKR, 1<<i82599.LMS10GNoAN | 1<<i82599.LMS1GAN | 1<<i82599.LMSKX4KXKR | 1<<i82599.LMSKX4KXKR1GAN | 1<<i82599.LMSKX4KXKRSGM}
 	case i82599.DeviceKR:
@@ -95,6 +97,24 @@ func mediaFor(id uint16) media {
 	return media{i82599.LMS10GSerial, 0xFF}
 }
 
+// sfpID reports whether an 82599 device id is an SFP+ port.
+func sfpID(id uint16) bool {
+	switch id {
+	case i82599.DeviceSFP, i82599.DeviceSFPEM, i82599.DeviceSFPFCoE, i82599.DeviceSFPSF2, i82599.DeviceSFPSFQP, i82599.DeviceENSFP:
+		return true
+	}
+	return false
+}
+
+// esdpReset is ESDP at power-on: an SFP+ port handed over with its laser off
+// (Config.PoweredDown) has SDP3, the module's TX_DISABLE, high.
+func (m *Model) esdpReset() uint32 {
+	if m.cfg.Flavor == X82599 && m.cfg.PoweredDown && sfpID(m.cfg.DeviceID) {
+		return i82599.EsdpSDP3
+	}
+	return 0
+}
+
 // lmsValid reports whether the 82599's AUTOC link mode brings up a link on its media.
 // The lock is held.
 func (m *Model) lmsValid() bool {
@@ -105,11 +125,19 @@ func (m *Model) lmsValid() bool {
 	return mediaFor(m.cfg.DeviceID).valid&(1<<lms) != 0
 }
 
+// readLINKS reports the 82599's link: up, with the speed of AUTOC's link mode (the 1 GbE
+// modes and SGMII run at 1 Gb/s, the others at 10 Gb/s: the model's link partner takes
+// every speed).
 func (m *Model) readLINKS(int, uint32) uint32 {
 	if !m.link.up {
 		return 0
 	}
-	return i82599.LinksUp | i82599.LinksSpeed10G | i82599.LinksStatus
+	speed := uint32(i82599.LinksSpeed10G)
+	switch m.get(i82599.AUTOC) & i82599.AutocLMSMask >> i82599.AutocLMSShift {
+	case i82599.LMS1GNoAN, i82599.LMS1GAN, i82599.LMSKX4KXKRSGM:
+		speed = i82599.LinksSpeed1G
+	}
+	return i82599.LinksUp | speed | i82599.LinksStatus
 }
 
 func (m *Model) readSTATUS(_ int, v uint32) uint32 {

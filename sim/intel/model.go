@@ -13,10 +13,15 @@
 // enables and disables and auto-negotiation take time (Timing) and the driver must poll
 // for each; queues latch their ring registers at enable and ignore writes to them while
 // on; a tail write before the queue is on is ignored; the 82576 comes out of reset with
-// queue 0 enabled; the 82599's link comes up only in a link mode its media takes; the
-// filter tables power up with stray bits. Each violation is a protocol fault, which a
-// strict model (Config.Strict) reports through Device().Err(). QEMU igb's deviations are
-// options (Quirks), so drivers can be tested against both.
+// queue 0 enabled; the 82599's link comes up only in a link mode its media takes (and an
+// SFP+ port only with its laser on); the 82576's SerDes parts get link only through the
+// PCS (pcs.go), and a PHY powered down stays down until a driver clears the bit
+// (Config.PoweredDown); the filter tables power up with stray bits and the receive
+// addresses beyond the first with a previous owner's; a queue's cause reaches an
+// interrupt only through its IVAR entry, in legacy mode too, and 82576 IVAR entries
+// written before GPIE switches to MSI-X mode are lost. Each violation is a protocol
+// fault, which a strict model (Config.Strict) reports through Device().Err(). QEMU igb's
+// deviations are options (Quirks), so drivers can be tested against both.
 //
 // Frames on the wire carry no FCS; the model adds four bytes to the byte counters that
 // count the FCS (GORC, GOTC), as hardware does, and leaves four FCS bytes in the receive
@@ -85,6 +90,12 @@ type Config struct {
 	// Timing sets how long resets, the EEPROM auto-read, DMA init, queue enables and
 	// auto-negotiation take (zero fields: short defaults).
 	Timing Timing
+	// PoweredDown starts the port as Linux leaves one whose interface is down when it
+	// hands it over: an 82576 copper port's PHY powered down (igb_power_down_link, BMCR
+	// bit 11), an 82599 SFP+ port's laser off (ESDP.SDP3 high,
+	// ixgbe_disable_tx_laser_multispeed_fiber).
+	// Both survive resets: the link comes up only once a driver powers it up.
+	PoweredDown bool
 	// Quirks select QEMU igb behaviours instead of the silicon's (see QEMUQuirks).
 	Quirks Quirks
 	// Log receives fault reports (nil: none).
@@ -169,6 +180,9 @@ func New(cfg Config) (*Model, error) {
 	}
 	m.dev = dev
 	m.ic.init(m)
+	if cfg.PoweredDown {
+		m.phy.bmcr = i82576.BmcrPowerDown // kept by the PHY reset in resetLocked
+	}
 	dev.Lock()
 	m.link.wanted = true
 	m.resetLocked()

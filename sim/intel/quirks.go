@@ -14,9 +14,17 @@ type Quirks struct {
 	// PadRunts pads frames under 60 bytes from the wire and delivers them, as QEMU's
 	// receive path does, instead of counting them in RUC.
 	PadRunts bool
+	// RXDWWithoutIVAR raises ICR.RXDW (and TXDW) for a queue whose IVAR entry is not
+	// valid, as QEMU's igb_receive_internal does for every frame; on silicon a queue's
+	// cause reaches no interrupt without its IVAR allocation, in legacy mode too.
+	RXDWWithoutIVAR bool
+	// RSSIPv6TCPEx hashes IPv6 TCP over the ports only with MRQC bit 18 (TCP over IPv6
+	// with extension headers) and ignores bit 21 (TCP over IPv6), as QEMU's
+	// igb_rss_get_hash_type does; the silicon hashes it with either.
+	RSSIPv6TCPEx bool
 }
 
 // QEMUQuirks returns every QEMU igb quirk.
 func QEMUQuirks() Quirks {
-	return Quirks{RSSNeedsPCSD: true, LateMSIX: true, PadRunts: true}
+	return Quirks{RSSNeedsPCSD: true, LateMSIX: true, PadRunts: true, RXDWWithoutIVAR: true, RSSIPv6TCPEx: true}
 }

@@ -1,11 +1,18 @@
 package intel
 
 import (
+	"net"
+
 	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/sim"
 )
+
+// dcaTxctlReset is DCA_TXCTRL at reset on both parts: relaxed ordering on for descriptor
+// reads (bit 9), descriptor write-backs (bit 11) and data reads (bit 13). A driver that
+// relies on write-backs arriving in order clears bit 11, as DPDK does.
+const dcaTxctlReset = 1<<9 | 1<<11 | 1<<13
 
 // stat returns read-to-clear statistics counters.
 func stat(name string, off uint32, n int, stride uint32) sim.Reg {
@@ -17,6 +24,17 @@ func stat(name string, off uint32, n int, stride uint32) sim.Reg {
 // them in ixgbe_init_rx_addrs_generic / igb's e1000_clear_vfta), so a driver that does
 // not clear them sees stray filter hits.
 const tableGarbage = 0x5A5A5A5A
+
+// StaleAddress is what receive addresses 1 and up hold at power-on, marked valid: a
+// previous owner's filter (Linux programs macvlan and VF addresses there), which no reset
+// undoes. A driver that does not clear them receives frames for it.
+var StaleAddress = net.HardwareAddr{0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a}
+
+// staleRAL and staleRAH are StaleAddress as a valid receive address entry.
+const (
+	staleRAL = 0x5a5a5a5a
+	staleRAH = intelnic.RahAV | 0x5a5a
+)
 
 // table returns registers of a filter table the driver must clear.
 func table(name string, off uint32, n int) sim.Reg {
@@ -43,7 +61,7 @@ func (m *Model) sharedRegs() []sim.Reg {
 	l, nq := m.l, m.l.queues
 	regs := []sim.Reg{
 		{Name: "STATUS", Off: intelnic.STATUS, Access: sim.RO, Read: m.readSTATUS},
-		rw("CTRL_EXT", intelnic.CTRLEXT, 1, 0, 0),
+		{Name: "CTRL_EXT", Off: intelnic.CTRLEXT, Access: sim.RW, Reset: m.ctrlExtReset(), Write: m.writeLinkReg},
 
 		{Name: "EICR", Off: l.eicr, Access: sim.RO, Read: m.readEICR, Write: m.writeEICR},
 		{Name: "EICS", Off: l.eics, Access: sim.WO, Read: m.readEICS, Write: m.writeEICS},
@@ -55,8 +73,10 @@ func (m *Model) sharedRegs() []sim.Reg {
 		rw("RXCSUM", intelnic.RXCSUM, 1, 0, 0),
 		rw("RFCTL", 0x05008, 1, 0, 0),
 		table("MTA", intelnic.MTA, 128),
-		rw("RAL", l.ralBase, l.rarEntries, 8, 0),
-		rw("RAH", l.ralBase+4, l.rarEntries, 8, 0),
+		rw("RAL", l.ralBase, 1, 0, 0),
+		rw("RAH", l.ralBase+4, 1, 0, 0),
+		{Name: "RAL", Off: l.ral(1), N: l.rarEntries - 1, Stride: 8, Access: sim.RW, Reset: staleRAL, Sticky: true},
+		{Name: "RAH", Off: l.rah(1), N: l.rarEntries - 1, Stride: 8, Access: sim.RW, Reset: staleRAH, Sticky: true},
 		rw("MRQC", l.mrqc, 1, 0, 0),
 		rw("RETA", l.reta, 32, 4, 0),
 		rw("RSSRK", l.rssrk, 10, 4, 0),
@@ -152,9 +172,13 @@ func (m *Model) writeCTRL(_ int, _, v uint32) {
 		m.st.Resets++
 		m.swReset = true
 		m.dev.ResetRegisters()
-	case m.cfg.Flavor == X82599 && v&intelnic.CtrlLinkReset != 0,
-		m.cfg.Flavor == X82576 && v&i82576.CtrlPHYRST != 0:
+	case m.cfg.Flavor == X82599 && v&intelnic.CtrlLinkReset != 0:
 		m.link.reset(m)
+	case m.cfg.Flavor == X82576 && v&i82576.CtrlPHYRST != 0:
+		m.phy.reset() // the PHY's registers to their defaults (it stays powered down)
+		m.link.reset(m)
+	default:
+		m.updateLink() // CTRL.SLU (SerDes)
 	}
 }
 

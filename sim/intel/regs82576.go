@@ -12,11 +12,13 @@ const (
 	phyIDValue = 0x02A80390
 )
 
-// registers82576 is the 82576 table: sharedRegs and the registers only it has.
+// registers82576 is the 82576 table: sharedRegs, the SerDes registers (pcsRegs) and the
+// registers only it has.
 func (m *Model) registers82576() []sim.Reg {
 	l := m.l
 	nq := l.queues
-	return append(m.sharedRegs(), []sim.Reg{
+	regs := append(m.sharedRegs(), m.pcsRegs()...)
+	return append(regs, []sim.Reg{
 		// General control.
 		{Name: "CTRL", Off: intelnic.CTRL, Access: sim.RW, SelfClear: intelnic.CtrlReset | i82576.CtrlPHYRST, Write: m.writeCTRL, Read: m.readCTRL},
 		{Name: "EECD", Off: i82576.EECD, Access: sim.RW, Mask: 0x4F, Reset: intelnic.EecPresent | intelnic.EecAutoRead, Read: readEEC},
@@ -79,7 +81,7 @@ func (m *Model) registers82576() []sim.Reg {
 		rw("TIPG", 0x00410, 1, 0, 0),
 		rw("TXPBS", 0x03404, 1, 0, 40),
 		rw("DTXCTL", 0x03590, 1, 0, 0),
-		rw("TXCTL", l.txq(0, 0x14), nq, intelnic.QStride, 0),
+		rw("DCA_TXCTRL", l.txq(0, i82576.QDCATX), nq, intelnic.QStride, dcaTxctlReset),
 
 		// Statistics (read to clear).
 		stat("ALGNERRC", 0x04004, 1, 0),
@@ -129,6 +131,28 @@ func (m *Model) readICR(int, uint32) uint32 {
 
 func (m *Model) writeICR(_ int, _, v uint32) {
 	m.ic.misc &^= v
+	m.ic.updateINTx()
+}
+
+// writeGPIE is the 82576's GPIE. Switching MSI-X mode on or off drops the interrupt
+// vector allocation (IVAR, IVAR_MISC): entries written before it do not stick, which is
+// why Linux's igb_configure_msix sets GPIE first ("Turn on MSI-X capability first, or our
+// settings won't stick"). A strict model reports entries lost that way.
+func (m *Model) writeGPIE(_ int, old, v uint32) {
+	if (old^v)&intelnic.GpieMSIXMode != 0 {
+		var lost bool
+		for i := uint32(0); i <= 8; i++ { // IVAR0-7, then IVAR_MISC
+			off := m.l.ivar0 + 4*i
+			if i == 8 {
+				off = m.l.ivarMisc
+			}
+			lost = lost || m.get(off)&0x80808080 != 0
+			m.set(off, 0)
+		}
+		if lost {
+			m.protocol("GPIE.MSIX_MODE changed after IVAR was programmed: the vector allocation is lost (set GPIE first)")
+		}
+	}
 	m.ic.updateINTx()
 }
 
@@ -206,9 +230,12 @@ func (m *Model) phyRead(reg uint32) (uint16, bool) {
 func (m *Model) phyWrite(reg uint32, v uint16) bool {
 	switch reg {
 	case i82576.PHYBMCR:
+		poweredUp := m.phy.bmcr&i82576.BmcrPowerDown != 0 && v&i82576.BmcrPowerDown == 0
 		m.phy.bmcr = v &^ (i82576.BmcrReset | i82576.BmcrANRestart)
-		if v&(i82576.BmcrReset|i82576.BmcrANRestart) != 0 {
-			m.link.reset(m) // auto-negotiation restarts
+		if v&(i82576.BmcrReset|i82576.BmcrANRestart) != 0 || poweredUp {
+			m.link.reset(m) // auto-negotiation restarts (also when the PHY powers up)
+		} else {
+			m.updateLink() // powered down: the link goes
 		}
 	case i82576.PHYANAR:
 		m.phy.anar = v
@@ -231,6 +258,10 @@ type phyState struct {
 	other           [32]uint16
 }
 
+// reset puts the PHY's registers back to their defaults, except BMCR's power-down bit:
+// the PHY keeps it across a MAC or PHY reset (Linux's igb_power_up_link resets the PHY and
+// then clears the bit itself; igb_power_up_phy_copper: "The PHY will retain its settings
+// across a power down/up cycle").
 func (p *phyState) reset() {
-	*p = phyState{bmcr: i82576.BmcrANEnable | 1<<8 | 1<<6, anar: 0x01E1, gcr: 0x0300}
+	*p = phyState{bmcr: i82576.BmcrANEnable | 1<<8 | 1<<6 | p.bmcr&i82576.BmcrPowerDown, anar: 0x01E1, gcr: 0x0300}
 }

@@ -14,7 +14,7 @@ func (m *Model) registers82599() []sim.Reg {
 	return append(m.sharedRegs(), []sim.Reg{
 		// General control.
 		{Name: "CTRL", Off: intelnic.CTRL, Access: sim.RW, SelfClear: intelnic.CtrlReset | intelnic.CtrlLinkReset, Write: m.writeCTRL, Read: m.readCTRL},
-		rw("ESDP", 0x00020, 1, 0, 0),
+		{Name: "ESDP", Off: i82599.ESDP, Access: sim.RW, Reset: m.esdpReset(), Sticky: true, Write: m.writeLinkReg},
 		rw("I2CCTL", 0x00028, 1, 0, 0),
 		rw("LEDCTL", 0x00200, 1, 0, 0),
 		{Name: "EEC", Off: i82599.EEC, Access: sim.RW, Mask: 0x4F, Reset: intelnic.EecPresent | intelnic.EecAutoRead, Read: readEEC},
@@ -95,7 +95,7 @@ func (m *Model) registers82599() []sim.Reg {
 		rw("MACC", 0x04330, 1, 0, 0),
 
 		// Transmit.
-		rw("DCA_TXCTRL", l.txq(0, 0x0C), nq, intelnic.QStride, 0x2200),
+		rw("DCA_TXCTRL", l.txq(0, i82599.QDCATX), nq, intelnic.QStride, dcaTxctlReset),
 		{Name: "DMATXCTL", Off: i82599.DMATXCTL, Access: sim.RW, Doorbell: func(int, uint32) { m.transmitAll() }},
 		rw("DTXMXSZRQ", 0x08100, 1, 0, 0xFFF),
 		rw("MTQC", 0x08120, 1, 0, 0),

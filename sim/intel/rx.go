@@ -180,6 +180,12 @@ func (m *Model) selectQueue(frame []byte) (q int, hash, typ uint32) {
 	for i := 0; i < 10; i++ {
 		binary.LittleEndian.PutUint32(key[4*i:], m.get(m.l.rssrk+4*uint32(i)))
 	}
+	if m.cfg.Quirks.RSSIPv6TCPEx {
+		mrqc &^= intelnic.MrqcIPv6TCP
+		if mrqc&i82576.MrqcIPv6TCPEx != 0 {
+			mrqc |= intelnic.MrqcIPv6TCP
+		}
+	}
 	hash, typ = rssHash(frame, mrqc, key[:], m.rssBuf[:])
 	if typ == intelnic.RSSTypeNone {
 		return 0, 0, intelnic.RSSTypeNone

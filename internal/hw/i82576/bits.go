@@ -53,6 +53,13 @@ const (
 	EitrCntIgnr       = 1 << 31
 
 	MrqcRSS = 0x2 // MRQC.MRQE: RSS
+	// MrqcIPv6TCPEx hashes IPv6 TCP (with extension headers, Linux
+	// E1000_MRQC_RSS_FIELD_IPV6_TCP_EX); QEMU's igb hashes IPv6 TCP only with this bit.
+	MrqcIPv6TCPEx = 1 << 18
+
+	// DcaTxctlTxWBRO lets a TX descriptor write-back pass the data before it (relaxed
+	// ordering, DCA_TXCTRL bit 11, Linux E1000_DCA_TXCTRL_TX_WB_RO_EN).
+	DcaTxctlTxWBRO = 1 << 11
 
 	RlpmlMax = 0x3fff // RLPML is 14 bits wide
 )

@@ -12,6 +12,15 @@ import "github.com/uiod/uiod/internal/hw/intelnic"
 // DeviceID is the 82576's PCI device id (copper).
 const DeviceID = 0x10C9
 
+// PCI device ids of the 82576's SerDes parts, whose link runs through the PCS (Linux
+// e1000_hw.h E1000_DEV_ID_82576_FIBER, _SERDES, _NS_SERDES, _SERDES_QUAD).
+const (
+	DeviceFiber      = 0x10E6
+	DeviceSerDes     = 0x10E7
+	DeviceNSSerDes   = 0x1518
+	DeviceSerDesQuad = 0x150D
+)
+
 // Register offsets.
 const (
 	EECD     = 0x00010
@@ -43,8 +52,12 @@ const (
 
 	RXBase  = 0x0C000 // queue 0's RX ring registers; queue q is intelnic.QStride·q further
 	TXBase  = 0x0E000
-	QSRRCTL = 0x0C // SRRCTL inside an RX queue's block
-	QRQDPC  = 0x30 // RQDPC (per-queue drop count) inside an RX queue's block
+	QSRRCTL = 0x0C    // SRRCTL inside an RX queue's block
+	QRQDPC  = 0x30    // RQDPC (per-queue drop count) inside an RX queue's block
+	QDCATX  = 0x14    // DCA_TXCTRL inside a TX queue's block
+	RAL16   = 0x054E0 // receive addresses 16-23 (the 82576 has 24)
+
+	RAREntries = 24 // receive address registers
 
 	PQGPRC   = 0x10010 // per-queue statistics, 0x100 apart
 	PQGPTC   = 0x10014
@@ -81,6 +94,17 @@ func TDBAL(q int) uint32 { return TXBase + intelnic.QStride*uint32(q) }
 
 // TXDCTL returns TX queue q's control register.
 func TXDCTL(q int) uint32 { return TDBAL(q) + intelnic.QDCTL }
+
+// DCATXCTRL returns TX queue q's DCA control register.
+func DCATXCTRL(q int) uint32 { return TDBAL(q) + QDCATX }
+
+// RAL returns receive address n's low register (n < RAREntries); RAH is 4 bytes further.
+func RAL(n int) uint32 {
+	if n < 16 {
+		return intelnic.RAL0 + 8*uint32(n)
+	}
+	return RAL16 + 8*uint32(n-16)
+}
 
 // IVAREntry returns the IVAR register and bit shift of queue q's RX (or TX) vector
 // allocation entry: queue q in IVAR(q&7), byte (q&8)>>2 (+1 for TX).

@@ -41,7 +41,13 @@ const (
 	// some parts; cleared, a write-back cannot pass the buffer data it describes.
 	DcaRxCtrlDescWBRO = 1 << 12
 
+	// DCA_TXCTRL bit 11 (relaxed ordering of TX descriptor write-backs) comes up set;
+	// DPDK clears it ("this hoses bookkeeping if things aren't delivered in order").
+	DcaTxCtrlDescWBRO = 1 << 11
+
 	DmatxctlTE = 1 << 0
+
+	EsdpSDP3 = 1 << 3 // SFP+ TX_DISABLE on the 82599's SFP+ boards (1: laser off)
 
 	AutocAnRestart = 1 << 12
 	AutocLMSShift  = 13

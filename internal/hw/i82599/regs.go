@@ -26,6 +26,7 @@ const (
 	EIAMEx0  = 0x00AD0
 	EITR24   = 0x12300
 
+	ESDP      = 0x00020 // extended software-definable pins
 	RDRXCTL   = 0x02F00
 	RXCTRL    = 0x03000
 	RXPBSIZE0 = 0x03C00 // 8 registers
@@ -50,6 +51,9 @@ const (
 	TXBase  = 0x06000
 	QSRRCTL = 0x14 // SRRCTL inside an RX queue's block (queues 0-15 also at SRRCTL(q))
 	QDCARX  = 0x0C // DCA_RXCTRL inside an RX queue's block
+	QDCATX  = 0x0C // DCA_TXCTRL inside a TX queue's block
+
+	RAREntries = 128 // receive address registers
 
 	Queues  = 64 // RX and TX queues
 	Vectors = 64 // MSI-X vectors
@@ -75,6 +79,12 @@ func RXDCTL(q int) uint32 { return RDBAL(q) + intelnic.QDCTL }
 
 // DCARXCTRL returns RX queue q's DCA control register (q < 64).
 func DCARXCTRL(q int) uint32 { return RDBAL(q) + QDCARX }
+
+// DCATXCTRL returns TX queue q's DCA control register (q < 64).
+func DCATXCTRL(q int) uint32 { return TDBAL(q) + QDCATX }
+
+// RAL returns receive address n's low register (n < RAREntries); RAH is 4 bytes further.
+func RAL(n int) uint32 { return RAL0 + 8*uint32(n) }
 
 // SRRCTL returns the 82598-compatible alias of RX queue q's SRRCTL (q < 16).
 func SRRCTL(q int) uint32 { return 0x02100 + 4*uint32(q) }

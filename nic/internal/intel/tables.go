@@ -24,3 +24,14 @@ func ClearTables(r pci.Region, vfta, uta uint32) {
 		}
 	}
 }
+
+// ClearRAR zeroes receive addresses 1 to entries-1 (RAL, then RAH with its valid bit off;
+// ral returns entry i's RAL, RAH follows it): a previous owner's addresses (macvlan or VF
+// filters) are not undone by a reset, and Linux clears them at init (igb_init_rx_addrs,
+// ixgbe_init_rx_addrs_generic). Address 0 is the station address.
+func ClearRAR(r pci.Region, entries int, ral func(int) uint32) {
+	for i := 1; i < entries; i++ {
+		r.Write32(ral(i), 0)
+		r.Write32(ral(i)+4, 0)
+	}
+}

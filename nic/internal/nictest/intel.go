@@ -17,10 +17,18 @@ import (
 // per-queue drop counters, TX hang recovery (the model's TX hang injections) and the RSS
 // state after every recovery.
 func Intel(f intel.Flavor, q intel.Quirks) Family {
+	return IntelWith(intel.Config{Flavor: f, Quirks: q})
+}
+
+// IntelWith is the family of the Intel model built from cfg (its flavour, device id,
+// quirks and power-on state; the suites set the wire, IOMMU and strictness).
+func IntelWith(cfg intel.Config) Family {
 	return Family{
-		Name: "intel " + f.String(),
+		Name: "intel " + cfg.Flavor.String(),
 		New: func(mc ModelConfig) (Model, error) {
-			m, err := intel.New(intel.Config{Wire: mc.Wire, IOMMU: mc.IOMMU, Strict: true, Flavor: f, Quirks: q})
+			c := cfg
+			c.Wire, c.IOMMU, c.Strict = mc.Wire, mc.IOMMU, true
+			m, err := intel.New(c)
 			if err != nil {
 				return nil, err
 			}
