@@ -95,10 +95,13 @@ type Config struct {
 	Promiscuous bool
 	// Interrupts selects the interrupt mode. The zero value, IRQDefault, uses MSI-X and
 	// falls back to INTx only when the backend reports MSI-X as not supported
-	// (pci.ErrNotSupported, as uio_pci_generic does); IRQMSIX fails instead. NoIRQ means
-	// poll only.
+	// (pci.ErrNotSupported, as uio_pci_generic does); IRQMSIX fails instead; IRQNone
+	// means poll only.
 	Interrupts IRQMode
-	NoIRQ      bool
+	// NoIRQ is the older spelling of Interrupts: IRQNone; WithDefaults turns it into that.
+	//
+	// Deprecated: use Interrupts: IRQNone.
+	NoIRQ bool
 	// LinkTimeout bounds the wait for link-up at open (default 2 s; the port opens with
 	// link down after it, and a warning is the caller's business).
 	LinkTimeout time.Duration

@@ -17,7 +17,7 @@ import (
 // vp_find_vqs falls back to: one that every RX queue shares and one for configuration
 // changes; with the default mode and not even two, INTx.
 func (p *Port) enableVectors(pairs int) error {
-	if p.cfg.NoIRQ {
+	if p.cfg.Interrupts == nic.IRQNone {
 		return nil
 	}
 	s, err := vectors.Enable(p.dev, p.cfg.Interrupts, pairs)

@@ -121,7 +121,7 @@ func TestDriversOnStrictModel(t *testing.T) {
 			}
 			defer m.Close()
 			const queues = 4
-			p, err := nic.Open(m.Device(), "auto", nic.Config{RxQueues: queues, RxRing: 64, TxRing: 64, NoIRQ: true})
+			p, err := nic.Open(m.Device(), "auto", nic.Config{RxQueues: queues, RxRing: 64, TxRing: 64, Interrupts: nic.IRQNone})
 			if err != nil {
 				t.Fatalf("open: %v (model: %v)", err, m.Device().Err())
 			}

@@ -32,7 +32,7 @@ func NewForwarder(tb testing.TB, drv Driver, maxBatch int) *Forwarder {
 	// device's DMA side and no model code runs.
 	var detached atomic.Bool
 	dev := Hooked(m.PCI(), Hooks{Cut: &detached})
-	p, err := drv.Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 1})
+	p, err := drv.Open(dev, nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 	if err != nil {
 		m.Close()
 		tb.Fatal(err)

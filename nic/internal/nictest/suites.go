@@ -132,7 +132,7 @@ func Faults(t *testing.T, drv Driver) {
 // where the device completes the buffer (Family.DMAFaultCompletes) the driver must count
 // it and carry on.
 func IOMMU(t *testing.T, drv Driver) {
-	h := New(t, drv, nic.Config{RxRing: 64, TxRing: 64, NoIRQ: true})
+	h := New(t, drv, nic.Config{RxRing: 64, TxRing: 64, Interrupts: nic.IRQNone})
 	h.FaultsOK = true
 	if err := h.Port.SetRxAddr(h.Dev.IOMMU(), 0, 0x7777_0000_0000); err != nil {
 		t.Fatal(err)
@@ -172,7 +172,7 @@ func IOMMU(t *testing.T, drv Driver) {
 // transmit queue sends.
 func MultiQueue(t *testing.T, drv Driver) {
 	const queues = 4
-	h := New(t, drv, nic.Config{RxQueues: queues, TxQueues: queues, RxRing: 256, NoIRQ: true})
+	h := New(t, drv, nic.Config{RxQueues: queues, TxQueues: queues, RxRing: 256, Interrupts: nic.IRQNone})
 	rng := rand.New(rand.NewPCG(21, 22))
 	counts := func() [queues]int {
 		var c [queues]int
@@ -238,7 +238,7 @@ func BufferSizes(t *testing.T, drv Driver) {
 	}
 	for _, size := range sizes {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			h := New(t, drv, nic.Config{RxRing: 16, TxRing: 16, BufSize: size, NoIRQ: true})
+			h := New(t, drv, nic.Config{RxRing: 16, TxRing: 16, BufSize: size, Interrupts: nic.IRQNone})
 			rng := rand.New(rand.NewPCG(5, uint64(size)))
 			big := size
 			if drv.Family.LargestFrame != nil {
