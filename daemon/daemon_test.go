@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -30,8 +30,8 @@ func TestDaemonForwardsAndStops(t *testing.T) {
 				t.Fatalf("Start: %v", err)
 			}
 			defer d.Stop()
-			if n := runtime.GOMAXPROCS(0); n < irq.ProcsFor(1) {
-				t.Errorf("GOMAXPROCS %d while running, want ≥ %d", n, irq.ProcsFor(1))
+			if n := runtime.GOMAXPROCS(0); n < dataplane.ProcsFor(1) {
+				t.Errorf("GOMAXPROCS %d while running, want ≥ %d", n, dataplane.ProcsFor(1))
 			}
 			e := openFarEnds(t, name)
 			// Keep at most 256 frames in flight so a descheduled poll thread cannot

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/idle"
-	"github.com/uiod/uiod/irq"
 )
 
 var autoOnly = flag.String("auto.only", "", "BenchmarkAutoThreshold: run only the patterns whose name contains this")
@@ -129,7 +128,7 @@ func (c *autoCell) add(o *autoCell) {
 //
 // -auto.only NAME restricts the run to the patterns whose name contains NAME.
 func BenchmarkAutoThreshold(b *testing.B) {
-	prev := runtime.GOMAXPROCS(irq.ProcsFor(1))
+	prev := runtime.GOMAXPROCS(ProcsFor(1))
 	defer runtime.GOMAXPROCS(prev)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

@@ -66,7 +66,7 @@ func BenchmarkPolicies(b *testing.B) {
 	if path := os.Getenv("UIOD_CFLOOR"); path != "" {
 		b.Run("wake/cfloor", func(b *testing.B) { benchCFloor(b, path) })
 	}
-	prev := runtime.GOMAXPROCS(irq.ProcsFor(1))
+	prev := runtime.GOMAXPROCS(ProcsFor(1))
 	defer runtime.GOMAXPROCS(prev)
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) { benchPaced(b, c.policy, constantGap(benchGap)) })

@@ -76,7 +76,7 @@ func BenchmarkWakeRounds(b *testing.B) {
 			wakeVariant{name: "silence/raw-wait", policy: adaptive, gap: rawSilenceGap, set: "200ms"},
 			wakeVariant{name: "silence/deep-idle", policy: adaptive, gap: silenceGap, set: "200ms"})
 	}
-	prev := runtime.GOMAXPROCS(irq.ProcsFor(1))
+	prev := runtime.GOMAXPROCS(ProcsFor(1))
 	defer runtime.GOMAXPROCS(prev)
 	rng := rand.New(rand.NewPCG(16, 17))
 	rounds := *wakeRounds
