@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -158,8 +160,8 @@ type Memory struct {
 
 // Values of the enumerated keys.
 const (
-	DriverVFIO = "vfio-pci"
-	DriverUIO  = "uio_pci_generic"
+	DriverVFIO = pci.DriverVFIO
+	DriverUIO  = pci.DriverUIO
 	DriverSim  = "sim"
 
 	NICAuto   = "auto"
@@ -190,9 +192,9 @@ const (
 	DefaultMetricsListen = "127.0.0.1:9477"
 	DefaultStateDir      = "/run/uiod"
 	DefaultQueues        = 1
-	DefaultRing          = 512
-	DefaultIdleThreshold = 300 * time.Microsecond
-	DefaultWaitTimeout   = 10 * time.Millisecond
+	DefaultRing          = nic.DefaultRing
+	DefaultIdleThreshold = idle.DefaultIdleThreshold
+	DefaultWaitTimeout   = idle.DefaultWaitTimeout
 	DefaultSleepMin      = 100 * time.Microsecond
 	DefaultSleepMax      = 200 * time.Microsecond
 )
