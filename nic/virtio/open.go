@@ -174,8 +174,8 @@ func ctrlNote(ctrl bool) string {
 	return ""
 }
 
-// start runs the bring-up after reset: features, configuration, vectors, the queues
-// (memory, then registers), bus mastering, then run.
+// start runs the bring-up after reset: features and configuration, the checks of the
+// port's configuration against them, vectors, the queues, then the device running.
 func (p *Port) start(opt Options) error {
 	if err := p.negotiate(opt); err != nil {
 		return err
@@ -183,6 +183,26 @@ func (p *Port) start(opt Options) error {
 	if err := p.readConfig(); err != nil {
 		return err
 	}
+	if err := p.checkConfig(); err != nil {
+		return err
+	}
+	if err := p.enableVectors(p.cfg.RxQueues); err != nil {
+		return err
+	}
+	if p.msix() {
+		if err := p.setConfigVector(); err != nil {
+			return err
+		}
+	}
+	if err := p.newQueues(); err != nil {
+		return err
+	}
+	return p.goLive()
+}
+
+// checkConfig checks the port's configuration against what the device offers: queue
+// pairs (and multi-queue), ring sizes, and buffers that hold a whole frame.
+func (p *Port) checkConfig() error {
 	cfg := p.cfg
 	if err := cfg.Validate(nic.Limits{Queues: p.maxPairs, Ring: maxRing}); err != nil {
 		return err
@@ -193,22 +213,18 @@ func (p *Port) start(opt Options) error {
 	if cfg.BufSize < maxFrame {
 		return fmt.Errorf("buffer size %d: a %d-byte frame must fit one buffer (mergeable receive buffers are not used)", cfg.BufSize, maxFrame)
 	}
-	pairs := cfg.RxQueues
-	if pairs > 1 && !p.has(virtiospec.FeatMQ) {
+	if pairs := cfg.RxQueues; pairs > 1 && !p.has(virtiospec.FeatMQ) {
 		return fmt.Errorf("%d queue pairs: device has no multi-queue: %w", pairs, pci.ErrNotSupported)
 	}
-	if err := p.enableVectors(pairs); err != nil {
-		return err
-	}
-	msix := p.msix()
-	t, dma := p.t, p.dev.DMA()
-	if msix {
-		if err := p.setConfigVector(); err != nil {
-			return err
-		}
-	}
-	eventIdx := p.has(virtiospec.FeatEventIdx)
-	for i := 0; i < pairs; i++ {
+	return nil
+}
+
+// newQueues allocates and programs the RX queues with their pools (filled), the TX
+// queues with their copy pools, and the control queue when the device has one.
+func (p *Port) newQueues() error {
+	cfg, t, dma := p.cfg, p.t, p.dev.DMA()
+	msix, eventIdx := p.msix(), p.has(virtiospec.FeatEventIdx)
+	for i := 0; i < cfg.RxQueues; i++ {
 		q, err := newVQ(t, dma, uint16(2*i), 2*cfg.RxRing, p.rxVector(i), msix, eventIdx)
 		if err != nil {
 			return err
@@ -244,6 +260,12 @@ func (p *Port) start(opt Options) error {
 		p.rings = append(p.rings, c.ring.mem)
 		p.ctrl = c
 	}
+	return nil
+}
+
+// goLive turns bus mastering on, runs the device, watches its configuration changes and
+// waits up to the link timeout for the link.
+func (p *Port) goLive() error {
 	if err := pci.SetBusMaster(p.dev.Config(), true); err != nil {
 		return err
 	}
@@ -256,7 +278,7 @@ func (p *Port) start(opt Options) error {
 			p.watch = w
 		}
 	}
-	deadline := time.Now().Add(cfg.LinkTimeout)
+	deadline := time.Now().Add(p.cfg.LinkTimeout)
 	for !p.Link().Up && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
