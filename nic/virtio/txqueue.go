@@ -98,7 +98,7 @@ func (q *txQueue) burst(bufs []*nic.Buf) int {
 		}
 		if pool := b.Pool(); pool == q.local {
 			// Same address space as the last buffer: sent as is.
-		} else if pool.DMA() == q.dma {
+		} else if pool.Reachable(q.dma) {
 			q.local = pool
 		} else {
 			c := q.copies.Get()

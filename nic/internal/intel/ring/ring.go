@@ -81,14 +81,3 @@ func ringMem(dma pci.DMA, n int) (pci.Mem, []advDesc, error) {
 	}
 	return mem, d, nil
 }
-
-// sameDMA reports whether two allocators are the same address space. Allocators of
-// uncomparable dynamic types are treated as different.
-func sameDMA(a, b pci.DMA) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = false
-		}
-	}()
-	return a == b
-}

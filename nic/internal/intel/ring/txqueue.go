@@ -122,7 +122,7 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		b := bufs[n]
 		if pool := b.Pool(); pool != q.lastPool {
 			q.lastPool = pool
-			q.lastLocal = sameDMA(pool.DMA(), q.dma)
+			q.lastLocal = pool.Reachable(q.dma)
 		}
 		if !q.lastLocal {
 			if q.copy == nil || b.Len() > q.copyCap {
