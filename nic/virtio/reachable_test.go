@@ -31,7 +31,7 @@ func TestTxUncomparableDMA(t *testing.T) {
 	if n := p.TxBurst(0, []*nic.Buf{b}); n != 1 {
 		t.Fatalf("TxBurst took %d of 1", n)
 	}
-	if q.nCopies != 1 {
-		t.Errorf("%d frames copied, want 1", q.nCopies)
+	if q.nCopies.Load() != 1 {
+		t.Errorf("%d frames copied, want 1", q.nCopies.Load())
 	}
 }

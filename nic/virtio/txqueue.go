@@ -18,7 +18,7 @@ type txQueue struct {
 	lastUsed uint16
 	inFlight int
 	quietAt  uint16
-	nCopies  uint64
+	nCopies  nic.Counter
 	orphans  []*nic.Buf // frames a device reset discarded, freed at the next burst
 	gate     gate
 	st       counters
@@ -115,7 +115,7 @@ func (q *txQueue) burst(bufs []*nic.Buf) int {
 			c.SetLen(copy(c.Data(), b.Bytes()))
 			b.Free()
 			b = c
-			q.nCopies++
+			q.nCopies.Add(1)
 		}
 		p := q.free[len(q.free)-1]
 		q.free = q.free[:len(q.free)-1]

@@ -61,7 +61,7 @@ type TxQueue struct {
 
 	hang hangCheck
 
-	packets, bytes, errors, copies, timeouts, discarded atomic.Uint64
+	packets, bytes, errors, copies, timeouts, discarded nic.Counter
 }
 
 // NewTxQueue allocates the descriptor ring and the copy pool.
@@ -163,16 +163,16 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		bytes += uint64(size)
 	}
 	if t != q.tail {
-		q.packets.Store(q.packets.Load() + uint64((t-q.tail)&mask))
-		q.bytes.Store(q.bytes.Load() + bytes)
+		q.packets.Add(uint64((t - q.tail) & mask))
+		q.bytes.Add(bytes)
 		q.tail = t
 		q.db.Ring(t)
 	}
 	if errs > 0 {
-		q.errors.Store(q.errors.Load() + errs)
+		q.errors.Add(errs)
 	}
 	if copies > 0 {
-		q.copies.Store(q.copies.Load() + copies)
+		q.copies.Add(copies)
 	}
 	return n
 }
