@@ -15,7 +15,7 @@ type TxConfig struct {
 	DMA  pci.DMA  // the device's allocator, for the ring and the copy pool
 	Size int      // descriptors: a power of two, at least 8
 	Tail Doorbell // the queue's TDT register
-	// CopyBufs and BufSize size the queue's copy pool (default Size buffers of 2048 bytes),
+	// CopyBufs and BufSize size the queue's copy pool (default Size buffers of nic.DefaultBufSize bytes),
 	// used for buffers the device cannot address; CopyBufs < 0 disables it and such
 	// buffers are dropped and counted.
 	CopyBufs int
@@ -80,7 +80,7 @@ func NewTxQueue(cfg TxConfig) (*TxQueue, error) {
 			n = cfg.Size
 		}
 		if size == 0 {
-			size = 2048
+			size = nic.DefaultBufSize
 		}
 		if q.copy, err = nic.NewMempool(cfg.DMA, n, size); err != nil {
 			cfg.DMA.Free(r.mem)
