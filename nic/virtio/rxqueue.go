@@ -109,7 +109,7 @@ func (q *rxQueue) burst(out []*nic.Buf) int {
 			if n > 0 || bad > 0 {
 				r.setUsedEvent(q.lastUsed)
 			}
-		} else if q.lastUsed-q.quietAt >= 0x4000 {
+		} else if q.lastUsed-q.quietAt >= virtiospec.EventIdxLag {
 			r.setUsedEvent(q.lastUsed - 1)
 			q.quietAt = q.lastUsed
 		}

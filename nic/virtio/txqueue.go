@@ -60,7 +60,7 @@ func (q *txQueue) reclaim() {
 		q.inFlight--
 		b.Free()
 	}
-	if q.eventIdx && q.lastUsed-q.quietAt >= 0x4000 {
+	if q.eventIdx && q.lastUsed-q.quietAt >= virtiospec.EventIdxLag {
 		r.setUsedEvent(q.lastUsed - 1)
 		q.quietAt = q.lastUsed
 	}
