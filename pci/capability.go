@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/uiod/uiod/internal/hw/pcispec"
 )
 
 // ErrNoCapability is returned by FindCapability when the list does not hold the capability.
@@ -13,8 +15,9 @@ var ErrNoCapability = errors.New("capability not present")
 // as it does when an unprivileged reader gets only the first 64 bytes of sysfs config.
 var ErrTruncated = errors.New("config space truncated")
 
-// maxCaps bounds the walk: 256 bytes hold at most 48 capabilities of 4 bytes after 0x40.
-const maxCaps = 48
+// maxCaps bounds the walk: conventional config space holds at most 48 capabilities of 4
+// bytes after the header.
+const maxCaps = (pcispec.ConfigLen - pcispec.HeaderLen) / 4
 
 // FindCapability walks the standard capability list in cfg, a copy of configuration space
 // from offset 0, and returns the offset of the first capability with the given id. A list
@@ -32,7 +35,7 @@ func FindCapability(cfg []byte, id uint8) (int, error) {
 		if ptr == 0 {
 			return 0, ErrNoCapability
 		}
-		if ptr < 0x40 || ptr > 0xfc || ptr&3 != 0 {
+		if ptr < pcispec.HeaderLen || ptr > pcispec.MaxCapPointer || ptr&3 != 0 {
 			return 0, fmt.Errorf("%w capability list: pointer 0x%02x", ErrMalformed, ptr)
 		}
 		if ptr+2 > len(cfg) {

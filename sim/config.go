@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/uiod/uiod/internal/hw/pcispec"
 	"github.com/uiod/uiod/pci"
 )
 
 // configSize is the size of the model's (PCIe) configuration space.
-const configSize = 4096
+const configSize = pcispec.ExtConfigLen
 
 // Configuration space layout of the model.
 const (

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/uiod/uiod/internal/hw/pcispec"
 	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/pci"
 )
@@ -41,7 +42,7 @@ var capAlign = [...]uint32{virtiospec.CapCommon: 4, virtiospec.CapNotify: 2, vir
 // missing structure (naming why a capability of its type was skipped).
 func parseCapabilities(cfg []byte) (capabilities, error) {
 	var c capabilities
-	if len(cfg) < 0x40 {
+	if len(cfg) < pcispec.HeaderLen {
 		return c, fmt.Errorf("config space of %d bytes: %w", len(cfg), pci.ErrTruncated)
 	}
 	if binary.LittleEndian.Uint16(cfg[pci.CfgStatus:])&pci.StatusCapList == 0 {
@@ -54,7 +55,7 @@ func parseCapabilities(cfg []byte) (capabilities, error) {
 		if i == maxCapWalk {
 			return c, fmt.Errorf("capability list: more than %d entries (a loop)", maxCapWalk)
 		}
-		if ptr < 0x40 || ptr+2 > len(cfg) {
+		if ptr < pcispec.HeaderLen || ptr+2 > len(cfg) {
 			return c, fmt.Errorf("capability list: pointer 0x%02x outside %d bytes", ptr, len(cfg))
 		}
 		next := int(cfg[ptr+1]) &^ 3

@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/pcispec"
 	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/vectors"
@@ -41,9 +42,9 @@ func open(dev pci.Device, cfg nic.Config, opt Options) (*Port, error) {
 	if !Match(vendor, device) {
 		return nil, fmt.Errorf("%04x:%04x is not a virtio-net function: %w", vendor, device, nic.ErrNoDriver)
 	}
-	space := make([]byte, 256)
+	space := make([]byte, pcispec.ConfigLen)
 	n, err := dev.Config().ReadAt(space, 0)
-	if n < 0x40 {
+	if n < pcispec.HeaderLen {
 		return nil, fmt.Errorf("read config space: %d bytes: %w", n, err)
 	}
 	space = space[:n]
