@@ -130,7 +130,7 @@ func (p *Port) initRx() error {
 	rctl := r.Read32(i82576.RCTL) | i82576.RctlEN | i82576.RctlBAM | i82576.RctlSECRC
 	// Accept frames up to the buffer size (FCS stripped): long packets beyond 1518 bytes,
 	// as far as the 14-bit RLPML reaches (16379 bytes with 16 KiB buffers).
-	if mfs := uint32(p.cfg.BufSize + 4); mfs > intelnic.StdFrameFCS {
+	if mfs := uint32(p.cfg.BufSize + intelnic.FCSLen); mfs > intelnic.StdFrameFCS {
 		rctl |= i82576.RctlLPE
 		r.Write32(i82576.RLPML, min(mfs, i82576.RlpmlMax))
 	} else {

@@ -50,7 +50,7 @@ func (p *Port) initRx() error {
 	// Accept frames up to the buffer size (FCS stripped): jumbo frames beyond 1518 bytes,
 	// up to the 82599's 9728.
 	hlreg0 := r.Read32(i82599.HLREG0) | i82599.Hlreg0RxCRCStrp
-	mfs := min(uint32(p.cfg.BufSize+4), i82599.MaxFrameFCS)
+	mfs := min(uint32(p.cfg.BufSize+intelnic.FCSLen), i82599.MaxFrameFCS)
 	if mfs > intelnic.StdFrameFCS {
 		hlreg0 |= i82599.Hlreg0JumboEn
 	} else {
@@ -108,7 +108,7 @@ func (p *Port) enableRx() {
 }
 
 // TXDCTL thresholds: prefetch when 32 descriptors are free, write back at once.
-const txdctlThresholds = 32
+const txdctlThresholds = 32 << i82599.TxdctlPthreshShift
 
 // initTx is datasheet section 4.6.8: CRC and padding, the rings, DMA transmit enable,
 // then the queues enabled.
@@ -118,7 +118,7 @@ func (p *Port) initTx() error {
 	for i := 0; i < p.NumTxQueues(); i++ {
 		intel.ProgramTxRing(&p.core, i)
 		txdctl := r.Read32(i82599.TXDCTL(i))
-		txdctl &^= 0x7f | 0x7f<<8 | 0x7f<<16
+		txdctl &^= i82599.TxdctlThresholds
 		txdctl |= txdctlThresholds
 		r.Write32(i82599.TXDCTL(i), txdctl)
 		// Descriptor write-backs in order: relaxed ordering off (DPDK's
