@@ -35,7 +35,8 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
 
-# Installs QEMU 10, busybox and a Debian kernel for the guest tests (root only; idempotent).
+# Installs QEMU 10, busybox, a Debian kernel for the guest tests and DPDK's testpmd for the
+# vhost-user tests (root only; idempotent).
 # Without root it says why and the integration tests skip.
 qemu-setup:
 	@if [ "$$(id -u)" = 0 ]; then bash scripts/qemu-setup.sh; \

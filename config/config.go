@@ -89,6 +89,10 @@ type Port struct {
 	Interrupts string `mapstructure:"interrupts"`
 	// Kernel is the port's kernel exception path (none by default).
 	Kernel Kernel `mapstructure:"kernel"`
+	// Socket is a vhost-user port's unix socket and Mode (server or client, default
+	// server) which side of it uiod is (vhost-user ports only; see vhost.go).
+	Socket string `mapstructure:"socket"`
+	Mode   string `mapstructure:"mode"`
 }
 
 // Forward configures the dataplane application.

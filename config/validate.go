@@ -96,6 +96,7 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 	pairWires := map[string][]int{}
 	sockets := map[string]int{}
 	ifaces := map[string]int{}
+	vhostSocks := map[string]int{}
 	for i := range c.Ports {
 		p := &c.Ports[i]
 		path := func(key string) string { return fmt.Sprintf("ports[%d].%s", i, key) }
@@ -108,11 +109,12 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 			names[p.Name] = i
 		}
 
-		driverOK := oneOf(errs, path("driver"), p.Driver, DriverVFIO, DriverUIO, DriverSim)
+		driverOK := oneOf(errs, path("driver"), p.Driver, DriverVFIO, DriverUIO, DriverSim, DriverVhostUser)
+		checkVhost(errs, i, p, vhostSocks)
 		oneOf(errs, path("nic"), p.NIC, NICAuto, NICIxgbe, NICIgb, NICVirtio)
 
 		switch {
-		case p.PCI == "" && p.Driver != DriverSim:
+		case p.PCI == "" && p.HasPCI():
 			if driverOK {
 				errs.add(path("pci"), nil, "required for %s ports (DDDD:BB:DD.F)", p.Driver)
 			}
@@ -135,10 +137,10 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 		ringSize(errs, path("tx_ring"), p.TxRing)
 		if p.NIC == NICVirtio {
 			checkVirtio(errs, i, p)
-		} else if nonNegative(errs, path("itr"), p.ITR) {
+		} else if p.Driver != DriverVhostUser && nonNegative(errs, path("itr"), p.ITR) {
 			checkITR(errs, path("itr"), p)
 		}
-		if p.Interrupts != "" && oneOf(errs, path("interrupts"), p.Interrupts, InterruptsMSIX, InterruptsINTx) &&
+		if p.Interrupts != "" && p.Driver != DriverVhostUser && oneOf(errs, path("interrupts"), p.Interrupts, InterruptsMSIX, InterruptsINTx) &&
 			p.Driver == DriverUIO && p.Interrupts != InterruptsINTx {
 			errs.add(path("interrupts"), p.Interrupts, "uio_pci_generic only delivers intx")
 		}

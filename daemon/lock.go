@@ -161,7 +161,7 @@ func quiesceStale(l *pidLock, root string, ports []config.Port, log *zap.Logger)
 		return err
 	}
 	for _, p := range ports {
-		if p.Driver == config.DriverSim {
+		if !p.HasPCI() {
 			continue
 		}
 		a, err := pci.ParseAddr(p.PCI)

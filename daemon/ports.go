@@ -54,6 +54,9 @@ type backends struct {
 // openPort opens p through its backend and brings it up with its NIC driver. On error
 // nothing it opened stays open.
 func (b *backends) openPort(p config.Port) (_ *port, err error) {
+	if p.Driver == config.DriverVhostUser {
+		return b.openVhost(p)
+	}
 	addr, err := pci.ParseAddr(p.PCI)
 	if err != nil {
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)

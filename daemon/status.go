@@ -151,7 +151,7 @@ func (d *Daemon) Status() Status {
 		l := p.nic.Link()
 		st.Ports = append(st.Ports, PortStatus{
 			Capturing: dp != nil && dp.Mirrored(dataplane.PortID(i)),
-			Name:      p.cfg.Name, PCI: p.addr.String(), Driver: p.cfg.Driver, NIC: p.nicName, MAC: p.nic.MAC().String(),
+			Name:      p.cfg.Name, PCI: p.pciName(), Driver: p.cfg.Driver, NIC: p.nicName, MAC: p.nic.MAC().String(),
 			LinkUp: l.Up, SpeedMbps: l.SpeedMbps, Stats: portStats(p.nic.Stats()),
 		})
 		if p.kernel != nil {

@@ -46,11 +46,12 @@ type Vector struct {
 	Index int // vector number within its kind
 
 	fd     int
-	owned  bool         // Close closes fd
-	uio    bool         // fd is a uio device: 4-byte cumulative counts
-	last   uint32       // uio: last count seen
-	rearm  func() error // INTx unmask, nil for MSI/MSI-X
-	mu     sync.Mutex   // guards Close against concurrent Signal
+	owned  bool                   // Close closes fd
+	uio    bool                   // fd is a uio device: 4-byte cumulative counts
+	last   uint32                 // uio: last count seen
+	rearm  func() error           // INTx unmask, nil for MSI/MSI-X
+	drain  func() (uint64, error) // NewFunc vectors: consumes their notifications
+	mu     sync.Mutex             // guards Close against concurrent Signal
 	closed bool
 	buf    [8]byte
 }
@@ -59,6 +60,13 @@ type Vector struct {
 // rearm re-enables the interrupt after it fired. The vector does not own fd.
 func NewUIO(fd int, rearm func() error) *Vector {
 	return &Vector{Kind: INTx, fd: fd, uio: true, rearm: rearm}
+}
+
+// NewFunc returns a vector over fd, a descriptor that polls readable while notifications
+// are pending (an epoll descriptor watching the eventfd of the moment, for a source whose
+// eventfd changes), whose Drain is drain. The vector does not own fd.
+func NewFunc(kind Kind, index, fd int, drain func() (uint64, error)) *Vector {
+	return &Vector{Kind: kind, Index: index, fd: fd, drain: drain}
 }
 
 // SetRearm sets the function Rearm calls (for INTx vectors whose unmask the backend
@@ -71,6 +79,9 @@ func (v *Vector) Fd() int { return v.fd }
 // Drain consumes pending notifications without blocking and returns how many interrupts
 // were signalled since the last Drain (0 if none).
 func (v *Vector) Drain() (uint64, error) {
+	if v.drain != nil {
+		return v.drain()
+	}
 	if v.uio {
 		if ok, err := v.readCount(v.buf[:4], "uio"); !ok {
 			return 0, err

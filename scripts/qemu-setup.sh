@@ -141,4 +141,14 @@ else
 		say "uncompressed kernel: could not extract it from ${vmlinuz##*/}; the guest boots the compressed one"
 	fi
 fi
+# 6. DPDK's testpmd: the virtio-user front end of the vhost-user tests (nic/vhost).
+if command -v dpdk-testpmd >/dev/null; then
+	say "dpdk-testpmd: present"
+else
+	say "installing dpdk (dpdk-testpmd for the vhost-user tests)"
+	if ! "${APT[@]}" install --no-install-recommends dpdk dpdk-dev >/dev/null; then
+		apt_update
+		"${APT[@]}" install --no-install-recommends dpdk dpdk-dev >/dev/null
+	fi
+fi
 say "ready"

@@ -95,7 +95,7 @@ func configPorts(l config.Loader, path string) (map[string][]pci.Addr, []string,
 	byDriver := map[string][]pci.Addr{}
 	var drivers []string
 	for _, p := range cfg.Ports {
-		if p.Driver == config.DriverSim {
+		if !p.HasPCI() {
 			continue
 		}
 		if _, ok := byDriver[p.Driver]; !ok {

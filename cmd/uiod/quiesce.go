@@ -67,7 +67,7 @@ func quiesceConfigPorts(g *globals, path string) ([]pci.Addr, error) {
 	}
 	var addrs []pci.Addr
 	for _, p := range cfg.Ports {
-		if p.Driver != config.DriverSim {
+		if p.HasPCI() {
 			addrs = append(addrs, p.Addr())
 		}
 	}

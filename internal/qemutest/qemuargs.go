@@ -44,6 +44,11 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 		}
 		netdev := fmt.Sprintf("dgram,id=n%d,local.type=unix,local.path=%s,remote.type=unix,remote.path=%s",
 			i, nic.GuestSocket, nic.HostSocket)
+		if i == 0 && o.VhostUser != "" {
+			args = append(args, "-object", "memory-backend-memfd,id=mem,size="+o.Memory+",share=on", "-numa", "node,memdev=mem",
+				"-chardev", "socket,id=vu0,reconnect-ms=1000,path="+o.VhostUser)
+			netdev = "vhost-user,id=n0,chardev=vu0"
+		}
 		if i == 0 && o.TAPQueues > 0 {
 			// One name per guest: two guests of one test binary must not race for the
 			// same interface while the kernel still tears down the previous one's.
@@ -69,6 +74,9 @@ func nicDevice(o Options, i int, mac net.HardwareAddr) string {
 	model := o.NICModel
 	if i < len(o.NICModels) {
 		model = o.NICModels[i]
+	}
+	if i == 0 && o.VhostUser != "" {
+		return fmt.Sprintf("virtio-net-pci,bus=rp0,netdev=n0,mac=%s,disable-legacy=on", mac)
 	}
 	if model == "virtio" {
 		a := VirtioNICArgs(o.IOMMU)

@@ -50,6 +50,10 @@ type Options struct {
 	// NIC on it offers one queue pair): QEMU creates the interface NIC.TAP, which the host
 	// test brings up and talks to (AF_PACKET); it disappears when QEMU exits.
 	TAPQueues int
+	// VhostUser, when set, makes NIC 0 a virtio-net-pci on -netdev vhost-user, QEMU
+	// connecting (and reconnecting every second) to this back end's socket, and backs the
+	// guest RAM with a shared memfd, which the back end maps.
+	VhostUser string
 	// Memory is the guest RAM in QEMU syntax; "" means 512M.
 	Memory string
 	// CPUs is the number of guest CPUs; 0 means 1.

@@ -91,7 +91,7 @@ func TestIntegrationOpen(t *testing.T) {
 	testutil.IPIn(t, ns, "addr", "add", "10.77.0.1/24", "dev", "uiodk0")
 	me := net.HardwareAddr{2, 0, 0, 0, 0, 2}
 	req := arpRequest(me, [4]byte{10, 77, 0, 2}, [4]byte{10, 77, 0, 1})
-	pool, err := nic.NewMempool(&heapDMA{}, 8, 2048)
+	pool, err := nic.NewMempool(&nic.HeapDMA{}, 8, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}

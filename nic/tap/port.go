@@ -56,7 +56,7 @@ var _ nic.Port = (*Port)(nil)
 // its defaults and is valid.
 func newPort(cfg Config, f *os.File, mac net.HardwareAddr, release func() error) (*Port, error) {
 	bufSize := nic.BufStride(cfg.maxFrame() + 1) // a read longer than maxFrame is seen
-	pool, err := nic.NewMempool(&heapDMA{}, 2*cfg.RxRing, bufSize)
+	pool, err := nic.NewMempool(&nic.HeapDMA{}, 2*cfg.RxRing, bufSize)
 	if err != nil {
 		return nil, fmt.Errorf("tap %s: %w", cfg.Name, err)
 	}

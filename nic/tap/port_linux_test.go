@@ -156,7 +156,7 @@ func TestRxTx(t *testing.T) {
 
 func TestTxBadLength(t *testing.T) {
 	p, k := pairPort(t, Config{}, 0)
-	pool, err := nic.NewMempool(&heapDMA{}, 4, 2048)
+	pool, err := nic.NewMempool(&nic.HeapDMA{}, 4, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestRxNoBuffer(t *testing.T) {
 func TestTxRingFull(t *testing.T) {
 	const ring = 8
 	p, k := pairPort(t, Config{TxRing: ring}, 4096)
-	pool, err := nic.NewMempool(&heapDMA{}, 64, 2048)
+	pool, err := nic.NewMempool(&nic.HeapDMA{}, 64, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestClose(t *testing.T) {
 	for i := range 20 {
 		k.send(frame(60, byte(i)))
 	}
-	pool, _ := nic.NewMempool(&heapDMA{}, 64, 2048)
+	pool, _ := nic.NewMempool(&nic.HeapDMA{}, 64, 2048)
 	bufs := make([]*nic.Buf, 64)
 	for i := range bufs {
 		bufs[i] = pool.Get()

@@ -1,4 +1,4 @@
-package tap
+package nic
 
 import (
 	"fmt"
@@ -7,10 +7,11 @@ import (
 	"github.com/uiod/uiod/pci"
 )
 
-// heapDMA is a pci.DMA over ordinary Go memory, for the port's mempool. No device can
-// address it: its bus addresses are made up, unique within the allocator, so a NIC's
-// TxBurst sees a foreign address space and copies the frame into its own DMA memory.
-type heapDMA struct {
+// HeapDMA is a pci.DMA over ordinary Go memory, for the mempool of a port no device reads
+// (a TAP interface, a vhost-user back end). No device can address it: its bus addresses
+// are made up, unique within the allocator, so a NIC's TxBurst sees a foreign address space
+// and copies the frame into its own DMA memory. The zero HeapDMA is ready to use.
+type HeapDMA struct {
 	mu   sync.Mutex
 	next uint64
 	live int
@@ -19,10 +20,10 @@ type heapDMA struct {
 // heapIOVABase is the first made-up bus address: never zero, far from anything small.
 const heapIOVABase = 0x7a70_0000_0000
 
-var _ pci.DMA = (*heapDMA)(nil)
+var _ pci.DMA = (*HeapDMA)(nil)
 
 // Alloc returns size zeroed bytes of heap memory.
-func (d *heapDMA) Alloc(size int) (pci.Mem, error) {
+func (d *HeapDMA) Alloc(size int) (pci.Mem, error) {
 	if size <= 0 {
 		return pci.Mem{}, fmt.Errorf("heap alloc: invalid size %d", size)
 	}
@@ -38,7 +39,7 @@ func (d *heapDMA) Alloc(size int) (pci.Mem, error) {
 }
 
 // Free forgets m (the garbage collector takes the memory).
-func (d *heapDMA) Free(m pci.Mem) error {
+func (d *HeapDMA) Free(m pci.Mem) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.live == 0 {

@@ -1,0 +1,212 @@
+package vhost
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/uiod/uiod/nic"
+)
+
+// RxBurst implements nic.Port: it takes up to len(bufs) frames the front end sent (its TX
+// ring), copying each out of its memory into a buffer of the port's pool, and gives the
+// descriptors back. It returns 0 while no front end is running, or while the control
+// goroutine reconfigures the ring.
+func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
+	r := p.begin(ringGuestTX, q)
+	if r == nil {
+		return 0
+	}
+	defer p.endBurst(r)
+	avail, ok := p.available(r)
+	oldUsed := r.usedIdx
+	var bytes uint64
+	for ok && n < len(bufs) && avail > 0 {
+		b := p.pool.Get()
+		if b == nil {
+			break
+		}
+		r.cur = b
+		head, err := r.head()
+		if err != nil {
+			p.fault(r, err)
+			return n
+		}
+		flen, ok, err := p.readChain(r, head, b.Data())
+		if err != nil {
+			p.fault(r, err)
+			return n
+		}
+		r.lastAvail++
+		avail--
+		r.putUsed(head, 0)
+		r.cur = nil
+		if !ok {
+			b.Free()
+			p.stats.rxErrors.Add(1)
+			continue
+		}
+		b.SetLen(flen)
+		bufs[n] = b
+		n++
+		bytes += uint64(flen)
+	}
+	if r.ready && r.usedIdx != oldUsed && r.publish(oldUsed) {
+		p.signal(r)
+	}
+	if n > 0 {
+		p.stats.rxPackets.Add(uint64(n))
+		p.stats.rxBytes.Add(bytes)
+	}
+	return n
+}
+
+// readChain copies the frame of the chain at head, past its virtio-net header, into dst.
+// ok is false for a frame that does not fit dst or is no longer than the header (it is
+// dropped); err is a broken rule (the front end is stopped).
+func (p *Port) readChain(r *vring, head uint16, dst []byte) (flen int, ok bool, err error) {
+	w := walker{r: r, next: head, more: true}
+	skip := p.hdrLen
+	fits := true
+	for w.more {
+		addr, ln, err := w.step(false)
+		if err != nil {
+			return 0, false, err
+		}
+		if skip > 0 {
+			k := min(uint32(skip), ln)
+			addr, ln, skip = addr+uint64(k), ln-k, skip-int(k)
+		}
+		if ln == 0 || !fits {
+			continue
+		}
+		if flen+int(ln) > len(dst) {
+			fits = false
+			continue
+		}
+		k, err := r.copyOut(dst[flen:], addr, ln)
+		if err != nil {
+			return 0, false, err
+		}
+		flen += k
+	}
+	return flen, fits && skip == 0 && flen > 0, nil
+}
+
+// TxBurst implements nic.Port: it copies frames into the buffers the front end made
+// available on its RX ring, header first, and frees them. It stops at the first frame the
+// ring has no room for; a frame larger than the buffer offered is dropped (counted in
+// TxErrors) and the buffer left for the next one. While no front end is running it takes
+// nothing.
+func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
+	r := p.begin(ringGuestRX, q)
+	if r == nil {
+		return 0
+	}
+	defer p.endBurst(r)
+	avail, ok := p.available(r)
+	oldUsed := r.usedIdx
+	var bytes uint64
+	var dropped uint64
+	for ok && n < len(bufs) && avail > 0 {
+		head, err := r.head()
+		if err != nil {
+			p.fault(r, err)
+			break
+		}
+		f := bufs[n]
+		written, ok, err := p.writeChain(r, head, f.Bytes())
+		if err != nil {
+			p.fault(r, err)
+			break
+		}
+		if ok {
+			r.lastAvail++
+			avail--
+			r.putUsed(head, uint32(written))
+			bytes += uint64(f.Len())
+		} else {
+			dropped++
+		}
+		f.Free()
+		n++
+	}
+	if r.ready && r.usedIdx != oldUsed && r.publish(oldUsed) {
+		p.signal(r)
+	}
+	if sent := uint64(n) - dropped; sent > 0 {
+		p.stats.txPackets.Add(sent)
+		p.stats.txBytes.Add(bytes)
+	}
+	if dropped > 0 {
+		p.stats.txErrors.Add(dropped)
+	}
+	return n
+}
+
+// writeChain writes the virtio-net header and frame into the chain at head and returns the
+// bytes written; ok is false when the chain is too short for them.
+func (p *Port) writeChain(r *vring, head uint16, frame []byte) (total int, ok bool, err error) {
+	w := walker{r: r, next: head, more: true}
+	hdr := p.hdr[:p.hdrLen]
+	need := len(hdr) + len(frame)
+	for w.more && total < need {
+		addr, ln, err := w.step(true)
+		if err != nil {
+			return 0, false, err
+		}
+		for ln > 0 && total < need {
+			src := frame[max(total-len(hdr), 0):]
+			if total < len(hdr) {
+				src = hdr[total:]
+			}
+			k, err := r.copyIn(addr, ln, src)
+			if err != nil {
+				return 0, false, err
+			}
+			total += k
+			addr += uint64(k)
+			ln -= uint32(k)
+		}
+	}
+	return total, total == need, nil
+}
+
+// begin starts a burst on vring i for queue q: it returns the ring locked and armed against
+// memory faults, or nil when there is nothing to do (another queue, a ring the control
+// goroutine holds, or no front end).
+func (p *Port) begin(i, q int) *vring {
+	r := &p.rings[i]
+	if q != 0 || !r.mu.TryLock() {
+		return nil
+	}
+	if !r.ready {
+		r.mu.Unlock()
+		return nil
+	}
+	r.oldFault = debug.SetPanicOnFault(true)
+	return r
+}
+
+// available is r's count of entries to take; ok is false when the front end broke a rule.
+func (p *Port) available(r *vring) (n uint16, ok bool) {
+	n, err := r.availCount()
+	if err != nil {
+		p.fault(r, err)
+		return 0, false
+	}
+	return n, true
+}
+
+// endBurst ends a burst on r: a memory fault (the front end truncated a region's file
+// under the mapping) stops the front end like any broken rule.
+func (p *Port) endBurst(r *vring) {
+	if e := recover(); e != nil {
+		if r.cur != nil {
+			r.cur.Free()
+			r.cur = nil
+		}
+		p.fault(r, fmt.Errorf("fault in the front end's memory: %v", e))
+	}
+	debug.SetPanicOnFault(r.oldFault)
+	r.mu.Unlock()
+}
