@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/benchstat"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"golang.org/x/sys/unix"
@@ -278,9 +279,4 @@ func reportCPU(b *testing.B, before, after ThreadStats) {
 }
 
 // pctOf is the p-th percentile of the sorted latencies lat (ns), 0 for none.
-func pctOf(lat []int64, p int) time.Duration {
-	if len(lat) == 0 {
-		return 0
-	}
-	return time.Duration(lat[(len(lat)-1)*p/100])
-}
+func pctOf(lat []int64, p int) time.Duration { return time.Duration(benchstat.Percentile(lat, p)) }
