@@ -8,7 +8,7 @@ import (
 
 // heapDMA is an allocator on the Go heap; its slice field makes the value type
 // uncomparable, as a pci.DMA implementation may be.
-type heapDMA struct{ tag []int }
+type heapDMA struct{ _ []int }
 
 func (heapDMA) Alloc(size int) (pci.Mem, error) { return pci.Mem{Bytes: make([]byte, size)}, nil }
 func (heapDMA) Free(pci.Mem) error              { return nil }
