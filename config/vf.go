@@ -12,10 +12,10 @@ import (
 func checkVF(errs *fieldErrors, i int, p *Port) {
 	path := func(key string) string { return fmt.Sprintf("ports[%d].%s", i, key) }
 	if p.RxQueues > igbvf.MaxQueues {
-		errs.add(path("rx_queues"), p.RxQueues, "an 82576 VF (nic: igbvf) takes %d queue pair", igbvf.MaxQueues)
+		errs.add(path("rx_queues"), p.RxQueues, "an 82576 VF (nic: igbvf) takes one queue pair")
 	}
 	if p.TxQueues > igbvf.MaxQueues {
-		errs.add(path("tx_queues"), p.TxQueues, "an 82576 VF (nic: igbvf) takes %d queue pair", igbvf.MaxQueues)
+		errs.add(path("tx_queues"), p.TxQueues, "an 82576 VF (nic: igbvf) takes one queue pair")
 	}
 	if p.Interrupts == InterruptsINTx {
 		errs.add(path("interrupts"), p.Interrupts, "a virtual function (nic: igbvf) has no INTx")
