@@ -24,9 +24,9 @@ const (
 // creating two VFs each; VF 0 of each PF on vfio-pci, `uiod run` forwarding between them
 // (nic: igbvf, adaptive). The host probes PF 1's wire and gets every probe back from PF
 // 2's, the RX vector of VF 0 of PF 1 counts wake-ups in /proc/interrupts, then while
-// probes run the PF changes the VF's MAC and goes down and up: each time the port
-// re-initialises (device_resets in /status) and forwards again; the probes lost meanwhile
-// are reported.
+// probes run the PF changes the VF's MAC (and back) and goes down and up: after each the
+// port forwards again, after the PF's reset it has re-initialised itself (device_resets
+// in /status); the probes lost meanwhile are reported.
 func TestIntegrationIGBVF(t *testing.T) {
 	o := qemutest.Options{IOMMU: true, NICs: 2, HugePages: e2eHugePages, Timeout: 9 * time.Minute}
 	o.Script = testdataScript(t, "igbvf.sh")
@@ -109,7 +109,9 @@ func TestIntegrationIGBVF(t *testing.T) {
 			t.Logf("during %s: sent %d, received %d, late %d, lost %d", ev, during.Sent, during.Received, during.Late, during.Lost)
 			checkProbes(t, after)
 			before, now := deviceResets(t, rep.snap(prev).status), deviceResets(t, rep.snap("after-"+ev).status)
-			if now[0] <= before[0] {
+			// Linux's igb tells a VF nothing of an administrator's MAC change ("Reload the
+			// VF driver"): the probes to the old address are lost until it is set back.
+			if ev == "pfbounce" && now[0] <= before[0] {
 				t.Errorf("vf0 re-initialisations %d before, %d after: the port did not re-initialise", before[0], now[0])
 			}
 			t.Logf("re-initialisations vf0 %d -> %d, vf1 %d -> %d", before[0], now[0], before[1], now[1])

@@ -1,6 +1,7 @@
 package igbvf
 
 import (
+	"crypto/rand"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -32,15 +33,24 @@ func (p *Port) handshake() error {
 	if err != nil {
 		return fmt.Errorf("vf reset: %w", err)
 	}
-	if w[0]&^i82576.MsgCTS != i82576.MsgVFReset|i82576.MsgAck {
-		return fmt.Errorf("vf reset: the PF answered %#x (NACK: it has no MAC address for this VF)", w[0])
-	}
-	var a [8]byte
-	binary.LittleEndian.PutUint32(a[0:], w[1])
-	binary.LittleEndian.PutUint32(a[4:], w[2])
-	mac := net.HardwareAddr(a[:6:6])
-	if mac[0]&1 != 0 || string(mac) == "\x00\x00\x00\x00\x00\x00" {
-		return fmt.Errorf("vf reset: the PF gave the VF the address %v, not a unicast one", mac)
+	var mac net.HardwareAddr
+	switch w[0] &^ i82576.MsgCTS {
+	case i82576.MsgVFReset | i82576.MsgAck:
+		var a [8]byte
+		binary.LittleEndian.PutUint32(a[0:], w[1])
+		binary.LittleEndian.PutUint32(a[4:], w[2])
+		mac = net.HardwareAddr(a[:6:6])
+		if mac[0]&1 != 0 || string(mac) == "\x00\x00\x00\x00\x00\x00" {
+			return fmt.Errorf("vf reset: the PF gave the VF the address %v, not a unicast one", mac)
+		}
+	case i82576.MsgVFReset | i82576.MsgNack:
+		// The PF has no address for the VF: take a random one and have the PF set it, as
+		// Linux's igbvf does (the same one again after a later reset).
+		if mac, err = p.chooseMAC(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("vf reset: the PF answered %#x, neither ACK nor NACK of VF_RESET", w[0])
 	}
 	p.mac.Store(&mac)
 	if err := p.negotiate(); err != nil {
@@ -50,6 +60,27 @@ func (p *Port) handshake() error {
 		return err
 	}
 	return p.setRxMode()
+}
+
+// chooseMAC picks a random locally administered address (or keeps the one picked at an
+// earlier reset) and asks the PF to set it (SET_MAC_ADDR). mbMu is held.
+func (p *Port) chooseMAC() (net.HardwareAddr, error) {
+	mac := p.MAC()
+	if mac == nil {
+		mac = make(net.HardwareAddr, 6)
+		if _, err := rand.Read(mac); err != nil {
+			return nil, fmt.Errorf("random mac: %w", err)
+		}
+		mac[0] = mac[0]&^1 | 2 // unicast, locally administered
+	}
+	ok, err := p.mbx.request(i82576.MsgSetMAC, binary.LittleEndian.Uint32(mac[0:4]), uint32(binary.LittleEndian.Uint16(mac[4:6])))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("set mac %v: %w", mac, err)
+	case !ok:
+		return nil, fmt.Errorf("vf reset: the PF has no MAC address for this VF and refused %v (NACK): set one with ip link set PF vf N mac", mac)
+	}
+	return mac, nil
 }
 
 // negotiate asks for the base mailbox API. Linux's igb PF knows no negotiation and NACKs

@@ -40,11 +40,8 @@ const (
 	// resetTimeout bounds the wait for RSTI and RSTD to clear after VTCTRL.RST.
 	resetTimeout = 200 * time.Millisecond
 	// watchInterval is how often the PF-event watcher looks at the mailbox without an
-	// interrupt, and macCheckInterval how often it asks the PF to confirm the VF's MAC
-	// (an administrator's change is announced to no VF: only a refused SET_MAC_ADDR
-	// shows it).
-	watchInterval    = 100 * time.Millisecond
-	macCheckInterval = time.Second
+	// interrupt.
+	watchInterval = 100 * time.Millisecond
 	// retryInterval is the wait between attempts to re-initialise a port whose PF does
 	// not answer (a PF that is down).
 	retryInterval = 50 * time.Millisecond

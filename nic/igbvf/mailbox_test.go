@@ -35,12 +35,18 @@ func TestHostilePF(t *testing.T) {
 			}
 			return v
 		}, "PF reply to message 0x1", errNoAnswer},
-		{"refuses the reset", func(off, v uint32) uint32 {
-			if off == i82576.VFMbxMem && v&i82576.MsgTypeMask == i82576.MsgVFReset {
+		{"has no MAC and refuses the VF's", func(off, v uint32) uint32 {
+			if t := v & i82576.MsgTypeMask; off == i82576.VFMbxMem && (t == i82576.MsgVFReset || t == i82576.MsgSetMAC) {
 				v = v&^i82576.MsgAck | i82576.MsgNack
 			}
 			return v
-		}, "NACK", nil},
+		}, "refused", nil},
+		{"answers the reset without ACK or NACK", func(off, v uint32) uint32 {
+			if off == i82576.VFMbxMem && v&i82576.MsgTypeMask == i82576.MsgVFReset {
+				v &^= i82576.MsgAck | i82576.MsgNack
+			}
+			return v
+		}, "PF reply to message 0x1", errNoAnswer},
 		{"gives a multicast address", func(off, v uint32) uint32 {
 			if off == i82576.VFMbxMem+4 {
 				v |= 1

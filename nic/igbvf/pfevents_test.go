@@ -51,7 +51,12 @@ func TestPFEvents(t *testing.T) {
 			time.Sleep(300 * time.Millisecond) // longer than the VF reset's wait: retries
 			m.PFUp()
 		}, true, nil},
-		{"administrator sets the MAC", func(m *igbvf.Model) { m.SetAdminMAC(newMAC) }, true, newMAC},
+		// Linux's igb tells the VF nothing of an administrator's MAC: the port takes the
+		// new address at the next PF event.
+		{"administrator sets the MAC, then a pf reset", func(m *igbvf.Model) {
+			m.SetAdminMAC(newMAC)
+			m.ResetPF(10 * time.Millisecond)
+		}, true, newMAC},
 		{"link flap", func(m *igbvf.Model) { m.FlapLink(5 * time.Millisecond) }, false, nil},
 	}
 	for _, tt := range tests {
@@ -81,6 +86,29 @@ func TestPFEvents(t *testing.T) {
 			echo(t, h, 8)
 		})
 	}
+}
+
+// TestNoMACFromPF checks a VF the PF has no address for (VF_RESET answered NACK): the
+// port picks a random locally administered address, the PF takes it (SET_MAC_ADDR), and
+// the port keeps it across a PF reset.
+func TestNoMACFromPF(t *testing.T) {
+	drv := driver
+	drv.Family = nictest.IGBVF(igbvf.Config{NoAntiSpoof: true, NoMAC: true})
+	h := nictest.New(t, drv, nic.Config{})
+	mac := h.Port.MAC()
+	if len(mac) != 6 || mac[0]&1 != 0 || mac[0]&2 == 0 {
+		t.Fatalf("MAC %v: want a unicast, locally administered address", mac)
+	}
+	if m := vfModel(h).MAC(); !bytes.Equal(m, mac) {
+		t.Fatalf("the PF has %v for the VF, the port %v", m, mac)
+	}
+	echo(t, h, 4)
+	vfModel(h).ResetPF(10 * time.Millisecond)
+	testutil.Eventually(t, 5*time.Second, func() bool { return h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up }, "no re-initialisation")
+	if !bytes.Equal(h.Port.MAC(), mac) {
+		t.Errorf("MAC %v after the PF reset, was %v", h.Port.MAC(), mac)
+	}
+	echo(t, h, 4)
 }
 
 // Rings is the igbvf port behind h.

@@ -7,17 +7,20 @@
 // with nic.Register.
 //
 // PF events. A PF reset (RSTI/RSTD in V2PMAILBOX, "ip link set PF down/up"), a PF
-// message that takes clear to send away, a PF that stops answering, and an
-// administrator's new MAC for the VF ("ip link set PF vf N mac ...", which Linux's igb
-// announces to no VF: the driver asks the PF to confirm its MAC every second, and a
-// refusal shows the change) all make the port re-initialise itself on its own
-// goroutine: it closes its queues' gates (waiting for their owners to leave a burst),
+// message that takes clear to send away, and a PF message the VF cannot read make the
+// port re-initialise itself on its own goroutine: it closes its queues' gates (waiting for their owners to leave a burst),
 // resets the VF, runs the mailbox handshake again (retrying while the PF is down), takes
 // the MAC the PF gives it, and brings the same rings back: posted receive buffers stay
 // posted, frames in flight on the transmit queue are discarded (TxErrors) and their
 // buffers freed by the queue's owner at its next burst. Each re-initialisation is
 // counted in Stats().DeviceResets; link changes the PF announces are counted in
 // LinkChanges. The link reads down while the port re-initialises.
+//
+// An administrator's new MAC for the VF ("ip link set PF vf N mac ...") is announced to
+// no VF by Linux's igb (it logs "Reload the VF driver to make this change effective") and
+// shows in nothing a VF can read without changing it: the port takes the new address at
+// its next re-initialisation. A VF the PF has no address for (VF_RESET answered NACK)
+// picks a random locally administered one and has the PF set it, as Linux's igbvf does.
 package igbvf
 
 import (

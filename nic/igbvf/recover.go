@@ -21,13 +21,11 @@ func (p *Port) mailboxInterrupt() {
 }
 
 // watch is the PF-event watcher: on every mailbox interrupt and every watchInterval it
-// looks for a PF reset, PF messages and (every macCheckInterval) a MAC the PF no longer
-// has for the VF, and re-initialises the port when it finds one.
+// looks for a PF reset and PF messages, and re-initialises the port when it finds one.
 func (p *Port) watch() {
 	defer p.watching.Done()
 	tick := time.NewTicker(watchInterval)
 	defer tick.Stop()
-	lastMAC := time.Now()
 	for {
 		select {
 		case <-p.stop:
@@ -35,20 +33,16 @@ func (p *Port) watch() {
 		case <-p.kick:
 		case <-tick.C:
 		}
-		checkMAC := time.Since(lastMAC) >= macCheckInterval
-		if checkMAC {
-			lastMAC = time.Now()
-		}
-		if p.pfEvent(checkMAC) {
+		if p.pfEvent() {
 			p.reinitUntilDone()
 		}
 	}
 }
 
 // pfEvent reads the mailbox and reports whether the port must re-initialise: a PF reset
-// (RSTI, RSTD), a PF message that takes clear to send away, a PF that does not answer,
-// or (checkMAC) a SET_MAC_ADDR of the VF's own address the PF refuses.
-func (p *Port) pfEvent(checkMAC bool) bool {
+// (RSTI, RSTD), a PF message that takes clear to send away, or a PF message the VF cannot
+// read.
+func (p *Port) pfEvent() bool {
 	p.mbMu.Lock()
 	defer p.mbMu.Unlock()
 	b := &p.mbx
@@ -58,16 +52,6 @@ func (p *Port) pfEvent(checkMAC bool) bool {
 	}
 	if err := b.pending(); err != nil {
 		return true
-	}
-	if !p.needReinit && checkMAC {
-		mac := p.MAC()
-		w0 := uint32(i82576.MsgSetMAC)
-		var a [8]byte
-		copy(a[:], mac)
-		ok, err := b.request(w0, uint32(a[0])|uint32(a[1])<<8|uint32(a[2])<<16|uint32(a[3])<<24, uint32(a[4])|uint32(a[5])<<8)
-		if err != nil || !ok {
-			return true
-		}
 	}
 	return p.needReinit
 }

@@ -183,6 +183,10 @@ func (m *Model) vfResetMsgLocked() {
 	m.filt.setPool(true, true)
 	m.pf.cts = true
 	reply := []uint32{i82576.MsgVFReset | i82576.MsgAck, 0, 0}
+	if string(m.pf.mac) == "\x00\x00\x00\x00\x00\x00" {
+		reply[0] = i82576.MsgVFReset | i82576.MsgNack
+		m.st.nacked.Add(1)
+	}
 	var a [8]byte
 	copy(a[:], m.pf.mac)
 	reply[1] = binary.LittleEndian.Uint32(a[0:])
@@ -190,8 +194,8 @@ func (m *Model) vfResetMsgLocked() {
 	m.pfWriteLocked(reply)
 }
 
-// setMACLocked is SET_MAC_ADDR: a valid unicast address, refused when the administrator
-// set another one (igb_set_vf_mac_addr).
+// setMACLocked is SET_MAC_ADDR: a valid unicast address, refused whatever it is once the
+// administrator set the MAC of the (untrusted) VF (Linux 6.12 igb_set_vf_mac_addr).
 func (m *Model) setMACLocked(words []uint32) bool {
 	var a [8]byte
 	binary.LittleEndian.PutUint32(a[0:], words[0])
@@ -200,7 +204,7 @@ func (m *Model) setMACLocked(words []uint32) bool {
 	if mac[0]&1 != 0 || string(mac) == "\x00\x00\x00\x00\x00\x00" {
 		return false
 	}
-	if m.pf.adminMAC && string(mac) != string(m.pf.mac) {
+	if m.pf.adminMAC {
 		return false
 	}
 	m.pf.mac = append(net.HardwareAddr(nil), mac...)

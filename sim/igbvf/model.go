@@ -10,7 +10,8 @@
 // count and wrap instead of clearing on read, three MSI-X vectors and no INTx, and the
 // PF↔VF mailbox (V2PMAILBOX, VMBMEM) with a PF driver behind it that answers as Linux's
 // igb does (igb_rcv_msg_from_vf): VF_RESET with the MAC the PF assigned and clear to
-// send, SET_MAC_ADDR (refused when the administrator set the MAC), SET_MULTICAST,
+// send (NACK when the PF has no address for the VF), SET_MAC_ADDR (refused, whatever the
+// address, once the administrator set the MAC: the VF is not trusted), SET_MULTICAST,
 // SET_LPE (up to 9728 bytes), SET_PROMISC (multicast only), and NACK for anything else
 // and for every message before the reset handshake.
 //
@@ -22,7 +23,8 @@
 // size, and only while the PF enabled its receive (VFRE); it transmits only with VFTE
 // set and only frames whose source address is its own.
 //
-// The PF's events are test calls: SetAdminMAC ("ip link set PF vf 0 mac ..."),
+// The PF's events are test calls: SetAdminMAC ("ip link set PF vf 0 mac ...", which Linux's
+// igb announces to no VF: it logs "Reload the VF driver to make this change effective"),
 // ResetPF (the PF's own reset, "ip link set PF down": RSTI while it lasts, then RSTD),
 // SetLink (a link change, which the PF announces with a control message).
 package igbvf
@@ -51,6 +53,9 @@ type Config struct {
 	Addr pci.Addr
 	// MAC is the address the PF assigned the VF (default 02:00:00:bus:device:function+1).
 	MAC net.HardwareAddr
+	// NoMAC: the PF has no address for the VF, and answers VF_RESET with NACK until the
+	// VF sets one (SET_MAC_ADDR) or the administrator does.
+	NoMAC bool
 	// Wire is the cable of the PF's port; nil leaves it unplugged until Attach.
 	Wire wire.Port
 	// IOMMU is a DMA address space shared with other devices, or nil for the VF's own.
@@ -133,7 +138,12 @@ func New(cfg Config) (*Model, error) {
 		eng.Close()
 		return nil, err
 	}
-	m.pf.init(cfg.MAC)
+	if cfg.NoMAC {
+		m.filt.setMAC(make(net.HardwareAddr, 6))
+		m.pf.init(make(net.HardwareAddr, 6))
+	} else {
+		m.pf.init(cfg.MAC)
+	}
 	if err := m.pfBringUp(); err != nil {
 		eng.Close()
 		return nil, fmt.Errorf("sim igbvf: pf bring-up: %w", err)

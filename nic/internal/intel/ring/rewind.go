@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/nic"
 )
 
 // Rewind takes the ring back after the NIC's queue was reset under it (a VF reset, which
@@ -15,26 +16,24 @@ import (
 // while nothing else uses the ring. It returns the number of frames lost.
 func (q *RxQueue) Rewind() (lost int) {
 	mask := q.mask
-	n := uint32(0)
+	posted := make([]*nic.Buf, 0, len(q.bufs))
 	for s := q.next; s != q.tail; s = (s + 1) & mask {
-		b := q.bufs[s]
-		if b == nil {
-			continue
+		if b := q.bufs[s]; b != nil {
+			if atomic.LoadUint32(&q.desc[s].w2)&intelnic.RxStatusDD != 0 {
+				lost++
+			}
+			posted = append(posted, b)
 		}
-		if atomic.LoadUint32(&q.desc[s].w2)&intelnic.RxStatusDD != 0 {
-			lost++
-		}
-		q.bufs[s] = nil
-		q.bufs[n] = b
-		n++
 	}
+	clear(q.bufs)
 	for i := range q.desc {
 		q.desc[i] = advDesc{}
 	}
-	for s := uint32(0); s < n; s++ {
-		q.desc[s].qw0 = q.bufs[s].IOVA()
+	for s, b := range posted {
+		q.bufs[s] = b
+		q.desc[s].qw0 = b.IOVA()
 	}
-	q.next, q.tail, q.drop = 0, n, false
+	q.next, q.tail, q.drop = 0, uint32(len(posted)), false
 	return lost
 }
 
