@@ -114,6 +114,22 @@ func TestNoMACFromPF(t *testing.T) {
 // Rings is the igbvf port behind h.
 func Rings(h *nictest.Harness) *Port { return nictest.Rings(h.Port).(*Port) }
 
+// TestResetsCountedOnce checks that a PF that stays down through many attempts to
+// re-initialise counts as one re-initialisation.
+func TestResetsCountedOnce(t *testing.T) {
+	h := nictest.New(t, driver, nic.Config{})
+	m := vfModel(h)
+	m.PFDown()
+	testutil.Eventually(t, 5*time.Second, func() bool { return Rings(h).ReinitError() != nil }, "no failed attempt while the PF is down")
+	time.Sleep(3 * (resetTimeout + retryInterval)) // several more attempts
+	m.PFUp()
+	testutil.Eventually(t, 5*time.Second, func() bool { return Rings(h).ReinitError() == nil && h.Port.Link().Up }, "no re-initialisation after the PF came up: %v", Rings(h).ReinitError())
+	if n := h.Port.Stats().DeviceResets; n != 1 {
+		t.Errorf("%d re-initialisations counted for one PF reset", n)
+	}
+	echo(t, h, 4)
+}
+
 // TestReinitWakesSleeper checks that a poll thread asleep on the RX vector when the PF
 // resets the VF is woken once the port is back: the VF reset masked the cause it was
 // armed on.

@@ -69,8 +69,9 @@ func (p *Port) pfMessage(w0 uint32) {
 }
 
 // reinitUntilDone re-initialises the port, retrying every retryInterval until it works
-// or the port is closed. The link reads down meanwhile.
+// or the port is closed, and counts it once. The link reads down meanwhile.
 func (p *Port) reinitUntilDone() {
+	p.resets.Add(1)
 	p.down.Store(true)
 	defer p.down.Store(false)
 	for {
@@ -100,7 +101,6 @@ func (p *Port) reinit() error {
 	}
 	intel.ReadCounters(&p.Port) // what was counted before the reset
 	p.mbMu.Lock()
-	p.resets.Add(1)
 	err := p.handshake()
 	p.mbMu.Unlock()
 	if err != nil {
