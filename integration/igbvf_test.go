@@ -55,9 +55,25 @@ func TestIntegrationIGBVF(t *testing.T) {
 	}
 	runs := map[string]*latencyRun{}
 	events := []string{"vfmac", "pfbounce"}
+	// measure probes the running daemon: snapshots NAME-pre and NAME (probed), NAME-idle0
+	// and NAME-idle1 (3 s without traffic).
+	measure := func(name string) bool {
+		if !command("snap "+name+"-pre", "E2E snapshot "+name+"-pre taken") {
+			return false
+		}
+		if runs[name] = probe(name, vfProbes); runs[name] == nil {
+			return false
+		}
+		if !command("snap "+name, "E2E snapshot "+name+" taken") || !command("snap "+name+"-idle0", "E2E snapshot "+name+"-idle0 taken") {
+			return false
+		}
+		time.Sleep(3 * time.Second)
+		return command("snap "+name+"-idle1", "E2E snapshot "+name+"-idle1 taken")
+	}
 	if _, err := vm.WaitOutput("E2E READY", 6*time.Minute); err != nil {
 		t.Errorf("guest not ready: %v", err)
-	} else if runs["steady"] = probe("steady", vfProbes); runs["steady"] != nil && command("snap steady", "E2E snapshot steady taken") {
+	} else if measure("vf") && command("snap steady", "E2E snapshot steady taken") {
+		runs["steady"] = runs["vf"]
 		for _, ev := range events {
 			done := make(chan *latencyRun)
 			go func() { done <- probe("during-"+ev, vfEventProbes) }()
@@ -73,6 +89,9 @@ func TestIntegrationIGBVF(t *testing.T) {
 				break
 			}
 		}
+	}
+	if runs["after-pfbounce"] != nil && command("pfphase", "E2E pf ready") {
+		measure("pf")
 	}
 	if err := vm.Send("done"); err != nil {
 		t.Errorf("tell the guest to stop: %v", err)
@@ -93,7 +112,7 @@ func TestIntegrationIGBVF(t *testing.T) {
 			t.Fatal("no probes were sent")
 		}
 		checkProbes(t, r)
-		n, ok := irqDelta(rep.snap("start"), rep.snap("steady"), "vfio-msix[0]("+vfs[0][1]+")")
+		n, ok := irqDelta(rep.snap("vf-pre"), rep.snap("steady"), "vfio-msix[0]("+vfs[0][1]+")")
 		if !ok || n == 0 {
 			t.Errorf("the RX vector of %s counted %d interrupts (line found %v) over %d probes", vfs[0][1], n, ok, vfProbes)
 		}
@@ -118,9 +137,53 @@ func TestIntegrationIGBVF(t *testing.T) {
 		})
 		prev = "after-" + ev
 	}
+	t.Run("against the PF", func(t *testing.T) {
+		var rows []string
+		for _, side := range []string{"vf", "pf"} {
+			r := runs[side]
+			if r == nil {
+				t.Fatalf("%s: no probes were sent", side)
+			}
+			checkProbes(t, r)
+			probed := threadCPU(t, rep.snap(side+"-pre").status, rep.snap(side).status)
+			idle := threadCPU(t, rep.snap(side+"-idle0").status, rep.snap(side+"-idle1").status)
+			rows = append(rows, fmt.Sprintf("%s: p50 %v, p99 %v, poll-thread CPU %.1f%% probed, %.2f%% idle",
+				side, time.Duration(r.MedianNs), time.Duration(r.P99Ns), probed, idle))
+		}
+		t.Log("uiod on a VF against uiod on its PF, one boot, " + strconv.Itoa(vfProbes) + " probes at " + e2eInterval.String() + ":\n" + strings.Join(rows, "\n"))
+	})
 	if rep.runExit != 0 {
 		t.Errorf("uiod run exit status %d after SIGTERM", rep.runExit)
 	}
+}
+
+// threadCPU is the poll threads' CPU share (percent of one CPU) between two /status
+// documents.
+func threadCPU(t *testing.T, before, after []byte) float64 {
+	t.Helper()
+	sum := func(doc []byte) (cpu, wall float64) {
+		var s struct {
+			Threads []struct {
+				CPUSeconds  float64 `json:"cpu_seconds"`
+				WallSeconds float64 `json:"wall_seconds"`
+			} `json:"threads"`
+		}
+		if err := json.Unmarshal(doc, &s); err != nil {
+			t.Errorf("status: %v: %s", err, doc)
+		}
+		for _, th := range s.Threads {
+			cpu += th.CPUSeconds
+			wall = max(wall, th.WallSeconds)
+		}
+		return cpu, wall
+	}
+	c0, w0 := sum(before)
+	c1, w1 := sum(after)
+	if w1 <= w0 {
+		t.Errorf("no wall time between the snapshots (%v, %v)", w0, w1)
+		return 0
+	}
+	return 100 * (c1 - c0) / (w1 - w0)
 }
 
 // deviceResets reads the two ports' device_resets from a /status document.

@@ -5,7 +5,9 @@
 # adaptive policy (nic: igbvf) while the host probes PF 1's wire. The host's commands on the
 # control port: "snap NAME" (interrupts and /status), "vfmac" (the PF sets VF 0 of PF 1 a
 # new MAC while uiod runs, then back to the probes' one), "pfbounce" (PF 1 down and up),
-# "done". Every line the host reads starts with "E2E ".
+# "pfphase" (the daemon stopped, the VFs given back and removed, the PFs bound to vfio-pci
+# and forwarded by a new daemon with nic: igb, for the comparison in one boot), "done".
+# Every line the host reads starts with "E2E ".
 set -u
 . /etc/uiod/lib.sh
 PROBE_DST=02:75:69:6f:64:02
@@ -33,6 +35,7 @@ for pf in $(nic 1) $(nic 2); do
 	VFS="$VFS $vf"
 	[ $n = 1 ] && PFIF=$ifc
 done
+PFS="$(nic 1) $(nic 2)"
 set -- $VFS
 {
 	conf_head info
@@ -65,6 +68,32 @@ while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 		ip link set "$PFIF" up || fail "ip link set $PFIF up"
 		say "pfbounce done"
 		;;
+	pfphase)
+		stop_daemon vf
+		# shellcheck disable=SC2086 # VFS is a list of addresses
+		uiod unbind --restore $VFS || fail "uiod unbind --restore $VFS"
+		for pf in $PFS; do
+			echo 0 >"/sys/bus/pci/devices/$pf/sriov_numvfs" || fail "echo 0 > $pf/sriov_numvfs"
+			uiod bind --driver vfio-pci "$pf" || fail "uiod bind --driver vfio-pci $pf"
+		done
+		set -- $PFS
+		{
+			conf_head info
+			cat <<CONF
+  - {name: pf0, driver: vfio-pci, pci: "$1", nic: igb, interrupts: msix, promiscuous: true}
+  - {name: pf1, driver: vfio-pci, pci: "$2", nic: igb, interrupts: msix, promiscuous: true}
+forward:
+  mode: l2fwd
+  pairs:
+    - [pf0, pf1]
+CONF
+			conf_poll adaptive 300us
+		} >/tmp/pf.yaml
+		run_daemon /tmp/pf.yaml
+		wait_links 2 60
+		VFS=
+		say "pf ready"
+		;;
 	done) break ;;
 	*) fail "unknown command $cmd" ;;
 	esac
@@ -72,6 +101,10 @@ done
 say "host says: $cmd"
 status && say "STATUS-BEGIN final" && cat /tmp/status.json && say "STATUS-END final"
 stop_daemon
-# shellcheck disable=SC2086 # VFS is a list of addresses
-uiod unbind --restore $VFS || fail "uiod unbind --restore"
+# shellcheck disable=SC2086 # the lists of addresses
+if [ -n "$VFS" ]; then
+	uiod unbind --restore $VFS || fail "uiod unbind --restore $VFS"
+else
+	uiod unbind --restore $PFS || fail "uiod unbind --restore $PFS"
+fi
 say "end"
