@@ -169,6 +169,7 @@ const (
 	NICAuto   = "auto"
 	NICIxgbe  = "ixgbe"
 	NICIgb    = "igb"
+	NICIgbvf  = "igbvf"
 	NICVirtio = "virtio"
 
 	InterruptsMSIX = "msix"

@@ -74,10 +74,14 @@ func (m IntelModel) Inject(kind FaultKind, q, n int) { inject(m.Model, kind, q, 
 // QueuePairs implements Model: an Intel NIC has no queue-count setting.
 func (m IntelModel) QueuePairs() (int, bool) { return 0, false }
 
-// Intel is the Intel model behind h.Model (nil on another family).
+// Intel is the Intel model behind h.Model, or the Intel engine behind a VF model (nil
+// on another family).
 func (h *Harness) Intel() *intel.Model {
-	if im, ok := h.Model.(IntelModel); ok {
-		return im.Model
+	switch m := h.Model.(type) {
+	case IntelModel:
+		return m.Model
+	case interface{ Engine() *intel.Model }:
+		return m.Engine()
 	}
 	return nil
 }
