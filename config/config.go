@@ -171,6 +171,7 @@ const (
 	NICAuto   = "auto"
 	NICIxgbe  = "ixgbe"
 	NICIgb    = "igb"
+	NICIgbvf  = "igbvf"
 	NICVirtio = "virtio"
 
 	InterruptsMSIX = "msix"

@@ -32,7 +32,7 @@ var (
 	mPortRxErrors   = prometheus.NewDesc("uiod_port_rx_errors_total", "Bad RX write-backs the driver refused.", portLabels, nil)
 	mPortTxErrors   = prometheus.NewDesc("uiod_port_tx_errors_total", "TX errors.", portLabels, nil)
 	mPortTxTimeouts = prometheus.NewDesc("uiod_port_tx_timeouts_total", "TX queues found hung (no write-back within twice the TX timeout) and reset.", portLabels, nil)
-	mPortResets     = prometheus.NewDesc("uiod_port_device_resets_total", "Device resets the driver did to recover a broken device (virtio DEVICE_NEEDS_RESET).", portLabels, nil)
+	mPortResets     = prometheus.NewDesc("uiod_port_device_resets_total", "Device resets the driver did to recover a broken device (virtio DEVICE_NEEDS_RESET) or to follow its PF (igbvf: a PF reset).", portLabels, nil)
 	mPortLink       = prometheus.NewDesc("uiod_port_link_up", "1 if the port's link is up.", portLabels, nil)
 
 	mQueueRx     = prometheus.NewDesc("uiod_queue_rx_packets_total", "Frames taken from the RX queue.", queueLabels, nil)

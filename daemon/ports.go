@@ -10,11 +10,13 @@ import (
 	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/igb"   // registers the igb driver
+	_ "github.com/uiod/uiod/nic/igbvf" // registers the igbvf driver
 	_ "github.com/uiod/uiod/nic/ixgbe" // registers the ixgbe driver
 	"github.com/uiod/uiod/nic/tap"
 	"github.com/uiod/uiod/nic/virtio" // registers the virtio driver
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
+	simigbvf "github.com/uiod/uiod/sim/igbvf"
 	"github.com/uiod/uiod/sim/intel"
 	simvirtio "github.com/uiod/uiod/sim/virtio"
 	"github.com/uiod/uiod/uio"
@@ -157,9 +159,18 @@ func nicName(dev pci.Device, name string) string {
 
 // newModel builds a sim port's device model on wire w, the one its nic names: a
 // virtio-net device for virtio, the 82576 for igb, the 82599 otherwise. It returns the
-// model and the PCI function the driver opens.
+// model and the PCI function the driver opens. An igbvf port is an 82576 VF with its PF,
+// its MAC anti-spoof check off (as "ip link set PF vf N spoofchk off"; QEMU's igb has
+// none) so that l2fwd may send frames with their senders' addresses.
 func (b *backends) newModel(p config.Port, addr pci.Addr, w wire.Port) (simModel, pci.Device, error) {
 	log := b.log.Named("sim." + p.Name)
+	if p.NIC == config.NICIgbvf {
+		m, err := simigbvf.New(simigbvf.Config{Addr: addr, Wire: w, IOMMU: b.simIOMMU, NoAntiSpoof: true, Log: log})
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.PCI(), nil
+	}
 	if p.NIC == config.NICVirtio {
 		m, err := simvirtio.New(simvirtio.Config{Addr: addr, Wire: w, IOMMU: b.simIOMMU, Log: log})
 		if err != nil {

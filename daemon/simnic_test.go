@@ -9,10 +9,12 @@ import (
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/igb"
+	"github.com/uiod/uiod/nic/igbvf"
 	"github.com/uiod/uiod/nic/ixgbe"
 	"github.com/uiod/uiod/nic/virtio"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/pci/pcitest"
+	simigbvf "github.com/uiod/uiod/sim/igbvf"
 	"github.com/uiod/uiod/sim/intel"
 	simvirtio "github.com/uiod/uiod/sim/virtio"
 )
@@ -38,6 +40,14 @@ func TestSimPortModels(t *testing.T) {
 			}
 		}},
 		{"igb", intelModel[*igb.Port](intel.X82576)},
+		{"igbvf", func(t *testing.T, p *port) {
+			if _, ok := p.model.(*simigbvf.Model); !ok {
+				t.Fatalf("port %s: model %T, want an 82576 VF model", p.cfg.Name, p.model)
+			}
+			if _, ok := p.nic.(*igbvf.Port); !ok {
+				t.Fatalf("port %s: opened by %T", p.cfg.Name, p.nic)
+			}
+		}},
 		{"auto", intelModel[*ixgbe.Port](intel.X82599)},
 	}
 	for _, tt := range tests {
@@ -45,11 +55,11 @@ func TestSimPortModels(t *testing.T) {
 			name := "dnic" + tt.nic
 			cfg := testConfig(t, fmt.Sprintf(`
 ports:
-  - {name: a, driver: sim, nic: %[2]s, wire: "pair:%[1]s0", promiscuous: true}
-  - {name: b, driver: sim, nic: %[2]s, wire: "pair:%[1]s1", promiscuous: true}
+  - {name: a, driver: sim, nic: %[2]s, wire: "pair:%[1]s0", promiscuous: %[3]t}
+  - {name: b, driver: sim, nic: %[2]s, wire: "pair:%[1]s1", promiscuous: %[3]t}
 forward: {mode: l2fwd, pairs: [[a, b]]}
 poll: {mode: adaptive, wait_timeout: 5ms}
-`, name, tt.nic))
+`, name, tt.nic, tt.nic != "igbvf")) // a VF takes broadcast, not promiscuous mode
 			d, base := startDaemon(t, cfg)
 			for _, p := range d.ports {
 				tt.check(t, p)

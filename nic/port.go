@@ -79,7 +79,9 @@ type Stats struct {
 	// Config.TxTimeout) and reset by the driver.
 	TxTimeouts uint64
 	// DeviceResets counts resets of the whole device the driver did to recover it from
-	// a state it reported it cannot leave by itself (virtio: DEVICE_NEEDS_RESET).
+	// a state it reported it cannot leave by itself (virtio: DEVICE_NEEDS_RESET), or to
+	// follow what the function's owner did to it (igbvf: a PF reset or a PF that took
+	// clear-to-send away, once per event however many attempts it took).
 	DeviceResets uint64
 }
 

@@ -74,10 +74,14 @@ func (m IntelModel) Inject(kind FaultKind, q, n int) { inject(m.Model, kind, q, 
 // QueuePairs implements Model: an Intel NIC has no queue-count setting.
 func (m IntelModel) QueuePairs() (int, bool) { return 0, false }
 
-// Intel is the Intel model behind h.Model (nil on another family).
+// Intel is the Intel model behind h.Model, or the Intel engine behind a VF model (nil
+// on another family).
 func (h *Harness) Intel() *intel.Model {
-	if im, ok := h.Model.(IntelModel); ok {
-		return im.Model
+	switch m := h.Model.(type) {
+	case IntelModel:
+		return m.Model
+	case interface{ Engine() *intel.Model }:
+		return m.Engine()
 	}
 	return nil
 }
@@ -106,6 +110,15 @@ func OpenWith[P IntelPort](open func(dev pci.Device, cfg nic.Config) (P, error),
 func Rings(p Port) *intelcore.Port {
 	if ip, ok := p.(intelPort); ok {
 		return ip.core
+	}
+	return nil
+}
+
+// DriverPort is the Intel driver's own port behind p (nil if p is another family's), for
+// a driver's tests of its own methods.
+func DriverPort(p Port) IntelPort {
+	if ip, ok := p.(intelPort); ok {
+		return ip.IntelPort
 	}
 	return nil
 }

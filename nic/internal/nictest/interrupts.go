@@ -15,9 +15,10 @@ import (
 // frame), each frame fires once unmoderated, none after disable, spurious messages are
 // empty wakeups, a storm leaves the port working.
 func InterruptsMSIX(t *testing.T, drv Driver) {
-	h := New(t, drv, nic.Config{RxQueues: 2, TxQueues: 1, Interrupts: nic.IRQMSIX})
-	v0, v1 := h.Port.RxVector(0), h.Port.RxVector(1)
-	if v0 == nil || v1 == nil || v0 == v1 {
+	queues := drv.Queues(2)
+	h := New(t, drv, nic.Config{RxQueues: queues, TxQueues: 1, Interrupts: nic.IRQMSIX})
+	v0, v1 := h.Port.RxVector(0), h.Port.RxVector(queues-1)
+	if v0 == nil || v1 == nil || queues > 1 && v0 == v1 {
 		t.Fatalf("vectors %v %v: want one per queue", v0, v1)
 	}
 	testutil.Drain(t, v0)
@@ -44,7 +45,7 @@ func InterruptsMSIX(t *testing.T, drv Driver) {
 			t.Fatalf("frame %d not received", i)
 		}
 	}
-	if testutil.Drain(t, v1) != 0 {
+	if queues > 1 && testutil.Drain(t, v1) != 0 {
 		t.Fatal("queue 1's vector fired for queue 0's frames")
 	}
 	h.Port.DisableRxInterrupt(0)
@@ -65,6 +66,9 @@ func InterruptsMSIX(t *testing.T, drv Driver) {
 	h.Send(2)
 	if h.Consume(0) != 2 {
 		t.Fatal("port stuck after an interrupt storm")
+	}
+	if queues == 1 {
+		return
 	}
 	// Many flows reach both queues; each queue's own vector fires.
 	h.Port.EnableRxInterrupt(0)
@@ -87,6 +91,9 @@ func InterruptsMSIX(t *testing.T, drv Driver) {
 // arming (acknowledge + re-arm) never leaves the line stuck, and a frame that arrived
 // before arming is found by the poll after arming.
 func InterruptsINTx(t *testing.T, drv Driver) {
+	if drv.Family.NoINTx {
+		t.Skip("the function has no INTx")
+	}
 	h := New(t, drv, nic.Config{Interrupts: nic.IRQINTx})
 	v := h.Port.RxVector(0)
 	if v == nil || v.Kind != irq.INTx {
@@ -173,6 +180,9 @@ func LinkChange(t *testing.T, drv Driver) {
 		}
 	})
 	t.Run("intx", func(t *testing.T) {
+		if drv.Family.NoINTx {
+			t.Skip("the function has no INTx")
+		}
 		h := New(t, drv, nic.Config{Interrupts: nic.IRQINTx})
 		v := h.Port.RxVector(0)
 		h.Port.EnableRxInterrupt(0) // acknowledges what the bring-up left

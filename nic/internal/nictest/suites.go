@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/sim"
 )
@@ -16,9 +15,10 @@ import (
 // Open checks a strict init in both interrupt modes: no protocol fault, the model's MAC,
 // link up at the model's speed, the queues and vectors asked for.
 func Open(t *testing.T, drv Driver) {
-	for _, kind := range []irq.Kind{irq.MSIX, irq.INTx} {
+	for _, kind := range drv.IRQKinds() {
 		t.Run(kind.String(), func(t *testing.T) {
-			h := New(t, drv, nic.Config{RxQueues: 2, TxQueues: 2, Interrupts: nic.IRQModeOf(kind)})
+			queues := drv.Queues(2)
+			h := New(t, drv, nic.Config{RxQueues: queues, TxQueues: queues, Interrupts: nic.IRQModeOf(kind)})
 			if !bytes.Equal(h.Port.MAC(), h.Model.MAC()) {
 				t.Errorf("MAC %v, model has %v", h.Port.MAC(), h.Model.MAC())
 			}
@@ -28,11 +28,11 @@ func Open(t *testing.T, drv Driver) {
 			if got, ok := h.Port.IRQKind(); !ok || got != kind {
 				t.Errorf("irq kind %v %v, want %v", got, ok, kind)
 			}
-			if h.Port.NumRxQueues() != 2 || h.Port.NumTxQueues() != 2 {
-				t.Errorf("queues %d/%d", h.Port.NumRxQueues(), h.Port.NumTxQueues())
+			if h.Port.NumRxQueues() != queues || h.Port.NumTxQueues() != queues {
+				t.Errorf("queues %d/%d, want %d", h.Port.NumRxQueues(), h.Port.NumTxQueues(), queues)
 			}
-			if n, ok := h.Model.QueuePairs(); ok && n != 2 {
-				t.Errorf("model uses %d queue pairs, want 2", n)
+			if n, ok := h.Model.QueuePairs(); ok && n != queues {
+				t.Errorf("model uses %d queue pairs, want %d", n, queues)
 			}
 			if err := h.Dev.Err(); err != nil {
 				t.Fatalf("init: %v", err)
@@ -172,6 +172,9 @@ func IOMMU(t *testing.T, drv Driver) {
 // transmit queue sends.
 func MultiQueue(t *testing.T, drv Driver) {
 	const queues = 4
+	if drv.Queues(queues) < queues {
+		t.Skipf("the driver takes %d queue pair(s)", drv.Queues(queues))
+	}
 	h := New(t, drv, nic.Config{RxQueues: queues, TxQueues: queues, RxRing: 256, Interrupts: nic.IRQNone})
 	rng := rand.New(rand.NewPCG(21, 22))
 	counts := func() [queues]int {
