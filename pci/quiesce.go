@@ -1,6 +1,7 @@
 package pci
 
 import (
+	"errors"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -22,6 +23,13 @@ type QuiescePlan struct {
 	// ResetPath is the function's sysfs reset attribute, "" if the kernel offers none:
 	// then only bus mastering is turned off.
 	ResetPath string
+	// PhysFn is the physical function when Addr is a virtual function, nil otherwise.
+	PhysFn *Addr
+	// ResetMethodPath is the sysfs reset_method attribute of a VF whose kernel has one
+	// (Linux 5.15 and later), "" otherwise. The reset of a VF is its function-level
+	// reset: Apply writes "flr" to it before the reset and ResetMethod, what it held
+	// before, after.
+	ResetMethodPath, ResetMethod string
 }
 
 // String renders the plan for a dry run: the exact writes.
@@ -33,9 +41,18 @@ func (p *QuiescePlan) String() string {
 	}
 	fmt.Fprintf(&b, "# %s (%s): command %#04x -> %#04x (bus master off)\n", p.Addr, drv, p.Command, p.NewCommand)
 	fmt.Fprintf(&b, "write %#04x (2 bytes, little endian) at offset %#x of %s\n", p.NewCommand, CfgCommand, p.ConfigPath)
-	if p.ResetPath == "" {
+	switch {
+	case p.ResetPath == "":
 		fmt.Fprintf(&b, "# %s has no reset attribute: bus mastering off only\n", p.Addr)
-	} else {
+	case p.ResetMethodPath != "":
+		fmt.Fprintf(&b, "# %s is a VF of %s: function-level reset\n", p.Addr, p.PhysFn)
+		for _, w := range p.resetWrites() {
+			fmt.Fprintf(&b, "%s\n", w)
+		}
+	default:
+		if p.PhysFn != nil {
+			fmt.Fprintf(&b, "# %s is a VF of %s: function-level reset (the kernel's only reset of a VF)\n", p.Addr, p.PhysFn)
+		}
 		fmt.Fprintf(&b, "%s\n", Write{Path: p.ResetPath, Value: "1"})
 	}
 	return b.String()
@@ -67,6 +84,9 @@ func (h *Host) PlanQuiesce(a Addr) (*QuiescePlan, error) {
 	if has {
 		p.ResetPath = h.path(deviceRel(a, "reset"))
 	}
+	if err := h.planVFReset(p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -87,9 +107,17 @@ func (h *Host) ApplyQuiesce(p *QuiescePlan) error {
 	if n, err := f.WriteAt(b[:], CfgCommand); err != nil || n != 2 {
 		return fmt.Errorf("quiesce %s: bus master off: write %s: %v", p.Addr, f.Name(), err)
 	}
-	if p.ResetPath != "" {
-		if err := h.write(p.ResetPath, "1"); err != nil {
-			return fmt.Errorf("quiesce %s: reset: %w", p.Addr, err)
+	ws := p.resetWrites()
+	for i, w := range ws {
+		if err := h.write(w.Path, w.Value); err != nil {
+			err = fmt.Errorf("quiesce %s: %s: %w", p.Addr, w.Step, err)
+			if i > 0 && i < len(ws)-1 { // reset_method was changed: put it back
+				last := ws[len(ws)-1]
+				if rerr := h.write(last.Path, last.Value); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("%s: %w", last.Step, rerr))
+				}
+			}
+			return err
 		}
 	}
 	return nil
