@@ -8,7 +8,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -70,22 +72,34 @@ func (d *Daemon) serveRemoval(p *port, lp *livePort, ch <-chan pci.Event) {
 	}
 }
 
-// removePort takes p's NIC out of the dataplane and closes it: queues off, interrupts
-// masked, bus mastering off, DMA memory freed, the device's descriptors closed.
+// removePort takes p's NIC out of the dataplane and closes it — queues off, interrupts
+// masked, bus mastering off, DMA memory freed, the device's descriptors closed — while
+// the poll threads wait between two turns: its rings hold buffers of the other ports'
+// mempools, which only the threads may touch otherwise.
 func (d *Daemon) removePort(p *port, lp *livePort) error {
-	np, err := lp.take()
-	if err != nil || np == nil {
-		return err
-	}
-	lp.countRemoval()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	err = np.Close()
-	if p.model != nil {
-		err = errors.Join(err, p.model.Close())
-		p.model = nil
+	var err error
+	release := func() {
+		var np nic.Port
+		if np, err = lp.take(); err != nil || np == nil {
+			return
+		}
+		lp.countRemoval()
+		err = np.Close()
+		if p.model != nil {
+			err = errors.Join(err, p.model.Close())
+			p.model = nil
+		}
+		p.dev = nil
 	}
-	p.dev = nil
+	if d.dp == nil {
+		release()
+		return err
+	}
+	if xerr := d.dp.Exclusive(release); xerr != nil {
+		return xerr
+	}
 	return err
 }
 
@@ -215,4 +229,18 @@ func closeUnlessReused(w, reuse wire.Port) {
 	if w != reuse {
 		w.Close()
 	}
+}
+
+// SimDevice returns the device model behind the sim port named port, for tests and the
+// soak to inject faults and removals into (RequestRemoval, Remove); ok is false for
+// another kind of port, an unknown name, or a port that is absent.
+func (d *Daemon) SimDevice(port string) (dev *sim.Device, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, p := range d.ports {
+		if p.cfg.Name == port && p.model != nil {
+			return p.model.Device(), true
+		}
+	}
+	return nil, false
 }
