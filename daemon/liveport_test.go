@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,8 +19,14 @@ type stubPort struct {
 	stats     nic.Stats
 }
 
+// use is one call: it takes a while (a yield), and it must not see the port closed
+// at its end either.
 func (p *stubPort) use() {
 	p.calls.Add(1)
+	if p.closed.Load() {
+		p.afterShut.Add(1)
+	}
+	runtime.Gosched()
 	if p.closed.Load() {
 		p.afterShut.Add(1)
 	}
