@@ -50,7 +50,7 @@ poll: {mode: %[2]s, wait_timeout: 5ms}
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { g.Close() })
-		sink[i] = &frameSink{seen: map[uint32]int{}}
+		sink[i] = &frameSink{}
 		g.SetHandler(sink[i].handler)
 		gen[i] = g
 	}

@@ -48,8 +48,8 @@ type loop struct {
 	dirty  []int16 // slots with pending frames, in the order they got their first
 	bufs   []*nic.Buf
 	burst  Burst
-	idler  *idle.Idler // the thread's own; other goroutines use idlerNow
-	swap   idlerSwap   // SetPolicy's hand-over (reload.go)
+	idler  *idle.Idler              // the thread's own; other goroutines use idlerNow
+	swap   idlerSwap                // SetPolicy's hand-over (reload.go)
 	park   atomic.Pointer[parkGate] // set while Exclusive wants the thread parked
 	stop   *atomic.Bool
 

@@ -1,8 +1,8 @@
 package pci
 
 import (
-	"errors"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"strings"

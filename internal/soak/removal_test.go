@@ -1,7 +1,6 @@
 package soak
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -87,15 +86,14 @@ metrics: {listen: "127.0.0.1:0"}
 	}
 	defer dm.Stop()
 	var ends [4]wire.Port
-	var seen [4]seqSet
+	var seen [4]testutil.SeqSink
 	for i := range ends {
 		w, err := wire.Open(fmt.Sprintf("pair:%s%d", name, i))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer w.Close()
-		seen[i].m = map[uint32]bool{}
-		w.SetHandler(seen[i].add)
+		w.SetHandler(seen[i].Handler)
 		ends[i] = w
 	}
 	// Traffic: c⇄d in paced batches (none may be lost), a⇄b best effort.
@@ -112,7 +110,7 @@ metrics: {listen: "127.0.0.1:0"}
 			default:
 			}
 			for _, i := range []int{2, 3, 0, 1} {
-				if err := ends[i].Send(seqFrame(seq)); err != nil {
+				if err := ends[i].Send(testutil.SeqFrame(seq)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -120,7 +118,7 @@ metrics: {listen: "127.0.0.1:0"}
 			cdSent = seq + 1
 			if seq%32 == 31 {
 				// Pace: wait until c⇄d caught up, so that no frame is lost to a full ring.
-				testutil.WaitFor(5*time.Second, func() bool { return seen[3].len() >= int(seq)-8 && seen[2].len() >= int(seq)-8 })
+				testutil.WaitFor(5*time.Second, func() bool { return seen[3].Count() >= int(seq)-8 && seen[2].Count() >= int(seq)-8 })
 			}
 		}
 	}()
@@ -154,18 +152,18 @@ metrics: {listen: "127.0.0.1:0"}
 	}
 	close(stop)
 	wg.Wait()
-	if !testutil.WaitFor(10*time.Second, func() bool { return seen[3].len() >= int(cdSent) && seen[2].len() >= int(cdSent) }) {
-		t.Errorf("the pair that was never removed lost frames: c->d %d, d->c %d of %d", seen[3].len(), seen[2].len(), cdSent)
+	if !testutil.WaitFor(10*time.Second, func() bool { return seen[3].Count() >= int(cdSent) && seen[2].Count() >= int(cdSent) }) {
+		t.Errorf("the pair that was never removed lost frames: c->d %d, d->c %d of %d", seen[3].Count(), seen[2].Count(), cdSent)
 	}
 	// a⇄b forwards again after the last return.
-	before := seen[1].len()
+	before := seen[1].Count()
 	for s := uint32(1 << 30); s < 1<<30+20; s++ {
-		if err := ends[0].Send(seqFrame(s)); err != nil {
+		if err := ends[0].Send(testutil.SeqFrame(s)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if !testutil.WaitFor(10*time.Second, func() bool { return seen[1].len() >= before+20 }) {
-		t.Errorf("a->b after the last return: %d of 20", seen[1].len()-before)
+	if !testutil.WaitFor(10*time.Second, func() bool { return seen[1].Count() >= before+20 }) {
+		t.Errorf("a->b after the last return: %d of 20", seen[1].Count()-before)
 	}
 	st := dm.Status()
 	if st.Ports[0].Removals+st.Ports[1].Removals != uint64(removals) || st.Ports[2].Removals+st.Ports[3].Removals != 0 {
@@ -178,33 +176,4 @@ metrics: {listen: "127.0.0.1:0"}
 		t.Errorf("daemon error: %s %v", e.Message, e.ContextMap())
 	}
 	return removals, surprises
-}
-
-// seqSet is the set of sequence numbers that came out of one port.
-type seqSet struct {
-	mu sync.Mutex
-	m  map[uint32]bool
-}
-
-func (s *seqSet) add(f []byte, _ int64) {
-	if len(f) < 64 {
-		return
-	}
-	s.mu.Lock()
-	s.m[binary.BigEndian.Uint32(f[60:])] = true
-	s.mu.Unlock()
-}
-
-func (s *seqSet) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.m)
-}
-
-// seqFrame is a 64-byte broadcast frame carrying seq in its last four bytes.
-func seqFrame(seq uint32) []byte {
-	f := make([]byte, 64)
-	copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 9, 0x88, 0xb5})
-	binary.BigEndian.PutUint32(f[60:], seq)
-	return f
 }
