@@ -14,7 +14,7 @@ import (
 // what the daemon reflects.
 func TestIntegrationRemovalSharedIOMMU(t *testing.T) {
 	vm := startGuest(t, qemutest.SharedKernel, qemutest.Options{IOMMU: true, HugePages: 32, Timeout: 5 * time.Minute,
-		Script: guestTestScript("UIOD_GUEST_REMOVAL", "^TestGuestRemoval", 4*time.Minute)})
+		Script: guestTestScript("UIOD_GUEST_REMOVAL", "^TestGuest(Removal|Unprivileged)$", 4*time.Minute)})
 	pump := startPump(t, vm.NICs[:2])
 	finishGuest(t, vm)
 	pump.Stop()
