@@ -64,7 +64,9 @@ poll:
 		t.Fatal(err)
 	}
 	t.Logf("uiod bind --config:\n%s", mustUIOD(t, "bind", "--config", cfg))
-	defer func() { t.Logf("uiod unbind --config --restore:\n%s", mustUIOD(t, "unbind", "--config", cfg, "--restore")) }()
+	defer func() {
+		t.Logf("uiod unbind --config --restore:\n%s", mustUIOD(t, "unbind", "--config", cfg, "--restore"))
+	}()
 	h, err := pci.NewHost("/")
 	if err != nil {
 		t.Fatal(err)
