@@ -72,11 +72,18 @@ func (h *Host) PlanQuiesce(a Addr) (*QuiescePlan, error) {
 	if drv != "" && !IsUserspaceDriver(drv) && drv != DriverPCIStub {
 		return nil, fmt.Errorf("%w: %s is bound to the host driver %s: quiesce stops only functions left to userspace (or to no driver)", ErrRefused, a, drv)
 	}
-	cmd, err := h.readCommand(a)
+	pf, isVF, err := h.PhysFn(a)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a, err)
+	}
+	cmd, err := h.readCommand(a, isVF)
 	if err != nil {
 		return nil, err
 	}
 	p := &QuiescePlan{Addr: a, Driver: drv, Command: cmd, NewCommand: cmd &^ CmdBusMaster, ConfigPath: h.path(deviceRel(a, "config"))}
+	if isVF {
+		p.PhysFn = &pf
+	}
 	has, err := h.HasDeviceFile(a, "reset")
 	if err != nil {
 		return nil, fmt.Errorf("%s: reset: %w", a, err)
@@ -100,7 +107,7 @@ func (h *Host) ApplyQuiesce(p *QuiescePlan) error {
 	}
 	defer f.Close()
 	var b [2]byte
-	if err := readCommandAt(f, b[:]); err != nil {
+	if err := readCommandAt(f, b[:], p.PhysFn != nil); err != nil {
 		return fmt.Errorf("quiesce %s: %w", p.Addr, err)
 	}
 	binary.LittleEndian.PutUint16(b[:], binary.LittleEndian.Uint16(b[:])&^CmdBusMaster)
@@ -133,31 +140,36 @@ func (h *Host) Quiesce(a Addr) (*QuiescePlan, error) {
 }
 
 // readCommand reads a function's command register from its sysfs config file.
-func (h *Host) readCommand(a Addr) (uint16, error) {
+func (h *Host) readCommand(a Addr, isVF bool) (uint16, error) {
 	f, err := h.OpenDeviceFile(a, "config", os.O_RDONLY)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", a, err)
 	}
 	defer f.Close()
 	var b [2]byte
-	if err := readCommandAt(f, b[:]); err != nil {
+	if err := readCommandAt(f, b[:], isVF); err != nil {
 		return 0, fmt.Errorf("%s: %w", a, err)
 	}
 	return binary.LittleEndian.Uint16(b[:]), nil
 }
 
 // readCommandAt reads the command register into b, refusing a function that does not
-// answer (all ones, as a read of a vanished device returns).
-func readCommandAt(f *os.File, b []byte) error {
+// respond (all ones, as a read of a vanished device returns): its vendor id, or for a
+// virtual function, whose vendor and device id registers read ffff by the SR-IOV
+// specification (its ids are in the PF's SR-IOV capability), its command register.
+func readCommandAt(f *os.File, b []byte, isVF bool) error {
 	var id [2]byte
 	if n, err := f.ReadAt(id[:], CfgVendorID); err != nil || n != 2 {
 		return fmt.Errorf("read %s: %w: no vendor id", f.Name(), ErrTruncated)
 	}
-	if id == [2]byte{0xff, 0xff} {
+	if id == [2]byte{0xff, 0xff} && !isVF {
 		return fmt.Errorf("%s: the function does not respond (vendor id ffff)", f.Name())
 	}
 	if n, err := f.ReadAt(b, CfgCommand); err != nil || n != 2 {
 		return fmt.Errorf("read %s: %w: no command register", f.Name(), ErrTruncated)
+	}
+	if isVF && b[0] == 0xff && b[1] == 0xff {
+		return fmt.Errorf("%s: the virtual function does not respond (command register ffff)", f.Name())
 	}
 	return nil
 }

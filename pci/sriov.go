@@ -103,20 +103,13 @@ func (h *Host) describeSRIOV(d *DeviceInfo) error {
 	return err
 }
 
-// planVFReset makes the reset of a quiesce plan for a virtual function a function-level
-// reset: through reset_method when the kernel has it, so that no other method is tried.
+// planVFReset makes the reset of a quiesce plan for a virtual function (PhysFn set) a
+// function-level reset: through reset_method when the kernel has it, so that no other
+// method is tried.
 func (h *Host) planVFReset(p *QuiescePlan) error {
-	pf, isVF, err := h.PhysFn(p.Addr)
-	if err != nil {
-		return fmt.Errorf("%s: %w", p.Addr, err)
-	}
-	if !isVF || p.ResetPath == "" {
-		if isVF {
-			p.PhysFn = &pf
-		}
+	if p.PhysFn == nil || p.ResetPath == "" {
 		return nil
 	}
-	p.PhysFn = &pf
 	b, err := h.ReadDeviceFile(p.Addr, "reset_method", MaxAttrSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil

@@ -31,7 +31,7 @@ func TestVFCommandRefused(t *testing.T) {
 	}{
 		{"not a NIC", 0, []string{"vf", "create", pcitest.SATA, "1"}, "not a network controller"},
 		{"no SR-IOV", 0, []string{"vf", "create", pcitest.Port82599A, "2"}, "no SR-IOV capability"},
-		{"too many", 0, []string{"vf", "create", pcitest.Igb82576, "9"}, "at most 8 VFs (sriov_totalvfs), not 9"},
+		{"too many", 0, []string{"vf", "create", pcitest.Igb82576, "8"}, "at most 7 VFs (sriov_totalvfs), not 8"},
 		{"not a count", 0, []string{"vf", "create", pcitest.Igb82576, "two"}, `N "two" is not a count`},
 		{"VFs exist", 2, []string{"vf", "create", pcitest.Igb82576, "4"}, "remove them first (uiod vf remove 0000:03:00.0)"},
 		{"no subcommand", 0, []string{"vf"}, "create, list or remove"},
@@ -91,7 +91,7 @@ func TestVFCommand(t *testing.T) {
 	}
 	for _, want := range []string{
 		"0000:00:1f.2 '8086:2922' drv=ahci numa=0 iommu=8 vfs=0/2\n",
-		"0000:03:00.0 '82576 10c9' if=ens3f0 drv=igb iommu=3 msix=10 vfs=2/8 nic=igb\n",
+		"0000:03:00.0 '82576 10c9' if=ens3f0 drv=igb iommu=3 msix=10 vfs=2/7 nic=igb\n",
 		"  vf0 0000:03:10.0 '8086:10ca' iommu=20 msix=3 pf=0000:03:00.0",
 		"  vf1 0000:03:10.2 '8086:10ca' iommu=21 msix=3 pf=0000:03:00.0",
 	} {
@@ -113,7 +113,7 @@ func TestVFCommand(t *testing.T) {
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &pfs); code != 0 || err != nil || len(pfs) != 1 || pfs[0].SRIOV.NumVFs != 2 ||
-		pfs[0].SRIOV.TotalVFs != 8 || strings.Join(pfs[0].SRIOV.VFs, ",") != "0000:03:10.0,0000:03:10.2" {
+		pfs[0].SRIOV.TotalVFs != 7 || strings.Join(pfs[0].SRIOV.VFs, ",") != "0000:03:10.0,0000:03:10.2" {
 		t.Errorf("list --json: exit %d, %v: %+v\n%s", code, err, pfs, out)
 	}
 

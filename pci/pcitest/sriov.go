@@ -65,7 +65,7 @@ func (tr *Tree) NumVFs(pf string) int { return tr.numVFs[pf] }
 
 // SetVFs gives pf n VFs as the kernel does on a write to sriov_numvfs: from 0 to n (each
 // VF a function with its physfn link, the PF's virtfnN link, reset and reset_method
-// flr, bound to the SR-IOV's Driver) or from n to 0. Any other change is EBUSY, more
+// flr, vendor and device id ffff in config space, bound to the SR-IOV's Driver) or from n to 0. Any other change is EBUSY, more
 // than TotalVFs ERANGE, as in Linux.
 func (tr *Tree) SetVFs(pf string, n int) error {
 	s, ok := tr.sriov[pf]
@@ -101,9 +101,13 @@ func (tr *Tree) SetVFs(pf string, n int) error {
 		if s.IOMMUGroup > 0 {
 			group = s.IOMMUGroup + i
 		}
+		// A VF's vendor and device id registers read ffff (SR-IOV): its ids are in the PF's
+		// capability, and sysfs's vendor and device files show those.
+		cfg := ConfigSpace(s.Vendor, s.Device, 0x020000, 0x01, s.MSIXVectors)
+		copy(cfg, []byte{0xff, 0xff, 0xff, 0xff})
 		tr.AddFunction(Function{Addr: vf, Vendor: s.Vendor, Device: s.Device, SubVendor: s.Vendor, SubDevice: s.Device,
 			Class: 0x020000, Revision: 0x01, Driver: s.Driver, IOMMUGroup: group, NUMANode: -1, MSIXVectors: s.MSIXVectors,
-			Files: map[string]string{"reset": "", "reset_method": "flr\n"}})
+			Files: map[string]string{"reset": "", "reset_method": "flr\n", "config": string(cfg)}})
 		tr.must(tr.symlink(devicePath(vf)+"/physfn", dev))
 		tr.must(tr.symlink(dev+"/virtfn"+strconv.Itoa(i), devicePath(vf)))
 	}
@@ -133,7 +137,8 @@ func (tr *Tree) removeVF(pf string, i int) error {
 	return nil
 }
 
-// IGB82576VFs is the SR-IOV capability of an 82576 as QEMU's igb has it: 8 VFs
-// (8086:10ca) at offset 0x80, stride 2, 3 MSI-X vectors each, in IOMMU groups 20-27,
-// probed by no driver (a kernel without igbvf).
-var IGB82576VFs = SRIOV{TotalVFs: 8, Offset: 0x80, Stride: 2, Vendor: 0x8086, Device: 0x10ca, IOMMUGroup: 20, MSIXVectors: 3}
+// IGB82576VFs is the SR-IOV of an 82576 on Linux's igb as QEMU's igb shows it: VFs
+// 8086:10ca at offset 0x80, stride 2, 3 MSI-X vectors each, in IOMMU groups from 20,
+// probed by no driver (a kernel without igbvf); sriov_totalvfs is 7, igb's cap for the
+// 82576, although the device's capability offers 8.
+var IGB82576VFs = SRIOV{TotalVFs: 7, Offset: 0x80, Stride: 2, Vendor: 0x8086, Device: 0x10ca, IOMMUGroup: 20, MSIXVectors: 3}
