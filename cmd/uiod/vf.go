@@ -33,8 +33,28 @@ like any function (uiod bind --driver vfio-pci VF); uiod devices shows each VF w
 			return usagef("vf: give a subcommand: create, list or remove")
 		},
 	}
-	cmd.AddCommand(newVFCreateCmd(g), newVFListCmd(g), newVFRemoveCmd(g))
+	for _, sub := range []*cobra.Command{newVFCreateCmd(g), newVFListCmd(g), newVFRemoveCmd(g)} {
+		sub.ValidArgsFunction = completePFs(g, sub.Name() == "list")
+		cmd.AddCommand(sub)
+	}
 	return cmd
+}
+
+// completePFs offers the functions with SR-IOV under --root as the PF argument (every
+// argument of list, the first of create and remove), each described by its VF count.
+func completePFs(g *globals, every bool) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 && !every {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []string
+		for _, d := range completionScan(g, true) {
+			if d.SRIOV != nil {
+				out = append(out, fmt.Sprintf("%s\t%s, %d of %d VFs", d.Addr, d.Driver, d.SRIOV.NumVFs, d.SRIOV.TotalVFs))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
 }
 
 func newVFCreateCmd(g *globals) *cobra.Command {

@@ -122,3 +122,25 @@ func TestVFCommand(t *testing.T) {
 		t.Errorf("remove: exit %d, sriov_numvfs %q\n%s%s", code, tr.ReadFile(numvfs), out, stderr)
 	}
 }
+
+// TestVFCompletion: the shell completes the PF argument with the functions that have
+// SR-IOV, described by their driver and VF count.
+func TestVFCompletion(t *testing.T) {
+	cli := &uiodCLI{}
+	tr := vfTree(t)
+	out, stderr, code := cli.run(t, "--root", tr.Root, "__complete", "vf", "create", "")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"0000:03:00.0\tigb, 0 of 7 VFs", "0000:00:1f.2\tahci, 0 of 2 VFs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("completions lack %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, pcitest.X540) {
+		t.Errorf("a function without SR-IOV offered:\n%s", out)
+	}
+	if out, _, _ := cli.run(t, "--root", tr.Root, "__complete", "vf", "create", pcitest.Igb82576, ""); strings.Contains(out, "0000:") {
+		t.Errorf("the count completed with addresses:\n%s", out)
+	}
+}
