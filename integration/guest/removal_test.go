@@ -45,20 +45,12 @@ func removalStatus() []removalPort {
 	return st.Ports
 }
 
-// TestGuestRemoval proves that the kernel's remove of a vfio-pci function uiod drives
-// does not wait for uiod: both NICs on vfio-pci under `uiod run` (reflect), the host
-// sending frames into both (TestIntegrationRemoval*, UIOD_GUEST_REMOVAL=1); then
-// `echo 1 > /sys/bus/pci/devices/NIC/remove` on the first. The write returns (the daemon
-// heard the device request and released the device), /status shows the port absent, and
-// the second port goes on reflecting. `echo 1 > /sys/bus/pci/rescan` brings the function
-// back on igb; `uiod bind` puts it on vfio-pci again, and the daemon re-opens the port by
-// itself and reflects on it again.
-func TestGuestRemoval(t *testing.T) {
-	a, b := guestNICs(t)
-	if os.Getenv("UIOD_GUEST_REMOVAL") != "1" {
-		t.Skip("needs the host traffic of TestIntegrationRemoval* (UIOD_GUEST_REMOVAL=1)")
-	}
-	cfg := filepath.Join(t.TempDir(), "removal.yaml")
+// bindReflectPair writes dir/pair.yaml, two vfio-pci igb ports a and b reflecting under
+// adaptive with /status at removalStatusURL, binds them with uiod bind --config and
+// returns the file's path.
+func bindReflectPair(t *testing.T, dir, a, b string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "pair.yaml")
 	yaml := fmt.Sprintf(`metrics:
   listen: 127.0.0.1:9480
 ports:
@@ -73,6 +65,23 @@ poll:
 		t.Fatal(err)
 	}
 	t.Logf("uiod bind --config:\n%s", mustUIOD(t, "bind", "--config", cfg))
+	return cfg
+}
+
+// TestGuestRemoval proves that the kernel's remove of a vfio-pci function uiod drives
+// does not wait for uiod: both NICs on vfio-pci under `uiod run` (reflect), the host
+// sending frames into both (TestIntegrationRemoval*, UIOD_GUEST_REMOVAL=1); then
+// `echo 1 > /sys/bus/pci/devices/NIC/remove` on the first. The write returns (the daemon
+// heard the device request and released the device), /status shows the port absent, and
+// the second port goes on reflecting. `echo 1 > /sys/bus/pci/rescan` brings the function
+// back on igb; `uiod bind` puts it on vfio-pci again, and the daemon re-opens the port by
+// itself and reflects on it again.
+func TestGuestRemoval(t *testing.T) {
+	a, b := guestNICs(t)
+	if os.Getenv("UIOD_GUEST_REMOVAL") != "1" {
+		t.Skip("needs the host traffic of TestIntegrationRemoval* (UIOD_GUEST_REMOVAL=1)")
+	}
+	cfg := bindReflectPair(t, t.TempDir(), a, b)
 	run, log := startRun(t, cfg)
 	waitPorts(t, run, log, removalStatusURL, 2, func(p statusPort) bool { return p.LinkUp && p.Stats.TxPackets > 0 })
 

@@ -49,21 +49,7 @@ func TestGuestUnprivileged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := filepath.Join(dir, "unpriv.yaml")
-	yaml := fmt.Sprintf(`metrics:
-  listen: 127.0.0.1:9480
-ports:
-  - {name: p0, driver: vfio-pci, pci: "%s", nic: igb, promiscuous: true}
-  - {name: p1, driver: vfio-pci, pci: "%s", nic: igb, promiscuous: true}
-forward:
-  mode: reflect
-poll:
-  mode: adaptive
-`, a, b)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("uiod bind --config:\n%s", mustUIOD(t, "bind", "--config", cfg))
+	cfg := bindReflectPair(t, dir, a, b)
 	defer func() {
 		t.Logf("uiod unbind --config --restore:\n%s", mustUIOD(t, "unbind", "--config", cfg, "--restore"))
 	}()
