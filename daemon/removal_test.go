@@ -142,3 +142,42 @@ func getCode(t *testing.T, url string) (int, string) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// TestTwoRemovals: the kernel takes a second port while the first is still away (under
+// adaptive, whose threads sleep on RX vectors the first port no longer has): the second
+// device is released too, and both come back.
+func TestTwoRemovals(t *testing.T) {
+	var back atomic.Bool
+	old := simPresent
+	simPresent = func(pc config.Port) bool { return back.Load() }
+	t.Cleanup(func() { simPresent = old })
+	d, _ := startDaemon(t, testConfig(t, `
+ports:
+  - {name: a, driver: sim, wire: "pair:dtr0", promiscuous: true}
+  - {name: b, driver: sim, wire: "pair:dtr1", promiscuous: true}
+  - {name: c, driver: sim, wire: "pair:dtr2", promiscuous: true}
+  - {name: d, driver: sim, wire: "pair:dtr3", promiscuous: true}
+forward: {mode: l2fwd, pairs: [[a, b], [c, d]]}
+poll: {mode: adaptive, wait_timeout: 5ms}
+`))
+	for i, name := range []string{"a", "c"} {
+		dev, ok := d.SimDevice(name)
+		if !ok {
+			t.Fatalf("no device for %s", name)
+		}
+		if err := dev.RequestRemoval(); err != nil {
+			t.Fatal(err)
+		}
+		closed := func() bool { dev.Lock(); defer dev.Unlock(); return dev.Closed() }
+		if !testutil.WaitFor(10*time.Second, closed) {
+			t.Fatalf("removal %d (%s): the device was not released within 10 s", i+1, name)
+		}
+	}
+	if st := d.Status(); !st.Ports[0].Absent || !st.Ports[2].Absent {
+		t.Errorf("a and c not absent: %+v", st.Ports)
+	}
+	back.Store(true)
+	if !testutil.WaitFor(10*time.Second, func() bool { st := d.Status(); return !st.Ports[0].Absent && !st.Ports[2].Absent }) {
+		t.Fatalf("a and c not back: %+v", d.Status().Ports)
+	}
+}

@@ -26,7 +26,7 @@ var exclusiveMu sync.Mutex
 // the kernel asked back), whose rings hold buffers of other ports' mempools, which only
 // the threads may otherwise touch. Sleeping threads are woken first (their idlers are
 // rebuilt from the queues' current RX vectors, as SetPolicy with the policy in force
-// does). Before Start or after Stop fn runs at once. A thread that does not park within
+// does; where a queue has lost its vector, they park when their sleep ends). Before Start or after Stop fn runs at once. A thread that does not park within
 // 2 s makes it fail without running fn.
 func (dp *Dataplane) Exclusive(fn func()) error {
 	exclusiveMu.Lock()
@@ -50,7 +50,9 @@ func (dp *Dataplane) Exclusive(fn func()) error {
 		close(g.release)
 	}()
 	// Wake sleepers: a new idler per thread, taken between turns, as a policy change is.
-	if err := dp.SetPolicy(dp.Policy()); err != nil {
+	// A queue without its RX vector now (a port taken out) makes that impossible; the
+	// sleepers then park when their sleep ends, within wait_timeout (at most 1 s).
+	if err := dp.SetPolicy(dp.Policy()); err != nil && !errors.Is(err, ErrNeedsRestart) {
 		return fmt.Errorf("exclusive: wake the poll threads: %w", err)
 	}
 	done := make(chan struct{})
