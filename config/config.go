@@ -64,7 +64,9 @@ type Metrics struct {
 type Port struct {
 	// Name identifies the port in forward pairs, metrics and logs.
 	Name string `mapstructure:"name"`
-	// PCI is the function's address (DDDD:BB:DD.F or BB:DD.F). Optional for sim ports.
+	// PCI is the function's address (DDDD:BB:DD.F or BB:DD.F), or env:PCIDEVICE_<RESOURCE>, the
+	// next address of the SR-IOV device plugin's variable (see PCIEnvPrefix). Optional for
+	// sim ports.
 	PCI string `mapstructure:"pci"`
 	// Driver is the backend that opens the function: vfio-pci, uio_pci_generic or sim.
 	Driver string `mapstructure:"driver"`

@@ -128,6 +128,7 @@ func (d *Daemon) Start() (err error) {
 			return err
 		}
 		d.ports = append(d.ports, p)
+		d.watchRemoval(p)
 		if err := d.openKernel(p); err != nil {
 			return err
 		}

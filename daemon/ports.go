@@ -34,6 +34,10 @@ type port struct {
 	model   simModel  // sim ports only
 	wire    wire.Port // sim ports only
 	kernel  *tap.Port // the kernel exception path, or nil
+	// dev is the opened function; live is set when the kernel may take it back
+	// (removal.go): then nic is live, and dev and model change when it comes back.
+	dev  pci.Device
+	live *livePort
 }
 
 // simModel is a sim port's device model: an Intel controller or a virtio-net device.
@@ -55,7 +59,11 @@ type backends struct {
 
 // openPort opens p through its backend and brings it up with its NIC driver. On error
 // nothing it opened stays open.
-func (b *backends) openPort(p config.Port) (_ *port, err error) {
+func (b *backends) openPort(p config.Port) (_ *port, err error) { return b.openPortOn(p, nil) }
+
+// openPortOn is openPort; a sim port whose wire is given (a model re-made after its
+// removal) is cabled to it, which stays open on error.
+func (b *backends) openPortOn(p config.Port, reuse wire.Port) (_ *port, err error) {
 	if p.Driver == config.DriverVhostUser {
 		return b.openVhost(p)
 	}
@@ -75,13 +83,15 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		if b.simIOMMU == nil {
 			b.simIOMMU = sim.NewIOMMU()
 		}
-		w, err := openWire(p.Wire)
-		if err != nil {
-			return nil, fmt.Errorf("port %s: wire %s: %w", p.Name, p.Wire, err)
+		w := reuse
+		if w == nil {
+			if w, err = openWire(p.Wire); err != nil {
+				return nil, fmt.Errorf("port %s: wire %s: %w", p.Name, p.Wire, err)
+			}
 		}
 		m, d, err := b.newModel(p, addr, w)
 		if err != nil {
-			w.Close()
+			closeUnlessReused(w, reuse)
 			return nil, fmt.Errorf("port %s: device model: %w", p.Name, err)
 		}
 		op.model, op.wire, dev = m, w, d
@@ -134,11 +144,11 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		dev.Close()
 		if op.model != nil {
 			op.model.Close()
-			op.wire.Close()
+			closeUnlessReused(op.wire, reuse)
 		}
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)
 	}
-	op.nic, op.nicName = np, nicName(dev, p.NIC)
+	op.nic, op.nicName, op.dev = np, nicName(dev, p.NIC), dev
 	b.log.Info("nic driver", zap.String("port", p.Name), zap.String("nic", op.nicName))
 	return op, nil
 }

@@ -32,8 +32,8 @@ func TestSimPortModels(t *testing.T) {
 			if !ok {
 				t.Fatalf("port %s: model %T, want a virtio-net model", p.cfg.Name, p.model)
 			}
-			if _, ok := p.nic.(*virtio.Port); !ok {
-				t.Fatalf("port %s: opened by %T", p.cfg.Name, p.nic)
+			if _, ok := p.driverNIC().(*virtio.Port); !ok {
+				t.Fatalf("port %s: opened by %T", p.cfg.Name, p.driverNIC())
 			}
 			if f := m.Features(); f&(1<<32) == 0 { // VIRTIO_F_VERSION_1
 				t.Errorf("port %s: driver features %#x lack VERSION_1", p.cfg.Name, f)
@@ -124,8 +124,8 @@ func intelModel[D nic.Port](f intel.Flavor) func(t *testing.T, p *port) {
 		if !ok || m.Flavor() != f {
 			t.Fatalf("port %s: model %T, want the %v", p.cfg.Name, p.model, f)
 		}
-		if _, ok := p.nic.(D); !ok {
-			t.Fatalf("port %s: opened by %T", p.cfg.Name, p.nic)
+		if _, ok := p.driverNIC().(D); !ok {
+			t.Fatalf("port %s: opened by %T", p.cfg.Name, p.driverNIC())
 		}
 	}
 }
