@@ -44,8 +44,8 @@ func TestSimPortModels(t *testing.T) {
 			if _, ok := p.model.(*simigbvf.Model); !ok {
 				t.Fatalf("port %s: model %T, want an 82576 VF model", p.cfg.Name, p.model)
 			}
-			if _, ok := p.nic.(*igbvf.Port); !ok {
-				t.Fatalf("port %s: opened by %T", p.cfg.Name, p.nic)
+			if _, ok := p.driverNIC().(*igbvf.Port); !ok {
+				t.Fatalf("port %s: opened by %T", p.cfg.Name, p.driverNIC())
 			}
 		}},
 		{"auto", intelModel[*ixgbe.Port](intel.X82599)},
