@@ -86,45 +86,54 @@ func (p *proc) stop() {
 	p.stdin.Close()
 }
 
-// cpu is the CPU time of every thread of the process so far (schedstat, in ns).
-func (p *proc) cpu() (time.Duration, error) {
-	return processCPU(p.cmd.Process.Pid)
+// sched is a process's scheduler accounting: time on a CPU and time runnable but
+// waiting for one, summed over its threads.
+type sched struct{ run, wait time.Duration }
+
+func (s sched) sub(o sched) sched { return sched{s.run - o.run, s.wait - o.wait} }
+
+// sched is the process's accounting so far.
+func (p *proc) sched() (sched, error) {
+	return processSched(p.cmd.Process.Pid)
 }
 
-// processCPU sums the time on CPU of every live thread of process pid from
-// /proc/PID/task/*/schedstat. `ip netns exec` execs its command, so the pid of the ip
+// processSched sums the schedstat of every live thread of process pid
+// (/proc/PID/task/*/schedstat). `ip netns exec` execs its command, so the pid of the ip
 // process is the back end's.
-func processCPU(pid int) (time.Duration, error) {
+func processSched(pid int) (sched, error) {
+	var sum sched
 	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
 	if err != nil || len(tasks) == 0 {
-		return 0, fmt.Errorf("process %d: no threads (exited?)", pid)
+		return sum, fmt.Errorf("process %d: no threads (exited?)", pid)
 	}
-	var sum time.Duration
 	for _, f := range tasks {
 		raw, err := os.ReadFile(f)
 		if err != nil {
 			continue // a thread that ended between the glob and the read
 		}
-		d, err := parseSchedstat(string(raw))
+		s, err := parseSchedstat(string(raw))
 		if err != nil {
-			return 0, fmt.Errorf("%s: %w", f, err)
+			return sum, fmt.Errorf("%s: %w", f, err)
 		}
-		sum += d
+		sum.run += s.run
+		sum.wait += s.wait
 	}
 	return sum, nil
 }
 
-// parseSchedstat is the first field of a schedstat line: nanoseconds on a CPU.
-func parseSchedstat(s string) (time.Duration, error) {
+// parseSchedstat reads a schedstat line: nanoseconds on a CPU, nanoseconds waiting on a
+// run queue, time slices.
+func parseSchedstat(s string) (sched, error) {
 	f := strings.Fields(s)
 	if len(f) != 3 {
-		return 0, fmt.Errorf("schedstat %q: want 3 fields", s)
+		return sched{}, fmt.Errorf("schedstat %q: want 3 fields", s)
 	}
-	ns, err := strconv.ParseInt(f[0], 10, 64)
-	if err != nil || ns < 0 {
-		return 0, fmt.Errorf("schedstat %q: bad run time", s)
+	run, err1 := strconv.ParseInt(f[0], 10, 64)
+	wait, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil || run < 0 || wait < 0 {
+		return sched{}, fmt.Errorf("schedstat %q: bad times", s)
 	}
-	return time.Duration(ns), nil
+	return sched{time.Duration(run), time.Duration(wait)}, nil
 }
 
 // loadAvg is /proc/loadavg's three averages.

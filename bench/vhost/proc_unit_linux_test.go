@@ -9,14 +9,15 @@ import (
 func TestParseSchedstat(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want time.Duration
+		want sched
 		ok   bool
 	}{
-		{"123456789 1000 42\n", 123456789, true},
-		{"0 0 0", 0, true},
-		{"12 34", 0, false},
-		{"x 1 2", 0, false},
-		{"-5 1 2", 0, false},
+		{"123456789 1000 42\n", sched{123456789, 1000}, true},
+		{"0 0 0", sched{}, true},
+		{"12 34", sched{}, false},
+		{"x 1 2", sched{}, false},
+		{"1 y 2", sched{}, false},
+		{"-5 1 2", sched{}, false},
 	} {
 		got, err := parseSchedstat(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
@@ -25,20 +26,20 @@ func TestParseSchedstat(t *testing.T) {
 	}
 }
 
-// TestProcessCPU reads this test process's own threads: a positive time that does not go
-// backwards while the process works.
-func TestProcessCPU(t *testing.T) {
-	c0, err := processCPU(os.Getpid())
+// TestProcessSched reads this test process's own threads: a positive time on CPU that
+// does not go backwards while the process works.
+func TestProcessSched(t *testing.T) {
+	c0, err := processSched(os.Getpid())
 	if err != nil {
 		t.Skip("no schedstat (kernel without CONFIG_SCHEDSTATS): ", err)
 	}
 	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
 	}
-	c1, err := processCPU(os.Getpid())
-	if err != nil || c1 <= 0 || c1 < c0 {
-		t.Fatalf("processCPU: %v then %v, %v", c0, c1, err)
+	c1, err := processSched(os.Getpid())
+	if err != nil || c1.run <= 0 || c1.run < c0.run || c1.wait < c0.wait {
+		t.Fatalf("processSched: %v then %v, %v", c0, c1, err)
 	}
-	if _, err := processCPU(-1); err == nil {
-		t.Error("processCPU(-1): no error")
+	if _, err := processSched(-1); err == nil {
+		t.Error("processSched(-1): no error")
 	}
 }

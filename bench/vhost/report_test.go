@@ -16,7 +16,10 @@ type run struct {
 	lat      qemutest.LatencyReport
 	probeCPU float64 // back end's process CPU, % of one CPU, while probed
 	idleCPU  float64 // the same with the client connected and no traffic
-	load     string  // /proc/loadavg after the run
+	// beWait and clWait are how long the back end's and the client's threads were
+	// runnable but waiting for a CPU over the probes (the machine's load, seen by each).
+	beWait, clWait time.Duration
+	load           string // /proc/loadavg after the run
 }
 
 func (r run) p50us() float64 { return float64(r.lat.MedianNs) / 1e3 }
@@ -52,11 +55,12 @@ func (rep report) markdown() string {
 	fmt.Fprintf(&b, "Run of %s–%s UTC, load average %s at the start, %s at the end; %d rounds, %d probes %v apart, idle stretch %v.\n\n",
 		rep.started.Format("2006-01-02 15:04"), rep.ended.Format("15:04"), rep.loadStart, rep.loadEnd,
 		rep.rounds, rep.probes, rep.interval, rep.idle)
-	b.WriteString("| back end | round | p50 µs | p99 µs | lost | late | CPU probed % | idle CPU % | load after |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| back end | round | p50 µs | p99 µs | lost | late | CPU probed % | idle CPU % | run-queue wait, back end / client (ms) | load after |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	var names []string
 	for _, r := range rep.runs {
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %d | %d | %.2f | %.3f | %s |\n",
-			r.name, r.round, r.p50us(), r.p99us(), r.lat.Lost, r.lat.Late, r.probeCPU, r.idleCPU, r.load)
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %d | %d | %.2f | %.3f | %d / %d | %s |\n",
+			r.name, r.round, r.p50us(), r.p99us(), r.lat.Lost, r.lat.Late, r.probeCPU, r.idleCPU,
+			r.beWait.Milliseconds(), r.clWait.Milliseconds(), r.load)
 		if !slices.Contains(names, r.name) {
 			names = append(names, r.name)
 		}

@@ -32,13 +32,13 @@ func TestMarkdown(t *testing.T) {
 		runs: []run{
 			{name: "testpmd", round: 1, lat: lat(20000, 100000), probeCPU: 90, idleCPU: 100},
 			{name: "uiod-adaptive", round: 1, lat: lat(10000, 50000), probeCPU: 9, idleCPU: 0.5},
-			{name: "uiod-adaptive", round: 2, lat: lat(30000, 150000), probeCPU: 27, idleCPU: 1.5},
+			{name: "uiod-adaptive", round: 2, lat: lat(30000, 150000), probeCPU: 27, idleCPU: 1.5, beWait: 3 * time.Millisecond, clWait: 250 * time.Millisecond, load: "7.5 7 6"},
 			{name: "testpmd", round: 2, lat: lat(40000, 300000), probeCPU: 90, idleCPU: 100},
 		}}
 	md := rep.markdown()
 	for _, want := range []string{
 		"load average 1 2 3 at the start, 4 5 6 at the end; 2 rounds, 10 probes 400µs apart",
-		"| uiod-adaptive | 2 | 30.0 | 150.0 | 0 | 0 | 27.00 | 1.500 |",
+		"| uiod-adaptive | 2 | 30.0 | 150.0 | 0 | 0 | 27.00 | 1.500 | 3 / 250 | 7.5 7 6 |",
 		"| testpmd | 30.0 (1.00×) | 200.0 (1.00×) | 90.00 (1.00×) | 100.000 (1.00×) |",
 		"| uiod-adaptive | 20.0 (0.67×) | 100.0 (0.50×) | 18.00 (0.20×) | 1.000 (0.01×) |",
 	} {

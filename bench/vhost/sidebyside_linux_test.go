@@ -77,8 +77,9 @@ func TestVhostSideBySide(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s round %d: %v", name, r+1, err)
 			}
-			t.Logf("%s round %d: p50 %.1f µs p99 %.1f µs lost %d late %d, CPU probed %.2f %% idle %.3f %% (load %s)",
-				name, r+1, res.p50us(), res.p99us(), res.lat.Lost, res.lat.Late, res.probeCPU, res.idleCPU, res.load)
+			t.Logf("%s round %d: p50 %.1f µs p99 %.1f µs lost %d late %d, CPU probed %.2f %% idle %.3f %%, run-queue wait back end %v client %v (load %s)",
+				name, r+1, res.p50us(), res.p99us(), res.lat.Lost, res.lat.Late, res.probeCPU, res.idleCPU,
+				res.beWait.Round(time.Millisecond), res.clWait.Round(time.Millisecond), res.load)
 			rep.runs = append(rep.runs, res)
 		}
 	}
@@ -137,23 +138,23 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 				qemutest.Tail(be.log.String(), 20), qemutest.Tail(cl.log.String(), 20))
 		}
 	}
-	lat, secs, cpu, err := b.probed(be, dir)
+	lat, secs, bed, cld, err := b.probed(be, cl, dir)
 	if err != nil {
 		return res, err
 	}
-	res.lat, res.probeCPU = lat, 100*cpu.Seconds()/secs
+	res.lat, res.probeCPU, res.beWait, res.clWait = lat, 100*bed.run.Seconds()/secs, bed.wait, cld.wait
 	time.Sleep(time.Second) // out of the traffic: adaptive deep idle, auto's estimate
-	c0, err := be.cpu()
+	c0, err := be.sched()
 	if err != nil {
 		return res, err
 	}
 	t0 := time.Now()
 	time.Sleep(*idleFor)
-	c1, err := be.cpu()
+	c1, err := be.sched()
 	if err != nil {
 		return res, err
 	}
-	res.idleCPU = 100 * (c1 - c0).Seconds() / time.Since(t0).Seconds()
+	res.idleCPU = 100 * c1.sub(c0).run.Seconds() / time.Since(t0).Seconds()
 	res.load = loadAvg()
 	if be.exited() || cl.exited() {
 		return res, fmt.Errorf("a process ended during the run:\nback end:\n%s\nclient:\n%s",
@@ -163,26 +164,35 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 }
 
 // probed runs the measured probes, returning the report, the run's wall seconds and the
-// back end's CPU time over it.
-func (b *bench) probed(be *proc, dir string) (qemutest.LatencyReport, float64, time.Duration, error) {
-	c0, err := be.cpu()
+// back end's and the client's scheduler accounting over it.
+func (b *bench) probed(be, cl *proc, dir string) (lat qemutest.LatencyReport, secs float64, bed, cld sched, err error) {
+	b0, err := be.sched()
 	if err != nil {
-		return qemutest.LatencyReport{}, 0, 0, err
+		return
+	}
+	c0, err := cl.sched()
+	if err != nil {
+		return
 	}
 	t0 := time.Now()
 	lat, out, err := b.latency(dir, "probes", *probes, *interval, time.Second)
-	secs := time.Since(t0).Seconds()
+	secs = time.Since(t0).Seconds()
 	if err != nil {
-		return lat, 0, 0, fmt.Errorf("%v\n%s", err, out)
+		err = fmt.Errorf("%v\n%s", err, out)
+		return
 	}
-	c1, err := be.cpu()
+	b1, err := be.sched()
 	if err != nil {
-		return lat, 0, 0, err
+		return
+	}
+	c1, err := cl.sched()
+	if err != nil {
+		return
 	}
 	if lat.Samples == 0 {
-		return lat, 0, 0, fmt.Errorf("no probe came back:\n%s", out)
+		err = fmt.Errorf("no probe came back:\n%s", out)
 	}
-	return lat, secs, c1 - c0, nil
+	return lat, secs, b1.sub(b0), c1.sub(c0), err
 }
 
 // latency runs `uiod latency` in the namespace: count probes gap apart out of vethA, back
