@@ -1,7 +1,6 @@
 package vhost
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -9,45 +8,32 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/uiod/uiod/internal/qemutest"
 )
 
 // proc is a process the benchmark started and stops: a back end or the client.
 type proc struct {
-	name  string
-	cmd   *exec.Cmd
-	stdin io.WriteCloser // held open: testpmd without --stats-period exits at EOF
-	log   lockedBuffer
-	done  chan struct{}
+	name    string
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser // held open: testpmd without --stats-period exits at EOF
+	logPath string         // its standard output and error
+	done    chan struct{}
 }
 
-// lockedBuffer is the process's output, written by exec's copying goroutines and read by
-// the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// start runs argv as name, stopped when the test ends.
-func start(t *testing.T, name string, argv ...string) *proc {
+// start runs argv as name, its output in dir/name.log, stopped when the test ends.
+func start(t *testing.T, dir, name string, argv ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, cmd: exec.Command(argv[0], argv[1:]...), done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
+	p := &proc{name: name, cmd: exec.Command(argv[0], argv[1:]...), logPath: filepath.Join(dir, name+".log"), done: make(chan struct{})}
+	out, err := os.Create(p.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close() // the child has its own copy
+	p.cmd.Stdout, p.cmd.Stderr = out, out
 	in, err := p.cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +45,15 @@ func start(t *testing.T, name string, argv ...string) *proc {
 	go func() { p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(p.stop)
 	return p
+}
+
+// tail is the last n lines of the process's output.
+func (p *proc) tail(n int) string {
+	raw, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return err.Error()
+	}
+	return qemutest.Tail(string(raw), n)
 }
 
 // exited reports whether the process has ended.

@@ -118,9 +118,9 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 	}
 	defer be.stop()
 	if !testutil.WaitFor(30*time.Second, func() bool { _, err := os.Stat(sock); return err == nil || be.exited() }) || be.exited() {
-		return res, fmt.Errorf("no socket %s:\n%s", sock, qemutest.Tail(be.log.String(), 30))
+		return res, fmt.Errorf("no socket %s:\n%s", sock, be.tail(30))
 	}
-	cl := start(t, "client", b.testpmd, "--lcores", "0@"+clientCPU+",1@"+clientCPU, "--main-lcore=0",
+	cl := start(t, dir, "client", b.testpmd, "--lcores", "0@"+clientCPU+",1@"+clientCPU, "--main-lcore=0",
 		"--no-pci", "--no-huge", "-m", "512", fmt.Sprintf("--file-prefix=uiodvhbc%d", os.Getpid()),
 		"--vdev", "net_virtio_user0,path="+sock+",queues=1",
 		"--", "--forward-mode=macswap", "--total-num-mbufs=4096", "--nb-cores=1", "-a")
@@ -135,7 +135,7 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 		}
 		if be.exited() || cl.exited() || time.Now().After(deadline) {
 			return res, fmt.Errorf("no probe back (%v, %+v):\nback end:\n%s\nclient:\n%s", err, lat,
-				qemutest.Tail(be.log.String(), 20), qemutest.Tail(cl.log.String(), 20))
+				be.tail(20), cl.tail(20))
 		}
 	}
 	lat, secs, bed, cld, err := b.probed(be, cl, dir)
@@ -158,7 +158,7 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 	res.load = loadAvg()
 	if be.exited() || cl.exited() {
 		return res, fmt.Errorf("a process ended during the run:\nback end:\n%s\nclient:\n%s",
-			qemutest.Tail(be.log.String(), 20), qemutest.Tail(cl.log.String(), 20))
+			be.tail(20), cl.tail(20))
 	}
 	return res, nil
 }
@@ -218,7 +218,7 @@ func (b *bench) latency(dir, label string, count int, gap, timeout time.Duration
 // and bridging it to vethB.
 func (b *bench) startBackend(t *testing.T, name, dir, sock string) (*proc, error) {
 	if name == "testpmd" {
-		return start(t, name, "ip", "netns", "exec", b.ns, b.testpmd, "-l", "0-1", "--main-lcore=1",
+		return start(t, dir, name, "ip", "netns", "exec", b.ns, b.testpmd, "-l", "0-1", "--main-lcore=1",
 			"--no-pci", "--no-huge", "-m", "512", fmt.Sprintf("--file-prefix=uiodvhbb%d", os.Getpid()),
 			"--vdev", "net_vhost0,iface="+sock+",queues=1", "--vdev", "net_af_packet0,iface=vethB",
 			"--", "--forward-mode=io", "--total-num-mbufs=8192", "--nb-cores=1", "-a"), nil
@@ -244,5 +244,5 @@ poll: {%s, cpus: [%s]}
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		return nil, err
 	}
-	return start(t, name, "ip", "netns", "exec", b.ns, b.uiod, "run", "--config", cfg), nil
+	return start(t, dir, name, "ip", "netns", "exec", b.ns, b.uiod, "run", "--config", cfg), nil
 }
