@@ -21,6 +21,7 @@ type proc struct {
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser // held open: testpmd without --stats-period exits at EOF
 	logPath string         // its standard output and error
+	runDir  string         // removed once it has ended: a testpmd's /var/run/dpdk/PREFIX
 	done    chan struct{}
 }
 
@@ -66,19 +67,36 @@ func (p *proc) exited() bool {
 	}
 }
 
-// stop ends the process (SIGTERM, SIGKILL after 10 s) and waits for it.
+// stop ends the process (SIGTERM, SIGKILL after 10 s), waits for it and removes its
+// run directory.
 func (p *proc) stop() {
-	if p.exited() {
-		return
+	if !p.exited() {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+		p.stdin.Close()
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.done
+	if p.runDir != "" {
+		os.RemoveAll(p.runDir)
 	}
-	p.stdin.Close()
+}
+
+// testpmd starts dpdk-testpmd as name with its EAL arguments eal (--file-prefix=PREFIX
+// added) and its own arguments args, in namespace ns unless that is empty.
+func testpmd(t *testing.T, dir, name, bin, ns, prefix string, eal, args []string) *proc {
+	t.Helper()
+	argv := []string{bin}
+	if ns != "" {
+		argv = []string{"ip", "netns", "exec", ns, bin}
+	}
+	argv = append(append(append(argv, eal...), "--file-prefix="+prefix, "--"), args...)
+	p := start(t, dir, name, argv...)
+	p.runDir = filepath.Join("/var/run/dpdk", prefix)
+	return p
 }
 
 // sched is a process's scheduler accounting: time on a CPU and time runnable but

@@ -120,10 +120,10 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 	if !testutil.WaitFor(30*time.Second, func() bool { _, err := os.Stat(sock); return err == nil || be.exited() }) || be.exited() {
 		return res, fmt.Errorf("no socket %s:\n%s", sock, be.tail(30))
 	}
-	cl := start(t, dir, "client", b.testpmd, "--lcores", "0@"+clientCPU+",1@"+clientCPU, "--main-lcore=0",
-		"--no-pci", "--no-huge", "-m", "512", fmt.Sprintf("--file-prefix=uiodvhbc%d", os.Getpid()),
-		"--vdev", "net_virtio_user0,path="+sock+",queues=1",
-		"--", "--forward-mode=macswap", "--total-num-mbufs=4096", "--nb-cores=1", "-a")
+	cl := testpmd(t, dir, "client", b.testpmd, "", fmt.Sprintf("uiodvhbc%d", os.Getpid()),
+		[]string{"--lcores", "0@" + clientCPU + ",1@" + clientCPU, "--main-lcore=0", "--no-pci", "--no-huge", "-m", "512",
+			"--vdev", "net_virtio_user0,path=" + sock + ",queues=1"},
+		[]string{"--forward-mode=macswap", "--total-num-mbufs=4096", "--nb-cores=1", "-a"})
 	defer cl.stop()
 	// testpmd waits up to 9 s for its ports' links before it forwards: probe until a
 	// short run comes back whole.
@@ -218,10 +218,10 @@ func (b *bench) latency(dir, label string, count int, gap, timeout time.Duration
 // and bridging it to vethB.
 func (b *bench) startBackend(t *testing.T, name, dir, sock string) (*proc, error) {
 	if name == "testpmd" {
-		return start(t, dir, name, "ip", "netns", "exec", b.ns, b.testpmd, "-l", "0-1", "--main-lcore=1",
-			"--no-pci", "--no-huge", "-m", "512", fmt.Sprintf("--file-prefix=uiodvhbb%d", os.Getpid()),
-			"--vdev", "net_vhost0,iface="+sock+",queues=1", "--vdev", "net_af_packet0,iface=vethB",
-			"--", "--forward-mode=io", "--total-num-mbufs=8192", "--nb-cores=1", "-a"), nil
+		return testpmd(t, dir, name, b.testpmd, b.ns, fmt.Sprintf("uiodvhbb%d", os.Getpid()),
+			[]string{"-l", "0-1", "--main-lcore=1", "--no-pci", "--no-huge", "-m", "512",
+				"--vdev", "net_vhost0,iface=" + sock + ",queues=1", "--vdev", "net_af_packet0,iface=vethB"},
+			[]string{"--forward-mode=io", "--total-num-mbufs=8192", "--nb-cores=1", "-a"}), nil
 	}
 	policy, ok := strings.CutPrefix(name, "uiod-")
 	if !ok {
