@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/dataplane"
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 func newServer(t *testing.T) (*Server, *fakeTarget) {
@@ -35,18 +36,13 @@ func newServer(t *testing.T) (*Server, *fakeTarget) {
 // waitMirror waits (bounded) until port p has a mirror, or has none when want is false.
 func waitMirror(t *testing.T, ft *fakeTarget, p dataplane.PortID, want bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	if !testutil.Eventually(t, 10*time.Second, func() bool {
 		ft.mu.Lock()
+		defer ft.mu.Unlock()
 		_, ok := ft.mirrors[p]
-		ft.mu.Unlock()
-		if ok == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("port %d: mirror attached = %v after 10s, want %v", p, ok, want)
-		}
-		time.Sleep(time.Millisecond)
+		return ok == want
+	}, "port %d: mirror attached is not %v", p, want) {
+		t.FailNow()
 	}
 }
 
@@ -178,12 +174,9 @@ func TestServerDropsAClientThatStopsReading(t *testing.T) {
 	// The client reads nothing: the socket buffer fills, the daemon's write times out and
 	// the capture ends; sending never waits on the client.
 	seq := 0
-	deadline := time.Now().Add(20 * time.Second)
-	for ft.send(0, 0, dataplane.RX, 0, 32, 1500, &seq) {
-		if time.Now().After(deadline) {
-			t.Fatal("the capture of a client that reads nothing still runs after 20s")
-		}
-		time.Sleep(100 * time.Microsecond)
+	if !testutil.Eventually(t, 20*time.Second, func() bool { return !ft.send(0, 0, dataplane.RX, 0, 32, 1500, &seq) },
+		"the capture of a client that reads nothing still runs") {
+		t.FailNow()
 	}
 	// The port is free for the next capture.
 	ctx, cancel := context.WithCancel(context.Background())

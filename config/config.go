@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -62,7 +64,9 @@ type Metrics struct {
 type Port struct {
 	// Name identifies the port in forward pairs, metrics and logs.
 	Name string `mapstructure:"name"`
-	// PCI is the function's address (DDDD:BB:DD.F or BB:DD.F). Optional for sim ports.
+	// PCI is the function's address (DDDD:BB:DD.F or BB:DD.F), or env:PCIDEVICE_<RESOURCE>, the
+	// next address of the SR-IOV device plugin's variable (see PCIEnvPrefix). Optional for
+	// sim ports.
 	PCI string `mapstructure:"pci"`
 	// Driver is the backend that opens the function: vfio-pci, uio_pci_generic or sim.
 	Driver string `mapstructure:"driver"`
@@ -162,13 +166,14 @@ type Memory struct {
 
 // Values of the enumerated keys.
 const (
-	DriverVFIO = "vfio-pci"
-	DriverUIO  = "uio_pci_generic"
+	DriverVFIO = pci.DriverVFIO
+	DriverUIO  = pci.DriverUIO
 	DriverSim  = "sim"
 
 	NICAuto   = "auto"
 	NICIxgbe  = "ixgbe"
 	NICIgb    = "igb"
+	NICIgbvf  = "igbvf"
 	NICVirtio = "virtio"
 
 	InterruptsMSIX = "msix"
@@ -194,9 +199,9 @@ const (
 	DefaultMetricsListen = "127.0.0.1:9477"
 	DefaultStateDir      = "/run/uiod"
 	DefaultQueues        = 1
-	DefaultRing          = 512
-	DefaultIdleThreshold = 300 * time.Microsecond
-	DefaultWaitTimeout   = 10 * time.Millisecond
+	DefaultRing          = nic.DefaultRing
+	DefaultIdleThreshold = idle.DefaultIdleThreshold
+	DefaultWaitTimeout   = idle.DefaultWaitTimeout
 	DefaultSleepMin      = 100 * time.Microsecond
 	DefaultSleepMax      = 200 * time.Microsecond
 )

@@ -26,7 +26,7 @@ func (c *Config) checkDevices(root string) fieldErrors {
 	h := &pci.Host{Root: root}
 	for i := range c.Ports {
 		p := &c.Ports[i]
-		if p.Driver == DriverSim || !slices.Contains([]string{NICAuto, NICIxgbe, NICIgb, NICVirtio}, p.NIC) {
+		if p.Driver == DriverSim || !slices.Contains([]string{NICAuto, NICIxgbe, NICIgb, NICIgbvf, NICVirtio}, p.NIC) {
 			continue // no device, or a nic: validation refuses
 		}
 		a, err := pci.ParseAddr(p.PCI)

@@ -73,20 +73,16 @@ func (c *Config) checkDMA(errs *fieldErrors, h Host) {
 		name  string
 		bytes uint64
 	}
-	var needs []need
-	var total uint64
 	page := h.DMAPage()
-	for i := range c.Ports {
-		p := &c.Ports[i]
-		if !p.pins() || !portSized(p) {
-			continue
-		}
-		n := p.DMANeed(page)
-		needs = append(needs, need{p.Name, n})
-		total += n
-	}
+	total, _ := c.PinnedDMA(page)
 	if total <= limit {
 		return
+	}
+	var needs []need
+	for i := range c.Ports {
+		if p := &c.Ports[i]; p.pins() && portSized(p) {
+			needs = append(needs, need{p.Name, p.DMANeed(page)})
+		}
 	}
 	sort.SliceStable(needs, func(i, j int) bool { return needs[i].bytes > needs[j].bytes })
 	parts := make([]string, len(needs))

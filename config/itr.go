@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/nic/igb"
+	"github.com/uiod/uiod/nic/igbvf"
 	"github.com/uiod/uiod/nic/ixgbe"
 )
 
@@ -17,6 +18,7 @@ type eitrRange struct {
 var (
 	eitr82599 = eitrRange{"82599 (ixgbe)", ixgbe.ITRUnit, ixgbe.MaxITR}
 	eitr82576 = eitrRange{"82576 (igb)", igb.ITRUnit, igb.MaxITR}
+	eitrVF    = eitrRange{"82576 VF (igbvf)", igbvf.ITRUnit, igbvf.MaxITR}
 )
 
 // checkITR refuses an itr the port's NIC cannot program (the driver would clamp it).
@@ -27,6 +29,8 @@ func checkITR(errs *fieldErrors, path string, p *Port) {
 	switch {
 	case p.NIC == NICIgb:
 		r = eitr82576
+	case p.NIC == NICIgbvf:
+		r = eitrVF
 	case p.NIC == NICAuto && p.Driver != DriverSim:
 		if p.ITR > r.max {
 			errs.add(path, p.ITR, "beyond the interrupt throttle range of the %s, [0, %v] in %v steps (set nic: igb for the 82576's [0, %v])",

@@ -111,7 +111,7 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 
 		driverOK := oneOf(errs, path("driver"), p.Driver, DriverVFIO, DriverUIO, DriverSim, DriverVhostUser)
 		checkVhost(errs, i, p, vhostSocks)
-		oneOf(errs, path("nic"), p.NIC, NICAuto, NICIxgbe, NICIgb, NICVirtio)
+		oneOf(errs, path("nic"), p.NIC, NICAuto, NICIxgbe, NICIgb, NICIgbvf, NICVirtio)
 
 		switch {
 		case p.PCI == "" && p.HasPCI():
@@ -135,6 +135,9 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 		inRange(errs, path("tx_queues"), p.TxQueues, 1, MaxQueues)
 		ringSize(errs, path("rx_ring"), p.RxRing)
 		ringSize(errs, path("tx_ring"), p.TxRing)
+		if p.NIC == NICIgbvf {
+			checkVF(errs, i, p)
+		}
 		if p.NIC == NICVirtio {
 			checkVirtio(errs, i, p)
 		} else if p.Driver != DriverVhostUser && nonNegative(errs, path("itr"), p.ITR) {

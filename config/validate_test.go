@@ -45,7 +45,7 @@ func TestBadFiles(t *testing.T) {
 		{"name duplicate", strings.Replace(simPorts, "name: b", "name: a", 1) + "forward: {mode: reflect}", "ports[1].name", "duplicate of ports[0]"},
 		{"driver missing", "ports:\n  - {name: a}\nforward: {mode: reflect}", "ports[0].driver", "required"},
 		{"driver unknown", port0("driver", "igb_uio"), "ports[0].driver", `"igb_uio"`},
-		{"nic unknown", port0("nic", "e1000"), "ports[0].nic", "auto, ixgbe, igb or virtio"},
+		{"nic unknown", port0("nic", "e1000"), "ports[0].nic", "auto, ixgbe, igb, igbvf or virtio"},
 		{"pci required", "ports:\n  - {name: a, driver: vfio-pci}\nforward: {mode: reflect}", "ports[0].pci", "required"},
 		{"pci invalid", port0("pci", `"0000:03:00.8"`), "ports[0].pci", `"0000:03:00.8"`},
 		{"pci path", port0("pci", `"../../x"`), "ports[0].pci", "not a PCI address"},
@@ -282,5 +282,41 @@ func TestValidateBuiltConfig(t *testing.T) {
 	errs := fieldErrs(t, c.ValidateOn(testHost))
 	if len(errs) != 2 || errs[0].Path != "ports[0].wire" || errs[1].Path != "ports[0].rx_ring" {
 		t.Errorf("errors %v", errs)
+	}
+}
+
+// TestVFPorts checks what a port with nic: igbvf may not ask of a virtual function.
+func TestVFPorts(t *testing.T) {
+	tests := []struct {
+		name string
+		set  func(p *Port)
+		path string // "" for a valid port
+		msg  string
+	}{
+		{"one queue pair", func(p *Port) {}, "", ""},
+		{"two rx queues", func(p *Port) { p.RxQueues = 2 }, "ports[0].rx_queues", "one queue pair"},
+		{"two tx queues", func(p *Port) { p.TxQueues = 2 }, "ports[0].tx_queues", "one queue pair"},
+		{"intx", func(p *Port) { p.Interrupts = InterruptsINTx }, "ports[0].interrupts", "no INTx"},
+		{"uio", func(p *Port) { p.Driver = DriverUIO; p.PCI = "0000:01:10.0"; p.Interrupts = "" }, "ports[0].driver", "use vfio-pci"},
+		{"promiscuous", func(p *Port) { p.Promiscuous = true }, "ports[0].promiscuous", "its PF filters"},
+		{"itr beyond the range", func(p *Port) { p.ITR = time.Second }, "ports[0].itr", "82576 VF (igbvf)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default()
+			c.Ports = []Port{{Name: "vf0", Driver: DriverVFIO, PCI: "0000:01:10.0", NIC: NICIgbvf, RxQueues: 1, TxQueues: 1, RxRing: 512, TxRing: 512},
+				{Name: "vf1", Driver: DriverVFIO, PCI: "0000:01:10.2", NIC: NICIgbvf, RxQueues: 1, TxQueues: 1, RxRing: 512, TxRing: 512}}
+			tt.set(&c.Ports[0])
+			err := c.Validate()
+			if tt.path == "" {
+				if err != nil {
+					t.Fatalf("valid port refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.path) || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("error %v, want %s naming %q", err, tt.path, tt.msg)
+			}
+		})
 	}
 }

@@ -1,10 +1,10 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -38,9 +38,11 @@ func ParseWire(s string) (Wire, error) {
 		in = string(wire.KindUnix) + ":" + rest
 	}
 	spec, err := wire.Parse(in)
+	if se := (*wire.SpecError)(nil); errors.As(err, &se) {
+		return Wire{}, se.Err // the caller names the value; keep only what is wrong with it
+	}
 	if err != nil {
-		// The caller names the value; keep only what is wrong with it.
-		return Wire{}, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "wire "+clip.Quote(in)+": "))
+		return Wire{}, err
 	}
 	return Wire{spec}, nil
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/uiod/uiod/capture"
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -129,6 +128,7 @@ func (d *Daemon) Start() (err error) {
 			return err
 		}
 		d.ports = append(d.ports, p)
+		d.watchRemoval(p)
 		if err := d.openKernel(p); err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func (d *Daemon) Start() (err error) {
 		return err
 	}
 	threads := len(dcfg.Threads)
-	if procs := irq.ProcsFor(threads); runtime.GOMAXPROCS(0) < procs {
+	if procs := dataplane.ProcsFor(threads); runtime.GOMAXPROCS(0) < procs {
 		d.procs = runtime.GOMAXPROCS(procs)
 	}
 	dp, err := dataplane.New(dcfg)

@@ -83,12 +83,13 @@ func (d *Daemon) serveOn(ln net.Listener) {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(d.Status())
 	})
+	d.addHealth(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
 			return
 		}
-		fmt.Fprintln(w, "uiod: /metrics (Prometheus), /status (JSON)")
+		fmt.Fprintln(w, "uiod: /metrics (Prometheus), /status (JSON), /healthz, /readyz")
 	})
 	lim := d.httpLimits
 	d.listener = ln

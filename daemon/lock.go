@@ -169,6 +169,11 @@ func quiesceStale(l *pidLock, root string, ports []config.Port, log *zap.Logger)
 			return fmt.Errorf("port %s: %w", p.Name, err)
 		}
 		qp, err := h.Quiesce(a)
+		if err != nil && staleQuiesceOptional(p, err) {
+			log.Warn("cannot quiesce without privileges; vfio-pci quiesced and reset it when the dead run's descriptors closed",
+				zap.String("port", p.Name), zap.Stringer("pci", a), zap.Error(err))
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("port %s: %w", p.Name, err)
 		}

@@ -32,8 +32,11 @@ var (
 	mPortRxErrors   = prometheus.NewDesc("uiod_port_rx_errors_total", "Bad RX write-backs the driver refused.", portLabels, nil)
 	mPortTxErrors   = prometheus.NewDesc("uiod_port_tx_errors_total", "TX errors.", portLabels, nil)
 	mPortTxTimeouts = prometheus.NewDesc("uiod_port_tx_timeouts_total", "TX queues found hung (no write-back within twice the TX timeout) and reset.", portLabels, nil)
-	mPortResets     = prometheus.NewDesc("uiod_port_device_resets_total", "Device resets the driver did to recover a broken device (virtio DEVICE_NEEDS_RESET).", portLabels, nil)
+	mPortResets     = prometheus.NewDesc("uiod_port_device_resets_total", "Device resets the driver did to recover a broken device (virtio DEVICE_NEEDS_RESET) or to follow its PF (igbvf: a PF reset).", portLabels, nil)
 	mPortLink       = prometheus.NewDesc("uiod_port_link_up", "1 if the port's link is up.", portLabels, nil)
+	mPortPresent    = prometheus.NewDesc("uiod_port_present", "1 if the port's device is open, 0 while the kernel has it (requested for an unbind or remove) and it is not back.", portLabels, nil)
+	mPortRemovals   = prometheus.NewDesc("uiod_port_removals_total", "Times the kernel requested the port's device and uiod released it.", portLabels, nil)
+	mPortReopens    = prometheus.NewDesc("uiod_port_reopens_total", "Times the port's device came back and uiod re-opened it.", portLabels, nil)
 
 	mQueueRx     = prometheus.NewDesc("uiod_queue_rx_packets_total", "Frames taken from the RX queue.", queueLabels, nil)
 	mQueueRxB    = prometheus.NewDesc("uiod_queue_rx_bytes_total", "Bytes taken from the RX queue.", queueLabels, nil)
@@ -69,7 +72,7 @@ var (
 type collector struct{ d *Daemon }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortResets, mPortLink,
+	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortResets, mPortLink, mPortPresent, mPortRemovals, mPortReopens,
 		mQueueRx, mQueueRxB, mQueueTx, mQueueKernel, mQueueDrops, mQueueDropsR, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
 		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead, mBuildInfo, mRxWait, mRxWaitLost} {
 		ch <- d
@@ -108,6 +111,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			link = 1
 		}
 		gauge(mPortLink, link, p.Name)
+		present := 1.0
+		if p.Absent {
+			present = 0
+		}
+		gauge(mPortPresent, present, p.Name)
+		counter(mPortRemovals, float64(p.Removals), p.Name)
+		counter(mPortReopens, float64(p.Reopens), p.Name)
 	}
 	for _, q := range st.Queues {
 		t := strconv.Itoa(q.Thread)

@@ -10,11 +10,13 @@ import (
 	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/igb"   // registers the igb driver
+	_ "github.com/uiod/uiod/nic/igbvf" // registers the igbvf driver
 	_ "github.com/uiod/uiod/nic/ixgbe" // registers the ixgbe driver
 	"github.com/uiod/uiod/nic/tap"
 	"github.com/uiod/uiod/nic/virtio" // registers the virtio driver
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
+	simigbvf "github.com/uiod/uiod/sim/igbvf"
 	"github.com/uiod/uiod/sim/intel"
 	simvirtio "github.com/uiod/uiod/sim/virtio"
 	"github.com/uiod/uiod/uio"
@@ -32,6 +34,10 @@ type port struct {
 	model   simModel  // sim ports only
 	wire    wire.Port // sim ports only
 	kernel  *tap.Port // the kernel exception path, or nil
+	// dev is the opened function; live is set when the kernel may take it back
+	// (removal.go): then nic is live, and dev and model change when it comes back.
+	dev  pci.Device
+	live *livePort
 }
 
 // simModel is a sim port's device model: an Intel controller or a virtio-net device.
@@ -53,7 +59,11 @@ type backends struct {
 
 // openPort opens p through its backend and brings it up with its NIC driver. On error
 // nothing it opened stays open.
-func (b *backends) openPort(p config.Port) (_ *port, err error) {
+func (b *backends) openPort(p config.Port) (_ *port, err error) { return b.openPortOn(p, nil) }
+
+// openPortOn is openPort; a sim port whose wire is given (a model re-made after its
+// removal) is cabled to it, which stays open on error.
+func (b *backends) openPortOn(p config.Port, reuse wire.Port) (_ *port, err error) {
 	if p.Driver == config.DriverVhostUser {
 		return b.openVhost(p)
 	}
@@ -73,13 +83,15 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		if b.simIOMMU == nil {
 			b.simIOMMU = sim.NewIOMMU()
 		}
-		w, err := openWire(p.Wire)
-		if err != nil {
-			return nil, fmt.Errorf("port %s: wire %s: %w", p.Name, p.Wire, err)
+		w := reuse
+		if w == nil {
+			if w, err = openWire(p.Wire); err != nil {
+				return nil, fmt.Errorf("port %s: wire %s: %w", p.Name, p.Wire, err)
+			}
 		}
 		m, d, err := b.newModel(p, addr, w)
 		if err != nil {
-			w.Close()
+			closeUnlessReused(w, reuse)
 			return nil, fmt.Errorf("port %s: device model: %w", p.Name, err)
 		}
 		op.model, op.wire, dev = m, w, d
@@ -109,7 +121,6 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("port %s: open %s with uio_pci_generic: %w", p.Name, addr, err)
 		}
-		b.log.Warn("uio_pci_generic gives the NIC unrestricted DMA to physical memory; prefer vfio-pci", zap.String("port", p.Name))
 		dev = d
 	default:
 		return nil, fmt.Errorf("port %s: unknown driver %q", p.Name, p.Driver)
@@ -133,11 +144,11 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) {
 		dev.Close()
 		if op.model != nil {
 			op.model.Close()
-			op.wire.Close()
+			closeUnlessReused(op.wire, reuse)
 		}
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)
 	}
-	op.nic, op.nicName = np, nicName(dev, p.NIC)
+	op.nic, op.nicName, op.dev = np, nicName(dev, p.NIC), dev
 	b.log.Info("nic driver", zap.String("port", p.Name), zap.String("nic", op.nicName))
 	return op, nil
 }
@@ -158,9 +169,18 @@ func nicName(dev pci.Device, name string) string {
 
 // newModel builds a sim port's device model on wire w, the one its nic names: a
 // virtio-net device for virtio, the 82576 for igb, the 82599 otherwise. It returns the
-// model and the PCI function the driver opens.
+// model and the PCI function the driver opens. An igbvf port is an 82576 VF with its PF,
+// its MAC anti-spoof check off (as "ip link set PF vf N spoofchk off"; QEMU's igb has
+// none) so that l2fwd may send frames with their senders' addresses.
 func (b *backends) newModel(p config.Port, addr pci.Addr, w wire.Port) (simModel, pci.Device, error) {
 	log := b.log.Named("sim." + p.Name)
+	if p.NIC == config.NICIgbvf {
+		m, err := simigbvf.New(simigbvf.Config{Addr: addr, Wire: w, IOMMU: b.simIOMMU, NoAntiSpoof: true, Log: log})
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m.PCI(), nil
+	}
 	if p.NIC == config.NICVirtio {
 		m, err := simvirtio.New(simvirtio.Config{Addr: addr, Wire: w, IOMMU: b.simIOMMU, Log: log})
 		if err != nil {

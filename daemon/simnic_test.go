@@ -9,10 +9,12 @@ import (
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/igb"
+	"github.com/uiod/uiod/nic/igbvf"
 	"github.com/uiod/uiod/nic/ixgbe"
 	"github.com/uiod/uiod/nic/virtio"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/pci/pcitest"
+	simigbvf "github.com/uiod/uiod/sim/igbvf"
 	"github.com/uiod/uiod/sim/intel"
 	simvirtio "github.com/uiod/uiod/sim/virtio"
 )
@@ -30,14 +32,22 @@ func TestSimPortModels(t *testing.T) {
 			if !ok {
 				t.Fatalf("port %s: model %T, want a virtio-net model", p.cfg.Name, p.model)
 			}
-			if _, ok := p.nic.(*virtio.Port); !ok {
-				t.Fatalf("port %s: opened by %T", p.cfg.Name, p.nic)
+			if _, ok := p.driverNIC().(*virtio.Port); !ok {
+				t.Fatalf("port %s: opened by %T", p.cfg.Name, p.driverNIC())
 			}
 			if f := m.Features(); f&(1<<32) == 0 { // VIRTIO_F_VERSION_1
 				t.Errorf("port %s: driver features %#x lack VERSION_1", p.cfg.Name, f)
 			}
 		}},
 		{"igb", intelModel[*igb.Port](intel.X82576)},
+		{"igbvf", func(t *testing.T, p *port) {
+			if _, ok := p.model.(*simigbvf.Model); !ok {
+				t.Fatalf("port %s: model %T, want an 82576 VF model", p.cfg.Name, p.model)
+			}
+			if _, ok := p.driverNIC().(*igbvf.Port); !ok {
+				t.Fatalf("port %s: opened by %T", p.cfg.Name, p.driverNIC())
+			}
+		}},
 		{"auto", intelModel[*ixgbe.Port](intel.X82599)},
 	}
 	for _, tt := range tests {
@@ -45,11 +55,11 @@ func TestSimPortModels(t *testing.T) {
 			name := "dnic" + tt.nic
 			cfg := testConfig(t, fmt.Sprintf(`
 ports:
-  - {name: a, driver: sim, nic: %[2]s, wire: "pair:%[1]s0", promiscuous: true}
-  - {name: b, driver: sim, nic: %[2]s, wire: "pair:%[1]s1", promiscuous: true}
+  - {name: a, driver: sim, nic: %[2]s, wire: "pair:%[1]s0", promiscuous: %[3]t}
+  - {name: b, driver: sim, nic: %[2]s, wire: "pair:%[1]s1", promiscuous: %[3]t}
 forward: {mode: l2fwd, pairs: [[a, b]]}
 poll: {mode: adaptive, wait_timeout: 5ms}
-`, name, tt.nic))
+`, name, tt.nic, tt.nic != "igbvf")) // a VF takes broadcast, not promiscuous mode
 			d, base := startDaemon(t, cfg)
 			for _, p := range d.ports {
 				tt.check(t, p)
@@ -114,8 +124,8 @@ func intelModel[D nic.Port](f intel.Flavor) func(t *testing.T, p *port) {
 		if !ok || m.Flavor() != f {
 			t.Fatalf("port %s: model %T, want the %v", p.cfg.Name, p.model, f)
 		}
-		if _, ok := p.nic.(D); !ok {
-			t.Fatalf("port %s: opened by %T", p.cfg.Name, p.nic)
+		if _, ok := p.driverNIC().(D); !ok {
+			t.Fatalf("port %s: opened by %T", p.cfg.Name, p.driverNIC())
 		}
 	}
 }

@@ -46,6 +46,11 @@ type PortStatus struct {
 	Stats     PortStats `json:"stats"`
 	// Capturing is set while a uiod capture mirrors the port.
 	Capturing bool `json:"capturing,omitempty"`
+	// Absent is set while the kernel has the port's device (requested it for an unbind
+	// or a remove) and it is not back yet; Removals and Reopens count those events.
+	Absent   bool   `json:"absent"`
+	Removals uint64 `json:"removals"`
+	Reopens  uint64 `json:"reopens"`
 	// Kernel is the port's kernel exception path, if it has one.
 	Kernel *KernelStatus `json:"kernel,omitempty"`
 }
@@ -151,7 +156,9 @@ func (d *Daemon) Status() Status {
 	}
 	for i, p := range ports {
 		l := p.nic.Link()
+		removals, reopens := p.removalCounts()
 		st.Ports = append(st.Ports, PortStatus{
+			Absent: p.absent(), Removals: removals, Reopens: reopens,
 			Capturing: dp != nil && dp.Mirrored(dataplane.PortID(i)),
 			Name:      p.cfg.Name, PCI: p.pciName(), Driver: p.cfg.Driver, NIC: p.nicName, MAC: p.nic.MAC().String(),
 			LinkUp: l.Up, SpeedMbps: l.SpeedMbps, Stats: portStats(p.nic.Stats()),

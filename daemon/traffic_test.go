@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"encoding/binary"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,33 +9,14 @@ import (
 )
 
 // frameSink counts frames arriving on a wire end by their sequence number.
-type frameSink struct {
-	mu   sync.Mutex
-	seen map[uint32]int
-}
+type frameSink struct{ testutil.SeqSink }
 
-func (s *frameSink) handler(f []byte, ts int64) {
-	if len(f) < 64 {
-		return
-	}
-	s.mu.Lock()
-	s.seen[binary.BigEndian.Uint32(f[60:])]++
-	s.mu.Unlock()
-}
+func (s *frameSink) handler(f []byte, ts int64) { s.Handler(f, ts) }
 
-func (s *frameSink) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.seen)
-}
+func (s *frameSink) count() int { return s.Count() }
 
 // frame is a 64-byte broadcast frame carrying seq in its last four bytes.
-func frame(seq uint32) []byte {
-	f := make([]byte, 64)
-	copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 9, 0x88, 0xb5})
-	binary.BigEndian.PutUint32(f[60:], seq)
-	return f
-}
+func frame(seq uint32) []byte { return testutil.SeqFrame(seq) }
 
 // farEnds are the test's ends of a sim configuration's wires pair:NAME0 and pair:NAME1
 // (see simConfig): gen[i] sends into port i, sink[i] counts what port i sends out.
@@ -55,7 +34,7 @@ func openFarEnds(t *testing.T, name string) *farEnds {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.sink[i] = &frameSink{seen: map[uint32]int{}}
+		e.sink[i] = &frameSink{}
 		g.SetHandler(e.sink[i].handler)
 		e.gen[i] = g
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/idle"
-	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/internal/benchstat"
 )
 
 var autoOnly = flag.String("auto.only", "", "BenchmarkAutoThreshold: run only the patterns whose name contains this")
@@ -63,10 +63,10 @@ var autoPolicies = []struct {
 
 // autoCell accumulates one pattern × policy: one round's chunk, or all rounds pooled.
 type autoCell struct {
-	lat         []int64 // latencies of the frames that came back (ns)
-	clean       []int64 // the same without the frames a stall disturbed
-	hist, chist logHist // lat and clean as histograms, for the bootstrap
-	lost        int     // frames not injected (ring full) or not seen back
+	lat         []int64           // latencies of the frames that came back (ns)
+	clean       []int64           // the same without the frames a stall disturbed
+	hist, chist benchstat.LogHist // lat and clean as histograms, for the bootstrap
+	lost        int               // frames not injected (ring full) or not seen back
 	cpu, wall   time.Duration
 	asleep      time.Duration // time in waits and yields
 	steal       time.Duration // time the hypervisor took from the polling CPU (/proc/stat)
@@ -95,8 +95,8 @@ func (c *autoCell) pctWall(d time.Duration) float64 {
 func (c *autoCell) add(o *autoCell) {
 	c.lat = append(c.lat, o.lat...)
 	c.clean = append(c.clean, o.clean...)
-	c.hist.merge(&o.hist)
-	c.chist.merge(&o.chist)
+	c.hist.Merge(&o.hist)
+	c.chist.Merge(&o.chist)
 	c.lost += o.lost
 	c.cpu += o.cpu
 	c.asleep += o.asleep
@@ -129,7 +129,7 @@ func (c *autoCell) add(o *autoCell) {
 //
 // -auto.only NAME restricts the run to the patterns whose name contains NAME.
 func BenchmarkAutoThreshold(b *testing.B) {
-	prev := runtime.GOMAXPROCS(irq.ProcsFor(1))
+	prev := runtime.GOMAXPROCS(ProcsFor(1))
 	defer runtime.GOMAXPROCS(prev)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -231,7 +231,7 @@ func autoChunk(b *testing.B, c *autoCell, policy idle.PolicyConfig, pat autoPatt
 			continue
 		}
 		c.lat = append(c.lat, l)
-		c.hist.add(l)
+		c.hist.Add(l)
 		from, to := sentAt[i], sentAt[i]+l
 		for s < len(stalls) && stalls[s].to <= from {
 			s++
@@ -240,7 +240,7 @@ func autoChunk(b *testing.B, c *autoCell, policy idle.PolicyConfig, pat autoPatt
 			continue
 		}
 		c.clean = append(c.clean, l)
-		c.chist.add(l)
+		c.chist.Add(l)
 	}
 	if port.stallsLost > 0 {
 		b.Fatalf("%d polling-thread stalls not recorded: raise ringPortStalls", port.stallsLost)

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/uiod/uiod/internal/benchstat"
 )
 
 // The report of BenchmarkAutoThreshold: auto's targets as ratios of pooled cells, their
@@ -89,19 +90,21 @@ func autoChecks(m autoMeasure) []autoCheck {
 func bootstrapChecks(perRound [][][]autoCell, n int, rng *rand.Rand) (lo, hi []float64) {
 	var samples [][]float64
 	pooled := newAutoCells()
+	pick := make([]int, len(perRound))
 	for range n {
 		for pi := range pooled {
 			for j := range pooled[pi] {
 				pooled[pi][j] = autoCell{}
 			}
 		}
-		for range perRound {
-			cells := perRound[rng.IntN(len(perRound))]
+		benchstat.Resample(rng, pick)
+		for _, r := range pick {
+			cells := perRound[r]
 			for pi := range cells {
 				for j := range cells[pi] {
 					p, o := &pooled[pi][j], &cells[pi][j]
-					p.hist.merge(&o.hist)
-					p.chist.merge(&o.chist)
+					p.hist.Merge(&o.hist)
+					p.chist.Merge(&o.chist)
 					p.cpu += o.cpu
 					p.wall += o.wall
 				}
@@ -111,9 +114,9 @@ func bootstrapChecks(perRound [][][]autoCell, n int, rng *rand.Rand) (lo, hi []f
 			ran: func(pi int) bool { return pooled[pi][0].wall > 0 },
 			pct: func(pi, j, p int, clean bool) float64 {
 				if clean {
-					return pooled[pi][j].chist.quantile(p)
+					return pooled[pi][j].chist.Quantile(p)
 				}
-				return pooled[pi][j].hist.quantile(p)
+				return pooled[pi][j].hist.Quantile(p)
 			},
 			cpu: func(pi, j int) float64 { return pooled[pi][j].cpuPct() },
 		}
@@ -126,9 +129,8 @@ func bootstrapChecks(perRound [][][]autoCell, n int, rng *rand.Rand) (lo, hi []f
 		}
 	}
 	for _, s := range samples {
-		slices.Sort(s)
-		lo = append(lo, s[len(s)*5/100])
-		hi = append(hi, s[len(s)*95/100])
+		l, h := benchstat.Interval(s)
+		lo, hi = append(lo, l), append(hi, h)
 	}
 	return lo, hi
 }
@@ -190,45 +192,4 @@ func roundDur(d time.Duration) time.Duration {
 		return d.Round(100 * time.Nanosecond)
 	}
 	return d.Round(10 * time.Nanosecond)
-}
-
-// logHist is a latency histogram with buckets 2 % wide, from 1 ns to about 10 s.
-type logHist [logHistBuckets]uint32
-
-const logHistBuckets = 1200
-
-var logHistStep = math.Log1p(0.02)
-
-func (h *logHist) add(ns int64) {
-	b := 0
-	if ns > 1 {
-		b = min(int(math.Log(float64(ns))/logHistStep), logHistBuckets-1)
-	}
-	h[b]++
-}
-
-func (h *logHist) merge(o *logHist) {
-	for i, n := range o {
-		h[i] += n
-	}
-}
-
-// quantile is the lower bound of the bucket holding the p-th percentile.
-func (h *logHist) quantile(p int) float64 {
-	var total uint64
-	for _, n := range h {
-		total += uint64(n)
-	}
-	if total == 0 {
-		return 0
-	}
-	rank := (total - 1) * uint64(p) / 100
-	var seen uint64
-	for i, n := range h {
-		seen += uint64(n)
-		if seen > rank {
-			return math.Exp(float64(i) * logHistStep)
-		}
-	}
-	return 0
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/benchstat"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"golang.org/x/sys/unix"
@@ -66,7 +67,7 @@ func BenchmarkPolicies(b *testing.B) {
 	if path := os.Getenv("UIOD_CFLOOR"); path != "" {
 		b.Run("wake/cfloor", func(b *testing.B) { benchCFloor(b, path) })
 	}
-	prev := runtime.GOMAXPROCS(irq.ProcsFor(1))
+	prev := runtime.GOMAXPROCS(ProcsFor(1))
 	defer runtime.GOMAXPROCS(prev)
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) { benchPaced(b, c.policy, constantGap(benchGap)) })
@@ -278,9 +279,4 @@ func reportCPU(b *testing.B, before, after ThreadStats) {
 }
 
 // pctOf is the p-th percentile of the sorted latencies lat (ns), 0 for none.
-func pctOf(lat []int64, p int) time.Duration {
-	if len(lat) == 0 {
-		return 0
-	}
-	return time.Duration(lat[(len(lat)-1)*p/100])
-}
+func pctOf(lat []int64, p int) time.Duration { return time.Duration(benchstat.Percentile(lat, p)) }

@@ -4,7 +4,7 @@
 // decides where every frame goes, and, when traffic stops,
 // letting the thread's idle.Idler put it to sleep until an RX interrupt.
 //
-// The process should run with GOMAXPROCS = irq.ProcsFor(number of threads): busy and
+// The process should run with GOMAXPROCS = ProcsFor(number of threads): busy and
 // raw-sleeping poll threads each hold a P.
 package dataplane
 

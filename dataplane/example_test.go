@@ -9,7 +9,6 @@ import (
 
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/ixgbe" // registers the "ixgbe" driver
 	"github.com/uiod/uiod/sim/intel"
@@ -19,7 +18,7 @@ import (
 // sleeps on MSI-X interrupts when traffic stops. With real hardware the ports come from
 // devices opened through the vfio or uio package.
 func Example() {
-	runtime.GOMAXPROCS(irq.ProcsFor(1))
+	runtime.GOMAXPROCS(dataplane.ProcsFor(1))
 	pair, err := intel.NewPair(intel.Config{})
 	if err != nil {
 		log.Fatal(err)

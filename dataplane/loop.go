@@ -49,8 +49,9 @@ type loop struct {
 	dirty  []int16 // slots with pending frames, in the order they got their first
 	bufs   []*nic.Buf
 	burst  Burst
-	idler  *idle.Idler // the thread's own; other goroutines use idlerNow
-	swap   idlerSwap   // SetPolicy's hand-over (reload.go)
+	idler  *idle.Idler              // the thread's own; other goroutines use idlerNow
+	swap   idlerSwap                // SetPolicy's hand-over (reload.go)
+	park   atomic.Pointer[parkGate] // set while Exclusive wants the thread parked
 	stop   *atomic.Bool
 
 	nextPublish, nextCPU int64
@@ -101,6 +102,9 @@ func (l *loop) step() int {
 	}
 	if l.swap.pending.Load() != nil {
 		l.swapIdler() // the policy SetPolicy left: between turns, on this thread
+	}
+	if g := l.park.Load(); g != nil {
+		l.parkAt(g) // Exclusive's function runs while the thread waits here
 	}
 	return n
 }

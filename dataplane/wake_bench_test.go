@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/benchstat"
 	"github.com/uiod/uiod/irq"
 )
 
@@ -76,7 +77,7 @@ func BenchmarkWakeRounds(b *testing.B) {
 			wakeVariant{name: "silence/raw-wait", policy: adaptive, gap: rawSilenceGap, set: "200ms"},
 			wakeVariant{name: "silence/deep-idle", policy: adaptive, gap: silenceGap, set: "200ms"})
 	}
-	prev := runtime.GOMAXPROCS(irq.ProcsFor(1))
+	prev := runtime.GOMAXPROCS(ProcsFor(1))
 	defer runtime.GOMAXPROCS(prev)
 	rng := rand.New(rand.NewPCG(16, 17))
 	rounds := *wakeRounds
@@ -179,9 +180,7 @@ func wakeTable(variants []wakeVariant, lat [][][]int64, deep []uint64, rng *rand
 	}
 	pick := make([]int, rounds)
 	for range resamples {
-		for i := range pick {
-			pick[i] = rng.IntN(rounds)
-		}
+		benchstat.Resample(rng, pick)
 		for i := range variants {
 			boot[i] = append(boot[i], pooledPcts(lat[i], pick))
 		}
@@ -201,8 +200,8 @@ func wakeTable(variants []wakeVariant, lat [][][]int64, deep []uint64, rng *rand
 		if len(rs) == 0 || exact[b][p] == 0 {
 			return "-"
 		}
-		slices.Sort(rs)
-		return fmt.Sprintf("%.2f× [%.2f, %.2f]", exact[a][p]/exact[b][p], rs[len(rs)*5/100], rs[len(rs)*95/100])
+		lo, hi := benchstat.Interval(rs)
+		return fmt.Sprintf("%.2f× [%.2f, %.2f]", exact[a][p]/exact[b][p], lo, hi)
 	}
 	pin := "pinned"
 	if poll, _ := benchCPUs(); poll < 0 {

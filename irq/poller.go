@@ -2,7 +2,6 @@ package irq
 
 import (
 	"fmt"
-	"runtime"
 )
 
 // WaitMode selects how a Poller's thread blocks in epoll_wait.
@@ -14,7 +13,7 @@ const (
 	// runs again the moment the kernel wakes the thread; with WaitBlocking the runtime hands
 	// the P away and must win one back first, several times the C floor on a locked
 	// thread (docs/design.md §12), while a raw wait comes close to C. The costs: a raw sleeper
-	// holds its P (size GOMAXPROCS with ProcsFor) and a stop-the-world waits for it until a
+	// holds its P (dataplane.ProcsFor sizes GOMAXPROCS for it) and a stop-the-world waits for it until a
 	// signal or the timeout ends the wait, so every raw wait must be bounded (package idle
 	// bounds it by its WaitTimeout) and be stoppable through Stop.
 	WaitRaw WaitMode = iota
@@ -56,20 +55,4 @@ func (w Wake) String() string {
 		return "stop"
 	}
 	return fmt.Sprintf("irq.Wake(%d)", int(w))
-}
-
-// SpareProcs is how many Ps ProcsFor leaves for everything that is not a polling thread:
-// the garbage collector's workers, timers, the metrics server and threaded-delivery
-// helpers.
-const SpareProcs = 2
-
-// ProcsFor returns the GOMAXPROCS a process running pollThreads locked polling threads
-// should use: a busy poller and a raw sleeper (WaitRaw) each hold a P all the time, so the
-// rest of the process needs SpareProcs more. It is never less than runtime.NumCPU().
-func ProcsFor(pollThreads int) int {
-	n := pollThreads + SpareProcs
-	if c := runtime.NumCPU(); c > n {
-		n = c
-	}
-	return n
 }

@@ -118,15 +118,6 @@ func TestPollerWaitAllocs(t *testing.T) {
 	}
 }
 
-func TestProcsFor(t *testing.T) {
-	if got := ProcsFor(64); got != 64+SpareProcs {
-		t.Fatalf("ProcsFor(64) = %d", got)
-	}
-	if got := ProcsFor(0); got < SpareProcs {
-		t.Fatalf("ProcsFor(0) = %d", got)
-	}
-}
-
 // TestPollerTimeouts: Wait honours sub-millisecond timeouts with epoll_pwait2 and falls
 // back to epoll_pwait (rounding up to a millisecond, unless a signal cuts it short) when
 // the kernel lacks it. Only the lower bound of the sleep is checked: the kernel never

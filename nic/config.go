@@ -42,6 +42,7 @@ const (
 	IRQDefault IRQMode = iota // MSI-X, or INTx if the backend has no MSI-X
 	IRQMSIX                   // MSI-X, one vector per RX queue, or fail
 	IRQINTx                   // the legacy line shared by every queue
+	IRQNone                   // no interrupts: the port is only polled
 )
 
 // String names the mode as configuration spells it.
@@ -53,6 +54,8 @@ func (m IRQMode) String() string {
 		return "msix"
 	case IRQINTx:
 		return "intx"
+	case IRQNone:
+		return "none"
 	}
 	return fmt.Sprintf("nic.IRQMode(%d)", int(m))
 }
@@ -72,8 +75,11 @@ func IRQModeOf(k irq.Kind) IRQMode {
 // WithDefaults returns c with its zero fields set to their defaults: one queue each way,
 // rings of DefaultRing descriptors, DefaultBufSize buffers, a pool of 2×RxRing + TxRing
 // buffers per RX queue, DefaultLinkTimeout and DefaultTxTimeout. The zero interrupt mode stays IRQDefault:
-// the driver picks MSI-X where it can.
+// the driver picks MSI-X where it can; NoIRQ becomes IRQNone.
 func (c Config) WithDefaults() Config {
+	if c.NoIRQ {
+		c.Interrupts, c.NoIRQ = IRQNone, false
+	}
 	if c.RxQueues == 0 {
 		c.RxQueues = 1
 	}
@@ -126,8 +132,8 @@ func (c Config) Validate(l Limits) error {
 		return fmt.Errorf("link timeout %v: negative", c.LinkTimeout)
 	case c.TxTimeout < 0:
 		return fmt.Errorf("tx timeout %v: negative", c.TxTimeout)
-	case !c.NoIRQ && c.Interrupts != IRQDefault && c.Interrupts != IRQMSIX && c.Interrupts != IRQINTx:
-		return fmt.Errorf("interrupt mode %v: want default, msix or intx", c.Interrupts)
+	case !c.NoIRQ && (c.Interrupts < IRQDefault || c.Interrupts > IRQNone):
+		return fmt.Errorf("interrupt mode %v: want default, msix, intx or none", c.Interrupts)
 	}
 	return nil
 }

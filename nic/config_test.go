@@ -38,7 +38,7 @@ func TestConfigValidate(t *testing.T) {
 		{"negative link timeout", Config{LinkTimeout: -1}},
 		{"negative tx timeout", Config{TxTimeout: -1}},
 		{"msi", Config{Interrupts: IRQModeOf(irq.MSI)}},
-		{"unknown mode", Config{Interrupts: IRQINTx + 1}},
+		{"unknown mode", Config{Interrupts: IRQNone + 1}},
 	}
 	for _, tt := range tests {
 		if err := tt.cfg.WithDefaults().Validate(Limits{Queues: 16, Ring: 4096}); err == nil {
@@ -47,6 +47,31 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := (Config{Interrupts: IRQModeOf(irq.MSI), NoIRQ: true}).WithDefaults().Validate(Limits{Queues: 16, Ring: 8192}); err != nil {
 		t.Errorf("interrupt mode checked without interrupts: %v", err)
+	}
+}
+
+// TestNoIRQ checks that poll-only is one interrupt mode, IRQNone, and that the older
+// NoIRQ field still asks for it.
+func TestNoIRQ(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"IRQNone", Config{Interrupts: IRQNone}},
+		{"NoIRQ", Config{NoIRQ: true}},
+		{"NoIRQ over msix", Config{NoIRQ: true, Interrupts: IRQMSIX}},
+	}
+	for _, tt := range tests {
+		c := tt.cfg.WithDefaults()
+		if c.Interrupts != IRQNone || c.NoIRQ {
+			t.Errorf("%s: WithDefaults gives mode %v, NoIRQ %v; want none, false", tt.name, c.Interrupts, c.NoIRQ)
+		}
+		if err := c.Validate(Limits{Queues: 16, Ring: 4096}); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+	if s := IRQNone.String(); s != "none" {
+		t.Errorf("IRQNone is %q, want none", s)
 	}
 }
 

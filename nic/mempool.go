@@ -87,8 +87,21 @@ func NewMempool(dma pci.DMA, n, bufSize int) (*Mempool, error) {
 }
 
 // DMA is the allocator the pool's memory came from. A buffer may be placed on a ring of a
-// device whose DMA() is the same value; otherwise it has to be copied.
+// device whose DMA() is the same value (Reachable); otherwise it has to be copied.
 func (p *Mempool) DMA() pci.DMA { return p.dma }
+
+// Reachable reports whether a device whose allocator is dma can address the pool's
+// buffers: the pool's memory came from that same allocator. Allocators of a dynamic type
+// that is not comparable count as different (the compare would panic). It is the one
+// answer the drivers' TX paths give for a buffer of another pool.
+func (p *Mempool) Reachable(dma pci.DMA) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return p.dma == dma
+}
 
 // Get takes a free buffer with length 0, or returns nil if none is left.
 func (p *Mempool) Get() *Buf {

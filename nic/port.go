@@ -79,7 +79,9 @@ type Stats struct {
 	// Config.TxTimeout) and reset by the driver.
 	TxTimeouts uint64
 	// DeviceResets counts resets of the whole device the driver did to recover it from
-	// a state it reported it cannot leave by itself (virtio: DEVICE_NEEDS_RESET).
+	// a state it reported it cannot leave by itself (virtio: DEVICE_NEEDS_RESET), or to
+	// follow what the function's owner did to it (igbvf: a PF reset or a PF that took
+	// clear-to-send away, once per event however many attempts it took).
 	DeviceResets uint64
 }
 
@@ -95,10 +97,13 @@ type Config struct {
 	Promiscuous bool
 	// Interrupts selects the interrupt mode. The zero value, IRQDefault, uses MSI-X and
 	// falls back to INTx only when the backend reports MSI-X as not supported
-	// (pci.ErrNotSupported, as uio_pci_generic does); IRQMSIX fails instead. NoIRQ means
-	// poll only.
+	// (pci.ErrNotSupported, as uio_pci_generic does); IRQMSIX fails instead; IRQNone
+	// means poll only.
 	Interrupts IRQMode
-	NoIRQ      bool
+	// NoIRQ is the older spelling of Interrupts: IRQNone; WithDefaults turns it into that.
+	//
+	// Deprecated: use Interrupts: IRQNone.
+	NoIRQ bool
 	// LinkTimeout bounds the wait for link-up at open (default 2 s; the port opens with
 	// link down after it, and a warning is the caller's business).
 	LinkTimeout time.Duration

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/uiod/uiod/internal/hw/pcispec"
 )
 
 // ErrNoCapability is returned by FindCapability when the list does not hold the capability.
@@ -13,37 +15,59 @@ var ErrNoCapability = errors.New("capability not present")
 // as it does when an unprivileged reader gets only the first 64 bytes of sysfs config.
 var ErrTruncated = errors.New("config space truncated")
 
-// maxCaps bounds the walk: 256 bytes hold at most 48 capabilities of 4 bytes after 0x40.
-const maxCaps = 48
+// maxCaps bounds the walk: conventional config space holds at most 48 capabilities of 4
+// bytes after the header.
+const maxCaps = (pcispec.ConfigLen - pcispec.HeaderLen) / 4
 
-// FindCapability walks the standard capability list in cfg, a copy of configuration space
-// from offset 0, and returns the offset of the first capability with the given id. A list
-// that loops, points into the header or is not dword aligned is an error wrapping
+// WalkCapabilities walks the standard capability list in cfg, a copy of configuration
+// space from offset 0, calling visit with each capability's offset and id in list order
+// until visit returns false or the list ends. A function without a list (the status
+// register's capability bit clear) is ErrNoCapability; a list that loops, points into
+// the header or past the last dword, or is not dword aligned is an error wrapping
 // ErrMalformed; one that runs past the end of cfg is ErrTruncated.
-func FindCapability(cfg []byte, id uint8) (int, error) {
+func WalkCapabilities(cfg []byte, visit func(off int, id uint8) bool) error {
 	if len(cfg) < CfgCapPointer+1 {
-		return 0, fmt.Errorf("%w: %d bytes, need the header", ErrTruncated, len(cfg))
+		return fmt.Errorf("%w: %d bytes, need the header", ErrTruncated, len(cfg))
 	}
 	if binary.LittleEndian.Uint16(cfg[CfgStatus:])&StatusCapList == 0 {
-		return 0, ErrNoCapability
+		return ErrNoCapability
 	}
 	ptr := int(cfg[CfgCapPointer])
 	for range maxCaps {
 		if ptr == 0 {
-			return 0, ErrNoCapability
+			return nil
 		}
-		if ptr < 0x40 || ptr > 0xfc || ptr&3 != 0 {
-			return 0, fmt.Errorf("%w capability list: pointer 0x%02x", ErrMalformed, ptr)
+		if ptr < pcispec.HeaderLen || ptr > pcispec.MaxCapPointer || ptr&3 != 0 {
+			return fmt.Errorf("%w capability list: pointer 0x%02x", ErrMalformed, ptr)
 		}
 		if ptr+2 > len(cfg) {
-			return 0, fmt.Errorf("%w: capability at 0x%02x beyond %d bytes", ErrTruncated, ptr, len(cfg))
+			return fmt.Errorf("%w: capability at 0x%02x beyond %d bytes", ErrTruncated, ptr, len(cfg))
 		}
-		if cfg[ptr] == id {
-			return ptr, nil
+		if !visit(ptr, cfg[ptr]) {
+			return nil
 		}
 		ptr = int(cfg[ptr+1])
 	}
-	return 0, fmt.Errorf("%w capability list: more than %d entries (a loop)", ErrMalformed, maxCaps)
+	return fmt.Errorf("%w capability list: more than %d entries (a loop)", ErrMalformed, maxCaps)
+}
+
+// FindCapability returns the offset of the first capability with the given id in cfg's
+// standard list (see WalkCapabilities for its errors), or ErrNoCapability.
+func FindCapability(cfg []byte, id uint8) (int, error) {
+	found := 0
+	err := WalkCapabilities(cfg, func(off int, cid uint8) bool {
+		if cid == id {
+			found = off
+		}
+		return found == 0
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case found == 0:
+		return 0, ErrNoCapability
+	}
+	return found, nil
 }
 
 // MSIXTableSize returns the number of MSI-X vectors the function supports (the table size

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/uiod/uiod/internal/clip"
+	"github.com/uiod/uiod/internal/hw/pcispec"
 )
 
 // ErrOutsideRoot is wrapped by errors about a path that would resolve outside the host
@@ -24,7 +25,7 @@ const (
 	// MaxAttrSize bounds a sysfs attribute (the kernel's attributes are at most a page).
 	MaxAttrSize = 4096
 	// MaxConfigSize bounds a function's config file (PCIe extended config space).
-	MaxConfigSize = 4096
+	MaxConfigSize = pcispec.ExtConfigLen
 	// MaxStateSize bounds a state file (bind records, the pid file).
 	MaxStateSize = 8 << 10
 	// maxRouteTableSize bounds /proc/net/route and /proc/net/ipv6_route.

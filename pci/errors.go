@@ -10,6 +10,7 @@ import "errors"
 // non-Linux builds, match it too.
 var ErrNotSupported = errors.ErrUnsupported
 
-// ErrClosed is returned, wrapped with what was closed, by every operation on a device,
-// container, DMA allocator or wire after its Close.
+// ErrClosed is returned, wrapped with what was closed, by an operation on a device (its
+// regions, interrupts and config space), a vfio container or a DMA allocator after its
+// Close. A wire has its own, wire.ErrClosed.
 var ErrClosed = errors.New("closed")

@@ -3,6 +3,7 @@ package pci
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -124,6 +125,32 @@ func TestFindCapability(t *testing.T) {
 		got, err := MSIXTableSize(tt.cfg)
 		if got != tt.want || !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
 			t.Errorf("%s: MSIXTableSize = %d, %v; want %d, %v", tt.name, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+// TestWalkCapabilities checks that the walk visits the list in order and stops when told.
+func TestWalkCapabilities(t *testing.T) {
+	cfg := config([2]int{0x40, 1}, [2]int{0x50, CapIDMSI}, [2]int{0x70, CapIDMSIX})
+	tests := []struct {
+		name string
+		stop int // visits before visit returns false, 0 for never
+		want []int
+	}{
+		{"all", 0, []int{0x40, 0x50, 0x70}},
+		{"stop at the second", 2, []int{0x40, 0x50}},
+	}
+	for _, tt := range tests {
+		var got []int
+		err := WalkCapabilities(cfg, func(off int, id uint8) bool {
+			if id != cfg[off] {
+				t.Errorf("%s: id %d at 0x%x, config has %d", tt.name, id, off, cfg[off])
+			}
+			got = append(got, off)
+			return len(got) != tt.stop
+		})
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("%s: visited %x, %v; want %x", tt.name, got, err, tt.want)
 		}
 	}
 }

@@ -78,6 +78,9 @@ type DevicePlan struct {
 	DropState bool
 	// override is driver_override before the plan, restored on rollback.
 	override string
+	// vfs is set for a change of a PF's VF count (Op OpVF), checked and rolled back
+	// through sriov_numvfs instead of the driver link.
+	vfs *vfChange
 }
 
 // Writes returns every write of the plan, in the order Apply makes them.
@@ -111,11 +114,16 @@ func (p *Plan) String() string {
 		if from == "" {
 			from = "(no driver)"
 		}
+		if d.vfs != nil {
+			fmt.Fprintf(&b, "%s\n", d.vfs.note(d.Addr, from))
+		}
 		if len(d.Writes) == 0 && !d.DropState {
 			fmt.Fprintf(&b, "# %s: already on %s, nothing to do\n", d.Addr, from)
 			continue
 		}
-		fmt.Fprintf(&b, "# %s: %s -> %s\n", d.Addr, from, to)
+		if d.vfs == nil {
+			fmt.Fprintf(&b, "# %s: %s -> %s\n", d.Addr, from, to)
+		}
 		if d.Record != nil {
 			fmt.Fprintf(&b, "# record original driver %q in %s\n", d.Record.Driver, d.stateNote())
 		}
@@ -161,7 +169,7 @@ func (h *Host) Apply(p *Plan) error {
 			continue
 		}
 		err = fmt.Errorf("%s %s: %w", p.Op, d.Addr, err)
-		if p.Op != "bind" {
+		if p.Op != "bind" && p.Op != OpVF {
 			return err
 		}
 		var rerrs []error
@@ -211,6 +219,11 @@ func (h *Host) applyDevice(d *DevicePlan, dropState bool) error {
 			return fmt.Errorf("%s: %w", w.Step, err)
 		}
 	}
+	if d.vfs != nil && len(d.Writes) > 0 {
+		if err := h.checkVFs(d); err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+	}
 	if d.Verify {
 		if err := h.waitDriver(d.Addr, d.To); err != nil {
 			return fmt.Errorf("verify: %w", err)
@@ -255,6 +268,9 @@ func (h *Host) waitDriver(a Addr, want string) error {
 func (h *Host) rollback(d *DevicePlan) error {
 	if len(d.Writes) == 0 {
 		return nil
+	}
+	if d.vfs != nil {
+		return h.rollbackVFs(d)
 	}
 	var errs []error
 	ov := d.override

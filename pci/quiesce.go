@@ -2,6 +2,7 @@ package pci
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -22,6 +23,13 @@ type QuiescePlan struct {
 	// ResetPath is the function's sysfs reset attribute, "" if the kernel offers none:
 	// then only bus mastering is turned off.
 	ResetPath string
+	// PhysFn is the physical function when Addr is a virtual function, nil otherwise.
+	PhysFn *Addr
+	// ResetMethodPath is the sysfs reset_method attribute of a VF whose kernel has one
+	// (Linux 5.15 and later), "" otherwise. The reset of a VF is its function-level
+	// reset: Apply writes "flr" to it before the reset and ResetMethod, what it held
+	// before, after.
+	ResetMethodPath, ResetMethod string
 }
 
 // String renders the plan for a dry run: the exact writes.
@@ -33,9 +41,18 @@ func (p *QuiescePlan) String() string {
 	}
 	fmt.Fprintf(&b, "# %s (%s): command %#04x -> %#04x (bus master off)\n", p.Addr, drv, p.Command, p.NewCommand)
 	fmt.Fprintf(&b, "write %#04x (2 bytes, little endian) at offset %#x of %s\n", p.NewCommand, CfgCommand, p.ConfigPath)
-	if p.ResetPath == "" {
+	switch {
+	case p.ResetPath == "":
 		fmt.Fprintf(&b, "# %s has no reset attribute: bus mastering off only\n", p.Addr)
-	} else {
+	case p.ResetMethodPath != "":
+		fmt.Fprintf(&b, "# %s is a VF of %s: function-level reset\n", p.Addr, p.PhysFn)
+		for _, w := range p.resetWrites() {
+			fmt.Fprintf(&b, "%s\n", w)
+		}
+	default:
+		if p.PhysFn != nil {
+			fmt.Fprintf(&b, "# %s is a VF of %s: function-level reset (the kernel's only reset of a VF)\n", p.Addr, p.PhysFn)
+		}
 		fmt.Fprintf(&b, "%s\n", Write{Path: p.ResetPath, Value: "1"})
 	}
 	return b.String()
@@ -55,17 +72,27 @@ func (h *Host) PlanQuiesce(a Addr) (*QuiescePlan, error) {
 	if drv != "" && !IsUserspaceDriver(drv) && drv != DriverPCIStub {
 		return nil, fmt.Errorf("%w: %s is bound to the host driver %s: quiesce stops only functions left to userspace (or to no driver)", ErrRefused, a, drv)
 	}
-	cmd, err := h.readCommand(a)
+	pf, isVF, err := h.PhysFn(a)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a, err)
+	}
+	cmd, err := h.readCommand(a, isVF)
 	if err != nil {
 		return nil, err
 	}
 	p := &QuiescePlan{Addr: a, Driver: drv, Command: cmd, NewCommand: cmd &^ CmdBusMaster, ConfigPath: h.path(deviceRel(a, "config"))}
+	if isVF {
+		p.PhysFn = &pf
+	}
 	has, err := h.HasDeviceFile(a, "reset")
 	if err != nil {
 		return nil, fmt.Errorf("%s: reset: %w", a, err)
 	}
 	if has {
 		p.ResetPath = h.path(deviceRel(a, "reset"))
+	}
+	if err := h.planVFReset(p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -80,16 +107,24 @@ func (h *Host) ApplyQuiesce(p *QuiescePlan) error {
 	}
 	defer f.Close()
 	var b [2]byte
-	if err := readCommandAt(f, b[:]); err != nil {
+	if err := readCommandAt(f, b[:], p.PhysFn != nil); err != nil {
 		return fmt.Errorf("quiesce %s: %w", p.Addr, err)
 	}
 	binary.LittleEndian.PutUint16(b[:], binary.LittleEndian.Uint16(b[:])&^CmdBusMaster)
 	if n, err := f.WriteAt(b[:], CfgCommand); err != nil || n != 2 {
 		return fmt.Errorf("quiesce %s: bus master off: write %s: %v", p.Addr, f.Name(), err)
 	}
-	if p.ResetPath != "" {
-		if err := h.write(p.ResetPath, "1"); err != nil {
-			return fmt.Errorf("quiesce %s: reset: %w", p.Addr, err)
+	ws := p.resetWrites()
+	for i, w := range ws {
+		if err := h.write(w.Path, w.Value); err != nil {
+			err = fmt.Errorf("quiesce %s: %s: %w", p.Addr, w.Step, err)
+			if i > 0 && i < len(ws)-1 { // reset_method was changed: put it back
+				last := ws[len(ws)-1]
+				if rerr := h.write(last.Path, last.Value); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("%s: %w", last.Step, rerr))
+				}
+			}
+			return err
 		}
 	}
 	return nil
@@ -105,31 +140,36 @@ func (h *Host) Quiesce(a Addr) (*QuiescePlan, error) {
 }
 
 // readCommand reads a function's command register from its sysfs config file.
-func (h *Host) readCommand(a Addr) (uint16, error) {
+func (h *Host) readCommand(a Addr, isVF bool) (uint16, error) {
 	f, err := h.OpenDeviceFile(a, "config", os.O_RDONLY)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", a, err)
 	}
 	defer f.Close()
 	var b [2]byte
-	if err := readCommandAt(f, b[:]); err != nil {
+	if err := readCommandAt(f, b[:], isVF); err != nil {
 		return 0, fmt.Errorf("%s: %w", a, err)
 	}
 	return binary.LittleEndian.Uint16(b[:]), nil
 }
 
 // readCommandAt reads the command register into b, refusing a function that does not
-// answer (all ones, as a read of a vanished device returns).
-func readCommandAt(f *os.File, b []byte) error {
+// respond (all ones, as a read of a vanished device returns): its vendor id, or for a
+// virtual function, whose vendor and device id registers read ffff by the SR-IOV
+// specification (its ids are in the PF's SR-IOV capability), its command register.
+func readCommandAt(f *os.File, b []byte, isVF bool) error {
 	var id [2]byte
 	if n, err := f.ReadAt(id[:], CfgVendorID); err != nil || n != 2 {
 		return fmt.Errorf("read %s: %w: no vendor id", f.Name(), ErrTruncated)
 	}
-	if id == [2]byte{0xff, 0xff} {
+	if id == [2]byte{0xff, 0xff} && !isVF {
 		return fmt.Errorf("%s: the function does not respond (vendor id ffff)", f.Name())
 	}
 	if n, err := f.ReadAt(b, CfgCommand); err != nil || n != 2 {
 		return fmt.Errorf("read %s: %w: no command register", f.Name(), ErrTruncated)
+	}
+	if isVF && b[0] == 0xff && b[1] == 0xff {
+		return fmt.Errorf("%s: the virtual function does not respond (command register ffff)", f.Name())
 	}
 	return nil
 }

@@ -39,6 +39,10 @@ type DeviceInfo struct {
 	// Active is true if one of Interfaces has a non-link-local route: the host is using
 	// it, and taking it away would cut that traffic.
 	Active bool `json:"active"`
+	// PhysFn is the physical function of a virtual function, nil for any other.
+	PhysFn *Addr `json:"physfn"`
+	// SRIOV is the SR-IOV state of a physical function with the capability, nil otherwise.
+	SRIOV *SRIOV `json:"sriov"`
 	// Err is why some of the fields could not be read, nil if all were.
 	Err error `json:"-"`
 }
@@ -164,6 +168,8 @@ func (h *Host) describe(a Addr, active map[string]bool, activeErr error) DeviceI
 
 	d.MSIXVectors, err = h.msixVectors(a)
 	add(err)
+
+	add(h.describeSRIOV(&d))
 
 	if len(errs) > 0 {
 		d.Err = fmt.Errorf("%s: %w", a, errors.Join(errs...))

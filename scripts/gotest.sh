@@ -9,7 +9,7 @@
 #   scripts/gotest.sh [go test flags and packages]   (default: ./...)
 set -uo pipefail
 GO=${GO:-go}
-guest_pkgs='github.com/uiod/uiod/integration github.com/uiod/uiod/internal/qemutest'
+guest_pkgs='github.com/uiod/uiod/integration github.com/uiod/uiod/internal/qemutest github.com/uiod/uiod/bench/dpdk'
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export UIOD_QEMU_STALLS=$tmp/stalls

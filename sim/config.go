@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/uiod/uiod/internal/hw/pcispec"
 	"github.com/uiod/uiod/pci"
 )
 
 // configSize is the size of the model's (PCIe) configuration space.
-const configSize = 4096
+const configSize = pcispec.ExtConfigLen
 
 // Configuration space layout of the model.
 const (
@@ -70,6 +71,11 @@ func (c *configSpace) ReadAt(p []byte, off int64) (int, error) {
 	}
 	c.d.mu.Lock()
 	n := copy(p, c.b[off:])
+	if c.d.gone {
+		for i := range p[:n] {
+			p[i] = 0xff
+		}
+	}
 	c.d.mu.Unlock()
 	if n < len(p) {
 		return n, io.EOF
@@ -85,6 +91,9 @@ func (c *configSpace) WriteAt(p []byte, off int64) (int, error) {
 	d := c.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.gone {
+		return len(p), nil // a write to a removed function goes nowhere
+	}
 	oldCmd := c.command()
 	for i, v := range p {
 		o := off + int64(i)

@@ -68,6 +68,8 @@ type Device struct {
 
 	closed    bool
 	closeOnce sync.Once
+	gone      bool         // surprise-removed (Remove): reads all ones, no DMA, no interrupts
+	removal   removalState // the device-request notification (Events, RequestRemoval)
 
 	// Interrupts.
 	kind       irq.Kind
@@ -150,7 +152,7 @@ func (d *Device) Closed() bool { return d.closed }
 // BusMaster reports whether the driver enabled bus mastering: without it the device must
 // not DMA. The lock must be held.
 func (d *Device) BusMaster() bool {
-	return d.conf.command()&pci.CmdBusMaster != 0 && !d.closed
+	return d.conf.command()&pci.CmdBusMaster != 0 && !d.closed && !d.gone
 }
 
 // ErrNoBusMaster is returned by DMA when bus mastering is off.
@@ -234,6 +236,7 @@ func (d *Device) Close() error {
 		d.conf.setCommand(d.conf.command() &^ pci.CmdBusMaster)
 		d.closed = true
 		d.closeVectors()
+		d.closeRemoval()
 		d.mu.Unlock()
 		if d.cfg.OnClose != nil {
 			d.cfg.OnClose()
@@ -263,6 +266,9 @@ func (r bar0) Read32(off uint32) uint32 {
 		d.Fault(Fault{Kind: AccessAfterClose, Addr: uint64(off), Msg: "read"})
 		return ^uint32(0)
 	}
+	if d.gone {
+		return ^uint32(0) // nothing answers: the bus master aborts, the CPU reads all ones
+	}
 	if d.cfg.BeforeAccess != nil {
 		d.cfg.BeforeAccess(off, false, 0)
 	}
@@ -283,7 +289,7 @@ func (r bar0) Write32(off uint32, v uint32) {
 		d.mu.Unlock()
 		return
 	}
-	if d.cfg.BeforeAccess != nil && !d.cfg.BeforeAccess(off, true, v) {
+	if d.gone || (d.cfg.BeforeAccess != nil && !d.cfg.BeforeAccess(off, true, v)) {
 		d.mu.Unlock()
 		return
 	}

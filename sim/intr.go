@@ -78,7 +78,7 @@ func (d *Device) MSIXEnabled() bool { return d.kind == irq.MSIX }
 // interrupt to a vector the driver did not set up is lost, as on hardware). The lock must
 // be held.
 func (d *Device) FireMSIX(v int) bool {
-	if d.closed || d.kind != irq.MSIX || v < 0 || v >= len(d.vectors) {
+	if d.closed || d.gone || d.kind != irq.MSIX || v < 0 || v >= len(d.vectors) {
 		return false
 	}
 	if binary.LittleEndian.Uint16(d.conf.b[msixCtrl:])&msixFuncMask != 0 {
@@ -101,7 +101,7 @@ func (d *Device) SetINTx(level bool) {
 
 // evalINTx fires INTx if it is asserted and deliverable. The lock is held.
 func (d *Device) evalINTx() {
-	if !d.intxLevel || d.intxMasked || d.closed || d.kind != irq.INTx {
+	if !d.intxLevel || d.intxMasked || d.closed || d.gone || d.kind != irq.INTx {
 		return
 	}
 	if d.conf.command()&pci.CmdINTxDisable != 0 {

@@ -59,8 +59,7 @@ func Open(addr pci.Addr, opts Options) (*Device, error) {
 		d.release()
 		return nil, fmt.Errorf("device %s: %w", addr, err)
 	}
-	d.log.Warn("uio_pci_generic gives no DMA isolation: the device can write to any physical memory, "+
-		"and keeps doing so if this process dies without stopping it; prefer vfio-pci", zap.String("uio", d.uioPath))
+	d.log.Warn(pci.WarnUIO, zap.String("uio", d.uioPath))
 	return d, nil
 }
 

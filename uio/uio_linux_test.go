@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
@@ -373,4 +376,18 @@ func FuzzParseResource(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestOpenWarns checks that Open logs the project's one uio warning (pci.WarnUIO), once.
+func TestOpenWarns(t *testing.T) {
+	root := fixture(t, pci.DriverUIO)
+	core, logs := observer.New(zap.WarnLevel)
+	d, err := Open(testAddr, hostDMA(t, Options{Root: root.Root, Log: zap.New(core)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if n := logs.FilterMessage(pci.WarnUIO).Len(); n != 1 || logs.Len() != 1 {
+		t.Errorf("warnings %v, want pci.WarnUIO once", logs.All())
+	}
 }

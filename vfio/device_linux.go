@@ -32,6 +32,8 @@ type Device struct {
 	closed     bool
 	intxUnmask [irqSetHeaderSize]byte // prebuilt SET_IRQS for Rearm: no allocation
 	intxArmed  atomic.Bool            // the INTx vector is enabled; Rearm may unmask
+	relay      *pci.EventRelay        // request and error interrupts (Events), nil until armed
+	eventVecs  map[pci.Event]*irq.Vector
 }
 
 var _ pci.Device = (*Device)(nil)
@@ -188,7 +190,7 @@ func (d *Device) quiesce() error {
 		return nil
 	}
 	d.quiesced = true
-	errs := []error{d.disableIRQs()}
+	errs := []error{d.disableIRQs(), d.disarmEvents()}
 	if err := pci.SetBusMaster(d.cfg, false); err != nil {
 		errs = append(errs, fmt.Errorf("bus master off: %w", err))
 	}

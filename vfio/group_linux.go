@@ -72,10 +72,29 @@ func (g *groupBackend) attach(addr pci.Addr) (int, error) {
 		}
 	}
 	fd, err := ioctlGetDeviceFD(gfd, addr.String())
+	if err != nil && ok && errors.Is(err, unix.ENODEV) {
+		fd, err = g.reattach(n, gfd, addr)
+	}
 	if err != nil {
 		return -1, fmt.Errorf("group %d: get device fd for %s: %w", n, addr, err)
 	}
 	return fd, nil
+}
+
+// reattach replaces the cached group n, whose fd stale no longer knows addr: the function
+// was removed and has come back (a rescan, a hot-plug), and its group is a new one even
+// under the same number. The new group joins the container before the stale one is
+// closed, so the container never loses its last group and, with it, its DMA mappings.
+func (g *groupBackend) reattach(n, stale int, addr pci.Addr) (int, error) {
+	delete(g.groups, n)
+	gfd, err := g.attachGroup(n)
+	if err != nil {
+		g.groups[n] = stale
+		return -1, err
+	}
+	unix.Close(stale)
+	g.log.Info("VFIO group re-attached: its function came back", zap.Int("group", n), zap.Stringer("pci", addr))
+	return ioctlGetDeviceFD(gfd, addr.String())
 }
 
 // attachGroup opens group n, checks that it is viable and adds it to the container.

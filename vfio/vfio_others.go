@@ -67,3 +67,6 @@ func (d *Device) Reset() error { return errNoVFIO }
 
 // Close does nothing.
 func (d *Device) Close() error { return nil }
+
+// Events fails: VFIO is a Linux interface.
+func (d *Device) Events() (<-chan pci.Event, error) { return nil, errNoVFIO }

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -45,49 +46,69 @@ const maxUnixPath = 107
 // key that logs and progress lines print.
 const maxPairName = 64
 
+// SpecError is Parse's error: the specification and what is wrong with it.
+type SpecError struct {
+	Spec string
+	Err  error
+}
+
+// Error is "wire SPEC: what is wrong", the spec quoted.
+func (e *SpecError) Error() string { return "wire " + clip.Quote(e.Spec) + ": " + e.Err.Error() }
+
+// Unwrap returns what is wrong.
+func (e *SpecError) Unwrap() error { return e.Err }
+
 // Parse parses a wire specification: pair:NAME, unix:LOCAL,REMOTE, afpacket:IFNAME or
-// tap:IFNAME. It opens nothing.
+// tap:IFNAME. It opens nothing. An error is a *SpecError.
 func Parse(spec string) (Spec, error) {
+	s, err := parse(spec)
+	if err != nil {
+		return Spec{}, &SpecError{Spec: spec, Err: err}
+	}
+	return s, nil
+}
+
+func parse(spec string) (Spec, error) {
 	kind, rest, ok := strings.Cut(spec, ":")
 	if !ok {
-		return Spec{}, fmt.Errorf("wire %s: want KIND:ARGS with KIND pair, unix, afpacket or tap", clip.Quote(spec))
+		return Spec{}, errors.New("want KIND:ARGS with KIND pair, unix, afpacket or tap")
 	}
 	s := Spec{Kind: Kind(kind)}
 	switch s.Kind {
 	case KindPair:
 		if rest == "" {
-			return Spec{}, fmt.Errorf("wire %s: empty pair name", clip.Quote(spec))
+			return Spec{}, errors.New("empty pair name")
 		}
 		if len(rest) > maxPairName {
-			return Spec{}, fmt.Errorf("wire %s: pair name is longer than %d bytes", clip.Quote(spec), maxPairName)
+			return Spec{}, fmt.Errorf("pair name is longer than %d bytes", maxPairName)
 		}
 		for _, r := range rest {
 			if unicode.IsSpace(r) || !unicode.IsPrint(r) {
-				return Spec{}, fmt.Errorf("wire %s: pair name has a space or unprintable character", clip.Quote(spec))
+				return Spec{}, errors.New("pair name has a space or unprintable character")
 			}
 		}
 		s.Name = rest
 	case KindUnix:
 		parts := strings.Split(rest, ",")
 		if len(parts) != 2 {
-			return Spec{}, fmt.Errorf("wire %s: want unix:LOCAL,REMOTE", clip.Quote(spec))
+			return Spec{}, errors.New("want unix:LOCAL,REMOTE")
 		}
 		for _, p := range parts {
 			if p == "" || strings.ContainsRune(p, 0) || len(p) > maxUnixPath {
-				return Spec{}, fmt.Errorf("wire %s: socket path %s is empty, contains NUL or is longer than %d bytes", clip.Quote(spec), clip.Quote(p), maxUnixPath)
+				return Spec{}, fmt.Errorf("socket path %s is empty, contains NUL or is longer than %d bytes", clip.Quote(p), maxUnixPath)
 			}
 		}
 		if parts[0] == parts[1] {
-			return Spec{}, fmt.Errorf("wire %s: local and remote are the same path", clip.Quote(spec))
+			return Spec{}, errors.New("local and remote are the same path")
 		}
 		s.Local, s.Remote = parts[0], parts[1]
 	case KindAFPacket, KindTAP:
 		if err := checkIfName(rest); err != nil {
-			return Spec{}, fmt.Errorf("wire %s: %w", clip.Quote(spec), err)
+			return Spec{}, err
 		}
 		s.Name = rest
 	default:
-		return Spec{}, fmt.Errorf("wire %s: unknown kind %s (want pair, unix, afpacket or tap)", clip.Quote(spec), clip.Quote(kind))
+		return Spec{}, fmt.Errorf("unknown kind %s (want pair, unix, afpacket or tap)", clip.Quote(kind))
 	}
 	return s, nil
 }

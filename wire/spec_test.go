@@ -1,8 +1,11 @@
 package wire
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/uiod/uiod/internal/clip"
 )
 
 func TestParse(t *testing.T) {
@@ -37,6 +40,13 @@ func TestParse(t *testing.T) {
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("Parse(%q) = %+v, %v; want error containing %q", tt.in, got, err, tt.err)
+				}
+				// The spec and what is wrong with it apart, for a caller that names the
+				// value itself (config).
+				var se *SpecError
+				if !errors.As(err, &se) || se.Spec != tt.in || strings.HasPrefix(se.Err.Error(), "wire ") ||
+					err.Error() != "wire "+clip.Quote(tt.in)+": "+se.Err.Error() {
+					t.Fatalf("Parse(%q): error %q is not a SpecError of the spec and its reason", tt.in, err)
 				}
 				return
 			}

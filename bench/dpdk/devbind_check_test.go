@@ -229,15 +229,3 @@ func FuzzImportedModules(f *testing.F) {
 		}
 	})
 }
-
-func TestMedianOf(t *testing.T) {
-	tests := []struct {
-		v    []float64
-		want float64
-	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}}
-	for _, tt := range tests {
-		if got := medianOf(tt.v); got != tt.want {
-			t.Errorf("medianOf(%v) = %v, want %v", tt.v, got, tt.want)
-		}
-	}
-}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/benchstat"
 	"github.com/uiod/uiod/internal/qemutest"
 )
 
@@ -241,22 +242,10 @@ func devbindTimes(ls []listing) string {
 				real, cpu = append(real, l.real), append(cpu, l.user+l.sys)
 			}
 		}
-		fmt.Fprintf(&b, " %.2f (%.2f) |", medianOf(real), medianOf(cpu))
+		fmt.Fprintf(&b, " %.2f (%.2f) |", benchstat.Median(real), benchstat.Median(cpu))
 	}
 	b.WriteString("\n")
 	return b.String()
-}
-
-// medianOf returns the median of v, 0 if it is empty.
-func medianOf(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	v = slices.Sorted(slices.Values(v))
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // stderrSummary lists the distinct lines the listings wrote to stderr, with how often.

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,48 @@ func TestDPDKSideBySide(t *testing.T) {
 	if l3fwd == "" {
 		t.Fatal("UIOD_L3FWD_POWER must name the built l3fwd-power (bench/dpdk/run.sh builds it)")
 	}
+	order := forwarders
+	if *only != "" {
+		order = strings.Split(*only, ",")
+	}
+	report(t, measureAll(t, testpmd, l3fwd, order, *rounds, *probes, *burst))
+}
+
+// TestIntegrationL3fwdPower is the short side-by-side that make test runs: uiod's l3fwd,
+// adaptive and auto, and DPDK's l3fwd-power routing the same probes with the same route in
+// one guest boot, one round. Every probe must come back through each; the figures are
+// logged (the full comparison is TestDPDKSideBySide, bench/dpdk/run.sh).
+func TestIntegrationL3fwdPower(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a QEMU guest")
+	}
+	qemutest.Require(t)
+	testpmd, err := exec.LookPath("dpdk-testpmd")
+	if err != nil {
+		t.Skip("dpdk-testpmd is not installed (apt-get install dpdk)")
+	}
+	cache, err := filepath.Abs("../../.cache/dpdk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", "build-l3fwd-power.sh", cache).Output()
+	if err != nil {
+		t.Skipf("l3fwd-power could not be built (dpdk-dev, libdpdk-dev, dpdk-doc, pkg-config, make): %v", err)
+	}
+	l3fwd := strings.TrimSpace(string(out))
+	runs := measureAll(t, testpmd, l3fwd, []string{"l3fwd-power", "uiod-l3fwd-adaptive", "uiod-l3fwd-auto"}, 1, 1000, 0)
+	for _, r := range runs {
+		if r.latencyErr != "" || r.lat.Received == 0 {
+			t.Errorf("%s routed no probe back: %s", r.name, r.latencyErr)
+		}
+	}
+	report(t, runs)
+}
+
+// measureAll boots one guest with two igb NICs on vfio-pci and measures each forwarder of
+// order in turn, rounds times with the order rotated, with probes probes from NIC 0 to
+// NIC 1 (and a burst of burst probes after each idle stretch, 0 for none).
+func measureAll(t *testing.T, testpmd, l3fwd string, order []string, rounds, probes, burst int) []run {
 	uiod := qemutest.BuildUIOD(t)
 	hostBin = uiod
 	files := guestFiles(t, uiod, testpmd, l3fwd)
@@ -51,11 +94,7 @@ func TestDPDKSideBySide(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	order := forwarders
-	if *only != "" {
-		order = strings.Split(*only, ",")
-	}
-	timeout := time.Duration(*rounds*len(order))*3*time.Minute + 5*time.Minute
+	timeout := time.Duration(rounds*len(order))*3*time.Minute + 5*time.Minute
 	vm := qemutest.Start(t, qemutest.Options{
 		IOMMU:     true,
 		CPUs:      2,
@@ -72,10 +111,10 @@ func TestDPDKSideBySide(t *testing.T) {
 		t.Fatalf("guest did not bind the NICs: %v", err)
 	}
 	var runs []run
-	for r := 0; r < *rounds; r++ {
+	for r := 0; r < rounds; r++ {
 		for i := range order {
 			name := order[(i+r)%len(order)]
-			res, err := measure(t, vm, name, r, len(runs))
+			res, err := measure(t, vm, name, r, len(runs), probes, burst)
 			if err != nil {
 				t.Errorf("round %d %s: %v", r+1, name, err)
 				break
@@ -102,7 +141,7 @@ func TestDPDKSideBySide(t *testing.T) {
 			}
 		}
 	}
-	report(t, runs)
+	return runs
 }
 
 // testpmdPath is Debian's dpdk-testpmd, or t fails.

@@ -31,7 +31,7 @@ type run struct {
 }
 
 // measure has the guest start name, probes it from the host, and reads the guest's counts.
-func measure(t *testing.T, vm *qemutest.VM, name string, round, seq int) (run, error) {
+func measure(t *testing.T, vm *qemutest.VM, name string, round, seq, probes, burst int) (run, error) {
 	r := run{name: name, round: round + 1}
 	if err := vm.Send("start " + name); err != nil {
 		return r, err
@@ -48,7 +48,7 @@ func measure(t *testing.T, vm *qemutest.VM, name string, round, seq int) (run, e
 			return r, fmt.Errorf("not ready: %v\n%s", err, qemutest.Tail(out, 30))
 		}
 	}
-	lat, err := probe(t, vm, name, *probes, *interval)
+	lat, err := probe(t, vm, name, probes, *interval)
 	if err != nil {
 		r.latencyErr = err.Error()
 		t.Logf("%s round %d: %v", name, round+1, err)
@@ -67,7 +67,7 @@ func measure(t *testing.T, vm *qemutest.VM, name string, round, seq int) (run, e
 			if r, err = parseResult(r, lines[want-1]); err != nil {
 				return r, err
 			}
-			return r, burstAndStop(t, vm, &r)
+			return r, burstAndStop(t, vm, &r, burst)
 		}
 		if strings.Contains(out, "BENCH FAIL") || time.Now().After(deadline) {
 			return r, fmt.Errorf("no result:\n%s", qemutest.Tail(out, 40))
@@ -78,9 +78,9 @@ func measure(t *testing.T, vm *qemutest.VM, name string, round, seq int) (run, e
 
 // burstAndStop sends the burst to the forwarder of r (after its idle stretch), records
 // what came back and has the guest stop the forwarder.
-func burstAndStop(t *testing.T, vm *qemutest.VM, r *run) error {
-	if *burst > 0 {
-		lat, err := probe(t, vm, r.name+"-burst", *burst, *burstGap)
+func burstAndStop(t *testing.T, vm *qemutest.VM, r *run, burst int) error {
+	if burst > 0 {
+		lat, err := probe(t, vm, r.name+"-burst", burst, *burstGap)
 		if err != nil {
 			t.Logf("%s round %d burst: %v", r.name, r.round, err)
 		} else {

@@ -3,9 +3,10 @@ package dpdk
 import (
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"testing"
+
+	"github.com/uiod/uiod/internal/benchstat"
 )
 
 // report logs every run and, per forwarder, the median over the rounds, with the ratios
@@ -92,11 +93,7 @@ func median(rs []run, f func(run) float64) float64 {
 	for i, r := range rs {
 		v[i] = f(r)
 	}
-	sort.Float64s(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	return benchstat.Median(v)
 }
 
 // stallCells are the stall columns of r: per second and as a share of the probe window,

@@ -33,18 +33,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 bash "$repo/scripts/qemu-setup.sh"
 
-src=/usr/share/dpdk/examples/l3fwd-power
-bin=$cache/l3fwd-power/build/l3fwd-power
-if [ ! -x "$bin" ] || [ "$src/main.c" -nt "$bin" ]; then
-	rm -rf "$cache/l3fwd-power"
-	mkdir -p "$cache"
-	cp -r "$src" "$cache/l3fwd-power"
-	# The probes go to 192.0.2.2 (TEST-NET-1): route that /24 to port 1.
-	sed -i 's/^\(\t{RTE_IPV4(1,1,1,0), 24, 0},\)$/\t{RTE_IPV4(192,0,2,0), 24, 1},\n\1/' "$cache/l3fwd-power/main.c"
-	grep -q 'RTE_IPV4(192,0,2,0), 24, 1' "$cache/l3fwd-power/main.c" ||
-		{ echo "run.sh: could not add the probe route to l3fwd-power's LPM table" >&2; exit 1; }
-	make -s -C "$cache/l3fwd-power" shared
-fi
+bin=$(bash "$repo/bench/dpdk/build-l3fwd-power.sh" "$cache")
 
 cd "$repo"
 UIOD_DPDK_BENCH=1 UIOD_L3FWD_POWER=$bin UIOD_DPDK_REPORT=$cache/report.md UIOD_DEVBIND_REPORT=$cache/devbind.md \

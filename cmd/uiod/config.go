@@ -75,16 +75,18 @@ const (
 // it went.
 func validateConfig(l config.Loader, stdout, stderr io.Writer, stdin io.Reader, arg string) int {
 	name := configName(arg)
+	var cfg *config.Config
 	var err error
 	if arg == "-" {
-		_, err = l.Read(stdin)
+		cfg, err = l.Read(stdin)
 	} else {
-		_, err = l.Load(arg)
+		cfg, err = l.Load(arg)
 	}
 	var ve *config.ValidationError
 	switch {
 	case err == nil:
 		fmt.Fprintf(stdout, "%s: ok\n", name)
+		writeMemlock(stdout, name, cfg, l.Root)
 		return configOK
 	case errors.As(err, &ve):
 		for _, fe := range ve.Errors {

@@ -43,7 +43,8 @@ func newDevicesCmd(g *globals) *cobra.Command {
 one has a route: the host is using it), and without a driver. Network controllers only,
 unless --all. A function whose sysfs files cannot be read is listed with its error.
 nic= names the uiod NIC driver that opens the function (ixgbe, igb, virtio); a function
-pci.ids does not name is named by that driver.
+pci.ids does not name is named by that driver. A virtual function shows its physical
+function (pf=ADDR), a physical function with SR-IOV its VFs (vfs=NUM/TOTAL; uiod vf).
 
 ADDR... lists only those functions (of any class), each a PCI address or a network
 interface name (ens3f0); --driver NAME only the functions bound to NAME (none: without a
@@ -160,6 +161,8 @@ func writeDeviceGroups(w io.Writer, devs []pci.DeviceInfo, all bool) {
 
 // deviceLine formats one function, with the uiod NIC driver that opens it as nic=:
 // 0000:01:00.0 '82599ES 10-Gigabit SFI/SFP+ Network Connection 10fb' if=eth0 drv=ixgbe numa=0 iommu=1 msix=64 nic=ixgbe *Active*
+// A virtual function shows its PF (pf=0000:03:00.0), a PF with SR-IOV its VFs out of
+// how many it may have (vfs=2/8).
 // A function pci.ids does not name is named by that driver ('82576 10c9', 'virtio-net 1041').
 func deviceLine(d *pci.DeviceInfo) string {
 	var b strings.Builder
@@ -197,6 +200,12 @@ func deviceLine(d *pci.DeviceInfo) string {
 	}
 	if d.MSIXVectors > 0 {
 		fmt.Fprintf(&b, " msix=%d", d.MSIXVectors)
+	}
+	if d.PhysFn != nil {
+		fmt.Fprintf(&b, " pf=%s", d.PhysFn)
+	}
+	if d.SRIOV != nil {
+		fmt.Fprintf(&b, " vfs=%d/%d", d.SRIOV.NumVFs, d.SRIOV.TotalVFs)
 	}
 	if drv != "" {
 		fmt.Fprintf(&b, " nic=%s", drv)

@@ -131,6 +131,9 @@ func TestLatencyDemoTable(t *testing.T) {
 					t.Errorf("JSON cpu_percent %v over %.3fs, want null %v", rows[i]["cpu_percent"], window, short)
 				}
 				for _, c := range row[3:6] { // µs: a bare number, no unit of its own
+					if c == "n/a" && row[2] == "0" {
+						continue // no sample came back (a loaded machine can starve the run): nothing to show
+					}
 					if strings.TrimRight(c, "0123456789.") != "" {
 						t.Errorf("row %q: latency cell %q is not a number of µs", l, c)
 					}

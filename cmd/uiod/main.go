@@ -162,6 +162,7 @@ var commands = []func(g *globals) *cobra.Command{
 	newRunCmd,
 	newStatusCmd,
 	newUnbindCmd,
+	newVFCmd,
 }
 
 func newLogger(level, format string) (*zap.Logger, error) {

@@ -73,7 +73,7 @@ func TestGuestTimesync(t *testing.T) {
 	dst := net.HardwareAddr{0x01, 0x1b, 0x19, 0, 0, 0} // PTP's layer-2 multicast address
 	send := func(seq uint16, mark bool) {
 		t.Helper()
-		b := tx.RxQueue(0).Pool().Get()
+		b := tx.Pools()[0].Get()
 		b.SetLen(nic.PutPTP(b.Data(), dst, tx.MAC(), nic.PTPSync, seq))
 		if mark {
 			b.MarkTimestamp()

@@ -27,39 +27,20 @@ type Driver struct {
 	Key    []byte // the RSS key the driver programs
 	// TDH and TDT are the offsets of TX queue q's head and tail registers.
 	TDH, TDT func(q int) uint32
-	// Pools returns the mempools of the first queues RX queues of p and the copy pools of those
-	// TX queues.
-	Pools func(p nic.Port, queues int) []*nic.Mempool
+	// Pools returns the mempools of p's RX queues and the copy pools of its TX queues.
+	Pools func(p nic.Port) []*nic.Mempool
 }
 
 // Drivers are the Intel drivers on their model flavours.
 var Drivers = []Driver{
 	{Name: "ixgbe", Flavor: intel.X82599, Key: ixgbe.RSSKey[:],
-		TDH: func(q int) uint32 { return 0x06010 + 0x40*uint32(q) },
-		TDT: func(q int) uint32 { return 0x06018 + 0x40*uint32(q) },
-		Pools: func(p nic.Port, queues int) []*nic.Mempool {
-			x := p.(*ixgbe.Port)
-			return portPools(queues, x.RxQueue, x.TxQueue)
-		}},
+		TDH:   func(q int) uint32 { return 0x06010 + 0x40*uint32(q) },
+		TDT:   func(q int) uint32 { return 0x06018 + 0x40*uint32(q) },
+		Pools: func(p nic.Port) []*nic.Mempool { return p.(*ixgbe.Port).Pools() }},
 	{Name: "igb", Flavor: intel.X82576, Key: igb.RSSKey[:],
-		TDH: func(q int) uint32 { return 0x0E010 + 0x40*uint32(q) },
-		TDT: func(q int) uint32 { return 0x0E018 + 0x40*uint32(q) },
-		Pools: func(p nic.Port, queues int) []*nic.Mempool {
-			x := p.(*igb.Port)
-			return portPools(queues, x.RxQueue, x.TxQueue)
-		}},
-}
-
-// portPools returns the mempools of the RX queues and the copy pools of the TX queues.
-func portPools[R interface{ Pool() *nic.Mempool }, T interface{ CopyPool() *nic.Mempool }](queues int, rx func(int) R, tx func(int) T) []*nic.Mempool {
-	var pools []*nic.Mempool
-	for q := 0; q < queues; q++ {
-		pools = append(pools, rx(q).Pool())
-		if c := tx(q).CopyPool(); c != nil {
-			pools = append(pools, c)
-		}
-	}
-	return pools
+		TDH:   func(q int) uint32 { return 0x0E010 + 0x40*uint32(q) },
+		TDT:   func(q int) uint32 { return 0x0E018 + 0x40*uint32(q) },
+		Pools: func(p nic.Port) []*nic.Mempool { return p.(*igb.Port).Pools() }},
 }
 
 // CloseAndCheck closes the ports of a model pair and checks what closing must leave: every

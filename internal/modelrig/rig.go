@@ -9,7 +9,6 @@ import (
 
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/sim/intel"
 )
@@ -63,7 +62,7 @@ func New(t testing.TB, cfg Config) *Rig {
 			t.Fatalf("open port %d: %v", i, err)
 		}
 		r.Ports[i] = p
-		r.Pools[i] = cfg.Driver.Pools(p, cfg.Queues)
+		r.Pools[i] = cfg.Driver.Pools(p)
 		t.Cleanup(func() { p.Close() }) // for a failed test; closing twice is harmless
 	}
 	pair.Far[1].SetHandler(r.frame)
@@ -76,7 +75,7 @@ func New(t testing.TB, cfg Config) *Rig {
 			dataplane.Queue{Name: fmt.Sprintf("0to1/%d", q), RxPort: r.gate, RxQ: q, TxPort: r.Ports[1], TxQ: q},
 			dataplane.Queue{Name: fmt.Sprintf("1to0/%d", q), RxPort: r.Ports[1], RxQ: q, TxPort: r.gate, TxQ: q})
 	}
-	if procs := irq.ProcsFor(cfg.PollThreads); runtime.GOMAXPROCS(0) < procs {
+	if procs := dataplane.ProcsFor(cfg.PollThreads); runtime.GOMAXPROCS(0) < procs {
 		old := runtime.GOMAXPROCS(procs)
 		t.Cleanup(func() { runtime.GOMAXPROCS(old) })
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // models are the NIC each bench kind models, by NIC name.
-var models = map[string]string{NICIxgbe: "Intel 82599", NICIgb: "Intel 82576", NICVirtio: "virtio-net"}
+var models = map[string]string{NICIxgbe: "Intel 82599", NICIgb: "Intel 82576", NICIgbvf: "Intel 82576 VF", NICVirtio: "virtio-net"}
 
 // Model returns the NIC the bench kind nic (one of NICs, "" for NICIxgbe) models, e.g.
 // "Intel 82599"; an unknown kind is returned as it is.

@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/wire"
@@ -65,8 +65,8 @@ func Run(ctx context.Context, policies []Policy, cfg latency.Config, opts Option
 	if progress == nil {
 		progress = io.Discard
 	}
-	if runtime.GOMAXPROCS(0) < irq.ProcsFor(1) {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(irq.ProcsFor(1)))
+	if runtime.GOMAXPROCS(0) < dataplane.ProcsFor(1) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(dataplane.ProcsFor(1)))
 	}
 	var cable, gen [2]wire.Port
 	for i := range cable {

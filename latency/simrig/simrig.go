@@ -7,16 +7,20 @@ package simrig
 
 import (
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/igb"    // registers the igb driver
+	_ "github.com/uiod/uiod/nic/igbvf"  // registers the igbvf driver
 	_ "github.com/uiod/uiod/nic/ixgbe"  // registers the ixgbe driver
 	_ "github.com/uiod/uiod/nic/virtio" // registers the virtio driver
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
+	simigbvf "github.com/uiod/uiod/sim/igbvf"
 	"github.com/uiod/uiod/sim/intel"
 	simvirtio "github.com/uiod/uiod/sim/virtio"
 	"github.com/uiod/uiod/wire"
@@ -26,11 +30,12 @@ import (
 const (
 	NICIxgbe  = "ixgbe"  // model 82599 ports, the ixgbe driver
 	NICIgb    = "igb"    // model 82576 ports, the igb driver
+	NICIgbvf  = "igbvf"  // model 82576 VFs with their PFs, the igbvf driver
 	NICVirtio = "virtio" // model virtio-net devices, the virtio driver
 )
 
 // NICs lists the NIC names Open accepts, the default first.
-var NICs = []string{NICIxgbe, NICIgb, NICVirtio}
+var NICs = []string{NICIxgbe, NICIgb, NICIgbvf, NICVirtio}
 
 // virtioQueueSize is the model virtio-net's virtqueue size: 1024 descriptors, QEMU's
 // largest rx_queue_size, so the driver's rings hold 512 packets like the Intel ports'.
@@ -67,6 +72,14 @@ func (m intelModel) losses() losses {
 		txErrors: s.TxErrors + s.TxLinkDown, wireLost: s.WireLost}
 }
 
+type vfModel struct{ *simigbvf.Model }
+
+func (m vfModel) losses() losses {
+	s, v := m.Engine().Stats(), m.Stats()
+	return losses{missed: s.Missed + s.QueueDrops, refused: s.BadFrames + s.Filtered + s.RxOff + s.Dropped + v.Filtered + v.TooLong + v.RxOff,
+		txErrors: s.TxErrors + s.TxLinkDown + v.Spoofed + v.TxOff, wireLost: s.WireLost}
+}
+
 type virtioModel struct{ *simvirtio.Model }
 
 func (m virtioModel) losses() losses {
@@ -79,7 +92,10 @@ func (m virtioModel) losses() losses {
 func Open(cables [2]wire.Port) (*Ports, error) { return OpenNIC(NICIxgbe, cables) }
 
 // OpenNIC builds two model ports of the named kind (one of NICs) on cables and opens them
-// with the driver of that name, promiscuous, with MSI-X.
+// with the driver of that name, promiscuous, with MSI-X. A VF cannot be promiscuous: port
+// 0's VF has the probes' destination address from its PF instead, and the PFs' MAC
+// anti-spoof check is off (as "spoofchk off"), since l2fwd sends the probes with their
+// source address.
 func OpenNIC(name string, cables [2]wire.Port) (*Ports, error) {
 	s := &Ports{NIC: name}
 	iommu := sim.NewIOMMU()
@@ -98,6 +114,17 @@ func OpenNIC(name string, cables [2]wire.Port) (*Ports, error) {
 				return nil, fmt.Errorf("model port %d: %w", i, err)
 			}
 			s.models[i], dev = intelModel{m}, m.Device()
+		case NICIgbvf:
+			mac := net.HardwareAddr{0x02, 0x75, 0x69, 0x6f, 0x76, byte(i)}
+			if i == 0 {
+				mac = latency.DefaultAddrs().DstMAC
+			}
+			m, err := simigbvf.New(simigbvf.Config{Addr: addr, MAC: mac, Wire: cables[i], IOMMU: iommu, NoAntiSpoof: true})
+			if err != nil {
+				s.Close()
+				return nil, fmt.Errorf("model port %d: %w", i, err)
+			}
+			s.models[i], dev = vfModel{m}, m.PCI()
 		case NICVirtio:
 			m, err := simvirtio.New(simvirtio.Config{Addr: addr, MAC: []byte{0x52, 0x54, 0, 0x12, 0x34, byte(0x56 + i)},
 				Wire: cables[i], IOMMU: iommu, QueueSize: virtioQueueSize})
@@ -109,7 +136,7 @@ func OpenNIC(name string, cables [2]wire.Port) (*Ports, error) {
 		default:
 			return nil, fmt.Errorf("nic %q: want %s", name, strings.Join(NICs, ", "))
 		}
-		p, err := nic.Open(dev, name, nic.Config{Promiscuous: true})
+		p, err := nic.Open(dev, name, nic.Config{Promiscuous: name != NICIgbvf})
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("open model port %d: %w", i, err)

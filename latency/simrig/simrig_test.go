@@ -61,7 +61,7 @@ func TestRunMeasuresEachPolicy(t *testing.T) {
 // built of the named model and driver, the probes come back, and no frame is lost by a
 // model or driver. An unknown kind is refused naming the ones there are.
 func TestRunOnEachNIC(t *testing.T) {
-	types := map[string]string{NICIxgbe: "*ixgbe.Port", NICIgb: "*igb.Port", NICVirtio: "*virtio.Port"}
+	types := map[string]string{NICIxgbe: "*ixgbe.Port", NICIgb: "*igb.Port", NICIgbvf: "*igbvf.Port", NICVirtio: "*virtio.Port"}
 	for _, name := range NICs {
 		t.Run(name, func(t *testing.T) {
 			var cable [2]wire.Port
@@ -95,7 +95,7 @@ func TestRunOnEachNIC(t *testing.T) {
 		})
 	}
 	_, err := OpenNIC("e1000", [2]wire.Port{})
-	testutil.ErrorContains(t, err, `nic "e1000"`, "ixgbe, igb, virtio")
+	testutil.ErrorContains(t, err, `nic "e1000"`, "ixgbe, igb, igbvf, virtio")
 }
 
 // TestWriteTable prints rows of known figures: one unit per column (latencies in µs

@@ -14,7 +14,7 @@ import (
 
 // driver is this driver on the model's 82576 flavour, for the shared suites.
 var driver = nictest.Driver{
-	Open:      nictest.OpenWith(Open),
+	Open:      nictest.OpenWith(Open, (*Port).intelCore),
 	RSSKey:    RSSKey[:],
 	Family:    nictest.Intel(intel.X82576, intel.Quirks{}),
 	SpeedMbps: 1000,
@@ -78,7 +78,7 @@ func TestOpenUnsupported(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Open(m.Device(), nic.Config{NoIRQ: true, LinkTimeout: 1})
+		_, err = Open(m.Device(), nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 		testutil.ErrorIs(t, err, nic.ErrNoDriver, fmt.Sprintf("unsupported device 8086:%04x", id))
 		testutil.ErrorContains(t, err, "supported are", "8086:10c9 (82576)")
 		m.Close()
@@ -94,4 +94,9 @@ func TestITRValue(t *testing.T) {
 		MaxITR:                 0x1fff << 2, // the exported limit is the field's largest value
 		MaxITR - ITRUnit:       0x1ffe << 2, // and one unit less is one step less
 	})
+}
+
+// TestDocumentedAPI checks that go doc lists the port's methods.
+func TestDocumentedAPI(t *testing.T) {
+	nictest.DocumentsPort(t, "IRQKind", "LinkChanges", "Device")
 }

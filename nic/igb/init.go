@@ -120,7 +120,7 @@ func (p *Port) initRx() error {
 		srrctl &^= intelnic.SrrctlDescTypeMask | i82576.SrrctlBSizePktMask
 		srrctl |= intelnic.SrrctlDescAdvOneBuf | bsize | i82576.SrrctlDropEn
 		r.Write32(i82576.SRRCTL(i), srrctl)
-		intel.ProgramRxRing(&p.Port, i)
+		intel.ProgramRxRing(&p.core, i)
 		r.Write32(i82576.RXDCTL(i), rxdctlThresholds|intelnic.DctlEnable)
 		if err := intel.WaitSet(r, i82576.RXDCTL(i), intelnic.DctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable rx queue %d: %w", i, err)
@@ -130,7 +130,7 @@ func (p *Port) initRx() error {
 	rctl := r.Read32(i82576.RCTL) | i82576.RctlEN | i82576.RctlBAM | i82576.RctlSECRC
 	// Accept frames up to the buffer size (FCS stripped): long packets beyond 1518 bytes,
 	// as far as the 14-bit RLPML reaches (16379 bytes with 16 KiB buffers).
-	if mfs := uint32(p.cfg.BufSize + 4); mfs > intelnic.StdFrameFCS {
+	if mfs := uint32(p.cfg.BufSize + intelnic.FCSLen); mfs > intelnic.StdFrameFCS {
 		rctl |= i82576.RctlLPE
 		r.Write32(i82576.RLPML, min(mfs, i82576.RlpmlMax))
 	} else {
@@ -143,7 +143,7 @@ func (p *Port) initRx() error {
 	}
 	r.Write32(i82576.RCTL, rctl)
 	for i := 0; i < p.NumRxQueues(); i++ {
-		p.RxQueue(i).Fill() // writes RDT
+		p.core.RxQueue(i).Fill() // writes RDT
 	}
 	return nil
 }
@@ -157,7 +157,7 @@ func (p *Port) initTx() error {
 	r := p.bar
 	r.Write32(i82576.TCTL, i82576.TctlConfigure)
 	for i := 0; i < p.NumTxQueues(); i++ {
-		intel.ProgramTxRing(&p.Port, i)
+		intel.ProgramTxRing(&p.core, i)
 		// Descriptor write-backs in order: relaxed ordering off, as DPDK's eth_igb_tx_init
 		// turns it off.
 		r.Write32(i82576.DCATXCTRL(i), r.Read32(i82576.DCATXCTRL(i))&^i82576.DcaTxctlTxWBRO)
@@ -177,5 +177,5 @@ var RSSKey = intel.RSSKey
 // enabled by both of its bits, as Linux's igb_setup_mrqc does: QEMU's igb reads only the
 // one for IPv6 TCP with extension headers (bit 18), the silicon either.
 func (p *Port) setupRSS() {
-	intel.SetupRSS(&p.Port, &RSSKey, i82576.MrqcRSS|intelnic.MrqcRSSFields|i82576.MrqcIPv6TCPEx)
+	intel.SetupRSS(&p.core, &RSSKey, i82576.MrqcRSS|intelnic.MrqcRSSFields|i82576.MrqcIPv6TCPEx)
 }

@@ -33,7 +33,7 @@ func (p *Port) setIVAR(q int, tx bool, vector int) {
 // raises no interrupt), and the receive descriptor write-back cause ICR.RXDW (shared by
 // all queues) and link change in IMS; reading ICR acknowledges.
 func (p *Port) setupInterrupts() error {
-	kind, ok, err := intel.EnableVectors(&p.Port)
+	kind, ok, err := intel.EnableVectors(&p.core)
 	if !ok {
 		return err
 	}
@@ -51,7 +51,7 @@ func (p *Port) setupInterrupts() error {
 		p.other = n
 		r.Write32(i82576.IVARMisc, uint32(n|intelnic.IvarValid)<<8)
 		r.Write32(i82576.EIAC, queueBits)
-		intel.WatchOther(&p.Port, p.otherInterrupt)
+		intel.WatchOther(&p.core, p.otherInterrupt)
 		r.Write32(i82576.ICR, r.Read32(i82576.ICR))
 		r.Write32(i82576.EICR, intelnic.AllCauses)
 		r.Write32(i82576.IMS, i82576.IcrLSC)
@@ -78,7 +78,7 @@ func (p *Port) unmaskINTx(q int) {
 		p.bar.Write32(i82576.ICR, icr)
 	}
 	if icr&i82576.IcrLSC != 0 {
-		intel.LinkChanged(&p.Port)
+		intel.LinkChanged(&p.core)
 	}
 	p.bar.Write32(i82576.IMS, i82576.IcrRXDW)
 }
@@ -95,6 +95,6 @@ func (p *Port) otherInterrupt() {
 	p.bar.Write32(i82576.EICR, 1<<p.other)
 	icr := p.bar.Read32(i82576.ICR)
 	if icr&i82576.IcrLSC != 0 {
-		intel.LinkChanged(&p.Port)
+		intel.LinkChanged(&p.core)
 	}
 }

@@ -139,17 +139,5 @@ func (p *Port) readLink() nic.Link {
 		}
 		return l
 	}
-	v := p.bar.Read32(intelnic.STATUS)
-	l := nic.Link{Up: v&i82576.StatusLU != 0}
-	if l.Up {
-		switch v & i82576.StatusSpeedMask {
-		case 0:
-			l.SpeedMbps = 10
-		case i82576.StatusSpeed100:
-			l.SpeedMbps = 100
-		default:
-			l.SpeedMbps = 1000
-		}
-	}
-	return l
+	return intel.Link82576(p.bar.Read32(intelnic.STATUS))
 }

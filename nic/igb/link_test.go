@@ -45,7 +45,7 @@ func TestOpenLinkModes(t *testing.T) {
 				}
 				return v
 			}})
-			p, err := Open(dev, nic.Config{NoIRQ: true, LinkTimeout: time.Second})
+			p, err := Open(dev, nic.Config{Interrupts: nic.IRQNone, LinkTimeout: time.Second})
 			if tt.wantErr != "" {
 				testutil.ErrorContains(t, err, tt.wantErr)
 				return

@@ -29,7 +29,7 @@ func TestOpenWithoutNVMAutoRead(t *testing.T) {
 	drv := nictest.Driver{
 		Open: nictest.OpenWith(func(dev pci.Device, cfg nic.Config) (*Port, error) {
 			return Open(noNVM(dev), cfg)
-		}),
+		}, (*Port).intelCore),
 		Family:    nictest.Intel(intel.X82576, intel.Quirks{}),
 		SpeedMbps: 1000,
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
@@ -52,10 +53,7 @@ func TestLinkChangeDuringOtherInterrupt(t *testing.T) {
 	armed = true
 	mu.Unlock()
 	m.SetLink(false) // the first change: its handler reads ICR, and the link comes back
-	deadline := time.Now().Add(2 * time.Second)
-	for p.LinkChanges() < 2 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testutil.WaitFor(2*time.Second, func() bool { return p.LinkChanges() >= 2 })
 	if n := p.LinkChanges(); n < 2 {
 		t.Fatalf("%d link changes handled, want 2 (link %+v, model %+v, armed %v)", n, p.Link(), m.Stats(), armed)
 	}

@@ -16,10 +16,10 @@ func init() {
 	intel.Register("igb", Match, intel.DeviceIDs(deviceIDs, func(name string) string { return name }), Open)
 }
 
-// Port is an open 82576 port. It implements nic.Port. Its nic.Port methods and
-// RxQueue, TxQueue, Device, IRQKind and LinkChanges come from the embedded intel.Port.
+// Port is an open 82576 port. It implements nic.Port; its methods forward to the shared
+// Intel core it holds.
 type Port struct {
-	intel.Port // queues, vectors, counters and the nic.Port methods
+	core intel.Port // queues, vectors, counters: the shared Intel driver
 	// Timesync is the IEEE 1588 unit: the port implements nic.Timesync.
 	intel.Timesync
 	bar       pci.Region
@@ -62,10 +62,10 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 	}
 	p := &Port{}
 	ops := intel.Ops{Mask: p.mask, Stop: p.stopRxTx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: p.release}
-	if err := intel.Open(&p.Port, dev, cfg, limits, layout, ops, p.open); err != nil {
+	if err := intel.Open(&p.core, dev, cfg, limits, layout, ops, p.open); err != nil {
 		return nil, err
 	}
-	intel.InitTimesync(&p.Timesync, &p.Port, i82576.Timesync, func(int) (uint32, uint) { return i82576.Timinca, i82576.TimincaShift })
+	intel.InitTimesync(&p.Timesync, &p.core, i82576.Timesync, func(int) (uint32, uint) { return i82576.Timinca, i82576.TimincaShift })
 	return p, nil
 }
 
@@ -75,7 +75,7 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 	if err := p.resetHW(); err != nil {
 		return err
 	}
-	if err := intel.ReadMAC(&p.Port); err != nil {
+	if err := intel.ReadMAC(&p.core); err != nil {
 		return err
 	}
 	if err := p.readMedia(); err != nil {
@@ -87,8 +87,8 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 	if err := p.startLink(); err != nil {
 		return err
 	}
-	intel.ReadCounters(&p.Port)
-	if err := intel.StartQueues(&p.Port, p.disableQueues, p.initRx, p.initTx, p.setupInterrupts); err != nil {
+	intel.ReadCounters(&p.core)
+	if err := intel.StartQueues(&p.core, p.disableQueues, p.initRx, p.initTx, p.setupInterrupts); err != nil {
 		return err
 	}
 	p.waitLink(p.cfg.LinkTimeout)

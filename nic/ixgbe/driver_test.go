@@ -10,7 +10,7 @@ import (
 
 // driver is this driver on the 82599 model, for the shared suites.
 var driver = nictest.Driver{
-	Open:      nictest.OpenWith(Open),
+	Open:      nictest.OpenWith(Open, (*Port).intelCore),
 	RSSKey:    RSSKey[:],
 	Family:    nictest.Intel(intel.X82599, intel.Quirks{}),
 	SpeedMbps: 10000,
@@ -19,3 +19,8 @@ var driver = nictest.Driver{
 
 // TestDriver runs the conformance suites (see nictest.Run).
 func TestDriver(t *testing.T) { nictest.Run(t, driver) }
+
+// TestDocumentedAPI checks that go doc lists the port's methods.
+func TestDocumentedAPI(t *testing.T) {
+	nictest.DocumentsPort(t, "IRQKind", "LinkChanges", "Device")
+}

@@ -20,7 +20,7 @@ func Example() {
 	defer pair.Close()
 	modelA, modelB := pair.Models[0], pair.Models[1]
 	inA, outB := pair.Far[0], pair.Far[1] // the test's ends of the ports' wires
-	cfg := nic.Config{RxRing: 256, TxRing: 256, NoIRQ: true, Promiscuous: true}
+	cfg := nic.Config{RxRing: 256, TxRing: 256, Interrupts: nic.IRQNone, Promiscuous: true}
 	a, err := nic.Open(modelA.Device(), "auto", cfg)
 	if err != nil {
 		log.Fatal(err)

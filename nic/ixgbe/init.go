@@ -50,7 +50,7 @@ func (p *Port) initRx() error {
 	// Accept frames up to the buffer size (FCS stripped): jumbo frames beyond 1518 bytes,
 	// up to the 82599's 9728.
 	hlreg0 := r.Read32(i82599.HLREG0) | i82599.Hlreg0RxCRCStrp
-	mfs := min(uint32(p.cfg.BufSize+4), i82599.MaxFrameFCS)
+	mfs := min(uint32(p.cfg.BufSize+intelnic.FCSLen), i82599.MaxFrameFCS)
 	if mfs > intelnic.StdFrameFCS {
 		hlreg0 |= i82599.Hlreg0JumboEn
 	} else {
@@ -74,7 +74,7 @@ func (p *Port) initRx() error {
 		srrctl &^= intelnic.SrrctlDescTypeMask | i82599.SrrctlBSizePktMask
 		srrctl |= intelnic.SrrctlDescAdvOneBuf | bsize<<i82599.SrrctlBSizePktShift | i82599.SrrctlDropEn
 		r.Write32(i82599.SRRCTL(i), srrctl)
-		intel.ProgramRxRing(&p.Port, i)
+		intel.ProgramRxRing(&p.core, i)
 		r.Write32(i82599.DCARXCTRL(i), r.Read32(i82599.DCARXCTRL(i))&^i82599.DcaRxCtrlDescWBRO)
 	}
 	r.Write32(intelnic.CTRLEXT, r.Read32(intelnic.CTRLEXT)|i82599.CtrlExtNSDis)
@@ -84,7 +84,7 @@ func (p *Port) initRx() error {
 		if err := intel.WaitSet(r, i82599.RXDCTL(i), intelnic.DctlEnable, time.Second); err != nil {
 			return fmt.Errorf("enable rx queue %d: %w", i, err)
 		}
-		p.RxQueue(i).Fill() // writes RDT
+		p.core.RxQueue(i).Fill() // writes RDT
 	}
 	return nil
 }
@@ -108,7 +108,7 @@ func (p *Port) enableRx() {
 }
 
 // TXDCTL thresholds: prefetch when 32 descriptors are free, write back at once.
-const txdctlThresholds = 32
+const txdctlThresholds = 32 << i82599.TxdctlPthreshShift
 
 // initTx is datasheet section 4.6.8: CRC and padding, the rings, DMA transmit enable,
 // then the queues enabled.
@@ -116,9 +116,9 @@ func (p *Port) initTx() error {
 	r := p.bar
 	r.Write32(i82599.HLREG0, r.Read32(i82599.HLREG0)|i82599.Hlreg0TxCRCEn|i82599.Hlreg0TxPadEn)
 	for i := 0; i < p.NumTxQueues(); i++ {
-		intel.ProgramTxRing(&p.Port, i)
+		intel.ProgramTxRing(&p.core, i)
 		txdctl := r.Read32(i82599.TXDCTL(i))
-		txdctl &^= 0x7f | 0x7f<<8 | 0x7f<<16
+		txdctl &^= i82599.TxdctlThresholds
 		txdctl |= txdctlThresholds
 		r.Write32(i82599.TXDCTL(i), txdctl)
 		// Descriptor write-backs in order: relaxed ordering off (DPDK's

@@ -88,7 +88,7 @@ func TestInitRegisters(t *testing.T) {
 // TestJumboLimit checks that MAXFRS never exceeds the 82599's largest frame, 9728 bytes,
 // however large the buffers.
 func TestJumboLimit(t *testing.T) {
-	_, _, writes := openRecorded(t, nic.Config{BufSize: 16 * 1024, NoIRQ: true, LinkTimeout: 1})
+	_, _, writes := openRecorded(t, nic.Config{BufSize: 16 * 1024, Interrupts: nic.IRQNone, LinkTimeout: 1})
 	for _, v := range nictest.Written(*writes, i82599.MAXFRS) {
 		if mfs := v >> i82599.MaxfrsShift; mfs > 9728 {
 			t.Errorf("MAXFRS.MFS %d, beyond the 82599's 9728", mfs)

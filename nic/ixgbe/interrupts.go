@@ -30,7 +30,7 @@ func (p *Port) setIVAR(q int, tx bool, vector int) {
 // acknowledges. Every cause stays masked except link change; EnableRxInterrupt unmasks a
 // queue's.
 func (p *Port) setupInterrupts() error {
-	kind, ok, err := intel.EnableVectors(&p.Port)
+	kind, ok, err := intel.EnableVectors(&p.core)
 	if !ok {
 		return err
 	}
@@ -53,7 +53,7 @@ func (p *Port) setupInterrupts() error {
 		for q := 0; q < n; q++ {
 			r.Write32(i82599.EITR(q), itr)
 		}
-		intel.WatchOther(&p.Port, p.otherInterrupt)
+		intel.WatchOther(&p.core, p.otherInterrupt)
 	} else {
 		r.Write32(i82599.EIAC, 0)
 		r.Write32(i82599.EITR(0), itr)
@@ -69,7 +69,7 @@ func (p *Port) setupInterrupts() error {
 // there, and unmasks RX queue q's cause (EICR bit q).
 func (p *Port) unmaskINTx(q int) {
 	if eicr := p.bar.Read32(i82599.EICR); eicr&i82599.EicrLSC != 0 {
-		intel.LinkChanged(&p.Port)
+		intel.LinkChanged(&p.core)
 	}
 	p.bar.Write32(i82599.EIMS, 1<<q)
 }
@@ -81,5 +81,5 @@ func (p *Port) maskINTx(q int) { p.bar.Write32(i82599.EIMC, 1<<q) }
 // (EICR is write-1-to-clear; reading it would also clear queue causes still masked).
 func (p *Port) otherInterrupt() {
 	p.bar.Write32(i82599.EICR, i82599.EicrLSC)
-	intel.LinkChanged(&p.Port)
+	intel.LinkChanged(&p.core)
 }

@@ -46,7 +46,7 @@ func TestLinkKeepsEEPROMMode(t *testing.T) {
 				}
 				return read(off, v)
 			})
-			p, err := Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 2 * time.Second})
+			p, err := Open(dev, nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 2 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func TestLinkRefusesModeMediaCannotRun(t *testing.T) {
 			}
 			return v
 		})
-		p, err := Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 1})
+		p, err := Open(dev, nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 		if err == nil {
 			p.Close()
 			t.Errorf("%04x with LMS %d opened", tt.id, tt.lms)
@@ -126,7 +126,7 @@ func TestLinkSpeed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := Open(m.Device(), nic.Config{NoIRQ: true, LinkTimeout: 2 * time.Second})
+			p, err := Open(m.Device(), nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 2 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,7 @@ func TestOpenRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := nic.Open(m.Device(), "auto", nic.Config{NoIRQ: true, LinkTimeout: 1})
+	p, err := nic.Open(m.Device(), "auto", nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,11 +88,11 @@ func TestOpenUnsupported(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := fmt.Sprintf("unsupported device 8086:%04x", id)
-		_, err = Open(m.Device(), nic.Config{NoIRQ: true, LinkTimeout: 1})
+		_, err = Open(m.Device(), nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 		testutil.ErrorIs(t, err, nic.ErrNoDriver, want)
 		testutil.ErrorContains(t, err, "supported are", "8086:10fb (82599 SFP+)")
 		for _, name := range []string{"auto", "ixgbe"} {
-			_, err = nic.Open(m.Device(), name, nic.Config{NoIRQ: true, LinkTimeout: 1})
+			_, err = nic.Open(m.Device(), name, nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 			testutil.ErrorIs(t, err, nic.ErrNoDriver, want)
 			testutil.ErrorContains(t, err, "supported are", "8086:10fb (82599 SFP+)")
 		}

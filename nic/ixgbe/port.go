@@ -17,10 +17,10 @@ func init() {
 	intel.Register("ixgbe", Match, intel.DeviceIDs(deviceIDs, func(d device) string { return d.name }), Open)
 }
 
-// Port is an open 82599 port. It implements nic.Port. Its nic.Port methods and
-// RxQueue, TxQueue, Device, IRQKind and LinkChanges come from the embedded intel.Port.
+// Port is an open 82599 port. It implements nic.Port; its methods forward to the shared
+// Intel core it holds.
 type Port struct {
-	intel.Port // queues, vectors, counters and the nic.Port methods
+	core intel.Port // queues, vectors, counters: the shared Intel driver
 	// Timesync is the IEEE 1588 unit: the port implements nic.Timesync.
 	intel.Timesync
 	bar pci.Region
@@ -63,10 +63,10 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 	}
 	p := &Port{id: d}
 	ops := intel.Ops{Mask: p.mask, Stop: p.stopRx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: p.release}
-	if err := intel.Open(&p.Port, dev, cfg, limits, layout, ops, p.open); err != nil {
+	if err := intel.Open(&p.core, dev, cfg, limits, layout, ops, p.open); err != nil {
 		return nil, err
 	}
-	intel.InitTimesync(&p.Timesync, &p.Port, i82599.Timesync, i82599.TimincaFor)
+	intel.InitTimesync(&p.Timesync, &p.core, i82599.Timesync, i82599.TimincaFor)
 	return p, nil
 }
 
@@ -79,11 +79,11 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 	if err := p.setupLink(); err != nil {
 		return err
 	}
-	intel.ReadCounters(&p.Port) // the registers are read-to-clear: start from zero
-	if err := intel.ReadMAC(&p.Port); err != nil {
+	intel.ReadCounters(&p.core) // the registers are read-to-clear: start from zero
+	if err := intel.ReadMAC(&p.core); err != nil {
 		return err
 	}
-	if err := intel.StartQueues(&p.Port, p.initRx, p.initTx, p.setupInterrupts); err != nil {
+	if err := intel.StartQueues(&p.core, p.initRx, p.initTx, p.setupInterrupts); err != nil {
 		return err
 	}
 	p.enableRx()

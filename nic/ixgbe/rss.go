@@ -13,4 +13,4 @@ var RSSKey = intel.RSSKey
 // setupRSS spreads flows over the RX queues when there is more than one: a Toeplitz hash
 // over the IPv4/IPv6 addresses and TCP/UDP ports picks one of 128 redirection-table
 // entries, filled round-robin with the queue numbers.
-func (p *Port) setupRSS() { intel.SetupRSS(&p.Port, &RSSKey, i82599.MrqcRSSEn|intelnic.MrqcRSSFields) }
+func (p *Port) setupRSS() { intel.SetupRSS(&p.core, &RSSKey, i82599.MrqcRSSEn|intelnic.MrqcRSSFields) }

@@ -20,7 +20,7 @@ func TestRxEnabledWithSecurityPathHalted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var writes []nictest.RegWrite
-	p, err := Open(nictest.Recorded(m.Device(), &writes, nil), nic.Config{NoIRQ: true, LinkTimeout: 1})
+	p, err := Open(nictest.Recorded(m.Device(), &writes, nil), nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestRxEnableWaitsForSecurityPath(t *testing.T) {
 		}
 		return read(off, v)
 	})
-	p, err := Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 1})
+	p, err := Open(dev, nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,8 +102,7 @@ func TestIntegrationOpen(t *testing.T) {
 		b.SetLen(copy(b.Data(), req))
 		bufs[0] = b
 		p.TxBurst(2, bufs[:1])
-		deadline := time.Now().Add(100 * time.Millisecond)
-		for time.Now().Before(deadline) {
+		return testutil.WaitFor(100*time.Millisecond, func() bool {
 			n := p.RxBurst(0, bufs)
 			for _, f := range bufs[:n] {
 				fb := f.Bytes()
@@ -112,12 +111,8 @@ func TestIntegrationOpen(t *testing.T) {
 				}
 				f.Free()
 			}
-			if reply != nil {
-				return true
-			}
-			time.Sleep(time.Millisecond)
-		}
-		return false
+			return reply != nil
+		})
 	})
 	if !ok {
 		t.Fatalf("no ARP reply from the kernel (stats %+v)", p.Stats())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/uiod/uiod/internal/hw/pcispec"
 	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/pci"
 )
@@ -26,9 +27,6 @@ type capabilities struct {
 // errNoModern says the function has no modern virtio interface.
 var errNoModern = errors.New("no virtio 1.x capabilities")
 
-// maxCapWalk bounds the capability walk (a looping list).
-const maxCapWalk = 48
-
 // capAlign is the alignment the spec requires of each structure's offset (the ISR has
 // none).
 var capAlign = [...]uint32{virtiospec.CapCommon: 4, virtiospec.CapNotify: 2, virtiospec.CapISR: 1, virtiospec.CapDevice: 4}
@@ -37,40 +35,30 @@ var capAlign = [...]uint32{virtiospec.CapCommon: 4, virtiospec.CapNotify: 2, vir
 // offset 0, and returns the first common, notify, ISR and device-configuration
 // capabilities, as the spec tells a driver to use the first one of each type it can.
 // Capabilities of other types, naming a reserved BAR or an I/O BAR, with a misaligned
-// offset or too short are skipped. A list that loops or leaves cfg is an error, as is a
-// missing structure (naming why a capability of its type was skipped).
+// offset or too short are skipped. A list that is malformed or leaves cfg is an error
+// (pci.WalkCapabilities), as is a missing structure (naming why a capability of its type
+// was skipped).
 func parseCapabilities(cfg []byte) (capabilities, error) {
 	var c capabilities
-	if len(cfg) < 0x40 {
+	if len(cfg) < pcispec.HeaderLen {
 		return c, fmt.Errorf("config space of %d bytes: %w", len(cfg), pci.ErrTruncated)
-	}
-	if binary.LittleEndian.Uint16(cfg[pci.CfgStatus:])&pci.StatusCapList == 0 {
-		return c, errNoModern
 	}
 	var found [virtiospec.CapDevice + 1]bool
 	var skipped [virtiospec.CapDevice + 1]string
-	ptr := int(cfg[pci.CfgCapPointer]) &^ 3
-	for i := 0; ptr != 0; i++ {
-		if i == maxCapWalk {
-			return c, fmt.Errorf("capability list: more than %d entries (a loop)", maxCapWalk)
-		}
-		if ptr < 0x40 || ptr+2 > len(cfg) {
-			return c, fmt.Errorf("capability list: pointer 0x%02x outside %d bytes", ptr, len(cfg))
-		}
-		next := int(cfg[ptr+1]) &^ 3
-		if cfg[ptr] != virtiospec.CapIDVendor {
-			ptr = next
-			continue
+	var bad error // a virtio capability that leaves cfg
+	err := pci.WalkCapabilities(cfg, func(ptr int, id uint8) bool {
+		if id != virtiospec.CapIDVendor {
+			return true
 		}
 		if ptr+virtiospec.CapLen > len(cfg) {
-			return c, fmt.Errorf("virtio capability at 0x%02x: beyond %d bytes", ptr, len(cfg))
+			bad = fmt.Errorf("virtio capability at 0x%02x: beyond %d bytes", ptr, len(cfg))
+			return false
 		}
 		capLen := int(cfg[ptr+2])
 		typ := cfg[ptr+virtiospec.CapOffType]
 		bar := int(cfg[ptr+virtiospec.CapOffBAR])
 		if typ < virtiospec.CapCommon || typ > virtiospec.CapDevice || found[typ] || bar > 5 || capLen < virtiospec.CapLen {
-			ptr = next
-			continue
+			return true
 		}
 		s := capability{
 			bar:    bar,
@@ -79,34 +67,38 @@ func parseCapabilities(cfg []byte) (capabilities, error) {
 		}
 		if why := unusable(cfg, s, typ); why != "" {
 			skipped[typ] = fmt.Sprintf(" (the one at 0x%02x %s)", ptr, why)
-			ptr = next
-			continue
+			return true
 		}
 		switch typ {
 		case virtiospec.CapCommon:
 			if s.length < virtiospec.ComLen {
-				ptr = next
-				continue
+				return true
 			}
 			c.common = s
 		case virtiospec.CapNotify:
 			if capLen < virtiospec.CapNotifyLen || ptr+virtiospec.CapNotifyLen > len(cfg) {
-				ptr = next
-				continue
+				return true
 			}
 			c.notify = s
 			c.notifyMult = binary.LittleEndian.Uint32(cfg[ptr+virtiospec.CapOffMult:])
 		case virtiospec.CapISR:
 			if s.length < 1 {
-				ptr = next
-				continue
+				return true
 			}
 			c.isr = s
 		case virtiospec.CapDevice:
 			c.device = s
 		}
 		found[typ] = true
-		ptr = next
+		return true
+	})
+	switch {
+	case errors.Is(err, pci.ErrNoCapability):
+		return c, errNoModern
+	case err != nil:
+		return c, err
+	case bad != nil:
+		return c, bad
 	}
 	for typ, name := range [...]string{virtiospec.CapCommon: "common", virtiospec.CapNotify: "notify", virtiospec.CapISR: "isr", virtiospec.CapDevice: "device"} {
 		if typ >= virtiospec.CapCommon && !found[typ] {

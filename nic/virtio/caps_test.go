@@ -79,6 +79,13 @@ func TestParseCapabilities(t *testing.T) {
 	if _, err := parseCapabilities(make([]byte, 16)); !errors.Is(err, pci.ErrTruncated) {
 		t.Fatalf("short space: %v", err)
 	}
+	// The list is walked by pci.WalkCapabilities, as every other capability list is: a
+	// pointer with its reserved low bits set is malformed there too.
+	unaligned := capSpace(full...)
+	unaligned[pci.CfgCapPointer] |= 1
+	if _, err := parseCapabilities(unaligned); !errors.Is(err, pci.ErrMalformed) {
+		t.Fatalf("unaligned pointer: %v", err)
+	}
 }
 
 func TestParseModelCapabilities(t *testing.T) {

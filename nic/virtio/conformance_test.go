@@ -78,7 +78,7 @@ var _ nictest.Port = testPort{}
 func (p testPort) Pools() []*nic.Mempool     { return p.pools }
 func (p testPort) RxPool(q int) *nic.Mempool { return p.rx[q].pool }
 func (p testPort) RxPosted(q int) int        { return p.rx[q].posted }
-func (p testPort) TxCopies(q int) uint64     { return p.tx[q].nCopies }
+func (p testPort) TxCopies(q int) uint64     { return p.tx[q].nCopies.Load() }
 func (p testPort) Reclaim(q int)             { p.tx[q].reclaim() }
 
 // SetRxAddr writes the buffer address of slot 0 (descriptor 1, after its header), the
@@ -123,4 +123,9 @@ func (d *deviceSide) complete(n int, length uint32) {
 		d.used++
 	}
 	sim.StoreUint32(b[l.used:], uint32(d.used)<<16)
+}
+
+// TestDocumentedAPI checks that go doc lists the port's methods.
+func TestDocumentedAPI(t *testing.T) {
+	nictest.DocumentsPort(t, "IRQKind", "LinkChanges", "Device")
 }

@@ -12,7 +12,7 @@ import (
 // one command (the shared MultiQueue suite checks the steering over them).
 func TestControlQueue(t *testing.T) {
 	const queues = 4
-	h, p := openTest(t, simvirtio.Config{MaxPairs: 8}, nic.Config{RxQueues: queues, TxQueues: queues, NoIRQ: true}, Options{})
+	h, p := openTest(t, simvirtio.Config{MaxPairs: 8}, nic.Config{RxQueues: queues, TxQueues: queues, Interrupts: nic.IRQNone}, Options{})
 	vm := h.Virtio()
 	if n := vm.Pairs(); n != queues || vm.Stats().CtrlCommands != 1 {
 		t.Fatalf("model uses %d pairs after %d control commands, want %d after 1", n, vm.Stats().CtrlCommands, queues)
@@ -25,7 +25,7 @@ func TestControlQueue(t *testing.T) {
 // TestSinglePair runs on a device without multi-queue: its control queue is virtqueue 2
 // and no pair count is set.
 func TestSinglePair(t *testing.T) {
-	h, p := openTest(t, simvirtio.Config{MaxPairs: 1}, nic.Config{RxRing: 64, TxRing: 64, NoIRQ: true}, Options{})
+	h, p := openTest(t, simvirtio.Config{MaxPairs: 1}, nic.Config{RxRing: 64, TxRing: 64, Interrupts: nic.IRQNone}, Options{})
 	if p.has(virtiospec.FeatMQ) || p.ctrl == nil || p.ctrl.index != 2 {
 		t.Fatalf("features %#x, control queue %+v: want no MQ and the control queue at 2", p.Features(), p.ctrl)
 	}

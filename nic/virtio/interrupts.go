@@ -17,7 +17,7 @@ import (
 // vp_find_vqs falls back to: one that every RX queue shares and one for configuration
 // changes; with the default mode and not even two, INTx.
 func (p *Port) enableVectors(pairs int) error {
-	if p.cfg.NoIRQ {
+	if p.cfg.Interrupts == nic.IRQNone {
 		return nil
 	}
 	s, err := vectors.Enable(p.dev, p.cfg.Interrupts, pairs)
@@ -87,9 +87,9 @@ func (p *Port) EnableRxInterrupt(q int) {
 	if p.irqs.Kind == irq.INTx {
 		p.ackISR()
 	}
-	if rq := p.rx[q]; rq.gate.enter() {
+	if rq := p.rx[q]; rq.gate.Enter() {
 		rq.arm()
-		rq.gate.leave()
+		rq.gate.Leave()
 	}
 	if p.irqs.Kind == irq.INTx {
 		p.irqs.Rx[q].Rearm()
@@ -101,9 +101,9 @@ func (p *Port) DisableRxInterrupt(q int) {
 	if p.irqs.Rx == nil {
 		return
 	}
-	if rq := p.rx[q]; rq.gate.enter() {
+	if rq := p.rx[q]; rq.gate.Enter() {
 		rq.disarm()
-		rq.gate.leave()
+		rq.gate.Leave()
 	}
 }
 

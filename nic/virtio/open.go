@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/pcispec"
 	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/vectors"
@@ -41,9 +42,9 @@ func open(dev pci.Device, cfg nic.Config, opt Options) (*Port, error) {
 	if !Match(vendor, device) {
 		return nil, fmt.Errorf("%04x:%04x is not a virtio-net function: %w", vendor, device, nic.ErrNoDriver)
 	}
-	space := make([]byte, 256)
+	space := make([]byte, pcispec.ConfigLen)
 	n, err := dev.Config().ReadAt(space, 0)
-	if n < 0x40 {
+	if n < pcispec.HeaderLen {
 		return nil, fmt.Errorf("read config space: %d bytes: %w", n, err)
 	}
 	space = space[:n]
@@ -174,8 +175,8 @@ func ctrlNote(ctrl bool) string {
 	return ""
 }
 
-// start runs the bring-up after reset: features, configuration, vectors, the queues
-// (memory, then registers), bus mastering, then run.
+// start runs the bring-up after reset: features and configuration, the checks of the
+// port's configuration against them, vectors, the queues, then the device running.
 func (p *Port) start(opt Options) error {
 	if err := p.negotiate(opt); err != nil {
 		return err
@@ -183,6 +184,26 @@ func (p *Port) start(opt Options) error {
 	if err := p.readConfig(); err != nil {
 		return err
 	}
+	if err := p.checkConfig(); err != nil {
+		return err
+	}
+	if err := p.enableVectors(p.cfg.RxQueues); err != nil {
+		return err
+	}
+	if p.msix() {
+		if err := p.setConfigVector(); err != nil {
+			return err
+		}
+	}
+	if err := p.newQueues(); err != nil {
+		return err
+	}
+	return p.goLive()
+}
+
+// checkConfig checks the port's configuration against what the device offers: queue
+// pairs (and multi-queue), ring sizes, and buffers that hold a whole frame.
+func (p *Port) checkConfig() error {
 	cfg := p.cfg
 	if err := cfg.Validate(nic.Limits{Queues: p.maxPairs, Ring: maxRing}); err != nil {
 		return err
@@ -193,22 +214,18 @@ func (p *Port) start(opt Options) error {
 	if cfg.BufSize < maxFrame {
 		return fmt.Errorf("buffer size %d: a %d-byte frame must fit one buffer (mergeable receive buffers are not used)", cfg.BufSize, maxFrame)
 	}
-	pairs := cfg.RxQueues
-	if pairs > 1 && !p.has(virtiospec.FeatMQ) {
+	if pairs := cfg.RxQueues; pairs > 1 && !p.has(virtiospec.FeatMQ) {
 		return fmt.Errorf("%d queue pairs: device has no multi-queue: %w", pairs, pci.ErrNotSupported)
 	}
-	if err := p.enableVectors(pairs); err != nil {
-		return err
-	}
-	msix := p.msix()
-	t, dma := p.t, p.dev.DMA()
-	if msix {
-		if err := p.setConfigVector(); err != nil {
-			return err
-		}
-	}
-	eventIdx := p.has(virtiospec.FeatEventIdx)
-	for i := 0; i < pairs; i++ {
+	return nil
+}
+
+// newQueues allocates and programs the RX queues with their pools (filled), the TX
+// queues with their copy pools, and the control queue when the device has one.
+func (p *Port) newQueues() error {
+	cfg, t, dma := p.cfg, p.t, p.dev.DMA()
+	msix, eventIdx := p.msix(), p.has(virtiospec.FeatEventIdx)
+	for i := 0; i < cfg.RxQueues; i++ {
 		q, err := newVQ(t, dma, uint16(2*i), 2*cfg.RxRing, p.rxVector(i), msix, eventIdx)
 		if err != nil {
 			return err
@@ -244,6 +261,12 @@ func (p *Port) start(opt Options) error {
 		p.rings = append(p.rings, c.ring.mem)
 		p.ctrl = c
 	}
+	return nil
+}
+
+// goLive turns bus mastering on, runs the device, watches its configuration changes and
+// waits up to the link timeout for the link.
+func (p *Port) goLive() error {
 	if err := pci.SetBusMaster(p.dev.Config(), true); err != nil {
 		return err
 	}
@@ -256,7 +279,7 @@ func (p *Port) start(opt Options) error {
 			p.watch = w
 		}
 	}
-	deadline := time.Now().Add(cfg.LinkTimeout)
+	deadline := time.Now().Add(p.cfg.LinkTimeout)
 	for !p.Link().Up && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}

@@ -47,7 +47,7 @@ func TestAccessPlatform(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer m.Close()
-				_, err = Open(m.PCI(), nic.Config{NoIRQ: true})
+				_, err = Open(m.PCI(), nic.Config{Interrupts: nic.IRQNone})
 				if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "no-IOMMU") || !errors.Is(err, pci.ErrNotSupported) {
 					t.Fatalf("open: %v, want ErrNotSupported naming %q and no-IOMMU mode", err, tt.want)
 				}
@@ -56,7 +56,7 @@ func TestAccessPlatform(t *testing.T) {
 				}
 				return
 			}
-			h := nictest.NewOn(t, driverWith(simvirtio.Config{NoAccessPlatform: tt.noAccess}, Options{}), nic.Config{NoIRQ: true}, nictest.ModelConfig{IOMMU: iommu})
+			h := nictest.NewOn(t, driverWith(simvirtio.Config{NoAccessPlatform: tt.noAccess}, Options{}), nic.Config{Interrupts: nic.IRQNone}, nictest.ModelConfig{IOMMU: iommu})
 			p := h.Port.(testPort).Port
 			if got, want := p.has(virtiospec.FeatAccessPlat), !tt.noAccess; got != want {
 				t.Errorf("ACCESS_PLATFORM negotiated %v, want %v", got, want)
@@ -95,7 +95,7 @@ func forwardBack(t *testing.T, h *nictest.Harness, p *Port, n int) {
 func TestZeroLengthTx(t *testing.T) {
 	for _, m := range eventModes {
 		t.Run(m.name, func(t *testing.T) {
-			h, p := openTest(t, m.mc, nic.Config{NoIRQ: true}, m.opt)
+			h, p := openTest(t, m.mc, nic.Config{Interrupts: nic.IRQNone}, m.opt)
 			h.Send(3)
 			bufs := make([]*nic.Buf, 3)
 			got := 0

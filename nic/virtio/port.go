@@ -135,11 +135,11 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return gatedBurst(p.tx[q], 
 // Call it from the goroutine that owns the queue.
 func (p *Port) TxPending(q int) int {
 	tq := p.tx[q]
-	if !tq.gate.enter() {
+	if !tq.gate.Enter() {
 		return 0 // a reset discards what was in flight
 	}
 	n := tq.inFlight
-	tq.gate.leave()
+	tq.gate.Leave()
 	return n
 }
 

@@ -18,7 +18,7 @@ import (
 func TestNegotiation(t *testing.T) {
 	for _, m := range eventModes {
 		t.Run(m.name, func(t *testing.T) {
-			h, p := openTest(t, m.mc, nic.Config{RxQueues: 2, TxQueues: 2, NoIRQ: true}, m.opt)
+			h, p := openTest(t, m.mc, nic.Config{RxQueues: 2, TxQueues: 2, Interrupts: nic.IRQNone}, m.opt)
 			vm := h.Virtio()
 			if vm.Pairs() != 2 {
 				t.Errorf("model pairs %d, want 2", vm.Pairs())
@@ -100,7 +100,7 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := nic.Open(m.PCI(), "auto", nic.Config{NoIRQ: true})
+	p, err := nic.Open(m.PCI(), "auto", nic.Config{Interrupts: nic.IRQNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestLinkDuringClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := Open(m.PCI(), nic.Config{NoIRQ: true, RxRing: 8, TxRing: 8, PoolSize: 8})
+		p, err := Open(m.PCI(), nic.Config{Interrupts: nic.IRQNone, RxRing: 8, TxRing: 8, PoolSize: 8})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,9 +2,9 @@ package virtio
 
 import (
 	"fmt"
-	"sync/atomic"
 
 	"github.com/uiod/uiod/internal/hw/virtiospec"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -116,7 +116,8 @@ func (q *vq) program(msix bool) error {
 	return nil
 }
 
-// counters are one queue's statistics, readable from any goroutine.
+// counters are one queue's statistics, written by the queue's owner and readable from
+// any goroutine.
 type counters struct {
-	packets, bytes, errors atomic.Uint64
+	packets, bytes, errors nic.Counter
 }

@@ -2,6 +2,7 @@ package virtio
 
 import (
 	"fmt"
+	"github.com/uiod/uiod/nic/internal/gate"
 	"time"
 
 	"github.com/uiod/uiod/internal/hw/virtiospec"
@@ -81,7 +82,7 @@ func (p *Port) recover() error {
 	}
 	deadline := time.Now().Add(gateTimeout)
 	for _, g := range p.gates() {
-		if !g.close(deadline) {
+		if !g.Close(deadline) {
 			p.openGates()
 			return fmt.Errorf("recover: a queue's owner did not leave its burst within %v", gateTimeout)
 		}
@@ -121,8 +122,8 @@ func (p *Port) reinit() error {
 }
 
 // gates lists every queue's gate.
-func (p *Port) gates() []*gate {
-	gs := make([]*gate, 0, len(p.rx)+len(p.tx))
+func (p *Port) gates() []*gate.Gate {
+	gs := make([]*gate.Gate, 0, len(p.rx)+len(p.tx))
 	for _, q := range p.rx {
 		gs = append(gs, &q.gate)
 	}
@@ -134,7 +135,7 @@ func (p *Port) gates() []*gate {
 
 func (p *Port) openGates() {
 	for _, g := range p.gates() {
-		g.open()
+		g.Open()
 	}
 }
 

@@ -23,7 +23,7 @@ func TestNeedsResetRecovery(t *testing.T) {
 	}{
 		{"msix config vector", simvirtio.Config{}, nic.Config{Interrupts: nic.IRQMSIX}, func(*Port) {}},
 		{"intx isr", simvirtio.Config{NoMSIX: true}, nic.Config{Interrupts: nic.IRQINTx}, func(p *Port) { p.EnableRxInterrupt(0) }},
-		{"link read", simvirtio.Config{}, nic.Config{NoIRQ: true}, func(p *Port) {
+		{"link read", simvirtio.Config{}, nic.Config{Interrupts: nic.IRQNone}, func(p *Port) {
 			if l := p.Link(); l.Up && p.Stats().DeviceResets == 0 {
 				t.Errorf("link %+v reported up on a device that needs a reset", l)
 			}
@@ -68,7 +68,7 @@ func TestNeedsResetRecovery(t *testing.T) {
 // device's (the queue not yet reclaimed): the recovery discards them, the queue's next
 // burst frees their buffers and counts them, and the queue takes frames again.
 func TestNeedsResetInFlight(t *testing.T) {
-	h, p := openTest(t, simvirtio.Config{}, nic.Config{NoIRQ: true}, Options{})
+	h, p := openTest(t, simvirtio.Config{}, nic.Config{Interrupts: nic.IRQNone}, Options{})
 	vm := h.Virtio()
 	h.Send(4)
 	bufs := make([]*nic.Buf, 4)

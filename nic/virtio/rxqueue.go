@@ -3,6 +3,7 @@ package virtio
 import (
 	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/gate"
 )
 
 // rxQueue is one receive virtqueue. Slot p is the descriptor pair 2p (its header slot,
@@ -17,7 +18,7 @@ type rxQueue struct {
 	batch    int        // refill when this many slots are free
 	armed    bool       // interrupts requested
 	quietAt  uint16     // lastUsed when used_event was last moved while disarmed
-	gate     gate
+	gate     gate.Gate
 	st       counters
 }
 
@@ -109,7 +110,7 @@ func (q *rxQueue) burst(out []*nic.Buf) int {
 			if n > 0 || bad > 0 {
 				r.setUsedEvent(q.lastUsed)
 			}
-		} else if q.lastUsed-q.quietAt >= 0x4000 {
+		} else if q.lastUsed-q.quietAt >= virtiospec.EventIdxLag {
 			r.setUsedEvent(q.lastUsed - 1)
 			q.quietAt = q.lastUsed
 		}

@@ -120,7 +120,7 @@ func TestInitChecks(t *testing.T) {
 			}
 			cfg := tt.cfg
 			if cfg.Interrupts == nic.IRQDefault {
-				cfg.NoIRQ = true
+				cfg.Interrupts = nic.IRQNone
 			}
 			p, err := Open(dev, cfg)
 			if tt.want != "" {
@@ -157,7 +157,7 @@ func TestSharedMSIX(t *testing.T) {
 	if p.RxVector(1) != v || v.Index != 0 || p.configVector() == nil || p.configVector().Index != 1 {
 		t.Fatalf("vectors: rx %d and %d, config %v", p.RxVector(0).Index, p.RxVector(1).Index, p.configVector())
 	}
-	nictest.Drain(t, v)
+	testutil.Drain(t, v)
 	p.EnableRxInterrupt(1)
 	h.Send(1) // steered by the third source-address byte: pair 0
 	p.EnableRxInterrupt(0)
@@ -172,7 +172,7 @@ func TestSharedMSIX(t *testing.T) {
 // TestOrderPlatform: VIRTIO_F_ORDER_PLATFORM is accepted where the ring's barriers are
 // the hardware ones (amd64), declined elsewhere.
 func TestOrderPlatform(t *testing.T) {
-	_, p := openTest(t, simvirtio.Config{OrderPlatform: true}, nic.Config{NoIRQ: true}, Options{})
+	_, p := openTest(t, simvirtio.Config{OrderPlatform: true}, nic.Config{Interrupts: nic.IRQNone}, Options{})
 	if got := p.has(virtiospec.FeatOrderPlat); got != platformOrdered {
 		t.Fatalf("ORDER_PLATFORM negotiated %v, want %v", got, platformOrdered)
 	}

@@ -32,7 +32,7 @@ func TestRxHeldUntilKick(t *testing.T) {
 	for _, dropKick := range []bool{false, true} {
 		for _, m := range eventModes {
 			t.Run(m.name+map[bool]string{false: "/kick", true: "/kick_dropped"}[dropKick], func(t *testing.T) {
-				h, p := openTest(t, m.mc, nic.Config{RxRing: ring, TxRing: ring, NoIRQ: true}, m.opt)
+				h, p := openTest(t, m.mc, nic.Config{RxRing: ring, TxRing: ring, Interrupts: nic.IRQNone}, m.opt)
 				vm := h.Virtio()
 				if dropKick {
 					q := p.rx[0]
@@ -72,7 +72,7 @@ func TestRxHeldUntilKick(t *testing.T) {
 // driver's back: the model (as QEMU's virtio_error) sets DEVICE_NEEDS_RESET, and the
 // driver recovers and forwards again.
 func TestZeroLengthDescriptorBreaksDevice(t *testing.T) {
-	h, p := openTest(t, simvirtio.Config{}, nic.Config{NoIRQ: true}, Options{})
+	h, p := openTest(t, simvirtio.Config{}, nic.Config{Interrupts: nic.IRQNone}, Options{})
 	h.FaultsOK = true // the zero-length descriptor is a recorded driver fault
 	vm := h.Virtio()
 	binary.LittleEndian.PutUint32(p.rx[0].ring.mem.Bytes[16*1+8:], 0) // slot 0's buffer, the first the device takes

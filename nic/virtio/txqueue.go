@@ -3,6 +3,7 @@ package virtio
 import (
 	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/gate"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -18,9 +19,9 @@ type txQueue struct {
 	lastUsed uint16
 	inFlight int
 	quietAt  uint16
-	nCopies  uint64
+	nCopies  nic.Counter
 	orphans  []*nic.Buf // frames a device reset discarded, freed at the next burst
-	gate     gate
+	gate     gate.Gate
 	st       counters
 }
 
@@ -60,7 +61,7 @@ func (q *txQueue) reclaim() {
 		q.inFlight--
 		b.Free()
 	}
-	if q.eventIdx && q.lastUsed-q.quietAt >= 0x4000 {
+	if q.eventIdx && q.lastUsed-q.quietAt >= virtiospec.EventIdxLag {
 		r.setUsedEvent(q.lastUsed - 1)
 		q.quietAt = q.lastUsed
 	}
@@ -98,7 +99,7 @@ func (q *txQueue) burst(bufs []*nic.Buf) int {
 		}
 		if pool := b.Pool(); pool == q.local {
 			// Same address space as the last buffer: sent as is.
-		} else if pool.DMA() == q.dma {
+		} else if pool.Reachable(q.dma) {
 			q.local = pool
 		} else {
 			c := q.copies.Get()
@@ -115,7 +116,7 @@ func (q *txQueue) burst(bufs []*nic.Buf) int {
 			c.SetLen(copy(c.Data(), b.Bytes()))
 			b.Free()
 			b = c
-			q.nCopies++
+			q.nCopies.Add(1)
 		}
 		p := q.free[len(q.free)-1]
 		q.free = q.free[:len(q.free)-1]

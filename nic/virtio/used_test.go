@@ -18,7 +18,7 @@ func FuzzUsedRing(f *testing.F) {
 	f.Add([]byte{3, 0, 0, 0, 255, 255, 255, 255, 200, 1})
 	f.Add([]byte{8, 0, 0, 0, 12, 0, 0, 0, 2, 0, 8, 0, 0, 0, 72, 0, 0, 0, 2, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h, p := openTest(t, simvirtio.Config{}, nic.Config{RxRing: 16, TxRing: 16, NoIRQ: true}, Options{})
+		h, p := openTest(t, simvirtio.Config{}, nic.Config{RxRing: 16, TxRing: 16, Interrupts: nic.IRQNone}, Options{})
 		h.FaultsOK = true
 		rq, tq := p.rx[0], p.tx[0]
 		seen := map[*nic.Buf]bool{}
@@ -54,7 +54,7 @@ func FuzzUsedRing(f *testing.F) {
 
 // TestTxBadCompletion gives the transmit queue used entries that name no frame in flight.
 func TestTxBadCompletion(t *testing.T) {
-	h, p := openTest(t, simvirtio.Config{}, nic.Config{NoIRQ: true}, Options{})
+	h, p := openTest(t, simvirtio.Config{}, nic.Config{Interrupts: nic.IRQNone}, Options{})
 	r := p.tx[0].ring
 	binary.LittleEndian.PutUint32(r.mem.Bytes[r.usedElemOff(0):], 7) // odd: no head
 	sim.StoreUint32(r.mem.Bytes[r.l.used:], 1<<16)

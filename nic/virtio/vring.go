@@ -1,5 +1,7 @@
 package virtio
 
+import "github.com/uiod/uiod/internal/hw/virtiospec"
+
 // ringLayout places a split virtqueue of size descriptors in one DMA allocation: the
 // descriptor table, the driver area (available ring with used_event and two bytes of
 // padding, so that used_event can be stored as one aligned 32-bit word), the device area
@@ -15,9 +17,9 @@ func align64(n int) int { return (n + 63) &^ 63 }
 
 func layoutFor(size int) ringLayout {
 	l := ringLayout{size: size}
-	l.availLen = 4 + 2*size + 4
-	l.usedLen = 4 + 8*size + 4
-	l.avail = align64(16 * size)
+	l.availLen = virtiospec.UsedEventOff(size) + 4 // used_event stored as a 32-bit word
+	l.usedLen = virtiospec.AvailEventOff(size) + 4 // avail_event likewise
+	l.avail = align64(virtiospec.DescLen * size)
 	l.used = align64(l.avail + l.availLen)
 	l.hdrs = align64(l.used + l.usedLen)
 	l.total = l.hdrs + 16*(size/2)

@@ -46,9 +46,9 @@ func (r *vring) hdr(p int) []byte {
 	return r.mem.Bytes[r.l.hdrs+16*p : r.l.hdrs+16*p+virtiospec.NetHdrLen]
 }
 func (r *vring) size() int             { return r.l.size }
-func (r *vring) usedEventOff() int     { return r.l.avail + 4 + 2*r.l.size }
-func (r *vring) availEventOff() int    { return r.l.used + 4 + 8*r.l.size }
-func (r *vring) usedElemOff(i int) int { return r.l.used + 4 + 8*i }
+func (r *vring) usedEventOff() int     { return r.l.avail + virtiospec.UsedEventOff(r.l.size) }
+func (r *vring) availEventOff() int    { return r.l.used + virtiospec.AvailEventOff(r.l.size) }
+func (r *vring) usedElemOff(i int) int { return r.l.used + virtiospec.UsedElemOff(i) }
 
 // setDesc writes descriptor i whole.
 func (r *vring) setDesc(i int, addr uint64, n uint32, flags, next uint16) {

@@ -1,12 +1,16 @@
 package pcitest
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/uiod/uiod/internal/hw/pcispec"
+)
 
 // ConfigSpace returns 256 bytes of type-0 configuration space with the given ids and a
 // realistic capability list: power management at 0x40, MSI at 0x50, MSI-X at 0x70 (when
 // msixVectors > 0, table size msixVectors) and PCI Express at 0xa0.
 func ConfigSpace(vendor, device uint16, class uint32, revision uint8, msixVectors int) []byte {
-	c := make([]byte, 256)
+	c := make([]byte, pcispec.ConfigLen)
 	le := binary.LittleEndian
 	le.PutUint16(c[0x00:], vendor)
 	le.PutUint16(c[0x02:], device)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -177,6 +178,8 @@ func (k *Kernel) react(rel, path, v string) error {
 			return os.WriteFile(path, []byte("(null)\n"), 0o644)
 		}
 		return os.WriteFile(path, []byte(v+"\n"), 0o644)
+	case len(parts) == 6 && strings.Join(parts[:4], "/") == "sys/bus/pci/devices" && parts[5] == "sriov_numvfs":
+		return k.setVFs(parts[4], path, v)
 	case rel == "sys/module/vfio/parameters/enable_unsafe_noiommu_mode":
 		switch v {
 		case "1", "Y", "y":
@@ -187,6 +190,24 @@ func (k *Kernel) react(rel, path, v string) error {
 		return syscall.EINVAL
 	}
 	return nil
+}
+
+// setVFs reacts to a write of v to pf's sriov_numvfs (at path): the count is created
+// or refused, and a refused write leaves the old count in the file, as sysfs does.
+func (k *Kernel) setVFs(pf, path, v string) error {
+	old := strconv.Itoa(k.tree.NumVFs(pf))
+	n, err := strconv.Atoi(v)
+	if err == nil {
+		err = k.tree.SetVFs(pf, n)
+	} else {
+		err = syscall.EINVAL
+	}
+	if err != nil {
+		if werr := os.WriteFile(path, []byte(old+"\n"), 0o644); werr != nil {
+			return werr
+		}
+	}
+	return err
 }
 
 func (k *Kernel) checkDevice(addr string) error {

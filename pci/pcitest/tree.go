@@ -29,6 +29,8 @@ type Tree struct {
 	routes  []string // lines of proc/net/route after the header
 	routes6 []string // lines of proc/net/ipv6_route
 	native  map[string]string
+	sriov   map[string]SRIOV // by PF address, from AddSRIOV
+	numVFs  map[string]int   // by PF address: the VFs it has
 }
 
 // routeHeader is the first line of /proc/net/route.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	_ "github.com/uiod/uiod/nic/igb"
 	_ "github.com/uiod/uiod/nic/ixgbe"
@@ -121,7 +122,7 @@ func TestDriversOnStrictModel(t *testing.T) {
 			}
 			defer m.Close()
 			const queues = 4
-			p, err := nic.Open(m.Device(), "auto", nic.Config{RxQueues: queues, RxRing: 64, TxRing: 64, NoIRQ: true})
+			p, err := nic.Open(m.Device(), "auto", nic.Config{RxQueues: queues, RxRing: 64, TxRing: 64, Interrupts: nic.IRQNone})
 			if err != nil {
 				t.Fatalf("open: %v (model: %v)", err, m.Device().Err())
 			}
@@ -246,13 +247,14 @@ func TestDriverUnderLateMSIX(t *testing.T) {
 		time.Sleep(time.Millisecond) // polling on, masked: a held-back message comes now
 	}
 	// The last frames may still be on their way to the ring's consumer.
-	for deadline := time.Now().Add(2 * time.Second); got < 2*frames && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	testutil.WaitFor(2*time.Second, func() bool {
 		k := p.RxBurst(0, bufs)
 		for _, b := range bufs[:k] {
 			b.Free()
 		}
 		got += k
-	}
+		return got >= 2*frames
+	})
 	st := m.Stats()
 	t.Logf("%d wake-ups found no frame; model: %d messages, %d throttled, %d sent after their cause was gone", empty, st.Interrupts, st.Throttled, st.LateInterrupts)
 	if got != 2*frames {

@@ -93,9 +93,7 @@ func TestEITRSpacing(t *testing.T) {
 		// Both messages must arrive, the second no earlier than one interval after the
 		// first frame was sent (a lower bound, safe on a noisy machine).
 		var got uint64
-		for deadline := time.Now().Add(time.Second); got < 2 && time.Now().Before(deadline); time.Sleep(50 * time.Microsecond) {
-			got += testutil.Drain(t, vs[0])
-		}
+		testutil.WaitFor(time.Second, func() bool { got += testutil.Drain(t, vs[0]); return got >= 2 })
 		if got != 2 {
 			t.Fatalf("%d messages for two frames, want 2", got)
 		}

@@ -108,9 +108,7 @@ func TestEITRLegacyINTx(t *testing.T) {
 			t.Fatalf("%d interrupts for two frames within one EITR interval, want 1", n)
 		}
 		var got uint64
-		for deadline := time.Now().Add(time.Second); got == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Microsecond) {
-			got = testutil.Drain(t, v)
-		}
+		testutil.WaitFor(time.Second, func() bool { got = testutil.Drain(t, v); return got != 0 })
 		if got != 1 {
 			t.Fatalf("held-back interrupt: %d, want 1", got)
 		}

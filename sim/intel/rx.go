@@ -51,7 +51,7 @@ func (m *Model) receive(frame []byte, ts int64) {
 		m.runt = append(append(m.runt[:0], frame...), make([]byte, minFrame-len(frame))...)
 		frame = m.runt
 	}
-	if len(frame)+4 > m.maxFrame() {
+	if len(frame)+intelnic.FCSLen > m.maxFrame() {
 		m.add(intelnic.ROC, 1)
 		m.st.BadFrames++
 		return

@@ -73,7 +73,7 @@ func (m *Model) countFrame(tx bool, q, n int) {
 		qp, qOct = i82599.QPTC(q), i82599.QBTC(q)
 	}
 	m.add(good, 1)
-	m.add64(octL, octH, uint64(n+4))
+	m.add64(octL, octH, uint64(n+intelnic.FCSLen))
 	switch {
 	case m.cfg.Flavor == X82576:
 		m.add(pq+i82576.PQStride*uint32(q), 1)

@@ -53,7 +53,7 @@ func (m *Model) next(q *queue) (head uint16, ok bool) {
 		m.fault("available index %d is %d entries ahead of %d in a ring of %d", idx, idx-q.lastAvail, q.lastAvail, q.size)
 		return 0, false
 	}
-	b, err := m.dmaAt(q.driver+4+2*uint64(q.lastAvail%q.size), 2, "available ring entry")
+	b, err := m.dmaAt(q.driver+uint64(virtiospec.AvailEntryOff(int(q.lastAvail%q.size))), 2, "available ring entry")
 	if err != nil {
 		return 0, false
 	}
@@ -82,7 +82,7 @@ func (m *Model) chain(q *queue, head uint16, ds []desc) ([]desc, bool) {
 			m.fault("descriptor chain from %d loops", head)
 			return ds, false
 		}
-		b, err := m.dmaAt(q.desc+16*uint64(i), 16, "descriptor")
+		b, err := m.dmaAt(q.desc+virtiospec.DescLen*uint64(i), virtiospec.DescLen, "descriptor")
 		if err != nil {
 			return ds, false
 		}
@@ -148,7 +148,7 @@ func (m *Model) pushUsed(qi int, q *queue, id, n uint32, ahead bool) {
 		return // a broken device completes nothing until it is reset
 	}
 	if !ahead {
-		b, err := m.dmaAt(q.device+4+8*uint64(q.usedIdx%q.size), 8, "used ring entry")
+		b, err := m.dmaAt(q.device+uint64(virtiospec.UsedElemOff(int(q.usedIdx%q.size))), virtiospec.UsedElemLen, "used ring entry")
 		if err != nil {
 			return
 		}
@@ -170,7 +170,7 @@ func (m *Model) pushUsed(qi int, q *queue, id, n uint32, ahead bool) {
 // index was stored (a fenced atomic) before used_event or the flags are loaded.
 func (m *Model) maybeInterrupt(qi int, q *queue, old uint16) {
 	if q.eventIdx {
-		b, err := m.dmaAt(q.driver+4+2*uint64(q.size), 4, "used_event")
+		b, err := m.dmaAt(q.driver+uint64(virtiospec.UsedEventOff(int(q.size))), 4, "used_event")
 		if err != nil {
 			return
 		}
@@ -206,7 +206,7 @@ func (m *Model) setAvailEvent(q *queue) {
 	if !q.eventIdx {
 		return
 	}
-	if b, err := m.dmaAt(q.device+4+8*uint64(q.size), 4, "avail_event"); err == nil {
+	if b, err := m.dmaAt(q.device+uint64(virtiospec.AvailEventOff(int(q.size))), 4, "avail_event"); err == nil {
 		sim.StoreUint32(b, uint32(q.lastAvail))
 	}
 }

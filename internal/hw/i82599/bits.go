@@ -26,6 +26,14 @@ const (
 	Hlreg0JumboEn   = 1 << 2
 	Hlreg0TxPadEn   = 1 << 10
 
+	// TXDCTL thresholds (8.2.3.9.10), each a 7-bit descriptor count: prefetch
+	// (PTHRESH), host (HTHRESH) and write-back (WTHRESH).
+	TxdctlPthreshShift = 0
+	TxdctlHthreshShift = 8
+	TxdctlWthreshShift = 16
+	TxdctlThreshMask   = 0x7f
+	TxdctlThresholds   = TxdctlThreshMask<<TxdctlPthreshShift | TxdctlThreshMask<<TxdctlHthreshShift | TxdctlThreshMask<<TxdctlWthreshShift
+
 	MaxfrsShift = 16   // MFS: largest frame accepted, FCS included
 	MaxFrameFCS = 9728 // the 82599's largest frame (IXGBE_MAX_JUMBO_FRAME_SIZE)
 

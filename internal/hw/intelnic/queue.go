@@ -13,6 +13,10 @@ const (
 	QWBAH   = 0x3C
 	QStride = 0x40
 
+	// MaxDescs bounds a ring's descriptors: the head and tail registers hold 16-bit
+	// indexes.
+	MaxDescs = 1 << 16
+
 	DctlEnable   = 1 << 25 // RXDCTL/TXDCTL queue enable
 	TdwbalEnable = 1 << 0  // TDWBAL: write the head back instead of DD bits
 )

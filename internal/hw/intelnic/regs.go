@@ -87,3 +87,7 @@ const AllCauses = 0xffffffff
 
 // StdFrameFCS is the largest Ethernet frame without jumbo frames, FCS included.
 const StdFrameFCS = 1518
+
+// FCSLen is the bytes of an Ethernet frame check sequence, the CRC the MAC appends on
+// transmit and strips on receive when told to.
+const FCSLen = 4

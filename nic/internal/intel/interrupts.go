@@ -5,6 +5,7 @@ import (
 
 	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/vectors"
 	"github.com/uiod/uiod/pci"
 )
@@ -13,7 +14,7 @@ import (
 // vectors.Enable). It returns the mode in use, and ok false when the configuration asks
 // for no interrupts or the vectors could not be enabled (err says why).
 func EnableVectors(p *Port) (kind irq.Kind, ok bool, err error) {
-	if p.cfg.NoIRQ {
+	if p.cfg.Interrupts == nic.IRQNone {
 		return 0, false, nil
 	}
 	p.irqs, err = vectors.Enable(p.dev, p.cfg.Interrupts, len(p.rx))

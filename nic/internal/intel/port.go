@@ -1,11 +1,12 @@
 // Package intel is the part of the ixgbe and igb drivers that does not depend on the
 // controller: the port's queues, mempools and interrupt vectors, the Port methods of
 // nic.Port, statistics accumulation, RSS programming and the open, abort and close
-// skeletons. A driver embeds Port, describes its registers with a Layout and supplies the
-// controller-specific steps as Ops.
+// skeletons. A driver holds a Port in an unexported field and forwards the nic.Port methods
+// to it (so that go doc lists them), describes its registers with a Layout and supplies
+// the controller-specific steps as Ops.
 //
-// Driver-facing operations are functions taking a *Port rather than methods, so that they
-// are not promoted into the drivers' exported Port types.
+// Driver-facing operations are functions taking a *Port rather than methods, so that a
+// Port's methods are exactly what a driver forwards.
 package intel
 
 import (
@@ -40,6 +41,10 @@ type Layout struct {
 	// QueueDrops is RX queue q's drop counter: frames dropped for lack of a descriptor
 	// with SRRCTL.DROP_EN set (QPRDC on the 82599, RQDPC on the 82576), read-to-clear.
 	QueueDrops func(q int) uint32
+	// Counters, if set, takes the place of the statistics registers (GPRC, GPTC, GORC,
+	// GOTC, MPC and QueueDrops): it returns what the device counted since its last call.
+	// A virtual function's counters wrap instead of clearing on read.
+	Counters func() (rxPackets, rxBytes, txPackets, txBytes uint64)
 }
 
 // Ops are the controller-specific steps the shared code calls. None is on the per-packet
@@ -228,6 +233,21 @@ func (p *Port) TxQueue(q int) *ring.TxQueue { return p.tx[q] }
 
 // Device is the PCI function the port drives.
 func (p *Port) Device() pci.Device { return p.dev }
+
+// Pools are p's buffer pools: each RX queue's mempool, then the copy pool of each TX
+// queue that has one.
+func Pools(p *Port) []*nic.Mempool {
+	var pools []*nic.Mempool
+	for _, q := range p.rx {
+		pools = append(pools, q.Pool())
+	}
+	for _, q := range p.tx {
+		if c := q.CopyPool(); c != nil {
+			pools = append(pools, c)
+		}
+	}
+	return pools
+}
 
 // Register registers an Intel driver with nic.Register under name.
 func Register[P nic.Port](name string, match func(vendor, device uint16) bool, devices []nic.DeviceID, open func(dev pci.Device, cfg nic.Config) (P, error)) {

@@ -20,6 +20,14 @@ func ReadCounters(p *Port) {
 
 // readCounters adds the statistics registers to p.hw. statsMu is held.
 func (p *Port) readCounters() {
+	if p.layout.Counters != nil {
+		rxp, rxb, txp, txb := p.layout.Counters()
+		p.hw.rxPackets += rxp
+		p.hw.rxBytes += rxb
+		p.hw.txPackets += txp
+		p.hw.txBytes += txb
+		return
+	}
 	r := p.bar
 	p.hw.rxPackets += uint64(r.Read32(intelnic.GPRC))
 	p.hw.txPackets += uint64(r.Read32(intelnic.GPTC))

@@ -13,7 +13,7 @@ import (
 // must show up in the port's RxMissed. Intel only: it reads the Intel model's counters.
 func QueueDrops(t *testing.T, drv Driver) {
 	const ring, sent = 16, 40
-	h := New(t, drv, nic.Config{RxRing: ring, TxRing: ring, NoIRQ: true})
+	h := New(t, drv, nic.Config{RxRing: ring, TxRing: ring, Interrupts: nic.IRQNone})
 	h.Send(sent) // nobody receives: the ring fills, the rest is dropped
 	testutil.Eventually(t, 2*time.Second, func() bool {
 		st := h.Intel().Stats()

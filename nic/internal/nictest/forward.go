@@ -14,7 +14,7 @@ import (
 // wraps: a million frames each way (100 000 with -short).
 func Forward(t *testing.T, drv Driver) {
 	const ring = 64
-	h := New(t, drv, nic.Config{RxRing: ring, TxRing: ring, PoolSize: 160, NoIRQ: true})
+	h := New(t, drv, nic.Config{RxRing: ring, TxRing: ring, PoolSize: 160, Interrupts: nic.IRQNone})
 	rng := rand.New(rand.NewPCG(11, 12))
 	frames := 1_000_000
 	if testing.Short() {
@@ -85,7 +85,7 @@ func Forward(t *testing.T, drv Driver) {
 // uio, say): the transmit side must copy and never hand the NIC a bus address it cannot
 // reach, and the originals go back to their pool at once.
 func AcrossAddressSpaces(t *testing.T, drv Driver) {
-	cfg := nic.Config{RxRing: 64, TxRing: 64, NoIRQ: true}
+	cfg := nic.Config{RxRing: 64, TxRing: 64, Interrupts: nic.IRQNone}
 	a, b := New(t, drv, cfg), New(t, drv, cfg)
 	rng := rand.New(rand.NewPCG(31, 32))
 	bufs := make([]*nic.Buf, 32)
@@ -122,7 +122,7 @@ func AcrossAddressSpaces(t *testing.T, drv Driver) {
 // container): the transmit side sends the received buffers without copying.
 func SharedAddressSpace(t *testing.T, drv Driver) {
 	iommu := sim.NewIOMMU()
-	cfg := nic.Config{RxRing: 64, TxRing: 64, NoIRQ: true}
+	cfg := nic.Config{RxRing: 64, TxRing: 64, Interrupts: nic.IRQNone}
 	a := NewOn(t, drv, cfg, ModelConfig{IOMMU: iommu})
 	b := NewOn(t, drv, cfg, ModelConfig{IOMMU: iommu})
 	a.Send(10)

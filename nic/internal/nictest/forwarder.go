@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 )
 
@@ -32,7 +31,7 @@ func NewForwarder(tb testing.TB, drv Driver, maxBatch int) *Forwarder {
 	// device's DMA side and no model code runs.
 	var detached atomic.Bool
 	dev := Hooked(m.PCI(), Hooks{Cut: &detached})
-	p, err := drv.Open(dev, nic.Config{NoIRQ: true, LinkTimeout: 1})
+	p, err := drv.Open(dev, nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 	if err != nil {
 		m.Close()
 		tb.Fatal(err)
@@ -109,7 +108,7 @@ func threadCPU(tb testing.TB) int64 {
 // ArmAllocs checks that arming and disarming a queue's interrupt, which the adaptive idle
 // policy does on every idle transition, allocates nothing in either interrupt mode.
 func ArmAllocs(t *testing.T, drv Driver) {
-	for _, kind := range []irq.Kind{irq.MSIX, irq.INTx} {
+	for _, kind := range drv.IRQKinds() {
 		t.Run(kind.String(), func(t *testing.T) {
 			h := New(t, drv, nic.Config{Interrupts: nic.IRQModeOf(kind)})
 			allocs := testing.AllocsPerRun(1000, func() {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
@@ -205,25 +206,10 @@ func (h *Harness) Consume(q int) int {
 	}
 }
 
-// Drain returns how often v fired since the last Drain.
-func Drain(t testing.TB, v *irq.Vector) uint64 {
-	t.Helper()
-	n, err := v.Drain()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // WaitFired waits up to a second for v to fire and returns the count (0: it did not).
 func WaitFired(t testing.TB, v *irq.Vector) uint64 {
 	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	for time.Now().Before(deadline) {
-		if n := Drain(t, v); n > 0 {
-			return n
-		}
-		time.Sleep(50 * time.Microsecond)
-	}
-	return 0
+	var n uint64
+	testutil.WaitFor(time.Second, func() bool { n = testutil.Drain(t, v); return n > 0 })
+	return n
 }

@@ -55,7 +55,7 @@ func (q *idleQueue) BeforeSleep() {
 // queue and re-polled, right before it waits: the device's interrupt must wake it (a
 // timeout wake-up would mean the frame waited for the full wait timeout).
 func FrameBetweenArmAndWait(t *testing.T, drv Driver) {
-	for _, kind := range []irq.Kind{irq.MSIX, irq.INTx} {
+	for _, kind := range drv.IRQKinds() {
 		t.Run(kind.String(), func(t *testing.T) {
 			h := New(t, drv, nic.Config{Interrupts: nic.IRQModeOf(kind)})
 			q := &idleQueue{p: h.Port}
@@ -133,7 +133,7 @@ func ConcurrentWakeups(t *testing.T, drv Driver) {
 	if testing.Short() {
 		frames = 500
 	}
-	for _, kind := range []irq.Kind{irq.MSIX, irq.INTx} {
+	for _, kind := range drv.IRQKinds() {
 		t.Run(kind.String(), func(t *testing.T) {
 			h := New(t, drv, nic.Config{RxRing: 128, TxRing: 128, Interrupts: nic.IRQModeOf(kind)})
 			var back, worst atomic.Int64

@@ -6,7 +6,7 @@ import (
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/nic/internal/intel/ring"
+	intelcore "github.com/uiod/uiod/nic/internal/intel"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/intel"
@@ -75,37 +75,49 @@ func (m IntelModel) Inject(kind FaultKind, q, n int) { inject(m.Model, kind, q, 
 // QueuePairs implements Model: an Intel NIC has no queue-count setting.
 func (m IntelModel) QueuePairs() (int, bool) { return 0, false }
 
-// Intel is the Intel model behind h.Model (nil on another family).
+// Intel is the Intel model behind h.Model, or the Intel engine behind a VF model (nil
+// on another family).
 func (h *Harness) Intel() *intel.Model {
-	if im, ok := h.Model.(IntelModel); ok {
-		return im.Model
+	switch m := h.Model.(type) {
+	case IntelModel:
+		return m.Model
+	case interface{ Engine() *intel.Model }:
+		return m.Engine()
 	}
 	return nil
 }
 
-// IntelPort is an Intel driver's port: nic.Port with its descriptor rings.
+// IntelPort is an Intel driver's port: nic.Port with its link and interrupt counters.
 type IntelPort interface {
 	nic.Port
-	RxQueue(q int) *ring.RxQueue
-	TxQueue(q int) *ring.TxQueue
 	LinkChanges() uint64
 	IRQKind() (irq.Kind, bool)
 }
 
-// OpenWith adapts an Intel driver's Open function to an Opener.
-func OpenWith[P IntelPort](open func(dev pci.Device, cfg nic.Config) (P, error)) Opener {
+// OpenWith adapts an Intel driver's Open function to an Opener; core is the driver's
+// internal function that hands out the shared Intel port inside its own.
+func OpenWith[P IntelPort](open func(dev pci.Device, cfg nic.Config) (P, error), core func(P) *intelcore.Port) Opener {
 	return func(dev pci.Device, cfg nic.Config) (Port, error) {
 		p, err := open(dev, cfg)
 		if err != nil {
 			return nil, err // not a typed nil in the interface
 		}
-		return intelPort{p}, nil
+		return intelPort{p, core(p)}, nil
 	}
 }
 
-// Rings is the Intel port behind p (nil if p is another family's), for the Intel-only
-// checks.
-func Rings(p Port) IntelPort {
+// Rings is the shared Intel port behind p (nil if p is another family's), for the
+// Intel-only checks on its descriptor rings.
+func Rings(p Port) *intelcore.Port {
+	if ip, ok := p.(intelPort); ok {
+		return ip.core
+	}
+	return nil
+}
+
+// DriverPort is the Intel driver's own port behind p (nil if p is another family's), for
+// a driver's tests of its own methods.
+func DriverPort(p Port) IntelPort {
 	if ip, ok := p.(intelPort); ok {
 		return ip.IntelPort
 	}
@@ -113,32 +125,24 @@ func Rings(p Port) IntelPort {
 }
 
 // intelPort implements Internals over the Intel descriptor rings.
-type intelPort struct{ IntelPort }
+type intelPort struct {
+	IntelPort                 // the driver's port, as users see it
+	core      *intelcore.Port // its rings
+}
 
 var _ Port = intelPort{}
 
-func (p intelPort) Pools() []*nic.Mempool {
-	var pools []*nic.Mempool
-	for q := 0; q < p.NumRxQueues(); q++ {
-		pools = append(pools, p.RxQueue(q).Pool())
-	}
-	for q := 0; q < p.NumTxQueues(); q++ {
-		if c := p.TxQueue(q).CopyPool(); c != nil {
-			pools = append(pools, c)
-		}
-	}
-	return pools
-}
+func (p intelPort) Pools() []*nic.Mempool { return intelcore.Pools(p.core) }
 
-func (p intelPort) RxPool(q int) *nic.Mempool { return p.RxQueue(q).Pool() }
-func (p intelPort) RxPosted(q int) int        { return p.RxQueue(q).Fill() }
-func (p intelPort) TxCopies(q int) uint64     { return p.TxQueue(q).Stats().Copies }
-func (p intelPort) Reclaim(q int)             { p.TxQueue(q).Reclaim() }
+func (p intelPort) RxPool(q int) *nic.Mempool { return p.core.RxQueue(q).Pool() }
+func (p intelPort) RxPosted(q int) int        { return p.core.RxQueue(q).Fill() }
+func (p intelPort) TxCopies(q int) uint64     { return p.core.TxQueue(q).Stats().Copies }
+func (p intelPort) Reclaim(q int)             { p.core.TxQueue(q).Reclaim() }
 
 // SetRxAddr writes the buffer address of descriptor 0, the one a fresh ring fills first
 // (the suites call it before any frame arrived).
 func (p intelPort) SetRxAddr(iommu *sim.IOMMU, q int, bus uint64) error {
-	rq := p.RxQueue(q)
+	rq := p.core.RxQueue(q)
 	ring, err := iommu.Translate(rq.IOVA(), rq.Len())
 	if err != nil {
 		return err
@@ -148,7 +152,7 @@ func (p intelPort) SetRxAddr(iommu *sim.IOMMU, q int, bus uint64) error {
 }
 
 func (p intelPort) DeviceSide(iommu *sim.IOMMU) (DeviceSide, error) {
-	rq, tq := p.RxQueue(0), p.TxQueue(0)
+	rq, tq := p.core.RxQueue(0), p.core.TxQueue(0)
 	d := &intelSide{rxMask: rq.Size() - 1, txMask: tq.Size() - 1}
 	var err error
 	if d.rxDesc, err = iommu.Translate(rq.IOVA(), rq.Len()); err != nil {

@@ -117,6 +117,12 @@ type Family struct {
 	// LargestFrame is the largest frame a buffer of size bytes takes before the MAC's
 	// limit (nil: size).
 	LargestFrame func(size int) int
+	// NoINTx: the function has no INTx pin (an SR-IOV virtual function): the suites run
+	// in MSI-X mode only, and asking for INTx, or falling back to it, fails the open.
+	NoINTx bool
+	// MaxQueues is the most queue pairs the family's driver takes (0: four or more); the
+	// multi-queue suites use as many as there are.
+	MaxQueues int
 	// Faults are the fault cases only this family's model can inject; Faults runs them
 	// after the shared ones.
 	Faults []FaultCase

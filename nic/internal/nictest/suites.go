@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/sim"
 )
@@ -16,9 +15,10 @@ import (
 // Open checks a strict init in both interrupt modes: no protocol fault, the model's MAC,
 // link up at the model's speed, the queues and vectors asked for.
 func Open(t *testing.T, drv Driver) {
-	for _, kind := range []irq.Kind{irq.MSIX, irq.INTx} {
+	for _, kind := range drv.IRQKinds() {
 		t.Run(kind.String(), func(t *testing.T) {
-			h := New(t, drv, nic.Config{RxQueues: 2, TxQueues: 2, Interrupts: nic.IRQModeOf(kind)})
+			queues := drv.Queues(2)
+			h := New(t, drv, nic.Config{RxQueues: queues, TxQueues: queues, Interrupts: nic.IRQModeOf(kind)})
 			if !bytes.Equal(h.Port.MAC(), h.Model.MAC()) {
 				t.Errorf("MAC %v, model has %v", h.Port.MAC(), h.Model.MAC())
 			}
@@ -28,11 +28,11 @@ func Open(t *testing.T, drv Driver) {
 			if got, ok := h.Port.IRQKind(); !ok || got != kind {
 				t.Errorf("irq kind %v %v, want %v", got, ok, kind)
 			}
-			if h.Port.NumRxQueues() != 2 || h.Port.NumTxQueues() != 2 {
-				t.Errorf("queues %d/%d", h.Port.NumRxQueues(), h.Port.NumTxQueues())
+			if h.Port.NumRxQueues() != queues || h.Port.NumTxQueues() != queues {
+				t.Errorf("queues %d/%d, want %d", h.Port.NumRxQueues(), h.Port.NumTxQueues(), queues)
 			}
-			if n, ok := h.Model.QueuePairs(); ok && n != 2 {
-				t.Errorf("model uses %d queue pairs, want 2", n)
+			if n, ok := h.Model.QueuePairs(); ok && n != queues {
+				t.Errorf("model uses %d queue pairs, want %d", n, queues)
 			}
 			if err := h.Dev.Err(); err != nil {
 				t.Fatalf("init: %v", err)
@@ -73,7 +73,7 @@ func Faults(t *testing.T, drv Driver) {
 			Inject: func(h *Harness) {
 				h.Port.EnableRxInterrupt(0)
 				h.Model.Inject(InterruptStorm, 0, 1000)
-				if Drain(h.T, h.Port.RxVector(0)) == 0 {
+				if testutil.Drain(h.T, h.Port.RxVector(0)) == 0 {
 					h.T.Error("storm not delivered")
 				}
 			},
@@ -132,7 +132,7 @@ func Faults(t *testing.T, drv Driver) {
 // where the device completes the buffer (Family.DMAFaultCompletes) the driver must count
 // it and carry on.
 func IOMMU(t *testing.T, drv Driver) {
-	h := New(t, drv, nic.Config{RxRing: 64, TxRing: 64, NoIRQ: true})
+	h := New(t, drv, nic.Config{RxRing: 64, TxRing: 64, Interrupts: nic.IRQNone})
 	h.FaultsOK = true
 	if err := h.Port.SetRxAddr(h.Dev.IOMMU(), 0, 0x7777_0000_0000); err != nil {
 		t.Fatal(err)
@@ -172,7 +172,10 @@ func IOMMU(t *testing.T, drv Driver) {
 // transmit queue sends.
 func MultiQueue(t *testing.T, drv Driver) {
 	const queues = 4
-	h := New(t, drv, nic.Config{RxQueues: queues, TxQueues: queues, RxRing: 256, NoIRQ: true})
+	if drv.Queues(queues) < queues {
+		t.Skipf("the driver takes %d queue pair(s)", drv.Queues(queues))
+	}
+	h := New(t, drv, nic.Config{RxQueues: queues, TxQueues: queues, RxRing: 256, Interrupts: nic.IRQNone})
 	rng := rand.New(rand.NewPCG(21, 22))
 	counts := func() [queues]int {
 		var c [queues]int
@@ -238,7 +241,7 @@ func BufferSizes(t *testing.T, drv Driver) {
 	}
 	for _, size := range sizes {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			h := New(t, drv, nic.Config{RxRing: 16, TxRing: 16, BufSize: size, NoIRQ: true})
+			h := New(t, drv, nic.Config{RxRing: 16, TxRing: 16, BufSize: size, Interrupts: nic.IRQNone})
 			rng := rand.New(rand.NewPCG(5, uint64(size)))
 			big := size
 			if drv.Family.LargestFrame != nil {

@@ -134,8 +134,8 @@ func Timesync(t *testing.T, drv Driver) {
 
 // timesyncOf is the 1588 unit of the driver's port behind p.
 func timesyncOf(p Port) (nic.Timesync, error) {
-	if r := Rings(p); r != nil {
-		return nic.TimesyncOf(r)
+	if d := DriverPort(p); d != nil {
+		return nic.TimesyncOf(d)
 	}
 	return nic.TimesyncOf(p)
 }

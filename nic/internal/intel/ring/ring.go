@@ -3,6 +3,7 @@ package ring
 import (
 	"fmt"
 
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 )
@@ -64,8 +65,8 @@ func (r *ring) freeMem() error {
 
 // ringMem allocates and views a descriptor ring of n descriptors.
 func ringMem(dma pci.DMA, n int) (pci.Mem, []advDesc, error) {
-	if n < 8 || n&(n-1) != 0 || n > 1<<16 {
-		return pci.Mem{}, nil, fmt.Errorf("ring size %d: not a power of two in [8, 65536]", n)
+	if n < nic.MinRing || n&(n-1) != 0 || n > intelnic.MaxDescs {
+		return pci.Mem{}, nil, fmt.Errorf("ring size %d: not a power of two in [%d, %d]", n, nic.MinRing, intelnic.MaxDescs)
 	}
 	if dma == nil {
 		return pci.Mem{}, nil, fmt.Errorf("ring: no DMA allocator")
@@ -80,15 +81,4 @@ func ringMem(dma pci.DMA, n int) (pci.Mem, []advDesc, error) {
 		return pci.Mem{}, nil, err
 	}
 	return mem, d, nil
-}
-
-// sameDMA reports whether two allocators are the same address space. Allocators of
-// uncomparable dynamic types are treated as different.
-func sameDMA(a, b pci.DMA) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = false
-		}
-	}()
-	return a == b
 }

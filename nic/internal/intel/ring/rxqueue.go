@@ -43,7 +43,7 @@ type RxQueue struct {
 	// rx_free_thresh does.
 	freeThresh uint32
 
-	packets, bytes, errors, fragments, noBufs atomic.Uint64
+	packets, bytes, errors, fragments, noBufs nic.Counter
 }
 
 // maxFreeThresh bounds freeThresh; a ring of n descriptors uses at most n/4.
@@ -133,14 +133,14 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 		q.refill()
 	}
 	if n > 0 {
-		q.packets.Store(q.packets.Load() + uint64(n))
-		q.bytes.Store(q.bytes.Load() + bytes)
+		q.packets.Add(uint64(n))
+		q.bytes.Add(bytes)
 	}
 	if errs > 0 {
-		q.errors.Store(q.errors.Load() + errs)
+		q.errors.Add(errs)
 	}
 	if frags > 0 {
-		q.fragments.Store(q.fragments.Load() + frags)
+		q.fragments.Add(frags)
 	}
 	return n
 }
@@ -153,12 +153,12 @@ func (q *RxQueue) refill() {
 	for (t+1)&mask != q.next {
 		b := q.pool.Get()
 		if b == nil {
-			q.noBufs.Store(q.noBufs.Load() + 1)
+			q.noBufs.Add(1)
 			break
 		}
 		d := &q.desc[t]
 		if atomic.LoadUint32(&d.w2)&intelnic.RxStatusDD != 0 {
-			q.errors.Store(q.errors.Load() + 1)
+			q.errors.Add(1)
 		}
 		d.qw0 = b.IOVA()
 		d.w2 = 0

@@ -15,7 +15,7 @@ type TxConfig struct {
 	DMA  pci.DMA  // the device's allocator, for the ring and the copy pool
 	Size int      // descriptors: a power of two, at least 8
 	Tail Doorbell // the queue's TDT register
-	// CopyBufs and BufSize size the queue's copy pool (default Size buffers of 2048 bytes),
+	// CopyBufs and BufSize size the queue's copy pool (default Size buffers of nic.DefaultBufSize bytes),
 	// used for buffers the device cannot address; CopyBufs < 0 disables it and such
 	// buffers are dropped and counted.
 	CopyBufs int
@@ -61,8 +61,8 @@ type TxQueue struct {
 
 	hang hangCheck
 
-	packets, bytes, errors, copies, timeouts, discarded atomic.Uint64
-	marked                                              atomic.Uint64 // frames queued with TxdMacTstamp
+	packets, bytes, errors, copies, timeouts, discarded nic.Counter
+	marked                                              nic.Counter // frames queued with TxdMacTstamp
 }
 
 // Marked counts the frames queued with a transmit timestamp request (Buf.MarkTimestamp).
@@ -84,7 +84,7 @@ func NewTxQueue(cfg TxConfig) (*TxQueue, error) {
 			n = cfg.Size
 		}
 		if size == 0 {
-			size = 2048
+			size = nic.DefaultBufSize
 		}
 		if q.copy, err = nic.NewMempool(cfg.DMA, n, size); err != nil {
 			cfg.DMA.Free(r.mem)
@@ -126,7 +126,7 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		b := bufs[n]
 		if pool := b.Pool(); pool != q.lastPool {
 			q.lastPool = pool
-			q.lastLocal = sameDMA(pool.DMA(), q.dma)
+			q.lastLocal = pool.Reachable(q.dma)
 		}
 		if !q.lastLocal {
 			if q.copy == nil || b.Len() > q.copyCap {
@@ -174,16 +174,16 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		bytes += uint64(size)
 	}
 	if t != q.tail {
-		q.packets.Store(q.packets.Load() + uint64((t-q.tail)&mask))
-		q.bytes.Store(q.bytes.Load() + bytes)
+		q.packets.Add(uint64((t - q.tail) & mask))
+		q.bytes.Add(bytes)
 		q.tail = t
 		q.db.Ring(t)
 	}
 	if errs > 0 {
-		q.errors.Store(q.errors.Load() + errs)
+		q.errors.Add(errs)
 	}
 	if copies > 0 {
-		q.copies.Store(q.copies.Load() + copies)
+		q.copies.Add(copies)
 	}
 	return n
 }

@@ -1,0 +1,231 @@
+package daemon
+
+import (
+	"errors"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
+)
+
+// livePort is the nic.Port the dataplane polls for a port whose device the kernel may
+// take back. It forwards every call to the driver's port while the device is present;
+// while it is absent it is a port without traffic: RxBurst and TxBurst return 0 (the
+// dataplane frees what TxBurst refuses, counted as tx_full), the link is down, no RX
+// vector. The dataplane needs no special case: the swap happens between two calls.
+//
+// take swaps the driver's port out and waits until no call is inside it, so it can be
+// closed under no one; put swaps a re-opened one in. The hot path pays two atomic adds
+// and a load, and allocates nothing.
+type livePort struct {
+	cur   atomic.Pointer[nic.Port] // nil while absent
+	users atomic.Int64             // calls inside *cur
+
+	mac      net.HardwareAddr
+	nrx, ntx int
+
+	mu       sync.Mutex
+	base     nic.Stats // the counters of the driver ports taken out, so Stats never goes back
+	closed   bool
+	removals uint64 // times the device went away
+	reopens  uint64 // times it came back
+}
+
+var _ nic.Port = (*livePort)(nil)
+
+func newLivePort(p nic.Port) *livePort {
+	l := &livePort{mac: p.MAC(), nrx: p.NumRxQueues(), ntx: p.NumTxQueues()}
+	l.cur.Store(&p)
+	return l
+}
+
+// enter returns the driver's port with the call counted, or nil while absent.
+func (l *livePort) enter() nic.Port {
+	l.users.Add(1)
+	if p := l.cur.Load(); p != nil {
+		return *p
+	}
+	l.users.Add(-1)
+	return nil
+}
+
+func (l *livePort) leave() { l.users.Add(-1) }
+
+// takeWait bounds how long take waits for the calls inside the driver's port to return:
+// a poll loop's call takes microseconds, so only a stuck thread runs into it.
+const takeWait = 500 * time.Millisecond
+
+// errBusy is take's error when a call did not leave the driver's port within takeWait.
+var errBusy = errors.New("a poll thread is still inside the port")
+
+// take swaps the driver's port out and returns it once no call is inside it, nil if it
+// was absent already. On errBusy the port stays out but must not be closed.
+func (l *livePort) take() (nic.Port, error) {
+	old := l.cur.Swap(nil)
+	if old == nil {
+		return nil, nil
+	}
+	deadline := time.Now().Add(takeWait)
+	for l.users.Load() != 0 {
+		if time.Now().After(deadline) {
+			return nil, errBusy
+		}
+		runtime.Gosched()
+	}
+	s := (*old).Stats()
+	l.mu.Lock()
+	l.base = addNICStats(l.base, s)
+	l.mu.Unlock()
+	return *old, nil
+}
+
+// put swaps p in. It reports false (and leaves p to the caller) when the live port was
+// closed meanwhile.
+func (l *livePort) put(p nic.Port) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	l.reopens++
+	l.cur.Store(&p)
+	return true
+}
+
+// countRemoval counts a removal of the device.
+func (l *livePort) countRemoval() {
+	l.mu.Lock()
+	l.removals++
+	l.mu.Unlock()
+}
+
+// isClosed reports whether Close was called.
+func (l *livePort) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
+// present reports whether the driver's port is in.
+func (l *livePort) present() bool { return l.cur.Load() != nil }
+
+// counts returns how often the device went away and came back.
+func (l *livePort) counts() (removals, reopens uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.removals, l.reopens
+}
+
+// MAC is the MAC of the port as first opened.
+func (l *livePort) MAC() net.HardwareAddr { return l.mac }
+
+// NumRxQueues and NumTxQueues are the queue counts the dataplane was built for.
+func (l *livePort) NumRxQueues() int { return l.nrx }
+func (l *livePort) NumTxQueues() int { return l.ntx }
+
+// RxBurst receives from the driver's port, nothing while absent.
+func (l *livePort) RxBurst(q int, bufs []*nic.Buf) int {
+	p := l.enter()
+	if p == nil {
+		return 0
+	}
+	n := p.RxBurst(q, bufs)
+	l.leave()
+	return n
+}
+
+// TxBurst sends on the driver's port; while absent it takes nothing.
+func (l *livePort) TxBurst(q int, bufs []*nic.Buf) int {
+	p := l.enter()
+	if p == nil {
+		return 0
+	}
+	n := p.TxBurst(q, bufs)
+	l.leave()
+	return n
+}
+
+// RxVector is the driver's port's vector, nil while absent.
+func (l *livePort) RxVector(q int) *irq.Vector {
+	p := l.enter()
+	if p == nil {
+		return nil
+	}
+	defer l.leave()
+	return p.RxVector(q)
+}
+
+// EnableRxInterrupt unmasks the queue's interrupt on the driver's port.
+func (l *livePort) EnableRxInterrupt(q int) {
+	if p := l.enter(); p != nil {
+		p.EnableRxInterrupt(q)
+		l.leave()
+	}
+}
+
+// DisableRxInterrupt masks the queue's interrupt on the driver's port.
+func (l *livePort) DisableRxInterrupt(q int) {
+	if p := l.enter(); p != nil {
+		p.DisableRxInterrupt(q)
+		l.leave()
+	}
+}
+
+// Link is the driver's port's link, down while absent.
+func (l *livePort) Link() nic.Link {
+	p := l.enter()
+	if p == nil {
+		return nic.Link{}
+	}
+	defer l.leave()
+	return p.Link()
+}
+
+// Stats adds the counters of every driver port the live port had.
+func (l *livePort) Stats() nic.Stats {
+	l.mu.Lock()
+	base := l.base
+	l.mu.Unlock()
+	p := l.enter()
+	if p == nil {
+		return base
+	}
+	defer l.leave()
+	return addNICStats(base, p.Stats())
+}
+
+// Close closes the driver's port, if present; the live port stays absent.
+func (l *livePort) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	p, err := l.take()
+	if err != nil || p == nil {
+		return err
+	}
+	return p.Close()
+}
+
+func addNICStats(a, b nic.Stats) nic.Stats {
+	return nic.Stats{
+		RxPackets: a.RxPackets + b.RxPackets, RxBytes: a.RxBytes + b.RxBytes,
+		TxPackets: a.TxPackets + b.TxPackets, TxBytes: a.TxBytes + b.TxBytes,
+		RxMissed: a.RxMissed + b.RxMissed, RxErrors: a.RxErrors + b.RxErrors, TxErrors: a.TxErrors + b.TxErrors,
+		TxTimeouts: a.TxTimeouts + b.TxTimeouts, DeviceResets: a.DeviceResets + b.DeviceResets,
+	}
+}
+
+// driverNIC is the driver's port behind p.nic (nil while absent).
+func (p *port) driverNIC() nic.Port {
+	if p.live == nil {
+		return p.nic
+	}
+	if c := p.live.cur.Load(); c != nil {
+		return *c
+	}
+	return nil
+}

@@ -1,0 +1,211 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/internal/qemutest"
+)
+
+// vfProbes probes at e2eInterval go through the VFs per steady run; vfEventProbes cover a
+// PF event (the guest's event takes 2-3 s).
+const (
+	vfProbes      = 200
+	vfEventProbes = 1600
+)
+
+// TestIntegrationIGBVF is the SR-IOV guest proof (testdata/igbvf.sh): the shared kernel
+// with an emulated Intel IOMMU and two QEMU igb NICs, Linux's igb as the PF of both,
+// creating two VFs each; VF 0 of each PF on vfio-pci, `uiod run` forwarding between them
+// (nic: igbvf, adaptive). The host probes PF 1's wire and gets every probe back from PF
+// 2's, the RX vector of VF 0 of PF 1 counts wake-ups in /proc/interrupts, then while
+// probes run the PF changes the VF's MAC (and back) and goes down and up: after each the
+// port forwards again, after the PF's reset it has re-initialised itself (device_resets
+// in /status); the probes lost meanwhile are reported.
+func TestIntegrationIGBVF(t *testing.T) {
+	o := qemutest.Options{IOMMU: true, NICs: 2, HugePages: e2eHugePages, Timeout: 9 * time.Minute}
+	o.Script = testdataScript(t, "igbvf.sh")
+	vm := startGuest(t, qemutest.SharedKernel, o)
+	host := binaries.uiod
+	probe := func(name string, count int) *latencyRun {
+		out, rep, err := qemutest.Latency(host, vm.NICs[0], vm.NICs[1], t.TempDir(), name, 3*time.Minute,
+			"--count", strconv.Itoa(count), "--interval", e2eInterval.String(), "--timeout", e2eProbeTimeout.String())
+		if err != nil {
+			t.Errorf("uiod latency %s: %v", name, err)
+			return nil
+		}
+		t.Log(out)
+		return &latencyRun{Name: name, LatencyReport: *rep}
+	}
+	command := func(cmd, wait string) bool {
+		if err := vm.Send(cmd); err != nil {
+			t.Errorf("guest control port: %v", err)
+			return false
+		}
+		if _, err := vm.WaitOutput(wait, 2*time.Minute); err != nil {
+			t.Errorf("%s: %v", cmd, err)
+			return false
+		}
+		return true
+	}
+	runs := map[string]*latencyRun{}
+	events := []string{"vfmac", "pfbounce"}
+	// measure probes the running daemon: snapshots NAME-pre and NAME (probed), NAME-idle0
+	// and NAME-idle1 (3 s without traffic).
+	measure := func(name string) bool {
+		if !command("snap "+name+"-pre", "E2E snapshot "+name+"-pre taken") {
+			return false
+		}
+		if runs[name] = probe(name, vfProbes); runs[name] == nil {
+			return false
+		}
+		if !command("snap "+name, "E2E snapshot "+name+" taken") || !command("snap "+name+"-idle0", "E2E snapshot "+name+"-idle0 taken") {
+			return false
+		}
+		time.Sleep(3 * time.Second)
+		return command("snap "+name+"-idle1", "E2E snapshot "+name+"-idle1 taken")
+	}
+	if _, err := vm.WaitOutput("E2E READY", 6*time.Minute); err != nil {
+		t.Errorf("guest not ready: %v", err)
+	} else if measure("vf") && command("snap steady", "E2E snapshot steady taken") {
+		runs["steady"] = runs["vf"]
+		for _, ev := range events {
+			done := make(chan *latencyRun)
+			go func() { done <- probe("during-"+ev, vfEventProbes) }()
+			time.Sleep(time.Second)
+			ok := command(ev, "E2E "+ev+" done")
+			runs["during-"+ev] = <-done
+			if !ok {
+				break
+			}
+			time.Sleep(2 * time.Second) // the watcher's MAC check runs every second
+			runs["after-"+ev] = probe("after-"+ev, vfProbes)
+			if !command("snap after-"+ev, "E2E snapshot after-"+ev+" taken") {
+				break
+			}
+		}
+	}
+	if runs["after-pfbounce"] != nil && command("pfphase", "E2E pf ready") {
+		measure("pf")
+	}
+	if err := vm.Send("done"); err != nil {
+		t.Errorf("tell the guest to stop: %v", err)
+	}
+	res, rep := finishE2E(t, vm)
+	vfs := regexp.MustCompile(`E2E vf (\S+) of \S+ 0x8086:0x10ca`).FindAllStringSubmatch(res.Output, -1)
+	if len(vfs) != 2 {
+		t.Fatalf("guest VFs %q, want two 8086:10ca", vfs)
+	}
+	for i, vf := range vfs {
+		if !rep.logged("nic driver", fmt.Sprintf(`"port": "vf%d"`, i), `"nic": "igbvf"`) {
+			t.Errorf("the daemon's log does not say port vf%d (%s) was opened by igbvf", i, vf[1])
+		}
+	}
+	t.Run("steady", func(t *testing.T) {
+		r := runs["steady"]
+		if r == nil {
+			t.Fatal("no probes were sent")
+		}
+		checkProbes(t, r)
+		n, ok := irqDelta(rep.snap("vf-pre"), rep.snap("steady"), "vfio-msix[0]("+vfs[0][1]+")")
+		if !ok || n == 0 {
+			t.Errorf("the RX vector of %s counted %d interrupts (line found %v) over %d probes", vfs[0][1], n, ok, vfProbes)
+		}
+		t.Logf("%s's RX vector (vfio-msix[0]) fired %d times for %d probes", vfs[0][1], n, vfProbes)
+	})
+	prev := "steady"
+	for _, ev := range events {
+		t.Run(ev, func(t *testing.T) {
+			during, after := runs["during-"+ev], runs["after-"+ev]
+			if during == nil || after == nil {
+				t.Fatal("the event's probes were not sent")
+			}
+			t.Logf("during %s: sent %d, received %d, late %d, lost %d", ev, during.Sent, during.Received, during.Late, during.Lost)
+			checkProbes(t, after)
+			before, now := deviceResets(t, rep.snap(prev).status), deviceResets(t, rep.snap("after-"+ev).status)
+			// Linux's igb tells a VF nothing of an administrator's MAC change ("Reload the
+			// VF driver"): the probes to the old address are lost until it is set back.
+			if ev == "pfbounce" && now[0] <= before[0] {
+				t.Errorf("vf0 re-initialisations %d before, %d after: the port did not re-initialise", before[0], now[0])
+			}
+			t.Logf("re-initialisations vf0 %d -> %d, vf1 %d -> %d", before[0], now[0], before[1], now[1])
+		})
+		prev = "after-" + ev
+	}
+	t.Run("against the PF", func(t *testing.T) {
+		var rows []string
+		for _, side := range []string{"vf", "pf"} {
+			r := runs[side]
+			if r == nil {
+				t.Fatalf("%s: no probes were sent", side)
+			}
+			checkProbes(t, r)
+			probed := threadCPU(t, rep.snap(side+"-pre").status, rep.snap(side).status)
+			idle := threadCPU(t, rep.snap(side+"-idle0").status, rep.snap(side+"-idle1").status)
+			rows = append(rows, fmt.Sprintf("%s: p50 %v, p99 %v, poll-thread CPU %.1f%% probed, %.2f%% idle",
+				side, time.Duration(r.MedianNs), time.Duration(r.P99Ns), probed, idle))
+		}
+		t.Log("uiod on a VF against uiod on its PF, one boot, " + strconv.Itoa(vfProbes) + " probes at " + e2eInterval.String() + ":\n" + strings.Join(rows, "\n"))
+	})
+	if rep.runExit != 0 {
+		t.Errorf("uiod run exit status %d after SIGTERM", rep.runExit)
+	}
+}
+
+// threadCPU is the poll threads' CPU share (percent of one CPU) between two /status
+// documents.
+func threadCPU(t *testing.T, before, after []byte) float64 {
+	t.Helper()
+	sum := func(doc []byte) (cpu, wall float64) {
+		var s struct {
+			Threads []struct {
+				CPUSeconds  float64 `json:"cpu_seconds"`
+				WallSeconds float64 `json:"wall_seconds"`
+			} `json:"threads"`
+		}
+		if err := json.Unmarshal(doc, &s); err != nil {
+			t.Errorf("status: %v: %s", err, doc)
+		}
+		for _, th := range s.Threads {
+			cpu += th.CPUSeconds
+			wall = max(wall, th.WallSeconds)
+		}
+		return cpu, wall
+	}
+	c0, w0 := sum(before)
+	c1, w1 := sum(after)
+	if w1 <= w0 {
+		t.Errorf("no wall time between the snapshots (%v, %v)", w0, w1)
+		return 0
+	}
+	return 100 * (c1 - c0) / (w1 - w0)
+}
+
+// deviceResets reads the two ports' device_resets from a /status document.
+func deviceResets(t *testing.T, status []byte) [2]uint64 {
+	t.Helper()
+	var s struct {
+		Ports []struct {
+			Name  string `json:"name"`
+			Stats struct {
+				DeviceResets uint64 `json:"device_resets"`
+			} `json:"stats"`
+		} `json:"ports"`
+	}
+	var out [2]uint64
+	if err := json.Unmarshal(status, &s); err != nil {
+		t.Errorf("status: %v: %s", err, status)
+		return out
+	}
+	for _, p := range s.Ports {
+		if i := strings.TrimPrefix(p.Name, "vf"); i == "0" || i == "1" {
+			out[i[0]-'0'] = p.Stats.DeviceResets
+		}
+	}
+	return out
+}

@@ -1,0 +1,29 @@
+package integration
+
+import (
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/internal/qemutest"
+)
+
+// TestIntegrationRemovalSharedIOMMU: both igb NICs under uiod on vfio-pci with traffic
+// from the host; the guest removes one through sysfs, which must not wait for uiod, and
+// brings it back with a rescan (integration/guest/removal_test.go makes the assertions);
+// then uiod run as a user without capabilities (unprivileged_test.go) and uiod vf on
+// Linux's igb PF driver (vf_test.go).
+// The host sends a frame into each NIC's wire every 20 ms for the whole boot and counts
+// what the daemon reflects.
+func TestIntegrationRemovalSharedIOMMU(t *testing.T) {
+	vm := startGuest(t, qemutest.SharedKernel, qemutest.Options{IOMMU: true, HugePages: 32, Timeout: 5 * time.Minute,
+		Script: guestTestScript("UIOD_GUEST_REMOVAL", "^TestGuest(Removal|Unprivileged|VF)$", 4*time.Minute)})
+	pump := startPump(t, vm.NICs[:2])
+	finishGuest(t, vm)
+	pump.Stop()
+	for i := range 2 {
+		t.Logf("NIC %d: host sent %d frames, %d reflected", i, pump.sent[i].Load(), pump.recv[i].Load())
+	}
+	if pump.recv[1].Load() == 0 {
+		t.Error("no frame came back from the NIC that stayed: the daemon never forwarded")
+	}
+}

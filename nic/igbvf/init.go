@@ -1,0 +1,213 @@
+package igbvf
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic/internal/intel"
+)
+
+// handshake resets the VF and runs the mailbox bring-up with the PF (Linux igbvf's
+// e1000_reset_hw_vf, then igbvf_configure): VTCTRL.RST, the wait for RSTI and RSTD to
+// clear, VF_RESET (whose reply carries the MAC the PF assigned), the API negotiation,
+// SET_LPE with the receive size, and multicast. mbMu is held.
+func (p *Port) handshake() error {
+	b := &p.mbx
+	p.bar.Write32(i82576.VTCTRL, intelnic.CtrlReset)
+	b.cache = 0
+	deadline := time.Now().Add(resetTimeout)
+	for b.take(i82576.MbxRSTI | i82576.MbxRSTD) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("vf reset: RSTI/RSTD still set after %v (the PF is in reset)", resetTimeout)
+		}
+		time.Sleep(10 * time.Microsecond)
+	}
+	w, err := b.call([]uint32{i82576.MsgVFReset}, 3)
+	if err != nil {
+		return fmt.Errorf("vf reset: %w", err)
+	}
+	var mac net.HardwareAddr
+	switch w[0] &^ i82576.MsgCTS {
+	case i82576.MsgVFReset | i82576.MsgAck:
+		var a [8]byte
+		binary.LittleEndian.PutUint32(a[0:], w[1])
+		binary.LittleEndian.PutUint32(a[4:], w[2])
+		mac = net.HardwareAddr(a[:6:6])
+		if mac[0]&1 != 0 || string(mac) == "\x00\x00\x00\x00\x00\x00" {
+			return fmt.Errorf("vf reset: the PF gave the VF the address %v, not a unicast one", mac)
+		}
+	case i82576.MsgVFReset | i82576.MsgNack:
+		// The PF has no address for the VF: take a random one and have the PF set it, as
+		// Linux's igbvf does (the same one again after a later reset).
+		if mac, err = p.chooseMAC(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("vf reset: the PF answered %#x, neither ACK nor NACK of VF_RESET", w[0])
+	}
+	p.mac.Store(&mac)
+	if err := p.negotiate(); err != nil {
+		return err
+	}
+	if err := p.setLPE(); err != nil {
+		return err
+	}
+	return p.setRxMode()
+}
+
+// chooseMAC picks a random locally administered address (or keeps the one picked at an
+// earlier reset) and asks the PF to set it (SET_MAC_ADDR). mbMu is held.
+func (p *Port) chooseMAC() (net.HardwareAddr, error) {
+	mac := p.MAC()
+	if mac == nil {
+		mac = make(net.HardwareAddr, 6)
+		if _, err := rand.Read(mac); err != nil {
+			return nil, fmt.Errorf("random mac: %w", err)
+		}
+		mac[0] = mac[0]&^1 | 2 // unicast, locally administered
+	}
+	ok, err := p.mbx.request(i82576.MsgSetMAC, binary.LittleEndian.Uint32(mac[0:4]), uint32(binary.LittleEndian.Uint16(mac[4:6])))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("set mac %v: %w", mac, err)
+	case !ok:
+		return nil, fmt.Errorf("vf reset: the PF has no MAC address for this VF and refused %v (NACK): set one with ip link set PF vf N mac", mac)
+	}
+	return mac, nil
+}
+
+// negotiate asks for the base mailbox API. Linux's igb PF knows no negotiation and NACKs
+// it (as it does any message it does not know): the VF then speaks the base API, which is
+// all this driver uses. An ACK must name the base API.
+func (p *Port) negotiate() error {
+	if _, err := p.mbx.request(i82576.MsgAPINegotiate, i82576.APIBase); err != nil {
+		return fmt.Errorf("mailbox api: %w", err)
+	}
+	p.api = i82576.APIBase // ACK (the base API agreed) or NACK (no negotiation): the same
+	return nil
+}
+
+// maxFrame is the receive size the driver asks for: a buffer's worth plus the FCS, at
+// most what the PF allows.
+func (p *Port) maxFrame() uint32 { return uint32(min(p.cfg.BufSize+4, MaxFrame)) }
+
+// setLPE asks the PF for the receive size (SET_LPE).
+func (p *Port) setLPE() error {
+	ok, err := p.mbx.request(i82576.MsgSetLPE, p.maxFrame())
+	switch {
+	case err != nil:
+		return fmt.Errorf("set max frame %d: %w", p.maxFrame(), err)
+	case !ok:
+		return fmt.Errorf("set max frame %d: the PF refused it (NACK)", p.maxFrame())
+	}
+	return nil
+}
+
+// setRxMode registers no multicast hash (the port receives broadcast and its own
+// address), or, for a promiscuous port, asks for multicast promiscuous mode: a PF gives
+// a VF no unicast promiscuous mode, so the configuration is refused.
+func (p *Port) setRxMode() error {
+	if p.cfg.Promiscuous {
+		return fmt.Errorf("promiscuous: a virtual function cannot receive other stations' unicast frames (the PF filters by its MAC)")
+	}
+	ok, err := p.mbx.request(i82576.MsgSetMcast)
+	switch {
+	case err != nil:
+		return fmt.Errorf("set multicast: %w", err)
+	case !ok:
+		return fmt.Errorf("set multicast: the PF refused it (NACK)")
+	}
+	return nil
+}
+
+// RXDCTL and TXDCTL thresholds as the igb driver's (Linux igbvf uses the same values).
+const (
+	rxdctlThresholds = 8 | 8<<8 | 1<<16
+	txdctlThresholds = 8 | 1<<8 | 1<<16
+)
+
+// queueTimeout bounds the wait for a queue's enable bit.
+const queueTimeout = time.Second
+
+// initRx programs queue 0's receive ring and enables it (posting buffers only the first
+// time; a re-initialisation reposts the ring's own, see recover).
+func (p *Port) initRx() error {
+	if err := p.programRx(); err != nil {
+		return err
+	}
+	p.core.RxQueue(0).Fill()
+	return nil
+}
+
+// programRx writes queue 0's ring, buffer size and descriptor type, and enables it.
+func (p *Port) programRx() error {
+	r := p.bar
+	intel.ProgramRxRing(&p.core, 0)
+	bsize := uint32(p.cfg.BufSize/1024) & i82576.SrrctlBSizePktMask
+	r.Write32(i82576.VFRXBase+i82576.QSRRCTL, intelnic.SrrctlDescAdvOneBuf|bsize|i82576.SrrctlDropEn)
+	ctl := uint32(i82576.VFRXBase + intelnic.QDCTL)
+	r.Write32(ctl, rxdctlThresholds|intelnic.DctlEnable)
+	if err := intel.WaitSet(r, ctl, intelnic.DctlEnable, queueTimeout); err != nil {
+		return fmt.Errorf("enable rx queue 0: %w", err)
+	}
+	return nil
+}
+
+// initTx programs queue 0's transmit ring and enables it.
+func (p *Port) initTx() error {
+	r := p.bar
+	intel.ProgramTxRing(&p.core, 0)
+	ctl := uint32(i82576.VFTXBase + intelnic.QDCTL)
+	r.Write32(ctl, txdctlThresholds|intelnic.DctlEnable)
+	if err := intel.WaitSet(r, ctl, intelnic.DctlEnable, queueTimeout); err != nil {
+		return fmt.Errorf("enable tx queue 0: %w", err)
+	}
+	return nil
+}
+
+// Interrupt vectors: RX queue 0 on 0, the mailbox on 1 (QEMU routes only queue pair 0).
+const (
+	rxVector   = 0
+	mbxVector  = 1
+	rxCauseBit = 1 << rxVector
+)
+
+// setupInterrupts enables the MSI-X vectors, programs them and starts the mailbox
+// vector's watcher.
+func (p *Port) setupInterrupts() error {
+	kind, ok, err := intel.EnableVectors(&p.core)
+	if !ok {
+		if err != nil {
+			return fmt.Errorf("%w (a virtual function has MSI-X only)", err)
+		}
+		return nil
+	}
+	if kind != irq.MSIX {
+		return fmt.Errorf("interrupts: %v: a virtual function has MSI-X only", kind)
+	}
+	p.programInterrupts()
+	intel.WatchOther(&p.core, p.mailboxInterrupt)
+	return nil
+}
+
+// programInterrupts maps RX queue 0 to vector 0 and the mailbox to vector 1
+// (VTIVAR, VTIVAR_MISC), sets the RX vector's interval and auto-clear and unmasks the
+// mailbox. The RX cause is unmasked by EnableRxInterrupt. No TX cause is mapped.
+func (p *Port) programInterrupts() {
+	if _, ok := p.IRQKind(); !ok {
+		return
+	}
+	r := p.bar
+	r.Write32(i82576.VTIVAR0, rxVector|intelnic.IvarValid)
+	r.Write32(i82576.VTIVARMisc, mbxVector|intelnic.IvarValid)
+	r.Write32(i82576.VTEITR0+4*rxVector, intel.Interval(p.cfg.ITR, ITRUnit, i82576.EitrIntervalMask, i82576.EitrIntervalShift)|i82576.EitrCntIgnr)
+	r.Write32(i82576.VTEIAC, rxCauseBit)
+	r.Write32(i82576.VTEICR, 1<<i82576.VFVectors-1)
+	r.Write32(i82576.VTEIMS, 1<<mbxVector)
+}

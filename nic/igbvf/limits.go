@@ -1,0 +1,50 @@
+package igbvf
+
+import (
+	"time"
+
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/intel/ring"
+)
+
+// What an 82576 VF takes as this driver programs it, for callers that check a
+// configuration before opening a port.
+const (
+	// MaxQueues is the queue pairs the driver uses: one. A VF has two, but QEMU's igb
+	// routes only queue pair 0 to a vector, and RSS across a VF's queues is the PF's
+	// to configure.
+	MaxQueues = 1
+	// MaxRing is the largest ring in descriptors (as the igb driver's).
+	MaxRing = 4096
+	// ITRUnit is the unit of the VTEITR interval field (bits 14:2), and MaxITR the
+	// longest interval it holds.
+	ITRUnit = time.Microsecond
+	MaxITR  = i82576.EitrIntervalMask >> i82576.EitrIntervalShift * ITRUnit
+	// DescSize is the bytes of one advanced RX or TX descriptor.
+	DescSize = ring.DescSize
+	// MaxFrame is the largest frame, FCS included, the PF lets a VF receive (Linux igb's
+	// limit for SET_LPE).
+	MaxFrame = i82576.VFMaxFrame
+)
+
+// limits is what Open checks a configuration against.
+var limits = nic.Limits{Queues: MaxQueues, Ring: MaxRing}
+
+// Timeouts of the PF↔VF mailbox and of the VF reset. Every PF answer is waited for at
+// most this long: a PF that does not answer is a PF event (the port re-initialises).
+const (
+	// mbxTimeout bounds each mailbox step: the PF taking a message, its reply (Linux
+	// igbvf: 2000 tries 500 µs apart).
+	mbxTimeout = time.Second
+	// resetTimeout bounds the wait for RSTI and RSTD to clear after VTCTRL.RST.
+	resetTimeout = 200 * time.Millisecond
+	// watchInterval is how often the PF-event watcher looks at the mailbox without an
+	// interrupt.
+	watchInterval = 100 * time.Millisecond
+	// retryInterval is the wait between attempts to re-initialise a port whose PF does
+	// not answer (a PF that is down).
+	retryInterval = 50 * time.Millisecond
+	// gateTimeout bounds the wait for a queue's owner to leave a burst.
+	gateTimeout = time.Second
+)

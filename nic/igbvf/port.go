@@ -1,0 +1,215 @@
+// Package igbvf is the driver for the Intel 82576's SR-IOV virtual function (8086:10ca,
+// what Linux's igbvf drives): the VF reset and the PF↔VF mailbox handshake that gives
+// the VF its MAC address, the receive size (SET_LPE) and multicast registration, queue
+// pair 0 on the Intel advanced-descriptor rings, RX interrupts through the VF's MSI-X
+// vectors (so the adaptive and auto idle policies work on a VF), and the events of the
+// PF that owns it, handled inside the port. Importing it registers the driver "igbvf"
+// with nic.Register.
+//
+// PF events. A PF reset (RSTI/RSTD in V2PMAILBOX, "ip link set PF down/up"), a PF
+// message that takes clear to send away, and a PF message the VF cannot read make the
+// port re-initialise itself on its own goroutine: it closes its queues' gates (waiting for their owners to leave a burst),
+// resets the VF, runs the mailbox handshake again (retrying while the PF is down), takes
+// the MAC the PF gives it, and brings the same rings back: posted receive buffers stay
+// posted, frames in flight on the transmit queue are discarded (TxErrors) and their
+// buffers freed by the queue's owner at its next burst. Each re-initialisation is
+// counted in Stats().DeviceResets; link changes the PF announces are counted in
+// LinkChanges. The link reads down while the port re-initialises.
+//
+// An administrator's new MAC for the VF ("ip link set PF vf N mac ...") is announced to
+// no VF by Linux's igb (it logs "Reload the VF driver to make this change effective") and
+// shows in nothing a VF can read without changing it: the port takes the new address at
+// its next re-initialisation. A VF the PF has no address for (VF_RESET answered NACK)
+// picks a random locally administered one and has the PF set it, as Linux's igbvf does.
+package igbvf
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/internal/gate"
+	"github.com/uiod/uiod/nic/internal/intel"
+	"github.com/uiod/uiod/pci"
+)
+
+func init() {
+	intel.Register("igbvf", Match, intel.DeviceIDs(deviceIDs, func(name string) string { return name }), Open)
+}
+
+// Port is an open 82576 VF port. It implements nic.Port; the methods it does not change
+// forward to the shared Intel core it holds.
+type Port struct {
+	core intel.Port
+	bar  pci.Region
+	cfg  nic.Config
+	mac  atomic.Pointer[net.HardwareAddr]
+
+	mbMu sync.Mutex // the mailbox and every re-initialisation
+	mbx  mailbox
+	api  int // the mailbox API the PF agreed to
+
+	rxGate, txGate gate.Gate
+	txStale        bool        // the TX ring must be taken back before the next burst (owner's, behind txGate)
+	down           atomic.Bool // re-initialising: the link reads down
+	armed          atomic.Bool // RX queue 0's interrupt is unmasked
+	resets         atomic.Uint64
+	needReinit     bool // set under mbMu by what the watcher finds
+
+	cnt counters
+
+	kick     chan struct{}
+	stop     chan struct{}
+	watching sync.WaitGroup
+	lastErr  atomic.Pointer[error]
+}
+
+var _ nic.Port = (*Port)(nil)
+
+// layout is where the VF keeps the registers the shared code touches: queue 0's ring
+// blocks and the VF's interrupt mask registers; its statistics are read through
+// Counters.
+func (p *Port) layout() intel.Layout {
+	return intel.Layout{
+		RxQueue:  i82576.VFRXBase,
+		TxQueue:  i82576.VFTXBase,
+		EIMS:     i82576.VTEIMS,
+		EIMC:     i82576.VTEIMC,
+		Counters: p.cnt.read,
+	}
+}
+
+// Open resets dev, an 82576 VF, runs the mailbox handshake with its PF (the MAC
+// address, the receive size, multicast), starts queue pair 0 with MSI-X vector 0 for
+// receive and vector 1 for the mailbox, and waits up to cfg.LinkTimeout for the PF's
+// link. A VF has no INTx: the default interrupt mode is MSI-X, and IRQINTx fails.
+//
+// On success the port owns dev and closes it in Close. On failure Open leaves the device
+// quiesced and the caller closes it.
+func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
+	if _, err := intel.Lookup(dev, "igbvf", deviceIDs); err != nil {
+		return nil, err
+	}
+	p := &Port{kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	nop := func(int) {}
+	ops := intel.Ops{Mask: p.mask, Stop: func() {}, Link: p.readLink, UnmaskINTx: nop, MaskINTx: nop}
+	if err := intel.Open(&p.core, dev, cfg, limits, p.layout(), ops, p.open); err != nil {
+		return nil, err
+	}
+	p.watching.Add(1)
+	go p.watch()
+	return p, nil
+}
+
+// open runs the whole bring-up; intel.Open undoes it on failure.
+func (p *Port) open(bar pci.Region, cfg nic.Config) error {
+	p.bar, p.cfg = bar, cfg
+	p.cnt.bar = bar
+	p.mbx = mailbox{bar: bar, timeout: mbxTimeout, onMessage: p.pfMessage}
+	p.cnt.rebase = true // what an earlier user counted is not the port's
+	p.mbMu.Lock()
+	err := p.handshake()
+	p.mbMu.Unlock()
+	if err != nil {
+		return err
+	}
+	intel.ReadCounters(&p.core)
+	if err := intel.StartQueues(&p.core, p.initRx, p.initTx, p.setupInterrupts); err != nil {
+		return err
+	}
+	p.waitLink(cfg.LinkTimeout)
+	return nil
+}
+
+// MAC implements nic.Port: the address the PF gave the VF at the last handshake.
+func (p *Port) MAC() net.HardwareAddr {
+	if m := p.mac.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
+
+// RxBurst implements nic.Port; it takes nothing while the port re-initialises.
+func (p *Port) RxBurst(q int, bufs []*nic.Buf) int {
+	if !p.rxGate.Enter() {
+		return 0
+	}
+	n := p.core.RxBurst(q, bufs)
+	p.rxGate.Leave()
+	return n
+}
+
+// TxBurst implements nic.Port; it takes nothing while the port re-initialises, and
+// after that first frees the frames the reset discarded.
+func (p *Port) TxBurst(q int, bufs []*nic.Buf) int {
+	if !p.txGate.Enter() {
+		return 0
+	}
+	if p.txStale {
+		p.core.TxQueue(q).Recover(0)
+		p.txStale = false
+	}
+	n := p.core.TxBurst(q, bufs)
+	p.txGate.Leave()
+	return n
+}
+
+// EnableRxInterrupt implements nic.Port.
+func (p *Port) EnableRxInterrupt(q int) {
+	p.armed.Store(true)
+	p.core.EnableRxInterrupt(q)
+}
+
+// DisableRxInterrupt implements nic.Port.
+func (p *Port) DisableRxInterrupt(q int) {
+	p.armed.Store(false)
+	p.core.DisableRxInterrupt(q)
+}
+
+// Stats implements nic.Port, with the port's re-initialisations in DeviceResets.
+func (p *Port) Stats() nic.Stats {
+	s := p.core.Stats()
+	s.DeviceResets = p.resets.Load()
+	return s
+}
+
+// Close implements nic.Port: it stops the PF-event watcher (waiting for a
+// re-initialisation under way), then closes the port.
+func (p *Port) Close() error {
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+	p.watching.Wait()
+	return p.core.Close()
+}
+
+// ReinitError is the error of the last re-initialisation attempt that failed (the port
+// keeps retrying), or nil once one succeeded.
+func (p *Port) ReinitError() error {
+	if e := p.lastErr.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// mask masks the VF's interrupts.
+func (p *Port) mask() { p.bar.Write32(i82576.VTEIMC, intelnic.AllCauses) }
+
+// readLink reads the PF's link from VTSTATUS; it is down while the port re-initialises.
+func (p *Port) readLink() nic.Link {
+	if p.down.Load() {
+		return nic.Link{}
+	}
+	return intel.Link82576(p.bar.Read32(i82576.VTSTATUS))
+}
+
+// waitLink waits up to timeout for the PF's link.
+func (p *Port) waitLink(timeout time.Duration) {
+	_ = intel.WaitSet(p.bar, i82576.VTSTATUS, i82576.StatusLU, timeout)
+}

@@ -1,0 +1,55 @@
+package nictest
+
+import (
+	"github.com/uiod/uiod/internal/hw/i82576"
+	"github.com/uiod/uiod/sim/igbvf"
+	"github.com/uiod/uiod/sim/intel"
+)
+
+// IGBVF is the family of the 82576 virtual function model (sim/igbvf) with base's
+// settings (its Wire, IOMMU and Strict are set per model): Intel descriptor rings and
+// interrupt logic, no INTx, no missed-frame counter, and receive sizes the PF caps at
+// 9728 bytes with the FCS. Its own suites: interrupt moderation; the Intel faults run on
+// its engine.
+func IGBVF(base igbvf.Config) Family {
+	return Family{
+		Name: "igbvf",
+		New: func(mc ModelConfig) (Model, error) {
+			c := base
+			c.Wire, c.IOMMU, c.Strict = mc.Wire, mc.IOMMU, true
+			m, err := igbvf.New(c)
+			if err != nil {
+				return nil, err
+			}
+			return IGBVFModel{m}, nil
+		},
+		Posted:          func(n int) int { return n - 1 },
+		ArmFiresPending: true,
+		StatsFromDevice: true,
+		NoINTx:          true,
+		MaxQueues:       1,
+		LargestFrame:    func(size int) int { return min(size, i82576.VFMaxFrame-4) },
+		Faults:          intelFaults,
+		Suites:          []Suite{{"InterruptModeration", Moderation}},
+	}
+}
+
+// IGBVFModel is a VF model as a Model.
+type IGBVFModel struct{ *igbvf.Model }
+
+var _ Model = IGBVFModel{}
+
+// Stats implements Model: the engine's counters, with the frames the PF's pool filter
+// refused as too long.
+func (m IGBVFModel) Stats() ModelStats {
+	s, v := m.Engine().Stats(), m.Model.Stats()
+	return ModelStats{WireOut: s.WireOut, RxFrames: s.RxFrames, Missed: s.Missed + s.QueueDrops, Dropped: s.Dropped, TooLong: s.BadFrames + v.TooLong}
+}
+
+// Inject implements Model on the engine.
+func (m IGBVFModel) Inject(kind FaultKind, q, n int) { inject(m.Engine(), kind, q, n) }
+
+// QueuePairs implements Model: a VF has no queue-count setting.
+func (m IGBVFModel) QueuePairs() (int, bool) { return 0, false }
+
+var _ interface{ Engine() *intel.Model } = IGBVFModel{}
