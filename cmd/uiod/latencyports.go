@@ -48,7 +48,7 @@ func runLatencyPorts(ctx context.Context, cmd *cobra.Command, g *globals, addrs 
 		if err != nil {
 			return fmt.Errorf("--ports: %s: %w", a, err)
 		}
-		p, err := nic.Open(dev, "auto", nic.Config{Promiscuous: true, NoIRQ: true, LinkTimeout: 5 * time.Second})
+		p, err := nic.Open(dev, "auto", nic.Config{Promiscuous: true, Interrupts: nic.IRQNone, LinkTimeout: 5 * time.Second})
 		if err != nil {
 			dev.Close()
 			return fmt.Errorf("--ports: %w", err)

@@ -35,7 +35,7 @@ func TestGuestTimesync(t *testing.T) {
 	if len(nics) != 2 {
 		t.Fatalf("UIOD_GUEST_NICS=%q: want two igb", os.Getenv("UIOD_GUEST_NICS"))
 	}
-	cfg := nic.Config{RxRing: 128, TxRing: 128, NoIRQ: true, Promiscuous: true, LinkTimeout: 5 * time.Second}
+	cfg := nic.Config{RxRing: 128, TxRing: 128, Interrupts: nic.IRQNone, Promiscuous: true, LinkTimeout: 5 * time.Second}
 	t.Run("linux", func(t *testing.T) {
 		for _, addr := range nics {
 			checkLinuxTimestamping(t, addr)

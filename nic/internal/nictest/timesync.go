@@ -116,7 +116,7 @@ func Timesync(t *testing.T, drv Driver) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := New(t, drv, nic.Config{NoIRQ: true})
+			h := New(t, drv, nic.Config{Interrupts: nic.IRQNone})
 			ts, err := timesyncOf(h.Port)
 			if err != nil {
 				t.Fatal(err)
