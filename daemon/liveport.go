@@ -33,6 +33,8 @@ type livePort struct {
 	closed   bool
 	removals uint64 // times the device went away
 	reopens  uint64 // times it came back
+
+	ts liveTimesync // the 1588 unit's state (livetimesync.go)
 }
 
 var _ nic.Port = (*livePort)(nil)
@@ -92,6 +94,7 @@ func (l *livePort) put(p nic.Port) bool {
 		return false
 	}
 	l.reopens++
+	l.reenableTimesync(p)
 	l.cur.Store(&p)
 	return true
 }

@@ -56,3 +56,17 @@ func TestRxWaitStatusAndMetric(t *testing.T) {
 		t.Errorf("metrics: histogram right %v, lost right %v", hist, lost)
 	}
 }
+
+// TestDaemonRxWaitsOnModelPorts: the daemon's Intel model ports, behind their live ports,
+// have RX wait histograms in /status (every cause of each), so the dataplane reached
+// their 1588 units through the live port.
+func TestDaemonRxWaitsOnModelPorts(t *testing.T) {
+	d, _ := startDaemon(t, simConfig(t, "rxwait", "busy", ""))
+	ports := map[string]int{}
+	for _, w := range d.Status().RxWaits {
+		ports[w.Port]++
+	}
+	if ports["a"] != int(idle.NumWakes) || ports["b"] != int(idle.NumWakes) {
+		t.Errorf("rx wait histograms by port %v, want %d each for a and b", ports, idle.NumWakes)
+	}
+}
