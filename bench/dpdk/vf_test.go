@@ -1,0 +1,58 @@
+package dpdk
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/uiod/uiod/internal/qemutest"
+)
+
+// vfForwarders are what runs on the VFs: DPDK's testpmd (busy polling, io forwarding) and
+// l3fwd-power (--interrupt-only, which the igbvf PMD cannot serve: it has no RX interrupt
+// ops), both through librte_net_e1000's igbvf PMD, and uiod's l2fwd with adaptive.
+var vfForwarders = []string{"testpmd", "l3fwd-power", "uiod-adaptive"}
+
+// TestIntegrationVFSideBySide boots one guest (the Debian kernel, intel-iommu) whose two
+// QEMU igb NICs are Linux igb PFs with one VF each, the VFs on vfio-pci, and measures
+// testpmd, l3fwd-power and uiod (nic: igbvf, adaptive) on the same two VFs in turn with
+// the host's probes. make test runs one round of 1000 probes; with UIOD_DPDK_BENCH=1 the
+// rounds and probes of the -dpdk flags. testpmd and uiod must bring probes back; what
+// l3fwd-power does is logged (its log is printed as FWLOG lines when it stops).
+func TestIntegrationVFSideBySide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a QEMU guest")
+	}
+	qemutest.Require(t)
+	testpmd, err := exec.LookPath("dpdk-testpmd")
+	if err != nil {
+		t.Skip("dpdk-testpmd is not installed (apt-get install dpdk)")
+	}
+	cache, err := filepath.Abs("../../.cache/dpdk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", "build-l3fwd-power.sh", cache).Output()
+	if err != nil {
+		t.Skipf("l3fwd-power could not be built (dpdk-dev, libdpdk-dev, dpdk-doc, pkg-config, make): %v", err)
+	}
+	n, count := 1, 1000
+	if os.Getenv("UIOD_DPDK_BENCH") == "1" {
+		n, count = *rounds, *probes
+	}
+	runs := measureAll(t, testpmd, strings.TrimSpace(string(out)), true, vfForwarders, n, count, 0)
+	if len(runs) != n*len(vfForwarders) {
+		t.Errorf("%d runs measured, want %d", len(runs), n*len(vfForwarders))
+	}
+	for _, r := range runs {
+		if r.name != "l3fwd-power" && (r.latencyErr != "" || r.lat.Received == 0) {
+			t.Errorf("%s on the VFs forwarded no probe back: %s", r.name, r.latencyErr)
+		}
+		if r.name == "l3fwd-power" {
+			t.Logf("l3fwd-power on the VFs: %d of %d probes back, CPU %.1f %% probed, %.1f %% idle", r.lat.Received, r.lat.Sent, r.probeCPU, r.idleCPU)
+		}
+	}
+	report(t, runs)
+}
