@@ -164,6 +164,11 @@ func TestIntegrationIGBVF(t *testing.T) {
 				} else {
 					t.Logf("pfrebind (seconds from the unbind's start, rebound and back from the bind's): %s", m[1])
 				}
+				for _, l := range strings.Split(res.Output, "\n") {
+					if strings.Contains(l, "device requested by the kernel") || strings.Contains(l, "device back") || strings.Contains(l, "pfrebind: unbind") {
+						t.Log(strings.TrimSpace(l))
+					}
+				}
 			}
 			t.Logf("vf0 re-initialisations %d -> %d, removals %d -> %d, re-opens %d -> %d; vf1 re-initialisations %d -> %d",
 				before[0].resets, now[0].resets, before[0].removals, now[0].removals, before[0].reopens, now[0].reopens, before[1].resets, now[1].resets)
