@@ -97,7 +97,12 @@ wait_log() {
 	until grep -q "$1" /tmp/fw.log 2>/dev/null; do
 		kill -0 "$PID" 2>/dev/null || fail "$NAME exited before it was ready"
 		i=$((i + 1))
-		[ $i -lt $(($2 * 5)) ] || fail "$NAME: no \"$1\" after $2 s"
+		if [ $i -ge $(($2 * 5)) ]; then
+			# Where it is stuck, and what it had buffered (stop's SIGINT has it exit).
+			for d in /proc/$PID/task/*; do say "stuck $NAME task ${d##*/} $(cut -d' ' -f3 "$d/stat") wchan=$(cat "$d/wchan" 2>/dev/null)"; done
+			stop
+			fail "$NAME: no \"$1\" after $2 s"
+		fi
 		sleep 0.2
 	done
 }

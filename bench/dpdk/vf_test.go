@@ -13,7 +13,7 @@ import (
 // vfForwarders are what runs on the VFs: DPDK's testpmd (busy polling, io forwarding) and
 // l3fwd-power (--interrupt-only, which the igbvf PMD cannot serve: it has no RX interrupt
 // ops), both through librte_net_e1000's igbvf PMD, and uiod's l2fwd with adaptive.
-var vfForwarders = []string{"testpmd", "l3fwd-power", "uiod-adaptive"}
+var vfForwarders = []string{"uiod-adaptive", "l3fwd-power", "testpmd"}
 
 // TestIntegrationVFSideBySide boots one guest (the Debian kernel, intel-iommu) whose two
 // QEMU igb NICs are Linux igb PFs with one VF each, the VFs on vfio-pci, and measures
