@@ -59,6 +59,19 @@ func TestDPDKSideBySide(t *testing.T) {
 // one guest boot, one round. Every probe must come back through each; the figures are
 // logged (the full comparison is TestDPDKSideBySide, bench/dpdk/run.sh).
 func TestIntegrationL3fwdPower(t *testing.T) {
+	testpmd, l3fwd := integrationDPDK(t)
+	runs := measureAll(t, testpmd, l3fwd, false, []string{"l3fwd-power", "uiod-l3fwd-adaptive", "uiod-l3fwd-auto"}, 1, 1000, 0)
+	for _, r := range runs {
+		if r.latencyErr != "" || r.lat.Received == 0 {
+			t.Errorf("%s routed no probe back: %s", r.name, r.latencyErr)
+		}
+	}
+	report(t, runs)
+}
+
+// integrationDPDK skips the make test guest tests of the package under -short, without
+// QEMU or without DPDK, and returns testpmd's path and l3fwd-power's, which it builds.
+func integrationDPDK(t *testing.T) (testpmd, l3fwd string) {
 	if testing.Short() {
 		t.Skip("boots a QEMU guest")
 	}
@@ -75,14 +88,7 @@ func TestIntegrationL3fwdPower(t *testing.T) {
 	if err != nil {
 		t.Skipf("l3fwd-power could not be built (dpdk-dev, libdpdk-dev, dpdk-doc, pkg-config, make): %v", err)
 	}
-	l3fwd := strings.TrimSpace(string(out))
-	runs := measureAll(t, testpmd, l3fwd, false, []string{"l3fwd-power", "uiod-l3fwd-adaptive", "uiod-l3fwd-auto"}, 1, 1000, 0)
-	for _, r := range runs {
-		if r.latencyErr != "" || r.lat.Received == 0 {
-			t.Errorf("%s routed no probe back: %s", r.name, r.latencyErr)
-		}
-	}
-	report(t, runs)
+	return testpmd, strings.TrimSpace(string(out))
 }
 
 // measureAll boots one guest with two igb NICs on vfio-pci (with vf, one VF of each, their
@@ -100,6 +106,12 @@ func measureAll(t *testing.T, testpmd, l3fwd string, vf bool, order []string, ro
 	if vf {
 		// The guest tool that sets a VF's MAC through its PF (busybox's ip cannot).
 		files = append(files, qemutest.Binary("guest.test", qemutest.BuildTest(t, "./integration/guest")))
+		// coreutils' stdbuf preload, to line-buffer testpmd's stdout (guest.sh).
+		const stdbuf = "/usr/libexec/coreutils/libstdbuf.so"
+		if !fileExists(stdbuf) {
+			t.Skipf("%s is missing (coreutils)", stdbuf)
+		}
+		files = append(files, qemutest.File(stdbuf[1:], stdbuf))
 		script = append([]byte("BENCH_VF=1\n"), script...)
 	}
 

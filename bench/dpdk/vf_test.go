@@ -2,12 +2,7 @@ package dpdk
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
-
-	"github.com/uiod/uiod/internal/qemutest"
 )
 
 // vfForwarders are what runs on the VFs: DPDK's testpmd (busy polling, io forwarding) and
@@ -22,27 +17,12 @@ var vfForwarders = []string{"uiod-adaptive", "l3fwd-power", "testpmd"}
 // rounds and probes of the -dpdk flags. testpmd and uiod must bring probes back; what
 // l3fwd-power does is logged (its log is printed as FWLOG lines when it stops).
 func TestIntegrationVFSideBySide(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots a QEMU guest")
-	}
-	qemutest.Require(t)
-	testpmd, err := exec.LookPath("dpdk-testpmd")
-	if err != nil {
-		t.Skip("dpdk-testpmd is not installed (apt-get install dpdk)")
-	}
-	cache, err := filepath.Abs("../../.cache/dpdk")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("bash", "build-l3fwd-power.sh", cache).Output()
-	if err != nil {
-		t.Skipf("l3fwd-power could not be built (dpdk-dev, libdpdk-dev, dpdk-doc, pkg-config, make): %v", err)
-	}
+	testpmd, l3fwd := integrationDPDK(t)
 	n, count := 1, 1000
 	if os.Getenv("UIOD_DPDK_BENCH") == "1" {
 		n, count = *rounds, *probes
 	}
-	runs := measureAll(t, testpmd, strings.TrimSpace(string(out)), true, vfForwarders, n, count, 0)
+	runs := measureAll(t, testpmd, l3fwd, true, vfForwarders, n, count, 0)
 	if len(runs) != n*len(vfForwarders) {
 		t.Errorf("%d runs measured, want %d", len(runs), n*len(vfForwarders))
 	}
