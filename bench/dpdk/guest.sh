@@ -162,8 +162,8 @@ start() {
 		fi
 		dpdk-testpmd $EAL -- --forward-mode=io --auto-start --nb-cores=1 --rxq=1 --txq=1 \
 			--port-topology=paired </tmp/tp.in >/tmp/fw.log 2>&1 &
-		unset LD_PRELOAD _STDBUF_O
 		PID=$!
+		unset LD_PRELOAD _STDBUF_O
 		wait_log "Press enter to exit" 120
 		;;
 	l3fwd-power)
