@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,20 +14,30 @@ import (
 )
 
 // vfProbes probes at e2eInterval go through the VFs per steady run; vfEventProbes cover a
-// PF event (the guest's event takes 2-3 s).
+// PF event (the guest's event takes 2-3 s, the PF's unbind and rebind longer).
 const (
 	vfProbes      = 200
 	vfEventProbes = 1600
 )
+
+// vfEventCount is how many probes cover the PF event ev.
+func vfEventCount(ev string) int {
+	if ev == "pfrebind" {
+		return 2 * vfEventProbes
+	}
+	return vfEventProbes
+}
 
 // TestIntegrationIGBVF is the SR-IOV guest proof (testdata/igbvf.sh): the shared kernel
 // with an emulated Intel IOMMU and two QEMU igb NICs, Linux's igb as the PF of both,
 // creating two VFs each; VF 0 of each PF on vfio-pci, `uiod run` forwarding between them
 // (nic: igbvf, adaptive). The host probes PF 1's wire and gets every probe back from PF
 // 2's, the RX vector of VF 0 of PF 1 counts wake-ups in /proc/interrupts, then while
-// probes run the PF changes the VF's MAC (and back) and goes down and up: after each the
-// port forwards again, after the PF's reset it has re-initialised itself (device_resets
-// in /status); the probes lost meanwhile are reported.
+// probes run the PF changes the VF's MAC (and back), goes down and up, and is unbound from
+// igb and bound again (its VFs go and are created again, VF 0 bound to vfio-pci again):
+// after each the port forwards again, after the PF's reset it has re-initialised itself
+// (device_resets in /status), after the rebind the daemon has re-opened it (reopens); the
+// probes lost meanwhile are reported.
 func TestIntegrationIGBVF(t *testing.T) {
 	o := qemutest.Options{IOMMU: true, NICs: 2, HugePages: e2eHugePages, Timeout: 9 * time.Minute}
 	o.Script = testdataScript(t, "igbvf.sh")
@@ -54,7 +65,7 @@ func TestIntegrationIGBVF(t *testing.T) {
 		return true
 	}
 	runs := map[string]*latencyRun{}
-	events := []string{"vfmac", "pfbounce"}
+	events := []string{"vfmac", "pfbounce", "pfrebind"}
 	// measure probes the running daemon: snapshots NAME-pre and NAME (probed), NAME-idle0
 	// and NAME-idle1 (3 s without traffic).
 	measure := func(name string) bool {
@@ -76,7 +87,7 @@ func TestIntegrationIGBVF(t *testing.T) {
 		runs["steady"] = runs["vf"]
 		for _, ev := range events {
 			done := make(chan *latencyRun)
-			go func() { done <- probe("during-"+ev, vfEventProbes) }()
+			go func() { done <- probe("during-"+ev, vfEventCount(ev)) }()
 			time.Sleep(time.Second)
 			ok := command(ev, "E2E "+ev+" done")
 			runs["during-"+ev] = <-done
@@ -90,14 +101,20 @@ func TestIntegrationIGBVF(t *testing.T) {
 			}
 		}
 	}
-	if runs["after-pfbounce"] != nil && command("pfphase", "E2E pf ready") {
+	if runs["after-pfrebind"] != nil && command("pfphase", "E2E pf ready") {
 		measure("pf")
 	}
 	if err := vm.Send("done"); err != nil {
 		t.Errorf("tell the guest to stop: %v", err)
 	}
 	res, rep := finishE2E(t, vm)
-	vfs := regexp.MustCompile(`E2E vf (\S+) of \S+ 0x8086:0x10ca`).FindAllStringSubmatch(res.Output, -1)
+	// The PF's rebind prints its VF 0 again: each address once.
+	var vfs [][]string
+	for _, m := range regexp.MustCompile(`E2E vf (\S+) of \S+ 0x8086:0x10ca`).FindAllStringSubmatch(res.Output, -1) {
+		if !slices.ContainsFunc(vfs, func(v []string) bool { return v[1] == m[1] }) {
+			vfs = append(vfs, m)
+		}
+	}
 	if len(vfs) != 2 {
 		t.Fatalf("guest VFs %q, want two 8086:10ca", vfs)
 	}
@@ -127,13 +144,34 @@ func TestIntegrationIGBVF(t *testing.T) {
 			}
 			t.Logf("during %s: sent %d, received %d, late %d, lost %d", ev, during.Sent, during.Received, during.Late, during.Lost)
 			checkProbes(t, after)
-			before, now := deviceResets(t, rep.snap(prev).status), deviceResets(t, rep.snap("after-"+ev).status)
+			before, now := vfCounters(t, rep.snap(prev).status), vfCounters(t, rep.snap("after-"+ev).status)
 			// Linux's igb tells a VF nothing of an administrator's MAC change ("Reload the
 			// VF driver"): the probes to the old address are lost until it is set back.
-			if ev == "pfbounce" && now[0] <= before[0] {
-				t.Errorf("vf0 re-initialisations %d before, %d after: the port did not re-initialise", before[0], now[0])
+			if ev == "pfbounce" && now[0].resets <= before[0].resets {
+				t.Errorf("vf0 re-initialisations %d before, %d after: the port did not re-initialise", before[0].resets, now[0].resets)
 			}
-			t.Logf("re-initialisations vf0 %d -> %d, vf1 %d -> %d", before[0], now[0], before[1], now[1])
+			// The PF's unbind removes its VFs: the port is taken out and re-opened.
+			if ev == "pfrebind" {
+				if now[0].reopens != before[0].reopens+1 || now[0].removals != before[0].removals+1 {
+					t.Errorf("vf0 removals %d -> %d, re-opens %d -> %d: want one of each", before[0].removals, now[0].removals, before[0].reopens, now[0].reopens)
+				}
+				if now[1].removals != before[1].removals {
+					t.Errorf("vf1 (of the other PF) removed %d times", now[1].removals-before[1].removals)
+				}
+				m := regexp.MustCompile(`E2E pfrebind-times (.*)`).FindStringSubmatch(res.Output)
+				if m == nil {
+					t.Error("the guest printed no pfrebind-times")
+				} else {
+					t.Logf("pfrebind (seconds from the unbind's start, rebound and back from the bind's): %s", m[1])
+				}
+				for _, l := range strings.Split(res.Output, "\n") {
+					if strings.Contains(l, "device requested by the kernel") || strings.Contains(l, "device back") || strings.Contains(l, "pfrebind: unbind") {
+						t.Log(strings.TrimSpace(l))
+					}
+				}
+			}
+			t.Logf("vf0 re-initialisations %d -> %d, removals %d -> %d, re-opens %d -> %d; vf1 re-initialisations %d -> %d",
+				before[0].resets, now[0].resets, before[0].removals, now[0].removals, before[0].reopens, now[0].reopens, before[1].resets, now[1].resets)
 		})
 		prev = "after-" + ev
 	}
@@ -186,25 +224,31 @@ func threadCPU(t *testing.T, before, after []byte) float64 {
 	return 100 * (c1 - c0) / (w1 - w0)
 }
 
-// deviceResets reads the two ports' device_resets from a /status document.
-func deviceResets(t *testing.T, status []byte) [2]uint64 {
+// vfCount is a VF port's recovery counters in /status.
+type vfCount struct{ resets, removals, reopens uint64 }
+
+// vfCounters reads the two ports' device_resets, removals and reopens from a /status
+// document.
+func vfCounters(t *testing.T, status []byte) [2]vfCount {
 	t.Helper()
 	var s struct {
 		Ports []struct {
-			Name  string `json:"name"`
-			Stats struct {
+			Name     string `json:"name"`
+			Removals uint64 `json:"removals"`
+			Reopens  uint64 `json:"reopens"`
+			Stats    struct {
 				DeviceResets uint64 `json:"device_resets"`
 			} `json:"stats"`
 		} `json:"ports"`
 	}
-	var out [2]uint64
+	var out [2]vfCount
 	if err := json.Unmarshal(status, &s); err != nil {
 		t.Errorf("status: %v: %s", err, status)
 		return out
 	}
 	for _, p := range s.Ports {
 		if i := strings.TrimPrefix(p.Name, "vf"); i == "0" || i == "1" {
-			out[i[0]-'0'] = p.Stats.DeviceResets
+			out[i[0]-'0'] = vfCount{p.Stats.DeviceResets, p.Removals, p.Reopens}
 		}
 	}
 	return out

@@ -48,7 +48,7 @@ func TestDPDKSideBySide(t *testing.T) {
 	if *only != "" {
 		order = strings.Split(*only, ",")
 	}
-	report(t, measureAll(t, testpmd, l3fwd, order, *rounds, *probes, *burst))
+	report(t, measureAll(t, testpmd, l3fwd, false, order, *rounds, *probes, *burst))
 }
 
 // TestIntegrationL3fwdPower is the short side-by-side that make test runs: uiod's l3fwd,
@@ -56,6 +56,19 @@ func TestDPDKSideBySide(t *testing.T) {
 // one guest boot, one round. Every probe must come back through each; the figures are
 // logged (the full comparison is TestDPDKSideBySide, bench/dpdk/run.sh).
 func TestIntegrationL3fwdPower(t *testing.T) {
+	testpmd, l3fwd := integrationDPDK(t)
+	runs := measureAll(t, testpmd, l3fwd, false, []string{"l3fwd-power", "uiod-l3fwd-adaptive", "uiod-l3fwd-auto"}, 1, 1000, 0)
+	for _, r := range runs {
+		if r.latencyErr != "" || r.lat.Received == 0 {
+			t.Errorf("%s routed no probe back: %s", r.name, r.latencyErr)
+		}
+	}
+	report(t, runs)
+}
+
+// integrationDPDK skips the make test guest tests of the package under -short, without
+// QEMU or without DPDK, and returns testpmd's path and l3fwd-power's, which it builds.
+func integrationDPDK(t *testing.T) (testpmd, l3fwd string) {
 	if testing.Short() {
 		t.Skip("boots a QEMU guest")
 	}
@@ -72,26 +85,31 @@ func TestIntegrationL3fwdPower(t *testing.T) {
 	if err != nil {
 		t.Skipf("l3fwd-power could not be built (dpdk-dev, libdpdk-dev, dpdk-doc, pkg-config, make): %v", err)
 	}
-	l3fwd := strings.TrimSpace(string(out))
-	runs := measureAll(t, testpmd, l3fwd, []string{"l3fwd-power", "uiod-l3fwd-adaptive", "uiod-l3fwd-auto"}, 1, 1000, 0)
-	for _, r := range runs {
-		if r.latencyErr != "" || r.lat.Received == 0 {
-			t.Errorf("%s routed no probe back: %s", r.name, r.latencyErr)
-		}
-	}
-	report(t, runs)
+	return testpmd, strings.TrimSpace(string(out))
 }
 
-// measureAll boots one guest with two igb NICs on vfio-pci and measures each forwarder of
-// order in turn, rounds times with the order rotated, with probes probes from NIC 0 to
-// NIC 1 (and a burst of burst probes after each idle stretch, 0 for none).
-func measureAll(t *testing.T, testpmd, l3fwd string, order []string, rounds, probes, burst int) []run {
+// measureAll boots one guest with two igb NICs on vfio-pci (with vf, one VF of each, their
+// PF on Linux's igb) and measures each forwarder of order in turn, rounds times with the
+// order rotated, with probes probes from NIC 0 to NIC 1 (and a burst of burst probes after
+// each idle stretch, 0 for none).
+func measureAll(t *testing.T, testpmd, l3fwd string, vf bool, order []string, rounds, probes, burst int) []run {
 	uiod := qemutest.BuildUIOD(t)
 	hostBin = uiod
 	files := guestFiles(t, uiod, testpmd, l3fwd)
 	script, err := os.ReadFile("guest.sh")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if vf {
+		// The guest tool that sets a VF's MAC through its PF (busybox's ip cannot).
+		files = append(files, qemutest.Binary("guest.test", qemutest.BuildTest(t, "./integration/guest")))
+		// coreutils' stdbuf preload, to line-buffer testpmd's stdout (guest.sh).
+		const stdbuf = "/usr/libexec/coreutils/libstdbuf.so"
+		if !fileExists(stdbuf) {
+			t.Skipf("%s is missing (coreutils)", stdbuf)
+		}
+		files = append(files, qemutest.File(stdbuf[1:], stdbuf))
+		script = append([]byte("BENCH_VF=1\n"), script...)
 	}
 
 	timeout := time.Duration(rounds*len(order))*3*time.Minute + 5*time.Minute
@@ -136,7 +154,7 @@ func measureAll(t *testing.T, testpmd, l3fwd string, order []string, rounds, pro
 	}
 	if out != nil {
 		for _, l := range strings.Split(out.Output, "\n") {
-			if strings.HasPrefix(l, "BENCH devices ") || strings.HasPrefix(l, "BENCH THREADS ") || strings.HasPrefix(l, "BENCH STATUSDUMP ") {
+			if strings.HasPrefix(l, "BENCH devices ") || strings.HasPrefix(l, "BENCH THREADS ") || strings.HasPrefix(l, "BENCH STATUSDUMP ") || strings.HasPrefix(l, "BENCH vfs ") || strings.HasPrefix(l, "BENCH FWLOG ") {
 				t.Log(strings.TrimPrefix(l, "BENCH "))
 			}
 		}

@@ -4,11 +4,34 @@
 # forwarding CPU and says "BENCH READY NAME"; the host probes and says "probed"; the guest
 # takes the CPU and interrupt counts over the probes and over an idle stretch, prints one
 # "BENCH RESULT" line, stops the forwarder and waits for the next name ("done" ends it).
+# With BENCH_VF=1 (vf_test.go) the forwarders run on virtual functions instead: Linux's igb
+# drives both NICs as PFs and creates one VF on each, VF 0 of NIC 1 gets the probes'
+# destination MAC from its PF, and the two VFs are what goes to vfio-pci (uiod with
+# nic: igbvf, DPDK with its igbvf PMD); each forwarder's log is printed when it stops.
 set -u
 TAG=BENCH RUNLOG=/tmp/fw.log LOGTAIL=40
 . /etc/uiod/lib.sh
 NIC1=$(nic 1)
 NIC2=$(nic 2)
+BENCH_VF=${BENCH_VF:-0}
+# vf PF MAC: creates one VF on PF (igb's), has the PF give it MAC; VF is its address.
+vf() {
+	ifc=$(ls "/sys/bus/pci/devices/$1/net" 2>/dev/null | head -1)
+	[ -n "$ifc" ] || fail "PF $1 ($(driver "$1")) has no interface"
+	ip link set "$ifc" up || fail "ip link set $ifc up"
+	echo 1 >"/sys/bus/pci/devices/$1/sriov_numvfs" || fail "echo 1 > $1/sriov_numvfs"
+	UIOD_VF_PF=$ifc UIOD_VF_INDEX=0 UIOD_VF_MAC=$2 guest.test -test.run '^TestGuestToolVFMAC$' -test.count=1 >/tmp/vfmac.log 2>&1 ||
+		fail "set $ifc vf 0 mac $2: $(cat /tmp/vfmac.log)"
+	VF=$(basename "$(readlink "/sys/bus/pci/devices/$1/virtfn0")")
+	[ -n "$VF" ] || fail "no virtfn0 under $1"
+}
+if [ "$BENCH_VF" = 1 ]; then
+	vf "$NIC1" 02:75:69:6f:64:02
+	NIC1=$VF
+	vf "$NIC2" 02:75:69:6f:76:02
+	NIC2=$VF
+	say "vfs $NIC1 of $(nic 1), $NIC2 of $(nic 2)"
+fi
 FWCPU=1
 IDLE=${BENCH_IDLE_SECONDS:-4}
 export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
@@ -74,7 +97,12 @@ wait_log() {
 	until grep -q "$1" /tmp/fw.log 2>/dev/null; do
 		kill -0 "$PID" 2>/dev/null || fail "$NAME exited before it was ready"
 		i=$((i + 1))
-		[ $i -lt $(($2 * 5)) ] || fail "$NAME: no \"$1\" after $2 s"
+		if [ $i -ge $(($2 * 5)) ]; then
+			# Where it is stuck, and what it had buffered (stop's SIGINT has it exit).
+			for d in /proc/$PID/task/*; do say "stuck $NAME task ${d##*/} $(cut -d' ' -f3 "$d/stat") wchan=$(cat "$d/wchan" 2>/dev/null)"; done
+			stop
+			fail "$NAME: no \"$1\" after $2 s"
+		fi
 		sleep 0.2
 	done
 }
@@ -90,10 +118,17 @@ EAL1="-l $FWCPU $EALCOMMON"
 uiod_conf() {
 	{
 		conf_head warn
-		cat <<EOF
+		if [ "$BENCH_VF" = 1 ]; then
+			cat <<EOF
+  - {name: p0, driver: vfio-pci, pci: "$NIC1", nic: igbvf, interrupts: msix}
+  - {name: p1, driver: vfio-pci, pci: "$NIC2", nic: igbvf, interrupts: msix}
+EOF
+		else
+			cat <<EOF
   - {name: p0, driver: vfio-pci, pci: "$NIC1", nic: igb, interrupts: msix, promiscuous: true}
   - {name: p1, driver: vfio-pci, pci: "$NIC2", nic: igb, interrupts: msix, promiscuous: true}
 EOF
+		fi
 		if [ "${3:-}" = l3fwd ]; then
 			cat <<EOF
 forward:
@@ -120,13 +155,23 @@ start() {
 		rm -f /tmp/tp.in && mkfifo /tmp/tp.in
 		sleep 100000 >/tmp/tp.in &
 		FIFOPID=$!
+		# testpmd's stdout to a file is block-buffered, and on the VFs (less output) its
+		# "Press enter to exit" stayed in the buffer: line-buffer it there, as stdbuf -oL.
+		if [ "$BENCH_VF" = 1 ]; then
+			export LD_PRELOAD=/usr/libexec/coreutils/libstdbuf.so _STDBUF_O=L
+		fi
 		dpdk-testpmd $EAL -- --forward-mode=io --auto-start --nb-cores=1 --rxq=1 --txq=1 \
 			--port-topology=paired </tmp/tp.in >/tmp/fw.log 2>&1 &
 		PID=$!
+		unset LD_PRELOAD _STDBUF_O
 		wait_log "Press enter to exit" 120
 		;;
 	l3fwd-power)
-		l3fwd-power $EAL1 -- -p 0x3 -P --interrupt-only --parse-ptype \
+		# A VF takes no unicast promiscuous mode (the PF filters by its MAC, the probes'
+		# destination): no -P there.
+		promisc=-P
+		[ "$BENCH_VF" = 1 ] && promisc=
+		l3fwd-power $EAL1 -- -p 0x3 $promisc --interrupt-only --parse-ptype \
 			--config="(0,0,$FWCPU),(1,0,$FWCPU)" >/tmp/fw.log 2>&1 &
 		PID=$!
 		wait_log "entering main interrupt loop" 120
@@ -165,6 +210,7 @@ while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 	stop)
 		# After the host's burst, which follows the idle stretch.
 		stop
+		[ "$BENCH_VF" = 1 ] && sed "s|^|$TAG FWLOG $NAME |" /tmp/fw.log | tail -n 60
 		say "STOPPED $NAME"
 		;;
 	done) break ;;

@@ -5,6 +5,9 @@
 # adaptive policy (nic: igbvf) while the host probes PF 1's wire. The host's commands on the
 # control port: "snap NAME" (interrupts and /status), "vfmac" (the PF sets VF 0 of PF 1 a
 # new MAC while uiod runs, then back to the probes' one), "pfbounce" (PF 1 down and up),
+# "pfrebind" (PF 1 unbound from igb, which removes its VFs, and bound again, its VFs
+# created again and VF 0 given back to vfio-pci: the daemon must let the VF go and re-open
+# it by itself; the guest prints the times of each step as "E2E pfrebind-times ..."),
 # "pfphase" (the daemon stopped, the VFs given back and removed, the PFs bound to vfio-pci
 # and forwarded by a new daemon with nic: igb, for the comparison in one boot), "done".
 # Every line the host reads starts with "E2E ".
@@ -14,26 +17,70 @@ PROBE_DST=02:75:69:6f:64:02
 say "nics $UIOD_GUEST_NICS kernel=$UIOD_GUEST_KERNEL iommu=$UIOD_GUEST_IOMMU"
 loopback_up
 vfmac() { UIOD_VF_PF=$1 UIOD_VF_INDEX=0 UIOD_VF_MAC=$2 guest.test -test.run '^TestGuestToolVFMAC$' -test.count=1 >/tmp/vfmac.log 2>&1 || fail "set $1 vf 0 mac $2: $(cat /tmp/vfmac.log)"; }
+# now: seconds since boot, centisecond resolution.
+now() { cut -d' ' -f1 /proc/uptime; }
+# since T: the seconds from T to now.
+since() { echo "$(now) $1" | awk '{printf "%.2f", $1 - $2}'; }
+# pf_vfs PF MAC: brings PF's interface up (ifc), creates its two VFs, gives VF 0 (vf) the
+# MAC and binds it to vfio-pci.
+pf_vfs() {
+	ifc=$(ls "/sys/bus/pci/devices/$1/net" 2>/dev/null | head -1)
+	[ -n "$ifc" ] || fail "PF $1 ($(driver "$1")) has no interface"
+	ip link set "$ifc" up || fail "ip link set $ifc up"
+	say "pf $1 $ifc driver=$(driver "$1") totalvfs=$(cat "/sys/bus/pci/devices/$1/sriov_totalvfs")"
+	echo 2 >"/sys/bus/pci/devices/$1/sriov_numvfs" || fail "echo 2 > $1/sriov_numvfs"
+	vf=$(basename "$(readlink "/sys/bus/pci/devices/$1/virtfn0")")
+	[ -n "$vf" ] || fail "no virtfn0 under $1"
+	vfmac "$ifc" "$2"
+	say "vf $vf of $1 $(cat "/sys/bus/pci/devices/$vf/vendor"):$(cat "/sys/bus/pci/devices/$vf/device") mac $2 group $(basename "$(readlink "/sys/bus/pci/devices/$vf/iommu_group")")"
+	uiod bind --driver vfio-pci "$vf" || fail "uiod bind --driver vfio-pci $vf"
+	say "bound $vf=$(driver "$vf")"
+}
+# vf0 MATCH SECONDS: waits until vf0's entry in /status matches the grep -E pattern MATCH.
+vf0() {
+	i=0
+	until status && tr -d ' \n' </tmp/status.json | sed 's/"name":/\n/g' | grep '^"vf0"' | grep -Eq "$1"; do
+		i=$((i + 1))
+		[ $i -lt $(($2 * 10)) ] || fail "vf0 never matched $1 in $2 s: $(cat /tmp/status.json 2>/dev/null)"
+		sleep 0.1
+	done
+}
+# pfrebind: PF 1 off igb (its VFs go with it) and back, then its VFs again.
+pfrebind() {
+	pf=$(nic 1)
+	t0=$(now)
+	echo "$pf" >/sys/bus/pci/drivers/igb/unbind &
+	w=$!
+	i=0
+	while kill -0 $w 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || fail "echo $pf > igb/unbind blocked for 30 s"
+		sleep 0.1
+	done
+	wait $w || fail "echo $pf > /sys/bus/pci/drivers/igb/unbind"
+	unbind=$(since "$t0")
+	say "pfrebind: unbind returned after ${unbind} s; numvfs=$(cat "/sys/bus/pci/devices/$pf/sriov_numvfs") virtfn0=$(ls -d "/sys/bus/pci/devices/$pf/virtfn0" 2>/dev/null) vf0 present=$([ -e "/sys/bus/pci/devices/$VF0" ] && echo yes || echo no)"
+	vf0 '"absent":true' 10
+	absent=$(since "$t0")
+	t1=$(now)
+	echo "$pf" >/sys/bus/pci/drivers/igb/bind || fail "echo $pf > /sys/bus/pci/drivers/igb/bind"
+	pf_vfs "$pf" "$PROBE_DST"
+	[ "$vf" = "$VF0" ] || fail "VF 0 of $pf came back as $vf, not $VF0"
+	PFIF=$ifc
+	bound=$(since "$t1")
+	vf0 '"link_up":true.*"absent":false' 60
+	say "pfrebind-times unbind=$unbind absent=$absent rebound=$bound back=$(since "$t1") total=$(since "$t0")"
+}
 VFS=
 PFIF=
 n=0
 for pf in $(nic 1) $(nic 2); do
 	n=$((n + 1))
-	ifc=$(ls "/sys/bus/pci/devices/$pf/net" 2>/dev/null | head -1)
-	[ -n "$ifc" ] || fail "PF $pf ($(driver "$pf")) has no interface"
-	ip link set "$ifc" up || fail "ip link set $ifc up"
-	say "pf $pf $ifc driver=$(driver "$pf") totalvfs=$(cat "/sys/bus/pci/devices/$pf/sriov_totalvfs")"
-	echo 2 >"/sys/bus/pci/devices/$pf/sriov_numvfs" || fail "echo 2 > $pf/sriov_numvfs"
-	vf=$(basename "$(readlink "/sys/bus/pci/devices/$pf/virtfn0")")
-	[ -n "$vf" ] || fail "no virtfn0 under $pf"
 	mac=02:75:69:6f:76:0$n
 	[ $n = 1 ] && mac=$PROBE_DST
-	vfmac "$ifc" "$mac"
-	say "vf $vf of $pf $(cat "/sys/bus/pci/devices/$vf/vendor"):$(cat "/sys/bus/pci/devices/$vf/device") mac $mac group $(basename "$(readlink "/sys/bus/pci/devices/$vf/iommu_group")")"
-	uiod bind --driver vfio-pci "$vf" || fail "uiod bind --driver vfio-pci $vf"
-	say "bound $vf=$(driver "$vf")"
+	pf_vfs "$pf" "$mac"
 	VFS="$VFS $vf"
-	[ $n = 1 ] && PFIF=$ifc
+	[ $n = 1 ] && PFIF=$ifc VF0=$vf
 done
 PFS="$(nic 1) $(nic 2)"
 set -- $VFS
@@ -67,6 +114,10 @@ while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 		sleep 2
 		ip link set "$PFIF" up || fail "ip link set $PFIF up"
 		say "pfbounce done"
+		;;
+	pfrebind)
+		pfrebind
+		say "pfrebind done"
 		;;
 	pfphase)
 		stop_daemon vf
