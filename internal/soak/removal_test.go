@@ -3,7 +3,6 @@ package soak
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +34,7 @@ func TestSoakRemoval(t *testing.T) {
 	t.Logf("removal soak for %v, seed %d (SOAK_SEED=%d replays it)", d, s, s)
 	rng := rand.New(rand.NewPCG(s, s^0x7e40))
 	end := time.Now().Add(d)
-	g0, fd0 := runtime.NumGoroutine(), testutil.FDs()
+	base := startBaseline()
 	var removals, surprises int
 	for round := 1; time.Now().Before(end); round++ {
 		rc := removalRound{nic: []string{"igb", "ixgbe", "virtio"}[rng.IntN(3)], mode: []string{"adaptive", "busy"}[rng.IntN(2)]}
@@ -48,12 +47,7 @@ func TestSoakRemoval(t *testing.T) {
 		if !ok {
 			break
 		}
-		if !testutil.WaitFor(5*time.Second, func() bool { return runtime.NumGoroutine() <= g0 }) {
-			t.Fatalf("after round %d: %d goroutines, %d at the start", round, runtime.NumGoroutine(), g0)
-		}
-		if fd := testutil.FDs(); fd > fd0 {
-			t.Fatalf("after round %d: %d open file descriptors, %d at the start", round, fd, fd0)
-		}
+		base.check(t, round)
 	}
 	t.Logf("%d removals, %d of them surprise removals", removals, surprises)
 }

@@ -83,7 +83,7 @@ func TestSoak(t *testing.T) {
 	rng := rand.New(rand.NewPCG(s, s^0x5eed))
 	end := time.Now().Add(d)
 	var total soakTotals
-	g0, fd0 := runtime.NumGoroutine(), testutil.FDs()
+	base := startBaseline()
 	for round := 1; time.Now().Before(end); round++ {
 		length := min(time.Duration(2+rng.IntN(4))*time.Second, time.Until(end))
 		cfg := roundConfig{drv: modelrig.Drivers[rng.IntN(len(modelrig.Drivers))], msix: rng.IntN(2) == 1}
@@ -94,12 +94,7 @@ func TestSoak(t *testing.T) {
 			break
 		}
 		// Nothing may outlive a round.
-		if !testutil.WaitFor(5*time.Second, func() bool { return runtime.NumGoroutine() <= g0 }) {
-			t.Fatalf("after round %d: %d goroutines, %d at the start", round, runtime.NumGoroutine(), g0)
-		}
-		if fd := testutil.FDs(); fd > fd0 {
-			t.Fatalf("after round %d: %d open file descriptors, %d at the start", round, fd, fd0)
-		}
+		base.check(t, round)
 	}
 	t.Logf("%d rounds, %d frames sent, %d received, %d faults injected: %v; %d TX queue resets",
 		total.rounds, total.sent, total.received, total.faults, total.kinds, total.txTimeouts)
@@ -237,5 +232,21 @@ func runRound(t *testing.T, cfg roundConfig, rng *rand.Rand, length time.Duratio
 	}
 	for k, n := range kindsHere {
 		total.kinds[k] += n
+	}
+}
+
+// baseline is what a soak holds at its start: no round may leave more behind.
+type baseline struct{ goroutines, fds int }
+
+func startBaseline() baseline { return baseline{runtime.NumGoroutine(), testutil.FDs()} }
+
+// check fails the test when round left goroutines (waited out for 5 s) or descriptors.
+func (b baseline) check(t *testing.T, round int) {
+	t.Helper()
+	if !testutil.WaitFor(5*time.Second, func() bool { return runtime.NumGoroutine() <= b.goroutines }) {
+		t.Fatalf("after round %d: %d goroutines, %d at the start", round, runtime.NumGoroutine(), b.goroutines)
+	}
+	if fd := testutil.FDs(); fd > b.fds {
+		t.Fatalf("after round %d: %d open file descriptors, %d at the start", round, fd, b.fds)
 	}
 }
