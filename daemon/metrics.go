@@ -58,6 +58,9 @@ var (
 	mDeepSleeps  = prometheus.NewDesc("uiod_thread_deep_sleeps_total", "Waits in deep idle, blocking through the Go scheduler (included in the sleeps).", threadLabels, nil)
 	mStalls      = prometheus.NewDesc("uiod_thread_stalls_total", "Empty polls that came over 20 µs after the previous turn without a sleep or yield between: the thread was kept from polling.", threadLabels, nil)
 	mStallTime   = prometheus.NewDesc("uiod_thread_stall_seconds_total", "Total time of the stalls.", threadLabels, nil)
+	mGoYields    = prometheus.NewDesc("uiod_thread_runtime_yields_total", "Yields to the Go scheduler at an empty poll after 8 ms of polling without a break (instead of the runtime's forced preemption).", threadLabels, nil)
+	mGoYieldTime = prometheus.NewDesc("uiod_thread_runtime_yield_seconds_total", "Total time of the yields to the Go scheduler.", threadLabels, nil)
+	mThreadMoves = prometheus.NewDesc("uiod_thread_changes_total", "Yields after which the poll goroutine ran on another OS thread, which it pinned again.", threadLabels, nil)
 	mIdleErrors  = prometheus.NewDesc("uiod_thread_idle_errors_total", "Failed waits and drains.", threadLabels, nil)
 	mThreshold   = prometheus.NewDesc("uiod_thread_idle_threshold_seconds", "Idle threshold in force (auto: the current decision).", threadLabels, nil)
 	mGapEstimate = prometheus.NewDesc("uiod_thread_gap_estimate_seconds", "Auto policy: running estimate of the inter-arrival gap.", threadLabels, nil)
@@ -74,7 +77,7 @@ type collector struct{ d *Daemon }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortResets, mPortLink, mPortPresent, mPortRemovals, mPortReopens,
 		mQueueRx, mQueueRxB, mQueueTx, mQueueKernel, mQueueDrops, mQueueDropsR, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
-		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead, mBuildInfo, mRxWait, mRxWaitLost} {
+		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mGoYields, mGoYieldTime, mThreadMoves, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead, mBuildInfo, mRxWait, mRxWaitLost} {
 		ch <- d
 	}
 }
@@ -157,6 +160,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(mDeepSleeps, float64(t.Idle.DeepSleeps), l...)
 		counter(mStalls, float64(t.Idle.Stalls), l...)
 		counter(mStallTime, t.Idle.StallTime.Seconds(), l...)
+		counter(mGoYields, float64(t.RuntimeYields), l...)
+		counter(mGoYieldTime, t.RuntimeYieldTime.Seconds(), l...)
+		counter(mThreadMoves, float64(t.ThreadChanges), l...)
 		counter(mIdleErrors, float64(t.Idle.Errors), l...)
 		gauge(mThreshold, t.Idle.Threshold.Seconds(), l...)
 		gauge(mGapEstimate, t.Idle.GapEstimate.Seconds(), l...)

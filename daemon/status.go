@@ -121,6 +121,8 @@ type ThreadStatus struct {
 	Stalls        uint64  `json:"stalls"`
 	StallSeconds  float64 `json:"stall_seconds"`
 	MaxStall      string  `json:"max_stall"`
+	RuntimeYields uint64  `json:"runtime_yields"`
+	ThreadChanges uint64  `json:"thread_changes"`
 	Errors        uint64  `json:"errors"`
 	Threshold     string  `json:"idle_threshold"`
 	GapEstimate   string  `json:"gap_estimate,omitempty"`
@@ -193,6 +195,7 @@ func threadStatus(t dataplane.ThreadStats) ThreadStatus {
 		WakePredicted: t.Idle.WakePredicted, PredictHits: t.Idle.PredictHits,
 		AsleepSeconds: t.Idle.Asleep.Seconds(), Yields: t.Idle.Yields, DeepSleeps: t.Idle.DeepSleeps,
 		Stalls: t.Idle.Stalls, StallSeconds: t.Idle.StallTime.Seconds(), MaxStall: t.Idle.MaxStall.String(),
+		RuntimeYields: t.RuntimeYields, ThreadChanges: t.ThreadChanges,
 		Errors:    t.Idle.Errors,
 		Threshold: t.Idle.Threshold.String(),
 	}

@@ -73,6 +73,7 @@ func (dp *Dataplane) newLoop(ti int, th Thread) *loop {
 		app:   cfg.App,
 		bufs:  make([]*nic.Buf, cfg.Batch),
 		stop:  &dp.stop,
+		yield: yielder{every: int64(YieldEvery)},
 	}
 	nicID := map[nic.Port]PortID{}
 	kernelOf := map[nic.Port]PortID{} // kernel path → its port

@@ -59,20 +59,25 @@ type loop struct {
 	pollTime             int64 // idle.Now at the first non-empty burst of a Poll, 0 if none
 	cpuNs, wallNs        atomic.Int64
 
+	th    threadState // the OS thread the loop is locked to (thread_linux.go)
+	yield yielder     // voluntary yields to the Go scheduler (yield.go)
+
 	beforeSleep func() // test hook, see BeforeSleep
 }
 
 // run is the thread's body. It reports set-up to ready, then polls until stop is set.
 func (l *loop) run(ready chan<- error) {
-	// Never unlocked: the thread may carry a changed affinity and timer slack, so it
-	// must end with this goroutine instead of going back to the scheduler's pool.
+	// Unlocked only for a moment by goYield, which undoes the pinning of a thread it
+	// leaves; the thread locked at the end carries the changed affinity and timer slack,
+	// so it ends with this goroutine instead of going back to the scheduler's pool.
 	runtime.LockOSThread()
-	if err := setupThread(l.cpu); err != nil {
+	if err := l.th.setup(l.cpu); err != nil {
 		ready <- err
 		return
 	}
 	l.startCPU = int64(threadCPUTime())
 	l.startWall = idle.Now()
+	l.yield.restAt, l.yield.locked = l.startWall, true
 	l.nextPublish = l.startWall + publishEvery
 	l.nextCPU = l.startWall + cpuEvery
 	ready <- nil
@@ -96,6 +101,7 @@ func (l *loop) step() int {
 		l.idler.Traffic(now)
 	} else {
 		l.idler.Empty(now)
+		l.maybeYield(now)
 	}
 	if now >= l.nextPublish {
 		l.publish(now)
@@ -271,5 +277,10 @@ func (l *loop) stats() ThreadStats {
 		WallTime: time.Duration(l.wallNs.Load()),
 		State:    l.idlerNow().State(),
 		Idle:     l.idleStats(),
+
+		RuntimeYields:    l.yield.n.Load(),
+		RuntimeYieldTime: time.Duration(l.yield.ns.Load()),
+		ThreadChanges:    l.yield.moves.Load(),
+		ThreadErrors:     l.yield.errs.Load(),
 	}
 }

@@ -7,10 +7,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// setupThread prepares the calling (locked) OS thread for polling: pinned to cpu when
-// cpu ≥ 0, and with a timer slack of 1 ns so that range sleeps and epoll timeouts are not
-// stretched by the default 50 µs slack.
-func setupThread(cpu int) error {
+// procMask is the process's CPU affinity as it started, read while package
+// initialisation still holds the main thread: the mask an OS thread a polling loop has
+// left gets back (threadState.release). Zero if it could not be read.
+var procMask unix.CPUSet
+
+func init() { _ = unix.SchedGetaffinity(0, &procMask) }
+
+// threadState is what a polling loop knows of the OS thread it is locked to.
+type threadState struct {
+	tid int // the thread's id (gettid), to tell a thread change after a yield
+}
+
+// setup prepares the calling (locked) OS thread for polling: pinned to cpu when cpu ≥ 0,
+// and with a timer slack of 1 ns so that range sleeps and epoll timeouts are not
+// stretched by the default 50 µs slack. It remembers the thread's id.
+func (t *threadState) setup(cpu int) error {
+	t.tid = gettid()
 	if cpu >= 0 {
 		var set unix.CPUSet
 		set.Set(cpu)
@@ -23,6 +36,24 @@ func setupThread(cpu int) error {
 	}
 	return nil
 }
+
+// release gives thread tid, which the loop has left for the scheduler's pool, the
+// process's original affinity back when the loop had pinned it, so the goroutines the
+// runtime runs on it next are not confined to the poll CPU. Its 1 ns timer slack stays
+// (prctl sets the caller's only): it makes that thread's timers exact, nothing worse.
+func (t *threadState) release(tid, cpu int) error {
+	if cpu < 0 || procMask.Count() == 0 {
+		return nil
+	}
+	if err := unix.SchedSetaffinity(tid, &procMask); err != nil {
+		return fmt.Errorf("restore affinity of thread %d: %w", tid, err)
+	}
+	return nil
+}
+
+// gettid is the calling thread's id (a system call, well under a µs native). A variable,
+// so that a test can make a yield look like a thread change.
+var gettid = unix.Gettid
 
 // threadCPUTime is the calling thread's CPU time. It is a real system call (~1 µs): call
 // it occasionally, never per poll.

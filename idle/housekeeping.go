@@ -56,5 +56,6 @@ func (d *Idler) yield(now int64) int64 {
 	d.c.yields.Add(1)
 	d.c.yieldNs.Add(uint64(t1 - t0))
 	d.hk.schedule(now)
+	d.restEnd = t1
 	return t1
 }

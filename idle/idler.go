@@ -88,6 +88,7 @@ type Idler struct {
 	woke      bool          // last wait ended by an interrupt and no poll ran since
 	quiet     int64         // time of the last frame or interrupt (see waitPlan)
 	turnEnd   int64         // when the previous turn's policy work ended (0: no turn yet), for Stalls
+	restEnd   int64         // when the last wait, range sleep or housekeeping yield ended (0: none), RestEnd
 
 	// Auto's prediction of periodic traffic.
 	watchUntil   int64 // after a predicted wake-up: poll, do not sleep, until then (0: not watching)
