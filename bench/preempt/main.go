@@ -66,8 +66,10 @@ func (g gaps) String() string {
 		g.total.Round(10*time.Microsecond), g.max.Round(time.Microsecond))
 }
 
-// spin runs the loop for d on cpu and returns its gaps and its goroutine's trace id.
-func spin(cpu int, d time.Duration, lock bool) (gaps, int64, error) {
+// spin runs the loop for d on cpu and returns its gaps and its goroutine's trace id. With
+// every > 0 (and lock) it yields to the scheduler every that long as uiod's dataplane
+// does (yield.go); y are those yields.
+func spin(cpu int, d time.Duration, lock bool, every time.Duration, y *yields) (gaps, int64, error) {
 	if lock {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
@@ -79,10 +81,17 @@ func spin(cpu int, d time.Duration, lock bool) (gaps, int64, error) {
 	}
 	var g gaps
 	start := time.Now()
-	last := time.Duration(0)
+	last, rest := time.Duration(0), time.Duration(0)
 	for {
 		work(&sink)
 		now := time.Since(start)
+		if lock && every > 0 && now-rest >= every {
+			if err := y.yield(cpu); err != nil {
+				return g, 0, err
+			}
+			now = time.Since(start)
+			rest = now // the yield's own gap is in y, not in g
+		}
 		g.add(now - last)
 		last = now
 		if now > d {
@@ -129,6 +138,7 @@ func main() {
 	d := flag.Duration("d", 4*time.Second, "how long to spin")
 	all := flag.Bool("pinall", false, "pin every thread of the process to -cpu, not only the spinning one")
 	procs := flag.Int("procs", 0, "GOMAXPROCS (0: the runtime's choice)")
+	every := flag.Duration("yield", 0, "with -lock, yield to the scheduler unlocked every this long, as uiod's poll threads do (0: never)")
 	flag.Parse()
 	if *procs > 0 {
 		runtime.GOMAXPROCS(*procs)
@@ -144,13 +154,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "preempt: trace:", err)
 		os.Exit(1)
 	}
-	g, id, err := spin(*cpu, *d, *lock)
+	y := newYields(*d, *every)
+	g, id, err := spin(*cpu, *d, *lock, *every, y)
 	trace.Stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "preempt:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("PREEMPT go lock=%v procs=%d pinall=%v godebug=%q %v\n", *lock, runtime.GOMAXPROCS(0), *all, os.Getenv("GODEBUG"), g)
+	fmt.Printf("PREEMPT go lock=%v procs=%d pinall=%v godebug=%q yield=%v %v\n", *lock, runtime.GOMAXPROCS(0), *all, os.Getenv("GODEBUG"), *every, g)
+	if *every > 0 {
+		fmt.Printf("PREEMPT go yields %v\n", y)
+	}
 	p, err := preemptions(&buf, id)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "preempt: trace:", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
 func TestGaps(t *testing.T) {
@@ -29,31 +30,79 @@ func TestGaps(t *testing.T) {
 }
 
 // Every runtime.Gosched is a running → runnable → running round trip in the trace, as a
-// preemption is.
+// preemption is, told apart by its reason; a goroutine that spins 200 ms without one is
+// preempted by sysmon (every 10 ms) at least once.
 func TestPreemptionsFromTrace(t *testing.T) {
-	var buf bytes.Buffer
-	if err := trace.Start(&buf); err != nil {
-		t.Skipf("trace: %v", err)
+	for _, tc := range []struct {
+		name              string
+		body              func()
+		yields, preempted int // at least
+		summary           string
+	}{
+		{"gosched", func() {
+			for range 5 {
+				runtime.Gosched()
+			}
+		}, 5, 0, "yields="},
+		{"spin", func() {
+			for start := time.Now(); time.Since(start) < 200*time.Millisecond; {
+				work(&sink)
+			}
+		}, 0, 1, "preemptions="},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := trace.Start(&buf); err != nil {
+				t.Skipf("trace: %v", err)
+			}
+			ids := make(chan int64)
+			go func() {
+				tc.body()
+				ids <- goid()
+			}()
+			id := <-ids
+			trace.Stop()
+			o, err := preemptions(&buf, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(o.yielded) < tc.yields || len(o.off) < tc.preempted || o.span <= 0 {
+				t.Fatalf("%d yields, %d preemptions in a trace of %v, want at least %d and %d", len(o.yielded), len(o.off), o.span, tc.yields, tc.preempted)
+			}
+			if s := o.String(); !strings.Contains(s, tc.summary) {
+				t.Fatalf("summary %q", s)
+			}
+		})
 	}
-	ids := make(chan int64)
-	go func() {
-		for range 5 {
-			runtime.Gosched()
-		}
-		ids <- goid()
-	}()
-	id := <-ids
-	trace.Stop()
-	o, err := preemptions(&buf, id)
+}
+
+// The spin loop's yields are uiod's: each one is recorded, without allocating.
+func TestSpinYields(t *testing.T) {
+	y := newYields(100*time.Millisecond, 10*time.Millisecond)
+	_, _, err := spin(firstCPU(t), 100*time.Millisecond, true, 10*time.Millisecond, y)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.off) < 5 || o.span <= 0 {
-		t.Fatalf("%d round trips in a trace of %v, want at least the 5 yields", len(o.off), o.span)
+	if n := len(y.took); n < 5 || cap(y.took) != 12 {
+		t.Fatalf("%d yields recorded (capacity %d) in 100 ms yielding every 10 ms", n, cap(y.took))
 	}
-	if s := o.String(); !strings.Contains(s, "preemptions=") {
+	if s := y.String(); !strings.Contains(s, "moved=") {
 		t.Fatalf("summary %q", s)
 	}
+}
+
+func firstCPU(t *testing.T) int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	for c := range 1024 {
+		if set.IsSet(c) {
+			return c
+		}
+	}
+	t.Skip("no CPU")
+	return -1
 }
 
 // TestPreemptInGuest runs the Go spin loop (locked, as uiod's poll threads are; with every
@@ -79,6 +128,8 @@ func TestPreemptInGuest(t *testing.T) {
 	cgaps 1 4
 	preempt -lock=true
 	preempt -lock=true -pinall
+	preempt -lock=true -yield 8ms
+	preempt -lock=true -yield 8ms -procs 3
 	GODEBUG=asyncpreemptoff=1 preempt -lock=true
 	preempt -lock=false -procs 1 -pinall
 done`,
@@ -93,7 +144,7 @@ done`,
 			n++
 		}
 	}
-	if n != 3*(1+2*4) {
-		t.Fatalf("%d PREEMPT lines, want %d:\n%s", n, 3*(1+2*4), r.Output)
+	if n != 3*(1+2*4+3*2) {
+		t.Fatalf("%d PREEMPT lines, want %d:\n%s", n, 3*(1+2*4+3*2), r.Output)
 	}
 }
