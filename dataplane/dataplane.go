@@ -46,8 +46,13 @@ func New(cfg Config) (*Dataplane, error) {
 		return nil, err
 	}
 	dp := &Dataplane{cfg: cfg, log: cfg.Logger, mirrors: make([]mirrorSlot, len(cfg.Ports))}
+	pollCPUs := make([]int, len(cfg.Threads))
+	for ti, th := range cfg.Threads {
+		pollCPUs[ti] = th.CPU
+	}
 	for ti, th := range cfg.Threads {
 		l := dp.newLoop(ti, th)
+		l.th.keepOff(pollCPUs)
 		var vectors []*irq.Vector
 		for _, q := range th.Queues {
 			vectors = append(vectors, q.RxPort.RxVector(q.RxQ))

@@ -8,15 +8,31 @@ import (
 )
 
 // procMask is the process's CPU affinity as it started, read while package
-// initialisation still holds the main thread: the mask an OS thread a polling loop has
-// left gets back (threadState.release). Zero if it could not be read.
+// initialisation still holds the main thread. Zero if it could not be read.
 var procMask unix.CPUSet
 
 func init() { _ = unix.SchedGetaffinity(0, &procMask) }
 
 // threadState is what a polling loop knows of the OS thread it is locked to.
 type threadState struct {
-	tid int // the thread's id (gettid), to tell a thread change after a yield
+	tid  int         // the thread's id (gettid), to tell a thread change after a yield
+	away unix.CPUSet // the affinity a thread the loop left gets (release)
+}
+
+// keepOff sets the affinity release gives a thread the loop left: the process's, without
+// the dataplane's poll CPUs (all of it if that leaves none), so that the thread, and the
+// goroutines the runtime runs on it next, leave the poll CPU at once instead of sharing
+// it with the poll thread until the kernel balances them apart.
+func (t *threadState) keepOff(pollCPUs []int) {
+	t.away = procMask
+	for _, c := range pollCPUs {
+		if c >= 0 {
+			t.away.Clear(c)
+		}
+	}
+	if t.away.Count() == 0 {
+		t.away = procMask
+	}
 }
 
 // setup prepares the calling (locked) OS thread for polling: pinned to cpu when cpu ≥ 0,
@@ -38,14 +54,15 @@ func (t *threadState) setup(cpu int) error {
 }
 
 // release gives thread tid, which the loop has left for the scheduler's pool, the
-// process's original affinity back when the loop had pinned it, so the goroutines the
-// runtime runs on it next are not confined to the poll CPU. Its 1 ns timer slack stays
-// (prctl sets the caller's only): it makes that thread's timers exact, nothing worse.
+// affinity keepOff chose when the loop had pinned it, so the goroutines the runtime runs
+// on it next are neither confined to nor left on the poll CPU. Its 1 ns timer slack
+// stays (prctl sets the caller's only): it makes that thread's timers exact, nothing
+// worse.
 func (t *threadState) release(tid, cpu int) error {
-	if cpu < 0 || procMask.Count() == 0 {
+	if cpu < 0 || t.away.Count() == 0 {
 		return nil
 	}
-	if err := unix.SchedSetaffinity(tid, &procMask); err != nil {
+	if err := unix.SchedSetaffinity(tid, &t.away); err != nil {
 		return fmt.Errorf("restore affinity of thread %d: %w", tid, err)
 	}
 	return nil

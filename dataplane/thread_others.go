@@ -22,6 +22,9 @@ func (t *threadState) setup(cpu int) error {
 	return nil
 }
 
+// keepOff has nothing to keep off: no thread is pinned.
+func (t *threadState) keepOff(pollCPUs []int) {}
+
 // release has nothing to restore: no thread was pinned.
 func (t *threadState) release(tid, cpu int) error { return nil }
 

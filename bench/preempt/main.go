@@ -154,7 +154,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "preempt: trace:", err)
 		os.Exit(1)
 	}
-	y := newYields(*d, *every)
+	y := newYields(*d, *every, *cpu)
 	g, id, err := spin(*cpu, *d, *lock, *every, y)
 	trace.Stop()
 	if err != nil {

@@ -78,8 +78,9 @@ func TestPreemptionsFromTrace(t *testing.T) {
 
 // The spin loop's yields are uiod's: each one is recorded, without allocating.
 func TestSpinYields(t *testing.T) {
-	y := newYields(100*time.Millisecond, 10*time.Millisecond)
-	_, _, err := spin(firstCPU(t), 100*time.Millisecond, true, 10*time.Millisecond, y)
+	cpu := firstCPU(t)
+	y := newYields(100*time.Millisecond, 10*time.Millisecond, cpu)
+	_, _, err := spin(cpu, 100*time.Millisecond, true, 10*time.Millisecond, y)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,14 +19,17 @@ type yields struct {
 	moved int
 	repin time.Duration // total time of the re-pins after a move
 	tid   int
-	mask  unix.CPUSet // the process's affinity, which a thread left gets back
+	away  unix.CPUSet // the process's affinity without the spin CPU, which a thread left gets
 }
 
 // newYields sizes the record for a spin of d yielding every every, so a yield does not
 // allocate.
-func newYields(d, every time.Duration) *yields {
+func newYields(d, every time.Duration, cpu int) *yields {
 	y := &yields{tid: unix.Gettid()}
-	_ = unix.SchedGetaffinity(0, &y.mask)
+	_ = unix.SchedGetaffinity(0, &y.away)
+	if y.away.Clear(cpu); y.away.Count() == 0 {
+		_ = unix.SchedGetaffinity(0, &y.away)
+	}
 	if every > 0 {
 		y.took = make([]time.Duration, 0, int(d/every)+2)
 	}
@@ -34,8 +37,7 @@ func newYields(d, every time.Duration) *yields {
 }
 
 // yield is uiod's dataplane yield (dataplane/yield.go): unlock, Gosched, re-lock, and
-// only if the thread changed give the old one the process's affinity back and pin the
-// new one to cpu.
+// only if the thread changed move the old one off cpu and pin the new one to it.
 func (y *yields) yield(cpu int) error {
 	t0 := time.Now()
 	runtime.UnlockOSThread()
@@ -43,7 +45,7 @@ func (y *yields) yield(cpu int) error {
 	runtime.LockOSThread()
 	if tid := unix.Gettid(); tid != y.tid {
 		r := time.Now()
-		_ = unix.SchedSetaffinity(y.tid, &y.mask)
+		_ = unix.SchedSetaffinity(y.tid, &y.away)
 		var set unix.CPUSet
 		set.Set(cpu)
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
