@@ -19,6 +19,7 @@ var (
 	only     = flag.String("dpdk.forwarders", "", "comma-separated subset of the forwarders (default all)")
 	burst    = flag.Int("dpdk.burst", 20000, "probes of the burst after the idle stretch, 10 µs apart (0: no burst)")
 	burstGap = flag.Duration("dpdk.burst-gap", 10*time.Microsecond, "gap between the burst's probes")
+	rates    = flag.String("dpdk.rates", "", "comma-separated probe rates in kpps for a rate sweep (default: one rate, 1/-dpdk.interval)")
 )
 
 // forwarders are measured in this order in the first round, rotated by one each round.
@@ -48,7 +49,14 @@ func TestDPDKSideBySide(t *testing.T) {
 	if *only != "" {
 		order = strings.Split(*only, ",")
 	}
-	report(t, measureAll(t, testpmd, l3fwd, false, order, *rounds, *probes, *burst))
+	steps := []rateStep{{gap: *interval, probes: *probes}}
+	if *rates != "" {
+		var err error
+		if steps, err = sweepSteps(*rates, *probes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	report(t, measureSteps(t, testpmd, l3fwd, false, order, *rounds, steps, *burst))
 }
 
 // TestIntegrationL3fwdPower is the short side-by-side that make test runs: uiod's l3fwd,
@@ -90,9 +98,15 @@ func integrationDPDK(t *testing.T) (testpmd, l3fwd string) {
 
 // measureAll boots one guest with two igb NICs on vfio-pci (with vf, one VF of each, their
 // PF on Linux's igb) and measures each forwarder of order in turn, rounds times with the
-// order rotated, with probes probes from NIC 0 to NIC 1 (and a burst of burst probes after
-// each idle stretch, 0 for none).
+// order rotated, with probes probes -dpdk.interval apart from NIC 0 to NIC 1 (and a burst
+// of burst probes after each idle stretch, 0 for none).
 func measureAll(t *testing.T, testpmd, l3fwd string, vf bool, order []string, rounds, probes, burst int) []run {
+	return measureSteps(t, testpmd, l3fwd, vf, order, rounds, []rateStep{{gap: *interval, probes: probes}}, burst)
+}
+
+// measureSteps is measureAll at each probe rate of steps in turn: per round, every rate
+// (their order rotated too) with every forwarder.
+func measureSteps(t *testing.T, testpmd, l3fwd string, vf bool, order []string, rounds int, steps []rateStep, burst int) []run {
 	uiod := qemutest.BuildUIOD(t)
 	hostBin = uiod
 	files := guestFiles(t, uiod, testpmd, l3fwd)
@@ -112,7 +126,7 @@ func measureAll(t *testing.T, testpmd, l3fwd string, vf bool, order []string, ro
 		script = append([]byte("BENCH_VF=1\n"), script...)
 	}
 
-	timeout := time.Duration(rounds*len(order))*3*time.Minute + 5*time.Minute
+	timeout := time.Duration(rounds*len(order)*len(steps))*3*time.Minute + 5*time.Minute
 	vm := qemutest.Start(t, qemutest.Options{
 		IOMMU:     true,
 		CPUs:      2,
@@ -129,15 +143,21 @@ func measureAll(t *testing.T, testpmd, l3fwd string, vf bool, order []string, ro
 		t.Fatalf("guest did not bind the NICs: %v", err)
 	}
 	var runs []run
+	ready := map[string]int{} // READY lines of each forwarder so far
 	for r := 0; r < rounds; r++ {
-		for i := range order {
-			name := order[(i+r)%len(order)]
-			res, err := measure(t, vm, name, r, len(runs), probes, burst)
-			if err != nil {
-				t.Errorf("round %d %s: %v", r+1, name, err)
+		for _, st := range rotated(steps, r) {
+			for _, name := range rotated(order, r) {
+				res, err := measure(t, vm, name, r, ready[name], len(runs), st, burst)
+				if err != nil {
+					t.Errorf("round %d %s at %s: %v", r+1, name, st, err)
+					break
+				}
+				ready[name]++
+				runs = append(runs, res)
+			}
+			if t.Failed() {
 				break
 			}
-			runs = append(runs, res)
 		}
 		if t.Failed() {
 			break

@@ -13,6 +13,7 @@ import (
 type run struct {
 	name      string
 	round     int
+	kpps      float64 // the probes' rate
 	lat       qemutest.LatencyReport
 	probeCPU  float64 // process CPU % while probed
 	idleCPU   float64 // process CPU % with no traffic
@@ -30,17 +31,19 @@ type run struct {
 	burst float64
 }
 
-// measure has the guest start name, probes it from the host, and reads the guest's counts.
-func measure(t *testing.T, vm *qemutest.VM, name string, round, seq, probes, burst int) (run, error) {
-	r := run{name: name, round: round + 1}
+// measure has the guest start name, probes it from the host at st's rate, and reads the
+// guest's counts. started is how many times name was started before (READY lines), seq
+// how many runs were measured before.
+func measure(t *testing.T, vm *qemutest.VM, name string, round, started, seq int, st rateStep, burst int) (run, error) {
+	r := run{name: name, round: round + 1, kpps: st.kpps()}
 	if err := vm.Send("start " + name); err != nil {
 		return r, err
 	}
 	out, err := vm.WaitOutput("BENCH READY "+name, 4*time.Minute)
-	if err != nil || strings.Count(out, "BENCH READY "+name) <= round {
-		// WaitOutput matches any earlier round's line too: wait for this round's.
+	if err != nil || strings.Count(out, "BENCH READY "+name) <= started {
+		// WaitOutput matches any earlier run's line too: wait for this run's.
 		deadline := time.Now().Add(4 * time.Minute)
-		for err == nil && strings.Count(out, "BENCH READY "+name) <= round && time.Now().Before(deadline) {
+		for err == nil && strings.Count(out, "BENCH READY "+name) <= started && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 			out, err = vm.WaitOutput("BENCH READY "+name, time.Minute)
 		}
@@ -48,7 +51,7 @@ func measure(t *testing.T, vm *qemutest.VM, name string, round, seq, probes, bur
 			return r, fmt.Errorf("not ready: %v\n%s", err, qemutest.Tail(out, 30))
 		}
 	}
-	lat, err := probe(t, vm, name, probes, *interval)
+	lat, err := probe(t, vm, name, st.probes, st.gap)
 	if err != nil {
 		r.latencyErr = err.Error()
 		t.Logf("%s round %d: %v", name, round+1, err)

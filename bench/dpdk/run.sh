@@ -1,7 +1,12 @@
 #!/bin/bash
 # run.sh: the side-by-side benchmark of uiod and DPDK 22.11 in one QEMU guest boot.
 #
-#   bench/dpdk/run.sh [rounds=2] [probes=5000]
+#   bench/dpdk/run.sh [rounds=2] [probes=5000] [rates]
+#
+# rates (e.g. "0.5,2.5,10,50", kpps) makes it a rate sweep: per round every rate, with
+# every forwarder, the probes 1/rate apart and their number scaled so each rate's probing
+# lasts 1-10 s; the report then compares the default policy with l3fwd-power rate by
+# rate. Without, the probes are 400 µs apart (2.5 kpps).
 #
 # As root on Debian 12: installs Debian's DPDK (dpdk dpdk-dev libdpdk-dev dpdk-doc) and what
 # the QEMU guest needs (scripts/qemu-setup.sh), builds the l3fwd-power example from
@@ -18,6 +23,7 @@
 set -euo pipefail
 rounds=${1:-2}
 probes=${2:-5000}
+rates=${3:-}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cache=$repo/.cache/dpdk
 export DEBIAN_FRONTEND=noninteractive
@@ -37,6 +43,6 @@ bin=$(bash "$repo/bench/dpdk/build-l3fwd-power.sh" "$cache")
 
 cd "$repo"
 UIOD_DPDK_BENCH=1 UIOD_L3FWD_POWER=$bin UIOD_DPDK_REPORT=$cache/report.md UIOD_DEVBIND_REPORT=$cache/devbind.md \
-	go test -count=1 -v -timeout 90m -run '^(TestDPDKSideBySide|TestDevbindSideBySide)$' ./bench/dpdk \
-	-args -dpdk.rounds "$rounds" -dpdk.probes "$probes"
+	go test -count=1 -v -timeout 300m -run '^(TestDPDKSideBySide|TestDevbindSideBySide)$' ./bench/dpdk \
+	-args -dpdk.rounds "$rounds" -dpdk.probes "$probes" ${rates:+-dpdk.rates "$rates"}
 echo "reports: $cache/report.md $cache/devbind.md"
