@@ -90,7 +90,7 @@ func spin(cpu int, d time.Duration, lock bool, every time.Duration, y *yields) (
 				return g, 0, err
 			}
 			now = time.Since(start)
-			rest = now // the yield's own gap is in y, not in g
+			rest = now // the yield's own gap counts in g too: the total is what compares
 		}
 		g.add(now - last)
 		last = now
@@ -139,6 +139,8 @@ func main() {
 	all := flag.Bool("pinall", false, "pin every thread of the process to -cpu, not only the spinning one")
 	procs := flag.Int("procs", 0, "GOMAXPROCS (0: the runtime's choice)")
 	every := flag.Duration("yield", 0, "with -lock, yield to the scheduler unlocked every this long, as uiod's poll threads do (0: never)")
+	release := flag.String("release", "away", "after a yield moved the goroutine, the old thread's affinity: away (the process's without -cpu), proc (the process's) or none (left pinned)")
+	traced := flag.Bool("trace", true, "trace the run to count the runtime's preemptions (the trace reader is itself a goroutine that competes with the spin)")
 	flag.Parse()
 	if *procs > 0 {
 		runtime.GOMAXPROCS(*procs)
@@ -149,21 +151,32 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	var buf bytes.Buffer
-	if err := trace.Start(&buf); err != nil {
-		fmt.Fprintln(os.Stderr, "preempt: trace:", err)
-		os.Exit(1)
+	y, err := newYields(*d, *every, *cpu, *release)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "preempt:", err)
+		os.Exit(2)
 	}
-	y := newYields(*d, *every, *cpu)
+	var buf bytes.Buffer
+	if *traced {
+		if err := trace.Start(&buf); err != nil {
+			fmt.Fprintln(os.Stderr, "preempt: trace:", err)
+			os.Exit(1)
+		}
+	}
 	g, id, err := spin(*cpu, *d, *lock, *every, y)
-	trace.Stop()
+	if *traced {
+		trace.Stop()
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "preempt:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("PREEMPT go lock=%v procs=%d pinall=%v godebug=%q yield=%v %v\n", *lock, runtime.GOMAXPROCS(0), *all, os.Getenv("GODEBUG"), *every, g)
+	fmt.Printf("PREEMPT go lock=%v procs=%d pinall=%v godebug=%q yield=%v release=%s trace=%v %v\n", *lock, runtime.GOMAXPROCS(0), *all, os.Getenv("GODEBUG"), *every, *release, *traced, g)
 	if *every > 0 {
 		fmt.Printf("PREEMPT go yields %v\n", y)
+	}
+	if !*traced {
+		return
 	}
 	p, err := preemptions(&buf, id)
 	if err != nil {

@@ -79,8 +79,11 @@ func TestPreemptionsFromTrace(t *testing.T) {
 // The spin loop's yields are uiod's: each one is recorded, without allocating.
 func TestSpinYields(t *testing.T) {
 	cpu := firstCPU(t)
-	y := newYields(100*time.Millisecond, 10*time.Millisecond, cpu)
-	_, _, err := spin(cpu, 100*time.Millisecond, true, 10*time.Millisecond, y)
+	y, err := newYields(100*time.Millisecond, 10*time.Millisecond, cpu, "away")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = spin(cpu, 100*time.Millisecond, true, 10*time.Millisecond, y)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +134,8 @@ func TestPreemptInGuest(t *testing.T) {
 	preempt -lock=true -pinall
 	preempt -lock=true -yield 8ms
 	preempt -lock=true -yield 8ms -procs 3
+	preempt -lock=true -yield 8ms -procs 3 -release proc
+	preempt -lock=true -yield 8ms -procs 3 -trace=false
 	GODEBUG=asyncpreemptoff=1 preempt -lock=true
 	preempt -lock=false -procs 1 -pinall
 done`,
@@ -145,7 +150,7 @@ done`,
 			n++
 		}
 	}
-	if n != 3*(1+2*4+3*2) {
-		t.Fatalf("%d PREEMPT lines, want %d:\n%s", n, 3*(1+2*4+3*2), r.Output)
+	if n != 3*(1+2*4+3*3+2) {
+		t.Fatalf("%d PREEMPT lines, want %d:\n%s", n, 3*(1+2*4+3*3+2), r.Output)
 	}
 }

@@ -13,31 +13,45 @@ import (
 
 // yields are the spin loop's voluntary yields: each one's length (from before the unlock
 // to after the re-lock and any re-pin), how many moved the goroutine to another thread,
-// and the cost of the re-pins.
+// and the cost of the two halves of a move's re-pin.
 type yields struct {
-	took  []time.Duration
-	moved int
-	repin time.Duration // total time of the re-pins after a move
-	tid   int
-	away  unix.CPUSet // the process's affinity without the spin CPU, which a thread left gets
+	took    []time.Duration
+	moved   int
+	release time.Duration // total time giving the old threads their affinity back
+	repin   time.Duration // total time pinning the new threads
+	tid     int
+	away    *unix.CPUSet // the affinity a thread left gets; nil leaves it pinned
 }
 
 // newYields sizes the record for a spin of d yielding every every, so a yield does not
-// allocate.
-func newYields(d, every time.Duration, cpu int) *yields {
+// allocate. release is -release: what a thread the spin left gets.
+func newYields(d, every time.Duration, cpu int, release string) (*yields, error) {
 	y := &yields{tid: unix.Gettid()}
-	_ = unix.SchedGetaffinity(0, &y.away)
-	if y.away.Clear(cpu); y.away.Count() == 0 {
-		_ = unix.SchedGetaffinity(0, &y.away)
+	var proc unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &proc); err != nil {
+		return nil, err
+	}
+	switch release {
+	case "none":
+	case "proc":
+		y.away = &proc
+	case "away":
+		away := proc
+		if away.Clear(cpu); away.Count() == 0 {
+			away = proc
+		}
+		y.away = &away
+	default:
+		return nil, fmt.Errorf("-release %q: want away, proc or none", release)
 	}
 	if every > 0 {
 		y.took = make([]time.Duration, 0, int(d/every)+2)
 	}
-	return y
+	return y, nil
 }
 
 // yield is uiod's dataplane yield (dataplane/yield.go): unlock, Gosched, re-lock, and
-// only if the thread changed move the old one off cpu and pin the new one to it.
+// only if the thread changed release the old one and pin the new one to cpu.
 func (y *yields) yield(cpu int) error {
 	t0 := time.Now()
 	runtime.UnlockOSThread()
@@ -45,15 +59,19 @@ func (y *yields) yield(cpu int) error {
 	runtime.LockOSThread()
 	if tid := unix.Gettid(); tid != y.tid {
 		r := time.Now()
-		_ = unix.SchedSetaffinity(y.tid, &y.away)
+		if y.away != nil {
+			_ = unix.SchedSetaffinity(y.tid, y.away)
+		}
+		p := time.Now()
 		var set unix.CPUSet
 		set.Set(cpu)
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
 			return fmt.Errorf("re-pin to cpu %d: %w", cpu, err)
 		}
+		y.release += p.Sub(r)
+		y.repin += time.Since(p)
 		y.tid = tid
 		y.moved++
-		y.repin += time.Since(r)
 	}
 	y.took = append(y.took, time.Since(t0))
 	return nil
@@ -66,5 +84,6 @@ func (y *yields) String() string {
 	}
 	s := slices.Sorted(slices.Values(y.took))
 	q := func(p int) time.Duration { return s[min(n*p/100, n-1)].Round(100 * time.Nanosecond) }
-	return fmt.Sprintf("n=%d took p50=%v p99=%v max=%v moved=%d repin=%v", n, q(50), q(99), s[n-1].Round(100*time.Nanosecond), y.moved, y.repin.Round(100*time.Nanosecond))
+	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Nanosecond) }
+	return fmt.Sprintf("n=%d took p50=%v p99=%v max=%v moved=%d release=%v repin=%v", n, q(50), q(99), r(s[n-1]), y.moved, r(y.release), r(y.repin))
 }
