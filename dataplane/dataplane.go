@@ -45,6 +45,10 @@ func New(cfg Config) (*Dataplane, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	every, err := yieldEvery()
+	if err != nil {
+		return nil, err
+	}
 	dp := &Dataplane{cfg: cfg, log: cfg.Logger, mirrors: make([]mirrorSlot, len(cfg.Ports))}
 	pollCPUs := make([]int, len(cfg.Threads))
 	for ti, th := range cfg.Threads {
@@ -53,6 +57,7 @@ func New(cfg Config) (*Dataplane, error) {
 	for ti, th := range cfg.Threads {
 		l := dp.newLoop(ti, th)
 		l.th.keepOff(pollCPUs)
+		l.yield.every = int64(every)
 		var vectors []*irq.Vector
 		for _, q := range th.Queues {
 			vectors = append(vectors, q.RxPort.RxVector(q.RxQ))
@@ -78,7 +83,6 @@ func (dp *Dataplane) newLoop(ti int, th Thread) *loop {
 		app:   cfg.App,
 		bufs:  make([]*nic.Buf, cfg.Batch),
 		stop:  &dp.stop,
-		yield: yielder{every: int64(YieldEvery)},
 	}
 	nicID := map[nic.Port]PortID{}
 	kernelOf := map[nic.Port]PortID{} // kernel path → its port

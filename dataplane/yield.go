@@ -1,11 +1,14 @@
 package dataplane
 
 import (
+	"fmt"
+	"os"
 	"runtime"
 	"sync/atomic"
 	"time"
 
 	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/clip"
 )
 
 // YieldEvery is how long a polling thread polls without giving its CPU away (no sleep,
@@ -17,6 +20,26 @@ import (
 // before that point costs the unlocked round trip of runtime.Gosched instead (see
 // docs/design.md, the idle-policy section, and bench/preempt).
 const YieldEvery = 8 * time.Millisecond
+
+// YieldEnv names the environment variable that overrides YieldEvery for measurements:
+// "off" (or 0) never yields, a duration ("4ms") yields after that long.
+const YieldEnv = "UIOD_RUNTIME_YIELD"
+
+// yieldEvery is the yield interval in force: YieldEvery, or what YieldEnv says (0: off).
+func yieldEvery() (time.Duration, error) {
+	v, ok := os.LookupEnv(YieldEnv)
+	if !ok || v == "" {
+		return YieldEvery, nil
+	}
+	if v == "off" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s=%s: want off or a duration such as 8ms", YieldEnv, clip.Quote(v))
+	}
+	return d, nil
+}
 
 // yielder is a loop's voluntary-yield schedule and counters.
 type yielder struct {

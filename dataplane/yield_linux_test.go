@@ -2,8 +2,10 @@ package dataplane
 
 import (
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/uiod/uiod/idle"
 	"golang.org/x/sys/unix"
@@ -142,6 +144,38 @@ func TestYieldAllocatesNothing(t *testing.T) {
 		}
 		if got := l.yield.moves.Load(); move != (got > 0) {
 			t.Errorf("move=%v: %d thread changes", move, got)
+		}
+	}
+}
+
+func TestYieldEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		want time.Duration
+		bad  bool
+	}{
+		{"", YieldEvery, false},
+		{"off", 0, false},
+		{"0", 0, false},
+		{"4ms", 4 * time.Millisecond, false},
+		{"-1ms", 0, true},
+		{"soon", 0, true},
+		{strings.Repeat("x", 100000), 0, true},
+	} {
+		t.Setenv(YieldEnv, tc.env)
+		got, err := yieldEvery()
+		if tc.bad {
+			if err == nil || !strings.Contains(err.Error(), YieldEnv) || len(err.Error()) > 200 {
+				t.Errorf("%.20q: %v, %v, want a short error naming %s", tc.env, got, err, YieldEnv)
+			}
+			_, err := New(Config{Policy: idle.PolicyConfig{Mode: idle.Busy}, Threads: []Thread{{CPU: -1, Queues: []Queue{{Name: "q", RxPort: &countPort{}}}}}})
+			if err == nil {
+				t.Errorf("%.20q: New accepted it", tc.env)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: %v, %v, want %v", tc.env, got, err, tc.want)
 		}
 	}
 }
