@@ -58,7 +58,7 @@ var (
 	mDeepSleeps  = prometheus.NewDesc("uiod_thread_deep_sleeps_total", "Waits in deep idle, blocking through the Go scheduler (included in the sleeps).", threadLabels, nil)
 	mStalls      = prometheus.NewDesc("uiod_thread_stalls_total", "Empty polls that came over 20 µs after the previous turn without a sleep or yield between: the thread was kept from polling.", threadLabels, nil)
 	mStallTime   = prometheus.NewDesc("uiod_thread_stall_seconds_total", "Total time of the stalls.", threadLabels, nil)
-	mGoYields    = prometheus.NewDesc("uiod_thread_runtime_yields_total", "Yields to the Go scheduler at an empty poll after 8 ms of polling without a break (instead of the runtime's forced preemption).", threadLabels, nil)
+	mGoYields    = prometheus.NewDesc("uiod_thread_runtime_yields_total", "Yields to the Go scheduler at an empty poll after 8 ms of polling without a break, with UIOD_RUNTIME_YIELD on (instead of the runtime's forced preemption).", threadLabels, nil)
 	mGoYieldTime = prometheus.NewDesc("uiod_thread_runtime_yield_seconds_total", "Total time of the yields to the Go scheduler.", threadLabels, nil)
 	mThreadMoves = prometheus.NewDesc("uiod_thread_changes_total", "Yields after which the poll goroutine ran on another OS thread, which it pinned again.", threadLabels, nil)
 	mIdleErrors  = prometheus.NewDesc("uiod_thread_idle_errors_total", "Failed waits and drains.", threadLabels, nil)

@@ -11,34 +11,38 @@ import (
 	"github.com/uiod/uiod/internal/clip"
 )
 
-// YieldEvery is how long a polling thread polls without giving its CPU away (no sleep,
-// no housekeeping yield: busy mode, or adaptive under traffic that never lets it reach
-// its threshold) before it yields to the Go scheduler at its next empty poll. The
-// runtime preempts a goroutine that has run 10 ms without a scheduling point, and a
-// locked goroutine's preemption hands its P over through another thread, which keeps
-// the poll thread off its CPU for hundreds of µs under TCG; a voluntary yield a little
-// before that point costs the unlocked round trip of runtime.Gosched instead (see
-// docs/design.md, the idle-policy section, and bench/preempt).
+// YieldEvery is how long a polling thread with the runtime yield on (YieldEnv) polls
+// without giving its CPU away (no sleep, no housekeeping yield: busy mode, or adaptive
+// under traffic that never lets it reach its threshold) before it yields to the Go
+// scheduler at its next empty poll. The runtime preempts a goroutine that has run 10 ms
+// without a scheduling point, and a locked goroutine's preemption hands its P over
+// through another thread, which keeps the poll thread off its CPU for hundreds of µs
+// under TCG; a voluntary yield a little before that point costs the unlocked round trip
+// of runtime.Gosched instead, plus a re-pin whenever the goroutine comes back on another
+// thread (see docs/design.md, the idle-policy section, and bench/preempt).
 const YieldEvery = 8 * time.Millisecond
 
-// YieldEnv names the environment variable that overrides YieldEvery for measurements:
-// "off" (or 0) never yields, a duration ("4ms") yields after that long.
+// YieldEnv names the environment variable that turns the runtime yield on: "on" yields
+// after YieldEvery, a duration ("4ms") after that long; unset, "off" or 0 never yields,
+// the default, because in the TCG guest a third or more of the yields moved the
+// goroutine to another thread and busy p50 and p99 measured worse with them than with
+// the runtime's own preemption (bench/dpdk's uiod-busy-yield against uiod-busy).
 const YieldEnv = "UIOD_RUNTIME_YIELD"
 
-// yieldEvery is the yield interval in force: YieldEvery, or what YieldEnv says (0: off).
+// yieldEvery is the yield interval YieldEnv asks for (0: off).
 func yieldEvery() (time.Duration, error) {
-	v, ok := os.LookupEnv(YieldEnv)
-	if !ok || v == "" {
-		return YieldEvery, nil
-	}
-	if v == "off" {
+	switch v := os.Getenv(YieldEnv); v {
+	case "", "off":
 		return 0, nil
+	case "on":
+		return YieldEvery, nil
+	default:
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return 0, fmt.Errorf("%s=%s: want on, off or a duration such as 8ms", YieldEnv, clip.Quote(v))
+		}
+		return d, nil
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%s=%s: want off or a duration such as 8ms", YieldEnv, clip.Quote(v))
-	}
-	return d, nil
 }
 
 // yielder is a loop's voluntary-yield schedule and counters.

@@ -18,7 +18,7 @@ type threadSample struct {
 	slack int
 }
 
-// A busy thread that polls nothing yields to the Go scheduler every YieldEvery, and after
+// A busy thread that polls nothing, with the yield on, yields to the Go scheduler every YieldEvery, and after
 // a thread change (simulated: the hook makes the thread look like a fresh one from the
 // pool, with the process's affinity, the default timer slack and another thread's id)
 // it is pinned again with a 1 ns slack, and the thread it left (here the test's own,
@@ -55,6 +55,10 @@ func TestYieldRepinsAfterThreadChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			l := dp.loops[0]
+			if l.yield.every != 0 {
+				t.Fatalf("the yield is on (every %v) without %s", time.Duration(l.yield.every), YieldEnv)
+			}
+			l.yield.every = int64(YieldEvery)
 			var calls int
 			var got atomic.Pointer[threadSample]
 			l.yield.hook = func() {
@@ -154,7 +158,8 @@ func TestYieldEnv(t *testing.T) {
 		want time.Duration
 		bad  bool
 	}{
-		{"", YieldEvery, false},
+		{"", 0, false},
+		{"on", YieldEvery, false},
 		{"off", 0, false},
 		{"0", 0, false},
 		{"4ms", 4 * time.Millisecond, false},
