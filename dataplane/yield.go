@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -29,25 +30,36 @@ const YieldEvery = 8 * time.Millisecond
 // the runtime's own preemption (bench/dpdk's uiod-busy-yield against uiod-busy).
 const YieldEnv = "UIOD_RUNTIME_YIELD"
 
-// yieldEvery is the yield interval YieldEnv asks for (0: off).
-func yieldEvery() (time.Duration, error) {
-	switch v := os.Getenv(YieldEnv); v {
-	case "", "off":
-		return 0, nil
-	case "on":
-		return YieldEvery, nil
-	default:
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return 0, fmt.Errorf("%s=%s: want on, off or a duration such as 8ms", YieldEnv, clip.Quote(v))
+// yieldEvery is the yield interval YieldEnv asks for (0: off), and whether the yield
+// sleeps instead of calling Gosched ("sleep", or "sleep:" and a duration): a 1 ns
+// time.Sleep parks the goroutine on its P's own timer, which puts it back on that P's
+// run queue, where another P's thread takes it less often than from the global queue
+// Gosched uses.
+func yieldEvery() (time.Duration, bool, error) {
+	v := os.Getenv(YieldEnv)
+	rest, sleep := strings.CutPrefix(v, "sleep")
+	rest = strings.TrimPrefix(rest, ":")
+	switch rest {
+	case "", "on":
+		if rest == "" && !sleep {
+			return 0, false, nil
 		}
-		return d, nil
+		return YieldEvery, sleep, nil
+	case "off":
+		return 0, false, nil
+	default:
+		d, err := time.ParseDuration(rest)
+		if err != nil || d < 0 {
+			return 0, false, fmt.Errorf("%s=%s: want on, off, sleep or a duration such as 8ms (sleep:8ms)", YieldEnv, clip.Quote(v))
+		}
+		return d, sleep, nil
 	}
 }
 
 // yielder is a loop's voluntary-yield schedule and counters.
 type yielder struct {
 	every  int64  // ns; 0 never yields
+	sleep  bool   // yield by a 1 ns time.Sleep, not Gosched
 	locked bool   // run locked the goroutine to its thread (step alone, in tests, never yields)
 	restAt int64  // when the thread last gave its CPU away, or started
 	hook   func() // test hook: runs after the re-lock, before the thread check
@@ -85,7 +97,11 @@ func (l *loop) goYield() {
 	t0 := idle.Now()
 	cpu := int64(threadCPUTime())
 	runtime.UnlockOSThread()
-	runtime.Gosched()
+	if y.sleep {
+		time.Sleep(time.Nanosecond)
+	} else {
+		runtime.Gosched()
+	}
 	runtime.LockOSThread()
 	if y.hook != nil {
 		y.hook()

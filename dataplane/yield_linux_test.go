@@ -130,8 +130,10 @@ func TestYieldRepinsAfterThreadChange(t *testing.T) {
 
 // A yield, with or without a thread change, allocates nothing.
 func TestYieldAllocatesNothing(t *testing.T) {
-	for _, move := range []bool{false, true} {
+	for _, c := range []struct{ move, sleep bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		move := c.move
 		l := newCountLoop(t, 0, 32)
+		l.yield.sleep = c.sleep
 		done := make(chan float64)
 		go func() {
 			runtime.LockOSThread() // ends locked: the thread goes with the goroutine
@@ -154,21 +156,25 @@ func TestYieldAllocatesNothing(t *testing.T) {
 
 func TestYieldEnv(t *testing.T) {
 	for _, tc := range []struct {
-		env  string
-		want time.Duration
-		bad  bool
+		env   string
+		want  time.Duration
+		sleep bool
+		bad   bool
 	}{
-		{"", 0, false},
-		{"on", YieldEvery, false},
-		{"off", 0, false},
-		{"0", 0, false},
-		{"4ms", 4 * time.Millisecond, false},
-		{"-1ms", 0, true},
-		{"soon", 0, true},
-		{strings.Repeat("x", 100000), 0, true},
+		{"", 0, false, false},
+		{"on", YieldEvery, false, false},
+		{"off", 0, false, false},
+		{"0", 0, false, false},
+		{"4ms", 4 * time.Millisecond, false, false},
+		{"sleep", YieldEvery, true, false},
+		{"sleep:4ms", 4 * time.Millisecond, true, false},
+		{"-1ms", 0, false, true},
+		{"soon", 0, false, true},
+		{"sleep:soon", 0, false, true},
+		{strings.Repeat("x", 100000), 0, false, true},
 	} {
 		t.Setenv(YieldEnv, tc.env)
-		got, err := yieldEvery()
+		got, sleep, err := yieldEvery()
 		if tc.bad {
 			if err == nil || !strings.Contains(err.Error(), YieldEnv) || len(err.Error()) > 200 {
 				t.Errorf("%.20q: %v, %v, want a short error naming %s", tc.env, got, err, YieldEnv)
@@ -179,8 +185,8 @@ func TestYieldEnv(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != tc.want {
-			t.Errorf("%q: %v, %v, want %v", tc.env, got, err, tc.want)
+		if err != nil || got != tc.want || sleep != tc.sleep {
+			t.Errorf("%q: %v sleep=%v, %v, want %v sleep=%v", tc.env, got, sleep, err, tc.want, tc.sleep)
 		}
 	}
 }

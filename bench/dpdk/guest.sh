@@ -179,7 +179,7 @@ start() {
 	uiod-*)
 		case $NAME in
 		uiod-busy) uiod_conf busy 300us ;;
-		uiod-busy-yield) uiod_conf busy 300us ;;
+		uiod-busy-yield | uiod-busy-sleepyield) uiod_conf busy 300us ;;
 		uiod-adaptive) uiod_conf adaptive 300us ;;
 		uiod-auto) uiod_conf adaptive auto ;;
 		uiod-l3fwd-adaptive) uiod_conf adaptive 300us l3fwd ;;
@@ -189,6 +189,7 @@ start() {
 		# uiod-busy-yield: busy with the poll thread's yields to the Go scheduler
 		# (dataplane.YieldEnv), to compare with the runtime's own preemption.
 		[ "$NAME" = uiod-busy-yield ] && export UIOD_RUNTIME_YIELD=on
+		[ "$NAME" = uiod-busy-sleepyield ] && export UIOD_RUNTIME_YIELD=sleep
 		run_daemon /tmp/uiod.yaml
 		unset UIOD_RUNTIME_YIELD
 		wait_links 2 120

@@ -140,6 +140,7 @@ func main() {
 	procs := flag.Int("procs", 0, "GOMAXPROCS (0: the runtime's choice)")
 	every := flag.Duration("yield", 0, "with -lock, yield to the scheduler unlocked every this long, as uiod's poll threads do (0: never)")
 	release := flag.String("release", "away", "after a yield moved the goroutine, the old thread's affinity: away (the process's without -cpu), proc (the process's) or none (left pinned)")
+	how := flag.String("how", "gosched", "how the yield gives the P away: gosched (runtime.Gosched: the global run queue) or sleep (a 1 ns time.Sleep: back through the P's own timer)")
 	traced := flag.Bool("trace", true, "trace the run to count the runtime's preemptions (the trace reader is itself a goroutine that competes with the spin)")
 	flag.Parse()
 	if *procs > 0 {
@@ -156,6 +157,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "preempt:", err)
 		os.Exit(2)
 	}
+	if *how != "gosched" && *how != "sleep" {
+		fmt.Fprintf(os.Stderr, "preempt: -how %q: want gosched or sleep\n", *how)
+		os.Exit(2)
+	}
+	y.sleep = *how == "sleep"
 	var buf bytes.Buffer
 	if *traced {
 		if err := trace.Start(&buf); err != nil {
@@ -171,7 +177,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "preempt:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("PREEMPT go lock=%v procs=%d pinall=%v godebug=%q yield=%v release=%s trace=%v %v\n", *lock, runtime.GOMAXPROCS(0), *all, os.Getenv("GODEBUG"), *every, *release, *traced, g)
+	fmt.Printf("PREEMPT go lock=%v procs=%d pinall=%v godebug=%q yield=%v how=%s release=%s trace=%v %v\n", *lock, runtime.GOMAXPROCS(0), *all, os.Getenv("GODEBUG"), *every, *how, *release, *traced, g)
 	if *every > 0 {
 		fmt.Printf("PREEMPT go yields %v\n", y)
 	}

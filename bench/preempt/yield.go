@@ -21,6 +21,7 @@ type yields struct {
 	repin   time.Duration // total time pinning the new threads
 	tid     int
 	away    *unix.CPUSet // the affinity a thread left gets; nil leaves it pinned
+	sleep   bool         // yield by a 1 ns time.Sleep instead of Gosched (-how sleep)
 }
 
 // newYields sizes the record for a spin of d yielding every every, so a yield does not
@@ -55,7 +56,11 @@ func newYields(d, every time.Duration, cpu int, release string) (*yields, error)
 func (y *yields) yield(cpu int) error {
 	t0 := time.Now()
 	runtime.UnlockOSThread()
-	runtime.Gosched()
+	if y.sleep {
+		time.Sleep(time.Nanosecond)
+	} else {
+		runtime.Gosched()
+	}
 	runtime.LockOSThread()
 	if tid := unix.Gettid(); tid != y.tid {
 		r := time.Now()
