@@ -105,13 +105,12 @@ func TestYieldRepinsAfterThreadChange(t *testing.T) {
 			if s.slack != 1 {
 				t.Errorf("timer slack after the change %d ns, want 1", s.slack)
 			}
-			want := procMask
-			if tc.cpu >= 0 {
-				want.Zero()
+			// Unpinned, the loop leaves any thread's affinity as it found it.
+			if want := (unix.CPUSet{}); tc.cpu >= 0 {
 				want.Set(tc.cpu)
-			}
-			if s.mask != want {
-				t.Errorf("poll thread affinity after the change %v CPUs, want %v", s.mask.Count(), want.Count())
+				if s.mask != want {
+					t.Errorf("poll thread affinity after the change %v CPUs (poll CPU %v), want the poll CPU alone", s.mask.Count(), s.mask.IsSet(tc.cpu))
+				}
 			}
 			var left unix.CPUSet
 			if err := unix.SchedGetaffinity(0, &left); err != nil {
@@ -146,10 +145,11 @@ func TestYieldAllocatesNothing(t *testing.T) {
 			done <- testing.AllocsPerRun(100, l.goYield)
 		}()
 		if n := <-done; n != 0 {
-			t.Errorf("move=%v: a yield allocates %.1f times", move, n)
+			t.Errorf("move=%v sleep=%v: a yield allocates %.1f times", move, c.sleep, n)
 		}
-		if got := l.yield.moves.Load(); move != (got > 0) {
-			t.Errorf("move=%v: %d thread changes", move, got)
+		// Without the hook a real change may happen too: only the forced ones are sure.
+		if got := l.yield.moves.Load(); move && got == 0 {
+			t.Errorf("move=%v: no thread change", move)
 		}
 	}
 }
