@@ -224,7 +224,8 @@ func (l *linuxPTP) recv(d time.Duration) (frame []byte, stamp int64, err error) 
 	buf, oob := make([]byte, 2048), make([]byte, 512)
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		n, oobn, _, _, err := unix.Recvmsg(l.sock, buf, oob, 0)
-		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+		// ENETDOWN is the socket's pending error from a rearm's link bounce, reported once.
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) || errors.Is(err, unix.ENETDOWN) {
 			continue
 		}
 		if err != nil {
