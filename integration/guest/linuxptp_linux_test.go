@@ -53,13 +53,7 @@ func openLinuxPTP(t *testing.T, addr string) *linuxPTP {
 	if l.ctl, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.setUp(true); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.waitCarrier(30 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	l.hwtstamp(t)
+	l.bringUp(t)
 	info, err := unix.IoctlGetEthtoolTsInfo(l.ctl, l.name)
 	if err != nil {
 		t.Fatalf("%s: ETHTOOL_GET_TS_INFO: %v", l.name, err)
@@ -124,6 +118,12 @@ func (l *linuxPTP) rearm(t *testing.T) {
 	if err := l.setUp(false); err != nil {
 		t.Fatal(err)
 	}
+	l.bringUp(t)
+}
+
+// bringUp sets the interface up, waits for carrier and turns hardware timestamping on.
+func (l *linuxPTP) bringUp(t *testing.T) {
+	t.Helper()
 	if err := l.setUp(true); err != nil {
 		t.Fatal(err)
 	}

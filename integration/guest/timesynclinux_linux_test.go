@@ -1,8 +1,6 @@
 package guest
 
 import (
-	"errors"
-	"math"
 	"net"
 	"os"
 	"strings"
@@ -11,6 +9,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/igb"
 	"github.com/uiod/uiod/pci"
@@ -33,43 +32,19 @@ type clockPair struct {
 	how         string
 }
 
-// bracket reads outer, inner, outer 32 times and keeps the round with the tightest
-// outer pair: inner − the outer readings' mean, ± half their gap.
-func bracket(outer, inner func() (int64, error)) (offset, errNs int64, err error) {
-	errNs = math.MaxInt64
-	for range 32 {
-		a, err := outer()
-		if err != nil {
-			return 0, 0, err
-		}
-		b, err := inner()
-		if err != nil {
-			return 0, 0, err
-		}
-		c, err := outer()
-		if err != nil {
-			return 0, 0, err
-		}
-		if e := (c - a + 1) / 2; e < errNs {
-			offset, errNs = b-(a+(c-a)/2), e
-		}
-	}
-	return offset, errNs, nil
-}
-
 // measureOffset measures PHC − SYSTIM both ways (SYSTIM around the PHC, the PHC around
 // SYSTIM), requires the two to agree within their errors, and returns the tighter.
 func measureOffset(t *testing.T, port *igb.Port, l *linuxPTP) clockPair {
 	t.Helper()
-	a, ea, err := bracket(port.DeviceTime, l.DeviceTime)
+	ab, err := latency.SyncReaders(port.DeviceTime, l.DeviceTime)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, eb, err := bracket(l.DeviceTime, port.DeviceTime)
+	ba, err := latency.SyncReaders(l.DeviceTime, port.DeviceTime)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = -b
+	a, ea, b, eb := ab.OffsetNs, ab.ErrorNs, -ba.OffsetNs, ba.ErrorNs
 	t.Logf("PHC − SYSTIM: %d ns ± %d ns (SYSTIM, PHC, SYSTIM), %d ns ± %d ns (PHC, SYSTIM, PHC): %+d ns apart", a, ea, b, eb, a-b)
 	if d := a - b; d > ea+eb || -d > ea+eb {
 		t.Errorf("the two offsets differ by %d ns, more than their errors (%d + %d ns)", d, ea, eb)
@@ -227,14 +202,4 @@ func uiodRecv(t *testing.T, port *igb.Port, bufs []*nic.Buf, seq uint16) (int64,
 		return at, true
 	}
 	return 0, false
-}
-
-// uiodTxStamp waits up to 1 s for port's TX stamp.
-func uiodTxStamp(port *igb.Port) (int64, error) {
-	for end := time.Now().Add(time.Second); ; time.Sleep(10 * time.Microsecond) {
-		at, err := port.TxTimestamp()
-		if !errors.Is(err, nic.ErrNoTimestamp) || time.Now().After(end) {
-			return at, err
-		}
-	}
 }
