@@ -89,9 +89,9 @@ func (l *loop) maybeYield(now int64) {
 // goYield unlocks the goroutine from its OS thread, lets the scheduler run what waits for
 // a P, and locks it again to whatever thread it then runs on. Gosched while locked would
 // hand the P over through another thread, as a forced preemption does; unlocked, the
-// thread usually runs the goroutine again itself. Only if the thread changed does it
-// pin the new one (and set its timer slack) and give the old one the process's affinity
-// back. It allocates nothing.
+// thread often runs the goroutine again itself. Only if the thread changed does it move
+// the old one off the poll CPUs and pin the new one (and set its timer slack). It
+// allocates nothing.
 func (l *loop) goYield() {
 	y := &l.yield
 	t0 := idle.Now()
@@ -117,8 +117,8 @@ func (l *loop) goYield() {
 }
 
 // changedThread sets up the thread the loop runs on after a yield moved it: the old
-// thread gets the process's affinity back first, so the two never share the poll CPU for
-// long, then the new one is pinned. cpu is the old thread's CPU time at the yield: the
+// thread is moved off the poll CPUs first (threadState.keepOff), so the two never share
+// the poll CPU for long, then the new one is pinned. cpu is the old thread's CPU time at the yield: the
 // loop's CPU time carries over.
 func (l *loop) changedThread(cpu int64) {
 	y := &l.yield
