@@ -110,8 +110,10 @@ func firstCPU(t *testing.T) int {
 }
 
 // TestPreemptInGuest runs the Go spin loop (locked, as uiod's poll threads are; with every
-// thread on the poll CPU; with GOMAXPROCS 1) and the C floor in turn, rounds times, in a
-// 2-vCPU TCG guest booted with tsc=reliable as bench/dpdk's is. By hand:
+// thread on the poll CPU; with GOMAXPROCS 1; with the dataplane's runtime yield, by
+// Gosched or a 1 ns sleep, the old thread released two ways, and untraced) and the C
+// floor in turn, three times, in a 2-vCPU TCG guest booted with tsc=reliable as
+// bench/dpdk's is. By hand:
 //
 //	UIOD_PREEMPT_BENCH=1 go test -count=1 -v -run TestPreemptInGuest ./bench/preempt
 func TestPreemptInGuest(t *testing.T) {
@@ -135,6 +137,7 @@ func TestPreemptInGuest(t *testing.T) {
 	preempt -lock=true -yield 8ms
 	preempt -lock=true -yield 8ms -procs 3
 	preempt -lock=true -yield 8ms -procs 3 -release proc
+	preempt -lock=true -yield 8ms -procs 3 -how sleep
 	preempt -lock=true -yield 8ms -procs 3 -trace=false
 	GODEBUG=asyncpreemptoff=1 preempt -lock=true
 	preempt -lock=false -procs 1 -pinall
@@ -150,7 +153,7 @@ done`,
 			n++
 		}
 	}
-	if n != 3*(1+2*4+3*3+2) {
-		t.Fatalf("%d PREEMPT lines, want %d:\n%s", n, 3*(1+2*4+3*3+2), r.Output)
+	if n != 3*(1+2*4+3*4+2) {
+		t.Fatalf("%d PREEMPT lines, want %d:\n%s", n, 3*(1+2*4+3*4+2), r.Output)
 	}
 }
