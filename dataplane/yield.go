@@ -24,10 +24,12 @@ import (
 const YieldEvery = 8 * time.Millisecond
 
 // YieldEnv names the environment variable that turns the runtime yield on: "on" yields
-// after YieldEvery, a duration ("4ms") after that long; unset, "off" or 0 never yields,
-// the default, because in the TCG guest a third or more of the yields moved the
-// goroutine to another thread and busy p50 and p99 measured worse with them than with
-// the runtime's own preemption (bench/dpdk's uiod-busy-yield against uiod-busy).
+// by Gosched after YieldEvery, "sleep" by a 1 ns time.Sleep, either with ":" and another
+// interval ("sleep:4ms"), or a bare interval ("4ms", Gosched); unset, "off" or 0 never
+// yields. Off is the default: in smoke runs in the loaded TCG guest a Gosched yield
+// changed threads after 12-50 % of the yields, a sleep yield after about 2 %, and
+// neither measured better than the runtime's own preemption on both busy p99 and CPU
+// (bench/dpdk's uiod-busy-yield and uiod-busy-sleepyield against uiod-busy).
 const YieldEnv = "UIOD_RUNTIME_YIELD"
 
 // yieldEvery is the yield interval YieldEnv asks for (0: off), and whether the yield
