@@ -45,7 +45,7 @@ func New(cfg Config) (*Dataplane, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	every, sleep, err := yieldEvery()
+	every, err := yieldEvery()
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func New(cfg Config) (*Dataplane, error) {
 	for ti, th := range cfg.Threads {
 		l := dp.newLoop(ti, th)
 		l.th.keepOff(pollCPUs)
-		l.yield.every, l.yield.sleep = int64(every), sleep
+		l.yield.every = int64(every)
 		var vectors []*irq.Vector
 		for _, q := range th.Queues {
 			vectors = append(vectors, q.RxPort.RxVector(q.RxQ))

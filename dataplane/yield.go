@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -12,7 +11,7 @@ import (
 	"github.com/uiod/uiod/internal/clip"
 )
 
-// YieldEvery is how long a polling thread with the runtime yield on (YieldEnv) polls
+// YieldEvery is how long a polling thread (unless YieldEnv turns the yield off) polls
 // without giving its CPU away (no sleep, no housekeeping yield: busy mode, or adaptive
 // under traffic that never lets it reach its threshold) before it yields to the Go
 // scheduler at its next empty poll. The runtime preempts a goroutine that has run 10 ms
@@ -23,45 +22,33 @@ import (
 // thread (see docs/design.md, the idle-policy section, and bench/preempt).
 const YieldEvery = 8 * time.Millisecond
 
-// YieldEnv names the environment variable that turns the runtime yield on: "on" yields
-// by Gosched after YieldEvery, "sleep" by a 1 ns time.Sleep, either with ":" and another
-// interval ("sleep:4ms"), or a bare interval ("4ms", Gosched); unset, "off" or 0 never
-// yields. Off is the default: in smoke runs in the loaded TCG guest a Gosched yield
-// changed threads after 12-50 % of the yields, a sleep yield after about 2 %, and
-// neither measured better than the runtime's own preemption on both busy p99 and CPU
-// (bench/dpdk's uiod-busy-yield and uiod-busy-sleepyield against uiod-busy).
+// YieldEnv names the environment variable that overrides the runtime yield, for
+// measurements: "off" (or 0) never yields, a duration ("4ms") yields after that long;
+// unset or "on", after YieldEvery. On is the default: in the TCG guest it cut the
+// runtime's forced preemptions from about 48 a second to 1 and the spin loop's gaps over
+// 500 µs from 117 to 6 in 4 s (bench/preempt); bench/dpdk's uiod-busy-noyield measures
+// uiod-busy without it.
 const YieldEnv = "UIOD_RUNTIME_YIELD"
 
-// yieldEvery is the yield interval YieldEnv asks for (0: off), and whether the yield
-// sleeps instead of calling Gosched ("sleep", or "sleep:" and a duration): a 1 ns
-// time.Sleep parks the goroutine on its P's own timer, which puts it back on that P's
-// run queue, where another P's thread takes it less often than from the global queue
-// Gosched uses.
-func yieldEvery() (time.Duration, bool, error) {
-	v := os.Getenv(YieldEnv)
-	rest, sleep := strings.CutPrefix(v, "sleep")
-	rest = strings.TrimPrefix(rest, ":")
-	switch rest {
+// yieldEvery is the yield interval in force: YieldEvery, or what YieldEnv says (0: off).
+func yieldEvery() (time.Duration, error) {
+	switch v := os.Getenv(YieldEnv); v {
 	case "", "on":
-		if rest == "" && !sleep {
-			return 0, false, nil
-		}
-		return YieldEvery, sleep, nil
+		return YieldEvery, nil
 	case "off":
-		return 0, false, nil
+		return 0, nil
 	default:
-		d, err := time.ParseDuration(rest)
+		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
-			return 0, false, fmt.Errorf("%s=%s: want on, off, sleep or a duration such as 8ms (sleep:8ms)", YieldEnv, clip.Quote(v))
+			return 0, fmt.Errorf("%s=%s: want on, off or a duration such as 8ms", YieldEnv, clip.Quote(v))
 		}
-		return d, sleep, nil
+		return d, nil
 	}
 }
 
 // yielder is a loop's voluntary-yield schedule and counters.
 type yielder struct {
 	every  int64  // ns; 0 never yields
-	sleep  bool   // yield by a 1 ns time.Sleep, not Gosched
 	locked bool   // run locked the goroutine to its thread (step alone, in tests, never yields)
 	restAt int64  // when the thread last gave its CPU away, or started
 	hook   func() // test hook: runs after the re-lock, before the thread check
@@ -99,11 +86,7 @@ func (l *loop) goYield() {
 	t0 := idle.Now()
 	cpu := int64(threadCPUTime())
 	runtime.UnlockOSThread()
-	if y.sleep {
-		time.Sleep(time.Nanosecond)
-	} else {
-		runtime.Gosched()
-	}
+	runtime.Gosched()
 	runtime.LockOSThread()
 	if y.hook != nil {
 		y.hook()

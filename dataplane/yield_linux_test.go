@@ -18,7 +18,7 @@ type threadSample struct {
 	slack int
 }
 
-// A busy thread that polls nothing, with the yield on, yields to the Go scheduler every YieldEvery, and after
+// A busy thread that polls nothing yields to the Go scheduler every YieldEvery, and after
 // a thread change (simulated: the hook makes the thread look like a fresh one from the
 // pool, with the process's affinity, the default timer slack and another thread's id)
 // it is pinned again with a 1 ns slack, and the thread it left (here the test's own,
@@ -55,10 +55,9 @@ func TestYieldRepinsAfterThreadChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			l := dp.loops[0]
-			if l.yield.every != 0 {
-				t.Fatalf("the yield is on (every %v) without %s", time.Duration(l.yield.every), YieldEnv)
+			if l.yield.every != int64(YieldEvery) {
+				t.Fatalf("the yield every %v without %s, want %v", time.Duration(l.yield.every), YieldEnv, YieldEvery)
 			}
-			l.yield.every = int64(YieldEvery)
 			var calls int
 			var got atomic.Pointer[threadSample]
 			l.yield.hook = func() {
@@ -129,10 +128,8 @@ func TestYieldRepinsAfterThreadChange(t *testing.T) {
 
 // A yield, with or without a thread change, allocates nothing.
 func TestYieldAllocatesNothing(t *testing.T) {
-	for _, c := range []struct{ move, sleep bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
-		move := c.move
+	for _, move := range []bool{false, true} {
 		l := newCountLoop(t, 0, 32)
-		l.yield.sleep = c.sleep
 		done := make(chan float64)
 		go func() {
 			runtime.LockOSThread() // ends locked: the thread goes with the goroutine
@@ -145,7 +142,7 @@ func TestYieldAllocatesNothing(t *testing.T) {
 			done <- testing.AllocsPerRun(100, l.goYield)
 		}()
 		if n := <-done; n != 0 {
-			t.Errorf("move=%v sleep=%v: a yield allocates %.1f times", move, c.sleep, n)
+			t.Errorf("move=%v: a yield allocates %.1f times", move, n)
 		}
 		// Without the hook a real change may happen too: only the forced ones are sure.
 		if got := l.yield.moves.Load(); move && got == 0 {
@@ -156,25 +153,22 @@ func TestYieldAllocatesNothing(t *testing.T) {
 
 func TestYieldEnv(t *testing.T) {
 	for _, tc := range []struct {
-		env   string
-		want  time.Duration
-		sleep bool
-		bad   bool
+		env  string
+		want time.Duration
+		bad  bool
 	}{
-		{"", 0, false, false},
-		{"on", YieldEvery, false, false},
-		{"off", 0, false, false},
-		{"0", 0, false, false},
-		{"4ms", 4 * time.Millisecond, false, false},
-		{"sleep", YieldEvery, true, false},
-		{"sleep:4ms", 4 * time.Millisecond, true, false},
-		{"-1ms", 0, false, true},
-		{"soon", 0, false, true},
-		{"sleep:soon", 0, false, true},
-		{strings.Repeat("x", 100000), 0, false, true},
+		{"", YieldEvery, false},
+		{"on", YieldEvery, false},
+		{"off", 0, false},
+		{"0", 0, false},
+		{"4ms", 4 * time.Millisecond, false},
+		{"-1ms", 0, true},
+		{"soon", 0, true},
+		{"sleep", 0, true},
+		{strings.Repeat("x", 100000), 0, true},
 	} {
 		t.Setenv(YieldEnv, tc.env)
-		got, sleep, err := yieldEvery()
+		got, err := yieldEvery()
 		if tc.bad {
 			if err == nil || !strings.Contains(err.Error(), YieldEnv) || len(err.Error()) > 200 {
 				t.Errorf("%.20q: %v, %v, want a short error naming %s", tc.env, got, err, YieldEnv)
@@ -185,8 +179,8 @@ func TestYieldEnv(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != tc.want || sleep != tc.sleep {
-			t.Errorf("%q: %v sleep=%v, %v, want %v sleep=%v", tc.env, got, sleep, err, tc.want, tc.sleep)
+		if err != nil || got != tc.want {
+			t.Errorf("%q: %v, %v, want %v", tc.env, got, err, tc.want)
 		}
 	}
 }

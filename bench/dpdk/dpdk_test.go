@@ -23,7 +23,7 @@ var (
 )
 
 // forwarders are measured in this order in the first round, rotated by one each round.
-var forwarders = []string{"testpmd", "l3fwd-power", "uiod-busy", "uiod-adaptive", "uiod-auto", "uiod-l3fwd-adaptive", "uiod-l3fwd-auto", "uiod-busy-yield", "uiod-busy-sleepyield"}
+var forwarders = []string{"testpmd", "l3fwd-power", "uiod-busy", "uiod-adaptive", "uiod-auto", "uiod-l3fwd-adaptive", "uiod-l3fwd-auto", "uiod-busy-noyield"}
 
 // pmdDir is where Debian's EAL looks for its driver plugins.
 const pmdDir = "/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0"

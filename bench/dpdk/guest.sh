@@ -179,17 +179,16 @@ start() {
 	uiod-*)
 		case $NAME in
 		uiod-busy) uiod_conf busy 300us ;;
-		uiod-busy-yield | uiod-busy-sleepyield) uiod_conf busy 300us ;;
+		uiod-busy-noyield) uiod_conf busy 300us ;;
 		uiod-adaptive) uiod_conf adaptive 300us ;;
 		uiod-auto) uiod_conf adaptive auto ;;
 		uiod-l3fwd-adaptive) uiod_conf adaptive 300us l3fwd ;;
 		uiod-l3fwd-auto) uiod_conf adaptive auto l3fwd ;;
 		*) fail "unknown forwarder $NAME" ;;
 		esac
-		# uiod-busy-yield: busy with the poll thread's yields to the Go scheduler
-		# (dataplane.YieldEnv), to compare with the runtime's own preemption.
-		[ "$NAME" = uiod-busy-yield ] && export UIOD_RUNTIME_YIELD=on
-		[ "$NAME" = uiod-busy-sleepyield ] && export UIOD_RUNTIME_YIELD=sleep
+		# uiod-busy-noyield: busy without the poll thread's yields to the Go scheduler
+		# (dataplane.YieldEnv), left to the runtime's own preemption.
+		[ "$NAME" = uiod-busy-noyield ] && export UIOD_RUNTIME_YIELD=off
 		run_daemon /tmp/uiod.yaml
 		unset UIOD_RUNTIME_YIELD
 		wait_links 2 120

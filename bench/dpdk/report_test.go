@@ -115,13 +115,10 @@ func ratios(med map[string]run) string {
 	line("p50", "uiod-busy", "testpmd", p50)
 	line("p99", "uiod-busy", "testpmd", p99)
 	line("probed CPU", "uiod-busy", "testpmd", probeCPU)
-	// The same with the poll thread's runtime yields (dataplane.YieldEnv=on).
-	line("p50", "uiod-busy-yield", "testpmd", p50)
-	line("p99", "uiod-busy-yield", "testpmd", p99)
-	line("p99", "uiod-busy-yield", "uiod-busy", p99)
-	line("p50", "uiod-busy-sleepyield", "testpmd", p50)
-	line("p99", "uiod-busy-sleepyield", "testpmd", p99)
-	line("p99", "uiod-busy-sleepyield", "uiod-busy", p99)
+	// The same without the poll thread's runtime yields (dataplane.YieldEnv=off).
+	line("p50", "uiod-busy-noyield", "testpmd", p50)
+	line("p99", "uiod-busy-noyield", "testpmd", p99)
+	line("p99", "uiod-busy", "uiod-busy-noyield", p99)
 	line("idle CPU", "uiod-adaptive", "l3fwd-power", idleCPU)
 	line("p50", "uiod-adaptive", "l3fwd-power", p50)
 	line("p99", "uiod-adaptive", "l3fwd-power", p99)

@@ -140,7 +140,7 @@ func main() {
 	procs := flag.Int("procs", 0, "GOMAXPROCS (0: the runtime's choice)")
 	every := flag.Duration("yield", 0, "with -lock, yield to the scheduler unlocked every this long, as uiod's poll threads do (0: never)")
 	release := flag.String("release", "away", "after a yield moved the goroutine, the old thread's affinity: away (the process's without -cpu), proc (the process's) or none (left pinned)")
-	how := flag.String("how", "gosched", "how the yield gives the P away: gosched (runtime.Gosched: the global run queue) or sleep (a 1 ns time.Sleep: back through the P's own timer)")
+	how := flag.String("how", "gosched", "how the yield gives the P away: gosched (runtime.Gosched: the global run queue) or sleep (a 1 ns time.Sleep: back through the P's own timer into its runnext, which inherits the time slice, so sysmon still preempts)")
 	traced := flag.Bool("trace", true, "trace the run to count the runtime's preemptions (the trace reader is itself a goroutine that competes with the spin)")
 	flag.Parse()
 	if *procs > 0 {
