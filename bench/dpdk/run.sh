@@ -13,8 +13,9 @@
 # /usr/share/dpdk/examples with pkg-config libdpdk into .cache/dpdk (with an LPM route for
 # the probes' 192.0.2.0/24 towards port 1), then boots one guest (2 vCPUs, 2 GiB, 512 huge
 # pages, intel-iommu, tsc=reliable) with two igb NICs on vfio-pci and measures testpmd
-# (io forwarding), l3fwd-power (--interrupt-only), uiod busy, uiod adaptive and uiod auto in
-# turn, rounds times with the order rotated, the host probing each from NIC 0 to NIC 1
+# (io forwarding), l3fwd-power (--interrupt-only), uiod busy (with and without the poll
+# thread's runtime yield), uiod adaptive and uiod auto in turn, rounds times with the order
+# rotated, the host probing each from NIC 0 to NIC 1
 # (then, after an idle stretch, a burst of 20 000 probes at 100 kpps: the "burst %" column).
 # The table lands in .cache/dpdk/report.md and in the test log. A second, smaller guest
 # then lists the NICs with `uiod devices` and Debian's dpdk-devbind.py --status before,
