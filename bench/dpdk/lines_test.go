@@ -24,3 +24,21 @@ func TestGrepPrefix(t *testing.T) {
 		}
 	}
 }
+
+// A forwarder's READY and STOPPED lines are counted whole: uiod-busy's count is not
+// raised by uiod-busy-noyield's, whose name it prefixes.
+func TestCountLines(t *testing.T) {
+	out := "BENCH READY uiod-busy\nBENCH READY uiod-busy-noyield\r\nBENCH READY uiod-busy-noyield\nBENCH READY uiod-busy"
+	for _, tc := range []struct {
+		line string
+		want int
+	}{
+		{"BENCH READY uiod-busy", 1}, // the last line is not complete yet
+		{"BENCH READY uiod-busy-noyield", 2},
+		{"BENCH READY uiod", 0},
+	} {
+		if got := countLines(out, tc.line); got != tc.want {
+			t.Errorf("%q: %d lines, want %d", tc.line, got, tc.want)
+		}
+	}
+}

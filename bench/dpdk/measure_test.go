@@ -40,10 +40,10 @@ func measure(t *testing.T, vm *qemutest.VM, name string, round, started, seq int
 		return r, err
 	}
 	out, err := vm.WaitOutput("BENCH READY "+name, 4*time.Minute)
-	if err != nil || strings.Count(out, "BENCH READY "+name) <= started {
+	if err != nil || countLines(out, "BENCH READY "+name) <= started {
 		// WaitOutput matches any earlier run's line too: wait for this run's.
 		deadline := time.Now().Add(4 * time.Minute)
-		for err == nil && strings.Count(out, "BENCH READY "+name) <= started && time.Now().Before(deadline) {
+		for err == nil && countLines(out, "BENCH READY "+name) <= started && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 			out, err = vm.WaitOutput("BENCH READY "+name, time.Minute)
 		}
@@ -90,12 +90,12 @@ func burstAndStop(t *testing.T, vm *qemutest.VM, r *run, burst int) error {
 			r.burst = 100 * float64(lat.Received) / float64(max(lat.Sent, 1))
 		}
 	}
-	want := strings.Count(output(vm), "BENCH STOPPED "+r.name) + 1
+	want := countLines(output(vm), "BENCH STOPPED "+r.name) + 1
 	if err := vm.Send("stop"); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(2 * time.Minute)
-	for strings.Count(output(vm), "BENCH STOPPED "+r.name) < want {
+	for countLines(output(vm), "BENCH STOPPED "+r.name) < want {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s not stopped:\n%s", r.name, qemutest.Tail(output(vm), 20))
 		}
@@ -151,6 +151,18 @@ func parseResult(r run, line string) (run, error) {
 		r.stalls, r.stallSecs, r.hasStalls = n, kv["probe_stall_s"], true
 	}
 	return r, nil
+}
+
+// countLines is how many complete lines of s are line exactly: "BENCH READY uiod-busy"
+// must not count uiod-busy-noyield's.
+func countLines(s, line string) int {
+	n := 0
+	for _, l := range grepPrefix(s, line) {
+		if strings.TrimRight(l, "\r") == line {
+			n++
+		}
+	}
+	return n
 }
 
 // grepPrefix returns the complete lines of s (a line still being written, without its
