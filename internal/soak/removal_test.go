@@ -25,15 +25,7 @@ import (
 // device closed), come back by itself, and forward again; the second pair must lose no
 // frame in the whole round; nothing may outlive a round.
 func TestSoakRemoval(t *testing.T) {
-	d := duration(t)
-	if d == 0 {
-		t.Skip("soak test: give it a duration with -soak or SOAK_DURATION (make soak)")
-	}
-	testutil.CheckLeaks(t)
-	s := seed(t)
-	t.Logf("removal soak for %v, seed %d (SOAK_SEED=%d replays it)", d, s, s)
-	rng := rand.New(rand.NewPCG(s, s^0x7e40))
-	base := startBaseline()
+	d, rng, base := startSoak(t, "removal soak", 0x7e40)
 	var removals, surprises int
 	testutil.Repeat(d, func(round int, left time.Duration) bool {
 		rc := removalRound{nic: []string{"igb", "ixgbe", "virtio"}[rng.IntN(3)], mode: []string{"adaptive", "busy"}[rng.IntN(2)]}

@@ -70,19 +70,26 @@ func seed(t *testing.T) uint64 {
 	return uint64(time.Now().UnixNano())
 }
 
-// TestSoak runs rounds of faulted model traffic through the dataplane until its duration
-// is up (see the package comment).
-func TestSoak(t *testing.T) {
+// startSoak skips the test unless it is given a duration, checks it for leaks, and
+// returns the duration, its random source (seeded as seed says, salted per soak, and
+// logged so that the run can be replayed) and the baseline no round may grow.
+func startSoak(t *testing.T, what string, salt uint64) (time.Duration, *rand.Rand, baseline) {
+	t.Helper()
 	d := duration(t)
 	if d == 0 {
 		t.Skip("soak test: give it a duration with -soak or SOAK_DURATION (make soak)")
 	}
 	testutil.CheckLeaks(t)
 	s := seed(t)
-	t.Logf("soak for %v, seed %d (SOAK_SEED=%d replays it)", d, s, s)
-	rng := rand.New(rand.NewPCG(s, s^0x5eed))
+	t.Logf("%s for %v, seed %d (SOAK_SEED=%d replays it)", what, d, s, s)
+	return d, rand.New(rand.NewPCG(s, s^salt)), startBaseline()
+}
+
+// TestSoak runs rounds of faulted model traffic through the dataplane until its duration
+// is up (see the package comment).
+func TestSoak(t *testing.T) {
+	d, rng, base := startSoak(t, "soak", 0x5eed)
 	var total soakTotals
-	base := startBaseline()
 	testutil.Repeat(d, func(round int, left time.Duration) bool {
 		length := min(time.Duration(2+rng.IntN(4))*time.Second, left)
 		cfg := roundConfig{drv: modelrig.Drivers[rng.IntN(len(modelrig.Drivers))], msix: rng.IntN(2) == 1}
