@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -89,7 +88,7 @@ func TestDebUnitStarts(t *testing.T) {
 	}
 	run := command(start[0])
 	run.Env = append(run.Env, "NOTIFY_SOCKET="+sock)
-	log := &lockedLog{}
+	log := &testutil.Lines{}
 	stderr, err := run.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +102,7 @@ func TestDebUnitStarts(t *testing.T) {
 		defer close(logDone)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			log.add(sc.Text())
+			log.Add(sc.Text())
 		}
 	}()
 	testutil.WaitNotify(t, msgs, "READY=1", 60*time.Second, log)
@@ -147,22 +146,4 @@ func goTool(t *testing.T) string {
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	return s[strings.LastIndex(s, "\n")+1:]
-}
-
-// lockedLog collects a subprocess's lines from one goroutine for the test's to read.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) add(line string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.WriteString(line + "\n")
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,7 +54,7 @@ func TestRunSignals(t *testing.T) {
 // daemonProc is a `uiod run` subprocess, its standard error collected line by line.
 type daemonProc struct {
 	cmd    *exec.Cmd
-	log    *syncLog
+	log    *testutil.Lines
 	exited chan struct{} // closed when standard error closes: the process is gone
 }
 
@@ -64,7 +63,7 @@ type daemonProc struct {
 // test ends.
 func startDaemon(t *testing.T, bin, cfg string, setup ...func(*exec.Cmd)) *daemonProc {
 	t.Helper()
-	d := &daemonProc{cmd: exec.Command(bin, "run", "--config", cfg), log: new(syncLog), exited: make(chan struct{})}
+	d := &daemonProc{cmd: exec.Command(bin, "run", "--config", cfg), log: new(testutil.Lines), exited: make(chan struct{})}
 	for _, f := range setup {
 		f(d.cmd)
 	}
@@ -82,7 +81,7 @@ func startDaemon(t *testing.T, bin, cfg string, setup ...func(*exec.Cmd)) *daemo
 		sc := bufio.NewScanner(stderr)
 		once := false
 		for sc.Scan() {
-			d.log.add(sc.Text())
+			d.log.Add(sc.Text())
 			if !once && strings.Contains(sc.Text(), "dataplane running") {
 				once = true
 				close(running)
@@ -108,24 +107,6 @@ func (d *daemonProc) stop(t *testing.T, sig syscall.Signal) error {
 		t.Fatalf("no exit 60 s after %v: shutdown hung\n%s", sig, d.log.String())
 	}
 	return d.cmd.Wait()
-}
-
-// syncLog collects a subprocess's lines from one goroutine for the test's to read.
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *syncLog) add(line string) {
-	l.mu.Lock()
-	l.b.WriteString(line + "\n")
-	l.mu.Unlock()
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func TestRunBadConfig(t *testing.T) {

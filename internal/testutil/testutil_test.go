@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -159,5 +160,26 @@ func TestTextContains(t *testing.T) {
 		if len(r.errs) != tt.errs {
 			t.Errorf("want %q, unwanted %q: %d errors %q, want %d", tt.want, tt.unwanted, len(r.errs), r.errs, tt.errs)
 		}
+	}
+}
+
+// TestLines: lines added on one goroutine are all there, in order, for another to read
+// while they are added (run with -race).
+func TestLines(t *testing.T) {
+	var l Lines
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 100 {
+			l.Add(fmt.Sprint("line ", i))
+		}
+	}()
+	for range 10 {
+		_ = l.String()
+	}
+	<-done
+	got := strings.Split(strings.TrimSuffix(l.String(), "\n"), "\n")
+	if len(got) != 100 || got[0] != "line 0" || got[99] != "line 99" {
+		t.Errorf("%d lines, first %q, last %q", len(got), got[0], got[len(got)-1])
 	}
 }
