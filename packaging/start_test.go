@@ -1,7 +1,6 @@
 package packaging
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,14 +96,7 @@ func TestDebUnitStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { run.Process.Kill() })
-	logDone := make(chan struct{})
-	go func() {
-		defer close(logDone)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			log.Add(sc.Text())
-		}
-	}()
+	_, logDone := log.Follow(stderr, "")
 	testutil.WaitNotify(t, msgs, "READY=1", 60*time.Second, log)
 	if err := run.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -160,21 +159,8 @@ func TestLatencyInterrupt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var errText strings.Builder
-	second := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s := bufio.NewScanner(stderr)
-		signalled := false
-		for s.Scan() {
-			errText.WriteString(s.Text() + "\n")
-			if !signalled && strings.Contains(s.Text(), "[2/3] adaptive: constant") {
-				signalled = true
-				close(second)
-			}
-		}
-	}()
+	var errText testutil.Lines
+	second, done := errText.Follow(stderr, "[2/3] adaptive: constant")
 	select {
 	case <-second:
 	case <-time.After(60 * time.Second):

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"os"
 	"os/exec"
@@ -55,7 +54,7 @@ func TestRunSignals(t *testing.T) {
 type daemonProc struct {
 	cmd    *exec.Cmd
 	log    *testutil.Lines
-	exited chan struct{} // closed when standard error closes: the process is gone
+	exited <-chan struct{} // closed when standard error closes: the process is gone
 }
 
 // startDaemon starts `bin run --config cfg` (each setup given the command first) and
@@ -63,7 +62,7 @@ type daemonProc struct {
 // test ends.
 func startDaemon(t *testing.T, bin, cfg string, setup ...func(*exec.Cmd)) *daemonProc {
 	t.Helper()
-	d := &daemonProc{cmd: exec.Command(bin, "run", "--config", cfg), log: new(testutil.Lines), exited: make(chan struct{})}
+	d := &daemonProc{cmd: exec.Command(bin, "run", "--config", cfg), log: new(testutil.Lines)}
 	for _, f := range setup {
 		f(d.cmd)
 	}
@@ -75,19 +74,8 @@ func startDaemon(t *testing.T, bin, cfg string, setup ...func(*exec.Cmd)) *daemo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.cmd.Process.Kill() })
-	running := make(chan struct{})
-	go func() {
-		defer close(d.exited)
-		sc := bufio.NewScanner(stderr)
-		once := false
-		for sc.Scan() {
-			d.log.Add(sc.Text())
-			if !once && strings.Contains(sc.Text(), "dataplane running") {
-				once = true
-				close(running)
-			}
-		}
-	}()
+	var running <-chan struct{}
+	running, d.exited = d.log.Follow(stderr, "dataplane running")
 	select {
 	case <-running:
 	case <-time.After(20 * time.Second):

@@ -3,6 +3,7 @@ package testutil
 import (
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -181,5 +182,40 @@ func TestLines(t *testing.T) {
 	got := strings.Split(strings.TrimSuffix(l.String(), "\n"), "\n")
 	if len(got) != 100 || got[0] != "line 0" || got[99] != "line 99" {
 		t.Errorf("%d lines, first %q, last %q", len(got), got[0], got[len(got)-1])
+	}
+}
+
+// TestLinesFollow: Follow takes in every line of the reader, closes seen at the first
+// line with the wanted text and eof at the end; with nothing wanted seen stays open.
+func TestLinesFollow(t *testing.T) {
+	for _, tt := range []struct {
+		want string
+		seen bool
+	}{{"ready", true}, {"absent", false}, {"", false}} {
+		var l Lines
+		pr, pw := io.Pipe()
+		seen, eof := l.Follow(pr, tt.want)
+		go func() {
+			fmt.Fprint(pw, "starting\nready now\nready again\nbye")
+			pw.Close()
+		}()
+		select {
+		case <-eof:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Follow did not end with its reader")
+		}
+		select {
+		case <-seen:
+			if !tt.seen {
+				t.Errorf("want %q: seen closed", tt.want)
+			}
+		default:
+			if tt.seen {
+				t.Errorf("want %q: seen still open", tt.want)
+			}
+		}
+		if got := l.String(); got != "starting\nready now\nready again\nbye\n" {
+			t.Errorf("want %q: lines %q", tt.want, got)
+		}
 	}
 }
