@@ -27,31 +27,24 @@ func (h *Host) PlanUnbind(addrs []Addr, opts UnbindOptions) (*Plan, error) {
 	}
 	addrs = dedupe(addrs)
 	p := &Plan{Op: "unbind"}
-	active, aerr := h.activeInterfaces()
-	var refusals []error
-	for _, a := range addrs {
-		d, err := h.deviceInfo(a, active, aerr)
+	err := h.eachDevice(addrs, func(d DeviceInfo, routesErr error, refuse func(error)) error {
+		drv, err := h.Driver(d.Addr)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		drv, err := h.Driver(a)
+		refuse(unbindRefusal(d, routesErr, opts))
+		dp, err := h.planDeviceUnbind(d.Addr, drv, opts.Restore)
 		if err != nil {
-			return nil, err
-		}
-		if err := unbindRefusal(d, aerr, opts); err != nil {
-			refusals = append(refusals, err)
-		}
-		dp, err := h.planDeviceUnbind(a, drv, opts.Restore)
-		if err != nil {
-			return nil, err
+			return err
 		}
 		if dp.To != "" && dp.To != drv {
 			h.planLoad(p, dp.To)
 		}
 		p.Devices = append(p.Devices, dp)
-	}
-	if len(refusals) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrRefused, errors.Join(refusals...))
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := h.checkLoad(p.Load); err != nil {
 		return nil, err
