@@ -128,14 +128,19 @@ func (h *Host) planDeviceUnbind(a Addr, drv string, restore bool) (DevicePlan, e
 	}
 	// The override goes back to what it was before uiod (usually none). The kernel
 	// binds only the override's driver, so an override naming another driver than
-	// the one to restore is set after that driver is bound.
-	ovWrite := Write{Path: h.path(deviceRel(a, "driver_override")), Value: "\n", Step: "clear driver_override"}
+	// the one to restore is set after that driver is bound, and the one set now
+	// (uiod's) is cleared before.
+	clearOv := Write{Path: h.path(deviceRel(a, "driver_override")), Value: "\n", Step: "clear driver_override"}
+	ovWrite := clearOv
 	if st.Override != "" {
 		ovWrite.Value, ovWrite.Step = st.Override, "restore driver_override"
 	}
 	ovLate := st.Override != "" && st.Driver != "" && st.Override != st.Driver
-	if ov != st.Override && !ovLate {
+	switch {
+	case ov != st.Override && !ovLate:
 		dp.Writes = append(dp.Writes, ovWrite)
+	case ovLate && ov != "" && kind == restoreRecorded:
+		dp.Writes = append(dp.Writes, clearOv)
 	}
 	switch kind {
 	case restoreCurrent:
