@@ -3,8 +3,10 @@ package daemon
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/irq"
 )
@@ -64,6 +66,69 @@ func TestAssignThreads(t *testing.T) {
 				if !slices.Equal(got[cpu], names) {
 					t.Errorf("CPU %d: queues %v, want %v (all: %v)", cpu, got[cpu], names, got)
 				}
+			}
+		})
+	}
+}
+
+// countPort is a stubPort with rx RX and tx TX queues.
+type countPort struct {
+	stubPort
+	rx, tx int
+}
+
+func (p *countPort) NumRxQueues() int { return p.rx }
+func (p *countPort) NumTxQueues() int { return p.tx }
+
+// TestForwardQueues: l2fwd gives every RX queue of both ports of a pair the TX queue of
+// the same index on the peer, Reflect its own port's; a port with more RX queues than
+// its peer has TX queues, or a pair naming a port that is not open, is an error naming
+// what is wrong.
+func TestForwardQueues(t *testing.T) {
+	const two = "ports:\n  - {name: a, driver: sim, wire: \"pair:qa\"}\n  - {name: b, driver: sim, wire: \"pair:qb\"}\n"
+	tests := []struct {
+		name   string
+		app    dataplane.App     // nil: l2fwd over forward.pairs
+		ports  map[string][2]int // name -> RX, TX queues; a missing name is not open
+		want   []string          // "queue>tx port"
+		errMsg string
+	}{
+		{"l2fwd", nil, map[string][2]int{"a": {2, 2}, "b": {2, 2}}, []string{"a/rx0>b", "a/rx1>b", "b/rx0>a", "b/rx1>a"}, ""},
+		{"l2fwd, peer short of TX queues", nil, map[string][2]int{"a": {2, 2}, "b": {2, 1}}, nil, "port a has 2 rx_queues but b only 1 tx_queues"},
+		{"l2fwd, a port not open", nil, map[string][2]int{"a": {1, 1}}, nil, "forward.pairs: [a b] names an unknown port"},
+		{"reflect", dataplane.Reflect, map[string][2]int{"a": {2, 2}, "b": {1, 1}}, []string{"a/rx0>a", "a/rx1>a", "b/rx0>b"}, ""},
+		{"reflect, short of TX queues", dataplane.Reflect, map[string][2]int{"a": {2, 1}}, nil, "port a has 2 rx_queues but a only 1 tx_queues"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &Daemon{cfg: testConfig(t, two+"forward: {mode: l2fwd, pairs: [[a, b]]}\n")}
+			names := map[*countPort]string{}
+			for _, n := range []string{"a", "b"} {
+				if c, ok := tt.ports[n]; ok {
+					p := &countPort{rx: c[0], tx: c[1]}
+					names[p] = n
+					d.ports = append(d.ports, &port{cfg: config.Port{Name: n}, nic: p})
+				}
+			}
+			qs, err := d.forwardQueues(tt.app)
+			if tt.errMsg != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errMsg) {
+					t.Fatalf("error %v, want one containing %q", err, tt.errMsg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, q := range qs {
+				if q.TxQ != q.RxQ {
+					t.Errorf("%s: TX queue %d, want %d", q.Name, q.TxQ, q.RxQ)
+				}
+				got = append(got, q.Name+">"+names[q.TxPort.(*countPort)])
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("queues %v, want %v", got, tt.want)
 			}
 		})
 	}
