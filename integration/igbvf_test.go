@@ -20,6 +20,10 @@ const (
 	vfEventProbes = 1600
 )
 
+// vfIdle is the stretch without traffic over which idle CPU is measured: 600 ticks of
+// USER_HZ, so that 0.5 % of a CPU is 3 of them.
+const vfIdle = 6 * time.Second
+
 // vfEventCount is how many probes cover the PF event ev.
 func vfEventCount(ev string) int {
 	if ev == "pfrebind" {
@@ -40,7 +44,7 @@ func vfEventCount(ev string) int {
 // probes lost meanwhile are reported.
 func TestIntegrationIGBVF(t *testing.T) {
 	o := qemutest.Options{IOMMU: true, NICs: 2, HugePages: e2eHugePages, Timeout: 9 * time.Minute}
-	o.Script = testdataScript(t, "igbvf.sh")
+	o.Script = vfScript(t, "igbvf.sh")
 	vm := startGuest(t, qemutest.SharedKernel, o)
 	host := binaries.uiod
 	probe := func(name string, count int) *latencyRun {
@@ -67,7 +71,7 @@ func TestIntegrationIGBVF(t *testing.T) {
 	runs := map[string]*latencyRun{}
 	events := []string{"vfmac", "pfbounce", "pfrebind"}
 	// measure probes the running daemon: snapshots NAME-pre and NAME (probed), NAME-idle0
-	// and NAME-idle1 (3 s without traffic).
+	// and NAME-idle1 (vfIdle without traffic).
 	measure := func(name string) bool {
 		if !command("snap "+name+"-pre", "E2E snapshot "+name+"-pre taken") {
 			return false
@@ -78,7 +82,7 @@ func TestIntegrationIGBVF(t *testing.T) {
 		if !command("snap "+name, "E2E snapshot "+name+" taken") || !command("snap "+name+"-idle0", "E2E snapshot "+name+"-idle0 taken") {
 			return false
 		}
-		time.Sleep(3 * time.Second)
+		time.Sleep(vfIdle)
 		return command("snap "+name+"-idle1", "E2E snapshot "+name+"-idle1 taken")
 	}
 	if _, err := vm.WaitOutput("E2E READY", 6*time.Minute); err != nil {
@@ -177,7 +181,8 @@ func TestIntegrationIGBVF(t *testing.T) {
 	}
 	t.Run("against the PF", func(t *testing.T) {
 		var rows []string
-		for _, side := range []string{"vf", "pf"} {
+		var idleCPU [2]float64
+		for i, side := range []string{"vf", "pf"} {
 			r := runs[side]
 			if r == nil {
 				t.Fatalf("%s: no probes were sent", side)
@@ -187,12 +192,30 @@ func TestIntegrationIGBVF(t *testing.T) {
 			idle := threadCPU(t, rep.snap(side+"-idle0").status, rep.snap(side+"-idle1").status)
 			rows = append(rows, fmt.Sprintf("%s: p50 %v, p99 %v, poll-thread CPU %.1f%% probed, %.2f%% idle",
 				side, time.Duration(r.MedianNs), time.Duration(r.P99Ns), probed, idle))
+			a, okA := parseThreads(res.Output, side+"-idle0")
+			b, okB := parseThreads(res.Output, side+"-idle1")
+			cpu, sws, threads, ok := idleUse(a, b)
+			if !okA || !okB || !ok {
+				t.Errorf("%s: no THREADS lines for the idle stretch (%v, %v)", side, okA, okB)
+				continue
+			}
+			idleCPU[i] = cpu
+			rows = append(rows, fmt.Sprintf("%s idle %.1f s, whole daemon: %s", side, b.t-a.t, formatUse(cpu, sws, threads)))
+		}
+		if idleCPU[1] > 0 {
+			rows = append(rows, fmt.Sprintf("idle CPU of the whole daemon, VF over PF: %.2f", idleCPU[0]/idleCPU[1]))
 		}
 		t.Log("uiod on a VF against uiod on its PF, one boot, " + strconv.Itoa(vfProbes) + " probes at " + e2eInterval.String() + ":\n" + strings.Join(rows, "\n"))
 	})
 	if rep.runExit != 0 {
 		t.Errorf("uiod run exit status %d after SIGTERM", rep.runExit)
 	}
+}
+
+// vfScript is the guest script testdata/name after the shell functions of
+// testdata/vflib.sh.
+func vfScript(t *testing.T, name string) string {
+	return testdataScript(t, "vflib.sh") + testdataScript(t, name)
 }
 
 // threadCPU is the poll threads' CPU share (percent of one CPU) between two /status
