@@ -46,28 +46,8 @@ func TestIntegrationIGBVF(t *testing.T) {
 	o := qemutest.Options{IOMMU: true, NICs: 2, HugePages: e2eHugePages, Timeout: 9 * time.Minute}
 	o.Script = vfScript(t, "igbvf.sh")
 	vm := startGuest(t, qemutest.SharedKernel, o)
-	host := binaries.uiod
-	probe := func(name string, count int) *latencyRun {
-		out, rep, err := qemutest.Latency(host, vm.NICs[0], vm.NICs[1], t.TempDir(), name, 3*time.Minute,
-			"--count", strconv.Itoa(count), "--interval", e2eInterval.String(), "--timeout", e2eProbeTimeout.String())
-		if err != nil {
-			t.Errorf("uiod latency %s: %v", name, err)
-			return nil
-		}
-		t.Log(out)
-		return &latencyRun{Name: name, LatencyReport: *rep}
-	}
-	command := func(cmd, wait string) bool {
-		if err := vm.Send(cmd); err != nil {
-			t.Errorf("guest control port: %v", err)
-			return false
-		}
-		if _, err := vm.WaitOutput(wait, 2*time.Minute); err != nil {
-			t.Errorf("%s: %v", cmd, err)
-			return false
-		}
-		return true
-	}
+	probe := func(name string, count int) *latencyRun { return vfProbe(t, vm, 0, name, count) }
+	command := func(cmd, wait string) bool { return guestCommand(t, vm, cmd, wait) }
 	runs := map[string]*latencyRun{}
 	events := []string{"vfmac", "pfbounce", "pfrebind"}
 	// measure probes the running daemon: snapshots NAME-pre and NAME (probed), NAME-idle0
@@ -210,6 +190,33 @@ func TestIntegrationIGBVF(t *testing.T) {
 	if rep.runExit != 0 {
 		t.Errorf("uiod run exit status %d after SIGTERM", rep.runExit)
 	}
+}
+
+// vfProbe sends count probes at e2eInterval into the wire of NIC 2*pair and takes them
+// from NIC 2*pair+1's; nil (and an error of t) when the run failed.
+func vfProbe(t *testing.T, vm *qemutest.VM, pair int, name string, count int) *latencyRun {
+	out, rep, err := qemutest.Latency(binaries.uiod, vm.NICs[2*pair], vm.NICs[2*pair+1], t.TempDir(), name, 3*time.Minute,
+		"--count", strconv.Itoa(count), "--interval", e2eInterval.String(), "--timeout", e2eProbeTimeout.String())
+	if err != nil {
+		t.Errorf("uiod latency %s: %v", name, err)
+		return nil
+	}
+	t.Log(out)
+	return &latencyRun{Name: name, LatencyReport: *rep}
+}
+
+// guestCommand sends cmd to the guest script and waits up to 3 minutes for the line
+// wait; false (and an error of t) when either fails.
+func guestCommand(t *testing.T, vm *qemutest.VM, cmd, wait string) bool {
+	if err := vm.Send(cmd); err != nil {
+		t.Errorf("guest control port: %v", err)
+		return false
+	}
+	if _, err := vm.WaitOutput(wait, 3*time.Minute); err != nil {
+		t.Errorf("%s: %v", cmd, err)
+		return false
+	}
+	return true
 }
 
 // vfScript is the guest script testdata/name after the shell functions of

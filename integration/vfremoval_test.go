@@ -3,7 +3,6 @@ package integration
 import (
 	"encoding/json"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,39 +30,18 @@ func TestIntegrationVFRemoval(t *testing.T) {
 	o := qemutest.Options{IOMMU: true, NICs: 4, HugePages: 2 * e2eHugePages, Timeout: 9 * time.Minute}
 	o.Script = vfScript(t, "vfremoval.sh")
 	vm := startGuest(t, qemutest.SharedKernel, o)
-	host := binaries.uiod
-	probe := func(pair int, name string, count int) *latencyRun {
-		out, rep, err := qemutest.Latency(host, vm.NICs[2*pair], vm.NICs[2*pair+1], t.TempDir(), name, 3*time.Minute,
-			"--count", strconv.Itoa(count), "--interval", e2eInterval.String(), "--timeout", e2eProbeTimeout.String())
-		if err != nil {
-			t.Errorf("uiod latency %s: %v", name, err)
-			return nil
-		}
-		t.Log(out)
-		return &latencyRun{Name: name, LatencyReport: *rep}
-	}
 	// both probes the two pairs at once, count probes each.
 	both := func(name string, count int, meanwhile func() bool) (runs [2]*latencyRun, ok bool) {
 		done := make(chan struct{})
 		for i := range 2 {
-			go func() { runs[i] = probe(i, name+"-"+"ab"[i:i+1], count); done <- struct{}{} }()
+			go func() { runs[i] = vfProbe(t, vm, i, name+"-"+"ab"[i:i+1], count); done <- struct{}{} }()
 		}
 		ok = meanwhile()
 		<-done
 		<-done
 		return runs, ok && runs[0] != nil && runs[1] != nil
 	}
-	command := func(cmd, wait string) bool {
-		if err := vm.Send(cmd); err != nil {
-			t.Errorf("guest control port: %v", err)
-			return false
-		}
-		if _, err := vm.WaitOutput(wait, 3*time.Minute); err != nil {
-			t.Errorf("%s: %v", cmd, err)
-			return false
-		}
-		return true
-	}
+	command := func(cmd, wait string) bool { return guestCommand(t, vm, cmd, wait) }
 	events := []string{"numvfs", "pfremove"}
 	runs := map[string][2]*latencyRun{}
 	ok := false

@@ -18,17 +18,8 @@ loopback_up
 # pfrebind: PF 1 off igb (its VFs go with it) and back, then its VFs again.
 pfrebind() {
 	pf=$(nic 1)
-	t0=$(now)
-	echo "$pf" >/sys/bus/pci/drivers/igb/unbind &
-	w=$!
-	i=0
-	while kill -0 $w 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 300 ] || fail "echo $pf > igb/unbind blocked for 30 s"
-		sleep 0.1
-	done
-	wait $w || fail "echo $pf > /sys/bus/pci/drivers/igb/unbind"
-	unbind=$(since "$t0")
+	write_timed "$pf" /sys/bus/pci/drivers/igb/unbind
+	unbind=$took
 	say "pfrebind: unbind returned after ${unbind} s; numvfs=$(cat "/sys/bus/pci/devices/$pf/sriov_numvfs") virtfn0=$(ls -d "/sys/bus/pci/devices/$pf/virtfn0" 2>/dev/null) vf0 present=$([ -e "/sys/bus/pci/devices/$VF0" ] && echo yes || echo no)"
 	port_is vf0 '"absent":true' 10
 	absent=$(since "$t0")
@@ -56,9 +47,9 @@ PFS="$(nic 1) $(nic 2)"
 set -- $VFS
 {
 	conf_head info
+	vf_port vf0 "$1"
+	vf_port vf1 "$2"
 	cat <<CONF
-  - {name: vf0, driver: vfio-pci, pci: "$1", nic: igbvf, interrupts: msix}
-  - {name: vf1, driver: vfio-pci, pci: "$2", nic: igbvf, interrupts: msix}
 forward:
   mode: l2fwd
   pairs:
@@ -66,10 +57,7 @@ forward:
 CONF
 	conf_poll adaptive 300us
 } >/tmp/vf.yaml
-run_daemon /tmp/vf.yaml
-wait_links 2 60
-snapshot start
-say READY
+serve /tmp/vf.yaml 2
 while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 	case $cmd in
 	snap) snap "$arg" ;;
@@ -119,13 +107,5 @@ CONF
 	*) fail "unknown command $cmd" ;;
 	esac
 done
-say "host says: $cmd"
-status && say "STATUS-BEGIN final" && cat /tmp/status.json && say "STATUS-END final"
-stop_daemon
 # shellcheck disable=SC2086 # the lists of addresses
-if [ -n "$VFS" ]; then
-	uiod unbind --restore $VFS || fail "uiod unbind --restore $VFS"
-else
-	uiod unbind --restore $PFS || fail "uiod unbind --restore $PFS"
-fi
-say "end"
+if [ -n "$VFS" ]; then finish $VFS; else finish $PFS; fi

@@ -48,3 +48,37 @@ port_is() {
 		sleep 0.1
 	done
 }
+# write_timed VALUE FILE: writes VALUE into FILE in the background (a write the kernel may
+# hold up), fails when it takes 30 s or fails; t0 is when it started, took its seconds.
+write_timed() {
+	t0=$(now)
+	echo "$1" >"$2" &
+	w=$!
+	i=0
+	while kill -0 $w 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || fail "echo $1 > $2 blocked for 30 s"
+		sleep 0.05
+	done
+	wait $w || fail "echo $1 > $2"
+	took=$(since "$t0")
+}
+# finish ADDR...: after the host's "done": the final /status, the daemon stopped and ADDR...
+# given back to their drivers.
+finish() {
+	say "host says: $cmd"
+	status && say "STATUS-BEGIN final" && cat /tmp/status.json && say "STATUS-END final"
+	stop_daemon
+	uiod unbind --restore "$@" || fail "uiod unbind --restore $*"
+	say "end"
+}
+# vf_port NAME ADDR prints a port list entry: the VF ADDR on vfio-pci as port NAME (nic: igbvf).
+vf_port() { echo "  - {name: $1, driver: vfio-pci, pci: \"$2\", nic: igbvf, interrupts: msix}"; }
+# serve CONFIG LINKS: runs the daemon on CONFIG, waits for LINKS links up, takes the snapshot
+# "start" and tells the host READY.
+serve() {
+	run_daemon "$1"
+	wait_links "$2" 90
+	snapshot start
+	say READY
+}

@@ -25,17 +25,8 @@ vfremove() {
 	pfremove) file=/sys/bus/pci/devices/$RPF/remove val=1 ;;
 	*) fail "vfremove $1: unknown" ;;
 	esac
-	t0=$(now)
-	echo $val >"$file" &
-	w=$!
-	i=0
-	while kill -0 $w 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 600 ] || fail "echo $val > $file blocked for 30 s"
-		sleep 0.05
-	done
-	wait $w || fail "echo $val > $file"
-	removed=$(since "$t0")
+	write_timed $val "$file"
+	removed=$took
 	say "vfremove $1: echo $val > $file returned after $removed s; $RVF present=$([ -e "/sys/bus/pci/devices/$RVF" ] && echo yes || echo no)"
 	port_is b0 '"absent":true' 10
 	absent=$(since "$t0")
@@ -82,11 +73,11 @@ set -- $VFS
 [ $# = 4 ] || fail "want four VFs, have $VFS"
 {
 	conf_head info
+	vf_port a0 "$1"
+	vf_port a1 "$2"
+	vf_port b0 "$3"
+	vf_port b1 "$4"
 	cat <<CONF
-  - {name: a0, driver: vfio-pci, pci: "$1", nic: igbvf, interrupts: msix}
-  - {name: a1, driver: vfio-pci, pci: "$2", nic: igbvf, interrupts: msix}
-  - {name: b0, driver: vfio-pci, pci: "$3", nic: igbvf, interrupts: msix}
-  - {name: b1, driver: vfio-pci, pci: "$4", nic: igbvf, interrupts: msix}
 forward:
   mode: l2fwd
   pairs:
@@ -95,10 +86,7 @@ forward:
 CONF
 	conf_poll adaptive 300us
 } >/tmp/vf.yaml
-run_daemon /tmp/vf.yaml
-wait_links 4 90
-snapshot start
-say READY
+serve /tmp/vf.yaml 4
 while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 	case $cmd in
 	snap) snap "$arg" ;;
@@ -110,9 +98,5 @@ while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 	*) fail "unknown command $cmd" ;;
 	esac
 done
-say "host says: $cmd"
-status && say "STATUS-BEGIN final" && cat /tmp/status.json && say "STATUS-END final"
-stop_daemon
 # shellcheck disable=SC2086 # the list of addresses
-uiod unbind --restore $VFS || fail "uiod unbind --restore $VFS"
-say "end"
+finish $VFS
