@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
@@ -63,4 +64,24 @@ func TestPFEventsByInterrupt(t *testing.T) {
 			echo(t, h, 4)
 		})
 	}
+}
+
+// TestPFEventWithoutInterrupt checks the watcher's timer, what covers a PF reset that
+// raises no mailbox interrupt: with the mailbox cause masked, a PF reset still
+// re-initialises the port, found by the timer.
+func TestPFEventWithoutInterrupt(t *testing.T) {
+	saved := watchInterval
+	watchInterval = 20 * time.Millisecond
+	t.Cleanup(func() { watchInterval = saved })
+	h := nictest.New(t, driver, nic.Config{Interrupts: nic.IRQMSIX, RxRing: 64, TxRing: 64})
+	p := Rings(h)
+	echo(t, h, 4)
+	p.bar.Write32(i82576.VTEIMC, 1<<mbxVector)
+	vfModel(h).ResetPF(10 * time.Millisecond)
+	testutil.Eventually(t, 5*time.Second, func() bool { return h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up },
+		"no re-initialisation by the watcher's timer: %+v, last error %v", h.Port.Stats(), p.ReinitError())
+	if p.timerWakes.Load() == 0 {
+		t.Error("the re-initialisation came without a timer wake-up: the mailbox cause was not masked")
+	}
+	echo(t, h, 4)
 }
