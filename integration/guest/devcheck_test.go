@@ -185,6 +185,25 @@ func checkDMA(t *testing.T, dma pci.DMA, physical bool) {
 	}
 }
 
+// checkPhysical allocates a page of dma and checks its bus address is the physical
+// address pagemap reports for it (uio and no-IOMMU VFIO hand out physical addresses).
+func checkPhysical(t *testing.T, dma pci.DMA) {
+	t.Helper()
+	m, err := dma.Alloc(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dma.Free(m)
+	pm, err := dmamem.OpenPagemap("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pm.Close()
+	if phys, err := pm.Phys(dmamem.VirtAddr(m.Bytes), len(m.Bytes)); err != nil || phys != m.IOVA {
+		t.Errorf("bus address %#x, pagemap says %#x (%v)", m.IOVA, phys, err)
+	}
+}
+
 // checkDeviceDMA makes the NIC read a TX descriptor and a frame from DMA memory and write
 // the descriptor back: proof that the bus addresses DMA() returns are the ones the device
 // reaches (through the IOMMU, or physically).

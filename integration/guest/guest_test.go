@@ -36,17 +36,23 @@ func uiod(t *testing.T, args ...string) (string, int) {
 	return out.String(), code
 }
 
-// runUIOD runs the uiod binary with args, its stdout and stderr going to the writers, and
-// returns its exit status.
-func runUIOD(t *testing.T, stdout, stderr *bytes.Buffer, args ...string) int {
+// uiodBinary is the uiod binary on PATH, the one the guest tests run.
+func uiodBinary(t *testing.T) string {
 	t.Helper()
 	bin, err := exec.LookPath("uiod")
 	if err != nil {
 		t.Fatalf("uiod binary: %v", err)
 	}
-	cmd := exec.Command(bin, args...)
+	return bin
+}
+
+// runUIOD runs the uiod binary with args, its stdout and stderr going to the writers, and
+// returns its exit status.
+func runUIOD(t *testing.T, stdout, stderr *bytes.Buffer, args ...string) int {
+	t.Helper()
+	cmd := exec.Command(uiodBinary(t), args...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
