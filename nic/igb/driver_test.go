@@ -86,7 +86,7 @@ func TestOpenUnsupported(t *testing.T) {
 }
 
 func TestITRValue(t *testing.T) {
-	nictest.CheckITR(t, itrValue, i82576.EitrCntIgnr, map[time.Duration]uint32{
+	nictest.CheckITR(t, layout.ITR.Value, i82576.EitrCntIgnr, map[time.Duration]uint32{
 		0:                      0,
 		time.Nanosecond:        1 << 2,
 		100 * time.Microsecond: 100 << 2,

@@ -39,7 +39,12 @@ var layout = intel.Layout{
 	TxQueue: i82599.TDBAL(0),
 	EIMS:    i82599.EIMS,
 	EIMC:    i82599.EIMC,
-	MPC:     []uint32{i82599.MPC(0), i82599.MPC(1), i82599.MPC(2), i82599.MPC(3), i82599.MPC(4), i82599.MPC(5), i82599.MPC(6), i82599.MPC(7)},
+	IVAR:    i82599.IVAREntry,
+	EITR:    i82599.EITR,
+	// EITR counts 2.048 µs units in bits 11:3 (0: no moderation); CNT_WDIS keeps a write
+	// from resetting the running counter.
+	ITR: intel.Moderation{Unit: ITRUnit, Mask: i82599.EitrIntervalMask, Shift: i82599.EitrIntervalShift, Keep: i82599.EitrCntWDis},
+	MPC: []uint32{i82599.MPC(0), i82599.MPC(1), i82599.MPC(2), i82599.MPC(3), i82599.MPC(4), i82599.MPC(5), i82599.MPC(6), i82599.MPC(7)},
 	// Frames dropped for lack of a descriptor (SRRCTL.DROP_EN) are counted per queue in
 	// QPRDC, not in MPC (Linux ixgbe_update_stats reads both).
 	QueueDrops: i82599.QPRDC,
