@@ -93,7 +93,7 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 		return err
 	}
 	intel.ReadCounters(&p.core)
-	if err := intel.StartQueues(&p.core, p.disableQueues, p.initRx, p.initTx, p.setupInterrupts); err != nil {
+	if err := intel.StartQueues(&p.core, p.disableQueues, p.initRx, p.initTx, intel.Interrupts(&p.core, p.setupInterrupts)); err != nil {
 		return err
 	}
 	p.waitLink(p.cfg.LinkTimeout)

@@ -14,11 +14,7 @@ import (
 // then ixgbe_configure_msix). INTx: one vector, RX queue q sets EICR bit q, reading EICR
 // acknowledges. Every cause stays masked except link change; EnableRxInterrupt unmasks a
 // queue's.
-func (p *Port) setupInterrupts() error {
-	kind, ok, err := intel.EnableVectors(&p.core)
-	if !ok {
-		return err
-	}
+func (p *Port) setupInterrupts(kind irq.Kind) {
 	r := p.bar
 	gpie := r.Read32(i82599.GPIE) &^ (intelnic.GpieMSIXMode | intelnic.GpieEIAME | i82599.GpieOCD)
 	if kind == irq.MSIX {
@@ -40,7 +36,6 @@ func (p *Port) setupInterrupts() error {
 	// other causes, so they are written off.
 	r.Write32(i82599.EICR, intelnic.AllCauses)
 	r.Write32(i82599.EIMS, i82599.EicrLSC)
-	return nil
 }
 
 // unmaskINTx acknowledges the shared cause register, handling a link change it finds

@@ -88,7 +88,7 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 	if err := intel.ReadMAC(&p.core); err != nil {
 		return err
 	}
-	if err := intel.StartQueues(&p.core, p.initRx, p.initTx, p.setupInterrupts); err != nil {
+	if err := intel.StartQueues(&p.core, p.initRx, p.initTx, intel.Interrupts(&p.core, p.setupInterrupts)); err != nil {
 		return err
 	}
 	p.enableRx()

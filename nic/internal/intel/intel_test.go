@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel/ring"
 )
 
@@ -230,5 +232,15 @@ func TestWaitBits(t *testing.T) {
 	}
 	if err := WaitSet(r, 0x10, 0x1f, time.Millisecond); !errors.Is(err, errTimeout) {
 		t.Errorf("WaitSet of a missing bit: %v", err)
+	}
+}
+
+// TestInterruptsNone checks that a port configured without interrupts enables no vectors
+// and programs nothing.
+func TestInterruptsNone(t *testing.T) {
+	p := &Port{cfg: nic.Config{Interrupts: nic.IRQNone}}
+	called := false
+	if err := Interrupts(p, func(irq.Kind) { called = true })(); err != nil || called {
+		t.Errorf("Interrupts with IRQNone: err %v, program called %v", err, called)
 	}
 }

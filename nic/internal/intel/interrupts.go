@@ -23,6 +23,19 @@ func EnableVectors(p *Port) (kind irq.Kind, ok bool, err error) {
 	return p.irqs.Kind, true, nil
 }
 
+// Interrupts is a StartQueues step: it enables the port's vectors (EnableVectors) and,
+// unless the configuration asks for no interrupts, has program set the device up for the
+// mode in use.
+func Interrupts(p *Port, program func(kind irq.Kind)) func() error {
+	return func() error {
+		kind, ok, err := EnableVectors(p)
+		if ok {
+			program(kind)
+		}
+		return err
+	}
+}
+
 // WatchOther calls fn on its own goroutine each time the MSI-X "other" vector (the one
 // after the RX queues') fires. Without a watcher the link state is still read on demand
 // by Link, so a failure to start one is not an error.
