@@ -19,8 +19,8 @@ import (
 // raises no interrupt), and the receive descriptor write-back cause ICR.RXDW (shared by
 // all queues) and link change in IMS; reading ICR acknowledges.
 func (p *Port) setupInterrupts(kind irq.Kind) {
-	r := p.bar
 	n := p.NumRxQueues()
+	r := p.bar
 	if kind == irq.MSIX {
 		r.Write32(i82576.GPIE, intelnic.GpieMSIXMode|intelnic.GpiePBASupport|i82576.GpieNSICR)
 		queueBits := intel.MapRxQueues(&p.core)
