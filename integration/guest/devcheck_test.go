@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
 
 	"github.com/uiod/uiod/dmamem"
@@ -50,6 +51,17 @@ func bindForDeviceTest(t *testing.T, addr, driver string) {
 		t.Fatalf("%s is on driver %q after binding it to %s", addr, d, driver)
 	}
 	t.Logf("bound %s to %s through sysfs", addr, driver)
+}
+
+// openVFIO binds the guest NIC addr to vfio-pci (bindForDeviceTest) and opens it.
+func openVFIO(t *testing.T, addr string) *vfio.Device {
+	t.Helper()
+	bindForDeviceTest(t, addr, "vfio-pci")
+	dev, err := vfio.Open(pci.MustParseAddr(addr), vfio.Options{Log: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dev
 }
 
 // waitReadable waits until fd is readable or the timeout passes.

@@ -15,14 +15,24 @@ import (
 // fails it when the guest has fewer than two.
 func guestNICs(t *testing.T) (vfioNIC, uioNIC string) {
 	t.Helper()
-	if os.Getenv("UIOD_GUEST") != "1" {
-		t.Skip("not in the QEMU guest (UIOD_GUEST=1 unset): run through go test ./integration/")
+	nics := guestNICsFor(t, "", "", 2, "two igb NICs")
+	return nics[0], nics[1]
+}
+
+// guestNICsFor skips t unless it runs in a QEMU guest (UIOD_GUEST=1) booted for it (env
+// set to 1 by the host test's script, run through go test ./integration/ with the flags
+// run), and returns the guest's NICs (UIOD_GUEST_NICS), of which it needs at least n:
+// what, for the messages.
+func guestNICsFor(t *testing.T, env, run string, n int, what string) []string {
+	t.Helper()
+	if os.Getenv("UIOD_GUEST") != "1" || env != "" && os.Getenv(env) != "1" {
+		t.Skipf("not in a QEMU guest with %s: run through go test ./integration/%s", what, run)
 	}
 	nics := strings.Fields(os.Getenv("UIOD_GUEST_NICS"))
-	if len(nics) < 2 {
-		t.Fatalf("UIOD_GUEST_NICS=%q: want two igb NICs", os.Getenv("UIOD_GUEST_NICS"))
+	if len(nics) < n {
+		t.Fatalf("UIOD_GUEST_NICS=%q: want %s", os.Getenv("UIOD_GUEST_NICS"), what)
 	}
-	return nics[0], nics[1]
+	return nics
 }
 
 // noIOMMU reports whether the guest runs vfio in unsafe no-IOMMU mode.
