@@ -41,16 +41,8 @@ func (p *Port) resetHW() error {
 	// (igb_reset_hw_82575), wait a little and go on without it; readMAC copes with a
 	// missing address.
 	_ = intel.WaitSet(r, i82576.EECD, intelnic.EecAutoRead, 10*time.Millisecond)
-	r.Write32(intelnic.CTRLEXT, r.Read32(intelnic.CTRLEXT)|intelnic.CtrlExtDrvLoad)
-	intel.ClearTables(r, i82576.VFTA, i82576.UTA)
-	intel.ClearRAR(r, i82576.RAREntries, i82576.RAL)
+	intel.TakeOver(r, i82576.VFTA, i82576.UTA, i82576.RAREntries, i82576.RAL)
 	return nil
-}
-
-// release hands the device back to the firmware: CTRL_EXT.DRV_LOAD off (Linux's
-// igb_release_hw_control).
-func (p *Port) release() {
-	p.bar.Write32(intelnic.CTRLEXT, p.bar.Read32(intelnic.CTRLEXT)&^intelnic.CtrlExtDrvLoad)
 }
 
 // queueDisableTimeout bounds the wait for a queue's enable bit to clear.

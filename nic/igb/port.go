@@ -66,7 +66,7 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 		return nil, err
 	}
 	p := &Port{}
-	ops := intel.Ops{Mask: p.mask, Stop: p.stopRxTx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: p.release}
+	ops := intel.Ops{Mask: p.mask, Stop: p.stopRxTx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: func() { intel.HandBack(p.bar) }}
 	if err := intel.Open(&p.core, dev, cfg, limits, layout, ops, p.open); err != nil {
 		return nil, err
 	}

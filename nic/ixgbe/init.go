@@ -35,9 +35,7 @@ func (p *Port) resetHW() error {
 	if err := intel.WaitSet(r, i82599.RDRXCTL, i82599.RdrxctlDMAIDone, time.Second); err != nil {
 		return fmt.Errorf("dma init: %w", err)
 	}
-	r.Write32(intelnic.CTRLEXT, r.Read32(intelnic.CTRLEXT)|intelnic.CtrlExtDrvLoad)
-	intel.ClearTables(r, i82599.VFTA, i82599.UTA)
-	intel.ClearRAR(r, i82599.RAREntries, i82599.RAL)
+	intel.TakeOver(r, i82599.VFTA, i82599.UTA, i82599.RAREntries, i82599.RAL)
 	return nil
 }
 

@@ -67,7 +67,7 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 		return nil, err
 	}
 	p := &Port{id: d}
-	ops := intel.Ops{Mask: p.mask, Stop: p.stopRx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: p.release}
+	ops := intel.Ops{Mask: p.mask, Stop: p.stopRx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: func() { intel.HandBack(p.bar) }}
 	if err := intel.Open(&p.core, dev, cfg, limits, layout, ops, p.open); err != nil {
 		return nil, err
 	}
@@ -103,12 +103,6 @@ func (p *Port) mask() {
 	p.bar.Write32(i82599.EIMC, intelnic.AllCauses)
 	p.bar.Write32(i82599.EIMCEx(0), intelnic.AllCauses)
 	p.bar.Write32(i82599.EIMCEx(1), intelnic.AllCauses)
-}
-
-// release hands the device back to the firmware: CTRL_EXT.DRV_LOAD off (Linux's
-// ixgbe_release_hw_control).
-func (p *Port) release() {
-	p.bar.Write32(intelnic.CTRLEXT, p.bar.Read32(intelnic.CTRLEXT)&^intelnic.CtrlExtDrvLoad)
 }
 
 // stopRx disables receive before the queues are stopped.
