@@ -90,7 +90,7 @@ func TestIntegrationOpen(t *testing.T) {
 	// out by RX.
 	testutil.IPIn(t, ns, "addr", "add", "10.77.0.1/24", "dev", "uiodk0")
 	me := net.HardwareAddr{2, 0, 0, 0, 0, 2}
-	req := arpRequest(me, [4]byte{10, 77, 0, 2}, [4]byte{10, 77, 0, 1})
+	req := testutil.ARPRequest(me, [4]byte{10, 77, 0, 2}, [4]byte{10, 77, 0, 1})
 	pool, err := nic.NewMempool(&nic.HeapDMA{}, 8, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -137,19 +137,6 @@ func TestIntegrationOpen(t *testing.T) {
 	if l := showLink(t, ns, "uiodk0"); !l.Missing {
 		t.Fatalf("interface still there after Close: %+v", l)
 	}
-}
-
-// arpRequest is an ARP request from sha/spa for tpa.
-func arpRequest(sha net.HardwareAddr, spa, tpa [4]byte) []byte {
-	f := make([]byte, 42)
-	copy(f[0:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
-	copy(f[6:], sha)
-	binary.BigEndian.PutUint16(f[12:], 0x0806)
-	copy(f[14:], []byte{0, 1, 8, 0, 6, 4, 0, 1})
-	copy(f[22:], sha)
-	copy(f[28:], spa[:])
-	copy(f[38:], tpa[:])
-	return f
 }
 
 // TestIntegrationAttach: a persistent TAP (ip tuntap add) is attached to and given back
