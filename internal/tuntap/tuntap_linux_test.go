@@ -3,7 +3,6 @@ package tuntap
 import (
 	"errors"
 	"fmt"
-	"os"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -15,10 +14,7 @@ import (
 // asked, a second open of an interface the first holds fails with EBUSY, and a name the
 // kernel cannot take fails with nothing left open.
 func TestOpen(t *testing.T) {
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
-	ns := testutil.Netns(t, "uiod-tuntap")
+	ns := testutil.TAPNetns(t, "uiod-tuntap")
 	tests := []struct {
 		name    string
 		iface   string
