@@ -19,7 +19,7 @@ func openRecorded(t *testing.T, cfg nic.Config) (*Port, *intel.Model, *[]nictest
 		t.Fatal(err)
 	}
 	writes := new([]nictest.RegWrite)
-	p, err := Open(nictest.Recorded(m.Device(), writes, nil), cfg)
+	p, err := Open(nictest.Recorded(m.PCI(), writes, nil), cfg)
 	if err != nil {
 		m.Close()
 		t.Fatal(err)

@@ -20,7 +20,7 @@ func TestRxEnabledWithSecurityPathHalted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var writes []nictest.RegWrite
-	p, err := Open(nictest.Recorded(m.Device(), &writes, nil), nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
+	p, err := Open(nictest.Recorded(m.PCI(), &writes, nil), nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestRxEnableWaitsForSecurityPath(t *testing.T) {
 		}
 		return v | i82599.SecrxstatRdy
 	}
-	dev := nictest.Recorded(m.Device(), &writes, func(off, v uint32) uint32 {
+	dev := nictest.Recorded(m.PCI(), &writes, func(off, v uint32) uint32 {
 		if halted.IsZero() {
 			for _, w := range writes {
 				if w.Off == i82599.SECRXCTRL && w.V&i82599.SecrxctrlRxDis != 0 {
