@@ -32,19 +32,16 @@ const (
 // Names lists the NIC names New takes, the default (the 82599) first.
 var Names = []string{Ixgbe, IGB, IGBVF, Virtio}
 
-// Config is what every model takes.
+// Config is what every model takes. Addr, MAC (nil: the model's default; an igbvf's is
+// the address its PF assigned), Wire, IOMMU, Strict and Log mean what they mean in each
+// model package's Config; NewPair sets its own Wire and IOMMU.
 type Config struct {
-	Addr pci.Addr
-	// MAC is the station address (nil: the model's default, see each package's Config;
-	// for an igbvf, the address its PF assigned).
-	MAC net.HardwareAddr
-	// Wire is the cable (nil: unplugged); NewPair sets its own.
-	Wire wire.Port
-	// IOMMU is a DMA address space shared with other devices, or nil for the model's
-	// own; NewPair sets its own.
-	IOMMU *sim.IOMMU
-	// Strict makes protocol violations and DMA faults errors (Device().Err()).
+	Addr   pci.Addr
+	MAC    net.HardwareAddr
+	Wire   wire.Port
+	IOMMU  *sim.IOMMU
 	Strict bool
+	Log    *zap.Logger
 	// QueueSize is the virtio-net model's virtqueue size (0: its default); the Intel
 	// models' rings are sized by their drivers.
 	QueueSize int
@@ -52,8 +49,6 @@ type Config struct {
 	// "ip link set PF vf N spoofchk off"; QEMU's igb has none) so that a forwarding
 	// application may send frames with their senders' addresses.
 	AntiSpoof bool
-	// Log receives fault reports (nil: none).
-	Log *zap.Logger
 }
 
 // New builds the model the NIC name names (one of Names).
