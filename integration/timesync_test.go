@@ -30,7 +30,8 @@ func runTimesync(t *testing.T, kernel func() (qemutest.Kernel, error)) {
 
 // TestIntegrationTimesyncLatency runs testdata/timesync.sh: `uiod latency --ports
 // --timestamps hw` on two igb on vfio-pci, through a `uiod run` l2fwd DUT on two more,
-// each pair wired inside QEMU (hubs), under the busy and the adaptive policy. Each run
+// each pair wired inside QEMU (hubs), under the busy, the adaptive and the auto policy
+// (adaptive with idle_threshold auto, the default), in one boot. Each run
 // must report device-clock figures beside the software ones, and the DUT must have
 // measured the RX wait of the stamped probes.
 func TestIntegrationTimesyncLatency(t *testing.T) {
@@ -42,7 +43,7 @@ func TestIntegrationTimesyncLatency(t *testing.T) {
 	})
 	r := vm.Finish(t)
 	r.RequireTagged(t, "TS")
-	for _, pol := range []string{"busy", "adaptive"} {
+	for _, pol := range timesyncPolicies {
 		if !strings.Contains(r.Output, "TS latency "+pol+" ["+pol+" (device clock)] Samples: ") {
 			t.Errorf("%s: no device-clock result", pol)
 		}
@@ -51,6 +52,9 @@ func TestIntegrationTimesyncLatency(t *testing.T) {
 		}
 	}
 }
+
+// timesyncPolicies are the DUT policies testdata/timesync.sh runs by default.
+var timesyncPolicies = []string{"busy", "adaptive", "auto"}
 
 // relayDelay is the delay TestIntegrationTimesyncDelay's host relay adds.
 const relayDelay = 4 * time.Millisecond

@@ -24,25 +24,31 @@ type ClockSync struct {
 	ErrorNs  int64 // the offset is right within ± this
 }
 
-// SyncClocks measures rx's clock against tx's as MoonGen does for two NICs: read tx, rx,
-// tx again, take rx − the mean of the two tx readings as the offset and half the time
-// between the tx readings as its error; keep the round with the smallest error out of
-// clockRounds. Both being the same unit gives offset 0, error 0.
+// SyncClocks measures rx's clock against tx's as MoonGen does for two NICs (see
+// SyncReaders). Both being the same unit gives offset 0, error 0.
 func SyncClocks(tx, rx nic.Timesync) (ClockSync, error) {
 	if tx == rx {
 		return ClockSync{}, nil
 	}
+	return SyncReaders(tx.DeviceTime, rx.DeviceTime)
+}
+
+// SyncReaders measures clock rx against clock tx, each given by a reader in
+// nanoseconds: read tx, rx, tx again, take rx − the mean of the two tx readings as the
+// offset and half the time between the tx readings as its error; keep the round with
+// the smallest error out of clockRounds.
+func SyncReaders(tx, rx func() (int64, error)) (ClockSync, error) {
 	best := ClockSync{ErrorNs: math.MaxInt64}
 	for range clockRounds {
-		a1, err := tx.DeviceTime()
+		a1, err := tx()
 		if err != nil {
 			return best, err
 		}
-		b, err := rx.DeviceTime()
+		b, err := rx()
 		if err != nil {
 			return best, err
 		}
-		a2, err := tx.DeviceTime()
+		a2, err := tx()
 		if err != nil {
 			return best, err
 		}

@@ -57,3 +57,48 @@ func TestDeviceClockSync(t *testing.T) {
 		t.Errorf("one clock against itself: %+v %v", s, err)
 	}
 }
+
+// TestSyncReaders: of the rounds tx, rx, tx, the one with the tightest pair of tx readings
+// gives the offset (rx − their mean) and the error (half their gap); a reader's error
+// ends the measurement.
+func TestSyncReaders(t *testing.T) {
+	bad := errors.New("read failed")
+	for _, tt := range []struct {
+		name             string
+		tx, rx           []int64 // readings in turn; tx has two per round, rx one
+		failAt           int     // the read of rx that fails (-1: none)
+		wantOff, wantErr int64
+	}{
+		// rounds: tx 0,100 rx 1050 → 1000 ± 50; tx 200,220 rx 1210 → 1000 ± 10
+		{"tightest round wins", []int64{0, 100, 200, 220}, []int64{1050, 1210}, -1, 1000, 10},
+		{"negative offset", []int64{1000, 1002}, []int64{-4000}, -1, -5001, 1},
+		{"rx fails", []int64{0, 10}, []int64{5}, 0, 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var ti, ri int
+			tx := func() (int64, error) {
+				v := tt.tx[ti%len(tt.tx)] + int64(ti/len(tt.tx))*1_000_000 // later rounds repeat, no tighter
+				ti++
+				return v, nil
+			}
+			rx := func() (int64, error) {
+				if ri == tt.failAt {
+					return 0, bad
+				}
+				v := tt.rx[ri%len(tt.rx)] + int64(ri/len(tt.rx))*1_000_000
+				ri++
+				return v, nil
+			}
+			s, err := SyncReaders(tx, rx)
+			if tt.failAt >= 0 {
+				if !errors.Is(err, bad) {
+					t.Fatalf("err %v, want %v", err, bad)
+				}
+				return
+			}
+			if err != nil || s.OffsetNs != tt.wantOff || s.ErrorNs != tt.wantErr {
+				t.Errorf("%d ± %d (%v), want %d ± %d", s.OffsetNs, s.ErrorNs, err, tt.wantOff, tt.wantErr)
+			}
+		})
+	}
+}

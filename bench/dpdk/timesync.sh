@@ -1,7 +1,9 @@
-# Guest side of TestDPDKTimesync (timesync_test.go): four igb, NICs 1-2 on one QEMU hub and
-# 3-4 on another. DPDK's testpmd (io forwarding, paired) forwards between NICs 2 and 3 on
-# vfio-pci while uiod latency --ports NIC1,NIC4 --timestamps hw measures through it on
-# the NICs' clocks. Every line the host reads starts with "TS ".
+# Guest side of TestDPDKTimesync (timesync_test.go), its testpmd part: four igb, NICs 1-2 on
+# one QEMU hub and 3-4 on another. DPDK's testpmd (io forwarding, paired) forwards between
+# NICs 2 and 3 on vfio-pci while uiod latency --ports NIC1,NIC4 --timestamps hw measures
+# through it on the NICs' clocks. The test appends integration/testdata/timesync.sh, which
+# measures uiod's l2fwd on the same NICs, policy by policy, and says done. Every line the
+# host reads starts with "TS ".
 set -u
 TAG=TS RUNLOG=/tmp/fw.log LOGTAIL=40
 . /etc/uiod/lib.sh
@@ -37,4 +39,4 @@ kill -INT "$PID"
 wait "$PID"
 kill "$FIFOPID" 2>/dev/null
 PID=
-say "done"
+say "testpmd done"

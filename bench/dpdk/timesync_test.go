@@ -2,6 +2,7 @@ package dpdk
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -9,24 +10,36 @@ import (
 	"github.com/uiod/uiod/internal/qemutest"
 )
 
-// TestDPDKTimesync measures DPDK's testpmd as the DUT on the NICs' own clocks: one guest,
-// four igb on two QEMU hubs, testpmd forwarding between NICs 2 and 3 and `uiod latency
-// --ports --timestamps hw` driving NICs 1 and 4 (timesync.sh). It runs by hand, with
-// UIOD_DPDK_TIMESYNC=1, as root with Debian's dpdk installed.
+// timesyncDUTs are the DUTs TestDPDKTimesync measures, by their latency labels: testpmd,
+// then uiod's l2fwd under each policy integration/testdata/timesync.sh runs.
+var timesyncDUTs = []string{"testpmd", "busy", "adaptive", "auto"}
+
+// TestDPDKTimesync measures DPDK's testpmd and uiod's l2fwd (busy, adaptive, auto) as the
+// DUT on the NICs' own clocks, in one guest: four igb on two QEMU hubs, the DUT forwarding
+// between NICs 2 and 3 and `uiod latency --ports --timestamps hw` driving NICs 1 and 4
+// (timesync.sh for testpmd, then integration/testdata/timesync.sh for uiod). It is in
+// make test: it skips under -short, without QEMU or root, or without Debian's dpdk.
 func TestDPDKTimesync(t *testing.T) {
-	if os.Getenv("UIOD_DPDK_TIMESYNC") != "1" {
-		t.Skip("runs by hand: UIOD_DPDK_TIMESYNC=1 go test -run TestDPDKTimesync ./bench/dpdk/")
+	if testing.Short() {
+		t.Skip("boots a QEMU guest")
 	}
 	qemutest.Require(t)
-	testpmd := testpmdPath(t)
+	testpmd, err := exec.LookPath("dpdk-testpmd")
+	if err != nil {
+		t.Skip("dpdk-testpmd is not installed (apt-get install dpdk)")
+	}
 	kernel, err := qemutest.SharedKernel()
 	if err != nil {
 		t.Skip(err)
 	}
 	uiod := qemutest.BuildUIOD(t)
-	script, err := os.ReadFile("timesync.sh")
-	if err != nil {
-		t.Fatal(err)
+	var script []byte
+	for _, f := range []string{"timesync.sh", "../../integration/testdata/timesync.sh"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script = append(append(script, b...), '\n')
 	}
 	vm := qemutest.Start(t, qemutest.Options{
 		Kernel: kernel, IOMMU: true, CPUs: 2, Memory: "2G", HugePages: 512, NICs: 4, HubPairs: true,
@@ -36,7 +49,9 @@ func TestDPDKTimesync(t *testing.T) {
 	})
 	r := vm.Finish(t)
 	r.RequireTagged(t, "TS")
-	if !strings.Contains(r.Output, "[testpmd (device clock)] Samples: ") {
-		t.Error("no device-clock result")
+	for _, dut := range timesyncDUTs {
+		if !strings.Contains(r.Output, "["+dut+" (device clock)] Samples: ") {
+			t.Errorf("%s: no device-clock result", dut)
+		}
 	}
 }

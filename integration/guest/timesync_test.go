@@ -95,15 +95,7 @@ func TestGuestTimesync(t *testing.T) {
 		t.Fatal("no frame received on NIC 1")
 		return nil
 	}
-	txStamp := func() (int64, error) {
-		for end := time.Now().Add(time.Second); ; {
-			at, err := tx.TxTimestamp()
-			if !errors.Is(err, nic.ErrNoTimestamp) || time.Now().After(end) {
-				return at, err
-			}
-			time.Sleep(10 * time.Microsecond)
-		}
-	}
+	txStamp := func() (int64, error) { return uiodTxStamp(tx) }
 	var minLat, maxLat int64 = 1 << 62, 0
 	for i := range TimesyncProbes {
 		seq := uint16(0x0100*i + 0x12) // both bytes differ: a swapped sequence id shows
@@ -141,4 +133,14 @@ func TestGuestTimesync(t *testing.T) {
 		t.Errorf("two marked frames, one read: %v, want ErrTimestampLost", err)
 	}
 	rx.RxTimestamp() // free the RX latch the first of them took
+}
+
+// uiodTxStamp waits up to 1 s for port's TX stamp.
+func uiodTxStamp(port *igb.Port) (int64, error) {
+	for end := time.Now().Add(time.Second); ; time.Sleep(10 * time.Microsecond) {
+		at, err := port.TxTimestamp()
+		if !errors.Is(err, nic.ErrNoTimestamp) || time.Now().After(end) {
+			return at, err
+		}
+	}
 }

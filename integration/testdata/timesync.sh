@@ -1,8 +1,10 @@
 # Guest side of TestIntegrationTimesyncLatency and TestIntegrationTimesyncDelay (see
 # timesync_test.go): four igb, NICs 1-2 on one QEMU hub (or the host's delaying relay)
-# and 3-4 on another; UIOD_TS_POLICIES lists the DUT's policies (default busy adaptive). uiod latency --timestamps hw drives NICs 1 and 4 on
-# vfio-pci; `uiod run` forwards l2fwd between NICs 2 and 3 (vfio-pci), once per policy. Every
-# line the host reads starts with "TS ".
+# and 3-4 on another; UIOD_TS_POLICIES lists the DUT's policies (default busy adaptive auto;
+# auto is adaptive with idle_threshold auto, the default policy). uiod latency --timestamps
+# hw drives NICs 1 and 4 on vfio-pci; `uiod run` forwards l2fwd between NICs 2 and 3
+# (vfio-pci), once per policy. bench/dpdk's TestDPDKTimesync runs this after its testpmd
+# part, in the same guest. Every line the host reads starts with "TS ".
 set -u
 TAG=TS
 . /etc/uiod/lib.sh
@@ -14,7 +16,7 @@ grx=$(nic 4)
 [ -n "$grx" ] || fail "want four igb in '$UIOD_GUEST_NICS'"
 uiod bind --driver vfio-pci "$gtx" "$din" "$dout" "$grx" || fail "uiod bind"
 say "bound $(driver "$gtx") $(driver "$din") $(driver "$dout") $(driver "$grx")"
-for pol in ${UIOD_TS_POLICIES:-busy adaptive}; do
+for pol in ${UIOD_TS_POLICIES:-busy adaptive auto}; do
 	{
 		conf_head info
 		cat <<CONF
@@ -25,7 +27,10 @@ forward:
   pairs:
     - [p0, p1]
 CONF
-		conf_poll "$pol" 300us
+		case $pol in
+		auto) conf_poll adaptive auto ;;
+		*) conf_poll "$pol" 300us ;;
+		esac
 	} >/tmp/ts.yaml
 	run_daemon /tmp/ts.yaml
 	wait_links 2 60
