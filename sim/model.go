@@ -21,7 +21,7 @@ type Model interface {
 	MAC() net.HardwareAddr
 	// Link reports whether the link is up.
 	Link() bool
-	// SetLink plugs (true) or unplugs (false) the cable, as far as the link is concerned.
+	// SetLink takes the link up or down, as a cable plugged in or pulled out would.
 	SetLink(up bool)
 	// FlapLink takes the link down and brings it back after downFor (at once when
 	// downFor is 0).
@@ -33,10 +33,12 @@ type Model interface {
 	// OversizeNext reports the next n receive completions with a length over their
 	// buffer.
 	OversizeNext(n int)
-	// InterruptStorm raises queue q's interrupt n times with nothing completed.
+	// InterruptStorm raises an interrupt n times with nothing completed: on vector q
+	// (Intel: the vector of queue q when the queues have one each), or for receive queue
+	// q (virtio).
 	InterruptStorm(q, n int)
-	// Close closes the device and detaches its wire (closing after the driver closed
-	// the function is safe).
+	// Close closes the device; closing after the driver closed the function, or twice,
+	// is safe.
 	Close() error
 }
 

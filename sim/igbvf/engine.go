@@ -19,12 +19,15 @@ func (m *Model) OversizeNext(n int) { m.eng.OversizeNext(n) }
 func (m *Model) InterruptStorm(q, n int) { m.eng.InterruptStorm(q, n) }
 
 // Counters implements sim.Model: the engine's counters with what the PF's pool filter
-// and anti-spoof check refused (frames over the SET_LPE size count as TooLong, spoofed
-// frames and frames sent with VFTE off as TxErrors).
+// and anti-spoof check refused (frames over the SET_LPE size count as TooLong; spoofed
+// frames and frames sent with VFTE off as TxErrors, not as WireOut, though the engine
+// handed them to the PF's switch).
 func (m *Model) Counters() sim.Counters {
-	c, v := m.eng.Counters(), m.Stats()
+	v, c := m.Stats(), m.eng.Counters()
 	c.TooLong += v.TooLong
 	c.Refused += v.Filtered + v.RxOff
-	c.TxErrors += v.Spoofed + v.TxOff
+	held := v.Spoofed + v.TxOff
+	c.TxErrors += held
+	c.WireOut -= min(held, c.WireOut) // a snapshot may catch the engine before it counted them
 	return c
 }

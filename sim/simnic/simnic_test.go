@@ -76,11 +76,22 @@ func TestNewUnknown(t *testing.T) {
 
 // TestNewPair forwards a frame through each model's pair: into port 0 from its far end,
 // out of port 1 to its far end, by the driver of that name; both ports share the pair's
-// IOMMU, with their own addresses and MACs.
+// IOMMU, with their own addresses and MACs. The frame keeps its sender's source address,
+// which an igbvf's PF lets out only with AntiSpoof off.
 func TestNewPair(t *testing.T) {
-	for _, name := range simnic.Names {
-		t.Run(name, func(t *testing.T) {
-			pair, err := simnic.NewPair(name, simnic.Config{Strict: true})
+	type test struct {
+		name, model string
+		cfg         simnic.Config
+		spoofed     bool // port 1 refuses to send the frame
+	}
+	var tests []test
+	for _, n := range simnic.Names {
+		tests = append(tests, test{name: n, model: n, cfg: simnic.Config{Strict: true}})
+	}
+	tests = append(tests, test{name: "igbvf anti-spoof", model: simnic.IGBVF, cfg: simnic.Config{Strict: true, AntiSpoof: true}, spoofed: true})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pair, err := simnic.NewPair(tt.model, tt.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +105,7 @@ func TestNewPair(t *testing.T) {
 			}
 			var ports [2]nic.Port
 			for i, m := range pair.Models {
-				if ports[i], err = nic.Open(m.PCI(), name, nic.Config{RxRing: 64, TxRing: 64, Interrupts: nic.IRQNone}); err != nil {
+				if ports[i], err = nic.Open(m.PCI(), tt.model, nic.Config{RxRing: 64, TxRing: 64, Interrupts: nic.IRQNone}); err != nil {
 					t.Fatalf("port %d: %v", i, err)
 				}
 				defer ports[i].Close()
@@ -119,24 +130,34 @@ func TestNewPair(t *testing.T) {
 				if sent := ports[1].TxBurst(0, bufs[:n]); sent < n {
 					t.Fatalf("sent %d of %d", sent, n)
 				}
+				if tt.spoofed && b.Counters().TxErrors == 1 {
+					break
+				}
 				select {
 				case f := <-out:
+					if tt.spoofed {
+						t.Fatalf("port 1 sent a frame from %x with anti-spoof on", f[6:12])
+					}
 					if string(f[:60]) != string(frame) {
 						t.Errorf("forwarded % x, want % x", f, frame)
-					}
-					if c := a.Counters(); c.RxFrames != 1 || c.Lost() != 0 {
-						t.Errorf("port 0 counters %+v, want 1 frame received, none lost", c)
 					}
 					if c := b.Counters(); c.WireOut != 1 || c.Lost() != 0 {
 						t.Errorf("port 1 counters %+v, want 1 frame sent, none lost", c)
 					}
-					return
 				default:
+					if time.Now().After(deadline) {
+						t.Fatalf("no frame forwarded or refused in 10 s (port 0 %+v, port 1 %+v)", a.Counters(), b.Counters())
+					}
+					time.Sleep(100 * time.Microsecond)
+					continue
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no frame forwarded in 10 s (port 0 %+v, port 1 %+v)", a.Counters(), b.Counters())
-				}
-				time.Sleep(100 * time.Microsecond)
+				break
+			}
+			if c := a.Counters(); c.RxFrames != 1 || c.Lost() != 0 {
+				t.Errorf("port 0 counters %+v, want 1 frame received, none lost", c)
+			}
+			if c := b.Counters(); tt.spoofed && (c.WireOut != 0 || c.TxErrors != 1) {
+				t.Errorf("port 1 counters %+v, want the spoofed frame counted as a TX error, not sent", c)
 			}
 		})
 	}
