@@ -24,7 +24,7 @@ func openRecorded(t *testing.T, cfg nic.Config, read func(writes []nictest.RegWr
 	if read != nil {
 		hook = func(off, v uint32) uint32 { return read(*writes, off, v) }
 	}
-	p, err := Open(nictest.Recorded(m.Device(), writes, hook), cfg)
+	p, err := Open(nictest.Recorded(m.PCI(), writes, hook), cfg)
 	if err != nil {
 		m.Close()
 		t.Fatal(err)
