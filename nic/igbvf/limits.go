@@ -53,6 +53,6 @@ const (
 // PF reset that sends nothing (a function-level reset of the PF); Linux's igbvf looks
 // every 2 s (its watchdog) and so does this port. A timer wake-up of an idle process
 // costs more than the register read: in a TCG guest a 100 ms timer on two VF ports kept
-// the idle daemon at 180-215 context switches a second and 3.4 % of a CPU, against 40-56
+// the idle daemon at 180-215 context switches a second and 3.4 % of a CPU, against 30-56
 // and 0.3-0.8 % at 2 s (BENCHMARKS.md §5.4).
 var watchInterval = 2 * time.Second // a variable for tests, which prove the interrupt alone
