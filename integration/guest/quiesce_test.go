@@ -144,12 +144,8 @@ forward:
 // startRun starts `uiod run --config cfg`, its output collected in the returned buffer.
 func startRun(t *testing.T, cfg string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
-	bin, err := exec.LookPath("uiod")
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := &syncBuffer{}
-	cmd := exec.Command(bin, "run", "--config", cfg)
+	cmd := exec.Command(uiodBinary(t), "run", "--config", cfg)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
