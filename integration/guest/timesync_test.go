@@ -3,18 +3,12 @@ package guest
 import (
 	"errors"
 	"net"
-	"os"
-	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/zap/zaptest"
 
 	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/igb"
-	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/vfio"
 )
 
 // TimesyncProbes is how many PTP frames TestGuestTimesync sends.
@@ -28,36 +22,13 @@ const TimesyncProbes = 50
 // at least 0 less the offset's error; two marked frames before a read must report the
 // second stamp lost.
 func TestGuestTimesync(t *testing.T) {
-	if os.Getenv("UIOD_GUEST") != "1" || os.Getenv("UIOD_GUEST_TIMESYNC") != "1" {
-		t.Skip("not in a QEMU guest with two igb on a hub: run through go test ./integration/ -run Timesync")
-	}
-	nics := strings.Fields(os.Getenv("UIOD_GUEST_NICS"))
-	if len(nics) != 2 {
-		t.Fatalf("UIOD_GUEST_NICS=%q: want two igb", os.Getenv("UIOD_GUEST_NICS"))
-	}
-	cfg := nic.Config{RxRing: 128, TxRing: 128, Interrupts: nic.IRQNone, Promiscuous: true, LinkTimeout: 5 * time.Second}
+	nics := guestNICsFor(t, "UIOD_GUEST_TIMESYNC", " -run Timesync", 2, "two igb on a hub")[:2]
 	t.Run("linux", func(t *testing.T) {
 		for _, addr := range nics {
 			checkLinuxTimestamping(t, addr)
 		}
 	})
-	var ports [2]*igb.Port
-	for i, addr := range nics {
-		bindForDeviceTest(t, addr, "vfio-pci")
-		dev, err := vfio.Open(pci.MustParseAddr(addr), vfio.Options{Log: zaptest.NewLogger(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ports[i], err = igb.Open(dev, cfg); err != nil {
-			dev.Close()
-			t.Fatalf("%s: %v", addr, err)
-		}
-		defer ports[i].Close()
-		if err := ports[i].EnableTimesync(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tx, rx := ports[0], ports[1]
+	tx, rx := openTimesyncPort(t, nics[0]), openTimesyncPort(t, nics[1])
 	d0, _ := tx.DeviceTime()
 	time.Sleep(10 * time.Millisecond)
 	d1, _ := tx.DeviceTime()
@@ -71,18 +42,6 @@ func TestGuestTimesync(t *testing.T) {
 	}
 	t.Logf("NIC 1's clock is NIC 0's %+d ns, ± %d ns", sync.OffsetNs, sync.ErrorNs)
 	dst := net.HardwareAddr{0x01, 0x1b, 0x19, 0, 0, 0} // PTP's layer-2 multicast address
-	send := func(seq uint16, mark bool) {
-		t.Helper()
-		b := tx.Pools()[0].Get()
-		b.SetLen(nic.PutPTP(b.Data(), dst, tx.MAC(), nic.PTPSync, seq))
-		if mark {
-			b.MarkTimestamp()
-		}
-		if tx.TxBurst(0, []*nic.Buf{b}) != 1 {
-			b.Free()
-			t.Fatal("TX ring full")
-		}
-	}
 	recv := func() *nic.Buf {
 		t.Helper()
 		bufs := make([]*nic.Buf, 1)
@@ -99,7 +58,7 @@ func TestGuestTimesync(t *testing.T) {
 	var minLat, maxLat int64 = 1 << 62, 0
 	for i := range TimesyncProbes {
 		seq := uint16(0x0100*i + 0x12) // both bytes differ: a swapped sequence id shows
-		send(seq, true)
+		sendPTP(t, tx, dst, seq)
 		at, err := txStamp()
 		if err != nil {
 			t.Fatalf("probe %d: TX stamp: %v", i, err)
@@ -124,8 +83,8 @@ func TestGuestTimesync(t *testing.T) {
 	t.Logf("%d probes NIC 0 → hub → NIC 1 on the device clocks: min %d ns, max %d ns", TimesyncProbes, minLat, maxLat)
 
 	// Two marked frames before a read: the latch holds only the first one's stamp.
-	send(1, true)
-	send(2, true)
+	sendPTP(t, tx, dst, 1)
+	sendPTP(t, tx, dst, 2)
 	for range 2 {
 		recv().Free()
 	}
@@ -133,6 +92,37 @@ func TestGuestTimesync(t *testing.T) {
 		t.Errorf("two marked frames, one read: %v, want ErrTimestampLost", err)
 	}
 	rx.RxTimestamp() // free the RX latch the first of them took
+}
+
+// openTimesyncPort binds the igb at addr to vfio-pci, opens it polled and promiscuous,
+// turns its IEEE 1588 unit on, and closes it when t ends.
+func openTimesyncPort(t *testing.T, addr string) *igb.Port {
+	t.Helper()
+	dev := openVFIO(t, addr)
+	cfg := nic.Config{RxRing: 128, TxRing: 128, Interrupts: nic.IRQNone, Promiscuous: true, LinkTimeout: 5 * time.Second}
+	port, err := igb.Open(dev, cfg)
+	if err != nil {
+		dev.Close()
+		t.Fatalf("%s: %v", addr, err)
+	}
+	t.Cleanup(func() { port.Close() })
+	if err := port.EnableTimesync(); err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// sendPTP sends a PTP Sync frame with sequence id seq from port to dst, marked for a TX
+// stamp.
+func sendPTP(t *testing.T, port *igb.Port, dst net.HardwareAddr, seq uint16) {
+	t.Helper()
+	b := port.Pools()[0].Get()
+	b.SetLen(nic.PutPTP(b.Data(), dst, port.MAC(), nic.PTPSync, seq))
+	b.MarkTimestamp()
+	if port.TxBurst(0, []*nic.Buf{b}) != 1 {
+		b.Free()
+		t.Fatal("TX ring full")
+	}
 }
 
 // uiodTxStamp waits up to 1 s for port's TX stamp.

@@ -2,18 +2,12 @@ package guest
 
 import (
 	"net"
-	"os"
-	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/zap/zaptest"
 
 	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/igb"
-	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/vfio"
 )
 
 // Frames TestGuestTimesyncLinux sends each way, and the bound on a stamp pair's latency
@@ -75,30 +69,10 @@ func checkLatency(t *testing.T, what string, latency, errNs int64) {
 // uiod → Linux frame after the first needs the Linux NIC's link bounced (rearm); the
 // last latchProbes frames go without, and the log shows whether Linux stamped them.
 func TestGuestTimesyncLinux(t *testing.T) {
-	if os.Getenv("UIOD_GUEST") != "1" || os.Getenv("UIOD_GUEST_TIMESYNC_LINUX") != "1" {
-		t.Skip("not in a Debian-kernel QEMU guest with two igb on a hub: go test ./integration/ -run TimesyncLinux")
-	}
-	nics := strings.Fields(os.Getenv("UIOD_GUEST_NICS"))
-	if len(nics) != 2 {
-		t.Fatalf("UIOD_GUEST_NICS=%q: want two igb", os.Getenv("UIOD_GUEST_NICS"))
-	}
+	nics := guestNICsFor(t, "UIOD_GUEST_TIMESYNC_LINUX", " -run TimesyncLinux", 2, "two igb on a hub, on Debian's kernel")
 	l := openLinuxPTP(t, nics[0])
 	t.Logf("Linux: %s (%s), PHC %s, RX filter %d", l.name, nics[0], l.phc.Name(), l.filter)
-	bindForDeviceTest(t, nics[1], "vfio-pci")
-	dev, err := vfio.Open(pci.MustParseAddr(nics[1]), vfio.Options{Log: zaptest.NewLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := nic.Config{RxRing: 128, TxRing: 128, Interrupts: nic.IRQNone, Promiscuous: true, LinkTimeout: 5 * time.Second}
-	port, err := igb.Open(dev, cfg)
-	if err != nil {
-		dev.Close()
-		t.Fatalf("%s: %v", nics[1], err)
-	}
-	defer port.Close()
-	if err := port.EnableTimesync(); err != nil {
-		t.Fatal(err)
-	}
+	port := openTimesyncPort(t, nics[1])
 	dst := net.HardwareAddr{0x01, 0x1b, 0x19, 0, 0, 0}
 
 	// Linux → uiod.
@@ -153,13 +127,7 @@ func TestGuestTimesyncLinux(t *testing.T) {
 // raw hardware RX stamp Linux gave the frame (0 when none).
 func uiodToLinux(t *testing.T, port *igb.Port, l *linuxPTP, dst net.HardwareAddr, seq uint16) (txAt, rxAt int64) {
 	t.Helper()
-	b := port.Pools()[0].Get()
-	b.SetLen(nic.PutPTP(b.Data(), dst, port.MAC(), nic.PTPSync, seq))
-	b.MarkTimestamp()
-	if port.TxBurst(0, []*nic.Buf{b}) != 1 {
-		b.Free()
-		t.Fatal("TX ring full")
-	}
+	sendPTP(t, port, dst, seq)
 	txAt, err := uiodTxStamp(port)
 	if err != nil {
 		t.Fatalf("seq %#04x: uiod TX stamp: %v", seq, err)
