@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/pci/pcitest"
 )
 
@@ -87,12 +88,8 @@ func testDevicesAll(t *testing.T, cli *uiodCLI) {
 		t.Errorf("%d warnings about pci.ids, want 1:\n%s", n, stderr)
 	}
 	// No pci.ids: a function a uiod driver opens is named by it, any other by its ids.
-	for _, want := range []string{"0000:02:00.0 '8086:1528' if=ens2f0", "0000:01:00.0 '82599 SFP+ 10fb' if=eth0",
-		"0000:05:00.0 'virtio-net 1041' if=ens5 drv=virtio-pci iommu=5 msix=3 nic=virtio\n"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("without pci.ids, output lacks %q:\n%s", want, out)
-		}
-	}
+	testutil.TextContains(t, "without pci.ids, output", out, "0000:02:00.0 '8086:1528' if=ens2f0", "0000:01:00.0 '82599 SFP+ 10fb' if=eth0",
+		"0000:05:00.0 'virtio-net 1041' if=ens5 drv=virtio-pci iommu=5 msix=3 nic=virtio\n")
 }
 
 func testDevicesJSON(t *testing.T, cli *uiodCLI) {

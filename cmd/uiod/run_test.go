@@ -259,11 +259,7 @@ func TestRunNonRoot(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 			t.Fatalf("exit %v, want 1:\n%s", err, out)
 		}
-		for _, want := range []string{"state_dir", "not root", "UIOD_STATE_DIR", "XDG_RUNTIME_DIR"} {
-			if !strings.Contains(string(out), want) {
-				t.Errorf("error lacks %q:\n%s", want, out)
-			}
-		}
+		testutil.TextContains(t, "error", string(out), "state_dir", "not root", "UIOD_STATE_DIR", "XDG_RUNTIME_DIR")
 	})
 	t.Run("XDG_RUNTIME_DIR", func(t *testing.T) {
 		d := startDaemon(t, bin, cfg, asUser, func(c *exec.Cmd) { c.Env = env("XDG_RUNTIME_DIR=" + xdg) })

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -124,11 +123,7 @@ forward:
 	// A second daemon finds the stale pid file and quiesces the port before it programs it.
 	run, log = startRun(t, cfg)
 	waitForwarding(t, run, log)
-	for _, want := range []string{"stale pid file", "quiesced"} {
-		if !strings.Contains(log.String(), want) {
-			t.Errorf("second uiod run's log lacks %q:\n%s", want, log)
-		}
-	}
+	testutil.TextContains(t, "second uiod run's log", log.String(), "stale pid file", "quiesced")
 	run.Process.Signal(syscall.SIGTERM)
 	if err := run.Wait(); err != nil {
 		t.Errorf("second uiod run after SIGTERM: %v\n%s", err, log)
