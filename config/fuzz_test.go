@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,7 +109,7 @@ func FuzzParseCPUList(f *testing.F) {
 			return
 		}
 		back, err := ParseCPUList(h.cpuList())
-		if err != nil || !equalInts(back, h.CPUs) {
+		if err != nil || !slices.Equal(back, h.CPUs) {
 			t.Fatalf("cpuList %q of %q parses to %v, %v", h.cpuList(), s, back, err)
 		}
 	})

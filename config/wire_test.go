@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,24 +47,18 @@ func TestParseWire(t *testing.T) {
 }
 
 func TestParseThreshold(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		want Threshold
-		ok   bool
-	}{
-		{"auto", Threshold{Auto: true}, true},
-		{"300us", Threshold{Duration: 300000}, true},
-		{"0", Threshold{}, true},
-		{"-1ms", Threshold{Duration: -1000000}, true}, // parsed; validation rejects it
-		{"Auto", Threshold{}, false},
-		{"300", Threshold{}, false},
-		{"", Threshold{}, false},
+	bad := "not a duration (such as 300us) or auto"
+	for _, tt := range []testutil.ParseCase[Threshold]{
+		{In: "auto", Want: Threshold{Auto: true}},
+		{In: "300us", Want: Threshold{Duration: 300000}},
+		{In: "0", Want: Threshold{}},
+		{In: "-1ms", Want: Threshold{Duration: -1000000}}, // parsed; validation rejects it
+		{In: "Auto", Err: bad},
+		{In: "300", Err: bad},
+		{In: "", Err: bad},
 	} {
-		got, err := ParseThreshold(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("ParseThreshold(%q) = %+v, %v", tt.in, got, err)
-		}
-		if tt.ok {
+		got, ok := testutil.CheckParse(t, "ParseThreshold", ParseThreshold, tt.In, tt.Want, tt.Err)
+		if ok {
 			if back, err := ParseThreshold(got.String()); err != nil || back != got {
 				t.Errorf("ParseThreshold(%q) does not round-trip: %+v, %v", got.String(), back, err)
 			}
@@ -75,44 +70,33 @@ func TestParseCPUList(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
 		want []int
-		ok   bool
+		err  string // substring of the error; "" means valid
 	}{
-		{"", []int{}, true},
-		{" ", []int{}, true},
-		{"0", []int{0}, true},
-		{"0-3", []int{0, 1, 2, 3}, true},
-		{"0-1, 4 ,6-7", []int{0, 1, 4, 6, 7}, true},
-		{"3-3", []int{3}, true},
-		{"3-1", nil, false},
-		{"-1", nil, false},
-		{"+1", nil, false},
-		{"1-", nil, false},
-		{"a", nil, false},
-		{"1,,2", nil, false},
-		{"0-99999", nil, false},
-		{"8191", []int{8191}, true},
+		{"", []int{}, ""},
+		{" ", []int{}, ""},
+		{"0", []int{0}, ""},
+		{"0-3", []int{0, 1, 2, 3}, ""},
+		{"0-1, 4 ,6-7", []int{0, 1, 4, 6, 7}, ""},
+		{"3-3", []int{3}, ""},
+		{"3-1", nil, "backwards"},
+		{"-1", nil, "not a CPU number"},
+		{"+1", nil, "not a CPU number"},
+		{"1-", nil, "not a CPU number"},
+		{"a", nil, "not a CPU number"},
+		{"1,,2", nil, "not a CPU number"},
+		{"0-99999", nil, "beyond"},
+		{"8191", []int{8191}, ""},
 	} {
 		got, err := ParseCPUList(tt.in)
-		if (err == nil) != tt.ok {
-			t.Errorf("ParseCPUList(%q) error %v, want ok=%v", tt.in, err, tt.ok)
-			continue
-		}
-		if tt.ok && !equalInts(got, tt.want) {
-			t.Errorf("ParseCPUList(%q) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+		switch {
+		case tt.err != "":
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseCPUList(%q) = %v, %v; want an error containing %q", tt.in, got, err, tt.err)
+			}
+		case err != nil || !slices.Equal(got, tt.want):
+			t.Errorf("ParseCPUList(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
 	}
-	return true
 }
 
 func TestSuggest(t *testing.T) {

@@ -171,95 +171,25 @@ func (d *Daemon) Start() (err error) {
 	return nil
 }
 
-// dataplaneConfig maps the ports and the configuration's forward pairs onto queues and the queues onto
-// threads (round robin over poll.cpus; one unpinned thread when none are given; under the
-// adaptive policy, queues sharing an RX interrupt stay on one thread). A TX queue is only
-// ever used by the thread that owns the RX queue feeding it.
+// dataplaneConfig builds the dataplane's configuration from the open ports: the queues
+// the forward mode asks for (forwardQueues), spread over the poll threads (assignThreads),
+// the App, the idle policy and the kernel paths.
 func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
-	byName := map[string]*port{}
-	for _, p := range d.ports {
-		byName[p.cfg.Name] = p
-	}
-	var queues []dataplane.Queue
-	addDir := func(rx, tx *port) error {
-		if rx.nic.NumRxQueues() > tx.nic.NumTxQueues() {
-			return fmt.Errorf("forward: port %s has %d rx_queues but %s only %d tx_queues: each RX queue needs its own TX queue on the peer",
-				rx.cfg.Name, rx.nic.NumRxQueues(), tx.cfg.Name, tx.nic.NumTxQueues())
-		}
-		for q := 0; q < rx.nic.NumRxQueues(); q++ {
-			queues = append(queues, dataplane.Queue{
-				Name:   fmt.Sprintf("%s/rx%d", rx.cfg.Name, q),
-				RxPort: rx.nic, RxQ: q, TxPort: tx.nic, TxQ: q,
-			})
-		}
-		return nil
-	}
 	app, err := d.forwardApp()
 	if err != nil {
 		return dataplane.Config{}, err
 	}
-	switch {
-	case d.cfg.Forward.Mode == config.ForwardL3fwd:
-		queues = l3fwdQueues(d.ports)
-	case app == dataplane.Reflect:
-		for _, p := range d.ports {
-			if err := addDir(p, p); err != nil {
-				return dataplane.Config{}, err
-			}
-		}
-	default:
-		for _, pr := range d.cfg.ForwardPairs() {
-			a, b := byName[pr[0]], byName[pr[1]]
-			if a == nil || b == nil {
-				return dataplane.Config{}, fmt.Errorf("forward.pairs: %v names an unknown port", pr)
-			}
-			if err := addDir(a, b); err != nil {
-				return dataplane.Config{}, err
-			}
-			if err := addDir(b, a); err != nil {
-				return dataplane.Config{}, err
-			}
-		}
+	queues, err := d.forwardQueues(app)
+	if err != nil {
+		return dataplane.Config{}, err
 	}
 	pol, err := d.cfg.Poll.IdlePolicy()
 	if err != nil {
 		return dataplane.Config{}, err
 	}
-	cpus := d.cfg.Poll.CPUs
-	if len(cpus) == 0 {
-		cpus = []int{-1}
-	}
-	threads := make([]dataplane.Thread, len(cpus))
-	for i, c := range cpus {
-		threads[i].CPU = c
-	}
-	// Queues that share an RX interrupt (INTx) go to one thread: only the thread that
-	// sleeps on a vector is woken by it.
-	vecThread := map[int]int{}
-	next := 0
-	for _, q := range queues {
-		ti := next % len(threads)
-		if v := q.RxPort.RxVector(q.RxQ); v != nil && pol.SleepsOnInterrupt() {
-			if t, ok := vecThread[v.Fd()]; ok {
-				ti = t
-			} else {
-				vecThread[v.Fd()] = ti
-				next++
-			}
-		} else {
-			next++
-		}
-		threads[ti].Queues = append(threads[ti].Queues, q)
-	}
-	// A thread without queues has nothing to do.
-	used := threads[:0]
-	for _, t := range threads {
-		if len(t.Queues) > 0 {
-			used = append(used, t)
-		}
-	}
+	threads := assignThreads(queues, d.cfg.Poll.CPUs, pol.SleepsOnInterrupt())
 	if d.cfg.Forward.Mode == config.ForwardL3fwd {
-		if err := l3fwdTx(used, d.ports); err != nil {
+		if err := l3fwdTx(threads, d.ports); err != nil {
 			return dataplane.Config{}, err
 		}
 	}
@@ -270,10 +200,10 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 	for i, p := range d.ports {
 		ports[i] = dataplane.Port{Name: p.cfg.Name, NIC: p.nic}
 	}
-	if err := addKernelPaths(ports, used, d.ports); err != nil {
+	if err := addKernelPaths(ports, threads, d.ports); err != nil {
 		return dataplane.Config{}, err
 	}
-	return dataplane.Config{Ports: ports, Threads: used, App: app, Policy: pol, Logger: d.log.Named("dataplane")}, nil
+	return dataplane.Config{Ports: ports, Threads: threads, App: app, Policy: pol, Logger: d.log.Named("dataplane")}, nil
 }
 
 // Stop shuts the daemon down in order: metrics endpoint, poll loops (sleepers woken),

@@ -16,9 +16,7 @@ import (
 	"github.com/uiod/uiod/nic/virtio" // registers the virtio driver
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simigbvf "github.com/uiod/uiod/sim/igbvf"
-	"github.com/uiod/uiod/sim/intel"
-	simvirtio "github.com/uiod/uiod/sim/virtio"
+	"github.com/uiod/uiod/sim/simnic"
 	"github.com/uiod/uiod/uio"
 	"github.com/uiod/uiod/vfio"
 	"github.com/uiod/uiod/wire"
@@ -31,19 +29,13 @@ type port struct {
 	nic  nic.Port
 	// nicName is the NIC driver that opened it (ixgbe, igb, virtio), also for nic: auto.
 	nicName string
-	model   simModel  // sim ports only
+	model   sim.Model // sim ports only
 	wire    wire.Port // sim ports only
 	kernel  *tap.Port // the kernel exception path, or nil
 	// dev is the opened function; live is set when the kernel may take it back
 	// (removal.go): then nic is live, and dev and model change when it comes back.
 	dev  pci.Device
 	live *livePort
-}
-
-// simModel is a sim port's device model: an Intel controller or a virtio-net device.
-type simModel interface {
-	Device() *sim.Device
-	Close() error
 }
 
 // backends holds the shared DMA address spaces: every vfio port joins one container and
@@ -63,7 +55,7 @@ func (b *backends) openPort(p config.Port) (_ *port, err error) { return b.openP
 
 // openPortOn is openPort; a sim port whose wire is given (a model re-made after its
 // removal) is cabled to it, which stays open on error.
-func (b *backends) openPortOn(p config.Port, reuse wire.Port) (_ *port, err error) {
+func (b *backends) openPortOn(p config.Port, reuse wire.Port) (*port, error) {
 	if p.Driver == config.DriverVhostUser {
 		return b.openVhost(p)
 	}
@@ -71,30 +63,36 @@ func (b *backends) openPortOn(p config.Port, reuse wire.Port) (_ *port, err erro
 	if err != nil {
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)
 	}
-	op := &port{cfg: p, addr: addr}
 	if p.Driver != config.DriverSim {
 		if err := b.checkNIC(p, addr); err != nil {
 			return nil, err
 		}
 	}
-	var dev pci.Device
+	op := &port{cfg: p, addr: addr}
+	if op.dev, err = b.openFunction(op, reuse); err != nil {
+		return nil, err
+	}
+	if op.nic, err = nic.Open(op.dev, p.NIC, nicConfig(p)); err != nil {
+		op.dev.Close()
+		if op.model != nil {
+			op.model.Close()
+			closeUnlessReused(op.wire, reuse)
+		}
+		return nil, fmt.Errorf("port %s: %w", p.Name, err)
+	}
+	op.nicName = nicName(op.dev, p.NIC)
+	b.log.Info("nic driver", zap.String("port", p.Name), zap.String("nic", op.nicName))
+	return op, nil
+}
+
+// openFunction opens op's PCI function through the backend its driver names: a device
+// model on its wire (reuse, when given) for sim, or the host's function through vfio-pci
+// or uio_pci_generic. A sim port's model and wire are set in op.
+func (b *backends) openFunction(op *port, reuse wire.Port) (pci.Device, error) {
+	p := op.cfg
 	switch p.Driver {
 	case config.DriverSim:
-		if b.simIOMMU == nil {
-			b.simIOMMU = sim.NewIOMMU()
-		}
-		w := reuse
-		if w == nil {
-			if w, err = openWire(p.Wire); err != nil {
-				return nil, fmt.Errorf("port %s: wire %s: %w", p.Name, p.Wire, err)
-			}
-		}
-		m, d, err := b.newModel(p, addr, w)
-		if err != nil {
-			closeUnlessReused(w, reuse)
-			return nil, fmt.Errorf("port %s: device model: %w", p.Name, err)
-		}
-		op.model, op.wire, dev = m, w, d
+		return b.openModel(op, reuse)
 	case config.DriverVFIO:
 		if b.vfio == nil {
 			c, err := vfio.NewContainer(vfio.Options{Root: b.root, Mode: b.vfioMode, Log: b.log.Named("vfio")})
@@ -103,12 +101,12 @@ func (b *backends) openPortOn(p config.Port, reuse wire.Port) (_ *port, err erro
 			}
 			b.vfio = c
 		}
-		d, err := b.vfio.Open(addr)
+		d, err := b.vfio.Open(op.addr)
 		if err != nil {
-			return nil, fmt.Errorf("port %s: open %s with vfio-pci: %w", p.Name, addr, err)
+			return nil, fmt.Errorf("port %s: open %s with vfio-pci: %w", p.Name, op.addr, err)
 		}
 		b.log.Info("vfio", zap.String("port", p.Name), zap.Stringer("interface", b.vfio.Mode()), zap.Bool("noiommu", b.vfio.NoIOMMU()))
-		dev = d
+		return d, nil
 	case config.DriverUIO:
 		if b.uioDMA == nil {
 			a, err := uio.NewDMA(b.root, dmamem.HugeAuto, b.log.Named("uio"))
@@ -117,14 +115,51 @@ func (b *backends) openPortOn(p config.Port, reuse wire.Port) (_ *port, err erro
 			}
 			b.uioDMA = a
 		}
-		d, err := uio.Open(addr, uio.Options{Root: b.root, DMA: b.uioDMA, Log: b.log.Named("uio")})
+		d, err := uio.Open(op.addr, uio.Options{Root: b.root, DMA: b.uioDMA, Log: b.log.Named("uio")})
 		if err != nil {
-			return nil, fmt.Errorf("port %s: open %s with uio_pci_generic: %w", p.Name, addr, err)
+			return nil, fmt.Errorf("port %s: open %s with uio_pci_generic: %w", p.Name, op.addr, err)
 		}
-		dev = d
-	default:
-		return nil, fmt.Errorf("port %s: unknown driver %q", p.Name, p.Driver)
+		return d, nil
 	}
+	return nil, fmt.Errorf("port %s: unknown driver %q", p.Name, p.Driver)
+}
+
+// openModel builds a sim port's device model on its wire (reuse, when given, which stays
+// open on error) and returns the function its driver opens.
+func (b *backends) openModel(op *port, reuse wire.Port) (pci.Device, error) {
+	p := op.cfg
+	if b.simIOMMU == nil {
+		b.simIOMMU = sim.NewIOMMU()
+	}
+	w := reuse
+	if w == nil {
+		var err error
+		if w, err = openWire(p.Wire); err != nil {
+			return nil, fmt.Errorf("port %s: wire %s: %w", p.Name, p.Wire, err)
+		}
+	}
+	m, err := simnic.New(modelName(p.NIC), simnic.Config{Addr: op.addr, Wire: w, IOMMU: b.simIOMMU, Log: b.log.Named("sim." + p.Name)})
+	if err != nil {
+		closeUnlessReused(w, reuse)
+		return nil, fmt.Errorf("port %s: device model: %w", p.Name, err)
+	}
+	op.model, op.wire = m, w
+	return m.PCI(), nil
+}
+
+// modelName is the device model a sim port whose nic is name runs on: the one that NIC
+// driver drives, and the 82599 for auto. An igbvf port's PF has its MAC anti-spoof check
+// off (simnic.Config.AntiSpoof) so that l2fwd may send frames with their senders'
+// addresses.
+func modelName(name string) string {
+	if name == config.NICAuto || name == "" {
+		return simnic.Ixgbe
+	}
+	return name
+}
+
+// nicConfig is the NIC driver configuration of port p.
+func nicConfig(p config.Port) nic.Config {
 	ncfg := nic.Config{
 		RxQueues:    p.RxQueues,
 		TxQueues:    p.TxQueues,
@@ -139,18 +174,7 @@ func (b *backends) openPortOn(p config.Port, reuse wire.Port) (_ *port, err erro
 	case p.Interrupts == config.InterruptsINTx || (p.Interrupts == "" && p.Driver == config.DriverUIO):
 		ncfg.Interrupts = nic.IRQINTx
 	}
-	np, err := nic.Open(dev, p.NIC, ncfg)
-	if err != nil {
-		dev.Close()
-		if op.model != nil {
-			op.model.Close()
-			closeUnlessReused(op.wire, reuse)
-		}
-		return nil, fmt.Errorf("port %s: %w", p.Name, err)
-	}
-	op.nic, op.nicName, op.dev = np, nicName(dev, p.NIC), dev
-	b.log.Info("nic driver", zap.String("port", p.Name), zap.String("nic", op.nicName))
-	return op, nil
+	return ncfg
 }
 
 // nicName is the name of the NIC driver that opens dev for a port whose nic is name.
@@ -165,38 +189,6 @@ func nicName(dev pci.Device, name string) string {
 		return name
 	}
 	return d.Name
-}
-
-// newModel builds a sim port's device model on wire w, the one its nic names: a
-// virtio-net device for virtio, the 82576 for igb, the 82599 otherwise. It returns the
-// model and the PCI function the driver opens. An igbvf port is an 82576 VF with its PF,
-// its MAC anti-spoof check off (as "ip link set PF vf N spoofchk off"; QEMU's igb has
-// none) so that l2fwd may send frames with their senders' addresses.
-func (b *backends) newModel(p config.Port, addr pci.Addr, w wire.Port) (simModel, pci.Device, error) {
-	log := b.log.Named("sim." + p.Name)
-	if p.NIC == config.NICIgbvf {
-		m, err := simigbvf.New(simigbvf.Config{Addr: addr, Wire: w, IOMMU: b.simIOMMU, NoAntiSpoof: true, Log: log})
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.PCI(), nil
-	}
-	if p.NIC == config.NICVirtio {
-		m, err := simvirtio.New(simvirtio.Config{Addr: addr, Wire: w, IOMMU: b.simIOMMU, Log: log})
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, m.PCI(), nil
-	}
-	flavor := intel.X82599
-	if p.NIC == config.NICIgb {
-		flavor = intel.X82576
-	}
-	m, err := intel.New(intel.Config{Addr: addr, Flavor: flavor, Wire: w, IOMMU: b.simIOMMU, Log: log})
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, m.Device(), nil
 }
 
 // close closes the port's kernel path, stops the port (queues off, interrupts masked, bus

@@ -49,6 +49,7 @@ func TestSimPortModels(t *testing.T) {
 			}
 		}},
 		{"auto", intelModel[*ixgbe.Port](intel.X82599)},
+		{"ixgbe", intelModel[*ixgbe.Port](intel.X82599)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.nic, func(t *testing.T) {

@@ -27,7 +27,7 @@ func Example() {
 	var ports [2]nic.Port
 	far := pair.Far
 	for i := range ports {
-		ports[i], err = nic.Open(pair.Models[i].Device(), "auto", nic.Config{RxRing: 256, TxRing: 256, Promiscuous: true})
+		ports[i], err = nic.Open(pair.Models[i].PCI(), "auto", nic.Config{RxRing: 256, TxRing: 256, Promiscuous: true})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func ExampleApp() {
 	defer pair.Close()
 	var ports [2]nic.Port
 	for i := range ports {
-		ports[i], err = nic.Open(pair.Models[i].Device(), "auto", nic.Config{RxRing: 256, TxRing: 256, Promiscuous: true})
+		ports[i], err = nic.Open(pair.Models[i].PCI(), "auto", nic.Config{RxRing: 256, TxRing: 256, Promiscuous: true})
 		if err != nil {
 			log.Fatal(err)
 		}

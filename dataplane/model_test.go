@@ -40,7 +40,7 @@ func newModelRig(t testing.TB, cpu int, policy idle.PolicyConfig, frames int) *m
 	r := &modelRig{iommu: pair.IOMMU, lat: make([]int64, frames)}
 	for i := range r.ports {
 		m, far := pair.Models[i], pair.Far[i]
-		p, err := nic.Open(m.Device(), "ixgbe", nic.Config{RxRing: 256, TxRing: 256, Promiscuous: true})
+		p, err := nic.Open(m.PCI(), "ixgbe", nic.Config{RxRing: 256, TxRing: 256, Promiscuous: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,7 +23,7 @@ func TestRxWaitOnModelPorts(t *testing.T) {
 	defer pair.Close()
 	var ports [2]nic.Port
 	for i := range ports {
-		if ports[i], err = nic.Open(pair.Models[i].Device(), "ixgbe", nic.Config{RxRing: 64, TxRing: 64, Promiscuous: true}); err != nil {
+		if ports[i], err = nic.Open(pair.Models[i].PCI(), "ixgbe", nic.Config{RxRing: 64, TxRing: 64, Promiscuous: true}); err != nil {
 			t.Fatal(err)
 		}
 		defer ports[i].Close()

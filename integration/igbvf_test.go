@@ -20,6 +20,10 @@ const (
 	vfEventProbes = 1600
 )
 
+// vfIdle is the stretch without traffic over which idle CPU is measured: 600 ticks of
+// USER_HZ, so that 0.5 % of a CPU is 3 of them.
+const vfIdle = 6 * time.Second
+
 // vfEventCount is how many probes cover the PF event ev.
 func vfEventCount(ev string) int {
 	if ev == "pfrebind" {
@@ -40,34 +44,14 @@ func vfEventCount(ev string) int {
 // probes lost meanwhile are reported.
 func TestIntegrationIGBVF(t *testing.T) {
 	o := qemutest.Options{IOMMU: true, NICs: 2, HugePages: e2eHugePages, Timeout: 9 * time.Minute}
-	o.Script = testdataScript(t, "igbvf.sh")
+	o.Script = vfScript(t, "igbvf.sh")
 	vm := startGuest(t, qemutest.SharedKernel, o)
-	host := binaries.uiod
-	probe := func(name string, count int) *latencyRun {
-		out, rep, err := qemutest.Latency(host, vm.NICs[0], vm.NICs[1], t.TempDir(), name, 3*time.Minute,
-			"--count", strconv.Itoa(count), "--interval", e2eInterval.String(), "--timeout", e2eProbeTimeout.String())
-		if err != nil {
-			t.Errorf("uiod latency %s: %v", name, err)
-			return nil
-		}
-		t.Log(out)
-		return &latencyRun{Name: name, LatencyReport: *rep}
-	}
-	command := func(cmd, wait string) bool {
-		if err := vm.Send(cmd); err != nil {
-			t.Errorf("guest control port: %v", err)
-			return false
-		}
-		if _, err := vm.WaitOutput(wait, 2*time.Minute); err != nil {
-			t.Errorf("%s: %v", cmd, err)
-			return false
-		}
-		return true
-	}
+	probe := func(name string, count int) *latencyRun { return vfProbe(t, vm, 0, name, count) }
+	command := func(cmd, wait string) bool { return guestCommand(t, vm, cmd, wait) }
 	runs := map[string]*latencyRun{}
 	events := []string{"vfmac", "pfbounce", "pfrebind"}
 	// measure probes the running daemon: snapshots NAME-pre and NAME (probed), NAME-idle0
-	// and NAME-idle1 (3 s without traffic).
+	// and NAME-idle1 (vfIdle without traffic).
 	measure := func(name string) bool {
 		if !command("snap "+name+"-pre", "E2E snapshot "+name+"-pre taken") {
 			return false
@@ -78,7 +62,7 @@ func TestIntegrationIGBVF(t *testing.T) {
 		if !command("snap "+name, "E2E snapshot "+name+" taken") || !command("snap "+name+"-idle0", "E2E snapshot "+name+"-idle0 taken") {
 			return false
 		}
-		time.Sleep(3 * time.Second)
+		time.Sleep(vfIdle)
 		return command("snap "+name+"-idle1", "E2E snapshot "+name+"-idle1 taken")
 	}
 	if _, err := vm.WaitOutput("E2E READY", 6*time.Minute); err != nil {
@@ -177,7 +161,8 @@ func TestIntegrationIGBVF(t *testing.T) {
 	}
 	t.Run("against the PF", func(t *testing.T) {
 		var rows []string
-		for _, side := range []string{"vf", "pf"} {
+		var idleCPU [2]float64
+		for i, side := range []string{"vf", "pf"} {
 			r := runs[side]
 			if r == nil {
 				t.Fatalf("%s: no probes were sent", side)
@@ -187,12 +172,57 @@ func TestIntegrationIGBVF(t *testing.T) {
 			idle := threadCPU(t, rep.snap(side+"-idle0").status, rep.snap(side+"-idle1").status)
 			rows = append(rows, fmt.Sprintf("%s: p50 %v, p99 %v, poll-thread CPU %.1f%% probed, %.2f%% idle",
 				side, time.Duration(r.MedianNs), time.Duration(r.P99Ns), probed, idle))
+			a, okA := parseThreads(res.Output, side+"-idle0")
+			b, okB := parseThreads(res.Output, side+"-idle1")
+			cpu, sws, threads, ok := idleUse(a, b)
+			if !okA || !okB || !ok {
+				t.Errorf("%s: no THREADS lines for the idle stretch (%v, %v)", side, okA, okB)
+				continue
+			}
+			idleCPU[i] = cpu
+			rows = append(rows, fmt.Sprintf("%s idle %.1f s, whole daemon: %s", side, b.t-a.t, formatUse(cpu, sws, threads)))
+		}
+		if idleCPU[1] > 0 {
+			rows = append(rows, fmt.Sprintf("idle CPU of the whole daemon, VF over PF: %.2f", idleCPU[0]/idleCPU[1]))
 		}
 		t.Log("uiod on a VF against uiod on its PF, one boot, " + strconv.Itoa(vfProbes) + " probes at " + e2eInterval.String() + ":\n" + strings.Join(rows, "\n"))
 	})
 	if rep.runExit != 0 {
 		t.Errorf("uiod run exit status %d after SIGTERM", rep.runExit)
 	}
+}
+
+// vfProbe sends count probes at e2eInterval into the wire of NIC 2*pair and takes them
+// from NIC 2*pair+1's; nil (and an error of t) when the run failed.
+func vfProbe(t *testing.T, vm *qemutest.VM, pair int, name string, count int) *latencyRun {
+	out, rep, err := qemutest.Latency(binaries.uiod, vm.NICs[2*pair], vm.NICs[2*pair+1], t.TempDir(), name, 3*time.Minute,
+		"--count", strconv.Itoa(count), "--interval", e2eInterval.String(), "--timeout", e2eProbeTimeout.String())
+	if err != nil {
+		t.Errorf("uiod latency %s: %v", name, err)
+		return nil
+	}
+	t.Log(out)
+	return &latencyRun{Name: name, LatencyReport: *rep}
+}
+
+// guestCommand sends cmd to the guest script and waits up to 3 minutes for the line
+// wait; false (and an error of t) when either fails.
+func guestCommand(t *testing.T, vm *qemutest.VM, cmd, wait string) bool {
+	if err := vm.Send(cmd); err != nil {
+		t.Errorf("guest control port: %v", err)
+		return false
+	}
+	if _, err := vm.WaitOutput(wait, 3*time.Minute); err != nil {
+		t.Errorf("%s: %v", cmd, err)
+		return false
+	}
+	return true
+}
+
+// vfScript is the guest script testdata/name after the shell functions of
+// testdata/vflib.sh.
+func vfScript(t *testing.T, name string) string {
+	return testdataScript(t, "vflib.sh") + testdataScript(t, name)
 }
 
 // threadCPU is the poll threads' CPU share (percent of one CPU) between two /status

@@ -49,6 +49,18 @@ func startPump(t *testing.T, nics []qemutest.NIC) *framePump {
 	return p
 }
 
+// runPumped boots a guest with o (see startGuest), pumps frames into its NICs from to to
+// (as in vm.NICs[from:to]) for the whole boot, waits for its guest tests (finishGuest)
+// and returns the stopped pump.
+func runPumped(t *testing.T, kernel func() (qemutest.Kernel, error), o qemutest.Options, from, to int) *framePump {
+	t.Helper()
+	vm := startGuest(t, kernel, o)
+	pump := startPump(t, vm.NICs[from:to])
+	finishGuest(t, vm)
+	pump.Stop()
+	return pump
+}
+
 // receive counts the frames out of NIC i until its socket closes.
 func (p *framePump) receive(i int) {
 	buf := make([]byte, 2048)

@@ -13,11 +13,8 @@ import (
 // for the whole boot and counts the frames the daemon reflects; the guest test
 // (integration/guest/quiesce_test.go) makes the device-side assertions.
 func TestIntegrationQuiesceDebianIOMMU(t *testing.T) {
-	vm := startGuest(t, qemutest.DebianKernel, qemutest.Options{IOMMU: true, HugePages: 32, Timeout: 5 * time.Minute,
-		Script: guestTestScript("UIOD_GUEST_QUIESCE", "^TestGuestQuiesce", 4*time.Minute)})
-	pump := startPump(t, vm.NICs[1:2])
-	finishGuest(t, vm)
-	pump.Stop()
+	pump := runPumped(t, qemutest.DebianKernel, qemutest.Options{IOMMU: true, HugePages: 32, Timeout: 5 * time.Minute,
+		Script: guestTestScript("UIOD_GUEST_QUIESCE", "^TestGuestQuiesce", 4*time.Minute)}, 1, 2)
 	t.Logf("host sent %d frames, %d reflected", pump.sent[0].Load(), pump.recv[0].Load())
 	if pump.recv[0].Load() == 0 {
 		t.Error("no frame came back: the daemon never forwarded, so DMA was never on")

@@ -15,11 +15,8 @@ import (
 // The host sends a frame into each NIC's wire every 20 ms for the whole boot and counts
 // what the daemon reflects.
 func TestIntegrationRemovalSharedIOMMU(t *testing.T) {
-	vm := startGuest(t, qemutest.SharedKernel, qemutest.Options{IOMMU: true, HugePages: 32, Timeout: 5 * time.Minute,
-		Script: guestTestScript("UIOD_GUEST_REMOVAL", "^TestGuest(Removal|Unprivileged|VF)$", 4*time.Minute)})
-	pump := startPump(t, vm.NICs[:2])
-	finishGuest(t, vm)
-	pump.Stop()
+	pump := runPumped(t, qemutest.SharedKernel, qemutest.Options{IOMMU: true, HugePages: 32, Timeout: 5 * time.Minute,
+		Script: guestTestScript("UIOD_GUEST_REMOVAL", "^TestGuest(Removal|Unprivileged|VF)$", 4*time.Minute)}, 0, 2)
 	for i := range 2 {
 		t.Logf("NIC %d: host sent %d frames, %d reflected", i, pump.sent[i].Load(), pump.recv[i].Load())
 	}

@@ -14,12 +14,9 @@ import (
 // on uio_pci_generic, forwarding between them. The host sends a frame into each NIC every
 // 20 ms for the whole boot and counts the frames the daemon forwards out of the other NIC.
 func TestIntegrationUnitDebianIOMMU(t *testing.T) {
-	vm := startGuest(t, qemutest.DebianKernel, qemutest.Options{IOMMU: true, HugePages: 32, Timeout: 5 * time.Minute,
+	pump := runPumped(t, qemutest.DebianKernel, qemutest.Options{IOMMU: true, HugePages: 32, Timeout: 5 * time.Minute,
 		Files:  []qemutest.Entry{qemutest.File("lib/systemd/system/uiod.service", "../contrib/uiod.service")},
-		Script: guestTestScript("UIOD_GUEST_UNIT", "^TestGuestUnit", 4*time.Minute)})
-	pump := startPump(t, vm.NICs[:2])
-	finishGuest(t, vm)
-	pump.Stop()
+		Script: guestTestScript("UIOD_GUEST_UNIT", "^TestGuestUnit", 4*time.Minute)}, 0, 2)
 	// Frames sent into NIC i that left the other NIC.
 	forwarded := [2]int64{pump.from[1][0].Load(), pump.from[0][1].Load()}
 	t.Logf("host sent %d/%d frames into NIC 1/2, %d/%d forwarded out of the other",

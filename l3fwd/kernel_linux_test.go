@@ -274,7 +274,7 @@ func startModelRouter(t *testing.T, ns string, app dataplane.App) *dataplane.Dat
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { m.Close() })
-		p, err := nic.Open(m.Device(), "ixgbe", nic.Config{})
+		p, err := nic.Open(m.PCI(), "ixgbe", nic.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,12 +1,10 @@
 package packaging
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -89,7 +87,7 @@ func TestDebUnitStarts(t *testing.T) {
 	}
 	run := command(start[0])
 	run.Env = append(run.Env, "NOTIFY_SOCKET="+sock)
-	log := &lockedLog{}
+	log := &testutil.Lines{}
 	stderr, err := run.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -98,14 +96,7 @@ func TestDebUnitStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { run.Process.Kill() })
-	logDone := make(chan struct{})
-	go func() {
-		defer close(logDone)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			log.add(sc.Text())
-		}
-	}()
+	_, logDone := log.Follow(stderr, "")
 	testutil.WaitNotify(t, msgs, "READY=1", 60*time.Second, log)
 	if err := run.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -147,22 +138,4 @@ func goTool(t *testing.T) string {
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	return s[strings.LastIndex(s, "\n")+1:]
-}
-
-// lockedLog collects a subprocess's lines from one goroutine for the test's to read.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) add(line string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.WriteString(line + "\n")
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

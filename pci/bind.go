@@ -58,41 +58,62 @@ func (h *Host) PlanBind(addrs []Addr, driver string, opts BindOptions) (*Plan, e
 			return nil, err
 		}
 	}
-	active, aerr := h.activeInterfaces()
-	var refusals []error
-	for _, a := range addrs {
-		d, err := h.deviceInfo(a, active, aerr)
-		if err != nil {
-			return nil, err
-		}
+	err := h.eachDevice(addrs, func(d DeviceInfo, _ error, refuse func(error)) error {
 		if d.Err != nil {
-			return nil, fmt.Errorf("cannot bind: %w", d.Err)
+			return fmt.Errorf("cannot bind: %w", d.Err)
 		}
 		if d.Driver == driver {
-			p.Devices = append(p.Devices, DevicePlan{Addr: a, From: d.Driver, To: driver})
-			continue
+			p.Devices = append(p.Devices, DevicePlan{Addr: d.Addr, From: d.Driver, To: driver})
+			return nil
 		}
 		if !d.Class.IsNetwork() && !opts.Force {
-			refusals = append(refusals, errNotNetwork(a, d.Class, d.ClassName, d.Driver, "bind it to "+driver))
+			refuse(errNotNetwork(d.Addr, d.Class, d.ClassName, d.Driver, "bind it to "+driver))
 		}
 		if d.Active && !opts.Force {
-			refusals = append(refusals, errActive(a, d.Interfaces))
+			refuse(errActive(d.Addr, d.Interfaces))
 		}
 		if driver == DriverVFIO && !p.noIOMMU {
-			if err := h.checkViable(d, addrs); err != nil {
-				refusals = append(refusals, err)
-			}
+			refuse(h.checkViable(d, addrs))
 		}
 		dp, err := h.planDeviceBind(d, driver)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.Devices = append(p.Devices, dp)
-	}
-	if len(refusals) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrRefused, errors.Join(refusals...))
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return p, nil
+}
+
+// eachDevice describes each function of addrs, reading the route tables once, and
+// hands it to check with the tables' read error (nil if they were read) and refuse,
+// which notes a reason to refuse the plan (nil is none). An error from a description
+// or from check ends the walk and is returned; otherwise the reasons noted, if any, are
+// returned together, wrapping ErrRefused.
+func (h *Host) eachDevice(addrs []Addr, check func(d DeviceInfo, routesErr error, refuse func(error)) error) error {
+	active, aerr := h.activeInterfaces()
+	var refusals []error
+	refuse := func(reason error) {
+		if reason != nil {
+			refusals = append(refusals, reason)
+		}
+	}
+	for _, a := range addrs {
+		d, err := h.deviceInfo(a, active, aerr)
+		if err != nil {
+			return err
+		}
+		if err := check(d, aerr, refuse); err != nil {
+			return err
+		}
+	}
+	if len(refusals) > 0 {
+		return fmt.Errorf("%w: %w", ErrRefused, errors.Join(refusals...))
+	}
+	return nil
 }
 
 // planIOMMU checks that vfio-pci can work on this host, and plans enabling no-IOMMU mode

@@ -37,6 +37,13 @@ func TestNewHostEmptyRoot(t *testing.T) {
 	if _, err := pci.NewHost(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("NewHost of a missing directory succeeded")
 	}
+	// HostUnder, the backends' default, takes an empty root for the host itself.
+	dir := t.TempDir()
+	for root, want := range map[string]string{"": "/", dir: dir} {
+		if h, err := pci.HostUnder(root); err != nil || h.Root != want {
+			t.Errorf("HostUnder(%q) = %v, %v; want root %s", root, h, err, want)
+		}
+	}
 }
 
 // TestPathStaysInRoot: ".." and symlinks never lead a host path out of the root.

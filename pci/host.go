@@ -41,6 +41,15 @@ type Host struct {
 	ids     *idDB
 }
 
+// HostUnder is NewHost with the host itself ("/") for an empty root: the default of a
+// backend's Options.Root.
+func HostUnder(root string) (*Host, error) {
+	if root == "" {
+		root = "/"
+	}
+	return NewHost(root)
+}
+
 // NewHost returns the host under root, which must name an existing directory. Relative
 // roots are made absolute.
 func NewHost(root string) (*Host, error) {

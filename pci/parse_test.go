@@ -5,56 +5,44 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
-func TestParseHex(t *testing.T) {
-	tests := []struct {
-		in     string
-		digits int
-		want   uint32
-		ok     bool
-	}{
-		{"0x8086\n", 4, 0x8086, true},
-		{"0x10FB\n", 4, 0x10fb, true},
-		{"8086", 4, 0x8086, true},
-		{"0x0\n", 4, 0, true},
-		{"0x020000\n", 6, 0x020000, true},
-		{"0x0200000\n", 6, 0, false},
-		{"0x\n", 4, 0, false},
-		{"\n", 4, 0, false},
-		{"", 4, 0, false},
-		{"0xzz86\n", 4, 0, false},
-		{"0x8086\n\n", 4, 0, false},
-		{" 0x8086", 4, 0, false},
-		{"-0x1", 4, 0, false},
-		{"0x80 86", 4, 0, false},
-	}
-	for _, tt := range tests {
-		got, err := parseHex([]byte(tt.in), tt.digits)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseHex(%q, %d) = %#x, %v; want %#x ok=%v", tt.in, tt.digits, got, err, tt.want, tt.ok)
-		}
+// malformed is parse that also fails the test if an error is not ErrMalformed.
+func malformed[T any](t *testing.T, parse func([]byte) (T, error)) func(string) (T, error) {
+	return func(s string) (T, error) {
+		v, err := parse([]byte(s))
 		if err != nil && !errors.Is(err, ErrMalformed) {
-			t.Errorf("parseHex(%q) error %v is not ErrMalformed", tt.in, err)
+			t.Errorf("parse(%q): error %v is not ErrMalformed", s, err)
 		}
+		return v, err
 	}
 }
 
+// TestParseHex: a sysfs hex attribute has an optional 0x, up to its number of digits and
+// an optional newline; anything else is ErrMalformed saying which rule it breaks.
+func TestParseHex(t *testing.T) {
+	hex := func(digits int) func([]byte) (uint32, error) {
+		return func(b []byte) (uint32, error) { return parseHex(b, digits) }
+	}
+	long := "want up to 4 hex digits"
+	testutil.CheckParseCases(t, "parseHex(4)", malformed(t, hex(4)), []testutil.ParseCase[uint32]{
+		{In: "0x8086\n", Want: 0x8086}, {In: "0x10FB\n", Want: 0x10fb}, {In: "8086", Want: 0x8086}, {In: "0x0\n", Want: 0},
+		{In: "0x\n", Err: long}, {In: "\n", Err: long}, {In: "", Err: long}, {In: "0x8086\n\n", Err: long},
+		{In: " 0x8086", Err: long}, {In: "0x80 86", Err: long}, {In: "0xzz86\n", Err: "not hex"}, {In: "-0x1", Err: "not hex"},
+	})
+	testutil.CheckParseCases(t, "parseHex(6)", malformed(t, hex(6)), []testutil.ParseCase[uint32]{
+		{In: "0x020000\n", Want: 0x020000}, {In: "0x0200000\n", Err: "want up to 6 hex digits"},
+	})
+}
+
 func TestParseInt(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int
-		ok   bool
-	}{
-		{"-1\n", -1, true}, {"0\n", 0, true}, {"3", 3, true},
-		{"", 0, false}, {"x\n", 0, false}, {"1 \n", 0, false}, {"99999999999999999999", 0, false},
-	}
-	for _, tt := range tests {
-		got, err := parseInt([]byte(tt.in))
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseInt(%q) = %d, %v; want %d ok=%v", tt.in, got, err, tt.want, tt.ok)
-		}
-	}
+	bad := "not a decimal integer"
+	testutil.CheckParseCases(t, "parseInt", malformed(t, parseInt), []testutil.ParseCase[int]{
+		{In: "-1\n", Want: -1}, {In: "0\n", Want: 0}, {In: "3", Want: 3},
+		{In: "", Err: bad}, {In: "x\n", Err: bad}, {In: "1 \n", Err: bad}, {In: "99999999999999999999", Err: bad},
+	})
 }
 
 func TestClass(t *testing.T) {
@@ -226,4 +214,89 @@ func TestWriteString(t *testing.T) {
 			t.Errorf("%q: got %q, want %q", tt.w.Value, got, tt.want)
 		}
 	}
+}
+
+// configBytes is a configuration space held in memory; reads past its end fail.
+type configBytes []byte
+
+func (c configBytes) ReadAt(b []byte, off int64) (int, error) {
+	if off < 0 || off+int64(len(b)) > int64(len(c)) {
+		return 0, errors.New("beyond config space")
+	}
+	return copy(b, c[off:]), nil
+}
+
+func (c configBytes) WriteAt(b []byte, off int64) (int, error) {
+	return 0, errors.New("read-only")
+}
+
+func TestReadIDs(t *testing.T) {
+	vendor, device, err := ReadIDs(configBytes{0x86, 0x80, 0xfb, 0x10})
+	if err != nil || vendor != 0x8086 || device != 0x10fb {
+		t.Errorf("ReadIDs = %04x:%04x, %v; want 8086:10fb", vendor, device, err)
+	}
+	if _, _, err := ReadIDs(configBytes{0x86, 0x80}); err == nil || err.Error() != "read config 0x2: beyond config space" {
+		t.Errorf("short config space: %v", err)
+	}
+	if _, _, err := ReadIDs(configBytes{}); err == nil || err.Error() != "read config 0x0: beyond config space" {
+		t.Errorf("empty config space: %v", err)
+	}
+}
+
+func TestParseAddr(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Addr
+		ok   bool
+	}{
+		{"0000:03:00.1", Addr{0, 3, 0, 1}, true},
+		{"03:00.1", Addr{0, 3, 0, 1}, true},
+		{"ffff:ff:1f.7", Addr{0xffff, 0xff, 0x1f, 7}, true},
+		{"0000:AB:1F.0", Addr{0, 0xab, 0x1f, 0}, true},
+		{"0000:03:20.0", Addr{}, false}, // device > 1f
+		{"0000:03:00.8", Addr{}, false}, // function > 7
+		{"0000:03:00", Addr{}, false},
+		{"../03:00.1", Addr{}, false},
+		{"0000/03:00.1", Addr{}, false},
+		{"0000:03:00.1 ", Addr{}, false},
+		{" 03:00.1", Addr{}, false},
+		{"0000:3:00.10", Addr{}, false},
+		{"+000:03:00.1", Addr{}, false},
+		{"0000:03-00.1", Addr{}, false},
+		{"", Addr{}, false},
+		{"g000:03:00.1", Addr{}, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseAddr(tt.in)
+		if tt.ok != (err == nil) {
+			t.Errorf("ParseAddr(%q) error = %v, want ok=%v", tt.in, err, tt.ok)
+			continue
+		}
+		if err != nil && !errors.Is(err, ErrBadAddr) {
+			t.Errorf("ParseAddr(%q) error %v does not wrap ErrBadAddr", tt.in, err)
+		}
+		if got != tt.want {
+			t.Errorf("ParseAddr(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func FuzzParseAddr(f *testing.F) {
+	for _, s := range []string{"0000:03:00.1", "03:00.1", "../x", "ffff:ff:1f.7", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAddr(s)
+		if err != nil {
+			return
+		}
+		// A valid address round-trips, contains no path characters and is canonical.
+		b, err := ParseAddr(a.String())
+		if err != nil || b != a {
+			t.Fatalf("round trip of %q: %v %v", s, b, err)
+		}
+		if a.Device > 0x1f || a.Function > 7 {
+			t.Fatalf("out of range accepted: %q", s)
+		}
+	})
 }

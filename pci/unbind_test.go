@@ -157,3 +157,69 @@ func TestBindBackToOriginal(t *testing.T) {
 		t.Error("state file left after binding back to the original driver")
 	}
 }
+
+// TestUnbindRestoreEdges covers the two restores that differ from the plain one: an
+// override that names another driver than the recorded one is set only after that
+// driver is bound (the kernel refuses the bind while it is set), and a function an
+// admin already put back on its recorded driver is not unbound, only forgotten.
+func TestUnbindRestoreEdges(t *testing.T) {
+	a := pcitest.Igb82576
+	tests := []struct {
+		name     string
+		override string                                                  // driver_override before uiod's bind
+		meddle   func(t *testing.T, tr *pcitest.Tree, k *pcitest.Kernel) // after the bind
+		want     func(tr *pcitest.Tree) []pcitest.Write                  // the restore's writes
+		after    string                                                  // driver_override afterwards
+	}{
+		{
+			name:     "override for another driver set last",
+			override: "uio_pci_generic\n",
+			want: func(tr *pcitest.Tree) []pcitest.Write {
+				return []pcitest.Write{
+					w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", a),
+					w(tr, dev(a, "driver_override"), "\n"),
+					w(tr, "sys/bus/pci/drivers/igb/bind", a),
+					w(tr, dev(a, "driver_override"), "uio_pci_generic"),
+				}
+			},
+			after: "uio_pci_generic\n",
+		},
+		{
+			name: "already back on igb",
+			meddle: func(t *testing.T, tr *pcitest.Tree, k *pcitest.Kernel) {
+				for _, wr := range []pcitest.Write{
+					w(tr, "sys/bus/pci/drivers/vfio-pci/unbind", a),
+					w(tr, dev(a, "driver_override"), "\n"),
+					w(tr, "sys/bus/pci/drivers/igb/bind", a),
+				} {
+					if err := k.WriteFile(wr.Path, wr.Value); err != nil {
+						t.Fatal(err)
+					}
+				}
+			},
+			want:  func(tr *pcitest.Tree) []pcitest.Write { return nil },
+			after: "(null)\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, tr, k := host(t)
+			if tt.override != "" {
+				tr.WriteFile(dev(a, "driver_override"), tt.override)
+			}
+			mustBind(t, h, pci.DriverVFIO, a)
+			if tt.meddle != nil {
+				tt.meddle(t, tr, k)
+			}
+			n := len(k.Writes())
+			mustUnbind(t, h, pci.UnbindOptions{Restore: true}, a)
+			checkWrites(t, k.Writes()[n:], tt.want(tr))
+			if tr.Driver(a) != "igb" || tr.ReadFile(dev(a, "driver_override")) != tt.after {
+				t.Errorf("driver %q override %q, want igb and %q", tr.Driver(a), tr.ReadFile(dev(a, "driver_override")), tt.after)
+			}
+			if _, ok, _ := h.State(pci.MustParseAddr(a)); ok {
+				t.Error("state file left after restore")
+			}
+		})
+	}
+}

@@ -5,10 +5,19 @@
 // (plain, read-only, write-1-to-set, write-1-to-clear, read-to-clear, hooks, doorbells,
 // self-clearing bits), an IOMMU through which every DMA is translated, MSI-X vectors on
 // real eventfds, level-triggered INTx, and configuration space with the bus-master and
-// INTx-disable bits honoured. NIC models such as sim/intel build on it.
+// INTx-disable bits honoured. The NIC models (sim/intel, sim/igbvf, sim/virtio) build on
+// it.
 //
 // In strict mode every access to an unknown register and every DMA fault is recorded and
 // reported by Err, so a test fails when its driver misbehaves.
+//
+// Every NIC model satisfies one contract, Model: PCI is the function a driver opens (the
+// same method on every model, whether the core is wrapped or not), Device is the core
+// under it (Err, the IOMMU, removal), and the link, counter and fault hooks the daemon,
+// the benches and the shared driver suites use mean the same on each. Each model package
+// has New(Config) (*Model, error) and NewPair(Config) (*Pair[*Model], error), the latter
+// two functions of one device on one IOMMU, each on an in-memory wire (NewPair here is
+// what they share). sim/simnic builds a model by NIC driver name.
 package sim
 
 import (

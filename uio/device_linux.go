@@ -26,7 +26,7 @@ type Device struct {
 	cfg     *configFile
 	dma     *DMA
 	ownDMA  bool
-	regions [6]*mmio.Region
+	regions pci.Regions
 	vec     *irq.Vector
 	closed  bool
 }
@@ -39,7 +39,7 @@ var _ pci.Device = (*Device)(nil)
 // reset (none offered, failed, or Options.NoReset) bus mastering stays off: the driver
 // turns it on once it has reset the device itself.
 func Open(addr pci.Addr, opts Options) (*Device, error) {
-	host, err := pci.NewHost(opts.root())
+	host, err := pci.HostUnder(opts.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -117,17 +117,13 @@ func (d *Device) UIOPath() string { return d.uioPath }
 // Region maps memory BAR bar from the sysfs resourceN file. I/O port BARs cannot be
 // mapped this way.
 func (d *Device) Region(bar int) (pci.Region, error) {
-	if bar < 0 || bar > 5 {
-		return nil, fmt.Errorf("BAR%d: index out of range 0-5", bar)
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
-		return nil, fmt.Errorf("BAR%d: device %w", bar, pci.ErrClosed)
-	}
-	if r := d.regions[bar]; r != nil {
-		return r, nil
-	}
+	return d.regions.Get(bar, d.closed, d.mapBAR)
+}
+
+// mapBAR maps BAR bar. Called with d.mu held.
+func (d *Device) mapBAR(bar int) (pci.Region, error) {
 	text, err := d.host.ReadDeviceFile(d.addr, "resource", pci.MaxAttrSize)
 	if err != nil {
 		return nil, fmt.Errorf("BAR%d: %w", bar, err)
@@ -161,7 +157,6 @@ func (d *Device) Region(bar int) (pci.Region, error) {
 	if err != nil {
 		return nil, fmt.Errorf("BAR%d: %w", bar, err)
 	}
-	d.regions[bar] = r
 	return r, nil
 }
 
@@ -206,12 +201,7 @@ func (d *Device) release() error {
 		errs = append(errs, d.dma.Close())
 		d.dma = nil
 	}
-	for i, r := range d.regions {
-		if r != nil {
-			errs = append(errs, r.Unmap())
-			d.regions[i] = nil
-		}
-	}
+	errs = append(errs, d.regions.Release())
 	if d.cfg != nil {
 		errs = append(errs, d.cfg.close())
 	}

@@ -42,10 +42,3 @@ type Options struct {
 	// Log receives warnings. Nil discards them.
 	Log *zap.Logger
 }
-
-func (o Options) root() string {
-	if o.Root == "" {
-		return "/"
-	}
-	return o.Root
-}

@@ -25,7 +25,7 @@ type Device struct {
 	fd         int
 	info       deviceInfo
 	cfg        *configSpace
-	regions    [6]pci.Region
+	regions    pci.Regions
 	irqKind    irq.Kind
 	vectors    []*irq.Vector
 	quiesced   bool
@@ -112,17 +112,13 @@ func (d *Device) Container() *Container { return d.c }
 // Region maps BAR bar. Memory BARs the kernel lets us mmap are accessed directly; others
 // (I/O port BARs, BARs without the MMAP flag) through pread/pwrite on the device fd.
 func (d *Device) Region(bar int) (pci.Region, error) {
-	if bar < 0 || bar > 5 {
-		return nil, fmt.Errorf("BAR%d: index out of range 0-5", bar)
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
-		return nil, fmt.Errorf("BAR%d: device %w", bar, pci.ErrClosed)
-	}
-	if r := d.regions[bar]; r != nil {
-		return r, nil
-	}
+	return d.regions.Get(bar, d.closed, d.mapBAR)
+}
+
+// mapBAR maps BAR bar. Called with d.mu held.
+func (d *Device) mapBAR(bar int) (pci.Region, error) {
 	ri, err := d.regionInfo(uint32(bar))
 	if err != nil {
 		return nil, fmt.Errorf("BAR%d: %w", bar, err)
@@ -148,7 +144,6 @@ func (d *Device) Region(bar int) (pci.Region, error) {
 		}
 		r = &fileRegion{fd: d.fd, offset: int64(ri.Offset), size: int64(ri.Size), bar: bar, closed: &d.cfg.closed}
 	}
-	d.regions[bar] = r
 	return r, nil
 }
 
@@ -206,14 +201,7 @@ func (d *Device) release() error {
 	}
 	d.closed = true
 	var errs []error
-	for i, r := range d.regions {
-		if m, ok := r.(*mmio.Region); ok {
-			if err := m.Unmap(); err != nil {
-				errs = append(errs, fmt.Errorf("unmap BAR%d: %w", i, err))
-			}
-		}
-		d.regions[i] = nil
-	}
+	errs = append(errs, d.regions.Release())
 	d.cfg.closed.Store(true)
 	errs = append(errs, unix.Close(d.fd))
 	return errors.Join(errs...)

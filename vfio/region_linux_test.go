@@ -12,14 +12,7 @@ func TestFileRegionAndConfig(t *testing.T) {
 	fd := int(f.Fd())
 	c := &configSpace{fd: fd, offset: 2048, size: 256}
 	r := &fileRegion{fd: fd, offset: 1024, size: 256, bar: 2, closed: &c.closed}
-	r.Write32(4, 0xcafef00d)
-	r.Write64(8, 0x1122334455667788)
-	if got := r.Read32(4); got != 0xcafef00d {
-		t.Errorf("Read32 = %#x", got)
-	}
-	if got := r.Read64(8); got != 0x1122334455667788 {
-		t.Errorf("Read64 = %#x", got)
-	}
+	testutil.ReadsBack(t, r, 4, 0xcafef00d, 8, 0x1122334455667788)
 	testutil.Panics(t, "Read32 beyond the region", func() { r.Read32(256) })
 
 	if err := writeCmd(c, 0x0406); err != nil {

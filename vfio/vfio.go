@@ -79,15 +79,8 @@ type Options struct {
 	Log *zap.Logger
 }
 
-func (o Options) root() string {
-	if o.Root == "" {
-		return "/"
-	}
-	return o.Root
-}
-
 // host returns the PCI host under the root.
-func (o Options) host() (*pci.Host, error) { return pci.NewHost(o.root()) }
+func (o Options) host() (*pci.Host, error) { return pci.HostUnder(o.Root) }
 
 func (o Options) log() *zap.Logger {
 	if o.Log == nil {

@@ -108,14 +108,7 @@ func TestIntegrationTAP(t *testing.T) {
 	})
 	// ARP: who has 10.77.0.1? tell 10.77.0.2 (02:00:00:00:00:02).
 	me := []byte{2, 0, 0, 0, 0, 2}
-	req := make([]byte, 60)
-	copy(req[0:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
-	copy(req[6:], me)
-	binary.BigEndian.PutUint16(req[12:], 0x0806)
-	copy(req[14:], []byte{0, 1, 8, 0, 6, 4, 0, 1})
-	copy(req[22:], me)
-	copy(req[28:], []byte{10, 77, 0, 2})
-	copy(req[38:], []byte{10, 77, 0, 1})
+	req := append(testutil.ARPRequest(me, [4]byte{10, 77, 0, 2}, [4]byte{10, 77, 0, 1}), make([]byte, 18)...) // padded to 60 bytes
 	f, ok := await(func() { mustSend(t, p, req) }, replies, 200*time.Millisecond)
 	if !ok {
 		t.Fatal("no ARP reply from the kernel through the TAP")

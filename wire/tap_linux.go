@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"golang.org/x/sys/unix"
+	"github.com/uiod/uiod/internal/tuntap"
 )
 
 // TAPPort is a wire whose other end is a Linux TAP interface: frames sent on the port
@@ -21,23 +21,13 @@ type TAPPort struct {
 // exist, with IFF_TAP|IFF_NO_PI: the frames carry no packet-information header. The
 // interface is left down; bring it up with `ip link set NAME up`. It needs CAP_NET_ADMIN.
 func OpenTAP(name string) (*TAPPort, error) {
-	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	f, ifname, err := tuntap.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("open /dev/net/tun: %w", err)
-	}
-	ifr, err := unix.NewIfreq(name)
-	if err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("tap %q: %w", name, err)
-	}
-	ifr.SetUint16(unix.IFF_TAP | unix.IFF_NO_PI)
-	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("tap %s: TUNSETIFF: %w", name, err)
+		return nil, fmt.Errorf("tap %s: %w", name, err)
 	}
 	p := &TAPPort{
-		f:    os.NewFile(uintptr(fd), "tap:"+ifr.Name()),
-		name: ifr.Name(),
+		f:    f,
+		name: ifname,
 	}
 	p.start(p.f.Read)
 	return p, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/pci/pcitest"
 )
 
@@ -87,12 +88,8 @@ func testDevicesAll(t *testing.T, cli *uiodCLI) {
 		t.Errorf("%d warnings about pci.ids, want 1:\n%s", n, stderr)
 	}
 	// No pci.ids: a function a uiod driver opens is named by it, any other by its ids.
-	for _, want := range []string{"0000:02:00.0 '8086:1528' if=ens2f0", "0000:01:00.0 '82599 SFP+ 10fb' if=eth0",
-		"0000:05:00.0 'virtio-net 1041' if=ens5 drv=virtio-pci iommu=5 msix=3 nic=virtio\n"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("without pci.ids, output lacks %q:\n%s", want, out)
-		}
-	}
+	testutil.TextContains(t, "without pci.ids, output", out, "0000:02:00.0 '8086:1528' if=ens2f0", "0000:01:00.0 '82599 SFP+ 10fb' if=eth0",
+		"0000:05:00.0 'virtio-net 1041' if=ens5 drv=virtio-pci iommu=5 msix=3 nic=virtio\n")
 }
 
 func testDevicesJSON(t *testing.T, cli *uiodCLI) {
@@ -154,5 +151,31 @@ func testDevicesBadFlags(t *testing.T, cli *uiodCLI) {
 	// A root without sysfs is a runtime failure.
 	if _, stderr, code := cli.run(t, "--root", t.TempDir(), "devices"); code != 1 || !strings.Contains(stderr, "sys/bus/pci/devices") {
 		t.Errorf("empty root: exit %d, %s", code, stderr)
+	}
+}
+
+// TestDevicesMissingIOMMUGroup: `uiod devices` lists a function whose iommu_group link is
+// missing on a host with an IOMMU with an error on its line (and in --json), exit 0.
+func TestDevicesMissingIOMMUGroup(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"text", nil, pcitest.Igb82576 + " 'Intel Corporation 82576 10c9' if=ens3f0 drv=igb msix=10 nic=igb error=\"no iommu_group link"},
+		{"json", []string{"--json"}, `"error": "` + pcitest.Igb82576 + `: no iommu_group link`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := pcitest.Standard(t)
+			tr.InstallPCIIDs()
+			tr.Remove("sys/bus/pci/devices/" + pcitest.Igb82576 + "/iommu_group")
+			out, stderr, code := runUIOD(t, "", nil, append([]string{"--root", tr.Root, "devices"}, tt.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, out)
+			}
+		})
 	}
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,8 +53,8 @@ func TestRunSignals(t *testing.T) {
 // daemonProc is a `uiod run` subprocess, its standard error collected line by line.
 type daemonProc struct {
 	cmd    *exec.Cmd
-	log    *syncLog
-	exited chan struct{} // closed when standard error closes: the process is gone
+	log    *testutil.Lines
+	exited <-chan struct{} // closed when standard error closes: the process is gone
 }
 
 // startDaemon starts `bin run --config cfg` (each setup given the command first) and
@@ -64,7 +62,7 @@ type daemonProc struct {
 // test ends.
 func startDaemon(t *testing.T, bin, cfg string, setup ...func(*exec.Cmd)) *daemonProc {
 	t.Helper()
-	d := &daemonProc{cmd: exec.Command(bin, "run", "--config", cfg), log: new(syncLog), exited: make(chan struct{})}
+	d := &daemonProc{cmd: exec.Command(bin, "run", "--config", cfg), log: new(testutil.Lines)}
 	for _, f := range setup {
 		f(d.cmd)
 	}
@@ -76,19 +74,8 @@ func startDaemon(t *testing.T, bin, cfg string, setup ...func(*exec.Cmd)) *daemo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.cmd.Process.Kill() })
-	running := make(chan struct{})
-	go func() {
-		defer close(d.exited)
-		sc := bufio.NewScanner(stderr)
-		once := false
-		for sc.Scan() {
-			d.log.add(sc.Text())
-			if !once && strings.Contains(sc.Text(), "dataplane running") {
-				once = true
-				close(running)
-			}
-		}
-	}()
+	var running <-chan struct{}
+	running, d.exited = d.log.Follow(stderr, "dataplane running")
 	select {
 	case <-running:
 	case <-time.After(20 * time.Second):
@@ -108,24 +95,6 @@ func (d *daemonProc) stop(t *testing.T, sig syscall.Signal) error {
 		t.Fatalf("no exit 60 s after %v: shutdown hung\n%s", sig, d.log.String())
 	}
 	return d.cmd.Wait()
-}
-
-// syncLog collects a subprocess's lines from one goroutine for the test's to read.
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *syncLog) add(line string) {
-	l.mu.Lock()
-	l.b.WriteString(line + "\n")
-	l.mu.Unlock()
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func TestRunBadConfig(t *testing.T) {
@@ -154,5 +123,162 @@ func TestRunBadConfig(t *testing.T) {
 				t.Errorf("output does not name %q:\n%s", tt.want, out)
 			}
 		})
+	}
+}
+
+// TestRunReload: `kill -HUP` on `uiod run` re-reads the file: the new idle policy is
+// applied, a ring change is logged as needing a restart (by its key) and the daemon goes
+// on; a file that no longer validates is logged and ignored; SIGTERM still shuts down in
+// order and exits 0. The startup log names the version.
+func TestRunReload(t *testing.T) {
+	bin := uiodBinary(t)
+	cfg := filepath.Join(t.TempDir(), "uiod.yaml")
+	base := runTestConfig + "state_dir: " + t.TempDir() + "\n"
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(cfg, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(strings.Replace(base, "mode: adaptive", "mode: busy", 1))
+	d := startDaemon(t, bin, cfg)
+	waitLog := func(want string) {
+		t.Helper()
+		testutil.Eventually(t, 30*time.Second, func() bool { return strings.Contains(d.log.String(), want) },
+			"the daemon's log never said "+want+":\n"+d.log.String())
+	}
+	testutil.TextContains(t, "startup log", d.log.String(), "uiod starting", `"version": "`+version+`"`)
+
+	write(strings.Replace(base, `{name: a, driver: sim, wire: "pair:a"}`, `{name: a, driver: sim, wire: "pair:a", rx_ring: 1024}`, 1))
+	d.cmd.Process.Signal(syscall.SIGHUP)
+	waitLog("reload done")
+	testutil.TextContains(t, "log", d.log.String(), "idle policy changed", "policy\": \"adaptive",
+		"configuration change needs a restart", `"key": "ports[0].rx_ring"`)
+
+	write(base + "poll: {mode: nap}\n")
+	d.cmd.Process.Signal(syscall.SIGHUP)
+	waitLog("configuration refused, keeping the running one")
+	testutil.TextContains(t, "log", d.log.String(), "poll.mode")
+
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, d.log.String())
+	}
+	testutil.TextContains(t, "log", d.log.String(), "dataplane stopped", "stopped cleanly")
+}
+
+// TestRunKernelTapTaken: `uiod run` whose kernel.tap names an existing interface that is
+// not a TAP exits 2 (configuration) with an error naming the interface, and leaves the
+// host's interfaces as they were.
+func TestRunKernelTapTaken(t *testing.T) {
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skip("no /dev/net/tun")
+	}
+	ns := testutil.Netns(t, "uiod-run-k")
+	testutil.IPIn(t, ns, "link", "add", "uiodv0", "type", "veth", "peer", "name", "uiodv1")
+	before := testutil.IPIn(t, ns, "-br", "link", "show")
+	cfg := filepath.Join(t.TempDir(), "uiod.yaml")
+	text := `
+metrics: {listen: ""}
+state_dir: ` + t.TempDir() + `
+ports:
+  - {name: a, driver: sim, wire: "pair:a", kernel: {tap: uiodka}}
+  - {name: b, driver: sim, wire: "pair:b", kernel: {tap: uiodv0}}
+`
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("ip", "netns", "exec", ns, uiodBinary(t), "run", "--config", cfg).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage {
+		t.Fatalf("uiod run: %v, want exit %d:\n%s", err, exitUsage, out)
+	}
+	if !strings.Contains(string(out), "port b: kernel: tap uiodv0: interface uiodv0 exists and is a veth, not a TAP") {
+		t.Fatalf("error does not name the interface:\n%s", out)
+	}
+	if after := testutil.IPIn(t, ns, "-br", "link", "show"); after != before {
+		t.Fatalf("interfaces after the refused start:\n%s\nbefore:\n%s", after, before)
+	}
+}
+
+// nobody is the user the non-root test runs uiod as when the test runs as root.
+const nobody = 65534
+
+// TestRunNonRoot: a model-only configuration that sets no state_dir runs as a user other
+// than root, keeping its pid file in $XDG_RUNTIME_DIR/uiod; without $XDG_RUNTIME_DIR the
+// error names state_dir and UIOD_STATE_DIR (exit 1). As root the test runs uiod as
+// nobody; otherwise as the test's own user.
+func TestRunNonRoot(t *testing.T) {
+	dir, err := os.MkdirTemp("", "uiod-nonroot-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "uiod")
+	copyFile(t, uiodBinary(t), bin, 0o755)
+	cfg := filepath.Join(dir, "uiod.yaml")
+	if err := os.WriteFile(cfg, []byte(runTestConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	xdg := filepath.Join(dir, "xdg")
+	if err := os.Mkdir(xdg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	asUser := func(c *exec.Cmd) {}
+	if os.Geteuid() == 0 {
+		for _, p := range []string{dir, xdg} {
+			if err := os.Chmod(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chown(xdg, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(xdg, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		asUser = func(c *exec.Cmd) {
+			c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		}
+	}
+	env := func(extra ...string) []string {
+		var out []string
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "UIOD_") && !strings.HasPrefix(kv, "XDG_RUNTIME_DIR=") {
+				out = append(out, kv)
+			}
+		}
+		return append(out, extra...)
+	}
+
+	t.Run("no XDG_RUNTIME_DIR", func(t *testing.T) {
+		c := exec.Command(bin, "run", "--config", cfg)
+		c.Env = env()
+		asUser(c)
+		out, err := c.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("exit %v, want 1:\n%s", err, out)
+		}
+		testutil.TextContains(t, "error", string(out), "state_dir", "not root", "UIOD_STATE_DIR", "XDG_RUNTIME_DIR")
+	})
+	t.Run("XDG_RUNTIME_DIR", func(t *testing.T) {
+		d := startDaemon(t, bin, cfg, asUser, func(c *exec.Cmd) { c.Env = env("XDG_RUNTIME_DIR=" + xdg) })
+		if _, err := os.Stat(filepath.Join(xdg, "uiod", "uiod.pid")); err != nil {
+			t.Errorf("no pid file in $XDG_RUNTIME_DIR/uiod: %v\n%s", err, d.log.String())
+		}
+		if err := d.stop(t, syscall.SIGTERM); err != nil {
+			t.Errorf("exit after SIGTERM: %v\n%s", err, d.log.String())
+		}
+	})
+}
+
+func copyFile(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, mode); err != nil {
+		t.Fatal(err)
 	}
 }

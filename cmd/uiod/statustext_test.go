@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/uiod/uiod/daemon"
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // checkTables checks the tables of `uiod status` in out: every line fits width (0: any),
@@ -118,11 +119,7 @@ func checkStatusJSON(t *testing.T, js string) {
 		}
 	}
 	walk("", doc)
-	for _, want := range []string{`"uptime_seconds":`, `"idle_threshold_seconds":`, `"wait_timeout_seconds":`, `"max_stall_seconds":`, `"nic":`} {
-		if !strings.Contains(js, want) {
-			t.Errorf("status JSON lacks %s:\n%s", want, js)
-		}
-	}
+	testutil.TextContains(t, "status JSON", js, `"uptime_seconds":`, `"idle_threshold_seconds":`, `"wait_timeout_seconds":`, `"max_stall_seconds":`, `"nic":`)
 }
 
 // TestStatusTables runs `uiod status` against a daemon with large counters, a long

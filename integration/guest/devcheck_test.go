@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
 
 	"github.com/uiod/uiod/dmamem"
@@ -50,6 +51,17 @@ func bindForDeviceTest(t *testing.T, addr, driver string) {
 		t.Fatalf("%s is on driver %q after binding it to %s", addr, d, driver)
 	}
 	t.Logf("bound %s to %s through sysfs", addr, driver)
+}
+
+// openVFIO binds the guest NIC addr to vfio-pci (bindForDeviceTest) and opens it.
+func openVFIO(t *testing.T, addr string) *vfio.Device {
+	t.Helper()
+	bindForDeviceTest(t, addr, "vfio-pci")
+	dev, err := vfio.Open(pci.MustParseAddr(addr), vfio.Options{Log: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dev
 }
 
 // waitReadable waits until fd is readable or the timeout passes.
@@ -182,6 +194,25 @@ func checkDMA(t *testing.T, dma pci.DMA, physical bool) {
 		if err := dma.Free(m); err != nil {
 			t.Errorf("Free(%d): %v", size, err)
 		}
+	}
+}
+
+// checkPhysical allocates a page of dma and checks its bus address is the physical
+// address pagemap reports for it (uio and no-IOMMU VFIO hand out physical addresses).
+func checkPhysical(t *testing.T, dma pci.DMA) {
+	t.Helper()
+	m, err := dma.Alloc(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dma.Free(m)
+	pm, err := dmamem.OpenPagemap("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pm.Close()
+	if phys, err := pm.Phys(dmamem.VirtAddr(m.Bytes), len(m.Bytes)); err != nil || phys != m.IOVA {
+		t.Errorf("bus address %#x, pagemap says %#x (%v)", m.IOVA, phys, err)
 	}
 }
 

@@ -15,14 +15,24 @@ import (
 // fails it when the guest has fewer than two.
 func guestNICs(t *testing.T) (vfioNIC, uioNIC string) {
 	t.Helper()
-	if os.Getenv("UIOD_GUEST") != "1" {
-		t.Skip("not in the QEMU guest (UIOD_GUEST=1 unset): run through go test ./integration/")
+	nics := guestNICsFor(t, "", "", 2, "two igb NICs")
+	return nics[0], nics[1]
+}
+
+// guestNICsFor skips t unless it runs in a QEMU guest (UIOD_GUEST=1) booted for it (env
+// set to 1 by the host test's script, run through go test ./integration/ with the flags
+// run), and returns the guest's NICs (UIOD_GUEST_NICS), of which it needs at least n:
+// what, for the messages.
+func guestNICsFor(t *testing.T, env, run string, n int, what string) []string {
+	t.Helper()
+	if os.Getenv("UIOD_GUEST") != "1" || env != "" && os.Getenv(env) != "1" {
+		t.Skipf("not in a QEMU guest with %s: run through go test ./integration/%s", what, run)
 	}
 	nics := strings.Fields(os.Getenv("UIOD_GUEST_NICS"))
-	if len(nics) < 2 {
-		t.Fatalf("UIOD_GUEST_NICS=%q: want two igb NICs", os.Getenv("UIOD_GUEST_NICS"))
+	if len(nics) < n {
+		t.Fatalf("UIOD_GUEST_NICS=%q: want %s", os.Getenv("UIOD_GUEST_NICS"), what)
 	}
-	return nics[0], nics[1]
+	return nics
 }
 
 // noIOMMU reports whether the guest runs vfio in unsafe no-IOMMU mode.
@@ -36,17 +46,23 @@ func uiod(t *testing.T, args ...string) (string, int) {
 	return out.String(), code
 }
 
-// runUIOD runs the uiod binary with args, its stdout and stderr going to the writers, and
-// returns its exit status.
-func runUIOD(t *testing.T, stdout, stderr *bytes.Buffer, args ...string) int {
+// uiodBinary is the uiod binary on PATH, the one the guest tests run.
+func uiodBinary(t *testing.T) string {
 	t.Helper()
 	bin, err := exec.LookPath("uiod")
 	if err != nil {
 		t.Fatalf("uiod binary: %v", err)
 	}
-	cmd := exec.Command(bin, args...)
+	return bin
+}
+
+// runUIOD runs the uiod binary with args, its stdout and stderr going to the writers, and
+// returns its exit status.
+func runUIOD(t *testing.T, stdout, stderr *bytes.Buffer, args ...string) int {
+	t.Helper()
+	cmd := exec.Command(uiodBinary(t), args...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

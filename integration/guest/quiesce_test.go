@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -124,11 +123,7 @@ forward:
 	// A second daemon finds the stale pid file and quiesces the port before it programs it.
 	run, log = startRun(t, cfg)
 	waitForwarding(t, run, log)
-	for _, want := range []string{"stale pid file", "quiesced"} {
-		if !strings.Contains(log.String(), want) {
-			t.Errorf("second uiod run's log lacks %q:\n%s", want, log)
-		}
-	}
+	testutil.TextContains(t, "second uiod run's log", log.String(), "stale pid file", "quiesced")
 	run.Process.Signal(syscall.SIGTERM)
 	if err := run.Wait(); err != nil {
 		t.Errorf("second uiod run after SIGTERM: %v\n%s", err, log)
@@ -144,12 +139,8 @@ forward:
 // startRun starts `uiod run --config cfg`, its output collected in the returned buffer.
 func startRun(t *testing.T, cfg string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
-	bin, err := exec.LookPath("uiod")
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := &syncBuffer{}
-	cmd := exec.Command(bin, "run", "--config", cfg)
+	cmd := exec.Command(uiodBinary(t), "run", "--config", cfg)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

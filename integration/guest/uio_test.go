@@ -6,7 +6,6 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
@@ -51,19 +50,7 @@ func exerciseUIO(t *testing.T, addr pci.Addr) {
 	checkDeviceDMA(t, d, bar0)
 	checkOtherBARs(t, d, bar0)
 
-	// Physical addresses: what pagemap says.
-	m, err := d.DMA().Alloc(4096)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pm, err := dmamem.OpenPagemap("/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if phys, err := pm.Phys(dmamem.VirtAddr(m.Bytes), 4096); err != nil || phys != m.IOVA {
-		t.Errorf("bus address %#x, pagemap says %#x (%v)", m.IOVA, phys, err)
-	}
-	pm.Close()
+	checkPhysical(t, d.DMA())
 
 	if _, err := d.IRQs(irq.MSIX, 1); !errors.Is(err, uio.ErrNotSupported) {
 		t.Errorf("IRQs(MSIX): %v, want ErrNotSupported", err)

@@ -182,10 +182,7 @@ forward:
 // binary on PATH, and refuses a unit that runs anything else.
 func installExecutables(t *testing.T, u *unitService) {
 	t.Helper()
-	bin, err := exec.LookPath("uiod")
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := uiodBinary(t)
 	for _, list := range [][]execLine{u.StartPre, u.Start, u.StopPost} {
 		for _, e := range list {
 			if filepath.Base(e.Args[0]) != "uiod" {

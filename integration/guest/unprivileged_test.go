@@ -103,12 +103,8 @@ func TestGuestUnprivileged(t *testing.T) {
 // capabilities and stops it; false when the daemon exited on its own (logged).
 func runUnprivileged(t *testing.T, cfg, state string, limit uint64) bool {
 	t.Helper()
-	bin, err := exec.LookPath("uiod")
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := &syncBuffer{}
-	cmd := exec.Command(bin, "run", "--config", cfg)
+	cmd := exec.Command(uiodBinary(t), "run", "--config", cfg)
 	cmd.Env = append(os.Environ(), "UIOD_STATE_DIR="+state, "HOME="+state)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: unprivUID, Gid: unprivUID, Groups: []uint32{}}}

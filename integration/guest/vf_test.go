@@ -36,23 +36,16 @@ func TestGuestVF(t *testing.T) {
 	if out, code := uiod(t, "vf", "create", pf, "3"); code != 2 || !strings.Contains(out, "remove them first") {
 		t.Errorf("second create: exit %d\n%s", code, out)
 	}
-	var pfs []struct {
-		Address string
-		SRIOV   struct {
-			NumVFs   int      `json:"num_vfs"`
-			TotalVFs int      `json:"total_vfs"`
-			VFs      []string `json:"vfs"`
-		}
-	}
-	if err := json.Unmarshal([]byte(mustUIOD(t, "vf", "list", "--json", pf)), &pfs); err != nil || len(pfs) != 1 {
+	var pfs []pci.DeviceInfo
+	if err := json.Unmarshal([]byte(mustUIOD(t, "vf", "list", "--json", pf)), &pfs); err != nil || len(pfs) != 1 || pfs[0].SRIOV == nil {
 		t.Fatalf("vf list --json: %v %+v", err, pfs)
 	}
 	s := pfs[0].SRIOV
 	t.Logf("PF %s: %d of %d VFs: %v", pf, s.NumVFs, s.TotalVFs, s.VFs)
 	if s.NumVFs != 2 || s.TotalVFs != 7 || len(s.VFs) != 2 {
-		t.Fatalf("vf list: %+v, want 2 of 7 (igb caps the 82576 at 7)", s)
+		t.Fatalf("vf list: %+v, want 2 of 7 (igb caps the 82576 at 7)", *s)
 	}
-	vf := s.VFs[0]
+	vf := s.VFs[0].String()
 	devs := mustUIOD(t, "devices", vf)
 	t.Logf("uiod devices %s: %s", vf, strings.TrimSpace(devs))
 	if !strings.Contains(devs, "pf="+pf) {

@@ -9,7 +9,6 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/irq"
@@ -189,17 +188,5 @@ func TestGuestVFIONoIOMMU(t *testing.T) {
 	if !d.Container().NoIOMMU() {
 		t.Error("container on a noiommu group does not report NoIOMMU")
 	}
-	m, err := d.DMA().Alloc(4096)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Bus addresses are physical: what pagemap reports for the page.
-	pm, err := dmamem.OpenPagemap("/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pm.Close()
-	if phys, err := pm.Phys(dmamem.VirtAddr(m.Bytes), len(m.Bytes)); err != nil || phys != m.IOVA {
-		t.Errorf("bus address %#x, pagemap says %#x (%v)", m.IOVA, phys, err)
-	}
+	checkPhysical(t, d.DMA())
 }

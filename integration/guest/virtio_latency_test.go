@@ -2,18 +2,12 @@ package guest
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/zap/zaptest"
 
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/igb"
 	"github.com/uiod/uiod/nic/virtio"
-	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/vfio"
 )
 
 // TestGuestVirtioLatency reflects the host's probes on an igb NIC (nic/igb) and then on a
@@ -21,22 +15,13 @@ import (
 // same adaptive idle policy, so that the host can time both round trips alike. Here every
 // probe must be reflected.
 func TestGuestVirtioLatency(t *testing.T) {
-	if os.Getenv("UIOD_GUEST") != "1" || os.Getenv("UIOD_GUEST_VIRTIO_LATENCY") != "1" {
-		t.Skip("not in a QEMU guest with an igb and a virtio-net NIC: run through go test ./integration/ -run VirtioLatency")
-	}
-	nics := strings.Fields(os.Getenv("UIOD_GUEST_NICS"))
-	if len(nics) != 2 {
-		t.Fatalf("UIOD_GUEST_NICS=%q: want an igb and a virtio-net NIC", os.Getenv("UIOD_GUEST_NICS"))
-	}
+	nics := guestNICsFor(t, "UIOD_GUEST_VIRTIO_LATENCY", " -run VirtioLatency", 2, "an igb and a virtio-net NIC")
 	cfg := nic.Config{RxRing: 128, TxRing: 128, Interrupts: nic.IRQMSIX, LinkTimeout: 5 * time.Second}
 	for i, name := range []string{"igb", "virtio"} {
 		addr := nics[i]
-		bindForDeviceTest(t, addr, "vfio-pci")
-		dev, err := vfio.Open(pci.MustParseAddr(addr), vfio.Options{Log: zaptest.NewLogger(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		dev := openVFIO(t, addr)
 		var p nic.Port
+		var err error
 		if name == "igb" {
 			p, err = igb.Open(dev, cfg)
 		} else {

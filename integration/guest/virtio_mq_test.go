@@ -2,21 +2,15 @@ package guest
 
 import (
 	"fmt"
-	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
-
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/virtio"
-	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/vfio"
 )
 
 // TestGuestVirtioMultiQueue opens a virtio-net NIC on a 2-queue host TAP through vfio-pci
@@ -28,15 +22,8 @@ import (
 // its own vector, and /proc/interrupts must show both vectors fire. The host checks that
 // every frame came back.
 func TestGuestVirtioMultiQueue(t *testing.T) {
-	if os.Getenv("UIOD_GUEST") != "1" || os.Getenv("UIOD_GUEST_VIRTIO_MQ") != "1" {
-		t.Skip("not in a QEMU guest with a multi-queue virtio-net NIC: run through go test ./integration/ -run VirtioMultiQueue")
-	}
-	addr := strings.Fields(os.Getenv("UIOD_GUEST_NICS"))[0]
-	bindForDeviceTest(t, addr, "vfio-pci")
-	dev, err := vfio.Open(pci.MustParseAddr(addr), vfio.Options{Log: zaptest.NewLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr := guestNICsFor(t, "UIOD_GUEST_VIRTIO_MQ", " -run VirtioMultiQueue", 1, "a multi-queue virtio-net NIC")[0]
+	dev := openVFIO(t, addr)
 	p, err := virtio.Open(dev, nic.Config{RxQueues: 2, TxQueues: 2, RxRing: 128, TxRing: 128, Interrupts: nic.IRQMSIX, LinkTimeout: 5 * time.Second})
 	if err != nil {
 		dev.Close()

@@ -22,13 +22,7 @@ import (
 // booted with them (UIOD_GUEST_VIRTIO=1, set by the host test's script).
 func virtioNICs(t *testing.T) (string, string) {
 	t.Helper()
-	if os.Getenv("UIOD_GUEST") != "1" || os.Getenv("UIOD_GUEST_VIRTIO") != "1" {
-		t.Skip("not in a QEMU guest with virtio-net NICs: run through go test ./integration/ -run Virtio")
-	}
-	nics := strings.Fields(os.Getenv("UIOD_GUEST_NICS"))
-	if len(nics) < 2 {
-		t.Fatalf("UIOD_GUEST_NICS=%q: want two virtio-net NICs", os.Getenv("UIOD_GUEST_NICS"))
-	}
+	nics := guestNICsFor(t, "UIOD_GUEST_VIRTIO", " -run Virtio", 2, "two virtio-net NICs")
 	return nics[0], nics[1]
 }
 

@@ -1,5 +1,5 @@
 # Guest side of TestIntegrationIGBVF (see igbvf_test.go), run by the qemutest /init as root
-# in /tmp: Linux's igb drives both NICs as PFs and creates two VFs on each (sriov_numvfs);
+# in /tmp: Linux's igb drives both NICs as PFs and creates two VFs on each (uiod vf create);
 # VF 0 of PF 1 gets the probes' destination MAC from its PF, VF 0 of each PF goes to
 # vfio-pci with `uiod bind`, and one daemon forwards l2fwd between the two VFs with the
 # adaptive policy (nic: igbvf) while the host probes PF 1's wire. The host's commands on the
@@ -11,56 +11,17 @@
 # "pfphase" (the daemon stopped, the VFs given back and removed, the PFs bound to vfio-pci
 # and forwarded by a new daemon with nic: igb, for the comparison in one boot), "done".
 # Every line the host reads starts with "E2E ".
-set -u
-. /etc/uiod/lib.sh
+# The functions of vflib.sh come before it (igbvf_test.go).
 PROBE_DST=02:75:69:6f:64:02
 say "nics $UIOD_GUEST_NICS kernel=$UIOD_GUEST_KERNEL iommu=$UIOD_GUEST_IOMMU"
 loopback_up
-vfmac() { UIOD_VF_PF=$1 UIOD_VF_INDEX=0 UIOD_VF_MAC=$2 guest.test -test.run '^TestGuestToolVFMAC$' -test.count=1 >/tmp/vfmac.log 2>&1 || fail "set $1 vf 0 mac $2: $(cat /tmp/vfmac.log)"; }
-# now: seconds since boot, centisecond resolution.
-now() { cut -d' ' -f1 /proc/uptime; }
-# since T: the seconds from T to now.
-since() { echo "$(now) $1" | awk '{printf "%.2f", $1 - $2}'; }
-# pf_vfs PF MAC: brings PF's interface up (ifc), creates its two VFs, gives VF 0 (vf) the
-# MAC and binds it to vfio-pci.
-pf_vfs() {
-	ifc=$(ls "/sys/bus/pci/devices/$1/net" 2>/dev/null | head -1)
-	[ -n "$ifc" ] || fail "PF $1 ($(driver "$1")) has no interface"
-	ip link set "$ifc" up || fail "ip link set $ifc up"
-	say "pf $1 $ifc driver=$(driver "$1") totalvfs=$(cat "/sys/bus/pci/devices/$1/sriov_totalvfs")"
-	echo 2 >"/sys/bus/pci/devices/$1/sriov_numvfs" || fail "echo 2 > $1/sriov_numvfs"
-	vf=$(basename "$(readlink "/sys/bus/pci/devices/$1/virtfn0")")
-	[ -n "$vf" ] || fail "no virtfn0 under $1"
-	vfmac "$ifc" "$2"
-	say "vf $vf of $1 $(cat "/sys/bus/pci/devices/$vf/vendor"):$(cat "/sys/bus/pci/devices/$vf/device") mac $2 group $(basename "$(readlink "/sys/bus/pci/devices/$vf/iommu_group")")"
-	uiod bind --driver vfio-pci "$vf" || fail "uiod bind --driver vfio-pci $vf"
-	say "bound $vf=$(driver "$vf")"
-}
-# vf0 MATCH SECONDS: waits until vf0's entry in /status matches the grep -E pattern MATCH.
-vf0() {
-	i=0
-	until status && tr -d ' \n' </tmp/status.json | sed 's/"name":/\n/g' | grep '^"vf0"' | grep -Eq "$1"; do
-		i=$((i + 1))
-		[ $i -lt $(($2 * 10)) ] || fail "vf0 never matched $1 in $2 s: $(cat /tmp/status.json 2>/dev/null)"
-		sleep 0.1
-	done
-}
 # pfrebind: PF 1 off igb (its VFs go with it) and back, then its VFs again.
 pfrebind() {
 	pf=$(nic 1)
-	t0=$(now)
-	echo "$pf" >/sys/bus/pci/drivers/igb/unbind &
-	w=$!
-	i=0
-	while kill -0 $w 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 300 ] || fail "echo $pf > igb/unbind blocked for 30 s"
-		sleep 0.1
-	done
-	wait $w || fail "echo $pf > /sys/bus/pci/drivers/igb/unbind"
-	unbind=$(since "$t0")
+	write_timed "$pf" /sys/bus/pci/drivers/igb/unbind
+	unbind=$took
 	say "pfrebind: unbind returned after ${unbind} s; numvfs=$(cat "/sys/bus/pci/devices/$pf/sriov_numvfs") virtfn0=$(ls -d "/sys/bus/pci/devices/$pf/virtfn0" 2>/dev/null) vf0 present=$([ -e "/sys/bus/pci/devices/$VF0" ] && echo yes || echo no)"
-	vf0 '"absent":true' 10
+	port_is vf0 '"absent":true' 10
 	absent=$(since "$t0")
 	t1=$(now)
 	echo "$pf" >/sys/bus/pci/drivers/igb/bind || fail "echo $pf > /sys/bus/pci/drivers/igb/bind"
@@ -68,7 +29,7 @@ pfrebind() {
 	[ "$vf" = "$VF0" ] || fail "VF 0 of $pf came back as $vf, not $VF0"
 	PFIF=$ifc
 	bound=$(since "$t1")
-	vf0 '"link_up":true.*"absent":false' 60
+	port_is vf0 '"link_up":true.*"absent":false' 60
 	say "pfrebind-times unbind=$unbind absent=$absent rebound=$bound back=$(since "$t1") total=$(since "$t0")"
 }
 VFS=
@@ -86,9 +47,9 @@ PFS="$(nic 1) $(nic 2)"
 set -- $VFS
 {
 	conf_head info
+	vf_port vf0 "$1"
+	vf_port vf1 "$2"
 	cat <<CONF
-  - {name: vf0, driver: vfio-pci, pci: "$1", nic: igbvf, interrupts: msix}
-  - {name: vf1, driver: vfio-pci, pci: "$2", nic: igbvf, interrupts: msix}
 forward:
   mode: l2fwd
   pairs:
@@ -96,13 +57,10 @@ forward:
 CONF
 	conf_poll adaptive 300us
 } >/tmp/vf.yaml
-run_daemon /tmp/vf.yaml
-wait_links 2 60
-snapshot start
-say READY
+serve /tmp/vf.yaml 2
 while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 	case $cmd in
-	snap) snapshot "$arg" ;;
+	snap) snap "$arg" ;;
 	vfmac)
 		vfmac "$PFIF" 02:75:69:6f:76:99
 		sleep 3
@@ -149,13 +107,5 @@ CONF
 	*) fail "unknown command $cmd" ;;
 	esac
 done
-say "host says: $cmd"
-status && say "STATUS-BEGIN final" && cat /tmp/status.json && say "STATUS-END final"
-stop_daemon
 # shellcheck disable=SC2086 # the lists of addresses
-if [ -n "$VFS" ]; then
-	uiod unbind --restore $VFS || fail "uiod unbind --restore $VFS"
-else
-	uiod unbind --restore $PFS || fail "uiod unbind --restore $PFS"
-fi
-say "end"
+if [ -n "$VFS" ]; then finish $VFS; else finish $PFS; fi

@@ -40,12 +40,7 @@ scenario() {
 		conf_head info
 		mq_port p0 "$NIC1"
 		mq_port p1 "$NIC2"
-		cat <<EOF
-forward:
-  mode: l2fwd
-  pairs:
-    - [p0, p1]
-EOF
+		conf_l2fwd p0 p1
 		conf_poll adaptive 300us "$cpus"
 	} >/tmp/mq.yaml
 	run_daemon /tmp/mq.yaml

@@ -22,11 +22,8 @@ for pol in ${UIOD_TS_POLICIES:-busy adaptive auto}; do
 		cat <<CONF
   - {name: p0, driver: vfio-pci, pci: "$din", nic: igb, interrupts: msix, promiscuous: true}
   - {name: p1, driver: vfio-pci, pci: "$dout", nic: igb, interrupts: msix, promiscuous: true}
-forward:
-  mode: l2fwd
-  pairs:
-    - [p0, p1]
 CONF
+		conf_l2fwd p0 p1
 		case $pol in
 		auto) conf_poll adaptive auto ;;
 		*) conf_poll "$pol" 300us ;;

@@ -17,14 +17,7 @@ func TestMMIORegion(t *testing.T) {
 	if r.Len() != 8192 {
 		t.Errorf("Len = %d", r.Len())
 	}
-	r.Write32(0x8, 0xdeadbeef)
-	r.Write64(0x10, 0x0123456789abcdef)
-	if got := r.Read32(0x8); got != 0xdeadbeef {
-		t.Errorf("Read32 = %#x", got)
-	}
-	if got := r.Read64(0x10); got != 0x0123456789abcdef {
-		t.Errorf("Read64 = %#x", got)
-	}
+	testutil.ReadsBack(t, r, 0x8, 0xdeadbeef, 0x10, 0x0123456789abcdef)
 	// The writes reached the file at the region's offset, low half first in memory.
 	var b [16]byte
 	if _, err := f.ReadAt(b[:], 4096+0x8); err != nil {

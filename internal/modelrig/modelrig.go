@@ -46,7 +46,7 @@ var Drivers = []Driver{
 // CloseAndCheck closes the ports of a model pair and checks what closing must leave: every
 // buffer back in its pool (l2fwd leaves one port's buffers in the other's TX rings, so only
 // after both closed), no device fault but DMA faults when dmaOK, and no DMA mapping.
-func CloseAndCheck(t testing.TB, pair *intel.Pair, ports []nic.Port, pools [][]*nic.Mempool, dmaOK bool) {
+func CloseAndCheck(t testing.TB, pair *sim.Pair[*intel.Model], ports []nic.Port, pools [][]*nic.Mempool, dmaOK bool) {
 	t.Helper()
 	for i, p := range ports {
 		if err := p.Close(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/intel"
 )
 
@@ -29,7 +30,7 @@ type Config struct {
 // Pair.Far[0]; the rig receives them from port 1 and checks each flow's order.
 type Rig struct {
 	cfg   Config
-	Pair  *intel.Pair
+	Pair  *sim.Pair[*intel.Model]
 	Ports [2]nic.Port
 	Pools [2][]*nic.Mempool // the ports' buffer pools, for Close's check
 	DP    *dataplane.Dataplane
@@ -54,7 +55,7 @@ func New(t testing.TB, cfg Config) *Rig {
 	t.Cleanup(func() { pair.Close() })
 	r := &Rig{cfg: cfg, Pair: pair, next: map[int]uint64{}}
 	for i := range r.Ports {
-		p, err := nic.Open(pair.Models[i].Device(), cfg.Driver.Name, nic.Config{
+		p, err := nic.Open(pair.Models[i].PCI(), cfg.Driver.Name, nic.Config{
 			RxQueues: cfg.Queues, TxQueues: cfg.Queues, RxRing: cfg.Ring, TxRing: cfg.Ring,
 			Promiscuous: true, Interrupts: cfg.Interrupts, TxTimeout: cfg.TxTimeout,
 		})

@@ -70,6 +70,16 @@ CONF
 	[ -z "${3:-}" ] || echo "  cpus: [$3]"
 }
 
+# conf_l2fwd A B [C D ...] prints a configuration's forward section: l2fwd between the
+# ports A and B, C and D, and so on.
+conf_l2fwd() {
+	printf 'forward:\n  mode: l2fwd\n  pairs:\n'
+	while [ $# -ge 2 ]; do
+		printf '    - [%s, %s]\n' "$1" "$2"
+		shift 2
+	done
+}
+
 # status fetches the daemon's /status into /tmp/status.json.
 status() { wget -q -O /tmp/status.json "http://$METRICS/status" 2>/dev/null; }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 func TestQEMUArgs(t *testing.T) {
@@ -92,11 +94,7 @@ func TestInitScriptSyntax(t *testing.T) {
 	}
 	for _, c := range []initConfig{{}, {UnsafeNoIOMMU: true, IOMMU: true, Kernel: `shared "quoted" $x`}} {
 		s := initScript(c)
-		for _, want := range []string{ResultMarker + "$*", "mark \"exit=$rc", "poweroff -f", "UIOD_GUEST=1", igbID, virtioNetID} {
-			if !strings.Contains(s, want) {
-				t.Errorf("init script lacks %q", want)
-			}
-		}
+		testutil.TextContains(t, "init script", s, ResultMarker+"$*", "mark \"exit=$rc", "poweroff -f", "UIOD_GUEST=1", igbID, virtioNetID)
 		if got := strings.Contains(s, "enable_unsafe_noiommu_mode"); got != c.UnsafeNoIOMMU {
 			t.Errorf("noiommu handling present %v, want %v", got, c.UnsafeNoIOMMU)
 		}

@@ -25,30 +25,21 @@ import (
 // device closed), come back by itself, and forward again; the second pair must lose no
 // frame in the whole round; nothing may outlive a round.
 func TestSoakRemoval(t *testing.T) {
-	d := duration(t)
-	if d == 0 {
-		t.Skip("soak test: give it a duration with -soak or SOAK_DURATION (make soak)")
-	}
-	testutil.CheckLeaks(t)
-	s := seed(t)
-	t.Logf("removal soak for %v, seed %d (SOAK_SEED=%d replays it)", d, s, s)
-	rng := rand.New(rand.NewPCG(s, s^0x7e40))
-	end := time.Now().Add(d)
-	base := startBaseline()
+	d, rng, base := startSoak(t, "removal soak", 0x7e40)
 	var removals, surprises int
-	for round := 1; time.Now().Before(end); round++ {
+	testutil.Repeat(d, func(round int, left time.Duration) bool {
 		rc := removalRound{nic: []string{"igb", "ixgbe", "virtio"}[rng.IntN(3)], mode: []string{"adaptive", "busy"}[rng.IntN(2)]}
-		length := min(time.Duration(2+rng.IntN(3))*time.Second, time.Until(end))
+		length := min(time.Duration(2+rng.IntN(3))*time.Second, left)
 		ok := t.Run(fmt.Sprintf("round%d-%s-%s", round, rc.nic, rc.mode), func(t *testing.T) {
 			r, s := rc.run(t, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), length, round)
 			removals += r
 			surprises += s
 		})
-		if !ok {
-			break
+		if ok {
+			base.check(t, round)
 		}
-		base.check(t, round)
-	}
+		return ok
+	})
 	t.Logf("%d removals, %d of them surprise removals", removals, surprises)
 }
 
@@ -116,8 +107,7 @@ metrics: {listen: "127.0.0.1:0"}
 			}
 		}
 	}()
-	end := time.Now().Add(length)
-	for time.Now().Before(end) {
+	testutil.Repeat(length, func(int, time.Duration) bool {
 		time.Sleep(time.Duration(20+rng.IntN(180)) * time.Millisecond)
 		port := []string{"a", "b"}[rng.IntN(2)]
 		dev, ok := dm.SimDevice(port)
@@ -143,7 +133,8 @@ metrics: {listen: "127.0.0.1:0"}
 		if !testutil.WaitFor(10*time.Second, back) {
 			t.Fatalf("port %s did not come back within 10 s", port)
 		}
-	}
+		return true
+	})
 	close(stop)
 	wg.Wait()
 	if !testutil.WaitFor(10*time.Second, func() bool { return seen[3].Count() >= int(cdSent) && seen[2].Count() >= int(cdSent) }) {

@@ -70,32 +70,38 @@ func seed(t *testing.T) uint64 {
 	return uint64(time.Now().UnixNano())
 }
 
-// TestSoak runs rounds of faulted model traffic through the dataplane until its duration
-// is up (see the package comment).
-func TestSoak(t *testing.T) {
+// startSoak skips the test unless it is given a duration, checks it for leaks, and
+// returns the duration, its random source (seeded as seed says, salted per soak, and
+// logged so that the run can be replayed) and the baseline no round may grow.
+func startSoak(t *testing.T, what string, salt uint64) (time.Duration, *rand.Rand, baseline) {
+	t.Helper()
 	d := duration(t)
 	if d == 0 {
 		t.Skip("soak test: give it a duration with -soak or SOAK_DURATION (make soak)")
 	}
 	testutil.CheckLeaks(t)
 	s := seed(t)
-	t.Logf("soak for %v, seed %d (SOAK_SEED=%d replays it)", d, s, s)
-	rng := rand.New(rand.NewPCG(s, s^0x5eed))
-	end := time.Now().Add(d)
+	t.Logf("%s for %v, seed %d (SOAK_SEED=%d replays it)", what, d, s, s)
+	return d, rand.New(rand.NewPCG(s, s^salt)), startBaseline()
+}
+
+// TestSoak runs rounds of faulted model traffic through the dataplane until its duration
+// is up (see the package comment).
+func TestSoak(t *testing.T) {
+	d, rng, base := startSoak(t, "soak", 0x5eed)
 	var total soakTotals
-	base := startBaseline()
-	for round := 1; time.Now().Before(end); round++ {
-		length := min(time.Duration(2+rng.IntN(4))*time.Second, time.Until(end))
+	testutil.Repeat(d, func(round int, left time.Duration) bool {
+		length := min(time.Duration(2+rng.IntN(4))*time.Second, left)
 		cfg := roundConfig{drv: modelrig.Drivers[rng.IntN(len(modelrig.Drivers))], msix: rng.IntN(2) == 1}
 		ok := t.Run(fmt.Sprintf("round%d-%s", round, cfg), func(t *testing.T) {
 			runRound(t, cfg, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), length, &total)
 		})
-		if !ok {
-			break
+		if ok {
+			// Nothing may outlive a round.
+			base.check(t, round)
 		}
-		// Nothing may outlive a round.
-		base.check(t, round)
-	}
+		return ok
+	})
 	t.Logf("%d rounds, %d frames sent, %d received, %d faults injected: %v; %d TX queue resets",
 		total.rounds, total.sent, total.received, total.faults, total.kinds, total.txTimeouts)
 }
@@ -169,8 +175,7 @@ func runRound(t *testing.T, cfg roundConfig, rng *rand.Rand, length time.Duratio
 	dmaFaults := false
 	kindsHere := map[string]int{}
 	nextFault := 50 + rng.IntN(500)
-	start := time.Now()
-	for end := start.Add(length); time.Now().Before(end); {
+	testutil.Repeat(length, func(int, time.Duration) bool {
 		burst := 1 + rng.IntN(64)
 		for i := 0; i < burst; i++ {
 			if !testutil.WaitFor(settle, func() bool { return r.Unaccounted(sent) < window }) {
@@ -192,7 +197,8 @@ func runRound(t *testing.T, cfg roundConfig, rng *rand.Rand, length time.Duratio
 			sent++
 		}
 		time.Sleep(time.Duration(rng.Int64N(int64(2 * time.Millisecond))))
-	}
+		return true
+	})
 	// Let the faults end (stalls, held write-backs, link flaps) and the frames arrive.
 	if !testutil.WaitFor(settle, func() bool {
 		return r.Ports[0].Link().Up && r.Ports[1].Link().Up && r.Settled(sent)

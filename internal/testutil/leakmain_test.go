@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"sync"
 	"testing"
 	"time"
 )
@@ -12,6 +13,8 @@ func (f runFunc) Run() int { return f() }
 func TestRunCheckingLeaks(t *testing.T) {
 	stop := make(chan struct{})
 	defer close(stop)
+	// A case's goroutine that exits in time must be gone before the next case counts.
+	var sleepers sync.WaitGroup
 	tests := []struct {
 		name string
 		run  func() int
@@ -20,7 +23,7 @@ func TestRunCheckingLeaks(t *testing.T) {
 		{"clean", func() int { return 0 }, 0},
 		{"failed", func() int { return 3 }, 3},
 		{"exits in time", func() int {
-			go func() { time.Sleep(20 * time.Millisecond) }()
+			sleepers.Go(func() { time.Sleep(20 * time.Millisecond) })
 			return 0
 		}, 0},
 		{"leaks", func() int {
@@ -34,5 +37,6 @@ func TestRunCheckingLeaks(t *testing.T) {
 				t.Errorf("exit code %d, want %d", got, tt.want)
 			}
 		})
+		sleepers.Wait()
 	}
 }

@@ -6,45 +6,6 @@ import (
 	"testing"
 )
 
-// recorder is a testing.TB that records failures instead of failing.
-type recorder struct {
-	testing.TB
-	errs []string
-}
-
-func (r *recorder) Helper() {}
-
-func (r *recorder) Errorf(format string, args ...any) {
-	r.errs = append(r.errs, fmt.Sprintf(format, args...))
-}
-
-// errFatal is what the recorder's Fatal panics with, in place of stopping the goroutine.
-var errFatal = errors.New("fatal")
-
-func (r *recorder) Fatal(args ...any) {
-	r.errs = append(r.errs, fmt.Sprint(args...))
-	panic(errFatal)
-}
-
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.errs = append(r.errs, fmt.Sprintf(format, args...))
-	panic(errFatal)
-}
-
-// fatal runs fn with r and reports whether it called Fatal.
-func (r *recorder) fatal(fn func()) (fatal bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			if v != errFatal {
-				panic(v)
-			}
-			fatal = true
-		}
-	}()
-	fn()
-	return false
-}
-
 func TestPanics(t *testing.T) {
 	r := &recorder{TB: t}
 	Panics(r, "a panic", func() { panic("x") })

@@ -2,21 +2,9 @@ package testutil
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"testing"
 )
-
-// errRecorder is a testing.TB that records Errorf calls instead of failing.
-type errRecorder struct {
-	testing.TB
-	errs []string
-}
-
-func (r *errRecorder) Helper() {}
-func (r *errRecorder) Errorf(format string, args ...any) {
-	r.errs = append(r.errs, fmt.Sprintf(format, args...))
-}
 
 func TestCheckParse(t *testing.T) {
 	parse := func(s string) (int, error) {
@@ -38,7 +26,7 @@ func TestCheckParse(t *testing.T) {
 		{in: "7", wantErr: "bad", failed: true},
 	}
 	for _, tt := range tests {
-		r := &errRecorder{TB: t}
+		r := &recorder{TB: t}
 		_, ok := CheckParse(r, "parse", parse, tt.in, tt.want, tt.wantErr)
 		if ok != tt.ok || (len(r.errs) > 0) != tt.failed {
 			t.Errorf("CheckParse(%q, want %d, wantErr %q): ok %v, errors %q", tt.in, tt.want, tt.wantErr, ok, r.errs)

@@ -39,7 +39,10 @@ func TestDeviceClockKnownDelay(t *testing.T) {
 			if hw.MinNs < int64(delay)-c.ErrorNs {
 				t.Errorf("device-clock minimum %d ns is below the cable's %v delay (clock error ±%d ns)", hw.MinNs, delay, c.ErrorNs)
 			}
-			if r.Received > 0 && r.MinNs < hw.MinNs-c.ErrorNs {
+			// Each probe's software interval contains its device-clock one, so the minima
+			// compare only when both cover the same probes: a probe whose stamp was lost
+			// (the one-latch rule, under load) may be the software minimum.
+			if r.Received > 0 && hw.Received == r.Received && r.MinNs < hw.MinNs-c.ErrorNs {
 				t.Errorf("software minimum %d ns below the device-clock minimum %d ns", r.MinNs, hw.MinNs)
 			}
 			t.Logf("%s: device clock p50 %d ns over %d samples, software p50 %d ns; clock offset %d ± %d ns, rx stamps lost %d",

@@ -20,22 +20,20 @@ import (
 	_ "github.com/uiod/uiod/nic/virtio" // registers the virtio driver
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	simigbvf "github.com/uiod/uiod/sim/igbvf"
-	"github.com/uiod/uiod/sim/intel"
-	simvirtio "github.com/uiod/uiod/sim/virtio"
+	"github.com/uiod/uiod/sim/simnic"
 	"github.com/uiod/uiod/wire"
 )
 
 // The NICs a bench can be built of, by driver name.
 const (
-	NICIxgbe  = "ixgbe"  // model 82599 ports, the ixgbe driver
-	NICIgb    = "igb"    // model 82576 ports, the igb driver
-	NICIgbvf  = "igbvf"  // model 82576 VFs with their PFs, the igbvf driver
-	NICVirtio = "virtio" // model virtio-net devices, the virtio driver
+	NICIxgbe  = simnic.Ixgbe  // model 82599 ports, the ixgbe driver
+	NICIgb    = simnic.IGB    // model 82576 ports, the igb driver
+	NICIgbvf  = simnic.IGBVF  // model 82576 VFs with their PFs, the igbvf driver
+	NICVirtio = simnic.Virtio // model virtio-net devices, the virtio driver
 )
 
 // NICs lists the NIC names Open accepts, the default first.
-var NICs = []string{NICIxgbe, NICIgb, NICIgbvf, NICVirtio}
+var NICs = simnic.Names
 
 // virtioQueueSize is the model virtio-net's virtqueue size: 1024 descriptors, QEMU's
 // largest rx_queue_size, so the driver's rings hold 512 packets like the Intel ports'.
@@ -44,48 +42,10 @@ const virtioQueueSize = 1024
 // Ports are two model ports driven by the real driver for them, their cables plugged into
 // the wires given to Open, sharing one IOMMU (l2fwd sends port 0's buffers out of port 1).
 type Ports struct {
-	// NIC is the kind of port (NICIxgbe, NICIgb or NICVirtio).
+	// NIC is the kind of port (one of NICs).
 	NIC    string
 	NICs   [2]nic.Port
-	models [2]model
-}
-
-// model is a device model under a bench port.
-type model interface {
-	Close() error
-	// losses counts the frames the model lost or refused so far.
-	losses() losses
-}
-
-// losses are frames lost by a model port and its driver.
-type losses struct {
-	missed, refused, txErrors, wireLost uint64
-}
-
-func (l losses) total() uint64 { return l.missed + l.refused + l.txErrors + l.wireLost }
-
-type intelModel struct{ *intel.Model }
-
-func (m intelModel) losses() losses {
-	s := m.Stats()
-	return losses{missed: s.Missed + s.QueueDrops, refused: s.BadFrames + s.Filtered + s.RxOff + s.Dropped,
-		txErrors: s.TxErrors + s.TxLinkDown, wireLost: s.WireLost}
-}
-
-type vfModel struct{ *simigbvf.Model }
-
-func (m vfModel) losses() losses {
-	s, v := m.Engine().Stats(), m.Stats()
-	return losses{missed: s.Missed + s.QueueDrops, refused: s.BadFrames + s.Filtered + s.RxOff + s.Dropped + v.Filtered + v.TooLong + v.RxOff,
-		txErrors: s.TxErrors + s.TxLinkDown + v.Spoofed + v.TxOff, wireLost: s.WireLost}
-}
-
-type virtioModel struct{ *simvirtio.Model }
-
-func (m virtioModel) losses() losses {
-	s := m.Stats()
-	return losses{missed: s.Missed, refused: s.Oversize + s.RxOff + s.RxErrors + s.Dropped,
-		txErrors: s.TxErrors + s.TxLinkDown, wireLost: s.WireLost}
+	models [2]sim.Model
 }
 
 // Open builds two model 82599 ports on cables and opens them with the ixgbe driver.
@@ -97,46 +57,29 @@ func Open(cables [2]wire.Port) (*Ports, error) { return OpenNIC(NICIxgbe, cables
 // anti-spoof check is off (as "spoofchk off"), since l2fwd sends the probes with their
 // source address.
 func OpenNIC(name string, cables [2]wire.Port) (*Ports, error) {
+	if !simnic.Known(name) {
+		return nil, fmt.Errorf("nic %q: want %s", name, strings.Join(NICs, ", "))
+	}
 	s := &Ports{NIC: name}
 	iommu := sim.NewIOMMU()
 	for i := range s.models {
-		addr := pci.Addr{Bus: 1, Device: 0, Function: uint8(i)}
-		var dev pci.Device
+		c := simnic.Config{Addr: pci.Addr{Bus: 1, Device: 0, Function: uint8(i)}, Wire: cables[i], IOMMU: iommu}
 		switch name {
-		case NICIxgbe, NICIgb:
-			flavor := intel.X82599
-			if name == NICIgb {
-				flavor = intel.X82576
-			}
-			m, err := intel.New(intel.Config{Addr: addr, Flavor: flavor, Wire: cables[i], IOMMU: iommu})
-			if err != nil {
-				s.Close()
-				return nil, fmt.Errorf("model port %d: %w", i, err)
-			}
-			s.models[i], dev = intelModel{m}, m.Device()
 		case NICIgbvf:
-			mac := net.HardwareAddr{0x02, 0x75, 0x69, 0x6f, 0x76, byte(i)}
+			c.MAC = net.HardwareAddr{0x02, 0x75, 0x69, 0x6f, 0x76, byte(i)}
 			if i == 0 {
-				mac = latency.DefaultAddrs().DstMAC
+				c.MAC = latency.DefaultAddrs().DstMAC
 			}
-			m, err := simigbvf.New(simigbvf.Config{Addr: addr, MAC: mac, Wire: cables[i], IOMMU: iommu, NoAntiSpoof: true})
-			if err != nil {
-				s.Close()
-				return nil, fmt.Errorf("model port %d: %w", i, err)
-			}
-			s.models[i], dev = vfModel{m}, m.PCI()
 		case NICVirtio:
-			m, err := simvirtio.New(simvirtio.Config{Addr: addr, MAC: []byte{0x52, 0x54, 0, 0x12, 0x34, byte(0x56 + i)},
-				Wire: cables[i], IOMMU: iommu, QueueSize: virtioQueueSize})
-			if err != nil {
-				s.Close()
-				return nil, fmt.Errorf("model port %d: %w", i, err)
-			}
-			s.models[i], dev = virtioModel{m}, m.PCI()
-		default:
-			return nil, fmt.Errorf("nic %q: want %s", name, strings.Join(NICs, ", "))
+			c.MAC, c.QueueSize = []byte{0x52, 0x54, 0, 0x12, 0x34, byte(0x56 + i)}, virtioQueueSize
 		}
-		p, err := nic.Open(dev, name, nic.Config{Promiscuous: name != NICIgbvf})
+		m, err := simnic.New(name, c)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("model port %d: %w", i, err)
+		}
+		s.models[i] = m
+		p, err := nic.Open(m.PCI(), name, nic.Config{Promiscuous: name != NICIgbvf})
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("open model port %d: %w", i, err)
@@ -162,11 +105,11 @@ func (s *Ports) Close() {
 func (s *Ports) Drops() string {
 	var out string
 	for i, m := range s.models {
-		l, ps := m.losses(), s.NICs[i].Stats()
-		l.refused += ps.RxErrors
-		l.txErrors += ps.TxErrors
-		if l.total() > 0 {
-			out += fmt.Sprintf(" (port %d: missed %d, refused %d, tx errors %d, wire lost %d)", i, l.missed, l.refused, l.txErrors, l.wireLost)
+		c, ps := m.Counters(), s.NICs[i].Stats()
+		c.Refused += ps.RxErrors
+		c.TxErrors += ps.TxErrors
+		if c.Lost() > 0 {
+			out += fmt.Sprintf(" (port %d: missed %d, refused %d, tx errors %d, wire lost %d)", i, c.Missed, c.TooLong+c.Refused+c.Dropped, c.TxErrors, c.WireLost)
 		}
 	}
 	return out

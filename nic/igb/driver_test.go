@@ -78,7 +78,7 @@ func TestOpenUnsupported(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Open(m.Device(), nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
+		_, err = Open(m.PCI(), nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 		testutil.ErrorIs(t, err, nic.ErrNoDriver, fmt.Sprintf("unsupported device 8086:%04x", id))
 		testutil.ErrorContains(t, err, "supported are", "8086:10c9 (82576)")
 		m.Close()
@@ -86,7 +86,7 @@ func TestOpenUnsupported(t *testing.T) {
 }
 
 func TestITRValue(t *testing.T) {
-	nictest.CheckITR(t, itrValue, i82576.EitrCntIgnr, map[time.Duration]uint32{
+	nictest.CheckITR(t, layout.ITR.Value, i82576.EitrCntIgnr, map[time.Duration]uint32{
 		0:                      0,
 		time.Nanosecond:        1 << 2,
 		100 * time.Microsecond: 100 << 2,

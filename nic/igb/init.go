@@ -14,25 +14,19 @@ import (
 // device from the firmware (CTRL_EXT.DRV_LOAD) and clears the multicast, VLAN and
 // unicast hash filter tables and receive addresses 1-23 (Linux's igb_init_hw_82575,
 // igb_clear_vfta, igb_init_rx_addrs).
-//
-// A reset already under way (the function-level reset a backend may issue when it opens
-// the device) must end before the first write: the NIC ignores writes while CTRL.RST
-// reads 1.
+// The reset itself is intel.GlobalReset's, which first waits out one already under way.
 func (p *Port) resetHW() error {
 	r := p.bar
-	if err := intel.WaitClear(r, intelnic.CTRL, intelnic.CtrlReset, time.Second); err != nil {
-		return fmt.Errorf("reset under way: %w", err)
-	}
-	r.Write32(i82576.IMC, intelnic.AllCauses)
-	r.Write32(i82576.EIMC, intelnic.AllCauses)
-	r.Write32(i82576.RCTL, 0)
-	r.Write32(i82576.TCTL, i82576.TctlPSP)
-	r.Read32(intelnic.STATUS) // flush
-	time.Sleep(time.Millisecond)
-	r.Write32(intelnic.CTRL, r.Read32(intelnic.CTRL)|intelnic.CtrlReset)
-	time.Sleep(time.Millisecond) // no register access right after a reset
-	if err := intel.WaitClear(r, intelnic.CTRL, intelnic.CtrlReset, time.Second); err != nil {
-		return fmt.Errorf("global reset: %w", err)
+	err := intel.GlobalReset(r, intelnic.CtrlReset, func() {
+		r.Write32(i82576.IMC, intelnic.AllCauses)
+		r.Write32(i82576.EIMC, intelnic.AllCauses)
+		r.Write32(i82576.RCTL, 0)
+		r.Write32(i82576.TCTL, i82576.TctlPSP)
+		r.Read32(intelnic.STATUS) // flush
+		time.Sleep(time.Millisecond)
+	})
+	if err != nil {
+		return err
 	}
 	r.Write32(i82576.IMC, intelnic.AllCauses)
 	r.Write32(i82576.EIMC, intelnic.AllCauses)
@@ -41,16 +35,8 @@ func (p *Port) resetHW() error {
 	// (igb_reset_hw_82575), wait a little and go on without it; readMAC copes with a
 	// missing address.
 	_ = intel.WaitSet(r, i82576.EECD, intelnic.EecAutoRead, 10*time.Millisecond)
-	r.Write32(intelnic.CTRLEXT, r.Read32(intelnic.CTRLEXT)|intelnic.CtrlExtDrvLoad)
-	intel.ClearTables(r, i82576.VFTA, i82576.UTA)
-	intel.ClearRAR(r, i82576.RAREntries, i82576.RAL)
+	intel.TakeOver(r, i82576.VFTA, i82576.UTA, i82576.RAREntries, i82576.RAL)
 	return nil
-}
-
-// release hands the device back to the firmware: CTRL_EXT.DRV_LOAD off (Linux's
-// igb_release_hw_control).
-func (p *Port) release() {
-	p.bar.Write32(intelnic.CTRLEXT, p.bar.Read32(intelnic.CTRLEXT)&^intelnic.CtrlExtDrvLoad)
 }
 
 // queueDisableTimeout bounds the wait for a queue's enable bit to clear.

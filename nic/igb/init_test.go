@@ -21,7 +21,7 @@ func TestInitRegisters(t *testing.T) {
 		t.Fatal(err)
 	}
 	var writes []nictest.RegWrite
-	p, err := Open(nictest.Recorded(m.Device(), &writes, nil), nic.Config{TxQueues: 2, Interrupts: nic.IRQNone, LinkTimeout: 1})
+	p, err := Open(nictest.Recorded(m.PCI(), &writes, nil), nic.Config{TxQueues: 2, Interrupts: nic.IRQNone, LinkTimeout: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

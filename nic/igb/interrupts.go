@@ -1,25 +1,11 @@
 package igb
 
 import (
-	"time"
-
 	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic/internal/intel"
 )
-
-// itrValue converts an interrupt interval to EITR (1 µs units in bits 14:2; 0 means no
-// moderation). CNT_IGNR keeps the write from resetting the running counter.
-func itrValue(d time.Duration) uint32 {
-	return intel.Interval(d, ITRUnit, i82576.EitrIntervalMask, i82576.EitrIntervalShift) | i82576.EitrCntIgnr
-}
-
-// setIVAR maps queue q's RX (or TX) cause to an MSI-X vector.
-func (p *Port) setIVAR(q int, tx bool, vector int) {
-	off, shift := i82576.IVAREntry(q, tx)
-	intel.SetIVAR(p.bar, off, shift, vector)
-}
 
 // setupInterrupts programs the interrupt mode.
 //
@@ -32,22 +18,13 @@ func (p *Port) setIVAR(q int, tx bool, vector int) {
 // path does (igb_assign_vector of the one vector; on silicon a queue without a valid entry
 // raises no interrupt), and the receive descriptor write-back cause ICR.RXDW (shared by
 // all queues) and link change in IMS; reading ICR acknowledges.
-func (p *Port) setupInterrupts() error {
-	kind, ok, err := intel.EnableVectors(&p.core)
-	if !ok {
-		return err
-	}
+func (p *Port) setupInterrupts(kind irq.Kind) {
 	n := p.NumRxQueues()
 	r := p.bar
-	itr := itrValue(p.cfg.ITR)
 	if kind == irq.MSIX {
-		var queueBits uint32
 		r.Write32(i82576.GPIE, intelnic.GpieMSIXMode|intelnic.GpiePBASupport|i82576.GpieNSICR)
-		for q := 0; q < n; q++ {
-			p.setIVAR(q, false, q)
-			r.Write32(i82576.EITR(q), itr)
-			queueBits |= 1 << q
-		}
+		queueBits := intel.MapRxQueues(&p.core)
+		intel.Moderate(&p.core, n)
 		p.other = n
 		r.Write32(i82576.IVARMisc, uint32(n|intelnic.IvarValid)<<8)
 		r.Write32(i82576.EIAC, queueBits)
@@ -56,16 +33,15 @@ func (p *Port) setupInterrupts() error {
 		r.Write32(i82576.EICR, intelnic.AllCauses)
 		r.Write32(i82576.IMS, i82576.IcrLSC)
 		r.Write32(i82576.EIMS, 1<<n)
-		return nil
+		return
 	}
 	r.Write32(i82576.GPIE, i82576.GpieNSICR)
 	for q := 0; q < n; q++ {
-		p.setIVAR(q, false, 0)
+		intel.SetIVAR(&p.core, q, false, 0)
 	}
-	r.Write32(i82576.EITR(0), itr)
+	intel.Moderate(&p.core, 1)
 	r.Write32(i82576.ICR, r.Read32(i82576.ICR))
 	r.Write32(i82576.IMS, i82576.IcrLSC)
-	return nil
 }
 
 // unmaskINTx acknowledges ICR, handling a link change found there, and unmasks RXDW,

@@ -39,7 +39,7 @@ func TestOpenLinkModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			dev := nictest.Hooked(m.Device(), nictest.Hooks{Read: func(bar int, off, v uint32) uint32 {
+			dev := nictest.Hooked(m.PCI(), nictest.Hooks{Read: func(bar int, off, v uint32) uint32 {
 				if tt.mode != 0 && bar == 0 && off == intelnic.CTRLEXT {
 					v = v&^i82576.CtrlExtLinkModeMask | tt.mode
 				}

@@ -30,7 +30,7 @@ func TestLinkChangeDuringOtherInterrupt(t *testing.T) {
 		armed bool
 	)
 	// After each register read: a second link change right after the handler read ICR.
-	dev := nictest.Hooked(m.Device(), nictest.Hooks{Read: func(_ int, off, v uint32) uint32 {
+	dev := nictest.Hooked(m.PCI(), nictest.Hooks{Read: func(_ int, off, v uint32) uint32 {
 		mu.Lock()
 		fire := armed && off == i82576.ICR
 		armed = armed && !fire

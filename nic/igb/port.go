@@ -40,7 +40,12 @@ var layout = intel.Layout{
 	TxQueue: i82576.TDBAL(0),
 	EIMS:    i82576.EIMS,
 	EIMC:    i82576.EIMC,
-	MPC:     []uint32{i82576.MPC},
+	IVAR:    i82576.IVAREntry,
+	EITR:    i82576.EITR,
+	// EITR counts 1 µs units in bits 14:2 (0: no moderation); CNT_IGNR keeps a write from
+	// resetting the running counter.
+	ITR: intel.Moderation{Unit: ITRUnit, Mask: i82576.EitrIntervalMask, Shift: i82576.EitrIntervalShift, Keep: i82576.EitrCntIgnr},
+	MPC: []uint32{i82576.MPC},
 	// Frames dropped for lack of a descriptor (SRRCTL.DROP_EN) are counted per queue in
 	// RQDPC (Linux igb_update_stats).
 	QueueDrops: i82576.RQDPC,
@@ -61,7 +66,7 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 		return nil, err
 	}
 	p := &Port{}
-	ops := intel.Ops{Mask: p.mask, Stop: p.stopRxTx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: p.release}
+	ops := intel.Ops{Mask: p.mask, Stop: p.stopRxTx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: func() { intel.HandBack(p.bar) }}
 	if err := intel.Open(&p.core, dev, cfg, limits, layout, ops, p.open); err != nil {
 		return nil, err
 	}
@@ -88,7 +93,7 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 		return err
 	}
 	intel.ReadCounters(&p.core)
-	if err := intel.StartQueues(&p.core, p.disableQueues, p.initRx, p.initTx, p.setupInterrupts); err != nil {
+	if err := intel.StartQueues(&p.core, p.disableQueues, p.initRx, p.initTx, intel.Interrupts(&p.core, p.setupInterrupts)); err != nil {
 		return err
 	}
 	p.waitLink(p.cfg.LinkTimeout)

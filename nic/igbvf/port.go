@@ -62,10 +62,11 @@ type Port struct {
 
 	cnt counters
 
-	kick     chan struct{}
-	stop     chan struct{}
-	watching sync.WaitGroup
-	lastErr  atomic.Pointer[error]
+	kick       chan struct{}
+	timerWakes atomic.Uint64 // the watcher's wake-ups by its timer, not by an interrupt
+	stop       chan struct{}
+	watching   sync.WaitGroup
+	lastErr    atomic.Pointer[error]
 }
 
 var _ nic.Port = (*Port)(nil)

@@ -32,6 +32,7 @@ func (p *Port) watch() {
 			return
 		case <-p.kick:
 		case <-tick.C:
+			p.timerWakes.Add(1)
 		}
 		if p.pfEvent() {
 			p.reinitUntilDone()

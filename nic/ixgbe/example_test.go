@@ -21,12 +21,12 @@ func Example() {
 	modelA, modelB := pair.Models[0], pair.Models[1]
 	inA, outB := pair.Far[0], pair.Far[1] // the test's ends of the ports' wires
 	cfg := nic.Config{RxRing: 256, TxRing: 256, Interrupts: nic.IRQNone, Promiscuous: true}
-	a, err := nic.Open(modelA.Device(), "auto", cfg)
+	a, err := nic.Open(modelA.PCI(), "auto", cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer a.Close()
-	b, err := nic.Open(modelB.Device(), "ixgbe", cfg)
+	b, err := nic.Open(modelB.PCI(), "ixgbe", cfg)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,19 +13,11 @@ import (
 // the EEPROM auto-read and the DMA init. It then takes the device from the firmware
 // (CTRL_EXT.DRV_LOAD, Linux's ixgbe_get_hw_control) and clears the multicast, VLAN and
 // unicast hash filter tables the reset leaves undefined and receive addresses 1-127.
-//
-// A reset already under way (the function-level reset a backend may issue when it opens
-// the device) must end before the first write: the NIC ignores writes while CTRL.RST
-// reads 1.
+// The reset itself is intel.GlobalReset's, which first waits out one already under way.
 func (p *Port) resetHW() error {
 	r := p.bar
-	if err := intel.WaitClear(r, intelnic.CTRL, i82599.CtrlResetMask, time.Second); err != nil {
-		return fmt.Errorf("reset under way: %w", err)
-	}
-	r.Write32(i82599.EIMC, intelnic.AllCauses)
-	r.Write32(intelnic.CTRL, r.Read32(intelnic.CTRL)|i82599.CtrlResetMask)
-	if err := intel.WaitClear(r, intelnic.CTRL, i82599.CtrlResetMask, time.Second); err != nil {
-		return fmt.Errorf("global reset: %w", err)
+	if err := intel.GlobalReset(r, i82599.CtrlResetMask, func() { r.Write32(i82599.EIMC, intelnic.AllCauses) }); err != nil {
+		return err
 	}
 	time.Sleep(10 * time.Millisecond) // the datasheet asks for at least 10 ms before further access
 	r.Write32(i82599.EIMC, intelnic.AllCauses)
@@ -35,9 +27,7 @@ func (p *Port) resetHW() error {
 	if err := intel.WaitSet(r, i82599.RDRXCTL, i82599.RdrxctlDMAIDone, time.Second); err != nil {
 		return fmt.Errorf("dma init: %w", err)
 	}
-	r.Write32(intelnic.CTRLEXT, r.Read32(intelnic.CTRLEXT)|intelnic.CtrlExtDrvLoad)
-	intel.ClearTables(r, i82599.VFTA, i82599.UTA)
-	intel.ClearRAR(r, i82599.RAREntries, i82599.RAL)
+	intel.TakeOver(r, i82599.VFTA, i82599.UTA, i82599.RAREntries, i82599.RAL)
 	return nil
 }
 

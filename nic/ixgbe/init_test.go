@@ -10,16 +10,21 @@ import (
 	"github.com/uiod/uiod/sim/intel"
 )
 
-// openRecorded opens a port on a strict model, recording every register write, and
-// closes it when the test ends.
-func openRecorded(t *testing.T, cfg nic.Config) (*Port, *intel.Model, *[]nictest.RegWrite) {
+// openRecorded opens a port on a strict model, recording every register write in the
+// returned list (what reads return changed by read, if set, which may look at the list),
+// and closes it when the test ends, failing the test on a strict-model error.
+func openRecorded(t *testing.T, cfg nic.Config, read func(writes []nictest.RegWrite, off, v uint32) uint32) (*Port, *intel.Model, *[]nictest.RegWrite) {
 	t.Helper()
 	m, err := intel.New(intel.Config{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	writes := new([]nictest.RegWrite)
-	p, err := Open(nictest.Recorded(m.Device(), writes, nil), cfg)
+	var hook func(off, v uint32) uint32
+	if read != nil {
+		hook = func(off, v uint32) uint32 { return read(*writes, off, v) }
+	}
+	p, err := Open(nictest.Recorded(m.PCI(), writes, hook), cfg)
 	if err != nil {
 		m.Close()
 		t.Fatal(err)
@@ -39,7 +44,7 @@ func openRecorded(t *testing.T, cfg nic.Config) (*Port, *intel.Model, *[]nictest
 // EIMC written with all ones, the multicast and VLAN filter tables cleared after the
 // reset, and DRV_LOAD.
 func TestInitRegisters(t *testing.T) {
-	p, m, writes := openRecorded(t, nic.Config{Interrupts: nic.IRQMSIX, RxQueues: 2, TxQueues: 2, LinkTimeout: 1})
+	p, m, writes := openRecorded(t, nic.Config{Interrupts: nic.IRQMSIX, RxQueues: 2, TxQueues: 2, LinkTimeout: 1}, nil)
 	w := *writes
 
 	rdrxctl := nictest.Written(w, i82599.RDRXCTL)
@@ -88,7 +93,7 @@ func TestInitRegisters(t *testing.T) {
 // TestJumboLimit checks that MAXFRS never exceeds the 82599's largest frame, 9728 bytes,
 // however large the buffers.
 func TestJumboLimit(t *testing.T) {
-	_, _, writes := openRecorded(t, nic.Config{BufSize: 16 * 1024, Interrupts: nic.IRQNone, LinkTimeout: 1})
+	_, _, writes := openRecorded(t, nic.Config{BufSize: 16 * 1024, Interrupts: nic.IRQNone, LinkTimeout: 1}, nil)
 	for _, v := range nictest.Written(*writes, i82599.MAXFRS) {
 		if mfs := v >> i82599.MaxfrsShift; mfs > 9728 {
 			t.Errorf("MAXFRS.MFS %d, beyond the 82599's 9728", mfs)

@@ -9,7 +9,7 @@ import (
 )
 
 func TestITRValue(t *testing.T) {
-	nictest.CheckITR(t, itrValue, i82599.EitrCntWDis, map[time.Duration]uint32{
+	nictest.CheckITR(t, layout.ITR.Value, i82599.EitrCntWDis, map[time.Duration]uint32{
 		0:                      0,
 		time.Nanosecond:        1 << 3,
 		2048 * time.Nanosecond: 1 << 3,

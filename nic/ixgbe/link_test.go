@@ -36,7 +36,7 @@ func TestLinkKeepsEEPROMMode(t *testing.T) {
 				}
 				return v
 			}
-			dev := nictest.Recorded(m.Device(), &writes, func(off, v uint32) uint32 {
+			dev := nictest.Recorded(m.PCI(), &writes, func(off, v uint32) uint32 {
 				if !resetSeen {
 					for _, w := range writes {
 						if w.Off == intelnic.CTRL && w.V&intelnic.CtrlReset != 0 {
@@ -93,7 +93,7 @@ func TestLinkRefusesModeMediaCannotRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		var writes []nictest.RegWrite
-		dev := nictest.Recorded(m.Device(), &writes, func(off, v uint32) uint32 {
+		dev := nictest.Recorded(m.PCI(), &writes, func(off, v uint32) uint32 {
 			if off == i82599.AUTOC {
 				v = v&^i82599.AutocLMSMask | tt.lms<<i82599.AutocLMSShift
 			}
@@ -126,7 +126,7 @@ func TestLinkSpeed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := Open(m.Device(), nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 2 * time.Second})
+			p, err := Open(m.PCI(), nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 2 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,7 @@ func TestOpenRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := nic.Open(m.Device(), "auto", nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
+	p, err := nic.Open(m.PCI(), "auto", nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestOpenBadConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p, err := Open(m.Device(), cfg); err == nil {
+		if p, err := Open(m.PCI(), cfg); err == nil {
 			p.Close()
 			t.Errorf("config %+v accepted", cfg)
 		}
@@ -88,11 +88,11 @@ func TestOpenUnsupported(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := fmt.Sprintf("unsupported device 8086:%04x", id)
-		_, err = Open(m.Device(), nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
+		_, err = Open(m.PCI(), nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 		testutil.ErrorIs(t, err, nic.ErrNoDriver, want)
 		testutil.ErrorContains(t, err, "supported are", "8086:10fb (82599 SFP+)")
 		for _, name := range []string{"auto", "ixgbe"} {
-			_, err = nic.Open(m.Device(), name, nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
+			_, err = nic.Open(m.PCI(), name, nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
 			testutil.ErrorIs(t, err, nic.ErrNoDriver, want)
 			testutil.ErrorContains(t, err, "supported are", "8086:10fb (82599 SFP+)")
 		}

@@ -39,7 +39,12 @@ var layout = intel.Layout{
 	TxQueue: i82599.TDBAL(0),
 	EIMS:    i82599.EIMS,
 	EIMC:    i82599.EIMC,
-	MPC:     []uint32{i82599.MPC(0), i82599.MPC(1), i82599.MPC(2), i82599.MPC(3), i82599.MPC(4), i82599.MPC(5), i82599.MPC(6), i82599.MPC(7)},
+	IVAR:    i82599.IVAREntry,
+	EITR:    i82599.EITR,
+	// EITR counts 2.048 µs units in bits 11:3 (0: no moderation); CNT_WDIS keeps a write
+	// from resetting the running counter.
+	ITR: intel.Moderation{Unit: ITRUnit, Mask: i82599.EitrIntervalMask, Shift: i82599.EitrIntervalShift, Keep: i82599.EitrCntWDis},
+	MPC: []uint32{i82599.MPC(0), i82599.MPC(1), i82599.MPC(2), i82599.MPC(3), i82599.MPC(4), i82599.MPC(5), i82599.MPC(6), i82599.MPC(7)},
 	// Frames dropped for lack of a descriptor (SRRCTL.DROP_EN) are counted per queue in
 	// QPRDC, not in MPC (Linux ixgbe_update_stats reads both).
 	QueueDrops: i82599.QPRDC,
@@ -62,7 +67,7 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 		return nil, err
 	}
 	p := &Port{id: d}
-	ops := intel.Ops{Mask: p.mask, Stop: p.stopRx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: p.release}
+	ops := intel.Ops{Mask: p.mask, Stop: p.stopRx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: func() { intel.HandBack(p.bar) }}
 	if err := intel.Open(&p.core, dev, cfg, limits, layout, ops, p.open); err != nil {
 		return nil, err
 	}
@@ -83,7 +88,7 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 	if err := intel.ReadMAC(&p.core); err != nil {
 		return err
 	}
-	if err := intel.StartQueues(&p.core, p.initRx, p.initTx, p.setupInterrupts); err != nil {
+	if err := intel.StartQueues(&p.core, p.initRx, p.initTx, intel.Interrupts(&p.core, p.setupInterrupts)); err != nil {
 		return err
 	}
 	p.enableRx()
@@ -98,12 +103,6 @@ func (p *Port) mask() {
 	p.bar.Write32(i82599.EIMC, intelnic.AllCauses)
 	p.bar.Write32(i82599.EIMCEx(0), intelnic.AllCauses)
 	p.bar.Write32(i82599.EIMCEx(1), intelnic.AllCauses)
-}
-
-// release hands the device back to the firmware: CTRL_EXT.DRV_LOAD off (Linux's
-// ixgbe_release_hw_control).
-func (p *Port) release() {
-	p.bar.Write32(intelnic.CTRLEXT, p.bar.Read32(intelnic.CTRLEXT)&^intelnic.CtrlExtDrvLoad)
 }
 
 // stopRx disables receive before the queues are stopped.

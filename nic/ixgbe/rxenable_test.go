@@ -7,26 +7,15 @@ import (
 	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/nictest"
-	"github.com/uiod/uiod/sim/intel"
 )
 
-// regWrite is one register write seen through recorded, with when it happened.
 // TestRxEnabledWithSecurityPathHalted checks the 82599 erratum workaround: RXCTRL.RXEN is
 // set only while SECRXCTRL.RX_DIS halts the receive data path, and the path is resumed
 // afterwards.
 func TestRxEnabledWithSecurityPathHalted(t *testing.T) {
-	m, err := intel.New(intel.Config{Strict: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var writes []nictest.RegWrite
-	p, err := Open(nictest.Recorded(m.Device(), &writes, nil), nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	_, _, writes := openRecorded(t, nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1}, nil)
 	halted, enabled, resumed := false, false, false
-	for _, w := range writes {
+	for _, w := range *writes {
 		switch w.Off {
 		case i82599.SECRXCTRL:
 			halted = w.V&i82599.SecrxctrlRxDis != 0
@@ -43,24 +32,22 @@ func TestRxEnabledWithSecurityPathHalted(t *testing.T) {
 	if !enabled || !resumed {
 		t.Fatalf("receive enabled %v, data path resumed after it %v", enabled, resumed)
 	}
-	if err := m.Device().Err(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestRxEnableWaitsForSecurityPath checks the length of the erratum wait: a security path
 // that takes 5 ms to drain must have drained before RXCTRL.RXEN is set (Linux and DPDK
 // wait up to 40 ms; a 300 µs wait enables receive with traffic still in the path).
 func TestRxEnableWaitsForSecurityPath(t *testing.T) {
-	m, err := intel.New(intel.Config{Strict: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const drain = 5 * time.Millisecond
-	var writes []nictest.RegWrite
-	var halted time.Time
-	var ready time.Time
-	read := func(off, v uint32) uint32 {
+	var halted, ready time.Time
+	_, _, writes := openRecorded(t, nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1}, func(writes []nictest.RegWrite, off, v uint32) uint32 {
+		if halted.IsZero() {
+			for _, w := range writes {
+				if w.Off == i82599.SECRXCTRL && w.V&i82599.SecrxctrlRxDis != 0 {
+					halted = w.At
+				}
+			}
+		}
 		if off != i82599.SECRXSTAT {
 			return v
 		}
@@ -71,23 +58,8 @@ func TestRxEnableWaitsForSecurityPath(t *testing.T) {
 			ready = time.Now()
 		}
 		return v | i82599.SecrxstatRdy
-	}
-	dev := nictest.Recorded(m.Device(), &writes, func(off, v uint32) uint32 {
-		if halted.IsZero() {
-			for _, w := range writes {
-				if w.Off == i82599.SECRXCTRL && w.V&i82599.SecrxctrlRxDis != 0 {
-					halted = w.At
-				}
-			}
-		}
-		return read(off, v)
 	})
-	p, err := Open(dev, nic.Config{Interrupts: nic.IRQNone, LinkTimeout: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	for _, w := range writes {
+	for _, w := range *writes {
 		if w.Off == i82599.RXCTRL && w.V&i82599.RxctrlRXEN != 0 {
 			if ready.IsZero() || w.At.Before(ready) {
 				t.Fatalf("RXCTRL.RXEN set %v after halting the data path, before SECRXSTAT.SECRX_RDY (ready after %v)", w.At.Sub(halted), drain)

@@ -2,6 +2,7 @@ package tap
 
 import (
 	"net"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -67,5 +68,22 @@ func TestConfigValidate(t *testing.T) {
 				t.Fatalf("validate = %v, want an error with %q", err, c.wantErr)
 			}
 		})
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  Config
+		want Config
+	}{
+		{"zero", Config{Name: "t0"}, Config{Name: "t0", MTU: DefaultMTU, TxQueues: 1, RxRing: DefaultRing, TxRing: DefaultRing}},
+		{"set", Config{Name: "t0", MTU: 9000, TxQueues: 3, RxRing: 64, TxRing: 128}, Config{Name: "t0", MTU: 9000, TxQueues: 3, RxRing: 64, TxRing: 128}},
+		{"negative stays for validate", Config{Name: "t0", TxQueues: -1}, Config{Name: "t0", MTU: DefaultMTU, TxQueues: -1, RxRing: DefaultRing, TxRing: DefaultRing}},
+	}
+	for _, c := range cases {
+		if got := c.cfg.withDefaults(); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: withDefaults = %+v, want %+v", c.name, got, c.want)
+		}
 	}
 }

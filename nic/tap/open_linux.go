@@ -8,6 +8,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/uiod/uiod/internal/tuntap"
 )
 
 // Open creates the TAP interface cfg names in the calling thread's network namespace (or
@@ -109,24 +111,14 @@ func (d *netdev) inspect() error {
 // attach opens /dev/net/tun on the interface (TUNSETIFF, IFF_TAP|IFF_NO_PI): it creates a
 // non-persistent one, removed when the descriptor closes, or attaches to a persistent one.
 func attach(name string) (*os.File, error) {
-	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("tap %s: open /dev/net/tun: %w", name, err)
-	}
-	ifr, err := unix.NewIfreq(name)
-	if err != nil {
-		unix.Close(fd)
+	f, _, err := tuntap.Open(name)
+	switch {
+	case errors.Is(err, unix.EBUSY):
+		return nil, refuse("tap %s: interface %s is held by another process (%v)", name, name, err)
+	case err != nil:
 		return nil, fmt.Errorf("tap %s: %w", name, err)
 	}
-	ifr.SetUint16(unix.IFF_TAP | unix.IFF_NO_PI)
-	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
-		unix.Close(fd)
-		if errors.Is(err, unix.EBUSY) {
-			return nil, refuse("tap %s: interface %s is held by another process (%v)", name, name, err)
-		}
-		return nil, fmt.Errorf("tap %s: TUNSETIFF: %w", name, err)
-	}
-	return os.NewFile(uintptr(fd), "tap:"+name), nil
+	return f, nil
 }
 
 // configure sets the interface's address and MTU and brings it up. It returns the address

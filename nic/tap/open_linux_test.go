@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,15 +12,6 @@ import (
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 )
-
-// tapNetns is a fresh namespace for TAP tests; it skips without root or /dev/net/tun.
-func tapNetns(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
-	return testutil.Netns(t, "uiod-tap")
-}
 
 // openIn opens a port in namespace ns; it is closed at cleanup.
 func openIn(t *testing.T, ns string, cfg Config) (*Port, error) {
@@ -72,7 +62,7 @@ func showLink(t *testing.T, ns, name string) link {
 }
 
 func TestIntegrationOpen(t *testing.T) {
-	ns := tapNetns(t)
+	ns := testutil.TAPNetns(t, "uiod-tap")
 	mac := net.HardwareAddr{2, 0x75, 0x69, 0x6f, 0x64, 1}
 	p, err := openIn(t, ns, Config{Name: "uiodk0", MAC: mac, MTU: 1400, TxQueues: 3})
 	if err != nil {
@@ -90,7 +80,7 @@ func TestIntegrationOpen(t *testing.T) {
 	// out by RX.
 	testutil.IPIn(t, ns, "addr", "add", "10.77.0.1/24", "dev", "uiodk0")
 	me := net.HardwareAddr{2, 0, 0, 0, 0, 2}
-	req := arpRequest(me, [4]byte{10, 77, 0, 2}, [4]byte{10, 77, 0, 1})
+	req := testutil.ARPRequest(me, [4]byte{10, 77, 0, 2}, [4]byte{10, 77, 0, 1})
 	pool, err := nic.NewMempool(&nic.HeapDMA{}, 8, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -139,23 +129,10 @@ func TestIntegrationOpen(t *testing.T) {
 	}
 }
 
-// arpRequest is an ARP request from sha/spa for tpa.
-func arpRequest(sha net.HardwareAddr, spa, tpa [4]byte) []byte {
-	f := make([]byte, 42)
-	copy(f[0:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
-	copy(f[6:], sha)
-	binary.BigEndian.PutUint16(f[12:], 0x0806)
-	copy(f[14:], []byte{0, 1, 8, 0, 6, 4, 0, 1})
-	copy(f[22:], sha)
-	copy(f[28:], spa[:])
-	copy(f[38:], tpa[:])
-	return f
-}
-
 // TestIntegrationAttach: a persistent TAP (ip tuntap add) is attached to and given back
 // as it was: address, MTU and down.
 func TestIntegrationAttach(t *testing.T) {
-	ns := tapNetns(t)
+	ns := testutil.TAPNetns(t, "uiod-tap")
 	testutil.IPIn(t, ns, "tuntap", "add", "dev", "uiodp0", "mode", "tap")
 	before := showLink(t, ns, "uiodp0")
 	for _, name := range []string{"uiodp0", "uiodnone0"} { // a persistent TAP, nothing
@@ -183,7 +160,7 @@ func TestIntegrationAttach(t *testing.T) {
 // TestIntegrationRefuse: interfaces Open must not take are refused with an error naming
 // them, and left as they were.
 func TestIntegrationRefuse(t *testing.T) {
-	ns := tapNetns(t)
+	ns := testutil.TAPNetns(t, "uiod-tap")
 	testutil.IPIn(t, ns, "link", "add", "uiodv0", "type", "veth", "peer", "name", "uiodv1")
 	testutil.IPIn(t, ns, "tuntap", "add", "dev", "uiodtun0", "mode", "tun")
 	testutil.IPIn(t, ns, "tuntap", "add", "dev", "uiodmq0", "mode", "tap", "multi_queue")

@@ -16,6 +16,7 @@
 package tap
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -55,18 +56,10 @@ type Config struct {
 
 // withDefaults returns c with its zero fields set.
 func (c Config) withDefaults() Config {
-	if c.MTU == 0 {
-		c.MTU = DefaultMTU
-	}
-	if c.TxQueues == 0 {
-		c.TxQueues = 1
-	}
-	if c.RxRing == 0 {
-		c.RxRing = DefaultRing
-	}
-	if c.TxRing == 0 {
-		c.TxRing = DefaultRing
-	}
+	c.MTU = cmp.Or(c.MTU, DefaultMTU)
+	c.TxQueues = cmp.Or(c.TxQueues, 1)
+	c.RxRing = cmp.Or(c.RxRing, DefaultRing)
+	c.TxRing = cmp.Or(c.TxRing, DefaultRing)
 	return c
 }
 

@@ -143,18 +143,27 @@ func echoFrame(seq uint32) []byte {
 // mode uiod does. In client mode uiod itself is then restarted under the running testpmd,
 // and the traffic resumes again.
 func TestIntegrationDPDK(t *testing.T) {
+	bin := dpdkBin(t)
+	if testing.Short() {
+		t.Skip("starts dpdk-testpmd three times; not in -short")
+	}
+	for _, mode := range []string{config.VhostServer, config.VhostClient} {
+		t.Run(mode, func(t *testing.T) { runDPDK(t, bin, mode) })
+	}
+}
+
+// dpdkBin is the path of dpdk-testpmd; it skips t when it is not installed or the test
+// does not run as root.
+func dpdkBin(t testing.TB) string {
+	t.Helper()
 	bin, err := exec.LookPath("dpdk-testpmd")
 	switch {
 	case err != nil:
 		t.Skip("dpdk-testpmd not installed (apt-get install dpdk): ", err)
 	case os.Geteuid() != 0:
 		t.Skip("dpdk-testpmd needs root")
-	case testing.Short():
-		t.Skip("starts dpdk-testpmd three times; not in -short")
 	}
-	for _, mode := range []string{config.VhostServer, config.VhostClient} {
-		t.Run(mode, func(t *testing.T) { runDPDK(t, bin, mode) })
-	}
+	return bin
 }
 
 func runDPDK(t *testing.T, bin, mode string) {

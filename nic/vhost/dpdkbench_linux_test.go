@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,17 +23,6 @@ import (
 //	go test -run XXX -bench DPDK -benchtime=1x ./nic/vhost/   (root, dpdk-testpmd installed)
 
 const window = 5 * time.Second
-
-func dpdkBin(b *testing.B) string {
-	bin, err := exec.LookPath("dpdk-testpmd")
-	switch {
-	case err != nil:
-		b.Skip("dpdk-testpmd not installed (apt-get install dpdk): ", err)
-	case os.Geteuid() != 0:
-		b.Skip("dpdk-testpmd needs root")
-	}
-	return bin
-}
 
 // procCPU is a process's user+system CPU time.
 func procCPU(b *testing.B, pid int) time.Duration {

@@ -35,6 +35,6 @@ func TestTxStatsWithoutReclaim(t *testing.T) {
 			t.Fatalf("round %d: stats %+v, want %d frames of 64 bytes sent", round, st, total)
 		}
 	}
-	testutil.Eventually(t, 5*time.Second, func() bool { return h.Model.Stats().WireOut == uint64(total) },
-		"model sent %d of %d", h.Model.Stats().WireOut, total)
+	testutil.Eventually(t, 5*time.Second, func() bool { return h.Model.Counters().WireOut == uint64(total) },
+		"model sent %d of %d", h.Model.Counters().WireOut, total)
 }

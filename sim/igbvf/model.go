@@ -91,7 +91,8 @@ type Stats struct {
 	TooLong    uint64 // frames over the VF's SET_LPE size
 }
 
-// Model is a VF with its PF. PCI is what a driver opens.
+// Model is a VF with its PF (a sim.Model). PCI is what a driver opens; Device is the
+// model core of its engine.
 type Model struct {
 	cfg   Config
 	eng   *intel.Model

@@ -122,7 +122,7 @@ func TestDriversOnStrictModel(t *testing.T) {
 			}
 			defer m.Close()
 			const queues = 4
-			p, err := nic.Open(m.Device(), "auto", nic.Config{RxQueues: queues, RxRing: 64, TxRing: 64, Interrupts: nic.IRQNone})
+			p, err := nic.Open(m.PCI(), "auto", nic.Config{RxQueues: queues, RxRing: 64, TxRing: 64, Interrupts: nic.IRQNone})
 			if err != nil {
 				t.Fatalf("open: %v (model: %v)", err, m.Device().Err())
 			}
@@ -191,7 +191,7 @@ func ExampleNewPair() {
 	}
 	defer pair.Close()
 	a, b := pair.Models[0], pair.Models[1]
-	fmt.Println(a.Device().Addr(), b.Device().Addr(), a.Device().DMA() == b.Device().DMA())
+	fmt.Println(a.PCI().Addr(), b.PCI().Addr(), a.PCI().DMA() == b.PCI().DMA())
 	// Output: 0000:00:00.0 0000:00:00.1 true
 }
 
@@ -206,7 +206,7 @@ func TestDriverUnderLateMSIX(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	p, err := nic.Open(m.Device(), "igb", nic.Config{RxRing: 64, TxRing: 64, ITR: 500 * time.Microsecond})
+	p, err := nic.Open(m.PCI(), "igb", nic.Config{RxRing: 64, TxRing: 64, ITR: 500 * time.Microsecond})
 	if err != nil {
 		t.Fatalf("open: %v (model: %v)", err, m.Device().Err())
 	}

@@ -21,7 +21,7 @@ func Example() {
 		panic(err)
 	}
 	defer m.Close()
-	dev := m.Device()
+	dev := m.PCI()
 	pci.SetBusMaster(dev.Config(), true)
 	bar, _ := dev.Region(0)
 
@@ -46,7 +46,7 @@ func Example() {
 	status := sim.LoadUint32(ring.Bytes[8:])
 	length := binary.LittleEndian.Uint16(ring.Bytes[12:])
 	fmt.Printf("DD=%v EOP=%v length=%d RDH=%d\n", status&1 != 0, status&2 != 0, length, bar.Read32(0x1010))
-	fmt.Println("faults:", dev.Err())
+	fmt.Println("faults:", m.Device().Err())
 	// Output:
 	// DD=true EOP=true length=60 RDH=1
 	// faults: <nil>

@@ -20,7 +20,8 @@
 // addresses beyond the first with a previous owner's; a queue's cause reaches an
 // interrupt only through its IVAR entry, in legacy mode too, and 82576 IVAR entries
 // written before GPIE switches to MSI-X mode are lost. Each violation is a protocol
-// fault, which a strict model (Config.Strict) reports through Device().Err(). QEMU igb's
+// fault, which a strict model (Config.Strict) reports through Device().Err(). A Model
+// is a sim.Model; NewPair builds the dual-port adapter. QEMU igb's
 // deviations are options (Quirks), so drivers can be tested against both.
 //
 // Frames on the wire carry no FCS; the model adds four bytes to the byte counters that
@@ -102,7 +103,7 @@ type Config struct {
 	Log *zap.Logger
 }
 
-// Model is a modelled NIC port. Its Device is what a driver opens.
+// Model is a modelled NIC port (a sim.Model). PCI is what a driver opens.
 type Model struct {
 	cfg  Config
 	dev  *sim.Device
@@ -194,7 +195,13 @@ func New(cfg Config) (*Model, error) {
 	return m, nil
 }
 
-// Device is the PCI function a driver opens.
+var _ sim.Model = (*Model)(nil)
+
+// PCI is the function a driver opens.
+func (m *Model) PCI() pci.Device { return m.dev }
+
+// Device is the device-model core: faults, the IOMMU, the strict error (and, for the
+// Intel model, the same function PCI returns).
 func (m *Model) Device() *sim.Device { return m.dev }
 
 // Flavor is the controller the model speaks.

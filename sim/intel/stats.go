@@ -4,6 +4,7 @@ import (
 	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/sim"
 )
 
 // Stats are the model's own counters, beyond the NIC's statistics registers: everything
@@ -81,5 +82,16 @@ func (m *Model) countFrame(tx bool, q, n int) {
 	case q < 16:
 		m.add(qp, 1)
 		m.add64(qOct, qOct+4, uint64(n))
+	}
+}
+
+// Counters implements sim.Model: Missed counts packet-buffer misses and per-queue drops,
+// TooLong runts and oversize frames.
+func (m *Model) Counters() sim.Counters {
+	s := m.Stats()
+	return sim.Counters{
+		WireOut: s.WireOut, WireLost: s.WireLost, RxFrames: s.RxFrames,
+		Missed: s.Missed + s.QueueDrops, TooLong: s.BadFrames, Refused: s.Filtered + s.RxOff,
+		Dropped: s.Dropped, TxErrors: s.TxErrors + s.TxLinkDown,
 	}
 }

@@ -23,6 +23,9 @@
 // RaiseNeedsReset breaks it on demand. The model itself reads the available index before the entries
 // below it and the descriptors they name, and stores the used entry before the used
 // index. In strict mode each violation is a fault that fails the test (Device().Err()).
+//
+// A Model is a sim.Model: PCI is the function a driver opens, Device the model core
+// under it; NewPair builds two functions on one IOMMU.
 package virtio
 
 import (
@@ -81,7 +84,10 @@ type Config struct {
 	Log    *zap.Logger
 }
 
-// Model is a modelled virtio-net function.
+// defaultMAC is the station address of a model whose Config has none: QEMU's.
+var defaultMAC = net.HardwareAddr{0x52, 0x54, 0x00, 0x12, 0x34, 0x56}
+
+// Model is a modelled virtio-net function (a sim.Model). PCI is what a driver opens.
 type Model struct {
 	cfg   Config
 	dev   *sim.Device
@@ -114,7 +120,7 @@ type Model struct {
 // New returns a device at its reset state, link up.
 func New(cfg Config) (*Model, error) {
 	if cfg.MAC == nil {
-		cfg.MAC = net.HardwareAddr{0x52, 0x54, 0x00, 0x12, 0x34, 0x56}
+		cfg.MAC = append(net.HardwareAddr(nil), defaultMAC...)
 	}
 	if len(cfg.MAC) != 6 {
 		return nil, fmt.Errorf("sim virtio: mac %v: want 6 bytes", cfg.MAC)
@@ -186,13 +192,15 @@ func New(cfg Config) (*Model, error) {
 	return m, nil
 }
 
+var _ sim.Model = (*Model)(nil)
+
 // Close closes the device (as the driver's Close does; calling both is safe).
 func (m *Model) Close() error { return m.dev.Close() }
 
 // PCI is the function as a pci.Device, for the driver to open.
 func (m *Model) PCI() pci.Device { return m.pci }
 
-// Device is the device-model core: faults, IOMMU, strict error.
+// Device is the device-model core under PCI: faults, IOMMU, strict error.
 func (m *Model) Device() *sim.Device { return m.dev }
 
 // MAC is the modelled station address.
@@ -210,6 +218,17 @@ func (m *Model) Features() uint64 {
 	m.dev.Lock()
 	defer m.dev.Unlock()
 	return m.drvFeatures
+}
+
+// Counters implements sim.Model: TooLong counts frames larger than the available
+// buffer, Refused frames that arrived with receive off and unusable receive chains.
+func (m *Model) Counters() sim.Counters {
+	s := m.Stats()
+	return sim.Counters{
+		WireOut: s.WireOut, WireLost: s.WireLost, RxFrames: s.RxFrames, Missed: s.Missed,
+		TooLong: s.Oversize, Refused: s.RxOff + s.RxErrors, Dropped: s.Dropped,
+		TxErrors: s.TxErrors + s.TxLinkDown,
+	}
 }
 
 // Stats returns a snapshot of the model's counters.

@@ -9,7 +9,6 @@ import (
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
-	"github.com/uiod/uiod/wire"
 )
 
 // rawDriver pokes the model's BAR4 the way a (possibly wrong) driver would.
@@ -220,21 +219,19 @@ func TestNoMSIX(t *testing.T) {
 }
 
 func TestNewPair(t *testing.T) {
-	a, b := wire.Pair()
-	c, d := wire.Pair()
-	ms, err := NewPair(Config{Strict: true}, [2]wire.Port{a, c}, nil)
+	p, err := NewPair(Config{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
-	defer d.Close()
-	for _, m := range ms {
-		defer m.Close()
-	}
-	if ms[0].PCI().DMA() != ms[1].PCI().DMA() {
+	defer p.Close()
+	ms := p.Models
+	if ms[0].PCI().DMA() != ms[1].PCI().DMA() || ms[0].Device().IOMMU() != p.IOMMU {
 		t.Error("the pair does not share one address space")
 	}
-	if ms[0].MAC().String() == ms[1].MAC().String() || ms[0].PCI().Addr() == ms[1].PCI().Addr() {
-		t.Errorf("the pair shares MAC %v or address %v", ms[0].MAC(), ms[0].PCI().Addr())
+	if got := []string{ms[0].MAC().String(), ms[1].MAC().String()}; got[0] != "52:54:00:12:34:56" || got[1] != "52:54:00:12:34:57" {
+		t.Errorf("MACs %v, want QEMU's and one higher", got)
+	}
+	if ms[0].PCI().Addr() == ms[1].PCI().Addr() {
+		t.Errorf("the pair shares address %v", ms[0].PCI().Addr())
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel/ring"
 )
 
@@ -76,9 +78,68 @@ func TestSetIVAR(t *testing.T) {
 	for _, tt := range tests {
 		r := newRegs()
 		r.v[0x1700] = tt.old
-		SetIVAR(r, 0x1700, tt.shift, tt.vector)
+		entry := func(q int, tx bool) (uint32, uint) { return 0x1700, tt.shift }
+		SetIVAR(&Port{bar: r, layout: Layout{IVAR: entry}}, 0, false, tt.vector)
 		if got := r.v[0x1700]; got != tt.want {
 			t.Errorf("old %#x shift %d vector %d: IVAR %#x, want %#x", tt.old, tt.shift, tt.vector, got, tt.want)
+		}
+	}
+}
+
+// TestMapRxQueues checks that RX queue q's IVAR entry names vector q and the bits
+// returned are the queues'.
+func TestMapRxQueues(t *testing.T) {
+	tests := []struct {
+		queues int
+		bits   uint32
+	}{
+		{1, 0x1},
+		{2, 0x3},
+		{4, 0xf},
+	}
+	for _, tt := range tests {
+		r := newRegs()
+		entry := func(q int, tx bool) (uint32, uint) { return 0x1700 + 4*uint32(q), 8 }
+		p := &Port{bar: r, layout: Layout{IVAR: entry}, rx: make([]*ring.RxQueue, tt.queues)}
+		if got := MapRxQueues(p); got != tt.bits {
+			t.Errorf("%d queues: bits %#x, want %#x", tt.queues, got, tt.bits)
+		}
+		for q := 0; q < tt.queues; q++ {
+			if got, want := r.v[0x1700+4*uint32(q)], uint32(q|intelnic.IvarValid)<<8; got != want {
+				t.Errorf("%d queues: queue %d IVAR %#x, want %#x", tt.queues, q, got, want)
+			}
+		}
+	}
+}
+
+// TestModerate checks that the first n vectors' EITR get the configured interval in the
+// layout's format and the others are left alone.
+func TestModerate(t *testing.T) {
+	tests := []struct {
+		itr  time.Duration
+		n    int
+		want uint32
+	}{
+		{0, 2, 0x80000000},
+		{100 * time.Microsecond, 1, 100<<2 | 0x80000000},
+		{100 * time.Microsecond, 3, 100<<2 | 0x80000000},
+	}
+	for _, tt := range tests {
+		r := newRegs()
+		p := &Port{bar: r, layout: Layout{
+			EITR: func(v int) uint32 { return 0x1680 + 4*uint32(v) },
+			ITR:  Moderation{Unit: time.Microsecond, Mask: 0x1fff << 2, Shift: 2, Keep: 0x80000000},
+		}}
+		p.cfg.ITR = tt.itr
+		Moderate(p, tt.n)
+		for v := 0; v < 4; v++ {
+			want := tt.want
+			if v >= tt.n {
+				want = 0
+			}
+			if got := r.v[0x1680+4*uint32(v)]; got != want {
+				t.Errorf("ITR %v, %d vectors: EITR(%d) = %#x, want %#x", tt.itr, tt.n, v, got, want)
+			}
 		}
 	}
 }
@@ -171,5 +232,15 @@ func TestWaitBits(t *testing.T) {
 	}
 	if err := WaitSet(r, 0x10, 0x1f, time.Millisecond); !errors.Is(err, errTimeout) {
 		t.Errorf("WaitSet of a missing bit: %v", err)
+	}
+}
+
+// TestInterruptsNone checks that a port configured without interrupts enables no vectors
+// and programs nothing.
+func TestInterruptsNone(t *testing.T) {
+	p := &Port{cfg: nic.Config{Interrupts: nic.IRQNone}}
+	called := false
+	if err := Interrupts(p, func(irq.Kind) { called = true })(); err != nil || called {
+		t.Errorf("Interrupts with IRQNone: err %v, program called %v", err, called)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/vectors"
-	"github.com/uiod/uiod/pci"
 )
 
 // EnableVectors enables the port's interrupt vectors in the configured mode (see
@@ -22,6 +21,19 @@ func EnableVectors(p *Port) (kind irq.Kind, ok bool, err error) {
 		return 0, false, err
 	}
 	return p.irqs.Kind, true, nil
+}
+
+// Interrupts is a StartQueues step: it enables the port's vectors (EnableVectors) and,
+// unless the configuration asks for no interrupts, has program set the device up for the
+// mode in use.
+func Interrupts(p *Port, program func(kind irq.Kind)) func() error {
+	return func() error {
+		kind, ok, err := EnableVectors(p)
+		if ok {
+			program(kind)
+		}
+		return err
+	}
 }
 
 // WatchOther calls fn on its own goroutine each time the MSI-X "other" vector (the one
@@ -78,9 +90,43 @@ func Interval(d, unit time.Duration, mask uint32, shift uint) uint32 {
 	return uint32(units) << shift
 }
 
-// SetIVAR points the 8-bit IVAR allocation entry at bit shift of register off to vector
+// Moderation is how a controller encodes an interrupt interval in EITR: the interval field
+// (Mask, from bit Shift) counts Units, and Keep is the bit that keeps a write from resetting
+// the running counter.
+type Moderation struct {
+	Unit  time.Duration
+	Mask  uint32
+	Shift uint
+	Keep  uint32
+}
+
+// Value is the EITR value of interval d: its Interval field, with Keep.
+func (m Moderation) Value(d time.Duration) uint32 {
+	return Interval(d, m.Unit, m.Mask, m.Shift) | m.Keep
+}
+
+// Moderate writes the configured interrupt interval to the EITR of vectors 0..n-1.
+func Moderate(p *Port, n int) {
+	v := p.layout.ITR.Value(p.cfg.ITR)
+	for i := 0; i < n; i++ {
+		p.bar.Write32(p.layout.EITR(i), v)
+	}
+}
+
+// SetIVAR points the 8-bit IVAR allocation entry of RX (tx false) or TX queue q at vector
 // and marks it valid.
-func SetIVAR(r pci.Region, off uint32, shift uint, vector int) {
-	v := r.Read32(off)
-	r.Write32(off, v&^(0xff<<shift)|uint32(vector|intelnic.IvarValid)<<shift)
+func SetIVAR(p *Port, q int, tx bool, vector int) {
+	off, shift := p.layout.IVAR(q, tx)
+	v := p.bar.Read32(off)
+	p.bar.Write32(off, v&^(0xff<<shift)|uint32(vector|intelnic.IvarValid)<<shift)
+}
+
+// MapRxQueues points each RX queue q's cause at vector (MSI-X) or EICR bit q and returns
+// the mask of those bits.
+func MapRxQueues(p *Port) (bits uint32) {
+	for q := range p.rx {
+		SetIVAR(p, q, false, q)
+		bits |= 1 << q
+	}
+	return bits
 }

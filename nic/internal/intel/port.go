@@ -36,6 +36,13 @@ type Layout struct {
 	// EIMS and EIMC set and clear extended interrupt mask bits; bit q is RX queue q's
 	// cause in MSI-X mode.
 	EIMS, EIMC uint32
+	// IVAR is where RX (tx false) or TX queue q's interrupt allocation entry sits: the
+	// register and the entry's bit shift in it (SetIVAR, MapRxQueues).
+	IVAR func(q int, tx bool) (off uint32, shift uint)
+	// EITR is interrupt vector v's throttle register, and ITR the format of its interval
+	// (Moderate).
+	EITR func(v int) uint32
+	ITR  Moderation
 	// MPC lists the missed packet counters (frames dropped for a full packet buffer).
 	MPC []uint32
 	// QueueDrops is RX queue q's drop counter: frames dropped for lack of a descriptor

@@ -43,7 +43,7 @@ func Forward(t *testing.T, drv Driver) {
 		for got < k {
 			n := h.Port.RxBurst(0, bufs[got:k])
 			if n == 0 {
-				t.Fatalf("after %d frames: got %d of %d (model %+v, port %+v)", done, got, k, h.Model.Stats(), h.Port.Stats())
+				t.Fatalf("after %d frames: got %d of %d (model %+v, port %+v)", done, got, k, h.Model.Counters(), h.Port.Stats())
 			}
 			for j, b := range bufs[got : got+n] {
 				if !bytes.Equal(b.Bytes(), sent[got+j]) {
@@ -71,7 +71,7 @@ func Forward(t *testing.T, drv Driver) {
 		done += k
 	}
 	h.Port.Reclaim(0)
-	st, ms := h.Port.Stats(), h.Model.Stats()
+	st, ms := h.Port.Stats(), h.Model.Counters()
 	if st.RxPackets != uint64(done) || st.TxPackets != uint64(done) || st.RxErrors != 0 || st.TxErrors != 0 || st.RxMissed != 0 {
 		t.Fatalf("stats %+v after %d frames each way", st, done)
 	}

@@ -193,7 +193,7 @@ func ConcurrentWakeups(t *testing.T, drv Driver) {
 			s := d.Stats()
 			d.Close()
 			if !ok {
-				t.Fatalf("%d of %d frames back after %v (model %+v, port %+v, idle %+v)", back.Load(), frames, time.Since(start), h.Model.Stats(), h.Port.Stats(), s)
+				t.Fatalf("%d of %d frames back after %v (model %+v, port %+v, idle %+v)", back.Load(), frames, time.Since(start), h.Model.Counters(), h.Port.Stats(), s)
 			}
 			if w := time.Duration(worst.Load()); w >= time.Second {
 				t.Errorf("a frame waited %v, the full wait timeout: a lost wake-up (%+v)", w, s)

@@ -39,16 +39,6 @@ type IGBVFModel struct{ *igbvf.Model }
 
 var _ Model = IGBVFModel{}
 
-// Stats implements Model: the engine's counters, with the frames the PF's pool filter
-// refused as too long.
-func (m IGBVFModel) Stats() ModelStats {
-	s, v := m.Engine().Stats(), m.Model.Stats()
-	return ModelStats{WireOut: s.WireOut, RxFrames: s.RxFrames, Missed: s.Missed + s.QueueDrops, Dropped: s.Dropped, TooLong: s.BadFrames + v.TooLong}
-}
-
-// Inject implements Model on the engine.
-func (m IGBVFModel) Inject(kind FaultKind, q, n int) { inject(m.Engine(), kind, q, n) }
-
 // QueuePairs implements Model: a VF has no queue-count setting.
 func (m IGBVFModel) QueuePairs() (int, bool) { return 0, false }
 

@@ -60,18 +60,6 @@ type IntelModel struct{ *intel.Model }
 
 var _ Model = IntelModel{}
 
-// PCI implements Model.
-func (m IntelModel) PCI() pci.Device { return m.Model.Device() }
-
-// Stats implements Model: Missed counts both packet-buffer misses and per-queue drops.
-func (m IntelModel) Stats() ModelStats {
-	s := m.Model.Stats()
-	return ModelStats{WireOut: s.WireOut, RxFrames: s.RxFrames, Missed: s.Missed + s.QueueDrops, Dropped: s.Dropped, TooLong: s.BadFrames}
-}
-
-// Inject implements Model.
-func (m IntelModel) Inject(kind FaultKind, q, n int) { inject(m.Model, kind, q, n) }
-
 // QueuePairs implements Model: an Intel NIC has no queue-count setting.
 func (m IntelModel) QueuePairs() (int, bool) { return 0, false }
 

@@ -55,11 +55,11 @@ func InterruptsMSIX(t *testing.T, drv Driver) {
 		t.Fatalf("%d interrupts after disable", n)
 	}
 	h.Consume(0)
-	h.Model.Inject(InterruptStorm, 0, 1)
+	inject(h.Model, InterruptStorm, 0, 1)
 	if WaitFired(t, v0) != 1 || h.Consume(0) != 0 {
 		t.Fatal("spurious interrupt not delivered as an empty wakeup")
 	}
-	h.Model.Inject(InterruptStorm, 0, 1000)
+	inject(h.Model, InterruptStorm, 0, 1000)
 	if testutil.Drain(t, v0) == 0 {
 		t.Fatal("storm not delivered")
 	}

@@ -12,7 +12,7 @@ func CheckITR(t *testing.T, itr func(time.Duration) uint32, keep uint32, want ma
 	t.Helper()
 	for d, w := range want {
 		if got := itr(d) &^ keep; got != w {
-			t.Errorf("itrValue(%v) = %#x, want %#x", d, got, w)
+			t.Errorf("EITR value of %v = %#x, want %#x", d, got, w)
 		}
 	}
 }

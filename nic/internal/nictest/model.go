@@ -2,36 +2,21 @@ package nictest
 
 import (
 	"fmt"
-	"net"
 	"testing"
-	"time"
 
-	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/wire"
 )
 
 // Model is a modelled NIC under test, whichever family it belongs to: what the shared
-// suites do to the device and read from it.
+// suites do to the device and read from it. The sim.Model's PCI is the function a driver
+// opens, Device the strict model core (protocol and DMA faults, the IOMMU, the strict
+// error a driver's misuse leaves), Counters the counters in the families' common terms.
 type Model interface {
-	// PCI is the function a driver opens.
-	PCI() pci.Device
-	// Device is the strict model core: protocol and DMA faults, the IOMMU, the strict
-	// error a driver's misuse leaves.
-	Device() *sim.Device
-	// MAC is the modelled station address.
-	MAC() net.HardwareAddr
-	// Stats are the model's counters in the families' common terms.
-	Stats() ModelStats
-	// Inject arms a fault every family's model has: see FaultKind.
-	Inject(kind FaultKind, q, n int)
-	// SetLink plugs or unplugs the cable; FlapLink takes the link down for downFor.
-	SetLink(up bool)
-	FlapLink(downFor time.Duration)
+	sim.Model
 	// QueuePairs is the number of queue pairs the driver told the device to use, when
 	// the device has such a setting (ok false: it does not).
 	QueuePairs() (n int, ok bool)
-	Close() error
 }
 
 // FaultKind is a device fault every family's model can inject.
@@ -48,15 +33,8 @@ const (
 	InterruptStorm
 )
 
-// injector is what every family's model offers for the shared fault kinds.
-type injector interface {
-	DropNext(n int)
-	OversizeNext(n int)
-	InterruptStorm(q, n int)
-}
-
 // inject arms the shared fault kind on m.
-func inject(m injector, kind FaultKind, q, n int) {
+func inject(m sim.Model, kind FaultKind, q, n int) {
 	switch kind {
 	case DropFrames:
 		m.DropNext(n)
@@ -67,15 +45,6 @@ func inject(m injector, kind FaultKind, q, n int) {
 	default:
 		panic(fmt.Sprintf("nictest: fault kind %d", kind))
 	}
-}
-
-// ModelStats are a model's counters that mean the same in every family.
-type ModelStats struct {
-	WireOut  uint64 // frames handed to the wire
-	RxFrames uint64 // frames written to receive buffers
-	Missed   uint64 // frames lost for want of a posted receive buffer
-	Dropped  uint64 // frames dropped by fault injection
-	TooLong  uint64 // frames refused as too long for the buffers or the MAC
 }
 
 // ModelConfig are the settings a suite asks of a model; the family supplies the rest.

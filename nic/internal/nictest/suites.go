@@ -54,17 +54,17 @@ func Faults(t *testing.T, drv Driver) {
 	tests := []FaultCase{
 		{
 			Name:   "drop",
-			Inject: func(h *Harness) { h.Model.Inject(DropFrames, 0, 3) },
+			Inject: func(h *Harness) { inject(h.Model, DropFrames, 0, 3) },
 			Send:   5, WantRx: 2,
 			Check: func(t *testing.T, h *Harness) {
-				if d := h.Model.Stats().Dropped; d != 3 {
+				if d := h.Model.Counters().Dropped; d != 3 {
 					t.Errorf("model dropped %d, want 3", d)
 				}
 			},
 		},
 		{
 			Name:   "oversize length",
-			Inject: func(h *Harness) { h.Model.Inject(OversizeLength, 0, 2) },
+			Inject: func(h *Harness) { inject(h.Model, OversizeLength, 0, 2) },
 			Send:   5, WantRx: 3,
 			Check: rxErrors(2),
 		},
@@ -72,7 +72,7 @@ func Faults(t *testing.T, drv Driver) {
 			Name: "interrupt storm",
 			Inject: func(h *Harness) {
 				h.Port.EnableRxInterrupt(0)
-				h.Model.Inject(InterruptStorm, 0, 1000)
+				inject(h.Model, InterruptStorm, 0, 1000)
 				if testutil.Drain(h.T, h.Port.RxVector(0)) == 0 {
 					h.T.Error("storm not delivered")
 				}
@@ -98,7 +98,7 @@ func Faults(t *testing.T, drv Driver) {
 			Send:   0, WantRx: fullRx,
 			Check: func(t *testing.T, h *Harness) {
 				lost := uint64(100 - fullRx)
-				if m := h.Model.Stats().Missed; m != lost {
+				if m := h.Model.Counters().Missed; m != lost {
 					t.Errorf("model missed %d, want %d", m, lost)
 				}
 				if m := h.Port.Stats().RxMissed; drv.Family.CountsMissed && m != lost {
@@ -114,7 +114,7 @@ func Faults(t *testing.T, drv Driver) {
 			tt.Inject(h)
 			h.Send(tt.Send)
 			if got := h.Consume(0); got != tt.WantRx {
-				t.Errorf("received %d frames, want %d (model %+v, port %+v)", got, tt.WantRx, h.Model.Stats(), h.Port.Stats())
+				t.Errorf("received %d frames, want %d (model %+v, port %+v)", got, tt.WantRx, h.Model.Counters(), h.Port.Stats())
 			}
 			if tt.Check != nil {
 				tt.Check(t, h)
@@ -272,9 +272,9 @@ func BufferSizes(t *testing.T, drv Driver) {
 				b.Free()
 			}
 			if fmt.Sprint(got) != fmt.Sprint(lengths) {
-				t.Errorf("buffers of %d bytes: received frames of %v bytes, want %v (model %+v)", size, got, lengths, h.Model.Stats())
+				t.Errorf("buffers of %d bytes: received frames of %v bytes, want %v (model %+v)", size, got, lengths, h.Model.Counters())
 			}
-			if tl := h.Model.Stats().TooLong; tl != wantTooLong {
+			if tl := h.Model.Counters().TooLong; tl != wantTooLong {
 				t.Errorf("buffers of %d bytes: model refused %d frames as too long, want %d", size, tl, wantTooLong)
 			}
 			if e := h.Port.Stats().RxErrors; e != 0 {

@@ -44,15 +44,6 @@ type VirtioModel struct{ *virtio.Model }
 
 var _ Model = VirtioModel{}
 
-// Stats implements Model.
-func (m VirtioModel) Stats() ModelStats {
-	s := m.Model.Stats()
-	return ModelStats{WireOut: s.WireOut, RxFrames: s.RxFrames, Missed: s.Missed, Dropped: s.Dropped, TooLong: s.Oversize}
-}
-
-// Inject implements Model.
-func (m VirtioModel) Inject(kind FaultKind, q, n int) { inject(m.Model, kind, q, n) }
-
 // QueuePairs implements Model: the pairs set through the control queue.
 func (m VirtioModel) QueuePairs() (int, bool) { return m.Pairs(), true }
 

@@ -1,20 +1,139 @@
 package guest
 
 import (
+	"errors"
 	"net"
-	"os"
-	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/zap/zaptest"
 
 	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/igb"
-	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/vfio"
 )
+
+// TimesyncProbes is how many PTP frames TestGuestTimesync sends.
+const TimesyncProbes = 50
+
+// TestGuestTimesync checks the igb driver's IEEE 1588 unit against QEMU's igb: two NICs
+// wired to each other inside QEMU (-netdev hubport), both on vfio-pci. NIC 0 sends PTP
+// Sync frames marked for a TX stamp, NIC 1 receives them: each TX stamp must come, each
+// received frame must carry the TS bit with its own sequence id in the RX latch (the byte
+// order of RXSATRH), and its RX stamp less its TX stamp less the clocks' offset must be
+// at least 0 less the offset's error; two marked frames before a read must report the
+// second stamp lost.
+func TestGuestTimesync(t *testing.T) {
+	nics := guestNICsFor(t, "UIOD_GUEST_TIMESYNC", " -run Timesync", 2, "two igb on a hub")[:2]
+	t.Run("linux", func(t *testing.T) {
+		for _, addr := range nics {
+			checkLinuxTimestamping(t, addr)
+		}
+	})
+	tx, rx := openTimesyncPort(t, nics[0]), openTimesyncPort(t, nics[1])
+	d0, _ := tx.DeviceTime()
+	time.Sleep(10 * time.Millisecond)
+	d1, _ := tx.DeviceTime()
+	t.Logf("NIC 0's clock advanced %d ns over a 10 ms sleep", d1-d0)
+	if d1 <= d0 {
+		t.Fatalf("device clock does not advance: %d then %d", d0, d1)
+	}
+	sync, err := latency.SyncClocks(tx, rx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("NIC 1's clock is NIC 0's %+d ns, ± %d ns", sync.OffsetNs, sync.ErrorNs)
+	dst := net.HardwareAddr{0x01, 0x1b, 0x19, 0, 0, 0} // PTP's layer-2 multicast address
+	recv := func() *nic.Buf {
+		t.Helper()
+		bufs := make([]*nic.Buf, 1)
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+			if rx.RxBurst(0, bufs) == 1 {
+				return bufs[0]
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+		t.Fatal("no frame received on NIC 1")
+		return nil
+	}
+	txStamp := func() (int64, error) { return uiodTxStamp(tx) }
+	var minLat, maxLat int64 = 1 << 62, 0
+	for i := range TimesyncProbes {
+		seq := uint16(0x0100*i + 0x12) // both bytes differ: a swapped sequence id shows
+		sendPTP(t, tx, dst, seq)
+		at, err := txStamp()
+		if err != nil {
+			t.Fatalf("probe %d: TX stamp: %v", i, err)
+		}
+		b := recv()
+		got, _, ok := nic.PTPSeq(b.Bytes())
+		if !ok || got != seq {
+			b.Free()
+			t.Fatalf("probe %d: received %x (PTP %v), want seq %#04x", i, b.Bytes(), ok, seq)
+		}
+		rxAt, err := nic.RxTimestampOf(rx, b, seq)
+		b.Free()
+		if err != nil {
+			t.Fatalf("probe %d: RX stamp: %v", i, err)
+		}
+		lat := rxAt - at - sync.OffsetNs
+		if lat < -sync.ErrorNs {
+			t.Errorf("probe %d: RX stamp %d ns before the TX stamp (clock error ± %d ns)", i, -lat, sync.ErrorNs)
+		}
+		minLat, maxLat = min(minLat, lat), max(maxLat, lat)
+	}
+	t.Logf("%d probes NIC 0 → hub → NIC 1 on the device clocks: min %d ns, max %d ns", TimesyncProbes, minLat, maxLat)
+
+	// Two marked frames before a read: the latch holds only the first one's stamp.
+	sendPTP(t, tx, dst, 1)
+	sendPTP(t, tx, dst, 2)
+	for range 2 {
+		recv().Free()
+	}
+	if _, err := txStamp(); !errors.Is(err, nic.ErrTimestampLost) {
+		t.Errorf("two marked frames, one read: %v, want ErrTimestampLost", err)
+	}
+	rx.RxTimestamp() // free the RX latch the first of them took
+}
+
+// openTimesyncPort binds the igb at addr to vfio-pci, opens it polled and promiscuous,
+// turns its IEEE 1588 unit on, and closes it when t ends.
+func openTimesyncPort(t *testing.T, addr string) *igb.Port {
+	t.Helper()
+	dev := openVFIO(t, addr)
+	cfg := nic.Config{RxRing: 128, TxRing: 128, Interrupts: nic.IRQNone, Promiscuous: true, LinkTimeout: 5 * time.Second}
+	port, err := igb.Open(dev, cfg)
+	if err != nil {
+		dev.Close()
+		t.Fatalf("%s: %v", addr, err)
+	}
+	t.Cleanup(func() { port.Close() })
+	if err := port.EnableTimesync(); err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// sendPTP sends a PTP Sync frame with sequence id seq from port to dst, marked for a TX
+// stamp.
+func sendPTP(t *testing.T, port *igb.Port, dst net.HardwareAddr, seq uint16) {
+	t.Helper()
+	b := port.Pools()[0].Get()
+	b.SetLen(nic.PutPTP(b.Data(), dst, port.MAC(), nic.PTPSync, seq))
+	b.MarkTimestamp()
+	if port.TxBurst(0, []*nic.Buf{b}) != 1 {
+		b.Free()
+		t.Fatal("TX ring full")
+	}
+}
+
+// uiodTxStamp waits up to 1 s for port's TX stamp.
+func uiodTxStamp(port *igb.Port) (int64, error) {
+	for end := time.Now().Add(time.Second); ; time.Sleep(10 * time.Microsecond) {
+		at, err := port.TxTimestamp()
+		if !errors.Is(err, nic.ErrNoTimestamp) || time.Now().After(end) {
+			return at, err
+		}
+	}
+}
 
 // Frames TestGuestTimesyncLinux sends each way, and the bound on a stamp pair's latency
 // (TX and RX stamp are taken in one pass through QEMU's hub; only a host stall can
@@ -75,30 +194,10 @@ func checkLatency(t *testing.T, what string, latency, errNs int64) {
 // uiod → Linux frame after the first needs the Linux NIC's link bounced (rearm); the
 // last latchProbes frames go without, and the log shows whether Linux stamped them.
 func TestGuestTimesyncLinux(t *testing.T) {
-	if os.Getenv("UIOD_GUEST") != "1" || os.Getenv("UIOD_GUEST_TIMESYNC_LINUX") != "1" {
-		t.Skip("not in a Debian-kernel QEMU guest with two igb on a hub: go test ./integration/ -run TimesyncLinux")
-	}
-	nics := strings.Fields(os.Getenv("UIOD_GUEST_NICS"))
-	if len(nics) != 2 {
-		t.Fatalf("UIOD_GUEST_NICS=%q: want two igb", os.Getenv("UIOD_GUEST_NICS"))
-	}
+	nics := guestNICsFor(t, "UIOD_GUEST_TIMESYNC_LINUX", " -run TimesyncLinux", 2, "two igb on a hub, on Debian's kernel")
 	l := openLinuxPTP(t, nics[0])
 	t.Logf("Linux: %s (%s), PHC %s, RX filter %d", l.name, nics[0], l.phc.Name(), l.filter)
-	bindForDeviceTest(t, nics[1], "vfio-pci")
-	dev, err := vfio.Open(pci.MustParseAddr(nics[1]), vfio.Options{Log: zaptest.NewLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := nic.Config{RxRing: 128, TxRing: 128, Interrupts: nic.IRQNone, Promiscuous: true, LinkTimeout: 5 * time.Second}
-	port, err := igb.Open(dev, cfg)
-	if err != nil {
-		dev.Close()
-		t.Fatalf("%s: %v", nics[1], err)
-	}
-	defer port.Close()
-	if err := port.EnableTimesync(); err != nil {
-		t.Fatal(err)
-	}
+	port := openTimesyncPort(t, nics[1])
 	dst := net.HardwareAddr{0x01, 0x1b, 0x19, 0, 0, 0}
 
 	// Linux → uiod.
@@ -153,13 +252,7 @@ func TestGuestTimesyncLinux(t *testing.T) {
 // raw hardware RX stamp Linux gave the frame (0 when none).
 func uiodToLinux(t *testing.T, port *igb.Port, l *linuxPTP, dst net.HardwareAddr, seq uint16) (txAt, rxAt int64) {
 	t.Helper()
-	b := port.Pools()[0].Get()
-	b.SetLen(nic.PutPTP(b.Data(), dst, port.MAC(), nic.PTPSync, seq))
-	b.MarkTimestamp()
-	if port.TxBurst(0, []*nic.Buf{b}) != 1 {
-		b.Free()
-		t.Fatal("TX ring full")
-	}
+	sendPTP(t, port, dst, seq)
 	txAt, err := uiodTxStamp(port)
 	if err != nil {
 		t.Fatalf("seq %#04x: uiod TX stamp: %v", seq, err)
