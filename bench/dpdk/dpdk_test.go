@@ -77,14 +77,7 @@ func TestIntegrationL3fwdPower(t *testing.T) {
 // integrationDPDK skips the make test guest tests of the package under -short, without
 // QEMU or without DPDK, and returns testpmd's path and l3fwd-power's, which it builds.
 func integrationDPDK(t *testing.T) (testpmd, l3fwd string) {
-	if testing.Short() {
-		t.Skip("boots a QEMU guest")
-	}
-	qemutest.Require(t)
-	testpmd, err := exec.LookPath("dpdk-testpmd")
-	if err != nil {
-		t.Skip("dpdk-testpmd is not installed (apt-get install dpdk)")
-	}
+	testpmd = guestTestpmd(t)
 	cache, err := filepath.Abs("../../.cache/dpdk")
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +87,21 @@ func integrationDPDK(t *testing.T) (testpmd, l3fwd string) {
 		t.Skipf("l3fwd-power could not be built (dpdk-dev, libdpdk-dev, dpdk-doc, pkg-config, make): %v", err)
 	}
 	return testpmd, strings.TrimSpace(string(out))
+}
+
+// guestTestpmd skips a make test guest test of the package under -short, without QEMU
+// or root, or without Debian's dpdk-testpmd, and returns testpmd's path.
+func guestTestpmd(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots a QEMU guest")
+	}
+	qemutest.Require(t)
+	testpmd, err := exec.LookPath("dpdk-testpmd")
+	if err != nil {
+		t.Skip("dpdk-testpmd is not installed (apt-get install dpdk)")
+	}
+	return testpmd
 }
 
 // measureAll boots one guest with two igb NICs on vfio-pci (with vf, one VF of each, their

@@ -2,7 +2,6 @@ package dpdk
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -20,14 +19,7 @@ var timesyncDUTs = []string{"testpmd", "busy", "adaptive", "auto"}
 // (timesync.sh for testpmd, then integration/testdata/timesync.sh for uiod). It is in
 // make test: it skips under -short, without QEMU or root, or without Debian's dpdk.
 func TestDPDKTimesync(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots a QEMU guest")
-	}
-	qemutest.Require(t)
-	testpmd, err := exec.LookPath("dpdk-testpmd")
-	if err != nil {
-		t.Skip("dpdk-testpmd is not installed (apt-get install dpdk)")
-	}
+	testpmd := guestTestpmd(t)
 	kernel, err := qemutest.SharedKernel()
 	if err != nil {
 		t.Skip(err)

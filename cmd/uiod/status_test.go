@@ -71,21 +71,20 @@ func TestStatusReport(t *testing.T) {
 	}
 }
 
-// TestStatusReportStalls checks the stall rate and share over the interval.
+// TestStatusReportStalls checks the stall rate and share, and the runtime-yield rate,
+// over the interval.
 func TestStatusReportStalls(t *testing.T) {
-	sample := func(up, wall float64, stalls uint64, secs float64) daemon.Status {
-		return daemon.Status{UptimeSeconds: up, Threads: []daemon.ThreadStatus{{WallSeconds: wall, Stalls: stalls, StallSeconds: secs}}}
+	sample := func(up, wall float64, stalls uint64, secs float64, yields uint64) daemon.Status {
+		return daemon.Status{UptimeSeconds: up, Threads: []daemon.ThreadStatus{{WallSeconds: wall, Stalls: stalls, StallSeconds: secs, RuntimeYields: yields}}}
 	}
-	r := newStatusReport("http://x", sample(10, 10, 100, 0.1), sample(12, 12, 1100, 0.14))
+	r := newStatusReport("http://x", sample(10, 10, 100, 0.1, 1000), sample(12, 12, 1100, 0.14, 1250))
 	th := r.Threads[0]
-	if th.StallsPerSecond != 500 || math.Abs(th.StalledPercent-2) > 1e-9 {
-		t.Fatalf("stalls/s %v, stalled %v %%; want 500 and 2", th.StallsPerSecond, th.StalledPercent)
+	if th.StallsPerSecond != 500 || math.Abs(th.StalledPercent-2) > 1e-9 || th.RuntimeYieldsPerSecond != 125 {
+		t.Fatalf("stalls/s %v, stalled %v %%, yields/s %v; want 500, 2 and 125", th.StallsPerSecond, th.StalledPercent, th.RuntimeYieldsPerSecond)
 	}
 	var b strings.Builder
 	r.writeText(&b, true)
-	if !strings.Contains(b.String(), "STALLS/s") || !strings.Contains(b.String(), "2.00") {
-		t.Fatalf("the thread table shows no stalls:\n%s", b.String())
-	}
+	testutil.TextContains(t, "the wide thread table", b.String(), "STALLS/s", "2.00", "YIELDS/s", "125")
 }
 
 // TestStatusLive runs `uiod status` against an in-process sim daemon that forwarded a

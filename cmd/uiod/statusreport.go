@@ -76,6 +76,9 @@ type threadReport struct {
 	// idle.StallThreshold late) over the interval, and their share of it.
 	StallsPerSecond float64 `json:"stalls_per_second"`
 	StalledPercent  float64 `json:"stalled_percent"`
+	// RuntimeYieldsPerSecond are the thread's voluntary yields to the Go scheduler
+	// (dataplane.YieldEvery) over the interval.
+	RuntimeYieldsPerSecond float64 `json:"runtime_yields_per_second"`
 }
 
 // wakeRates are wake-ups per second by cause.
@@ -190,6 +193,7 @@ func newStatusReport(base string, prev, cur daemon.Status) statusReport {
 			tr.SleepsPerSecond = rate(t.Sleeps, old.Sleeps)
 			tr.StallsPerSecond = rate(t.Stalls, old.Stalls)
 			tr.StalledPercent = share(t.StallSeconds, old.StallSeconds)
+			tr.RuntimeYieldsPerSecond = rate(t.RuntimeYields, old.RuntimeYields)
 			tr.WakeupsPerSecond = wakeRates{
 				Interrupt: rate(t.WakeInterrupt, old.WakeInterrupt),
 				Timeout:   rate(t.WakeTimeout, old.WakeTimeout),

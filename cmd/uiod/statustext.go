@@ -56,7 +56,7 @@ func (r statusReport) writeText(w io.Writer, wide bool) {
 	var tt *textTable
 	if wide {
 		tt = newTextTable("THREAD#", "CPU#", "STATE", "CPU%#", "SLEEPS/s#", "IRQ/s#", "TIMEOUT/s#", "PREDICTED/s#", "SPURIOUS/s#",
-			"STALLS/s#", "STALLED%#", "THRESHOLD#", "GAP#", "WAKECOST#", "PERIOD#", "LEAD#", "QUEUES")
+			"STALLS/s#", "STALLED%#", "YIELDS/s#", "THRESHOLD#", "GAP#", "WAKECOST#", "PERIOD#", "LEAD#", "QUEUES")
 	} else {
 		tt = newTextTable("THREAD#", "CPU#", "STATE", "CPU%#", "IRQ/s#", "SLEEPS/s#", "STALLED%#", "THRESHOLD#", "QUEUES")
 	}
@@ -66,7 +66,7 @@ func (r statusReport) writeText(w io.Writer, wide bool) {
 		if wide {
 			wr := t.WakeupsPerSecond
 			tt.add(strconv.Itoa(t.Index), cpu, t.State, pct, perSecond(t.SleepsPerSecond), perSecond(wr.Interrupt), perSecond(wr.Timeout),
-				perSecond(wr.Predicted), perSecond(wr.Spurious), perSecond(t.StallsPerSecond), stalled, durText(t.ThresholdSeconds).String(),
+				perSecond(wr.Predicted), perSecond(wr.Spurious), perSecond(t.StallsPerSecond), stalled, perSecond(t.RuntimeYieldsPerSecond), durText(t.ThresholdSeconds).String(),
 				optDur(t.GapEstimateSeconds), optDur(t.WakeCostSeconds), optDur(t.PeriodSeconds), optDur(t.LeadSeconds), queues)
 		} else {
 			tt.add(strconv.Itoa(t.Index), cpu, t.State, pct, perSecond(t.WakeupsPerSecond.Interrupt), perSecond(t.SleepsPerSecond),
