@@ -9,11 +9,9 @@ import (
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/nic"
-	_ "github.com/uiod/uiod/nic/igb"   // registers the igb driver
-	_ "github.com/uiod/uiod/nic/igbvf" // registers the igbvf driver
-	_ "github.com/uiod/uiod/nic/ixgbe" // registers the ixgbe driver
+	_ "github.com/uiod/uiod/nic/drivers" // registers every driver
 	"github.com/uiod/uiod/nic/tap"
-	"github.com/uiod/uiod/nic/virtio" // registers the virtio driver
+	"github.com/uiod/uiod/nic/virtio"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/simnic"

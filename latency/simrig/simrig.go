@@ -14,10 +14,7 @@ import (
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/nic"
-	_ "github.com/uiod/uiod/nic/igb"    // registers the igb driver
-	_ "github.com/uiod/uiod/nic/igbvf"  // registers the igbvf driver
-	_ "github.com/uiod/uiod/nic/ixgbe"  // registers the ixgbe driver
-	_ "github.com/uiod/uiod/nic/virtio" // registers the virtio driver
+	_ "github.com/uiod/uiod/nic/drivers" // registers every driver
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/simnic"
