@@ -49,12 +49,7 @@ set -- $VFS
 	conf_head info
 	vf_port vf0 "$1"
 	vf_port vf1 "$2"
-	cat <<CONF
-forward:
-  mode: l2fwd
-  pairs:
-    - [vf0, vf1]
-CONF
+	conf_l2fwd vf0 vf1
 	conf_poll adaptive 300us
 } >/tmp/vf.yaml
 serve /tmp/vf.yaml 2
@@ -91,11 +86,8 @@ while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 			cat <<CONF
   - {name: pf0, driver: vfio-pci, pci: "$1", nic: igb, interrupts: msix, promiscuous: true}
   - {name: pf1, driver: vfio-pci, pci: "$2", nic: igb, interrupts: msix, promiscuous: true}
-forward:
-  mode: l2fwd
-  pairs:
-    - [pf0, pf1]
 CONF
+			conf_l2fwd pf0 pf1
 			conf_poll adaptive 300us
 		} >/tmp/pf.yaml
 		run_daemon /tmp/pf.yaml

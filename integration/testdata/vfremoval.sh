@@ -77,13 +77,7 @@ set -- $VFS
 	vf_port a1 "$2"
 	vf_port b0 "$3"
 	vf_port b1 "$4"
-	cat <<CONF
-forward:
-  mode: l2fwd
-  pairs:
-    - [a0, a1]
-    - [b0, b1]
-CONF
+	conf_l2fwd a0 a1 b0 b1
 	conf_poll adaptive 300us
 } >/tmp/vf.yaml
 serve /tmp/vf.yaml 4
