@@ -119,15 +119,11 @@ uiod_conf() {
 	{
 		conf_head warn
 		if [ "$BENCH_VF" = 1 ]; then
-			cat <<EOF
-  - {name: p0, driver: vfio-pci, pci: "$NIC1", nic: igbvf, interrupts: msix}
-  - {name: p1, driver: vfio-pci, pci: "$NIC2", nic: igbvf, interrupts: msix}
-EOF
+			conf_msix_port p0 "$NIC1" igbvf
+			conf_msix_port p1 "$NIC2" igbvf
 		else
-			cat <<EOF
-  - {name: p0, driver: vfio-pci, pci: "$NIC1", nic: igb, interrupts: msix, promiscuous: true}
-  - {name: p1, driver: vfio-pci, pci: "$NIC2", nic: igb, interrupts: msix, promiscuous: true}
-EOF
+			conf_msix_port p0 "$NIC1" igb "promiscuous: true"
+			conf_msix_port p1 "$NIC2" igb "promiscuous: true"
 		fi
 		if [ "${3:-}" = l3fwd ]; then
 			cat <<EOF

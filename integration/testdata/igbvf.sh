@@ -83,10 +83,8 @@ while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 		set -- $PFS
 		{
 			conf_head info
-			cat <<CONF
-  - {name: pf0, driver: vfio-pci, pci: "$1", nic: igb, interrupts: msix, promiscuous: true}
-  - {name: pf1, driver: vfio-pci, pci: "$2", nic: igb, interrupts: msix, promiscuous: true}
-CONF
+			conf_msix_port pf0 "$1" igb "promiscuous: true"
+			conf_msix_port pf1 "$2" igb "promiscuous: true"
 			conf_l2fwd pf0 pf1
 			conf_poll adaptive 300us
 		} >/tmp/pf.yaml

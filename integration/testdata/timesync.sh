@@ -19,10 +19,8 @@ say "bound $(driver "$gtx") $(driver "$din") $(driver "$dout") $(driver "$grx")"
 for pol in ${UIOD_TS_POLICIES:-busy adaptive auto}; do
 	{
 		conf_head info
-		cat <<CONF
-  - {name: p0, driver: vfio-pci, pci: "$din", nic: igb, interrupts: msix, promiscuous: true}
-  - {name: p1, driver: vfio-pci, pci: "$dout", nic: igb, interrupts: msix, promiscuous: true}
-CONF
+		conf_msix_port p0 "$din" igb "promiscuous: true"
+		conf_msix_port p1 "$dout" igb "promiscuous: true"
 		conf_l2fwd p0 p1
 		case $pol in
 		auto) conf_poll adaptive auto ;;

@@ -73,7 +73,7 @@ finish() {
 	say "end"
 }
 # vf_port NAME ADDR prints a port list entry: the VF ADDR on vfio-pci as port NAME (nic: igbvf).
-vf_port() { echo "  - {name: $1, driver: vfio-pci, pci: \"$2\", nic: igbvf, interrupts: msix}"; }
+vf_port() { conf_msix_port "$1" "$2" igbvf; }
 # serve CONFIG LINKS: runs the daemon on CONFIG, waits for LINKS links up, takes the snapshot
 # "start" and tells the host READY.
 serve() {

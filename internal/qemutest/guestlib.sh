@@ -56,6 +56,13 @@ conf_vfio_port() {
 	printf '  - name: %s\n    driver: vfio-pci\n    pci: "%s"\n' "$1" "$2"
 }
 
+# conf_msix_port NAME ADDR NIC [KEYS] prints a one-line port list entry: the port NAME on
+# the PCI function ADDR under vfio-pci, driven by the NIC driver NIC with MSI-X, and KEYS
+# (such as "promiscuous: true") when given.
+conf_msix_port() {
+	printf '  - {name: %s, driver: vfio-pci, pci: "%s", nic: %s, interrupts: msix%s}\n' "$1" "$2" "$3" "${4:+, $4}"
+}
+
 # conf_poll MODE THRESHOLD [CPUS] prints a configuration's poll section: idle policy MODE
 # with idle threshold THRESHOLD, a 1 s wait timeout (long, so that a sleeping poll thread
 # is woken by the NICs' interrupts, not by its timer), and the poll threads' CPUs when
