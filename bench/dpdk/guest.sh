@@ -39,7 +39,7 @@ loopback_up
 # EAL refuses a plugin directory under a world-writable path, and the initramfs root is one.
 chmod go-w / /usr /usr/lib /usr/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/dpdk 2>/dev/null
 mkdir -p /var/run /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages 2>/dev/null
-uiod bind --driver vfio-pci "$NIC1" "$NIC2" || fail "uiod bind --driver vfio-pci"
+bind_vfio "$NIC1" "$NIC2"
 say "bound $NIC1 $NIC2 hugepages=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages)"
 uiod devices | sed 's/^/BENCH devices /'
 

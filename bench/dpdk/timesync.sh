@@ -11,12 +11,7 @@ export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
 loopback_up
 chmod go-w / /usr /usr/lib /usr/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/dpdk 2>/dev/null
 mkdir -p /var/run /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages 2>/dev/null
-gtx=$(nic 1)
-din=$(nic 2)
-dout=$(nic 3)
-grx=$(nic 4)
-[ -n "$grx" ] || fail "want four igb in '$UIOD_GUEST_NICS'"
-uiod bind --driver vfio-pci "$gtx" "$din" "$dout" "$grx" || fail "uiod bind"
+timesync_nics
 say "bound"
 rm -f /tmp/tp.in && mkfifo /tmp/tp.in
 sleep 100000 >/tmp/tp.in &

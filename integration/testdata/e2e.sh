@@ -24,7 +24,7 @@ for model in $MODELS; do
 	[ -n "$a" ] && [ -n "$b" ] || fail "model $model: no NICs $((2 * k + 1)) and $((2 * k + 2)) in '$UIOD_GUEST_NICS'"
 	say "original $a $(driver "$a")"
 	say "original $b $(driver "$b")"
-	uiod bind --driver vfio-pci $noiommu "$a" || fail "uiod bind --driver vfio-pci $a"
+	bind_vfio $noiommu "$a"
 	uiod bind --driver uio_pci_generic "$b" || fail "uiod bind --driver uio_pci_generic $b"
 	say "bound $a=$(driver "$a") $b=$(driver "$b")"
 	# The INTx line of the uio port, to tell it apart in /proc/interrupts.

@@ -78,7 +78,7 @@ while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 		uiod unbind --restore $VFS || fail "uiod unbind --restore $VFS"
 		for pf in $PFS; do
 			echo 0 >"/sys/bus/pci/devices/$pf/sriov_numvfs" || fail "echo 0 > $pf/sriov_numvfs"
-			uiod bind --driver vfio-pci "$pf" || fail "uiod bind --driver vfio-pci $pf"
+			bind_vfio "$pf"
 		done
 		set -- $PFS
 		{

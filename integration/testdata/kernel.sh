@@ -11,7 +11,7 @@ NIC=$(nic 1)
 say "nic $NIC kernel=$UIOD_GUEST_KERNEL"
 loopback_up
 [ -c /dev/net/tun ] || { mkdir -p /dev/net && mknod /dev/net/tun c 10 200; } || fail "no /dev/net/tun"
-uiod bind --driver vfio-pci "$NIC" || fail "uiod bind --driver vfio-pci $NIC"
+bind_vfio "$NIC"
 {
 	conf_head info
 	conf_vfio_port p0 "$NIC"

@@ -9,12 +9,7 @@ set -u
 TAG=TS
 . /etc/uiod/lib.sh
 loopback_up
-gtx=$(nic 1)
-din=$(nic 2)
-dout=$(nic 3)
-grx=$(nic 4)
-[ -n "$grx" ] || fail "want four igb in '$UIOD_GUEST_NICS'"
-uiod bind --driver vfio-pci "$gtx" "$din" "$dout" "$grx" || fail "uiod bind"
+timesync_nics
 say "bound $(driver "$gtx") $(driver "$din") $(driver "$dout") $(driver "$grx")"
 for pol in ${UIOD_TS_POLICIES:-busy adaptive auto}; do
 	{

@@ -35,7 +35,7 @@ pf_vfs() {
 	[ -n "$vf" ] || fail "no virtfn0 under $1"
 	vfmac "$ifc" "$2"
 	say "vf $vf of $1 $(cat "/sys/bus/pci/devices/$vf/vendor"):$(cat "/sys/bus/pci/devices/$vf/device") mac $2 group $(basename "$(readlink "/sys/bus/pci/devices/$vf/iommu_group")")"
-	uiod bind --driver vfio-pci "$vf" || fail "uiod bind --driver vfio-pci $vf"
+	bind_vfio "$vf"
 	say "bound $vf=$(driver "$vf")"
 }
 # port_is NAME MATCH SECONDS: waits until the port NAME's entry in /status matches the grep -E

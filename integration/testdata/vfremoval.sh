@@ -42,7 +42,7 @@ vfremove() {
 	say "vfremove $1: 3 s after echo 1 > /sys/bus/pci/rescan: $rescan"
 	if [ -e "/sys/bus/pci/devices/$RVF" ]; then
 		how=rescan
-		uiod bind --driver vfio-pci "$RVF" || fail "uiod bind --driver vfio-pci $RVF"
+		bind_vfio "$RVF"
 	else
 		how="uiod-vf-create"
 		i=0

@@ -10,7 +10,7 @@ NIC=$(nic 1)
 
 say "nic $NIC kernel=$UIOD_GUEST_KERNEL cpus=$(grep -c ^processor /proc/cpuinfo)"
 loopback_up
-uiod bind --driver vfio-pci "$NIC" || fail "uiod bind --driver vfio-pci $NIC"
+bind_vfio "$NIC"
 {
 	conf_head info
 	cat <<EOF

@@ -32,6 +32,19 @@ fail() {
 # nic N prints the N-th (from 1) address of UIOD_GUEST_NICS.
 nic() { echo "$UIOD_GUEST_NICS" | cut -d' ' -f"$1"; }
 
+# bind_vfio [OPTION...] ADDR... binds the PCI functions ADDR to vfio-pci with `uiod bind`
+# (OPTION such as --noiommu first); it fails the run if that does.
+bind_vfio() { uiod bind --driver vfio-pci "$@" || fail "uiod bind --driver vfio-pci $*"; }
+
+# timesync_nics sets gtx, din, dout and grx to the guest's NICs 1 to 4 (the latency
+# generator's TX port, the forwarder's in and out, the generator's RX port: NICs 1-2 share
+# one wire, 3-4 another) and binds the four to vfio-pci; it fails with fewer than four.
+timesync_nics() {
+	gtx=$(nic 1) din=$(nic 2) dout=$(nic 3) grx=$(nic 4)
+	[ -n "$grx" ] || fail "want four igb in '$UIOD_GUEST_NICS'"
+	bind_vfio "$gtx" "$din" "$dout" "$grx"
+}
+
 # driver ADDR prints the driver the PCI function ADDR is bound to, nothing when none.
 driver() { [ -e "/sys/bus/pci/devices/$1/driver" ] && basename "$(readlink "/sys/bus/pci/devices/$1/driver")"; }
 

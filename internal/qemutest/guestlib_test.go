@@ -66,6 +66,13 @@ func TestGuestLib(t *testing.T) {
 		{"say", nil, "say READY", "E2E READY\n", 0},
 		{"say with TAG", []string{"TAG=BENCH"}, "say READY x", "BENCH READY x\n", 0},
 		{"nic", []string{"UIOD_GUEST_NICS=0000:01:00.0 0000:02:00.0"}, "nic 2", "0000:02:00.0\n", 0},
+		// uiod is a stand-in that prints its arguments, or fails for the function "bad".
+		{"bind_vfio", nil, `uiod() { echo "uiod $*"; }; bind_vfio --noiommu a b`, "uiod bind --driver vfio-pci --noiommu a b\n", 0},
+		{"bind_vfio fails", nil, `uiod() { return 1; }; bind_vfio bad; echo not reached`, "E2E FAIL uiod bind --driver vfio-pci bad\n", 1},
+		{"timesync_nics", []string{"UIOD_GUEST_NICS=a b c d"}, `uiod() { echo "uiod $*"; }; timesync_nics; echo "$gtx $din $dout $grx"`,
+			"uiod bind --driver vfio-pci a b c d\na b c d\n", 0},
+		{"timesync_nics of three", []string{"UIOD_GUEST_NICS=a b c"}, `uiod() { echo "uiod $*"; }; timesync_nics`,
+			"E2E FAIL want four igb in 'a b c'\n", 1},
 		{"driver of none", nil, "driver 0000:ff:1f.7 || echo none", "none\n", 0},
 		{"conf_head", nil, "conf_head warn", "log:\n  level: warn\nmetrics:\n  listen: 127.0.0.1:9477\nports:\n", 0},
 		{"conf_l2fwd", nil, "conf_l2fwd p0 p1", "forward:\n  mode: l2fwd\n  pairs:\n    - [p0, p1]\n", 0},
