@@ -57,10 +57,22 @@ func completePFs(g *globals, every bool) cobra.CompletionFunc {
 	}
 }
 
+// vfPlanFlags are the flags of the vf subcommands that change a PF's VF count.
+type vfPlanFlags struct {
+	opts   pci.VFOptions
+	dryRun bool
+}
+
+// add gives cmd --dry-run and --force, force saying what --force allows, and returns cmd.
+func (f *vfPlanFlags) add(cmd *cobra.Command, force string) *cobra.Command {
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the write that would be made, and make none")
+	cmd.Flags().BoolVar(&f.opts.Force, "force", false, force)
+	return cmd
+}
+
 func newVFCreateCmd(g *globals) *cobra.Command {
-	var opts pci.VFOptions
-	var dryRun bool
-	cmd := &cobra.Command{
+	var f vfPlanFlags
+	return f.add(&cobra.Command{
 		Use:   "create [--dry-run] [--force] PF N",
 		Short: "Give a physical function N virtual functions",
 		Example: `  uiod vf create --dry-run 0000:03:00.0 4
@@ -71,33 +83,26 @@ func newVFCreateCmd(g *globals) *cobra.Command {
 			if err != nil || n < 1 {
 				return usagef("vf create: N %s is not a count of VFs (1 or more)", clip.Quote(args[1]))
 			}
-			return runVFPlan(cmd, g, args[0], dryRun, func(h *pci.Host, pf pci.Addr) (*pci.Plan, error) {
-				return h.PlanVFs(pf, n, opts)
+			return runVFPlan(cmd, g, args[0], f.dryRun, func(h *pci.Host, pf pci.Addr) (*pci.Plan, error) {
+				return h.PlanVFs(pf, n, f.opts)
 			})
 		},
-	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the write that would be made, and make none")
-	cmd.Flags().BoolVar(&opts.Force, "force", false, "create VFs on a function that is not a network controller")
-	return cmd
+	}, "create VFs on a function that is not a network controller")
 }
 
 func newVFRemoveCmd(g *globals) *cobra.Command {
-	var opts pci.VFOptions
-	var dryRun bool
-	cmd := &cobra.Command{
+	var f vfPlanFlags
+	return f.add(&cobra.Command{
 		Use:     "remove [--dry-run] [--force] PF",
 		Short:   "Remove every virtual function of a physical function",
 		Example: `  uiod vf remove --dry-run 0000:03:00.0`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVFPlan(cmd, g, args[0], dryRun, func(h *pci.Host, pf pci.Addr) (*pci.Plan, error) {
-				return h.PlanRemoveVFs(pf, opts)
+			return runVFPlan(cmd, g, args[0], f.dryRun, func(h *pci.Host, pf pci.Addr) (*pci.Plan, error) {
+				return h.PlanRemoveVFs(pf, f.opts)
 			})
 		},
-	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the write that would be made, and make none")
-	cmd.Flags().BoolVar(&opts.Force, "force", false, "remove VFs bound to a userspace driver or with active interfaces")
-	return cmd
+	}, "remove VFs bound to a userspace driver or with active interfaces")
 }
 
 // runVFPlan resolves the PF argument, plans with plan and prints (dry run) or applies the
