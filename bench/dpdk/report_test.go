@@ -94,6 +94,21 @@ var (
 	burstGot = func(r run) float64 { return r.burst }
 )
 
+// measureOf is a measure with the name a ratio line gives it.
+type measureOf struct {
+	what string
+	f    func(run) float64
+}
+
+// The measures the ratio lines compare, by name.
+var (
+	mP50      = measureOf{"p50", p50}
+	mP99      = measureOf{"p99", p99}
+	mProbeCPU = measureOf{"probed CPU", probeCPU}
+	mIdleCPU  = measureOf{"idle CPU", idleCPU}
+	mBurstGot = measureOf{"burst received", burstGot}
+)
+
 // ratio is f(med[a]) / f(med[b]), ok false when either is missing or the divisor zero.
 func ratio(med map[string]run, a, b string, f func(run) float64) (float64, bool) {
 	x, ok1 := med[a]
@@ -107,34 +122,26 @@ func ratio(med map[string]run, a, b string, f func(run) float64) (float64, bool)
 // ratios are the lines "what a / b: x×" of the comparisons of one rate's medians.
 func ratios(med map[string]run) string {
 	var out strings.Builder
-	line := func(what, a, b string, f func(run) float64) {
-		if x, ok := ratio(med, a, b, f); ok {
-			fmt.Fprintf(&out, "%s %s / %s: %.2f×\n", what, a, b, x)
+	lines := func(a, b string, ms ...measureOf) {
+		for _, m := range ms {
+			if x, ok := ratio(med, a, b, m.f); ok {
+				fmt.Fprintf(&out, "%s %s / %s: %.2f×\n", m.what, a, b, x)
+			}
 		}
 	}
-	line("p50", "uiod-busy", "testpmd", p50)
-	line("p99", "uiod-busy", "testpmd", p99)
-	line("probed CPU", "uiod-busy", "testpmd", probeCPU)
+	lines("uiod-busy", "testpmd", mP50, mP99, mProbeCPU)
 	// The same without the poll thread's runtime yields (dataplane.YieldEnv=off).
-	line("p50", "uiod-busy-noyield", "testpmd", p50)
-	line("p99", "uiod-busy-noyield", "testpmd", p99)
-	line("p99", "uiod-busy", "uiod-busy-noyield", p99)
-	line("idle CPU", "uiod-adaptive", "l3fwd-power", idleCPU)
-	line("p50", "uiod-adaptive", "l3fwd-power", p50)
-	line("p99", "uiod-adaptive", "l3fwd-power", p99)
-	line("probed CPU", "uiod-auto", "l3fwd-power", probeCPU)
-	line("p50", "uiod-auto", "l3fwd-power", p50)
-	line("p99", "uiod-auto", "l3fwd-power", p99)
+	lines("uiod-busy-noyield", "testpmd", mP50, mP99)
+	lines("uiod-busy", "uiod-busy-noyield", mP99)
+	lines("uiod-adaptive", "l3fwd-power", mIdleCPU, mP50, mP99)
+	lines("uiod-auto", "l3fwd-power", mProbeCPU, mP50, mP99)
 	// uiod's l3fwd routes the probes as l3fwd-power does (LPM, TTL, checksum, MACs).
 	for _, u := range []string{"uiod-l3fwd-adaptive", "uiod-l3fwd-auto"} {
-		line("probed CPU", u, "l3fwd-power", probeCPU)
-		line("idle CPU", u, "l3fwd-power", idleCPU)
-		line("p50", u, "l3fwd-power", p50)
-		line("p99", u, "l3fwd-power", p99)
+		lines(u, "l3fwd-power", mProbeCPU, mIdleCPU, mP50, mP99)
 	}
-	line("burst received", "uiod-busy", "testpmd", burstGot)
-	line("burst received", "uiod-adaptive", "l3fwd-power", burstGot)
-	line("burst received", "uiod-auto", "l3fwd-power", burstGot)
+	lines("uiod-busy", "testpmd", mBurstGot)
+	lines("uiod-adaptive", "l3fwd-power", mBurstGot)
+	lines("uiod-auto", "l3fwd-power", mBurstGot)
 	return out.String()
 }
 
