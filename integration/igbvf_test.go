@@ -3,6 +3,9 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // vfProbes probes at e2eInterval go through the VFs per steady run; vfEventProbes cover a
@@ -223,6 +227,27 @@ func guestCommand(t *testing.T, vm *qemutest.VM, cmd, wait string) bool {
 // testdata/vflib.sh.
 func vfScript(t *testing.T, name string) string {
 	return testdataScript(t, "vflib.sh") + testdataScript(t, name)
+}
+
+// TestVFLibServeVFs runs vflib.sh's serve_vfs on the host's sh, with the guest library
+// before it, serve replaced by a stand-in that prints its arguments and the configuration,
+// and VFCONF in a temporary directory: one port a VF, the ports forwarded in pairs, as many
+// links as ports.
+func TestVFLibServeVFs(t *testing.T) {
+	lib := strings.Replace(testdataScript(t, "vflib.sh"), ". /etc/uiod/lib.sh\n", "", 1)
+	script := qemutest.GuestLib + lib + `serve() { echo "serve $1 $2"; cat "$1"; }
+serve_vfs a0 0000:01:10.0 a1 0000:02:10.0 b0 0000:03:10.0 b1 0000:04:10.0
+`
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Env = append(os.Environ(), "VFCONF="+filepath.Join(t.TempDir(), "vf.yaml"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("serve_vfs: %v\n%s", err, out)
+	}
+	testutil.TextContains(t, "serve_vfs", string(out),
+		"/vf.yaml 4\n",
+		`  - {name: b1, driver: vfio-pci, pci: "0000:04:10.0", nic: igbvf, interrupts: msix}`,
+		"pairs:\n    - [a0, a1]\n    - [b0, b1]\npoll:\n  mode: adaptive\n  idle_threshold: 300us\n")
 }
 
 // threadCPU is the poll threads' CPU share (percent of one CPU) between two /status

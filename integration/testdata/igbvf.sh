@@ -45,14 +45,7 @@ for pf in $(nic 1) $(nic 2); do
 done
 PFS="$(nic 1) $(nic 2)"
 set -- $VFS
-{
-	conf_head info
-	vf_port vf0 "$1"
-	vf_port vf1 "$2"
-	conf_l2fwd vf0 vf1
-	conf_poll adaptive 300us
-} >/tmp/vf.yaml
-serve /tmp/vf.yaml 2
+serve_vfs vf0 "$1" vf1 "$2"
 while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 	case $cmd in
 	snap) snap "$arg" ;;

@@ -82,3 +82,22 @@ serve() {
 	snapshot start
 	say READY
 }
+# serve_vfs NAME ADDR [NAME ADDR ...]: serves (serve) the VFs ADDR as ports NAME (vf_port),
+# forwarded l2fwd in pairs in the order given (the first with the second, and so on) under
+# the adaptive policy (300 µs), its configuration in VFCONF (default /tmp/vf.yaml).
+serve_vfs() {
+	conf=${VFCONF:-/tmp/vf.yaml}
+	names= links=0
+	{
+		conf_head info
+		while [ $# -ge 2 ]; do
+			vf_port "$1" "$2"
+			names="$names $1" links=$((links + 1))
+			shift 2
+		done
+		# shellcheck disable=SC2086 # names is a list of port names
+		conf_l2fwd $names
+		conf_poll adaptive 300us
+	} >"$conf"
+	serve "$conf" "$links"
+}

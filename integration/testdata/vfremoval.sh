@@ -71,16 +71,7 @@ done
 # shellcheck disable=SC2086 # VFS is a list of addresses
 set -- $VFS
 [ $# = 4 ] || fail "want four VFs, have $VFS"
-{
-	conf_head info
-	vf_port a0 "$1"
-	vf_port a1 "$2"
-	vf_port b0 "$3"
-	vf_port b1 "$4"
-	conf_l2fwd a0 a1 b0 b1
-	conf_poll adaptive 300us
-} >/tmp/vf.yaml
-serve /tmp/vf.yaml 4
+serve_vfs a0 "$1" a1 "$2" b0 "$3" b1 "$4"
 while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 	case $cmd in
 	snap) snap "$arg" ;;
