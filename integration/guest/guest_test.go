@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/pci"
 )
 
 // guestNICs returns the addresses of the guest's igb NICs; it skips t outside the guest and
@@ -98,6 +102,17 @@ func driverOf(t *testing.T, addr string) string {
 	return filepath.Base(l)
 }
 
+// igbPortYAML is a one-line port list entry: the igb NIC at addr, promiscuous, as port
+// name on driver with the interrupts that driver gives (uio_pci_generic: INTx, vfio-pci:
+// MSI-X).
+func igbPortYAML(name, driver, addr string) string {
+	irqs := "msix"
+	if driver == pci.DriverUIO {
+		irqs = "intx"
+	}
+	return fmt.Sprintf("  - {name: %s, driver: %s, pci: %q, nic: igb, interrupts: %s, promiscuous: true}\n", name, driver, addr, irqs)
+}
+
 // overrideOf returns a function's driver_override ("" for none).
 func overrideOf(t *testing.T, addr string) string {
 	t.Helper()
@@ -131,4 +146,28 @@ func devicesJSON(t *testing.T) map[string]string {
 		m[d.Address] = d.Driver
 	}
 	return m
+}
+
+// TestIgbPortYAML reads a configuration made of igbPortYAML entries as the daemon does:
+// each port on its driver with that driver's interrupts, promiscuous.
+func TestIgbPortYAML(t *testing.T) {
+	doc := "ports:\n" + igbPortYAML("p0", pci.DriverVFIO, "0000:01:00.0") + igbPortYAML("p1", pci.DriverUIO, "0000:02:00.0") +
+		"forward:\n  mode: l2fwd\n  pairs:\n    - [p0, p1]\n"
+	c, err := config.Read(strings.NewReader(doc))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, doc)
+	}
+	want := []struct{ name, driver, addr, irqs string }{
+		{"p0", pci.DriverVFIO, "0000:01:00.0", "msix"},
+		{"p1", pci.DriverUIO, "0000:02:00.0", "intx"},
+	}
+	if len(c.Ports) != len(want) {
+		t.Fatalf("%d ports, want %d", len(c.Ports), len(want))
+	}
+	for i, w := range want {
+		p := c.Ports[i]
+		if p.Name != w.name || p.Driver != w.driver || p.PCI != w.addr || p.Interrupts != w.irqs || p.NIC != "igb" || !p.Promiscuous {
+			t.Errorf("port %d: %+v, want %+v on nic igb, promiscuous", i, p, w)
+		}
+	}
 }

@@ -3,7 +3,6 @@ package guest
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,18 +49,12 @@ func TestGuestQuiesceAfterKill(t *testing.T) {
 		t.Skip("needs the host traffic of TestIntegrationQuiesce* (UIOD_GUEST_QUIESCE=1)")
 	}
 	cfg := filepath.Join(t.TempDir(), "quiesce.yaml")
-	yaml := fmt.Sprintf(`metrics:
+	yaml := `metrics:
   listen: 127.0.0.1:9479
 ports:
-  - name: p0
-    driver: uio_pci_generic
-    pci: "%s"
-    nic: igb
-    interrupts: intx
-    promiscuous: true
-forward:
+` + igbPortYAML("p0", pci.DriverUIO, nic) + `forward:
   mode: reflect
-`, nic)
+`
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}

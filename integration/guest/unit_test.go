@@ -54,23 +54,12 @@ func TestGuestUnitBindRunRestore(t *testing.T) {
 	yaml := fmt.Sprintf(`metrics:
   listen: %s
 ports:
-  - name: p0
-    driver: vfio-pci
-    pci: "%s"
-    nic: igb
-    interrupts: msix
-    promiscuous: true
-  - name: p1
-    driver: uio_pci_generic
-    pci: "%s"
-    nic: igb
-    interrupts: intx
-    promiscuous: true
-forward:
+`, strings.TrimSuffix(strings.TrimPrefix(unitStatusURL, "http://"), "/status")) +
+		igbPortYAML("p0", pci.DriverVFIO, nic1) + igbPortYAML("p1", pci.DriverUIO, nic2) + `forward:
   mode: l2fwd
   pairs:
     - [p0, p1]
-`, strings.TrimSuffix(strings.TrimPrefix(unitStatusURL, "http://"), "/status"), nic1, nic2)
+`
 	if err := os.MkdirAll(filepath.Dir(cfgPath), 0o755); err != nil {
 		t.Fatal(err)
 	}
