@@ -3,9 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -235,12 +233,10 @@ func vfScript(t *testing.T, name string) string {
 // links as ports.
 func TestVFLibServeVFs(t *testing.T) {
 	lib := strings.Replace(testdataScript(t, "vflib.sh"), ". /etc/uiod/lib.sh\n", "", 1)
-	script := qemutest.GuestLib + lib + `serve() { echo "serve $1 $2"; cat "$1"; }
+	script := "VFCONF=" + t.TempDir() + "/vf.yaml\n" + qemutest.GuestLib + lib + `serve() { echo "serve $1 $2"; cat "$1"; }
 serve_vfs a0 0000:01:10.0 a1 0000:02:10.0 b0 0000:03:10.0 b1 0000:04:10.0
 `
-	cmd := exec.Command("sh", "-c", script)
-	cmd.Env = append(os.Environ(), "VFCONF="+filepath.Join(t.TempDir(), "vf.yaml"))
-	out, err := cmd.CombinedOutput()
+	out, err := exec.Command("sh", "-c", script).CombinedOutput()
 	if err != nil {
 		t.Fatalf("serve_vfs: %v\n%s", err, out)
 	}

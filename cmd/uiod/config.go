@@ -17,9 +17,7 @@ func newConfigCmd(g *globals) *cobra.Command {
 		Use:   "config",
 		Short: "Check daemon configuration files or print an example",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("config: want a subcommand: validate or example")
-		},
+		RunE:  wantSubcommand,
 	}
 	cmd.AddCommand(newConfigValidateCmd(g), newConfigExampleCmd())
 	return cmd

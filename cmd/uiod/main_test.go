@@ -76,6 +76,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--root", "", "version"}, exitUsage},
 		{[]string{"--root=", "devices"}, exitUsage},
 		{[]string{"config", "bogus"}, exitUsage},
+		{[]string{"config"}, exitUsage}, // wantSubcommand
 		{[]string{"config", "validate", "a", "--bogus"}, exitUsage},
 		{[]string{"completion", "bash", "extra"}, exitUsage},
 		{[]string{"completion", "bash"}, exitOK},

@@ -26,6 +26,22 @@ func suggestSubcommands(cmd *cobra.Command) {
 	}
 }
 
+// wantSubcommand is the RunE of a command that only holds subcommands, run without one:
+// a usage error that names them ("vf: want a subcommand: create, list or remove").
+func wantSubcommand(cmd *cobra.Command, _ []string) error {
+	var names []string
+	for _, sub := range cmd.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	list := strings.Join(names, ", ")
+	if n := len(names); n > 1 {
+		list = strings.Join(names[:n-1], ", ") + " or " + names[n-1]
+	}
+	return usagef("%s: want a subcommand: %s", cmd.Name(), list)
+}
+
 // unknownSubcommand is the argument check of a command that takes only subcommands.
 func unknownSubcommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {

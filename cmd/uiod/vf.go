@@ -29,9 +29,7 @@ like any function (uiod bind --driver vfio-pci VF); uiod devices shows each VF w
   uiod vf list                               # every SR-IOV PF and its VFs
   uiod vf list --json 0000:03:00.0
   uiod vf remove 0000:03:00.0`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("vf: give a subcommand: create, list or remove")
-		},
+		RunE: wantSubcommand,
 	}
 	for _, sub := range []*cobra.Command{newVFCreateCmd(g), newVFListCmd(g), newVFRemoveCmd(g)} {
 		sub.ValidArgsFunction = completePFs(g, sub.Name() == "list")

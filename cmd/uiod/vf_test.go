@@ -35,7 +35,7 @@ func TestVFCommandRefused(t *testing.T) {
 		{"too many", 0, []string{"vf", "create", pcitest.Igb82576, "8"}, "at most 7 VFs (sriov_totalvfs), not 8"},
 		{"not a count", 0, []string{"vf", "create", pcitest.Igb82576, "two"}, `N "two" is not a count`},
 		{"VFs exist", 2, []string{"vf", "create", pcitest.Igb82576, "4"}, "remove them first (uiod vf remove 0000:03:00.0)"},
-		{"no subcommand", 0, []string{"vf"}, "create, list or remove"},
+		{"no subcommand", 0, []string{"vf"}, "vf: want a subcommand: create, list or remove"},
 		{"bad subcommand", 0, []string{"vf", "make"}, `unknown command "make" for "uiod vf"`},
 		{"list no SR-IOV", 0, []string{"vf", "list", pcitest.X540}, "no SR-IOV capability"},
 		{"missing", 0, []string{"vf", "remove", "0000:42:00.0"}, "0000:42:00.0"},
