@@ -1,4 +1,4 @@
-# Guest side of TestIntegrationVirtioRunMultiQueue (see virtio_mq_run_test.go), run by the
+# Guest side of TestIntegrationVirtioRunMultiQueue (see virtio_mq_test.go), run by the
 # qemutest /init as root in /tmp: bind the virtio-net NIC (on a 2-queue host TAP) to
 # vfio-pci and run `uiod run` on it with 2 queue pairs, reflect, one adaptive poll thread
 # per queue on CPUs 0 and 1, while the host sends flows into the TAP; take a snapshot
