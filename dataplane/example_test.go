@@ -59,8 +59,8 @@ func Example() {
 		far[0].Send(frame)
 		time.Sleep(time.Millisecond) // the thread falls asleep between frames
 	}
-	for out.Load() < 10 {
-		time.Sleep(time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); out.Load() < 10 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond) // bounded: a lost frame fails the output check below
 	}
 	dp.Stop()
 	q := dp.Stats()[0]
