@@ -43,7 +43,9 @@ func vfEventCount(ev string) int {
 // igb and bound again (its VFs go and are created again, VF 0 bound to vfio-pci again):
 // after each the port forwards again, after the PF's reset it has re-initialised itself
 // (device_resets in /status), after the rebind the daemon has re-opened it (reopens); the
-// probes lost meanwhile are reported.
+// probes lost meanwhile are reported. Then the same forwarding runs as uid 1000 with
+// CapEff 0 and the memlock `uiod config validate` prints (TestGuestToolUnprivileged), and
+// every probe must come back.
 func TestIntegrationIGBVF(t *testing.T) {
 	o := qemutest.Options{IOMMU: true, NICs: 2, HugePages: e2eHugePages, Timeout: 9 * time.Minute}
 	o.Script = vfScript(t, "igbvf.sh")
@@ -86,6 +88,9 @@ func TestIntegrationIGBVF(t *testing.T) {
 				break
 			}
 		}
+	}
+	if runs["after-pfrebind"] != nil && command("unpriv", "E2E unpriv ready") {
+		runs["unpriv"] = probe("unpriv", vfProbes)
 	}
 	if runs["after-pfrebind"] != nil && command("pfphase", "E2E pf ready") {
 		measure("pf")
@@ -161,6 +166,7 @@ func TestIntegrationIGBVF(t *testing.T) {
 		})
 		prev = "after-" + ev
 	}
+	t.Run("unprivileged", func(t *testing.T) { checkUnprivVF(t, res.Output, runs["unpriv"]) })
 	t.Run("against the PF", func(t *testing.T) {
 		var rows []string
 		var idleCPU [2]float64

@@ -8,8 +8,11 @@
 # "pfrebind" (PF 1 unbound from igb, which removes its VFs, and bound again, its VFs
 # created again and VF 0 given back to vfio-pci: the daemon must let the VF go and re-open
 # it by itself; the guest prints the times of each step as "E2E pfrebind-times ..."),
-# "pfphase" (the daemon stopped, the VFs given back and removed, the PFs bound to vfio-pci
-# and forwarded by a new daemon with nic: igb, for the comparison in one boot), "done".
+# "unpriv" (the daemon stopped and the same configuration run again by
+# TestGuestToolUnprivileged as uid 1000 with CapEff 0 and the memlock `config validate`
+# prints, unpriv_run), "pfphase" (the daemon stopped, the VFs given back and removed, the
+# PFs bound to vfio-pci and forwarded by a new daemon with nic: igb, for the comparison in
+# one boot), "done".
 # Every line the host reads starts with "E2E ".
 # The functions of vflib.sh come before it (igbvf_test.go).
 PROBE_DST=02:75:69:6f:64:02
@@ -32,8 +35,36 @@ pfrebind() {
 	port_is vf0 '"link_up":true.*"absent":false' 60
 	say "pfrebind-times unbind=$unbind absent=$absent rebound=$bound back=$(since "$t1") total=$(since "$t0")"
 }
+# unpriv_run: the VF daemon stopped and run again on its configuration as uid 1000 by
+# TestGuestToolUnprivileged (PID), which prints its Uid:/CapEff: lines and memlock.
+unpriv_run() {
+	stop_daemon vf
+	RUN=unpriv
+	UIOD_UNPRIV_CONFIG=/tmp/vf.yaml UIOD_UNPRIV_PCI="$VFS" UIOD_UNPRIV_STATUS="http://$METRICS/status" UIOD_UNPRIV_LOG=$RUNLOG \
+		guest.test -test.run '^TestGuestToolUnprivileged$' -test.count=1 -test.v >/tmp/unpriv.log 2>&1 &
+	PID=$!
+	i=0
+	until grep -q '^E2E unpriv up' /tmp/unpriv.log; do
+		kill -0 "$PID" 2>/dev/null || fail "TestGuestToolUnprivileged exited: $(cat /tmp/unpriv.log)"
+		i=$((i + 1))
+		[ $i -lt 1500 ] || fail "uiod run as uid 1000 not up in 300 s: $(cat /tmp/unpriv.log)"
+		sleep 0.2
+	done
+	grep '^E2E unpriv' /tmp/unpriv.log
+}
+# stop_run stops the VF daemon, root's (RUN vf) or the tool's (RUN unpriv), whose exit line
+# and log it prints too.
+stop_run() {
+	stop_daemon $RUN
+	[ $RUN = vf ] || {
+		grep '^E2E unpriv exit' /tmp/unpriv.log
+		sed "s|^|$TAG log $RUN tool |" /tmp/unpriv.log
+	}
+	RUN=vf
+}
 VFS=
 PFIF=
+RUN=vf
 n=0
 for pf in $(nic 1) $(nic 2); do
 	n=$((n + 1))
@@ -65,8 +96,12 @@ while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 		pfrebind
 		say "pfrebind done"
 		;;
+	unpriv)
+		unpriv_run
+		say "unpriv ready"
+		;;
 	pfphase)
-		stop_daemon vf
+		stop_run
 		# shellcheck disable=SC2086 # VFS is a list of addresses
 		uiod unbind --restore $VFS || fail "uiod unbind --restore $VFS"
 		for pf in $PFS; do
