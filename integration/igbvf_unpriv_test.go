@@ -41,7 +41,7 @@ func checkUnprivVF(t *testing.T, out string, r *latencyRun) {
 	if f := strings.Fields(uid); len(f) != 4 || f[0] != "1000" || f[1] != "1000" || f[2] != "1000" || f[3] != "1000" {
 		t.Errorf("the unprivileged daemon's Uid: line is %q, want 1000 four times", uid)
 	}
-	t.Logf("uid %s, CapEff %s, RLIMIT_MEMLOCK %s bytes (config validate: %s)", strings.Fields(uid+" ?")[0], capEff, m[1], m[2])
+	t.Logf("uid %s, CapEff %s, RLIMIT_MEMLOCK %s bytes (config validate: %s)", strings.Fields(uid + " ?")[0], capEff, m[1], m[2])
 	if r == nil {
 		t.Fatal("no probes were sent through the unprivileged daemon")
 	}
