@@ -22,7 +22,8 @@ const unprivToolWait = 10 * time.Minute
 // file for its output) set, it runs `uiod run` on the configuration as unprivUID with
 // CapEff 0, owning only the ports' VFIO group nodes and its state directory, with
 // RLIMIT_MEMLOCK half of what `uiod config validate` prints (which must fail), then that
-// (or twice that, as TestGuestUnprivileged). Once every port's link is up it prints
+// (or twice that, as TestGuestUnprivileged); a refused run's line naming RLIMIT_MEMLOCK it
+// prints as "E2E unpriv refused memlock=N: LINE". Once every port's link is up it prints
 // "E2E unpriv up ..." and keeps the daemon running until it gets SIGTERM, which it passes
 // on; it fails when the daemon's exit status is not 0. It skips without the variables.
 func TestGuestToolUnprivileged(t *testing.T) {
@@ -52,6 +53,12 @@ func TestGuestToolUnprivileged(t *testing.T) {
 		case err := <-exited:
 			out, _ := os.ReadFile(logPath)
 			t.Logf("with RLIMIT_MEMLOCK %d: uiod run exited (%v):\n%s", limit, err, out)
+			for _, l := range strings.Split(string(out), "\n") {
+				if strings.Contains(l, "RLIMIT_MEMLOCK") {
+					fmt.Printf("E2E unpriv refused memlock=%d: %s\n", limit, strings.TrimSpace(l))
+					break
+				}
+			}
 			continue
 		case ok := <-ready:
 			if !ok {
@@ -65,7 +72,7 @@ func TestGuestToolUnprivileged(t *testing.T) {
 			<-exited
 			t.Fatalf("uiod run started with RLIMIT_MEMLOCK %d, half what config validate printed: the check proves nothing", limit)
 		}
-		fmt.Printf("E2E unpriv up uid=%d pid=%d memlock=%d need=%d half-refused=yes\n", unprivUID, cmd.Process.Pid, limit, need)
+		fmt.Printf("E2E unpriv up uid=%d pid=%d memlock=%d need=%d\n", unprivUID, cmd.Process.Pid, limit, need)
 		select {
 		case <-term:
 		case <-time.After(unprivToolWait):
