@@ -19,13 +19,7 @@ FIFOPID=$!
 dpdk-testpmd -l 0,1 -n 1 --in-memory --no-telemetry --iova-mode=va -m 256 -a "$din" -a "$dout" -- \
 	--forward-mode=io --auto-start --nb-cores=1 --rxq=1 --txq=1 --port-topology=paired </tmp/tp.in >/tmp/fw.log 2>&1 &
 PID=$!
-i=0
-until grep -q "Press enter to exit" /tmp/fw.log; do
-	kill -0 "$PID" 2>/dev/null || fail "testpmd exited"
-	i=$((i + 1))
-	[ $i -lt 600 ] || fail "testpmd did not start"
-	sleep 0.2
-done
+wait_line /tmp/fw.log "Press enter to exit" testpmd 120
 say "testpmd started"
 uiod latency --ports "$gtx,$grx" --timestamps hw --count 300 --interval 2ms --label testpmd \
 	>/tmp/lat.txt 2>&1 || fail "uiod latency: $(cat /tmp/lat.txt)"

@@ -43,13 +43,7 @@ unpriv_run() {
 	UIOD_UNPRIV_CONFIG=/tmp/vf.yaml UIOD_UNPRIV_PCI="$VFS" UIOD_UNPRIV_STATUS="http://$METRICS/status" UIOD_UNPRIV_LOG=$RUNLOG \
 		guest.test -test.run '^TestGuestToolUnprivileged$' -test.count=1 -test.v >/tmp/unpriv.log 2>&1 &
 	PID=$!
-	i=0
-	until grep -q '^E2E unpriv up' /tmp/unpriv.log; do
-		kill -0 "$PID" 2>/dev/null || fail "TestGuestToolUnprivileged exited: $(cat /tmp/unpriv.log)"
-		i=$((i + 1))
-		[ $i -lt 1500 ] || fail "uiod run as uid 1000 not up in 300 s: $(cat /tmp/unpriv.log)"
-		sleep 0.2
-	done
+	wait_line /tmp/unpriv.log '^E2E unpriv up' "uiod run as uid 1000 (TestGuestToolUnprivileged)" 300
 	grep '^E2E unpriv' /tmp/unpriv.log
 }
 # stop_run stops the VF daemon, root's (RUN vf) or the tool's (RUN unpriv), whose exit line

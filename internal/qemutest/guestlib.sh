@@ -111,6 +111,18 @@ run_daemon() {
 	PID=$!
 }
 
+# wait_line FILE PATTERN WHAT SECONDS waits until FILE has a line matching PATTERN; it fails,
+# naming WHAT and with FILE's tail, when the process PID exits first or after SECONDS.
+wait_line() {
+	i=0
+	until grep -q "$2" "$1" 2>/dev/null; do
+		kill -0 "$PID" 2>/dev/null || fail "$3 exited: $(tail -n 20 "$1" 2>/dev/null)"
+		i=$((i + 1))
+		[ $i -lt $(($4 * 5)) ] || fail "$3 not ready after $4 s: $(tail -n 20 "$1" 2>/dev/null)"
+		sleep 0.2
+	done
+}
+
 # wait_links N SECONDS waits until the daemon's /status shows N links up; it fails when
 # the daemon exits first or after SECONDS.
 wait_links() {

@@ -73,6 +73,10 @@ func TestGuestLib(t *testing.T) {
 			"uiod bind --driver vfio-pci a b c d\na b c d\n", 0},
 		{"timesync_nics of three", []string{"UIOD_GUEST_NICS=a b c"}, `uiod() { echo "uiod $*"; }; timesync_nics`,
 			"E2E FAIL want four igb in 'a b c'\n", 1},
+		{"wait_line", []string{"RUNLOG=/nonexistent"}, `f=$(mktemp); (sleep 0.3; echo "Press enter" >>"$f") & sleep 5 & PID=$!
+wait_line "$f" "^Press enter" testpmd 10; echo ready; kill $PID; rm -f "$f"`, "ready\n", 0},
+		{"wait_line exited", []string{"RUNLOG=/nonexistent"}, `f=$(mktemp); echo started >"$f"; true & PID=$!; wait $PID
+wait_line "$f" "^never" testpmd 10 2>/dev/null; echo not reached`, "E2E FAIL testpmd exited: started\n", 1},
 		{"driver of none", nil, "driver 0000:ff:1f.7 || echo none", "none\n", 0},
 		{"conf_head", nil, "conf_head warn", "log:\n  level: warn\nmetrics:\n  listen: 127.0.0.1:9477\nports:\n", 0},
 		{"conf_l2fwd", nil, "conf_l2fwd p0 p1", "forward:\n  mode: l2fwd\n  pairs:\n    - [p0, p1]\n", 0},
