@@ -53,7 +53,6 @@ func (d *Idler) sleep(now int64) int64 {
 		d.publishAuto()
 	}
 	d.slept(t1-t0, t1)
-	d.restEnd = t1
 	return t1
 }
 

@@ -31,9 +31,11 @@ func (h *housekeeping) schedule(from int64) {
 	h.deadline = h.dueAt + h.period/4
 }
 
-// slept credits a sleep of ns that ended at end to housekeeping: the CPU was given away
-// anyway, and sleeping as long as a yield replaces it.
+// slept records a sleep of ns that ended at end: it is the thread's last rest (RestEnd),
+// and it counts to housekeeping, since the CPU was given away anyway and sleeping as long
+// as a yield replaces it.
 func (d *Idler) slept(ns, end int64) {
+	d.restEnd = end
 	h := &d.hk
 	if h.period == 0 {
 		return

@@ -12,7 +12,6 @@ func (d *Idler) sleepRange() int64 {
 	d.c.sleeps.Add(1)
 	d.c.asleepNs.Add(uint64(t1 - t0))
 	d.slept(t1-t0, t1)
-	d.restEnd = t1
 	return t1
 }
 
