@@ -53,17 +53,17 @@ func (t *threadState) setup(cpu int) error {
 	return nil
 }
 
-// release gives thread tid, which the loop has left for the scheduler's pool, the
-// affinity keepOff chose when the loop had pinned it, so the goroutines the runtime runs
+// release gives the thread t was set up on, which the loop has left for the scheduler's
+// pool, the affinity keepOff chose when the loop had pinned it (cpu ≥ 0), so the goroutines the runtime runs
 // on it next are neither confined to nor left on the poll CPU. Its 1 ns timer slack
 // stays (prctl sets the caller's only): it makes that thread's timers exact, nothing
 // worse.
-func (t *threadState) release(tid, cpu int) error {
+func (t *threadState) release(cpu int) error {
 	if cpu < 0 || t.away.Count() == 0 {
 		return nil
 	}
-	if err := unix.SchedSetaffinity(tid, &t.away); err != nil {
-		return fmt.Errorf("restore affinity of thread %d: %w", tid, err)
+	if err := unix.SchedSetaffinity(t.tid, &t.away); err != nil {
+		return fmt.Errorf("restore affinity of thread %d: %w", t.tid, err)
 	}
 	return nil
 }

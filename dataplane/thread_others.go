@@ -26,7 +26,7 @@ func (t *threadState) setup(cpu int) error {
 func (t *threadState) keepOff(pollCPUs []int) {}
 
 // release has nothing to restore: no thread was pinned.
-func (t *threadState) release(tid, cpu int) error { return nil }
+func (t *threadState) release(cpu int) error { return nil }
 
 // gettid is 0: thread ids are read on Linux only, so no yield looks like a thread change.
 var gettid = func() int { return 0 }

@@ -109,7 +109,7 @@ func (l *loop) changedThread(cpu int64) {
 	y := &l.yield
 	y.moves.Add(1)
 	l.startCPU = int64(threadCPUTime()) - (cpu - l.startCPU)
-	if err := l.th.release(l.th.tid, l.cpu); err != nil {
+	if err := l.th.release(l.cpu); err != nil {
 		y.errs.Add(1)
 	}
 	if err := l.th.setup(l.cpu); err != nil {
