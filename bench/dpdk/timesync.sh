@@ -21,11 +21,11 @@ dpdk-testpmd -l 0,1 -n 1 --in-memory --no-telemetry --iova-mode=va -m 256 -a "$d
 PID=$!
 wait_line /tmp/fw.log "Press enter to exit" testpmd 120
 say "testpmd started"
-uiod latency --ports "$gtx,$grx" --timestamps hw --count 300 --interval 2ms --label testpmd \
+timeout 180 uiod latency --ports "$gtx,$grx" --timestamps hw --count 300 --interval 2ms --label testpmd \
 	>/tmp/lat.txt 2>&1 || fail "uiod latency: $(cat /tmp/lat.txt)"
 sed "s|^|$TAG latency |" /tmp/lat.txt
 kill -INT "$PID"
-wait "$PID"
+wait_exit testpmd 60
 kill "$FIFOPID" 2>/dev/null
 PID=
 say "testpmd done"

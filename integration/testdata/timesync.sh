@@ -24,7 +24,7 @@ for pol in ${UIOD_TS_POLICIES:-busy adaptive auto}; do
 	} >/tmp/ts.yaml
 	run_daemon /tmp/ts.yaml
 	wait_links 2 60
-	uiod latency --ports "$gtx,$grx" --timestamps hw --count 300 --interval 2ms --label "$pol" \
+	timeout 180 uiod latency --ports "$gtx,$grx" --timestamps hw --count 300 --interval 2ms --label "$pol" \
 		--json "/tmp/lat-$pol.json" >"/tmp/lat-$pol.txt" 2>&1 || fail "uiod latency ($pol): $(cat "/tmp/lat-$pol.txt")"
 	sed "s|^|$TAG latency $pol |" "/tmp/lat-$pol.txt"
 	status || fail "wget /status"

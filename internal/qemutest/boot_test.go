@@ -1,6 +1,8 @@
 package qemutest
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -49,8 +51,38 @@ exit 3`,
 			if strings.Contains(r.Console, "insmod") {
 				t.Errorf("a module failed to load:\n%s", r.Console)
 			}
+			if hb, err := os.ReadFile(filepath.Join(vm.dir, heartbeatFile)); err != nil || len(hb) == 0 {
+				t.Errorf("no heartbeat from the guest's init (%v)", err)
+			}
 		})
 	}
+}
+
+// TestIntegrationHeartbeat stops the guest init's heartbeat, as a guest kernel that stopped
+// running anything would, and checks that the watchdog kills the guest long before its
+// timeout and says why.
+func TestIntegrationHeartbeat(t *testing.T) {
+	k, err := SharedKernel()
+	if err != nil {
+		k, err = DebianKernel()
+	}
+	skipUnlessReady(t, err)
+	vm := Start(t, Options{Kernel: k, Timeout: 6 * time.Minute,
+		watch: &watchLimits{Poll: time.Second, First: 4 * time.Minute, Gap: 20 * time.Second},
+		Script: `echo "stopping the heartbeat $UIOD_GUEST_HEARTBEAT"
+[ -n "$UIOD_GUEST_HEARTBEAT" ] && kill -STOP "$UIOD_GUEST_HEARTBEAT" || exit 1
+sleep 3600`})
+	r, err := vm.Wait()
+	if err == nil || !strings.Contains(err.Error(), "no heartbeat") {
+		t.Fatalf("the guest ran on without its heartbeat: %v\n%s", err, r.Output)
+	}
+	if !strings.Contains(r.Output, "stopping the heartbeat") {
+		t.Fatalf("the script did not run:\n%s", r.Output)
+	}
+	if r.Wall > 5*time.Minute {
+		t.Errorf("killed after %v: the watchdog waited for the timeout", r.Wall)
+	}
+	t.Logf("killed after %v: %v", r.Wall, err)
 }
 
 // TestIntegrationControl checks the host → guest control port and WaitOutput: the guest

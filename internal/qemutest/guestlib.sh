@@ -17,7 +17,31 @@ say() { echo "$TAG $*"; }
 
 # stop stops the daemon with SIGTERM and waits for it. A script may define its own after
 # sourcing this file; fail calls whichever is defined.
-stop() { [ -n "$PID" ] && kill -TERM "$PID" && wait "$PID"; }
+stop() { [ -n "$PID" ] && kill -TERM "$PID" && wait_exit daemon 60; }
+
+# running PID: whether the process PID is alive (a zombie, exited but not yet waited for,
+# is not).
+running() { [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+
+# wait_exit WHAT SECONDS waits for the process PID to exit and returns its exit status.
+# A process still running after SECONDS is reported (WHAT, its state and kernel stack),
+# killed and failed: no wait in a guest script is unbounded.
+wait_exit() {
+	i=0
+	while running "$PID"; do
+		i=$((i + 1))
+		if [ $i -ge $(($2 * 5)) ]; then
+			say "HANG $1 (pid $PID) still running after $2 s: $(grep -E '^(State|Threads):' "/proc/$PID/status" | tr '\n\t' '  ')"
+			for s in /proc/"$PID"/task/*/stack; do say "HANG stack $s: $(tr '\n' ' ' <"$s" 2>/dev/null)"; done
+			kill -KILL "$PID" 2>/dev/null
+			wait "$PID" 2>/dev/null
+			PID=
+			fail "$1 did not exit within $2 s"
+		fi
+		sleep 0.2
+	done
+	wait "$PID"
+}
 
 # fail reports a failure and the daemon's log, stops the daemon and exits 1.
 fail() {
@@ -159,7 +183,7 @@ serve_snapshots() {
 # ("run-exit=N") and its log, both followed by NAME when given.
 stop_daemon() {
 	kill -TERM "$PID"
-	wait "$PID"
+	wait_exit "the daemon${1:+ ($1)}" 60
 	say "run-exit=$?${1:+ $1}"
 	PID=
 	sed "s|^|$TAG log ${1:+$1 }|" "$RUNLOG"

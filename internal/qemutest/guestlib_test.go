@@ -77,6 +77,13 @@ func TestGuestLib(t *testing.T) {
 wait_line "$f" "^Press enter" testpmd 10; echo ready; kill $PID; rm -f "$f"`, "ready\n", 0},
 		{"wait_line exited", []string{"RUNLOG=/nonexistent"}, `f=$(mktemp); echo started >"$f"; true & PID=$!; wait $PID
 wait_line "$f" "^never" testpmd 10 2>/dev/null; echo not reached`, "E2E FAIL testpmd exited: started\n", 1},
+		{"wait_exit", []string{"RUNLOG=/nonexistent"}, `(sleep 0.3; exit 7) & PID=$!; wait_exit child 10; echo "status $?"`, "status 7\n", 0},
+		{"wait_exit of a zombie", []string{"RUNLOG=/nonexistent"}, `(exit 3) & PID=$!; sleep 0.5; wait_exit child 1; echo "status $?"`, "status 3\n", 0},
+		// A process that outlives the bound is reported (its state and stacks: the lines
+		// vary, so only the first word is compared), killed and failed.
+		{"wait_exit of a hang", []string{"RUNLOG=/nonexistent"}, `f=$(mktemp); sleep 60 & PID=$!; (wait_exit sleeper 1) >"$f"; echo "exit $?"
+cut -d' ' -f1-3 "$f" | sort -u; rm -f "$f"; running "$PID" || echo killed`,
+			"exit 1\nE2E FAIL sleeper\nE2E HANG sleeper\nE2E HANG stack\nkilled\n", 0},
 		{"driver of none", nil, "driver 0000:ff:1f.7 || echo none", "none\n", 0},
 		{"conf_head", nil, "conf_head warn", "log:\n  level: warn\nmetrics:\n  listen: 127.0.0.1:9477\nports:\n", 0},
 		{"conf_l2fwd", nil, "conf_l2fwd p0 p1", "forward:\n  mode: l2fwd\n  pairs:\n    - [p0, p1]\n", 0},

@@ -56,6 +56,9 @@ R=/dev/ttyS1
 log() { echo "uiod-init: $*"; }
 mark() { echo "` + ResultMarker + `$*" >$R; }
 up() { cut -d' ' -f1 /proc/uptime; }
+# The heartbeat on ttyS3: the host kills a guest whose heartbeat stops (heartbeat.go).
+(while :; do up >/dev/ttyS3 2>/dev/null; sleep ` + fmt.Sprint(int(heartbeatEvery.Seconds())) + `; done) &
+export UIOD_GUEST_HEARTBEAT=$!
 KVER=$(uname -r)
 mark "boot uptime=$(up) kernel=$KVER"
 if [ -f /etc/uiod/modules ]; then

@@ -23,6 +23,8 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 		// ttyS2: lines from the host (Send), QEMU listening on a unix socket.
 		"-chardev", "socket,id=control,server=on,wait=off,path=" + filepath.Join(vm.dir, "control.sock"),
 		"-serial", "chardev:control",
+		// ttyS3: the init's heartbeat (heartbeat.go).
+		"-serial", "file:" + filepath.Join(vm.dir, heartbeatFile),
 		"-kernel", o.Kernel.Image, "-initrd", initrd,
 	}
 	if o.IOMMU {

@@ -91,6 +91,9 @@ type Options struct {
 	// Log, if set, receives each console line as it arrives. With env UIOD_QEMU_CONSOLE=1
 	// and no Log, the console goes to the test's log as it arrives.
 	Log func(line string)
+
+	// watch overrides the heartbeat watchdog's limits (heartbeat.go), for its own test.
+	watch *watchLimits
 }
 
 // NIC is the host's view of one emulated igb NIC's wire.

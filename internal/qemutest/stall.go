@@ -32,10 +32,11 @@ func kernelStalled(console string) bool {
 const StallsFileEnv = "UIOD_QEMU_STALLS"
 
 // recordStall appends t's top-level test name to the stalls file, if t failed, its guest's
-// kernel stalled and the file is configured.
+// kernel stalled (the RCU said so, or the init's heartbeat stopped) and the file is
+// configured.
 func (vm *VM) recordStall(t testing.TB) {
 	path := os.Getenv(StallsFileEnv)
-	if path == "" || !t.Failed() || !kernelStalled(vm.console.String()) {
+	if path == "" || !t.Failed() || !(kernelStalled(vm.console.String()) || vm.silent.Load() > 0) {
 		return
 	}
 	name, _, _ := strings.Cut(t.Name(), "/")

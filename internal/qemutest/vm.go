@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -37,6 +38,8 @@ type VM struct {
 
 	controlMu sync.Mutex
 	control   net.Conn
+
+	silent atomic.Int64 // how long the heartbeat had stopped when watch killed the guest (ns)
 }
 
 // skipUnlessReady skips t when the guest cannot be built or booted here.
@@ -139,6 +142,11 @@ func Start(t testing.TB, o Options) *VM {
 		cancel()
 		close(vm.done)
 	}()
+	limits := defaultWatch
+	if o.watch != nil {
+		limits = *o.watch
+	}
+	go vm.watch(filepath.Join(dir, heartbeatFile), limits)
 	t.Cleanup(func() {
 		vm.Kill()
 		vm.recordStall(t)
@@ -219,9 +227,12 @@ func (vm *VM) wait() (*Result, error) {
 	perr := parseResultPort(string(data), r)
 	r.Tests, r.Rest = ParseGoTest(r.Output)
 	switch {
+	case vm.silent.Load() > 0:
+		return r, fmt.Errorf("guest (%s) stopped: no heartbeat from its init for %v (its kernel stalled or QEMU stopped), killed after %v; console tail:\n%s\nthe script's output, its tail:\n%s",
+			vm.kernel.Name, time.Duration(vm.silent.Load()).Round(time.Second), r.Wall.Round(time.Millisecond), Tail(r.Console, 40), Tail(r.Output, 40))
 	case errors.Is(vm.ctx.Err(), context.DeadlineExceeded):
-		return r, fmt.Errorf("guest (%s) timed out after %v and was killed; console tail:\n%s",
-			vm.kernel.Name, r.Wall.Round(time.Millisecond), Tail(r.Console, 40))
+		return r, fmt.Errorf("guest (%s) timed out after %v and was killed; console tail:\n%s\nthe script's output, its tail:\n%s",
+			vm.kernel.Name, r.Wall.Round(time.Millisecond), Tail(r.Console, 40), Tail(r.Output, 40))
 	case vm.waitErr != nil:
 		return r, fmt.Errorf("qemu (%s): %w; console tail:\n%s", vm.kernel.Name, vm.waitErr, Tail(r.Console, 40))
 	case perr != nil:
