@@ -56,9 +56,13 @@ R=/dev/ttyS1
 log() { echo "uiod-init: $*"; }
 mark() { echo "` + ResultMarker + `$*" >$R; }
 up() { cut -d' ' -f1 /proc/uptime; }
-# The heartbeat on ttyS3: the host kills a guest whose heartbeat stops (heartbeat.go).
-(while :; do up >/dev/ttyS3 2>/dev/null; sleep ` + fmt.Sprint(int(heartbeatEvery.Seconds())) + `; done) &
+# The heartbeat on ttyS3: the host kills a guest whose heartbeat stops (heartbeat.go). The
+# port stays open (fd 4 of the loop alone): opening a serial port requests its interrupt
+# and closing it frees it, which the guest's IOMMU would see every beat.
+exec 4>/dev/ttyS3
+(while :; do read -r u _ </proc/uptime; echo "$u" >&4; sleep ` + fmt.Sprint(int(heartbeatEvery.Seconds())) + `; done) &
 export UIOD_GUEST_HEARTBEAT=$!
+exec 4>&-
 KVER=$(uname -r)
 mark "boot uptime=$(up) kernel=$KVER"
 if [ -f /etc/uiod/modules ]; then

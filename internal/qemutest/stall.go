@@ -16,11 +16,23 @@ var kernelStallSigns = []string{
 	"rcu: INFO: rcu_preempt detected stalls",
 }
 
-// kernelStalled reports whether console output shows a guest kernel stall.
+// qemuBugSigns are console lines of QEMU itself failing under TCG: the assertion is a race
+// in QEMU's softmmu between a vCPU's access through its TLB and another thread's change of
+// the memory map (a device's BARs or MSI-X table enabled or disabled, an IOMMU's address
+// spaces switched), which vfio's open and release of a device make. QEMU aborts; the
+// guest's code was not at fault.
+var qemuBugSigns = []string{
+	"iotlb_to_section: Assertion",
+}
+
+// kernelStalled reports whether console output shows a guest kernel stall, or QEMU
+// failing in a way that says nothing about the guest.
 func kernelStalled(console string) bool {
-	for _, s := range kernelStallSigns {
-		if strings.Contains(console, s) {
-			return true
+	for _, signs := range [][]string{kernelStallSigns, qemuBugSigns} {
+		for _, s := range signs {
+			if strings.Contains(console, s) {
+				return true
+			}
 		}
 	}
 	return false
