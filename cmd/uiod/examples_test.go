@@ -3,13 +3,18 @@ package main
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 )
 
+// helpWidth is the widest line a command's description may have.
+const helpWidth = 92
+
 // TestEveryHelpHasExamples runs `uiod PATH --help` for every command of the tree (cobra's
-// help and completion commands too): each prints an Examples section, and every example
-// line is a uiod command line (or a continuation of one).
+// help and completion commands too): each prints an Examples section, every example
+// line is a uiod command line (or a continuation of one), and the description above the
+// usage fits a terminal (helpWidth columns).
 func TestEveryHelpHasExamples(t *testing.T) {
 	var paths [][]string
 	var walk func(c *cobra.Command, path []string)
@@ -31,6 +36,12 @@ func TestEveryHelpHasExamples(t *testing.T) {
 			out, err := execUIOD(t, append(path, "--help")...)
 			if err != nil {
 				t.Fatal(err)
+			}
+			desc, _, _ := strings.Cut(out, "\nUsage:")
+			for _, l := range strings.Split(desc, "\n") {
+				if n := utf8.RuneCountInString(l); n > helpWidth {
+					t.Errorf("a description line of %d columns (at most %d): %q", n, helpWidth, l)
+				}
 			}
 			_, ex, ok := strings.Cut(out, "\nExamples:\n")
 			if !ok {

@@ -86,19 +86,24 @@ n/a where a run was too short to measure the poll thread's CPU (under 100 ms).
 --csv, --json and --plot are checked before anything is measured and replaced only by a
 complete file; with no probe back there is no plot (the run fails, the old plot stays).
 With --csv - or --json - that document alone goes to stdout (one of them at a time) and
-the heading, the table and the progress go to stderr, so that "| jq ." works. --timestamps hw (with --sim) also measures every probe on the NICs' own clocks: the
+the heading, the table and the progress go to stderr, so that "| jq ." works.
+
+--timestamps hw (with --sim) also measures every probe on the NICs' own clocks: the
 generator drives two more model ports of the --nic kind through the real driver, the
 probes become PTPv2 layer-2 frames carrying their sequence number, and the latency is
 the receiving port's RX stamp less the sending port's TX stamp less the offset between
 the two clocks (measured MoonGen's way, by reading both, and reported with its error).
 Those figures are the dev columns beside the software ones, "(device clock)" series in
 the CSV and the plot, and "device_clock" in the JSON; the software figures are then taken
-on the generator's poll of its receiving port. --ports TX,RX has the generator drive two PCI NICs
-on vfio-pci itself, through their drivers, with or without --timestamps hw. Ports that
-cannot timestamp (virtio) are reported and measured with software timestamps only: no figure is labelled device clock
-unless it came from one. Ctrl-C
-(SIGINT) or SIGTERM stops the run: what was measured is printed and written, the run it
-was in cut short, and the exit code is 130.`,
+on the generator's poll of its receiving port.
+
+--ports TX,RX has the generator drive two PCI NICs on vfio-pci itself, through their
+drivers, with or without --timestamps hw. Ports that cannot timestamp (virtio) are
+reported and measured with software timestamps only: no figure is labelled device clock
+unless it came from one.
+
+Ctrl-C (SIGINT) or SIGTERM stops the run: what was measured is printed and written, the
+run it was in cut short, and the exit code is 130.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLatency(cmd, g, &f)
