@@ -2,6 +2,7 @@ package qemutest
 
 import (
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,9 +52,16 @@ func (vm *VM) watch(path string, l watchLimits) {
 			limit = l.Gap
 		}
 		if quiet := time.Since(last); quiet > limit {
-			vm.silent.Store(int64(quiet))
+			vm.silent.ns.Store(int64(quiet))
 			vm.cancel()
 			return
 		}
 	}
 }
+
+// silence is what watch found: how long the heartbeat had stopped when it killed the
+// guest, zero while it has not.
+type silence struct{ ns atomic.Int64 }
+
+func (s *silence) killed() bool         { return s.ns.Load() > 0 }
+func (s *silence) quiet() time.Duration { return time.Duration(s.ns.Load()) }

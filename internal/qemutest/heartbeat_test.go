@@ -58,14 +58,14 @@ func TestWatch(t *testing.T) {
 			case <-time.After(time.Minute):
 				t.Fatal("watch did not return within a minute")
 			}
-			if got := vm.silent.Load() > 0; got != tc.silent {
-				t.Fatalf("silent = %v (%v), want %v", got, time.Duration(vm.silent.Load()), tc.silent)
+			if got := vm.silent.killed(); got != tc.silent {
+				t.Fatalf("silent = %v (%v), want %v", got, vm.silent.quiet(), tc.silent)
 			}
 			if tc.silent {
 				if ctx.Err() == nil {
 					t.Fatal("a silent guest was not killed")
 				}
-				if q := time.Duration(vm.silent.Load()); q <= l.Gap {
+				if q := vm.silent.quiet(); q <= l.Gap {
 					t.Fatalf("silent for %v, not more than the limit %v", q, l.Gap)
 				}
 			} else if ctx.Err() != nil {

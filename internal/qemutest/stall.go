@@ -48,7 +48,7 @@ const StallsFileEnv = "UIOD_QEMU_STALLS"
 // configured.
 func (vm *VM) recordStall(t testing.TB) {
 	path := os.Getenv(StallsFileEnv)
-	if path == "" || !t.Failed() || !(kernelStalled(vm.console.String()) || vm.silent.Load() > 0) {
+	if path == "" || !t.Failed() || !(kernelStalled(vm.console.String()) || vm.silent.killed()) {
 		return
 	}
 	name, _, _ := strings.Cut(t.Name(), "/")

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -39,7 +38,7 @@ type VM struct {
 	controlMu sync.Mutex
 	control   net.Conn
 
-	silent atomic.Int64 // how long the heartbeat had stopped when watch killed the guest (ns)
+	silent silence // set when watch killed the guest
 }
 
 // skipUnlessReady skips t when the guest cannot be built or booted here.
@@ -227,9 +226,9 @@ func (vm *VM) wait() (*Result, error) {
 	perr := parseResultPort(string(data), r)
 	r.Tests, r.Rest = ParseGoTest(r.Output)
 	switch {
-	case vm.silent.Load() > 0:
+	case vm.silent.killed():
 		return r, fmt.Errorf("guest (%s) stopped: no heartbeat from its init for %v (its kernel stalled or QEMU stopped), killed after %v; console tail:\n%s\nthe script's output, its tail:\n%s",
-			vm.kernel.Name, time.Duration(vm.silent.Load()).Round(time.Second), r.Wall.Round(time.Millisecond), Tail(r.Console, 40), Tail(r.Output, 40))
+			vm.kernel.Name, vm.silent.quiet().Round(time.Second), r.Wall.Round(time.Millisecond), Tail(r.Console, 40), Tail(r.Output, 40))
 	case errors.Is(vm.ctx.Err(), context.DeadlineExceeded):
 		return r, fmt.Errorf("guest (%s) timed out after %v and was killed; console tail:\n%s\nthe script's output, its tail:\n%s",
 			vm.kernel.Name, r.Wall.Round(time.Millisecond), Tail(r.Console, 40), Tail(r.Output, 40))
