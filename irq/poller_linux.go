@@ -29,8 +29,8 @@ type Poller struct {
 	closeErr error
 }
 
-// NewPoller returns a Poller over the given vectors. Nil vectors are skipped and a vector
-// listed more than once (INTx shared by every queue) is watched once.
+// NewPoller returns a Poller over the given vectors. Nil and closed vectors are skipped
+// and a vector listed more than once (INTx shared by every queue) is watched once.
 func NewPoller(mode WaitMode, vectors ...*Vector) (*Poller, error) {
 	if mode != WaitRaw && mode != WaitBlocking {
 		return nil, fmt.Errorf("poller: invalid wait mode %d", int(mode))
@@ -51,8 +51,8 @@ func NewPoller(mode WaitMode, vectors ...*Vector) (*Poller, error) {
 		return nil, fmt.Errorf("watch wake eventfd: %w", err)
 	}
 	for _, v := range vectors {
-		if v == nil || p.has(v) {
-			continue
+		if v == nil || v.Closed() || p.has(v) {
+			continue // a closed vector (its device was released) never fires again
 		}
 		if err := p.add(v.Fd()); err != nil {
 			p.Close()

@@ -377,3 +377,55 @@ func benchWake(b *testing.B, mode WaitMode, handoff bool) {
 	b.ReportMetric(pct(90), "p90-ns")
 	b.ReportMetric(pct(99), "p99-ns")
 }
+
+// TestClosedVectorKeepsOffItsOldDescriptor gives a closed vector's descriptor number to a
+// pipe holding eight bytes, as the kernel gives the lowest free number to the next file a
+// process opens (a socket of the metrics endpoint, in the daemon that found this): the
+// vector's Drain must not read them, and a Poller built over it must not watch it.
+func TestClosedVectorKeepsOffItsOldDescriptor(t *testing.T) {
+	v, err := NewEventfd(MSIX, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := v.Fd()
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var pipe [2]int
+	if err := unix.Pipe2(pipe[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pipe[1])
+	if pipe[0] != fd { // the kernel usually gives the pipe that very number itself
+		if err := unix.Dup3(pipe[0], fd, unix.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		unix.Close(pipe[0])
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(pipe[1], []byte("HTTP/1.1")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := v.Drain(); n != 0 || err != nil {
+		t.Errorf("Drain of a closed vector = %d, %v; want 0, nil", n, err)
+	}
+	p, err := NewPoller(WaitBlocking, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if len(p.Vectors()) != 0 {
+		t.Errorf("a Poller watches a closed vector")
+	}
+	if n, err := p.Drain(); n != 0 || err != nil {
+		t.Errorf("Poller.Drain = %d, %v; want 0, nil", n, err)
+	}
+	var b [16]byte
+	n, err := unix.Read(fd, b[:])
+	if err != nil {
+		t.Fatalf("the descriptor's new file lost its bytes: read: %v", err)
+	}
+	if string(b[:n]) != "HTTP/1.1" {
+		t.Fatalf("the descriptor's new file holds %q, want all of %q", b[:n], "HTTP/1.1")
+	}
+}

@@ -51,7 +51,7 @@ type Vector struct {
 	last   uint32                 // uio: last count seen
 	rearm  func() error           // INTx unmask, nil for MSI/MSI-X
 	drain  func() (uint64, error) // NewFunc vectors: consumes their notifications
-	mu     sync.Mutex             // guards Close against concurrent Signal
+	mu     sync.Mutex             // orders Close against Drain and Signal
 	closed bool
 	buf    [8]byte
 }
@@ -73,14 +73,29 @@ func NewFunc(kind Kind, index, fd int, drain func() (uint64, error)) *Vector {
 // performs, such as VFIO's IRQ_SET_ACTION_UNMASK).
 func (v *Vector) SetRearm(fn func() error) { v.rearm = fn }
 
-// Fd is the descriptor to wait on for readability (epoll, poll).
+// Fd is the descriptor to wait on for readability (epoll, poll). After Close it is only
+// the vector's identity: the number may belong to another file by then.
 func (v *Vector) Fd() int { return v.fd }
 
+// Closed reports whether Close was called.
+func (v *Vector) Closed() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.closed
+}
+
 // Drain consumes pending notifications without blocking and returns how many interrupts
-// were signalled since the last Drain (0 if none).
+// were signalled since the last Drain (0 if none). A closed vector has none: its
+// descriptor number may already belong to another file (a socket, another device's
+// eventfd), whose bytes a read would steal, so Drain never touches it after Close.
 func (v *Vector) Drain() (uint64, error) {
 	if v.drain != nil {
 		return v.drain()
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return 0, nil
 	}
 	if v.uio {
 		if ok, err := v.readCount(v.buf[:4], "uio"); !ok {
