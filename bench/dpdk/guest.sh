@@ -83,9 +83,7 @@ pin() {
 stop() {
 	[ -n "$PID" ] || return 0
 	kill -INT "$PID" 2>/dev/null
-	i=0
-	while kill -0 "$PID" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	kill -KILL "$PID" 2>/dev/null
+	exited_within "$PID" 10 || kill -KILL "$PID" 2>/dev/null
 	wait "$PID" 2>/dev/null
 	PID=
 	[ -n "${FIFOPID:-}" ] && kill "$FIFOPID" 2>/dev/null

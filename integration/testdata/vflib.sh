@@ -54,12 +54,7 @@ write_timed() {
 	t0=$(now)
 	echo "$1" >"$2" &
 	w=$!
-	i=0
-	while kill -0 $w 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 600 ] || fail "echo $1 > $2 blocked for 30 s"
-		sleep 0.05
-	done
+	exited_within $w 30 || fail "echo $1 > $2 blocked for 30 s"
 	wait $w || fail "echo $1 > $2"
 	took=$(since "$t0")
 }

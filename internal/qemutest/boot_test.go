@@ -62,11 +62,7 @@ exit 3`,
 // running anything would, and checks that the watchdog kills the guest long before its
 // timeout and says why.
 func TestIntegrationHeartbeat(t *testing.T) {
-	k, err := SharedKernel()
-	if err != nil {
-		k, err = DebianKernel()
-	}
-	skipUnlessReady(t, err)
+	k := anyKernel(t)
 	vm := Start(t, Options{Kernel: k, Timeout: 6 * time.Minute,
 		watch: &watchLimits{Poll: time.Second, First: 4 * time.Minute, Gap: 20 * time.Second},
 		Script: `echo "stopping the heartbeat $UIOD_GUEST_HEARTBEAT"
@@ -88,11 +84,7 @@ sleep 3600`})
 // TestIntegrationControl checks the host → guest control port and WaitOutput: the guest
 // says it is ready, waits for a line from the host and echoes it.
 func TestIntegrationControl(t *testing.T) {
-	k, err := SharedKernel()
-	if err != nil {
-		k, err = DebianKernel()
-	}
-	skipUnlessReady(t, err)
+	k := anyKernel(t)
 	vm := Start(t, Options{Kernel: k, Timeout: time.Minute, Script: `echo ready
 read -r line <$UIOD_GUEST_CONTROL
 echo "got: $line"
@@ -116,4 +108,15 @@ echo "then: $line"`})
 	if err := vm.Send("too late"); err == nil {
 		t.Error("Send to a powered-off guest succeeded")
 	}
+}
+
+// anyKernel returns the shared kernel, else Debian's, for a test of the harness that any
+// guest kernel does; it skips t when neither is ready.
+func anyKernel(t *testing.T) Kernel {
+	k, err := SharedKernel()
+	if err != nil {
+		k, err = DebianKernel()
+	}
+	skipUnlessReady(t, err)
+	return k
 }

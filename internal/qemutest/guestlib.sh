@@ -19,27 +19,41 @@ say() { echo "$TAG $*"; }
 # sourcing this file; fail calls whichever is defined.
 stop() { [ -n "$PID" ] && kill -TERM "$PID" && wait_exit daemon 60; }
 
-# running PID: whether the process PID is alive (a zombie, exited but not yet waited for,
-# is not).
-running() { [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+# running PROC: whether the process PROC is alive (a zombie, exited but not yet waited
+# for, is not). Shell builtins only: the callers poll it.
+running() {
+	[ -r "/proc/$1/status" ] || return 1
+	while read -r _rk _rv _; do
+		[ "$_rk" = State: ] || continue
+		[ "$_rv" != Z ]
+		return
+	done <"/proc/$1/status"
+	return 1
+}
+
+# exited_within PROC SECONDS: whether the process PROC is gone within SECONDS (polled
+# every 50 ms; it does not reap PROC).
+exited_within() {
+	_i=0
+	while running "$1"; do
+		_i=$((_i + 1))
+		[ $_i -lt $(($2 * 20)) ] || return 1
+		sleep 0.05
+	done
+}
 
 # wait_exit WHAT SECONDS waits for the process PID to exit and returns its exit status.
 # A process still running after SECONDS is reported (WHAT, its state and kernel stack),
 # killed and failed: no wait in a guest script is unbounded.
 wait_exit() {
-	i=0
-	while running "$PID"; do
-		i=$((i + 1))
-		if [ $i -ge $(($2 * 5)) ]; then
-			say "HANG $1 (pid $PID) still running after $2 s: $(grep -E '^(State|Threads):' "/proc/$PID/status" | tr '\n\t' '  ')"
-			for s in /proc/"$PID"/task/*/stack; do say "HANG stack $s: $(tr '\n' ' ' <"$s" 2>/dev/null)"; done
-			kill -KILL "$PID" 2>/dev/null
-			wait "$PID" 2>/dev/null
-			PID=
-			fail "$1 did not exit within $2 s"
-		fi
-		sleep 0.2
-	done
+	if ! exited_within "$PID" "$2"; then
+		say "HANG $1 (pid $PID) still running after $2 s: $(grep -E '^(State|Threads):' "/proc/$PID/status" | tr '\n\t' '  ')"
+		for s in /proc/"$PID"/task/*/stack; do say "HANG stack $s: $(tr '\n' ' ' <"$s" 2>/dev/null)"; done
+		kill -KILL "$PID" 2>/dev/null
+		wait "$PID" 2>/dev/null
+		PID=
+		fail "$1 did not exit within $2 s"
+	fi
 	wait "$PID"
 }
 

@@ -78,6 +78,7 @@ wait_line "$f" "^Press enter" testpmd 10; echo ready; kill $PID; rm -f "$f"`, "r
 		{"wait_line exited", []string{"RUNLOG=/nonexistent"}, `f=$(mktemp); echo started >"$f"; true & PID=$!; wait $PID
 wait_line "$f" "^never" testpmd 10 2>/dev/null; echo not reached`, "E2E FAIL testpmd exited: started\n", 1},
 		{"wait_exit", []string{"RUNLOG=/nonexistent"}, `(sleep 0.3; exit 7) & PID=$!; wait_exit child 10; echo "status $?"`, "status 7\n", 0},
+		{"exited_within", nil, `sleep 0.2 & a=$!; sleep 60 & b=$!; exited_within $a 5 && echo a; exited_within $b 1 || echo b; kill $b`, "a\nb\n", 0},
 		{"wait_exit of a zombie", []string{"RUNLOG=/nonexistent"}, `(exit 3) & PID=$!; sleep 0.5; wait_exit child 1; echo "status $?"`, "status 3\n", 0},
 		// A process that outlives the bound is reported (its state and stacks: the lines
 		// vary, so only the first word is compared), killed and failed.

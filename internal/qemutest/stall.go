@@ -7,32 +7,26 @@ import (
 	"testing"
 )
 
-// kernelStallSigns are console lines of a guest kernel that lost its timer interrupts: under
-// TCG with more than one vCPU a vCPU sometimes stops getting them (docs/design.md §13; tsc=reliable
-// makes it rarer, not impossible), RCU stalls and every task that waits for a grace period
-// hangs. They say nothing about the code under test.
-var kernelStallSigns = []string{
+// stallSigns are console lines that say a guest failed for a reason that says nothing
+// about the code under test:
+//   - the guest kernel lost its timer interrupts: under TCG with more than one vCPU a vCPU
+//     sometimes stops getting them (docs/design.md §13; tsc=reliable makes it rarer, not
+//     impossible), RCU stalls and every task that waits for a grace period hangs;
+//   - QEMU itself aborted on a race in its softmmu between a vCPU's access through its TLB
+//     and another thread's change of the memory map (BARs or an MSI-X table enabled or
+//     disabled, an IOMMU's address spaces switched), which vfio's open and release of a
+//     device make.
+var stallSigns = []string{
 	"rcu_preempt kthread timer wakeup didn't happen",
 	"rcu: INFO: rcu_preempt detected stalls",
-}
-
-// qemuBugSigns are console lines of QEMU itself failing under TCG: the assertion is a race
-// in QEMU's softmmu between a vCPU's access through its TLB and another thread's change of
-// the memory map (a device's BARs or MSI-X table enabled or disabled, an IOMMU's address
-// spaces switched), which vfio's open and release of a device make. QEMU aborts; the
-// guest's code was not at fault.
-var qemuBugSigns = []string{
 	"iotlb_to_section: Assertion",
 }
 
-// kernelStalled reports whether console output shows a guest kernel stall, or QEMU
-// failing in a way that says nothing about the guest.
-func kernelStalled(console string) bool {
-	for _, signs := range [][]string{kernelStallSigns, qemuBugSigns} {
-		for _, s := range signs {
-			if strings.Contains(console, s) {
-				return true
-			}
+// stalled reports whether console output shows one of stallSigns.
+func stalled(console string) bool {
+	for _, s := range stallSigns {
+		if strings.Contains(console, s) {
+			return true
 		}
 	}
 	return false
@@ -48,7 +42,7 @@ const StallsFileEnv = "UIOD_QEMU_STALLS"
 // configured.
 func (vm *VM) recordStall(t testing.TB) {
 	path := os.Getenv(StallsFileEnv)
-	if path == "" || !t.Failed() || !(kernelStalled(vm.console.String()) || vm.silent.killed()) {
+	if path == "" || !t.Failed() || !(stalled(vm.console.String()) || vm.silent.killed()) {
 		return
 	}
 	name, _, _ := strings.Cut(t.Name(), "/")

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func TestKernelStalled(t *testing.T) {
+func TestStalled(t *testing.T) {
 	for _, tc := range []struct {
 		console string
 		want    bool
@@ -20,8 +20,8 @@ func TestKernelStalled(t *testing.T) {
 		{"qemu-system-x86_64: system/physmem.c:2678: iotlb_to_section: Assertion `section_index < d->map.sections_nb' failed.\n", true},
 		{"qemu-system-x86_64: -device igb: Assertion `x' failed.\n", false}, // not the known race
 	} {
-		if got := kernelStalled(tc.console); got != tc.want {
-			t.Errorf("kernelStalled(%q) = %v, want %v", tc.console, got, tc.want)
+		if got := stalled(tc.console); got != tc.want {
+			t.Errorf("stalled(%q) = %v, want %v", tc.console, got, tc.want)
 		}
 	}
 }

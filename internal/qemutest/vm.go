@@ -227,17 +227,23 @@ func (vm *VM) wait() (*Result, error) {
 	r.Tests, r.Rest = ParseGoTest(r.Output)
 	switch {
 	case vm.silent.killed():
-		return r, fmt.Errorf("guest (%s) stopped: no heartbeat from its init for %v (its kernel stalled or QEMU stopped), killed after %v; console tail:\n%s\nthe script's output, its tail:\n%s",
-			vm.kernel.Name, vm.silent.quiet().Round(time.Second), r.Wall.Round(time.Millisecond), Tail(r.Console, 40), Tail(r.Output, 40))
+		return r, fmt.Errorf("guest (%s) stopped: no heartbeat from its init for %v (its kernel stalled or QEMU stopped), killed after %v; %s",
+			vm.kernel.Name, vm.silent.quiet().Round(time.Second), r.Wall.Round(time.Millisecond), tails(r))
 	case errors.Is(vm.ctx.Err(), context.DeadlineExceeded):
-		return r, fmt.Errorf("guest (%s) timed out after %v and was killed; console tail:\n%s\nthe script's output, its tail:\n%s",
-			vm.kernel.Name, r.Wall.Round(time.Millisecond), Tail(r.Console, 40), Tail(r.Output, 40))
+		return r, fmt.Errorf("guest (%s) timed out after %v and was killed; %s",
+			vm.kernel.Name, r.Wall.Round(time.Millisecond), tails(r))
 	case vm.waitErr != nil:
 		return r, fmt.Errorf("qemu (%s): %w; console tail:\n%s", vm.kernel.Name, vm.waitErr, Tail(r.Console, 40))
 	case perr != nil:
 		return r, fmt.Errorf("guest (%s): %w; console tail:\n%s", vm.kernel.Name, perr, Tail(r.Console, 40))
 	}
 	return r, nil
+}
+
+// tails is what an error of a guest killed mid-run shows: the end of its console and of
+// its script's output.
+func tails(r *Result) string {
+	return fmt.Sprintf("console tail:\n%s\nthe script's output, its tail:\n%s", Tail(r.Console, 40), Tail(r.Output, 40))
 }
 
 // Run boots a guest, waits for it and returns its result; a run that did not complete
