@@ -12,7 +12,8 @@ import (
 // does: a heartbeat that stops, or never starts, kills the guest and is recorded; one that
 // goes on until the guest powers off is not.
 func TestWatch(t *testing.T) {
-	l := watchLimits{Poll: 10 * time.Millisecond, First: time.Second, Gap: 500 * time.Millisecond}
+	// Limits far above a loaded host's stalls: a beat 10 ms apart never misses a second.
+	l := watchLimits{Poll: 10 * time.Millisecond, First: 2 * time.Second, Gap: time.Second}
 	for _, tc := range []struct {
 		name   string
 		beats  int // beats written, 10 ms apart; -1: until the guest powers off
@@ -43,7 +44,7 @@ func TestWatch(t *testing.T) {
 			}
 			if tc.beats < 0 {
 				// Beat for several Gaps, then power off.
-				for end := time.Now().Add(4 * l.Gap); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+				for end := time.Now().Add(3 * l.Gap); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 					beat()
 				}
 				close(vm.done)
