@@ -20,14 +20,18 @@ say() { echo "$TAG $*"; }
 stop() { [ -n "$PID" ] && kill -TERM "$PID" && wait_exit daemon 60; }
 
 # running PROC: whether the process PROC is alive (a zombie, exited but not yet waited
-# for, is not). Shell builtins only: the callers poll it.
+# for, is not). Shell builtins only: the callers poll it. PROC can be reaped at any moment
+# (the shell reaps its own children when it likes), so the status file is opened once and
+# a failed open is the answer "gone", not a message: testing for the file first would
+# leave a window between the test and the open.
 running() {
-	[ -r "/proc/$1/status" ] || return 1
-	while read -r _rk _rv _; do
-		[ "$_rk" = State: ] || continue
-		[ "$_rv" != Z ]
-		return
-	done <"/proc/$1/status"
+	{
+		while read -r _rk _rv _; do
+			[ "$_rk" = State: ] || continue
+			[ "$_rv" != Z ]
+			return
+		done <"/proc/$1/status"
+	} 2>/dev/null
 	return 1
 }
 
@@ -47,8 +51,8 @@ exited_within() {
 # killed and failed: no wait in a guest script is unbounded.
 wait_exit() {
 	if ! exited_within "$PID" "$2"; then
-		say "HANG $1 (pid $PID) still running after $2 s: $(grep -E '^(State|Threads):' "/proc/$PID/status" | tr '\n\t' '  ')"
-		for s in /proc/"$PID"/task/*/stack; do say "HANG stack $s: $(tr '\n' ' ' <"$s" 2>/dev/null)"; done
+		say "HANG $1 (pid $PID) still running after $2 s: $(grep -E '^(State|Threads):' "/proc/$PID/status" 2>/dev/null | tr '\n\t' '  ')"
+		for s in /proc/"$PID"/task/*/stack; do say "HANG stack $s: $(tr '\n' ' ' 2>/dev/null <"$s")"; done
 		kill -KILL "$PID" 2>/dev/null
 		wait "$PID" 2>/dev/null
 		PID=

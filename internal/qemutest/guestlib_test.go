@@ -79,6 +79,14 @@ wait_line "$f" "^Press enter" testpmd 10; echo ready; kill $PID; rm -f "$f"`, "r
 wait_line "$f" "^never" testpmd 10 2>/dev/null; echo not reached`, "E2E FAIL testpmd exited: started\n", 1},
 		{"wait_exit", []string{"RUNLOG=/nonexistent"}, `(sleep 0.3; exit 7) & PID=$!; wait_exit child 10; echo "status $?"`, "status 7\n", 0},
 		{"exited_within", nil, `sleep 0.2 & a=$!; sleep 60 & b=$!; exited_within $a 5 && echo a; exited_within $b 1 || echo b; kill $b`, "a\nb\n", 0},
+		// A process gone (or reaped between two polls) is not running, and saying so
+		// prints nothing: the host compares the guest's output.
+		{"running of none", nil, `running 2147483646 || echo gone; echo after`, "gone\nafter\n", 0},
+		// The shell reaps its children when it likes, so a poll can find the process
+		// there and its status file gone: 200 short-lived children, in the old code
+		// about one in six printed "cannot open /proc/N/status".
+		{"running of processes that come and go", nil, `i=0; while [ $i -lt 200 ]; do true & p=$!; while running $p; do :; done; i=$((i + 1)); done; echo done`, "done\n", 0},
+		{"running", nil, `sleep 60 & a=$!; running $a && echo up; kill $a; wait $a; running $a || echo gone`, "up\ngone\n", 0},
 		{"wait_exit of a zombie", []string{"RUNLOG=/nonexistent"}, `(exit 3) & PID=$!; sleep 0.5; wait_exit child 1; echo "status $?"`, "status 3\n", 0},
 		// A process that outlives the bound is reported (its state and stacks: the lines
 		// vary, so only the first word is compared), killed and failed.
