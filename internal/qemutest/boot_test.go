@@ -59,26 +59,37 @@ exit 3`,
 }
 
 // TestIntegrationHeartbeat stops the guest init's heartbeat, as a guest kernel that stopped
-// running anything would, and checks that the watchdog kills the guest long before its
-// timeout and says why.
+// running anything would, and has a guest's console show an RCU stall while its script
+// prints nothing, as one whose script's vCPU lost its timer would; the watchdog must kill
+// both long before their timeout and say why.
 func TestIntegrationHeartbeat(t *testing.T) {
 	k := anyKernel(t)
-	vm := Start(t, Options{Kernel: k, Timeout: 6 * time.Minute,
-		watch: &watchLimits{Poll: time.Second, First: 4 * time.Minute, Gap: 20 * time.Second},
-		Script: `echo "stopping the heartbeat $UIOD_GUEST_HEARTBEAT"
+	for _, tc := range []struct{ name, script, says, want string }{
+		{"heartbeat stops", `echo "stopping the heartbeat $UIOD_GUEST_HEARTBEAT"
 [ -n "$UIOD_GUEST_HEARTBEAT" ] && kill -STOP "$UIOD_GUEST_HEARTBEAT" || exit 1
-sleep 3600`})
-	r, err := vm.Wait()
-	if err == nil || !strings.Contains(err.Error(), "no heartbeat") {
-		t.Fatalf("the guest ran on without its heartbeat: %v\n%s", err, r.Output)
+sleep 3600`, "stopping the heartbeat", "no heartbeat"},
+		// A stand-in for the kernel's line: the watchdog reads the console, not the kernel.
+		{"stalled and quiet", `echo "printing a stall"
+echo "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks: (a stand-in)" >/dev/console
+sleep 3600`, "printing a stall", "reported a stall"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vm := Start(t, Options{Kernel: k, Timeout: 6 * time.Minute,
+				watch:  &watchLimits{Poll: time.Second, First: 4 * time.Minute, Gap: 20 * time.Second},
+				Script: tc.script})
+			r, err := vm.Wait()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("the guest ran on: %v\n%s", err, r.Output)
+			}
+			if !strings.Contains(r.Output, tc.says) {
+				t.Fatalf("the script did not run:\n%s", r.Output)
+			}
+			if r.Wall > 5*time.Minute {
+				t.Errorf("killed after %v: the watchdog waited for the timeout", r.Wall)
+			}
+			t.Logf("killed after %v: %v", r.Wall, err)
+		})
 	}
-	if !strings.Contains(r.Output, "stopping the heartbeat") {
-		t.Fatalf("the script did not run:\n%s", r.Output)
-	}
-	if r.Wall > 5*time.Minute {
-		t.Errorf("killed after %v: the watchdog waited for the timeout", r.Wall)
-	}
-	t.Logf("killed after %v: %v", r.Wall, err)
 }
 
 // TestIntegrationControl checks the host → guest control port and WaitOutput: the guest

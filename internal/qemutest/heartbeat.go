@@ -2,6 +2,7 @@ package qemutest
 
 import (
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 )
@@ -13,13 +14,20 @@ import (
 // stop the heartbeat, which a process of its own keeps. watch kills such a guest instead
 // of waiting for the test's timeout, and the stall is recorded for one rerun like an RCU
 // stall (stall.go).
+//
+// A guest whose kernel reported a stall (one vCPU lost its timer: the RCU says so, and
+// the heartbeat may well go on from the other) and whose script has printed nothing for
+// the same gap is killed too: the tasks on the stalled vCPU wait for ever, and the test
+// would only run into its timeout.
 const (
 	heartbeatFile  = "heartbeat.log"
+	resultFile     = "result.log"
 	heartbeatEvery = 5 * time.Second
 )
 
 // watchLimits are how long watch lets the heartbeat be silent: before the first beat
-// (the kernel's boot, slow under TCG on a loaded host) and between beats.
+// (the kernel's boot, slow under TCG on a loaded host) and between beats; Gap is also how
+// long a guest whose kernel stalled may print nothing.
 type watchLimits struct {
 	Poll, First, Gap time.Duration
 }
@@ -27,41 +35,84 @@ type watchLimits struct {
 // defaultWatch allows 24 missed beats, and four minutes for the boot.
 var defaultWatch = watchLimits{Poll: heartbeatEvery, First: 4 * time.Minute, Gap: 2 * time.Minute}
 
-// watch polls the heartbeat file until the guest powers off; when it has not grown within
-// the limit it records how long it was silent in vm.silent and kills the guest.
-func (vm *VM) watch(path string, l watchLimits) {
+// growth follows a file's size: since is when it last changed.
+type growth struct {
+	path  string
+	size  int64
+	since time.Time
+}
+
+// poll reads the size and returns how long it has not changed.
+func (g *growth) poll(now time.Time) time.Duration {
+	var n int64
+	if fi, err := os.Stat(g.path); err == nil {
+		n = fi.Size()
+	}
+	if n != g.size {
+		g.size, g.since = n, now
+	}
+	return now.Sub(g.since)
+}
+
+// watch polls the heartbeat and the script's output (files in dir) until the guest powers
+// off; when the heartbeat has not grown within the limit, or the console shows a stall and
+// the output has not grown within Gap, it records why in vm.silent and kills the guest.
+func (vm *VM) watch(dir string, l watchLimits) {
 	tick := time.NewTicker(l.Poll)
 	defer tick.Stop()
-	size, last := int64(0), time.Now()
+	start := time.Now()
+	beat := growth{path: filepath.Join(dir, heartbeatFile), since: start}
+	out := growth{path: filepath.Join(dir, resultFile), since: start}
 	for {
 		select {
 		case <-vm.done:
 			return
 		case <-tick.C:
 		}
-		var n int64
-		if fi, err := os.Stat(path); err == nil {
-			n = fi.Size()
-		}
-		if n != size {
-			size, last = n, time.Now()
-			continue
-		}
-		limit := l.First
-		if size > 0 {
+		now := time.Now()
+		quiet, limit := beat.poll(now), l.First
+		if beat.size > 0 {
 			limit = l.Gap
 		}
-		if quiet := time.Since(last); quiet > limit {
-			vm.silent.ns.Store(int64(quiet))
+		if quiet > limit {
+			vm.silent.kill(noHeartbeat, quiet)
+			vm.cancel()
+			return
+		}
+		if q := out.poll(now); q > l.Gap && stalled(vm.console.String()) {
+			vm.silent.kill(stalledQuiet, q)
 			vm.cancel()
 			return
 		}
 	}
 }
 
-// silence is what watch found: how long the heartbeat had stopped when it killed the
-// guest, zero while it has not.
-type silence struct{ ns atomic.Int64 }
+// Why watch killed a guest.
+const (
+	noHeartbeat  int32 = iota + 1 // the heartbeat stopped
+	stalledQuiet                  // the kernel stalled and the script's output stopped
+)
+
+// silence is what watch found: why it killed the guest and how long the heartbeat or the
+// output had stopped; zero while it has not.
+type silence struct {
+	why atomic.Int32
+	ns  atomic.Int64
+}
+
+func (s *silence) kill(why int32, quiet time.Duration) {
+	s.why.Store(why)
+	s.ns.Store(int64(quiet))
+}
 
 func (s *silence) killed() bool         { return s.ns.Load() > 0 }
 func (s *silence) quiet() time.Duration { return time.Duration(s.ns.Load()) }
+
+// String says why, for the error of the guest's run.
+func (s *silence) String() string {
+	q := s.quiet().Round(time.Second)
+	if s.why.Load() == stalledQuiet {
+		return "its kernel reported a stall (see the console) and the script printed nothing for " + q.String()
+	}
+	return "no heartbeat from its init for " + q.String() + " (its kernel stalled or QEMU stopped)"
+}

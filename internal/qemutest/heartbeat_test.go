@@ -8,39 +8,55 @@ import (
 	"time"
 )
 
-// TestWatch runs the heartbeat watchdog on a file a goroutine writes like the guest's init
-// does: a heartbeat that stops, or never starts, kills the guest and is recorded; one that
-// goes on until the guest powers off is not.
+// TestWatch runs the watchdog on files a goroutine writes like the guest's init and script
+// do: a heartbeat that stops, or never starts, kills the guest; so does a console that
+// shows a stall while the script prints nothing. A guest that beats until it powers off,
+// silent or not, and one that stalled but goes on printing, are not killed.
 func TestWatch(t *testing.T) {
 	// Limits far above a loaded host's stalls: a beat 10 ms apart never misses a second.
 	l := watchLimits{Poll: 10 * time.Millisecond, First: 2 * time.Second, Gap: time.Second}
+	const stallLine = "[  284.9] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n"
 	for _, tc := range []struct {
-		name   string
-		beats  int // beats written, 10 ms apart; -1: until the guest powers off
-		silent bool
+		name    string
+		beats   int  // beats written, 10 ms apart; -1: until the guest powers off
+		prints  bool // the script prints a line with every beat
+		console string
+		why     int32 // 0: not killed
 	}{
-		{"stops", 5, true},
-		{"never starts", 0, true},
-		{"beats until power-off", -1, false},
+		{"stops", 5, false, "", noHeartbeat},
+		{"never starts", 0, false, "", noHeartbeat},
+		{"beats until power-off", -1, false, "", 0},
+		{"beats and prints until power-off", -1, true, "", 0},
+		{"stalled and quiet", -1, false, stallLine, stalledQuiet},
+		{"stalled but printing", -1, true, stallLine, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), heartbeatFile)
-			if err := os.WriteFile(path, nil, 0o644); err != nil {
-				t.Fatal(err)
+			dir := t.TempDir()
+			for _, f := range []string{heartbeatFile, resultFile} {
+				if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			vm := &VM{done: make(chan struct{}), cancel: cancel}
+			vm := &VM{done: make(chan struct{}), cancel: cancel, console: &consoleBuffer{}}
+			vm.console.Write([]byte(tc.console))
 			watched := make(chan struct{})
-			go func() { vm.watch(path, l); close(watched) }()
-			beat := func() {
-				f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			go func() { vm.watch(dir, l); close(watched) }()
+			appendLine := func(name, line string) {
+				f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_APPEND, 0)
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				f.WriteString("1.00\n")
+				f.WriteString(line)
 				f.Close()
+			}
+			beat := func() {
+				appendLine(heartbeatFile, "1.00\n")
+				if tc.prints {
+					appendLine(resultFile, "E2E step\n")
+				}
 			}
 			if tc.beats < 0 {
 				// Beat for several Gaps, then power off.
@@ -59,10 +75,10 @@ func TestWatch(t *testing.T) {
 			case <-time.After(time.Minute):
 				t.Fatal("watch did not return within a minute")
 			}
-			if got := vm.silent.killed(); got != tc.silent {
-				t.Fatalf("silent = %v (%v), want %v", got, vm.silent.quiet(), tc.silent)
+			if got := vm.silent.why.Load(); got != tc.why || vm.silent.killed() != (tc.why != 0) {
+				t.Fatalf("killed for %d (%v), want %d", got, &vm.silent, tc.why)
 			}
-			if tc.silent {
+			if tc.why != 0 {
 				if ctx.Err() == nil {
 					t.Fatal("a silent guest was not killed")
 				}
@@ -70,7 +86,7 @@ func TestWatch(t *testing.T) {
 					t.Fatalf("silent for %v, not more than the limit %v", q, l.Gap)
 				}
 			} else if ctx.Err() != nil {
-				t.Fatal("a guest whose heartbeat went on was killed")
+				t.Fatal("a guest that went on was killed")
 			}
 		})
 	}

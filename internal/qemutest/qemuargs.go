@@ -19,7 +19,7 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 		"-m", o.Memory, "-smp", fmt.Sprint(o.CPUs),
 		"-display", "none", "-nodefaults", "-no-reboot", "-monitor", "none",
 		"-serial", "stdio",
-		"-serial", "file:" + filepath.Join(vm.dir, "result.log"),
+		"-serial", "file:" + filepath.Join(vm.dir, resultFile),
 		// ttyS2: lines from the host (Send), QEMU listening on a unix socket.
 		"-chardev", "socket,id=control,server=on,wait=off,path=" + filepath.Join(vm.dir, "control.sock"),
 		"-serial", "chardev:control",

@@ -145,7 +145,7 @@ func Start(t testing.TB, o Options) *VM {
 	if o.watch != nil {
 		limits = *o.watch
 	}
-	go vm.watch(filepath.Join(dir, heartbeatFile), limits)
+	go vm.watch(dir, limits)
 	t.Cleanup(func() {
 		vm.Kill()
 		vm.recordStall(t)
@@ -192,7 +192,7 @@ func (vm *VM) WaitOutput(s string, timeout time.Duration) (string, error) {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		data, _ := os.ReadFile(filepath.Join(vm.dir, "result.log"))
+		data, _ := os.ReadFile(filepath.Join(vm.dir, resultFile))
 		var r Result
 		parseResultPort(string(data), &r)
 		if strings.Contains(r.Output, s) {
@@ -219,7 +219,7 @@ func (vm *VM) Wait() (*Result, error) {
 func (vm *VM) wait() (*Result, error) {
 	<-vm.done
 	r := &Result{Kernel: vm.kernel.Name, Wall: time.Since(vm.start), Console: vm.console.String()}
-	data, err := os.ReadFile(filepath.Join(vm.dir, "result.log"))
+	data, err := os.ReadFile(filepath.Join(vm.dir, resultFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return r, err
 	}
@@ -227,8 +227,8 @@ func (vm *VM) wait() (*Result, error) {
 	r.Tests, r.Rest = ParseGoTest(r.Output)
 	switch {
 	case vm.silent.killed():
-		return r, fmt.Errorf("guest (%s) stopped: no heartbeat from its init for %v (its kernel stalled or QEMU stopped), killed after %v; %s",
-			vm.kernel.Name, vm.silent.quiet().Round(time.Second), r.Wall.Round(time.Millisecond), tails(r))
+		return r, fmt.Errorf("guest (%s) stopped: %v, killed after %v; %s",
+			vm.kernel.Name, &vm.silent, r.Wall.Round(time.Millisecond), tails(r))
 	case errors.Is(vm.ctx.Err(), context.DeadlineExceeded):
 		return r, fmt.Errorf("guest (%s) timed out after %v and was killed; %s",
 			vm.kernel.Name, r.Wall.Round(time.Millisecond), tails(r))
