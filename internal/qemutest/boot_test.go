@@ -81,6 +81,9 @@ sleep 3600`, "printing a stall", "reported a stall"},
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("the guest ran on: %v\n%s", err, r.Output)
 			}
+			if !strings.Contains(err.Error(), "CPU 0/TCG: ") {
+				t.Errorf("the error does not say what QEMU's vCPU thread was doing: %v", err)
+			}
 			if !strings.Contains(r.Output, tc.says) {
 				t.Fatalf("the script did not run:\n%s", r.Output)
 			}

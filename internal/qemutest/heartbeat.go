@@ -74,13 +74,17 @@ func (vm *VM) watch(dir string, l watchLimits) {
 		if beat.size > 0 {
 			limit = l.Gap
 		}
+		why := int32(0)
 		if quiet > limit {
-			vm.silent.kill(noHeartbeat, quiet)
-			vm.cancel()
-			return
+			why = noHeartbeat
+		} else if q := out.poll(now); q > l.Gap && stalled(vm.console.String()) {
+			why, quiet = stalledQuiet, q
 		}
-		if q := out.poll(now); q > l.Gap && stalled(vm.console.String()) {
-			vm.silent.kill(stalledQuiet, q)
+		if why != 0 {
+			if vm.cmd != nil && vm.cmd.Process != nil {
+				vm.silent.threads.Store(qemuThreads(vm.cmd.Process.Pid))
+			}
+			vm.silent.kill(why, quiet)
 			vm.cancel()
 			return
 		}
@@ -96,8 +100,9 @@ const (
 // silence is what watch found: why it killed the guest and how long the heartbeat or the
 // output had stopped; zero while it has not.
 type silence struct {
-	why atomic.Int32
-	ns  atomic.Int64
+	why     atomic.Int32
+	ns      atomic.Int64
+	threads atomic.Value // string: QEMU's threads when it killed the guest (threads.go)
 }
 
 func (s *silence) kill(why int32, quiet time.Duration) {
@@ -115,4 +120,10 @@ func (s *silence) String() string {
 		return "its kernel reported a stall (see the console) and the script printed nothing for " + q.String()
 	}
 	return "no heartbeat from its init for " + q.String() + " (its kernel stalled or QEMU stopped)"
+}
+
+// qemu is what QEMU's threads were doing when watch killed the guest, "" if unknown.
+func (s *silence) qemu() string {
+	t, _ := s.threads.Load().(string)
+	return t
 }

@@ -91,3 +91,29 @@ func TestWatch(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskStat reads a thread's state and CPU time from its stat file, whose name field can
+// hold spaces and parentheses.
+func TestTaskStat(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		stat  string
+		ticks int64
+		state string
+	}{
+		{"4242 (CPU 0/TCG) S 1 2 3 4 5 6 7 8 9 10 120 30 0 0 20 0 1 0", 150, "S"},
+		{"4243 (a (b) c) R 1 2 3 4 5 6 7 8 9 10 1 2 0 0", 3, "R"},
+		{"4244 (short) S 1 2", 0, "?"},
+		{"no name", 0, "?"},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(tc.stat+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if ticks, state := taskStat(dir); ticks != tc.ticks || state != tc.state {
+			t.Errorf("%q: %d %q, want %d %q", tc.stat, ticks, state, tc.ticks, tc.state)
+		}
+	}
+	if _, state := taskStat(filepath.Join(dir, "none")); state != "gone" {
+		t.Errorf("a thread without a stat file: %q, want gone", state)
+	}
+}

@@ -18,6 +18,8 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 		"-machine", "q35", "-accel", "tcg", "-cpu", "max",
 		"-m", o.Memory, "-smp", fmt.Sprint(o.CPUs),
 		"-display", "none", "-nodefaults", "-no-reboot", "-monitor", "none",
+		// Named threads ("CPU 0/TCG"): a killed guest's error says what each was doing.
+		"-name", "uiod-guest,debug-threads=on",
 		"-serial", "stdio",
 		"-serial", "file:" + filepath.Join(vm.dir, resultFile),
 		// ttyS2: lines from the host (Send), QEMU listening on a unix socket.

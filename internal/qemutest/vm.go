@@ -227,8 +227,8 @@ func (vm *VM) wait() (*Result, error) {
 	r.Tests, r.Rest = ParseGoTest(r.Output)
 	switch {
 	case vm.silent.killed():
-		return r, fmt.Errorf("guest (%s) stopped: %v, killed after %v; %s",
-			vm.kernel.Name, &vm.silent, r.Wall.Round(time.Millisecond), tails(r))
+		return r, fmt.Errorf("guest (%s) stopped: %v, killed after %v; QEMU's threads then:%s\n%s",
+			vm.kernel.Name, &vm.silent, r.Wall.Round(time.Millisecond), vm.silent.qemu(), tails(r))
 	case errors.Is(vm.ctx.Err(), context.DeadlineExceeded):
 		return r, fmt.Errorf("guest (%s) timed out after %v and was killed; %s",
 			vm.kernel.Name, r.Wall.Round(time.Millisecond), tails(r))
