@@ -89,13 +89,13 @@ func (v *Vector) Closed() bool {
 // descriptor number may already belong to another file (a socket, another device's
 // eventfd), whose bytes a read would steal, so Drain never touches it after Close.
 func (v *Vector) Drain() (uint64, error) {
-	if v.drain != nil {
-		return v.drain()
-	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.closed {
 		return 0, nil
+	}
+	if v.drain != nil {
+		return v.drain()
 	}
 	if v.uio {
 		if ok, err := v.readCount(v.buf[:4], "uio"); !ok {

@@ -26,9 +26,9 @@ it back to the host). Every check runs before anything is touched: the function 
 a network controller (PCI class 02: a disk controller or GPU is refused, naming its class
 and the driver it would lose) and not active (its interface has no route) unless --force,
 and for vfio-pci the host has an IOMMU (or --noiommu-mode) and the function's IOMMU group
-is viable. The original driver is
-recorded under <root>/run/uiod/ for "uiod unbind --restore"; on any failure the functions
-are put back on their original drivers. --dry-run prints the exact writes instead.
+is viable. The original driver is recorded under <root>/run/uiod/ for "uiod unbind
+--restore"; on any failure the functions are put back on their original drivers.
+--dry-run prints the exact writes instead.
 With --config, every PCI port of the configuration is bound to its driver (sim ports have
 none), all as one plan: the same checks first, and each port's vendor:device must be one
 its nic: drives; one rollback if any step fails. A configuration without PCI ports (the

@@ -81,10 +81,11 @@ func (vm *VM) watch(dir string, l watchLimits) {
 			why, quiet = stalledQuiet, q
 		}
 		if why != 0 {
+			threads := ""
 			if vm.cmd != nil && vm.cmd.Process != nil {
-				vm.silent.threads.Store(qemuThreads(vm.cmd.Process.Pid))
+				threads = qemuThreads(vm.cmd.Process.Pid)
 			}
-			vm.silent.kill(why, quiet)
+			vm.silent.kill(why, quiet, threads)
 			vm.cancel()
 			return
 		}
@@ -97,20 +98,21 @@ const (
 	stalledQuiet                  // the kernel stalled and the script's output stopped
 )
 
-// silence is what watch found: why it killed the guest and how long the heartbeat or the
-// output had stopped; zero while it has not.
+// silence is what watch found: why it killed the guest (0 while it has not), how long the
+// heartbeat or the output had stopped, and what QEMU's threads were doing (threads.go).
 type silence struct {
 	why     atomic.Int32
 	ns      atomic.Int64
-	threads atomic.Value // string: QEMU's threads when it killed the guest (threads.go)
+	threads atomic.Pointer[string]
 }
 
-func (s *silence) kill(why int32, quiet time.Duration) {
-	s.why.Store(why)
+func (s *silence) kill(why int32, quiet time.Duration, threads string) {
 	s.ns.Store(int64(quiet))
+	s.threads.Store(&threads)
+	s.why.Store(why)
 }
 
-func (s *silence) killed() bool         { return s.ns.Load() > 0 }
+func (s *silence) killed() bool         { return s.why.Load() != 0 }
 func (s *silence) quiet() time.Duration { return time.Duration(s.ns.Load()) }
 
 // String says why, for the error of the guest's run.
@@ -124,6 +126,8 @@ func (s *silence) String() string {
 
 // qemu is what QEMU's threads were doing when watch killed the guest, "" if unknown.
 func (s *silence) qemu() string {
-	t, _ := s.threads.Load().(string)
-	return t
+	if t := s.threads.Load(); t != nil {
+		return *t
+	}
+	return ""
 }
