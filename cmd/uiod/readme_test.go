@@ -10,44 +10,47 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// TestREADMEMatchesHelp reads the repository's README.md and checks every uiod command
-// line it shows (in code blocks and `inline code`) against the CLI: each command path
-// exists, and each flag given to it appears in that command's --help. A flag mentioned
-// on its own in prose (`--dry-run`) must appear in some command's --help.
+// TestREADMEMatchesHelp reads the repository's README.md and the operator's manual
+// (docs/operating.md) and checks every uiod command line they show (in code blocks and
+// `inline code`) against the CLI: each command path exists, and each flag given to it
+// appears in that command's --help. A flag mentioned on its own in prose (`--dry-run`)
+// must appear in some command's --help.
 func TestREADMEMatchesHelp(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatalf("README: %v", err)
-	}
 	h := helpChecker{t: t, help: map[string]string{}}
-	inCode := false
-	checked := 0
-	for i, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			inCode = !inCode
-			continue
+	for _, doc := range []string{"README.md", "docs/operating.md"} {
+		b, err := os.ReadFile("../../" + doc)
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
 		}
-		var snippets []string
-		if inCode {
-			code, _, _ := strings.Cut(line, " #")
-			snippets = []string{code}
-		} else {
-			for _, m := range inlineCode.FindAllStringSubmatch(line, -1) {
-				snippets = append(snippets, m[1])
+		inCode := false
+		checked := 0
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				inCode = !inCode
+				continue
+			}
+			var snippets []string
+			if inCode {
+				code, _, _ := strings.Cut(line, " #")
+				snippets = []string{code}
+			} else {
+				for _, m := range inlineCode.FindAllStringSubmatch(line, -1) {
+					snippets = append(snippets, m[1])
+				}
+			}
+			for _, s := range snippets {
+				c, problems := h.check(s, !inCode)
+				checked += c
+				for _, p := range problems {
+					t.Errorf("%s:%d: %s", doc, i+1, p)
+				}
 			}
 		}
-		for _, s := range snippets {
-			c, problems := h.check(s, !inCode)
-			checked += c
-			for _, p := range problems {
-				t.Errorf("README.md:%d: %s", i+1, p)
-			}
+		if checked == 0 {
+			t.Fatalf("%s shows no uiod command: the check checked nothing", doc)
 		}
+		t.Logf("%d uiod commands and flags from %s checked", checked, doc)
 	}
-	if checked == 0 {
-		t.Fatal("README shows no uiod command: the check checked nothing")
-	}
-	t.Logf("%d uiod commands and flags from README.md checked", checked)
 }
 
 // TestHelpChecker: the README check finds a missing command, subcommand and flag.
