@@ -37,11 +37,11 @@ func TestMoonGenLine(t *testing.T) {
 		want string
 	}{
 		{resultOf("test", 100, 200, 300, 400),
-			"[test] Samples: 4, Average: 250.0 ns, StdDev: 129.1 ns, Quartiles: 200.0/300.0/400.0 ns, p99: 400 ns, p99.9: 400 ns, Max: 400 ns"},
+			"[test] Samples: 4, Average: 250.0 ns, StdDev: 129.1 ns, Quartiles: 200.0/300.0/400.0 ns, p99: 400 ns, p99.9: 400 ns, Max: 400 ns, Lost: 0/4"},
 		{resultOf("seq", seq...),
-			"[seq] Samples: 100, Average: 50.5 ns, StdDev: 29.0 ns, Quartiles: 26.0/51.0/76.0 ns, p99: 100 ns, p99.9: 100 ns, Max: 100 ns"},
+			"[seq] Samples: 100, Average: 50.5 ns, StdDev: 29.0 ns, Quartiles: 26.0/51.0/76.0 ns, p99: 100 ns, p99.9: 100 ns, Max: 100 ns, Lost: 0/100"},
 		{resultOf("", 1500),
-			"Samples: 1, Average: 1500.0 ns, StdDev: 0.0 ns, Quartiles: 1500.0/1500.0/1500.0 ns, p99: 1500 ns, p99.9: 1500 ns, Max: 1500 ns"},
+			"Samples: 1, Average: 1500.0 ns, StdDev: 0.0 ns, Quartiles: 1500.0/1500.0/1500.0 ns, p99: 1500 ns, p99.9: 1500 ns, Max: 1500 ns, Lost: 0/1"},
 	}
 	for _, tt := range tests {
 		if got := tt.r.MoonGen(); got != tt.want {
@@ -55,7 +55,7 @@ func TestMoonGenLine(t *testing.T) {
 		t.Errorf("MoonGen() with loss\n got %s\nwant %s", got, want)
 	}
 	empty := &Result{Label: "none"}
-	if got := empty.MoonGen(); got != "[none] Samples: 0, Average: 0.0 ns, StdDev: 0.0 ns, Quartiles: 0.0/0.0/0.0 ns, p99: 0 ns, p99.9: 0 ns, Max: 0 ns" {
+	if got := empty.MoonGen(); got != "[none] Samples: 0, Average: 0.0 ns, StdDev: 0.0 ns, Quartiles: 0.0/0.0/0.0 ns, p99: 0 ns, p99.9: 0 ns, Max: 0 ns, Lost: 0/0" {
 		t.Errorf("empty: %s", got)
 	}
 }

@@ -118,8 +118,9 @@ func (r *Result) Summary() Summary {
 //
 //	[LABEL] Samples: N, Average: X ns, StdDev: Y ns, Quartiles: Q1/Q2/Q3 ns
 //
-// followed by the tail: ", p99: A ns, p99.9: B ns, Max: C ns", and the loss counters when
-// any probe went missing. Without a label the "[LABEL] " prefix is left out, as in MoonGen.
+// followed by the tail: ", p99: A ns, p99.9: B ns, Max: C ns", the loss ", Lost: L/SENT"
+// (always: a reader should not have to know that its absence means none), and the late,
+// duplicate and reordered counts when any probe was. Without a label the "[LABEL] " prefix is left out, as in MoonGen.
 func (r *Result) MoonGen() string {
 	s := r.Summary()
 	prefix := ""
@@ -128,8 +129,9 @@ func (r *Result) MoonGen() string {
 	}
 	line := fmt.Sprintf("%sSamples: %d, Average: %.1f ns, StdDev: %.1f ns, Quartiles: %.1f/%.1f/%.1f ns, p99: %d ns, p99.9: %d ns, Max: %d ns",
 		prefix, s.Samples, s.Average, s.StdDev, float64(s.Q1), float64(s.Median), float64(s.Q3), s.P99, s.P999, s.Max)
-	if r.Lost+r.Late+r.Duplicates+r.Reordered > 0 {
-		line += fmt.Sprintf(", Lost: %d/%d, Late: %d, Duplicates: %d, Reordered: %d", r.Lost, r.Sent, r.Late, r.Duplicates, r.Reordered)
+	line += fmt.Sprintf(", Lost: %d/%d", r.Lost, r.Sent)
+	if r.Late+r.Duplicates+r.Reordered > 0 {
+		line += fmt.Sprintf(", Late: %d, Duplicates: %d, Reordered: %d", r.Late, r.Duplicates, r.Reordered)
 	}
 	return line
 }

@@ -60,11 +60,12 @@ func newLatencyCmd(g *globals) *cobra.Command {
 		Short: "Measure forwarding latency with timestamped probes (MoonGen-style)",
 		Long: `Send timestamped Ethernet/IPv4/UDP probes and measure how long they take to come back.
 
-With --sim (the default when no --tx is given) two model ports run in-process, driven by
+With --sim (the default when other flags but no --tx or --ports are given; a bare
+'uiod latency' prints its usage) two model ports run in-process, driven by
 the real driver and the dataplane forwarding l2fwd between them, and each idle policy in
 --policies is measured in turn; the result is one table of poll-thread CPU and latency
-per policy. --nic picks the ports: ixgbe (model 82599, the default), igb (model 82576)
-or virtio (model virtio-net device).
+per policy. --nic picks the ports: ixgbe (model 82599, the default), igb (model 82576),
+igbvf (model 82576 VFs, each with its PF) or virtio (model virtio-net device).
 
 With --tx/--rx the probes go out on one wire and are expected back on another, for a
 running 'uiod run' with ports on unix wires or a QEMU guest's NICs:
@@ -204,6 +205,12 @@ func (f *latencyFlags) probeConfig(cmd *cobra.Command) (latency.Config, error) {
 }
 
 func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
+	if cmd.Flags().NFlag() == 0 {
+		// A bare `uiod latency` says what it can measure rather than running the demo.
+		fmt.Fprint(cmd.ErrOrStderr(), cmd.UsageString())
+		return usagef("say what to measure: --sim (two model ports in-process: the demo), " +
+			"--tx WIRE [--rx WIRE] (a running uiod or a guest's NICs), or --ports TX,RX (two NICs on vfio-pci)")
+	}
 	hw, err := f.hwStamps(cmd)
 	if err != nil {
 		return err
@@ -339,6 +346,11 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 	err = outputError(outs.Write(cmd.OutOrStdout(), res))
 	if ctx.Err() != nil {
 		return interrupted(err, 1, 1)
+	}
+	if err == nil && res.Sent > 0 && res.Received == 0 {
+		// Nothing measured is a failed measurement, not a result: the wires are not
+		// cabled to a forwarder, or it forwards nothing back.
+		return fmt.Errorf("no probe came back: %d sent on %s, none received on %s within --timeout %v", res.Sent, txSpec, rxSpec, cfg.Timeout)
 	}
 	return err
 }

@@ -73,6 +73,8 @@ func TestLatencyBadFlags(t *testing.T) {
 		{[]string{"--json", "/"}, "--json"},
 		{[]string{"--tx", "pair:a", "--plot", "-"}, "--plot"},
 		{[]string{"extra-arg"}, "extra-arg"},
+		// A bare `uiod latency` prints its usage: it names the three modes.
+		{nil, "--sim"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -106,6 +108,14 @@ func TestLatencyOutputsAtomic(t *testing.T) {
 	}
 	if code := run(args); code != exitFailure {
 		t.Errorf("exit %d, want %d", code, exitFailure)
+	}
+	// Without the plot the run still fails: every probe was lost, nothing was measured.
+	noPlot := args[:len(args)-2]
+	if _, err := execUIOD(t, noPlot...); err == nil || !strings.Contains(err.Error(), "no probe came back: 5 sent") {
+		t.Errorf("every probe lost: error %v, want one saying no probe came back", err)
+	}
+	if code := run(noPlot); code != exitFailure {
+		t.Errorf("every probe lost: exit %d, want %d", code, exitFailure)
 	}
 	if b, _ := os.ReadFile(plotPath); string(b) != "<svg>previous</svg>" {
 		t.Errorf("plot file now holds %.60q", b)

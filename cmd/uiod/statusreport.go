@@ -47,6 +47,8 @@ type portReport struct {
 	TxPerSecond    float64 `json:"tx_packets_per_second"`
 	Drops          uint64  `json:"drops"`
 	DropsPerSecond float64 `json:"drops_per_second"`
+	// DropsBy is Drops by reason (no_route, tx_full, ...): only reasons that occurred.
+	DropsBy map[string]uint64 `json:"drops_by,omitempty"`
 }
 
 // threadReport is one poll thread: its status with the durations in seconds instead of
@@ -130,6 +132,23 @@ func newThreadReport(t daemon.ThreadStatus) threadReport {
 	}
 }
 
+// dropsBy sums the port's queues' drops by reason (nil without a drop).
+func dropsBy(st daemon.Status, port string) map[string]uint64 {
+	var by map[string]uint64
+	for _, q := range st.Queues {
+		if name, _, _ := strings.Cut(q.Name, "/"); name != port {
+			continue
+		}
+		for reason, n := range q.DropsBy {
+			if by == nil {
+				by = map[string]uint64{}
+			}
+			by[reason] += n
+		}
+	}
+	return by
+}
+
 // newStatusReport builds the report of cur with rates since prev. Counters that went
 // backwards (a restart) give no rate.
 func newStatusReport(base string, prev, cur daemon.Status) statusReport {
@@ -157,7 +176,7 @@ func newStatusReport(base string, prev, cur daemon.Status) statusReport {
 		return n
 	}
 	for _, p := range cur.Ports {
-		pr := portReport{PortStatus: p, Drops: drops(cur, p.Name)}
+		pr := portReport{PortStatus: p, Drops: drops(cur, p.Name), DropsBy: dropsBy(cur, p.Name)}
 		for _, old := range prev.Ports {
 			if old.Name == p.Name {
 				pr.RxPerSecond = rate(p.Stats.RxPackets, old.Stats.RxPackets)

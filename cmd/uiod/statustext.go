@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +53,7 @@ func (r statusReport) writeText(w io.Writer, wide bool) {
 		}
 	}
 	pt.write(w, width)
+	r.writeDrops(w, width)
 	fmt.Fprintln(w)
 	var tt *textTable
 	if wide {
@@ -75,6 +77,30 @@ func (r statusReport) writeText(w io.Writer, wide bool) {
 	}
 	tt.write(w, width)
 	r.writeRxWaits(w, width)
+}
+
+// writeDrops prints, under the ports, each port's drops since start by reason, when any
+// frame was dropped: the reasons /status and /metrics count (no_route, tx_full, ...).
+func (r statusReport) writeDrops(w io.Writer, width int) {
+	t := newTextTable("PORT", "REASON", "DROPPED#")
+	rows := 0
+	for _, p := range r.Ports {
+		reasons := make([]string, 0, len(p.DropsBy))
+		for reason := range p.DropsBy {
+			reasons = append(reasons, reason)
+		}
+		slices.Sort(reasons)
+		for _, reason := range reasons {
+			t.add(p.Name, reason, count(p.DropsBy[reason]))
+			rows++
+		}
+	}
+	if rows == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "drops since start, by reason")
+	t.write(w, width)
 }
 
 // durText is a number of seconds as a duration, rounded to what a person reads: 1 µs
