@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/uiod/uiod/nic"
-	_ "github.com/uiod/uiod/nic/virtio" // registered, so that nic.Lookup knows every driver
 	"github.com/uiod/uiod/pci"
 )
 
@@ -26,7 +25,7 @@ func (c *Config) checkDevices(root string) fieldErrors {
 	h := &pci.Host{Root: root}
 	for i := range c.Ports {
 		p := &c.Ports[i]
-		if p.Driver == DriverSim || !slices.Contains([]string{NICAuto, NICIxgbe, NICIgb, NICIgbvf, NICVirtio}, p.NIC) {
+		if p.Driver == DriverSim || !slices.Contains(nicNames(), p.NIC) {
 			continue // no device, or a nic: validation refuses
 		}
 		a, err := pci.ParseAddr(p.PCI)
@@ -44,9 +43,32 @@ func (c *Config) checkDevices(root string) fieldErrors {
 		}
 		if msg := nicMismatch(p.NIC, uint16(vendor), uint16(device)); msg != "" {
 			errs.add(path, p.NIC, "port %s: %s is %s, %s", p.Name, a, deviceName(uint16(vendor), uint16(device)), msg)
+			continue
+		}
+		if p.NIC == NICAuto {
+			errs = append(errs, identified(i, p, a, uint16(vendor), uint16(device))...)
 		}
 	}
 	return errs
+}
+
+// identified checks a nic: auto port, now that its function is known to be
+// vendor:device, against what the driver auto picks for it takes, as a port naming that
+// driver is checked at validation.
+func identified(i int, p *Port, a pci.Addr, vendor, device uint16) fieldErrors {
+	d, err := nic.Lookup(vendor, device, NICAuto)
+	if err != nil {
+		return nil
+	}
+	q := *p
+	q.NIC = d.Name
+	var found fieldErrors
+	checkLimits(&found, i, &q)
+	checkFacts(&found, i, &q)
+	for j := range found {
+		found[j].Msg = fmt.Sprintf("port %s: %s is %s (nic: auto drives it with %s): %s", p.Name, a, deviceName(vendor, device), d.Name, found[j].Msg)
+	}
+	return found
 }
 
 // nicMismatch says why the NIC driver name cannot open vendor:device and which nic:

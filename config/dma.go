@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/nic/igb"
-	"github.com/uiod/uiod/nic/ixgbe"
 )
 
 // Sizes of the DMA memory a port allocates (package nic): each RX queue has a mempool of
@@ -17,7 +15,6 @@ import (
 // the page size backing it: 2 MiB hugepages when the host has hugepages reserved, else
 // 4 KiB pages.
 const (
-	descSize     = max(ixgbe.DescSize, igb.DescSize)
 	pageSize     = 4 << 10
 	hugePageSize = 2 << 20
 )
@@ -28,8 +25,9 @@ func (p *Port) DMANeed(page uint64) uint64 {
 	nc := nic.Config{RxQueues: p.RxQueues, TxQueues: p.TxQueues, RxRing: p.RxRing, TxRing: p.TxRing}.WithDefaults()
 	stride := uint64(nic.BufStride(nc.BufSize))
 	round := func(n uint64) uint64 { return (n + page - 1) / page * page }
-	rxq := round(uint64(nc.PoolSize)*stride) + round(uint64(nc.RxRing)*descSize)
-	txq := round(uint64(nc.TxRing)*descSize) + round(uint64(nc.TxRing)*stride)
+	desc := p.descSize()
+	rxq := round(uint64(nc.PoolSize)*stride) + round(uint64(nc.RxRing)*desc)
+	txq := round(uint64(nc.TxRing)*desc) + round(uint64(nc.TxRing)*stride)
 	return uint64(nc.RxQueues)*rxq + uint64(nc.TxQueues)*txq
 }
 
@@ -80,7 +78,7 @@ func (c *Config) checkDMA(errs *fieldErrors, h Host) {
 	}
 	var needs []need
 	for i := range c.Ports {
-		if p := &c.Ports[i]; p.pins() && portSized(p) {
+		if p := &c.Ports[i]; p.pins() && p.sized() {
 			needs = append(needs, need{p.Name, p.DMANeed(page)})
 		}
 	}
@@ -97,9 +95,3 @@ func (c *Config) checkDMA(errs *fieldErrors, h Host) {
 		humanBytes(total), strings.Join(parts, ", "), humanBytes(limit), why)
 }
 
-// portSized reports whether the port's queue and ring sizes are valid (else they have
-// been reported, and its memory is not worth adding up).
-func portSized(p *Port) bool {
-	ok := func(v, lo, hi int) bool { return v >= lo && v <= hi }
-	return ok(p.RxQueues, 1, MaxQueues) && ok(p.TxQueues, 1, MaxQueues) && ok(p.RxRing, MinRing, MaxRing) && ok(p.TxRing, MinRing, MaxRing)
-}

@@ -3,7 +3,7 @@ package config
 import (
 	"fmt"
 
-	"github.com/uiod/uiod/nic/tap"
+	"github.com/uiod/uiod/internal/ifname"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -33,7 +33,7 @@ func (c *Config) checkKernel(errs *fieldErrors) {
 			continue
 		}
 		path := fmt.Sprintf("ports[%d].kernel.tap", i)
-		if err := tap.CheckName(name); err != nil {
+		if err := ifname.Check(name); err != nil {
 			errs.add(path, name, "interface name %v", err)
 		} else if j, dup := taps[name]; dup {
 			errs.add(path, name, "TAP already the kernel path of ports[%d]", j)

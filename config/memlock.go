@@ -8,7 +8,7 @@ package config
 func (c *Config) PinnedDMA(page uint64) (bytes uint64, ports int) {
 	for i := range c.Ports {
 		p := &c.Ports[i]
-		if p.pins() && portSized(p) {
+		if p.pins() && p.sized() {
 			bytes += p.DMANeed(page)
 			ports++
 		}

@@ -59,7 +59,7 @@ func (c *Config) checkModel(errs *fieldErrors, h Host) {
 	var total uint64
 	for i := range c.Ports {
 		p := &c.Ports[i]
-		if p.Driver != DriverSim || !portSized(p) {
+		if p.Driver != DriverSim || !p.sized() {
 			continue
 		}
 		n := p.ModelNeed()

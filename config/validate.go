@@ -12,8 +12,6 @@ import (
 
 	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/nic/igb"
-	"github.com/uiod/uiod/nic/ixgbe"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/wire"
 )
@@ -21,15 +19,10 @@ import (
 // MinRing must be a ring every driver takes.
 var _ [MinRing - nic.MinRing]struct{}
 
-// Limits the validation enforces on ports, whatever NIC a port turns out to be: queues
-// and ring sizes every supported NIC takes (the drivers' MaxQueues and MaxRing). MinRing
-// is uiod's floor, above the drivers' nic.MinRing: smaller rings only suit tests. The
-// poll section's limits are the idle policy's (see checkPolicy).
-const (
-	MinRing   = 64
-	MaxRing   = min(ixgbe.MaxRing, igb.MaxRing)
-	MaxQueues = min(ixgbe.MaxQueues, igb.MaxQueues)
-)
+// MinRing is uiod's smallest ring, above the drivers' nic.MinRing: smaller rings only
+// suit tests. The most queues and the largest ring are the port's NIC's (nicfacts.go);
+// the poll section's limits are the idle policy's (see checkPolicy).
+const MinRing = 64
 
 // Synthetic addresses of sim ports without one: ffff:BB:DD.0.
 const (
@@ -111,7 +104,7 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 
 		driverOK := oneOf(errs, path("driver"), p.Driver, DriverVFIO, DriverUIO, DriverSim, DriverVhostUser)
 		checkVhost(errs, i, p, vhostSocks)
-		oneOf(errs, path("nic"), p.NIC, NICAuto, NICIxgbe, NICIgb, NICIgbvf, NICVirtio)
+		nicOK := oneOf(errs, path("nic"), p.NIC, nicNames()...)
 
 		switch {
 		case p.PCI == "" && p.HasPCI():
@@ -131,17 +124,13 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 
 		c.checkWire(errs, i, driverOK, pairWires, sockets, ifaces)
 
-		inRange(errs, path("rx_queues"), p.RxQueues, 1, MaxQueues)
-		inRange(errs, path("tx_queues"), p.TxQueues, 1, MaxQueues)
-		ringSize(errs, path("rx_ring"), p.RxRing)
-		ringSize(errs, path("tx_ring"), p.TxRing)
-		if p.NIC == NICIgbvf {
-			checkVF(errs, i, p)
-		}
-		if p.NIC == NICVirtio {
-			checkVirtio(errs, i, p)
-		} else if p.Driver != DriverVhostUser && nonNegative(errs, path("itr"), p.ITR) {
-			checkITR(errs, path("itr"), p)
+		if nicOK {
+			checkLimits(errs, i, p)
+			if _, known := p.facts(); known {
+				checkFacts(errs, i, p)
+			} else if p.Driver != DriverVhostUser && nonNegative(errs, path("itr"), p.ITR) {
+				checkITR(errs, path("itr"), p)
+			}
 		}
 		if p.Interrupts != "" && p.Driver != DriverVhostUser && oneOf(errs, path("interrupts"), p.Interrupts, InterruptsMSIX, InterruptsINTx) &&
 			p.Driver == DriverUIO && p.Interrupts != InterruptsINTx {
@@ -274,7 +263,7 @@ func (c *Config) checkForward(errs *fieldErrors) {
 // queues: the dataplane sends what RX queue q receives out of TX queue q of the peer.
 func (c *Config) checkQueues(errs *fieldErrors, rx, tx int) {
 	r, t := &c.Ports[rx], &c.Ports[tx]
-	if r.RxQueues < 1 || r.RxQueues > MaxQueues || t.TxQueues < 1 || t.TxQueues > MaxQueues {
+	if !r.sized() || !t.sized() {
 		return // already reported
 	}
 	if r.RxQueues > t.TxQueues {
@@ -330,12 +319,6 @@ func oneOf(errs *fieldErrors, path, v string, allowed ...string) bool {
 func inRange(errs *fieldErrors, path string, v, lo, hi int) {
 	if v < lo || v > hi {
 		errs.add(path, v, "must be in [%d, %d]", lo, hi)
-	}
-}
-
-func ringSize(errs *fieldErrors, path string, v int) {
-	if v < MinRing || v > MaxRing || v&(v-1) != 0 {
-		errs.add(path, v, "must be a power of two in [%d, %d]", MinRing, MaxRing)
 	}
 }
 

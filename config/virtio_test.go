@@ -34,7 +34,7 @@ func TestVirtioPorts(t *testing.T) {
 	bad := []struct {
 		name, text, path, msg string
 	}{
-		{"itr", port0("nic", "virtio", "itr", "50us"), "ports[0].itr", "= 50µs: port a is virtio-net, which has no interrupt moderation"},
+		{"itr", port0("nic", "virtio", "itr", "50us"), "ports[0].itr", "= 50µs: port a is virtio-net (virtio), which has no interrupt moderation"},
 		{"itr within the 82599 range on hardware", "ports:\n  - {name: up, driver: vfio-pci, pci: \"01:00.0\", nic: virtio, itr: 8us}\nforward: {mode: reflect}",
 			"ports[0].itr", "port up is virtio-net"},
 		{"itr beyond every EITR", "ports:\n  - {name: up, driver: vfio-pci, pci: \"01:00.0\", nic: virtio, itr: 1s}\nforward: {mode: reflect}",

@@ -9,7 +9,6 @@ import (
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/nic"
-	_ "github.com/uiod/uiod/nic/drivers" // registers every driver
 	"github.com/uiod/uiod/nic/tap"
 	"github.com/uiod/uiod/nic/virtio"
 	"github.com/uiod/uiod/pci"

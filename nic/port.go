@@ -120,6 +120,39 @@ type Driver struct {
 	Open  func(dev pci.Device, cfg Config) (Port, error)
 	// Devices lists what Match accepts, for the error that refuses anything else.
 	Devices []DeviceID
+	// Facts is what the driver takes, for callers that check a configuration before a
+	// port opens: they ask the registry (Named), not the driver's package.
+	Facts Facts
+}
+
+// Facts are a driver's limits and abilities as it programs the device.
+type Facts struct {
+	// Chip names the device in messages, e.g. "82599 (ixgbe)".
+	Chip string
+	// Limits are the most queues per direction and the largest ring the driver takes.
+	Limits Limits
+	// ITRUnit is the step of the interrupt throttle interval and MaxITR the longest
+	// interval the device holds; MaxITR 0: the device has no interrupt moderation.
+	ITRUnit, MaxITR time.Duration
+	// DescSize is the bytes of one RX or TX descriptor, for DMA memory estimates.
+	DescSize int
+	// NoINTx: the function has no legacy interrupt pin (a virtual function), so
+	// neither interrupts: intx nor uio_pci_generic can drive it.
+	NoINTx bool
+	// NoPromiscuous: the function cannot receive unicast frames for other addresses
+	// (a VF, whose PF filters them).
+	NoPromiscuous bool
+	// PairedQueues: the queues come in RX/TX pairs and the device receives on every
+	// pair in use, so a port cannot have more TX than RX queues (virtio-net).
+	PairedQueues bool
+}
+
+// Named returns the registered driver called name.
+func Named(name string) (Driver, bool) {
+	driversMu.RLock()
+	defer driversMu.RUnlock()
+	d, ok := drivers[name]
+	return d, ok
 }
 
 // DeviceID is one PCI function a driver supports.

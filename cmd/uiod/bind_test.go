@@ -299,9 +299,9 @@ func TestBindConfigUsage(t *testing.T) {
 // the nic: that fits, exit 2, the tree untouched; the right nic: (or auto) passes.
 func TestConfigNICMismatch(t *testing.T) {
 	cli := &uiodCLI{}
-	port := func(nicName, addr string) string {
+	port := func(nicName, addr string, more ...string) string {
 		return "metrics:\n  listen: \"\"\nports:\n  - name: p0\n    driver: vfio-pci\n    nic: " + nicName +
-			"\n    pci: \"" + addr + "\"\nforward:\n  mode: reflect\n"
+			"\n    pci: \"" + addr + "\"\n" + strings.Join(more, "") + "forward:\n  mode: reflect\n"
 	}
 	tests := []struct {
 		name string
@@ -315,6 +315,11 @@ func TestConfigNICMismatch(t *testing.T) {
 		{"igb on an 82576", port("igb", pcitest.Unbound), nil},
 		{"auto on a virtio", port("auto", pcitest.Virtio), nil},
 		{"absent device", port("ixgbe", "0000:42:00.0"), nil},
+		// nic: auto, once the device is identified, is held to its driver's limits.
+		{"auto ring beyond an 82576", port("auto", pcitest.Igb82576, "    rx_ring: 8192\n"),
+			[]string{"ports[0].rx_ring", "port p0", "8086:10c9 (82576)", "nic: auto drives it with igb", "[64, 4096], the 82576 (igb)'s range"}},
+		{"auto ring an 82599 takes", port("auto", pcitest.Port82599A, "    rx_ring: 8192\n"), nil},
+		{"auto ring on an absent device", port("auto", "0000:42:00.0", "    rx_ring: 8192\n"), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,9 +12,6 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/nic"
-	_ "github.com/uiod/uiod/nic/igb"    // named in the nic= column
-	_ "github.com/uiod/uiod/nic/ixgbe"  // named in the nic= column
-	_ "github.com/uiod/uiod/nic/virtio" // named in the nic= column
 	"github.com/uiod/uiod/pci"
 )
 

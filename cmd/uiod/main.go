@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/uiod/uiod/internal/clip"
+	_ "github.com/uiod/uiod/nic/drivers" // the program's NIC drivers, the one place they are registered
 )
 
 // Exit codes, the same for every command.

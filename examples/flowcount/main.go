@@ -24,6 +24,7 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
+	_ "github.com/uiod/uiod/nic/drivers" // the NIC drivers its sim (or PCI) ports open with
 	"github.com/uiod/uiod/wire"
 )
 

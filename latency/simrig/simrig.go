@@ -14,7 +14,6 @@ import (
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/nic"
-	_ "github.com/uiod/uiod/nic/drivers" // registers every driver
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/simnic"

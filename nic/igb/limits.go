@@ -28,3 +28,6 @@ const (
 
 // limits is what Open checks a configuration against.
 var limits = nic.Limits{Queues: MaxQueues, Ring: MaxRing}
+
+// facts is what the registry tells callers that check a configuration.
+var facts = nic.Facts{Chip: "82576 (igb)", Limits: limits, ITRUnit: ITRUnit, MaxITR: MaxITR, DescSize: DescSize}

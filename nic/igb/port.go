@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	intel.Register("igb", Match, intel.DeviceIDs(deviceIDs, func(name string) string { return name }), Open)
+	intel.Register("igb", Match, intel.DeviceIDs(deviceIDs, func(name string) string { return name }), facts, Open)
 }
 
 // Port is an open 82576 port. It implements nic.Port; its methods forward to the shared

@@ -31,6 +31,11 @@ const (
 // limits is what Open checks a configuration against.
 var limits = nic.Limits{Queues: MaxQueues, Ring: MaxRing}
 
+// facts is what the registry tells callers that check a configuration: a VF has no INTx
+// pin, and its PF filters unicast frames by the VF's address, so it cannot be promiscuous.
+var facts = nic.Facts{Chip: "82576 VF (igbvf)", Limits: limits, ITRUnit: ITRUnit, MaxITR: MaxITR, DescSize: DescSize,
+	NoINTx: true, NoPromiscuous: true}
+
 // Timeouts of the PF↔VF mailbox and of the VF reset. Every PF answer is waited for at
 // most this long: a PF that does not answer is a PF event (the port re-initialises).
 const (

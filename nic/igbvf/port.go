@@ -38,7 +38,7 @@ import (
 )
 
 func init() {
-	intel.Register("igbvf", Match, intel.DeviceIDs(deviceIDs, func(name string) string { return name }), Open)
+	intel.Register("igbvf", Match, intel.DeviceIDs(deviceIDs, func(name string) string { return name }), facts, Open)
 }
 
 // Port is an open 82576 VF port. It implements nic.Port; the methods it does not change

@@ -29,3 +29,6 @@ const (
 
 // limits is what Open checks a configuration against.
 var limits = nic.Limits{Queues: MaxQueues, Ring: MaxRing}
+
+// facts is what the registry tells callers that check a configuration.
+var facts = nic.Facts{Chip: "82599 (ixgbe)", Limits: limits, ITRUnit: ITRUnit, MaxITR: MaxITR, DescSize: DescSize}

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	intel.Register("ixgbe", Match, intel.DeviceIDs(deviceIDs, func(d device) string { return d.name }), Open)
+	intel.Register("ixgbe", Match, intel.DeviceIDs(deviceIDs, func(d device) string { return d.name }), facts, Open)
 }
 
 // Port is an open 82599 port. It implements nic.Port; its methods forward to the shared

@@ -20,6 +20,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+
+	"github.com/uiod/uiod/internal/ifname"
 )
 
 // Defaults Open fills in.
@@ -29,7 +31,7 @@ const (
 )
 
 // MaxName is the longest interface name the kernel takes (IFNAMSIZ less its NUL).
-const MaxName = 15
+const MaxName = ifname.Max
 
 // frameOverhead is what a frame carries beyond the MTU: the Ethernet header and one VLAN
 // tag.
@@ -86,29 +88,9 @@ func (c Config) validate() error {
 // maxFrame is the longest frame the port carries either way.
 func (c Config) maxFrame() int { return c.MTU + frameOverhead }
 
-// CheckName accepts interface names the kernel takes and a shell passes unquoted: 1 to
-// MaxName bytes of letters, digits, '-', '_' and '.', not "." or "..", not starting with
-// '-'. The kernel's own rule (dev_valid_name) is looser; its '%d' templates, '/', ':'
-// and white space are refused here.
-func CheckName(name string) error {
-	switch {
-	case name == "":
-		return errors.New("is empty")
-	case len(name) > MaxName:
-		return fmt.Errorf("is %d bytes, longer than the kernel's %d (IFNAMSIZ)", len(name), MaxName)
-	case name == "." || name == "..":
-		return fmt.Errorf("%q is not an interface name", name)
-	case name[0] == '-':
-		return errors.New("must not start with '-'")
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return fmt.Errorf("has %q: only letters, digits, '-', '_' and '.' are allowed", c)
-		}
-	}
-	return nil
-}
+// CheckName accepts interface names the kernel takes and a shell passes unquoted (see
+// ifname.Check).
+func CheckName(name string) error { return ifname.Check(name) }
 
 // ErrUnavailable is what the errors refusing an interface name match (errors.Is): an
 // existing interface that is not a TAP, a TUN or multi-queue TAP, a TAP another process

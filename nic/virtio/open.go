@@ -17,6 +17,10 @@ import (
 // maxRing is the most packets a queue takes: 32768 descriptors, two per packet.
 const maxRing = 16384
 
+// MaxQueuePairs is the most queue pairs the driver uses (each RX queue is polled by one
+// thread, as a NIC's RSS queues); the device may offer fewer, which Open checks.
+const MaxQueuePairs = 16
+
 // Open brings up a virtio-net device with default options.
 func Open(dev pci.Device, cfg nic.Config) (*Port, error) { return OpenWith(dev, cfg, Options{}) }
 

@@ -67,6 +67,8 @@ func init() {
 			{Vendor: virtiospec.VendorID, Device: virtiospec.DeviceIDNet, Name: "virtio-net"},
 			{Vendor: virtiospec.VendorID, Device: virtiospec.DeviceIDNetTransitional, Name: "virtio-net transitional, modern interface"},
 		},
+		Facts: nic.Facts{Chip: "virtio-net (virtio)", Limits: nic.Limits{Queues: MaxQueuePairs, Ring: maxRing},
+			DescSize: virtiospec.DescLen, PairedQueues: true},
 		Open: func(dev pci.Device, cfg nic.Config) (nic.Port, error) {
 			p, err := Open(dev, cfg)
 			if err != nil {

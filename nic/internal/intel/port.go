@@ -257,11 +257,12 @@ func Pools(p *Port) []*nic.Mempool {
 }
 
 // Register registers an Intel driver with nic.Register under name.
-func Register[P nic.Port](name string, match func(vendor, device uint16) bool, devices []nic.DeviceID, open func(dev pci.Device, cfg nic.Config) (P, error)) {
+func Register[P nic.Port](name string, match func(vendor, device uint16) bool, devices []nic.DeviceID, facts nic.Facts, open func(dev pci.Device, cfg nic.Config) (P, error)) {
 	nic.Register(nic.Driver{
 		Name:    name,
 		Match:   match,
 		Devices: devices,
+		Facts:   facts,
 		Open: func(dev pci.Device, cfg nic.Config) (nic.Port, error) {
 			p, err := open(dev, cfg)
 			if err != nil {
