@@ -94,4 +94,3 @@ func (c *Config) checkDMA(errs *fieldErrors, h Host) {
 	errs.add("memory.dma_limit", value, "the ports need %s of DMA memory (%s), more than the %s allowed by %s: fewer queues, smaller rings, reserve hugepages or raise the limit",
 		humanBytes(total), strings.Join(parts, ", "), humanBytes(limit), why)
 }
-

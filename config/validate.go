@@ -316,12 +316,6 @@ func oneOf(errs *fieldErrors, path, v string, allowed ...string) bool {
 	return false
 }
 
-func inRange(errs *fieldErrors, path string, v, lo, hi int) {
-	if v < lo || v > hi {
-		errs.add(path, v, "must be in [%d, %d]", lo, hi)
-	}
-}
-
 func nonNegative(errs *fieldErrors, path string, d time.Duration) bool {
 	if d < 0 {
 		errs.add(path, d, "must not be negative")
