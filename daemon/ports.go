@@ -69,7 +69,11 @@ func (b *backends) openPortOn(p config.Port, reuse wire.Port) (*port, error) {
 	if op.dev, err = b.openFunction(op, reuse); err != nil {
 		return nil, err
 	}
-	if op.nic, err = nic.Open(op.dev, p.NIC, nicConfig(p)); err != nil {
+	d, err := nic.Identify(op.dev, p.NIC)
+	if err == nil {
+		op.nic, err = d.Open(op.dev, nicConfig(p))
+	}
+	if err != nil {
 		op.dev.Close()
 		if op.model != nil {
 			op.model.Close()
@@ -77,7 +81,7 @@ func (b *backends) openPortOn(p config.Port, reuse wire.Port) (*port, error) {
 		}
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)
 	}
-	op.nicName = nicName(op.dev, p.NIC)
+	op.nicName = d.Name
 	b.log.Info("nic driver", zap.String("port", p.Name), zap.String("nic", op.nicName))
 	return op, nil
 }
@@ -172,20 +176,6 @@ func nicConfig(p config.Port) nic.Config {
 		ncfg.Interrupts = nic.IRQINTx
 	}
 	return ncfg
-}
-
-// nicName is the name of the NIC driver that opens dev for a port whose nic is name.
-func nicName(dev pci.Device, name string) string {
-	vendor, err1 := pci.ReadConfig16(dev.Config(), pci.CfgVendorID)
-	device, err2 := pci.ReadConfig16(dev.Config(), pci.CfgDeviceID)
-	if err1 != nil || err2 != nil {
-		return name
-	}
-	d, err := nic.Lookup(vendor, device, name)
-	if err != nil {
-		return name
-	}
-	return d.Name
 }
 
 // close closes the port's kernel path, stops the port (queues off, interrupts masked, bus
