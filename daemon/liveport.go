@@ -18,12 +18,19 @@ import (
 // dataplane frees what TxBurst refuses, counted as tx_full), the link is down, no RX
 // vector. The dataplane needs no special case: the swap happens between two calls.
 //
-// take swaps the driver's port out and waits until no call is inside it, so it can be
-// closed under no one; put swaps a re-opened one in. The hot path pays two atomic adds
-// and a load, and allocates nothing.
+// Who may be inside the driver's port when it is taken out decides the fence, and the
+// dataplane is the one owner of that: the calls of the hot path (RxBurst, TxBurst,
+// EnableRxInterrupt, DisableRxInterrupt) come only from the poll threads, and take runs
+// only inside dataplane.Exclusive (removePort), which holds every poll thread between
+// two turns, or before the dataplane starts or after it stops. So a burst is a plain
+// load of the pointer — no locked instruction, no count — as docs/design.md §15 says.
+// The control plane's calls (Link and Stats from /status and /metrics, RxVector when
+// idlers are rebuilt) come from other goroutines at any time: they are counted, and take
+// waits until none is inside before the port is closed. put swaps a re-opened port in
+// with one store. Nothing here allocates.
 type livePort struct {
 	cur   atomic.Pointer[nic.Port] // nil while absent
-	users atomic.Int64             // calls inside *cur
+	users atomic.Int64             // control-plane calls inside *cur
 
 	mac      net.HardwareAddr
 	nrx, ntx int
@@ -45,7 +52,8 @@ func newLivePort(p nic.Port) *livePort {
 	return l
 }
 
-// enter returns the driver's port with the call counted, or nil while absent.
+// enter returns the driver's port with the call counted, or nil while absent: for the
+// control plane's calls, which take waits out.
 func (l *livePort) enter() nic.Port {
 	l.users.Add(1)
 	if p := l.cur.Load(); p != nil {
@@ -57,15 +65,17 @@ func (l *livePort) enter() nic.Port {
 
 func (l *livePort) leave() { l.users.Add(-1) }
 
-// takeWait bounds how long take waits for the calls inside the driver's port to return:
-// a poll loop's call takes microseconds, so only a stuck thread runs into it.
+// takeWait bounds how long take waits for the control plane's calls inside the driver's
+// port to return (a register read or two), so only a stuck goroutine runs into it.
 const takeWait = 500 * time.Millisecond
 
 // errBusy is take's error when a call did not leave the driver's port within takeWait.
-var errBusy = errors.New("a poll thread is still inside the port")
+var errBusy = errors.New("a status or metrics call is still inside the port")
 
-// take swaps the driver's port out and returns it once no call is inside it, nil if it
-// was absent already. On errBusy the port stays out but must not be closed.
+// take swaps the driver's port out and returns it once no control-plane call is inside
+// it, nil if it was absent already. The caller holds the poll threads between turns
+// (dataplane.Exclusive) or has none running. On errBusy the port stays out but must not
+// be closed.
 func (l *livePort) take() (nic.Port, error) {
 	old := l.cur.Swap(nil)
 	if old == nil {
@@ -130,26 +140,24 @@ func (l *livePort) MAC() net.HardwareAddr { return l.mac }
 func (l *livePort) NumRxQueues() int { return l.nrx }
 func (l *livePort) NumTxQueues() int { return l.ntx }
 
-// RxBurst receives from the driver's port, nothing while absent.
+// RxBurst receives from the driver's port, nothing while absent. A poll thread's call:
+// take never runs during it (see livePort).
 func (l *livePort) RxBurst(q int, bufs []*nic.Buf) int {
-	p := l.enter()
+	p := l.cur.Load()
 	if p == nil {
 		return 0
 	}
-	n := p.RxBurst(q, bufs)
-	l.leave()
-	return n
+	return (*p).RxBurst(q, bufs)
 }
 
-// TxBurst sends on the driver's port; while absent it takes nothing.
+// TxBurst sends on the driver's port; while absent it takes nothing. A poll thread's
+// call.
 func (l *livePort) TxBurst(q int, bufs []*nic.Buf) int {
-	p := l.enter()
+	p := l.cur.Load()
 	if p == nil {
 		return 0
 	}
-	n := p.TxBurst(q, bufs)
-	l.leave()
-	return n
+	return (*p).TxBurst(q, bufs)
 }
 
 // RxVector is the driver's port's vector, nil while absent.
@@ -162,19 +170,19 @@ func (l *livePort) RxVector(q int) *irq.Vector {
 	return p.RxVector(q)
 }
 
-// EnableRxInterrupt unmasks the queue's interrupt on the driver's port.
+// EnableRxInterrupt unmasks the queue's interrupt on the driver's port. A poll
+// thread's call.
 func (l *livePort) EnableRxInterrupt(q int) {
-	if p := l.enter(); p != nil {
-		p.EnableRxInterrupt(q)
-		l.leave()
+	if p := l.cur.Load(); p != nil {
+		(*p).EnableRxInterrupt(q)
 	}
 }
 
-// DisableRxInterrupt masks the queue's interrupt on the driver's port.
+// DisableRxInterrupt masks the queue's interrupt on the driver's port. A poll thread's
+// call.
 func (l *livePort) DisableRxInterrupt(q int) {
-	if p := l.enter(); p != nil {
-		p.DisableRxInterrupt(q)
-		l.leave()
+	if p := l.cur.Load(); p != nil {
+		(*p).DisableRxInterrupt(q)
 	}
 }
 

@@ -7,7 +7,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/uiod/uiod/dataplane"
+	"github.com/uiod/uiod/idle"
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 )
@@ -18,6 +22,7 @@ type stubPort struct {
 	closed    atomic.Bool
 	afterShut atomic.Int64
 	stats     nic.Stats
+	empty     bool // RxBurst receives nothing (a port a dataplane polls)
 }
 
 // use is one call: it takes a while (a yield), and it must not see the port closed
@@ -35,13 +40,19 @@ func (p *stubPort) use() {
 func (p *stubPort) MAC() net.HardwareAddr           { return net.HardwareAddr{2, 0, 0, 0, 0, 1} }
 func (p *stubPort) NumRxQueues() int                { return 1 }
 func (p *stubPort) NumTxQueues() int                { return 1 }
-func (p *stubPort) RxBurst(int, []*nic.Buf) int     { p.use(); return 1 }
+func (p *stubPort) RxBurst(int, []*nic.Buf) int {
+	p.use()
+	if p.empty {
+		return 0
+	}
+	return 1
+}
 func (p *stubPort) TxBurst(_ int, b []*nic.Buf) int { p.use(); return len(b) }
-func (p *stubPort) RxVector(int) *irq.Vector        { return nil }
+func (p *stubPort) RxVector(int) *irq.Vector        { p.use(); return nil }
 func (p *stubPort) EnableRxInterrupt(int)           { p.use() }
 func (p *stubPort) DisableRxInterrupt(int)          { p.use() }
-func (p *stubPort) Link() nic.Link                  { return nic.Link{Up: true, SpeedMbps: 1000} }
-func (p *stubPort) Stats() nic.Stats                { return p.stats }
+func (p *stubPort) Link() nic.Link                  { p.use(); return nic.Link{Up: true, SpeedMbps: 1000} }
+func (p *stubPort) Stats() nic.Stats                { p.use(); return p.stats }
 func (p *stubPort) Close() error                    { p.closed.Store(true); return nil }
 
 // TestLivePortHotPath: a present live port forwards and allocates nothing; an absent one
@@ -67,9 +78,12 @@ func TestLivePortHotPath(t *testing.T) {
 	}
 }
 
-// TestLivePortTake: take returns only once no call is inside the port, so the port it
+// TestLivePortTake: take returns only once no control-plane call (Stats, Link,
+// RxVector: /status, /metrics, idler rebuilds) is inside the port, so the port it
 // returns is closed under no one, while other goroutines hammer it; Stats carries the
-// taken port's counters on; put swaps a new one in; Close makes put refuse.
+// taken port's counters on; put swaps a new one in; Close makes put refuse. The hot
+// path's calls are the poll threads', which take never overlaps
+// (TestLivePortTakeBetweenTurns).
 func TestLivePortTake(t *testing.T) {
 	for round := range 20 {
 		sp := &stubPort{stats: nic.Stats{RxPackets: 10}}
@@ -80,16 +94,15 @@ func TestLivePortTake(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				bufs := make([]*nic.Buf, 1)
 				for {
 					select {
 					case <-stop:
 						return
 					default:
 					}
-					lp.RxBurst(0, bufs)
-					lp.EnableRxInterrupt(0)
 					_ = lp.Stats()
+					_ = lp.Link()
+					_ = lp.RxVector(0)
 				}
 			}()
 		}
@@ -113,6 +126,74 @@ func TestLivePortTake(t *testing.T) {
 			t.Fatal("Close did not close the current port, or put took one after Close")
 		}
 	}
+}
+
+// TestLivePortTakeBetweenTurns: a poll thread bursts on the live port without a count
+// or a locked instruction, so take is safe only while the dataplane holds its threads
+// between turns (removePort's dataplane.Exclusive): taken and closed there, with status
+// calls going on, the port sees no call after its Close, and the thread goes on polling
+// the absent port.
+func TestLivePortTakeBetweenTurns(t *testing.T) {
+	for _, pol := range []idle.PolicyConfig{
+		{Mode: idle.Busy},
+		{Mode: idle.SleepRange, SleepMin: 10 * time.Microsecond, SleepMax: 50 * time.Microsecond},
+	} {
+		t.Run(pol.Mode.String(), func(t *testing.T) {
+			sp := &stubPort{empty: true}
+			lp := newLivePort(sp)
+			dp, err := dataplane.New(dataplane.Config{App: dataplane.L2Fwd, Policy: pol, Threads: []dataplane.Thread{
+				{CPU: -1, Queues: []dataplane.Queue{{Name: "p/rx0", RxPort: lp, TxPort: lp}}},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dp.Start()
+			t.Cleanup(dp.Stop)
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+						_ = lp.Stats()
+						_ = lp.Link()
+					}
+				}
+			}()
+			testutil.Eventually(t, 10*time.Second, func() bool { return sp.calls.Load() > 1000 }, "the poll thread polls the port")
+			var took nic.Port
+			if err := dp.Exclusive(func() {
+				took, err = lp.take()
+				if err == nil && took != nil {
+					err = took.Close()
+				}
+			}); err != nil || took != sp {
+				t.Fatalf("take in Exclusive: %v, %v", took, err)
+			}
+			stats := dp.Stats()
+			testutil.Eventually(t, 10*time.Second, func() bool {
+				return dataplaneTurns(dp.Stats()) > dataplaneTurns(stats)+100
+			}, "the poll thread polls the absent port")
+			close(stop)
+			wg.Wait()
+			if n := sp.afterShut.Load(); n != 0 {
+				t.Fatalf("%d calls into the port after it was taken and closed", n)
+			}
+		})
+	}
+}
+
+// dataplaneTurns is the polls of every queue in s.
+func dataplaneTurns(s []dataplane.QueueStats) uint64 {
+	var n uint64
+	for _, q := range s {
+		n += q.Polls
+	}
+	return n
 }
 
 // tsPort is a stubPort with a 1588 unit that counts its enables.
@@ -159,5 +240,23 @@ func TestLivePortTimesync(t *testing.T) {
 	}
 	if ns, err := lp.DeviceTime(); err != nil || ns != 42 {
 		t.Errorf("after put: %d %v", ns, err)
+	}
+}
+
+// nopPort is a present port whose bursts do nothing: what the live port adds is all the
+// benchmark sees.
+type nopPort struct{ stubPort }
+
+func (*nopPort) RxBurst(int, []*nic.Buf) int     { return 0 }
+func (*nopPort) TxBurst(_ int, b []*nic.Buf) int { return len(b) }
+
+// BenchmarkLivePortBurst is one RX and one TX burst through a live port in front of a
+// port that does nothing (docs/design.md §15: what a removable port costs a burst).
+func BenchmarkLivePortBurst(b *testing.B) {
+	lp := newLivePort(&nopPort{})
+	bufs := make([]*nic.Buf, 32)
+	for b.Loop() {
+		lp.RxBurst(0, bufs)
+		lp.TxBurst(0, bufs)
 	}
 }
