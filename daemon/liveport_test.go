@@ -37,9 +37,9 @@ func (p *stubPort) use() {
 		p.afterShut.Add(1)
 	}
 }
-func (p *stubPort) MAC() net.HardwareAddr           { return net.HardwareAddr{2, 0, 0, 0, 0, 1} }
-func (p *stubPort) NumRxQueues() int                { return 1 }
-func (p *stubPort) NumTxQueues() int                { return 1 }
+func (p *stubPort) MAC() net.HardwareAddr { return net.HardwareAddr{2, 0, 0, 0, 0, 1} }
+func (p *stubPort) NumRxQueues() int      { return 1 }
+func (p *stubPort) NumTxQueues() int      { return 1 }
 func (p *stubPort) RxBurst(int, []*nic.Buf) int {
 	p.use()
 	if p.empty {
