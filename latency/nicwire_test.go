@@ -25,6 +25,21 @@ func (l *fakeLatch) RxTimestamp() (nic.RxStamp, error) {
 	return l.st, nil
 }
 
+// probeBufs is a pool of n buffers (closed when the test ends) and a probe template.
+func probeBufs(t *testing.T, n int) (*nic.Mempool, *ptpTemplate) {
+	t.Helper()
+	pool, err := nic.NewMempool(sim.NewIOMMU(), n, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	tmpl, err := newPTPTemplate(DefaultAddrs(), MinPTPFrameSize, KindProbe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pool, tmpl
+}
+
 // TestNICWireRxStamps plays frames arriving at a one-latch NIC and being seen by the
 // wire's poll, in the orders that lose stamps: every probe gets its own stamp or is
 // counted lost, never another frame's, and a foreign PTP Sync (another grandmaster on
@@ -32,15 +47,7 @@ func (l *fakeLatch) RxTimestamp() (nic.RxStamp, error) {
 // 1000·seq and was sent 500 ns before: a probe recorded with another frame's stamp shows
 // as a latency other than 500.
 func TestNICWireRxStamps(t *testing.T) {
-	pool, err := nic.NewMempool(sim.NewIOMMU(), 16, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	tmpl, err := newPTPTemplate(DefaultAddrs(), MinPTPFrameSize, KindProbe)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool, tmpl := probeBufs(t, 16)
 	type step struct {
 		arrive bool   // a frame arrives (else the oldest one that arrived is seen)
 		seq    uint16 // its PTP sequence id
@@ -120,15 +127,7 @@ func TestNICWireRxStamps(t *testing.T) {
 // TestNICWireRxStampAllocs: taking a probe's RX stamp, freeing the latch of another
 // node's Sync and counting an unstamped probe allocate nothing.
 func TestNICWireRxStampAllocs(t *testing.T) {
-	pool, err := nic.NewMempool(sim.NewIOMMU(), 4, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	tmpl, err := newPTPTemplate(DefaultAddrs(), MinPTPFrameSize, KindProbe)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool, tmpl := probeBufs(t, 4)
 	latch := &fakeLatch{}
 	d := &DeviceClock{Tx: latch, Rx: latch}
 	if err := d.Start(); err != nil {
