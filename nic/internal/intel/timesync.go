@@ -94,9 +94,17 @@ func (t *Timesync) freeLatches() {
 }
 
 // setClock programs TIMINCA for link speed speedMbps (0: down) and keeps the clock
-// continuous: the time read before the write goes on, by the host clock, after it.
+// continuous: the time read before a write of a new rate goes on, by the host clock,
+// after it.
 func (t *Timesync) setClock(speedMbps int) {
 	timinca, shift := t.clock(speedMbps)
+	if t.ext.set && timinca == t.timinca {
+		// The same rate again (EnableTimesync once more): the write moves nothing on the
+		// silicon or on QEMU, and the clock keeps its base.
+		t.p.bar.Write32(t.regs.TIMINCA, timinca)
+		t.speed, t.speedAt, t.linkSeen = speedMbps, hostNow(), t.p.linkCh.Load()
+		return
+	}
 	var before *int64
 	var h0 int64
 	if t.ext.set {
