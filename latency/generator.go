@@ -144,6 +144,7 @@ func Run(ctx context.Context, tx, rx wire.Port, cfg Config) (*Result, error) {
 		if err := cfg.Stamps.Start(); err != nil {
 			return nil, err
 		}
+		defer cfg.Stamps.halt() // a run that ends early: no measurements left running
 	}
 	start := wire.Now()
 	rcv := NewReceiver(start, int64(cfg.Timeout))

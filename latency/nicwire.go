@@ -33,10 +33,23 @@ type NICWire struct {
 	pool   *nic.Mempool
 	batch  [1]*nic.Buf
 
+	// parked is an RX stamp read from the latch for a frame not yet seen (rxStamp; the
+	// poll goroutine's).
+	parked parkedStamp
+
 	h      atomic.Pointer[wire.Handler]
 	stop   chan struct{}
 	done   chan struct{}
 	closed atomic.Bool
+}
+
+// errNotStamped is the RX stamp error of a probe that arrived while the latch was full.
+var errNotStamped = fmt.Errorf("probe not stamped: %w", nic.ErrTimestampLost)
+
+// parkedStamp is an RX latch's content read before its frame was seen.
+type parkedStamp struct {
+	st nic.RxStamp
+	ok bool
 }
 
 // dmaOf is what NewNICWire needs of a port: its device, for a pool of transmit buffers.
@@ -170,17 +183,50 @@ func (w *NICWire) poll() {
 func (w *NICWire) deliver(b *nic.Buf, now int64) {
 	f := b.Bytes()
 	if d := w.stamps.Load(); d != nil && w.ts != nil {
-		if p, ok, err := parsePTPProbe(f); ok && err == nil && p.Kind == KindProbe {
-			at, err := nic.RxTimestampOf(w.ts, b, uint16(p.Seq))
-			if err != nil && !b.RxTimestamped() {
-				w.ts.RxTimestamp() // free a latch a frame that never reached us may hold
-			}
-			d.RxStamp(p.Seq, at, err)
-		}
+		w.rxStamp(d, b, f)
 	}
 	if h := w.h.Load(); h != nil {
 		(*h)(f, now)
 	}
+}
+
+// rxStamp takes the RX stamp of frame f (in b) for d. The RX latch holds one stamp,
+// and a frame arriving while it is full is not stamped, so every stamped frame's latch
+// is read as the frame is seen, ours or not: a PTP Sync from another node (a
+// grandmaster on the LAN) frees it at once instead of costing the next probe. A probe
+// that arrived unstamped is lost; the latch may then hold the stamp of a frame after it
+// (the latch was freed between the two arrivals), which is read and parked for the next
+// stamped frame, and given to it only if the sequence ids agree.
+func (w *NICWire) rxStamp(d *DeviceClock, b *nic.Buf, f []byte) {
+	p, ok, err := parsePTPProbe(f)
+	probe := ok && err == nil && p.Kind == KindProbe
+	if !b.RxTimestamped() {
+		if !probe {
+			return
+		}
+		d.RxStamp(p.Seq, 0, errNotStamped)
+		if !w.parked.ok {
+			if st, err := w.ts.RxTimestamp(); err == nil {
+				w.parked = parkedStamp{st, true}
+			}
+		}
+		return
+	}
+	if w.parked.ok {
+		w.parked.ok = false
+		if probe && w.parked.st.SeqID == uint16(p.Seq) {
+			d.RxStamp(p.Seq, w.parked.st.Time, nil)
+			return
+		}
+		// The parked stamp was a frame's that never reached us (the NIC stamps before it
+		// drops); this frame's own is in the latch.
+	}
+	if !probe {
+		w.ts.RxTimestamp() // another node's frame: free the latch for the next probe
+		return
+	}
+	at, err := nic.RxTimestampOf(w.ts, b, uint16(p.Seq))
+	d.RxStamp(p.Seq, at, err)
 }
 
 // Close implements wire.Port: it stops the poll and closes the port.

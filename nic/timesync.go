@@ -16,7 +16,11 @@ import (
 // that (ErrTimestampLost) and never return a stamp that belongs to another frame.
 //
 // Times are the device clock in nanoseconds, with an origin of its own: only differences
-// of stamps of one clock, or of clocks whose offset was measured, mean anything.
+// of stamps of one clock, or of clocks whose offset was measured, mean anything. The
+// clock is continuous: the drivers extend the hardware's counter across its wraps (the
+// 82576's every 2^45 ns, the 82599's every 2^43 ns at 10 Gb/s) and across a change of
+// its rate (the 82599's follows the link speed), so a plain subtraction of two times is
+// right. Two devices' clocks drift apart (their crystals are each within ±100 ppm).
 //
 // Threading: EnableTimesync before traffic; TxTimestamp from the goroutine that sends on
 // the port, RxTimestamp from the one that receives; DeviceTime from any goroutine.
@@ -33,7 +37,9 @@ type Timesync interface {
 	TxTimestamp() (int64, error)
 	// RxTimestamp reads (and frees) the RX latch: the receive time and PTP sequence id of
 	// the frame RxBurst returned with Buf.RxTimestamped set. ErrNoTimestamp: the latch is
-	// empty. RxTimestampOf checks the stamp belongs to a given frame.
+	// empty; ErrTimestampLost: another frame took the latch while it was read (QEMU frees
+	// it before the time is read), so the stamp is discarded. RxTimestampOf checks the
+	// stamp belongs to a given frame.
 	RxTimestamp() (RxStamp, error)
 }
 

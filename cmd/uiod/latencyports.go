@@ -88,8 +88,8 @@ func runLatencyPorts(ctx context.Context, cmd *cobra.Command, g *globals, addrs 
 	if d := res.DeviceClock; d != nil {
 		c := res.Clock
 		fmt.Fprintln(human, d.MoonGen())
-		fmt.Fprintf(human, "[%s] min %d ns, clock offset %d ns ± %d ns (drift %d ns), stamps lost: tx %d, rx %d\n",
-			d.Label, d.MinNs, c.OffsetNs, c.ErrorNs, c.DriftNs, c.TxStampsLost, c.RxStampsLost)
+		fmt.Fprintf(human, "[%s] min %d ns, clock offset %d ns ± %d ns (drift %d ns, %.3f ppm, corrected over %d syncs), stamps lost: tx %d, rx %d\n",
+			d.Label, d.MinNs, c.OffsetNs, c.ErrorNs, c.DriftNs, c.DriftPPM, c.Syncs, c.TxStampsLost, c.RxStampsLost)
 	}
 	err = outputError(outs.WriteRuns(cmd.OutOrStdout(), latency.WithDeviceClock([]*latency.Result{res}), res))
 	if ctx.Err() != nil {

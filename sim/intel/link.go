@@ -19,7 +19,10 @@ type linkState struct {
 	wanted  bool // false while fault injection holds the link down
 	up      bool
 	readyAt int64
-	timer   *time.Timer
+	// partner1G: the link partner takes 1 Gb/s only (SetLinkSpeed), so an 82599 link
+	// mode that would run at 10 Gb/s comes up at 1 Gb/s.
+	partner1G bool
+	timer     *time.Timer
 }
 
 func (l *linkState) stopTimer() {
@@ -55,6 +58,9 @@ func (m *Model) updateLink() {
 		return
 	}
 	l.up = up
+	if up {
+		m.tsLinkUp()
+	}
 	m.st.LinkChanges++
 	if m.cfg.Flavor == X82576 {
 		m.ic.raiseMisc(i82576.IcrLSC)
@@ -132,12 +138,20 @@ func (m *Model) readLINKS(int, uint32) uint32 {
 	if !m.link.up {
 		return 0
 	}
-	speed := uint32(i82599.LinksSpeed10G)
+	return i82599.LinksUp | m.linksSpeed() | i82599.LinksStatus
+}
+
+// linksSpeed is the LINKS speed field the 82599's link runs at when it is up. The lock
+// is held.
+func (m *Model) linksSpeed() uint32 {
+	if m.link.partner1G {
+		return i82599.LinksSpeed1G
+	}
 	switch m.get(i82599.AUTOC) & i82599.AutocLMSMask >> i82599.AutocLMSShift {
 	case i82599.LMS1GNoAN, i82599.LMS1GAN, i82599.LMSKX4KXKRSGM:
-		speed = i82599.LinksSpeed1G
+		return i82599.LinksSpeed1G
 	}
-	return i82599.LinksUp | speed | i82599.LinksStatus
+	return i82599.LinksSpeed10G
 }
 
 func (m *Model) readSTATUS(_ int, v uint32) uint32 {
@@ -158,6 +172,22 @@ func (m *Model) SetLink(up bool) {
 	defer m.dev.Unlock()
 	m.link.wanted = up
 	m.updateLink()
+}
+
+// SetLinkSpeed makes the 82599's link partner take only 1 Gb/s (mbps 1000) or every
+// speed (0), and renegotiates: a link that is up goes down and comes up at the new
+// speed, raising LSC twice.
+func (m *Model) SetLinkSpeed(mbps int) {
+	m.dev.Lock()
+	defer m.dev.Unlock()
+	m.link.partner1G = mbps == 1000
+	if m.link.up {
+		wanted := m.link.wanted
+		m.link.wanted = false
+		m.updateLink()
+		m.link.wanted = wanted
+		m.updateLink()
+	}
 }
 
 // Link reports whether the link is up.

@@ -27,9 +27,22 @@ type Quirks struct {
 	// struct is not packed, so its fields from source_uuid_lo on sit two bytes late
 	// (timesync.go).
 	PTPSeqLate bool
+	// RxLatchFreedBySATRH frees the RX timestamp latch (clears TSYNCRXCTL.VALID) on a
+	// read of RXSATRH and not on one of RXSTMPH, as QEMU's igb_get_rxsatrh does; the
+	// silicon frees it on the RXSTMPH read (Linux igb_ptp_rx_hang: "Only need to read
+	// the high RXSTMP register to clear the lock").
+	RxLatchFreedBySATRH bool
+	// QEMUClockRegs makes TIMINCA and TIMADJ writes act as QEMU's e1000x_set_timinca and
+	// igb_set_timadjh: a TIMINCA write adds (new − old)·ns/16 to the clock's offset (so
+	// the first write jumps SYSTIM to about twice the scaled time and a rewrite of the
+	// same value changes nothing), and TIMADJH:TIMADJL is added as a two's-complement
+	// 64-bit number. Without it, TIMINCA keeps SYSTIM continuous and TIMADJH bit 31 is
+	// the sign of a magnitude in the other 63 bits, as on the silicon (timesync.go).
+	QEMUClockRegs bool
 }
 
 // QEMUQuirks returns every QEMU igb quirk.
 func QEMUQuirks() Quirks {
-	return Quirks{RSSNeedsPCSD: true, LateMSIX: true, PadRunts: true, RXDWWithoutIVAR: true, RSSIPv6TCPEx: true, PTPSeqLate: true}
+	return Quirks{RSSNeedsPCSD: true, LateMSIX: true, PadRunts: true, RXDWWithoutIVAR: true, RSSIPv6TCPEx: true, PTPSeqLate: true,
+		RxLatchFreedBySATRH: true, QEMUClockRegs: true}
 }

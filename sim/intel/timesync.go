@@ -16,9 +16,17 @@ import (
 //
 //   - SYSTIM is the wire clock (wire.Now, one clock for every model in the process, as
 //     QEMU's virtual clock is for every igb of a VM) scaled by TIMINCA: it advances by
-//     TIMINCA's value every period of cycles of the MAC clock (16 ns on the 82576, 6.4 ns
-//     on the 82599 at 10 Gb/s), plus what TIMADJ added. Reading SYSTIML latches SYSTIMH.
-//     A TIMINCA write keeps the clock continuous.
+//     TIMINCA's value every period of cycles of the MAC clock (16 ns on the 82576; on the
+//     82599 6.4 ns at 10 Gb/s and 64 ns at 1 Gb/s, so that its rate follows the link
+//     speed, changing when the link comes up at another speed and kept while it is
+//     down), plus what TIMADJ added. Reading SYSTIML latches SYSTIMH. The register is 64
+//     bits and wraps at 2^64.
+//   - TIMINCA and TIMADJ as on the silicon: a TIMINCA write keeps the clock continuous,
+//     and a TIMADJH write adds TIMADJH:TIMADJL, bit 63 the sign of the magnitude in bits
+//     62:0. With Quirks.QEMUClockRegs, as QEMU's e1000x_set_timinca and igb_set_timadjh
+//     instead: a TIMINCA write adds (new − old)·t/16 (t the wire time, in the scaled
+//     units), so that the first one jumps SYSTIM to about twice the scaled time, and
+//     TIMADJ is a two's-complement add.
 //   - TX: a frame whose first data descriptor has TSTAMP, sent while TSYNCTXCTL is
 //     enabled and not VALID, latches TXSTMP and sets VALID; reading TXSTMPH clears it.
 //   - RX: a frame whose ethertype matches an enabled ETQF marked 1588, received while
@@ -27,13 +35,17 @@ import (
 //     RXSATRL/H (source id, sequence id in 31:16 as QEMU stores it: the two bytes read
 //     little-endian; with Quirks.PTPSeqLate two bytes late, as QEMU reads them) and
 //     VALID, and its last descriptor gets the TS status bit. Reading RXSTMPH clears
-//     VALID. Later frames are not stamped until then.
+//     VALID (the silicon's rule); with Quirks.RxLatchFreedBySATRH reading RXSATRH does
+//     instead (QEMU's). Later frames are not stamped until then.
 //
-// A device reset leaves the TIMADJ sum alone.
+// A device reset leaves the TIMADJ sum and the 82599's clock period alone.
 
 // tsUnit is the state of the 1588 unit that no register holds.
 type tsUnit struct {
 	timadj int64 // SYSTIM's offset from the scaled clock: TIMADJ writes, TIMINCA changes
+	// cyclePs is the 82599's MAC clock period for the speed its link last came up at (0:
+	// 10 Gb/s's, which it has at power-on).
+	cyclePs uint64
 }
 
 // typTS marks, in the packet-type word receive passes to place, a frame the RX latch
@@ -53,9 +65,19 @@ func (m *Model) tsRegs() []sim.Reg {
 		rw("TSYNCRXCFG", g.RxMsgType, 1, 0, 0),
 		rw("ETQF", g.ETQF, 8, 4, 0),
 		ro("RXSTMPL", g.RXSTMPL, nil),
-		ro("RXSTMPH", g.RXSTMPH, func(_ int, v uint32) uint32 { m.tsFree(g.TSYNCRXCTL); return v }),
+		ro("RXSTMPH", g.RXSTMPH, func(_ int, v uint32) uint32 {
+			if !m.cfg.Quirks.RxLatchFreedBySATRH {
+				m.tsFree(g.TSYNCRXCTL)
+			}
+			return v
+		}),
 		ro("RXSATRL", g.RXSATRL, nil),
-		ro("RXSATRH", g.RXSATRH, nil),
+		ro("RXSATRH", g.RXSATRH, func(_ int, v uint32) uint32 {
+			if m.cfg.Quirks.RxLatchFreedBySATRH {
+				m.tsFree(g.TSYNCRXCTL)
+			}
+			return v
+		}),
 		ro("TXSTMPL", g.TXSTMPL, nil),
 		ro("TXSTMPH", g.TXSTMPH, func(_ int, v uint32) uint32 { m.tsFree(g.TSYNCTXCTL); return v }),
 		ro("SYSTIML", g.SYSTIML, func(_ int, _ uint32) uint32 {
@@ -66,9 +88,7 @@ func (m *Model) tsRegs() []sim.Reg {
 		ro("SYSTIMH", g.SYSTIMH, nil),
 		{Name: "TIMINCA", Off: g.TIMINCA, Access: sim.RW, Write: m.writeTIMINCA},
 		rw("TIMADJL", g.TIMADJL, 1, 0, 0),
-		{Name: "TIMADJH", Off: g.TIMADJH, Access: sim.RW, Write: func(_ int, _, v uint32) {
-			m.ts.timadj += int64(uint64(m.get(g.TIMADJL)) | uint64(v)<<32)
-		}},
+		{Name: "TIMADJH", Off: g.TIMADJH, Access: sim.RW, Write: m.writeTIMADJH},
 	}
 }
 
@@ -84,21 +104,59 @@ func (m *Model) tsLayout() *intelnic.TimesyncRegs {
 func (m *Model) tsFree(ctl uint32) { m.set(ctl, m.get(ctl)&^intelnic.TsyncValid) }
 
 // cyclePs is the period of the clock SYSTIM counts: 16 ns on the 82576, the 82599's
-// MAC clock at 10 Gb/s (the only speed its model links at).
+// MAC clock at the speed its link last came up at.
 func (m *Model) cyclePs() uint64 {
-	if m.cfg.Flavor == X82576 {
+	switch {
+	case m.cfg.Flavor == X82576:
 		return 16000
+	case m.ts.cyclePs == 0:
+		return cycle10G
 	}
-	return 6400
+	return m.ts.cyclePs
+}
+
+// The 82599's MAC clock period by link speed (Linux ixgbe_ptp.c: IXGBE_INCVAL_10GB,
+// _1GB, _100 are 6.4 ns, 64 ns and 640 ns in their shifts' units).
+const (
+	cycle10G = 6400
+	cycle1G  = 64000
+)
+
+// tsLinkUp sets the 82599's MAC clock period for the link speed LINKS reports as the
+// link comes up, keeping SYSTIM continuous. The lock is held.
+func (m *Model) tsLinkUp() {
+	if m.cfg.Flavor != X82599 {
+		return
+	}
+	ps := uint64(cycle10G)
+	if m.linksSpeed() == i82599.LinksSpeed1G {
+		ps = cycle1G
+	}
+	if ps == m.cyclePs() {
+		return
+	}
+	now, tim := wire.Now(), m.get(m.tsLayout().TIMINCA)
+	before := m.scaled(now, tim)
+	m.ts.cyclePs = ps
+	m.ts.timadj += int64(before - m.scaled(now, tim))
 }
 
 // scaled is wire time ns in units of TIMINCA timinca: ns / (period·cycle) · value,
 // wrapping at 64 bits as the register does.
 func (m *Model) scaled(ns int64, timinca uint32) uint64 {
-	inc := uint64(timinca & intelnic.TimincaValueMask)
-	per := max(uint64(timinca>>intelnic.TimincaPeriodShift), 1)
-	div := per * m.cyclePs()
-	hi, lo := bits.Mul64(uint64(ns)*1000, inc)
+	inc, per := incPeriod(timinca)
+	return mulDiv(uint64(ns)*1000, inc, per*m.cyclePs())
+}
+
+// incPeriod is TIMINCA's increment value and period (a period of 0 counts as 1, as
+// QEMU takes it).
+func incPeriod(timinca uint32) (inc, per uint64) {
+	return uint64(timinca & intelnic.TimincaValueMask), max(uint64(timinca>>intelnic.TimincaPeriodShift), 1)
+}
+
+// mulDiv is a·b/div in 128 bits, wrapping at 64.
+func mulDiv(a, b, div uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
 	q, _ := bits.Div64(hi%div, lo, div)
 	return q
 }
@@ -108,10 +166,45 @@ func (m *Model) systim(now int64) uint64 {
 	return uint64(m.ts.timadj) + m.scaled(now, m.get(m.tsLayout().TIMINCA))
 }
 
-// writeTIMINCA keeps SYSTIM continuous across an increment change.
+// writeTIMINCA keeps SYSTIM continuous across an increment change, or with
+// QEMUClockRegs adds what QEMU's e1000x_set_timinca does.
 func (m *Model) writeTIMINCA(_ int, old, v uint32) {
 	now := wire.Now()
-	m.ts.timadj += int64(m.scaled(now, old) - m.scaled(now, v))
+	if !m.cfg.Quirks.QEMUClockRegs {
+		m.ts.timadj += int64(m.scaled(now, old) - m.scaled(now, v))
+		return
+	}
+	// QEMU: timadj += (muldiv64(ns, inc, per) − muldiv64(ns, oldinc, oldper)) / 16, with
+	// its 16 ns cycle; the 82599's cycle in picoseconds where it is not whole ns.
+	t, unit := uint64(now), m.cyclePs()
+	if unit%1000 == 0 {
+		unit /= 1000
+	} else {
+		t *= 1000
+	}
+	m.ts.timadj += (int64(muldiv(t, v)) - int64(muldiv(t, old))) / int64(unit)
+}
+
+// muldiv is t·value/period of TIMINCA timinca (QEMU's muldiv64).
+func muldiv(t uint64, timinca uint32) uint64 {
+	inc, per := incPeriod(timinca)
+	return mulDiv(t, inc, per)
+}
+
+// writeTIMADJH adds TIMADJH:TIMADJL to SYSTIM: bit 63 the sign of the magnitude in
+// bits 62:0 (the silicon; MoonGen's libmoon writes it so), or with QEMUClockRegs as a
+// two's-complement number (QEMU's igb_set_timadjh).
+func (m *Model) writeTIMADJH(_ int, _, v uint32) {
+	adj := uint64(m.get(m.tsLayout().TIMADJL)) | uint64(v)<<32
+	if m.cfg.Quirks.QEMUClockRegs {
+		m.ts.timadj += int64(adj)
+		return
+	}
+	mag := int64(adj &^ (1 << 63))
+	if adj>>63 != 0 {
+		mag = -mag
+	}
+	m.ts.timadj += mag
 }
 
 // tsLatch stores SYSTIM at now in a stamp register pair and sets ctl's VALID, if ctl is

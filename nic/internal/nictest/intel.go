@@ -51,6 +51,8 @@ func IntelWith(cfg intel.Config) Family {
 			{"TxRecovery", TxRecovery},
 			{"RSSAfterRecovery", RSSAfterRecovery},
 			{"Timesync", Timesync},
+			{"TimesyncRxRace", TimesyncRxRace},
+			{"TimesyncWrap", TimesyncWrap},
 		},
 	}
 }

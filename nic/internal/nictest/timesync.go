@@ -27,13 +27,7 @@ func Timesync(t *testing.T, drv Driver) {
 	}{
 		{"clock", func(t *testing.T, h *Harness, ts nic.Timesync, c clockRef) {
 			time.Sleep(2 * time.Millisecond) // a rate error shows in 2 ms
-			w0 := wire.Now()
-			d, err := ts.DeviceTime()
-			w1 := wire.Now()
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.check(t, "device time", d, w0, w1)
+			c.checkNow(t, ts, "device time")
 		}},
 		{"tx stamp", func(t *testing.T, h *Harness, ts nic.Timesync, c clockRef) {
 			if _, err := ts.TxTimestamp(); !errors.Is(err, nic.ErrNoTimestamp) {
@@ -69,16 +63,7 @@ func Timesync(t *testing.T, drv Driver) {
 			awaitTx(t, ts)
 		}},
 		{"rx stamp", func(t *testing.T, h *Harness, ts nic.Timesync, c clockRef) {
-			w0 := wire.Now()
-			peerPTP(t, h, peerMAC, nic.PTPSync, 0x1234)
-			w1 := wire.Now()
-			b := awaitRx(t, h)
-			defer b.Free()
-			d, err := nic.RxTimestampOf(ts, b, 0x1234)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.check(t, "rx stamp", d, w0, w1)
+			peerStamped(t, h, ts, c, peerMAC, 0x1234, "rx stamp")
 			if _, err := ts.RxTimestamp(); !errors.Is(err, nic.ErrNoTimestamp) {
 				t.Errorf("second read: %v, want ErrNoTimestamp", err)
 			}
@@ -168,6 +153,13 @@ func (c clockRef) check(t *testing.T, what string, d, w0, w1 int64) {
 	}
 }
 
+// checkNow checks the device time read now.
+func (c clockRef) checkNow(t *testing.T, ts nic.Timesync, what string) {
+	t.Helper()
+	r := refClock(t, ts)
+	c.check(t, what, r.d, r.w0, r.w1)
+}
+
 // sendPTP sends a PTP Sync frame with sequence id seq on TX queue 0, marked for a TX
 // stamp if mark.
 func sendPTP(t *testing.T, h *Harness, dst net.HardwareAddr, seq uint16, mark bool) {
@@ -191,6 +183,22 @@ func peerPTP(t *testing.T, h *Harness, src net.HardwareAddr, msgType uint8, seq 
 	if err := h.Peer.Send(f); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// peerStamped has the peer send a PTP Sync with sequence id seq and checks its RX
+// stamp against the wire time it was sent at.
+func peerStamped(t *testing.T, h *Harness, ts nic.Timesync, c clockRef, src net.HardwareAddr, seq uint16, what string) {
+	t.Helper()
+	w0 := wire.Now()
+	peerPTP(t, h, src, nic.PTPSync, seq)
+	w1 := wire.Now()
+	b := awaitRx(t, h)
+	defer b.Free()
+	d, err := nic.RxTimestampOf(ts, b, seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.check(t, what, d, w0, w1)
 }
 
 // awaitPeer waits until the peer has got n frames.
