@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -202,7 +203,7 @@ func openExisting(name string, mode os.FileMode) (*os.File, error) {
 		err = fmt.Errorf("%s: is not a regular file (%s)", name, fileKind(fi.Mode()))
 	}
 	if err == nil {
-		if st, ok := fi.Sys().(*unix.Stat_t); ok && int(st.Uid) == os.Geteuid() {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == os.Geteuid() {
 			err = f.Chmod(mode)
 		}
 	}
