@@ -37,7 +37,9 @@ func tsharkFrames(t *testing.T, file string, extra ...string) []string {
 	return lines
 }
 
-func frameIndex(i int) string { return hex.EncodeToString([]byte{byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i)}) }
+func frameIndex(i int) string {
+	return hex.EncodeToString([]byte{byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i)})
+}
 
 // TestCaptureFileMode: -w creates the file 0600 (it was 0644 under umask 022: every local
 // user could read the traffic), 0640 with -g, and an earlier file of ours is made 0600
