@@ -328,7 +328,8 @@ func (s *Session) Write(w io.Writer, flush func() error) error {
 			break
 		}
 		if n > 0 {
-			if err := bw.Flush(); err == nil && flush != nil {
+			err := bw.Flush()
+			if err == nil && flush != nil {
 				err = flush()
 			}
 			if err != nil {
