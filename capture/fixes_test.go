@@ -81,6 +81,25 @@ func packets(t *testing.T, blocks []testBlock) []epb {
 	return out
 }
 
+// runSession starts a session with opts, lets feed send frames, stops it and returns
+// the stream it wrote.
+func runSession(t *testing.T, opts Options, feed func(ft *fakeTarget, seq *int)) *bytes.Buffer {
+	t.Helper()
+	ft := newFakeTarget(t)
+	s, err := Start(ft, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := 0
+	feed(ft, &seq)
+	s.Stop()
+	var out bytes.Buffer
+	if err := s.Write(&out, nil); err != nil {
+		t.Fatal(err)
+	}
+	return &out
+}
+
 // TestRingMemory: a thread's ring is ringBytes whatever the snaplen (it was 100 MiB of
 // slot records at -s 1), and holds thousands of small frames at the default snaplen
 // (it was 256 slots).
@@ -164,19 +183,10 @@ func TestOrderAcrossThreads(t *testing.T) {
 // TestPcapngContent: the interface blocks carry the MAC and speed, each packet its queue
 // and direction, the statistics blocks their comment and counts.
 func TestPcapngContent(t *testing.T) {
-	ft := newFakeTarget(t)
-	s, err := Start(ft, Options{Ports: []dataplane.PortID{0}, Queue: -1, Direction: Both})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seq := 0
-	ft.send(0, 0, dataplane.RX, 1, 2, 60, &seq)
-	ft.send(0, 1, dataplane.TX, 0, 1, 60, &seq)
-	s.Stop()
-	var out bytes.Buffer
-	if err := s.Write(&out, nil); err != nil {
-		t.Fatal(err)
-	}
+	out := runSession(t, Options{Ports: []dataplane.PortID{0}, Queue: -1, Direction: Both}, func(ft *fakeTarget, seq *int) {
+		ft.send(0, 0, dataplane.RX, 1, 2, 60, seq)
+		ft.send(0, 1, dataplane.TX, 0, 1, 60, seq)
+	})
 	blocks := walk(t, out.Bytes())
 	for _, b := range blocks {
 		switch b.typ {
@@ -385,20 +395,11 @@ func BenchmarkMirror(b *testing.B) {
 
 // TestStreamRoundTrip: what a session writes, the client's reader reads back.
 func TestStreamRoundTrip(t *testing.T) {
-	ft := newFakeTarget(t)
-	s, err := Start(ft, Options{Ports: []dataplane.PortID{0, 1}, Queue: -1, Snaplen: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seq := 0
-	ft.send(0, 0, dataplane.RX, 0, 5, 300, &seq)
-	ft.send(1, 1, dataplane.TX, 0, 4, 60, &seq)
-	s.Stop()
-	var out bytes.Buffer
-	if err := s.Write(&out, nil); err != nil {
-		t.Fatal(err)
-	}
-	rd := newNgReader(&out)
+	out := runSession(t, Options{Ports: []dataplane.PortID{0, 1}, Queue: -1, Snaplen: 100}, func(ft *fakeTarget, seq *int) {
+		ft.send(0, 0, dataplane.RX, 0, 5, 300, seq)
+		ft.send(1, 1, dataplane.TX, 0, 4, 60, seq)
+	})
+	rd := newNgReader(out)
 	n := map[uint32]int{}
 	for {
 		b, err := rd.next()
