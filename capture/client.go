@@ -8,8 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-
-	"github.com/gopacket/gopacket/pcapgo"
+	"strings"
 )
 
 // Summary is what a finished capture reports, per captured port.
@@ -17,83 +16,127 @@ type Summary struct {
 	Ports    []string
 	Captured []uint64 // packets in the stream
 	Dropped  []uint64 // from each interface's statistics block
+	// Ended is why the daemon ended the capture, from the statistics blocks.
+	Ended string
+	// Files are the files written, in order (those a ring buffer removed included).
+	Files []string
 }
 
-// Capture asks the daemon listening on the control socket at path for req and copies
-// the pcapng stream to w until the daemon ends it. Cancelling ctx ends the capture the
-// way the daemon ends one: it writes the statistics blocks, and Capture returns once
-// they arrived. A refused request is an *Error.
-func Capture(ctx context.Context, path string, req Request, w io.Writer) (Summary, error) {
+// Capture asks the daemon listening on the control socket at path for req and writes
+// the stream to out until the daemon ends it. out's file is created only once the
+// daemon accepted the request. Cancelling ctx, or an autostop condition of out, ends the
+// capture the way the daemon ends one: it writes the statistics blocks, and Capture
+// returns once they arrived. A refused request is an *Error.
+func Capture(ctx context.Context, path string, req Request, out *Output) (Summary, error) {
 	var sum Summary
+	c, br, resp, err := ask(ctx, path, req)
+	if err != nil {
+		return sum, err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.CloseWrite() })
+	defer stop()
+	sum.Ports = resp.Ports
+	sum.Captured = make([]uint64, len(resp.Ports))
+	sum.Dropped = make([]uint64, len(resp.Ports))
+	if err := out.open(len(resp.Ports)); err != nil {
+		return sum, err
+	}
+	err = sum.copy(newNgReader(br), out, func() { c.CloseWrite() })
+	sum.Files = out.files
+	if cerr := out.close(); err == nil {
+		err = cerr
+	}
+	return sum, err
+}
+
+// copy moves the stream's blocks to out, counting packets per interface and taking the
+// drops from the statistics blocks.
+func (s *Summary) copy(rd *ngReader, out *Output, stop func()) error {
+	stats, stopped := 0, false
+	for {
+		b, err := rd.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("the stream from the daemon: %w", err)
+		}
+		if b.typ == blockIDB && len(rd.ifaces) > len(s.Ports) {
+			return fmt.Errorf("the stream from the daemon: %d interfaces for %d ports", len(rd.ifaces), len(s.Ports))
+		}
+		switch b.typ {
+		case blockEPB:
+			s.Captured[b.iface]++
+		case blockISB:
+			stats++
+			if b.drop >= 0 {
+				s.Dropped[b.iface] = uint64(b.drop)
+			}
+			if _, why, ok := strings.Cut(b.comment, "; ended: "); ok {
+				s.Ended = why
+			}
+		}
+		want, err := out.block(&b, rd)
+		if err != nil {
+			return err
+		}
+		if want && !stopped {
+			stopped = true
+			stop()
+		}
+	}
+	if stats < len(s.Ports) {
+		return errors.New("the daemon ended the stream without its statistics blocks")
+	}
+	return nil
+}
+
+// List asks the daemon listening on the control socket at path for its ports.
+func List(ctx context.Context, path string) ([]PortInfo, error) {
+	c, _, resp, err := ask(ctx, path, Request{Op: "list"})
+	if err != nil {
+		return nil, err
+	}
+	c.Close()
+	return resp.List, nil
+}
+
+// ask connects, sends req and reads the daemon's answer.
+func ask(ctx context.Context, path string, req Request) (*net.UnixConn, *bufio.Reader, Response, error) {
+	var resp Response
 	short, done, err := shortPath(path, 0)
 	if err != nil {
-		return sum, fmt.Errorf("control socket: %w", err)
+		return nil, nil, resp, fmt.Errorf("control socket: %w", err)
 	}
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", short)
 	done()
 	if err != nil {
-		return sum, fmt.Errorf("connect to the daemon's control socket: %w (is uiod running with this state_dir?)", err)
+		return nil, nil, resp, fmt.Errorf("connect to the daemon's control socket: %w (is uiod running with this state_dir?)", err)
 	}
 	c := conn.(*net.UnixConn)
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.CloseWrite() })
-	defer stop()
+	fail := func(err error) (*net.UnixConn, *bufio.Reader, Response, error) {
+		c.Close()
+		return nil, nil, resp, err
+	}
 	b, err := json.Marshal(req)
 	if err != nil {
-		return sum, err
+		return fail(err)
 	}
 	if _, err := c.Write(append(b, '\n')); err != nil {
-		return sum, fmt.Errorf("send request: %w", err)
+		return fail(fmt.Errorf("send request: %w", err))
 	}
 	br := bufio.NewReader(c)
 	line, err := br.ReadBytes('\n')
 	if err != nil {
-		return sum, fmt.Errorf("read the daemon's answer: %w", err)
+		return fail(fmt.Errorf("read the daemon's answer: %w", err))
 	}
-	var resp Response
 	if err := json.Unmarshal(line, &resp); err != nil {
-		return sum, fmt.Errorf("read the daemon's answer: %w", err)
+		return fail(fmt.Errorf("read the daemon's answer: %w", err))
 	}
 	if resp.Error != "" {
-		return sum, &Error{Msg: resp.Error, Usage: resp.Usage}
+		return fail(&Error{Msg: resp.Error, Usage: resp.Usage})
 	}
-	sum.Ports = resp.Ports
-	sum.Captured = make([]uint64, len(resp.Ports))
-	sum.Dropped = make([]uint64, len(resp.Ports))
-	// The stream goes to w as it comes, and through a pcapng reader that counts it.
-	pr, pw := io.Pipe()
-	counted := make(chan error, 1)
-	go func() { counted <- sum.count(pr) }()
-	_, err = io.Copy(io.MultiWriter(w, pw), br)
-	pw.CloseWithError(err)
-	if cerr := <-counted; err == nil && cerr != nil && !errors.Is(cerr, io.EOF) {
-		err = fmt.Errorf("the stream is not pcapng: %w", cerr)
-	}
-	return sum, err
-}
-
-// count reads a pcapng stream to its end, counting packets per interface and taking the
-// drops from the statistics blocks.
-func (s *Summary) count(r io.Reader) error {
-	defer io.Copy(io.Discard, r)
-	ng, err := pcapgo.NewNgReader(r, pcapgo.NgReaderOptions{
-		StatisticsCallback: func(i int, st pcapgo.NgInterfaceStatistics) {
-			if i < len(s.Dropped) && st.PacketsDropped != pcapgo.NgNoValue64 {
-				s.Dropped[i] = st.PacketsDropped
-			}
-		},
-	})
-	if err != nil {
-		return err
-	}
-	for {
-		_, ci, err := ng.ZeroCopyReadPacketData()
-		if err != nil {
-			return err
-		}
-		if ci.InterfaceIndex < len(s.Captured) {
-			s.Captured[ci.InterfaceIndex]++
-		}
-	}
+	return c, br, resp, nil
 }

@@ -27,12 +27,16 @@ const SocketName = pci.ControlSocketName
 // tmpExtra is how much longer than the socket's name its temporary name is.
 const tmpExtra = len("..tmp-") + 8
 
-// Server timeouts: how long a client may take to send its request, and how long one
-// write of the stream may wait for a client that stopped reading before the capture is
-// ended (the poll threads never wait on it: the rings fill and drop).
+// Server timeouts: how long a client may take to send its request, how long a reply
+// may take, and how long a client that stopped reading has, once the daemon is shutting
+// down, to take the rest of its stream. A client that stops reading while the daemon
+// runs (a paused Wireshark, a pipe into less) keeps its capture: the poll threads never
+// wait on it, the rings fill and count what they drop, and the statistics blocks report
+// it when the client reads again.
 var (
 	requestTimeout = 5 * time.Second
-	writeTimeout   = 5 * time.Second
+	replyTimeout   = 5 * time.Second
+	closeGrace     = 5 * time.Second
 )
 
 // Server serves capture sessions on a unix control socket. Only root and the daemon's
@@ -46,7 +50,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	busy     map[dataplane.PortID]bool
-	sessions map[*Session]bool
+	sessions map[*Session]*net.UnixConn
 	closed   bool
 	wg       sync.WaitGroup
 }
@@ -89,7 +93,7 @@ func Listen(path string, t Target, log *zap.Logger) (*Server, error) {
 		os.Remove(tmp)
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
-	s := &Server{target: t, log: log, ln: ln, path: path, busy: map[dataplane.PortID]bool{}, sessions: map[*Session]bool{}}
+	s := &Server{target: t, log: log, ln: ln, path: path, busy: map[dataplane.PortID]bool{}, sessions: map[*Session]*net.UnixConn{}}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -143,12 +147,16 @@ func (s *Server) serve(c *net.UnixConn) {
 	for i, p := range ports {
 		names[i] = p.Name
 	}
+	if req.Op == "list" {
+		s.reply(c, Response{List: s.list(ports)})
+		return
+	}
 	opts, err := req.options(names)
 	if err != nil {
 		s.reply(c, Response{Error: err.Error(), Usage: true})
 		return
 	}
-	sess, err := s.start(opts, names)
+	sess, err := s.start(opts, names, c)
 	if err != nil {
 		s.reply(c, Response{Error: err.Error()})
 		return
@@ -165,19 +173,18 @@ func (s *Server) serve(c *net.UnixConn) {
 		var b [1]byte
 		for {
 			if _, err := c.Read(b[:]); err != nil {
-				sess.Stop()
+				sess.StopFor("the client ended the capture")
 				return
 			}
 		}
 	}()
-	w := &deadlineWriter{c: c}
-	err = sess.Write(w, nil)
+	err = sess.Write(&clientWriter{c: c}, nil)
 	st := sess.Stats()
 	s.log.Info("capture ended", zap.Strings("ports", req.Ports), zap.Uint64s("captured", st.Captured), zap.Uint64s("dropped", st.Dropped), zap.Error(err))
 }
 
 // start claims opts' ports and starts a session on them.
-func (s *Server) start(opts Options, names []string) (*Session, error) {
+func (s *Server) start(opts Options, names []string, c *net.UnixConn) (*Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -195,7 +202,7 @@ func (s *Server) start(opts Options, names []string) (*Session, error) {
 	for _, p := range opts.Ports {
 		s.busy[p] = true
 	}
-	s.sessions[sess] = true
+	s.sessions[sess] = c
 	return sess, nil
 }
 
@@ -214,9 +221,26 @@ func (s *Server) reply(c *net.UnixConn, r Response) error {
 	if err != nil {
 		return err
 	}
-	c.SetWriteDeadline(time.Now().Add(writeTimeout))
+	c.SetWriteDeadline(time.Now().Add(replyTimeout))
 	_, err = c.Write(append(b, '\n'))
+	c.SetWriteDeadline(time.Time{})
 	return err
+}
+
+// list describes the ports for a "list" request.
+func (s *Server) list(ports []dataplane.Port) []PortInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]PortInfo, len(ports))
+	for i, p := range ports {
+		l := p.NIC.Link()
+		out[i] = PortInfo{Name: p.Name, MAC: p.NIC.MAC().String(), Driver: fmt.Sprintf("%T", p.NIC), LinkUp: l.Up,
+			RxQueues: p.NIC.NumRxQueues(), TxQueues: p.NIC.NumTxQueues(), Capturing: s.busy[portID(i)]}
+		if l.Up {
+			out[i].SpeedMbps = l.SpeedMbps
+		}
+	}
+	return out
 }
 
 // Close stops accepting clients, ends every session (each client gets its statistics
@@ -224,8 +248,10 @@ func (s *Server) reply(c *net.UnixConn, r Response) error {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
-	for sess := range s.sessions {
-		sess.Stop()
+	for sess, c := range s.sessions {
+		sess.StopFor("the daemon is shutting down")
+		// A client that does not read has closeGrace to take the rest.
+		c.SetWriteDeadline(time.Now().Add(closeGrace))
 	}
 	s.mu.Unlock()
 	err := s.ln.Close()
@@ -237,12 +263,10 @@ func (s *Server) Close() error {
 	return err
 }
 
-// deadlineWriter bounds every write to the client by writeTimeout: a client that stops
-// reading ends its capture instead of holding the session forever.
-type deadlineWriter struct{ c *net.UnixConn }
+// clientWriter writes the stream to the client, naming it in errors.
+type clientWriter struct{ c *net.UnixConn }
 
-func (w *deadlineWriter) Write(b []byte) (int, error) {
-	w.c.SetWriteDeadline(time.Now().Add(writeTimeout))
+func (w *clientWriter) Write(b []byte) (int, error) {
 	n, err := w.c.Write(b)
 	if err != nil {
 		err = fmt.Errorf("client: %w", err)

@@ -1,24 +1,24 @@
 // Package capture mirrors a running dataplane's frames into pcapng, like dpdk-dumpcap: a
 // Session attaches to ports as their dataplane.Mirror, copies what the poll threads see
-// into one bounded ring per thread (a full ring drops the frame and counts it: the poll
-// thread never waits), and a writer goroutine turns the rings into pcapng, an interface
-// block per port, nanosecond timestamps from the poll loop, and the drops in each
-// interface's statistics block. A Server offers sessions over a unix control socket (root
+// into one bounded byte ring per thread (a frame that does not fit is dropped and
+// counted: the poll thread never waits), and a writer goroutine merges the rings by
+// timestamp into pcapng: an interface block per port, nanosecond timestamps from the
+// poll loop, each frame's direction and queue, and the counts in each interface's
+// statistics block. See docs/design.md §14. A Server offers sessions over a unix control socket (root
 // only); Dial is its client, what `uiod capture` runs.
 package capture
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
+	"golang.org/x/net/bpf"
 
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
@@ -60,10 +60,10 @@ func ParseDirection(s string) (Direction, error) {
 const (
 	DefaultSnaplen = 262144 // dumpcap's
 	MaxSnaplen     = 262144
-	// maxSlot bounds the bytes a ring slot keeps of a frame (larger than any buffer a
-	// port here uses).
-	maxSlot   = 16384
-	ringBytes = 4 << 20 // per poll thread
+	// ringBytes is each poll thread's ring, record headers included.
+	ringBytes = 4 << 20
+	// maxFilter is the most instructions a filter may have (the kernel's BPF_MAXINSNS).
+	maxFilter = 4096
 )
 
 // Options say what a session captures.
@@ -80,6 +80,10 @@ type Options struct {
 	Count uint64
 	// Duration ends the capture after that long (0: no limit).
 	Duration time.Duration
+	// Filter is a classic BPF program run on every frame the direction and queue let
+	// through (nil: every frame), FilterText its source for the interface blocks.
+	Filter     []bpf.RawInstruction
+	FilterText string
 }
 
 // Target is what a session captures from: a running dataplane.
@@ -93,19 +97,22 @@ type Target interface {
 type Stats struct {
 	Captured []uint64 // frames written
 	Dropped  []uint64 // frames the mirror had to drop (its ring was full)
-	Seen     []uint64 // frames that matched the filter while the capture ran
+	Seen     []uint64 // frames that passed the direction, queue and BPF filter
+	Received []uint64 // frames the mirror was given, before any filter
 }
 
 // Session is one running capture.
 type Session struct {
 	opts     Options
 	target   Target
-	ifaceOf  map[dataplane.PortID]int
+	vm       *bpf.VM
 	rings    []*ring
 	stopped  atomic.Bool
 	wallBase time.Time
 	monoBase int64
 	captured []uint64
+	missed0  []uint64 // each port's RxMissed at the start
+	reason   atomic.Pointer[string]
 
 	stopOnce sync.Once
 	done     chan struct{}
@@ -121,16 +128,44 @@ type mirror struct {
 // filter into the calling thread's ring.
 func (m *mirror) Mirror(thread int, dir dataplane.Direction, queue int, frames []*nic.Buf, now int64) {
 	s := m.s
-	if (s.opts.Direction == RxOnly && dir != dataplane.RX) || (s.opts.Direction == TxOnly && dir != dataplane.TX) ||
-		(s.opts.Queue >= 0 && queue != s.opts.Queue) || thread >= len(s.rings) {
+	if thread >= len(s.rings) {
 		return
 	}
+	pass := (s.opts.Direction != RxOnly || dir == dataplane.RX) && (s.opts.Direction != TxOnly || dir == dataplane.TX) &&
+		(s.opts.Queue < 0 || queue == s.opts.Queue)
 	r := s.rings[thread]
 	r.busy.Store(true)
 	if !s.stopped.Load() {
-		r.put(m.iface, uint8(dir), queue, frames, now)
+		r.put(m.iface, uint8(dir), queue, frames, now, pass, s.vm)
 	}
 	r.busy.Store(false)
+}
+
+// CompileFilter checks a classic BPF program (what `tcpdump -ddd` prints) and returns
+// the VM that runs it.
+func CompileFilter(prog []bpf.RawInstruction) (*bpf.VM, error) {
+	if len(prog) == 0 || len(prog) > maxFilter {
+		return nil, fmt.Errorf("filter: %d instructions, want 1 to %d", len(prog), maxFilter)
+	}
+	insns, ok := bpf.Disassemble(prog)
+	if !ok {
+		for i, ins := range insns {
+			if _, raw := ins.(bpf.RawInstruction); raw {
+				return nil, fmt.Errorf("filter: instruction %d (%#04x %d %d %#x) is not classic BPF", i, prog[i].Op, prog[i].Jt, prog[i].Jf, prog[i].K)
+			}
+		}
+		return nil, errors.New("filter: not classic BPF")
+	}
+	for i, ins := range insns {
+		if _, ext := ins.(bpf.LoadExtension); ext {
+			return nil, fmt.Errorf("filter: instruction %d loads a Linux socket extension (%v), which a capture cannot supply", i, ins)
+		}
+	}
+	vm, err := bpf.NewVM(insns)
+	if err != nil {
+		return nil, fmt.Errorf("filter: %w", err)
+	}
+	return vm, nil
 }
 
 // Start attaches a session to t's ports as opts says. The caller runs Write to produce
@@ -149,22 +184,38 @@ func Start(t Target, opts Options) (*Session, error) {
 	if opts.Queue < -1 || opts.Queue > 0xffff {
 		return nil, fmt.Errorf("queue %d: outside [0, 65535]", opts.Queue)
 	}
-	s := &Session{opts: opts, target: t, ifaceOf: map[dataplane.PortID]int{}, done: make(chan struct{})}
-	for i, p := range opts.Ports {
+	s := &Session{opts: opts, target: t, done: make(chan struct{})}
+	seen := map[dataplane.PortID]bool{}
+	for _, p := range opts.Ports {
 		if int(p) >= len(ports) {
 			return nil, fmt.Errorf("port %d: no such port", p)
 		}
-		if _, dup := s.ifaceOf[p]; dup {
+		if seen[p] {
 			return nil, fmt.Errorf("port %s: given twice", ports[p].Name)
 		}
-		s.ifaceOf[p] = i
+		seen[p] = true
+		if q := opts.Queue; q >= 0 {
+			n := ports[p].NIC
+			if nq := max(n.NumRxQueues(), n.NumTxQueues()); q >= nq {
+				return nil, fmt.Errorf("queue %d: port %s has %s", q, ports[p].Name, queueCount(n))
+			}
+		}
 	}
-	slot := min(opts.Snaplen, maxSlot)
-	slots := 1 << (bits.Len(uint(ringBytes/slot)) - 1)
+	if opts.Filter != nil {
+		vm, err := CompileFilter(opts.Filter)
+		if err != nil {
+			return nil, err
+		}
+		s.vm = vm
+	}
 	for range t.Threads() {
-		s.rings = append(s.rings, newRing(slots, slot, len(opts.Ports)))
+		s.rings = append(s.rings, newRing(ringBytes, opts.Snaplen, len(opts.Ports)))
 	}
 	s.captured = make([]uint64, len(opts.Ports))
+	s.missed0 = make([]uint64, len(opts.Ports))
+	for i, p := range opts.Ports {
+		s.missed0[i] = ports[p].NIC.Stats().RxMissed
+	}
 	s.wallBase, s.monoBase = time.Now(), idle.Now()
 	for i, p := range opts.Ports {
 		if err := t.SetMirror(p, &mirror{s: s, iface: i}); err != nil {
@@ -177,10 +228,32 @@ func Start(t Target, opts Options) (*Session, error) {
 	return s, nil
 }
 
+func queueCount(n nic.Port) string {
+	rx, tx := n.NumRxQueues(), n.NumTxQueues()
+	if rx == tx {
+		return fmt.Sprintf("%d queue%s each way (0 to %d)", rx, plural(rx), rx-1)
+	}
+	return fmt.Sprintf("%d RX and %d TX queue%s", rx, tx, plural(tx))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
 // Stop detaches the session from its ports and waits until no poll thread is inside its
 // Mirror, so that after Stop every frame the session saw is either in a ring or counted
 // as dropped. It returns at once when called again; Write drains what is left.
-func (s *Session) Stop() {
+func (s *Session) Stop() { s.StopFor("") }
+
+// StopFor is Stop, with why the capture ended for the statistics blocks' comment (the
+// first reason given wins).
+func (s *Session) StopFor(why string) {
+	if why != "" {
+		s.reason.CompareAndSwap(nil, &why)
+	}
 	s.stopOnce.Do(func() {
 		for _, p := range s.opts.Ports {
 			s.target.SetMirror(p, nil)
@@ -200,29 +273,39 @@ func (s *Session) Done() <-chan struct{} { return s.done }
 
 // Stats returns the session's counts so far.
 func (s *Session) Stats() Stats {
-	st := Stats{Captured: append([]uint64(nil), s.captured...), Dropped: make([]uint64, len(s.opts.Ports)), Seen: make([]uint64, len(s.opts.Ports))}
+	n := len(s.opts.Ports)
+	st := Stats{Captured: append([]uint64(nil), s.captured...), Dropped: make([]uint64, n), Seen: make([]uint64, n), Received: make([]uint64, n)}
 	for _, r := range s.rings {
-		for i := range st.Dropped {
+		for i := range n {
 			st.Dropped[i] += r.dropped[i].Load()
-			st.Seen[i] += r.seen[i].Load()
+			st.Seen[i] += r.accepted[i].Load()
+			st.Received[i] += r.recv[i].Load()
 		}
 	}
 	return st
 }
 
-// pollEvery is how often the writer looks at the rings: often enough that a ring of a
-// few thousand slots does not fill at a poll thread's rate between two looks.
+// pollEvery is how often the writer looks at the rings. A ring holds ringBytes: 47 k
+// records of 64-byte frames, about 2 700 of 1514 bytes, so one look a millisecond keeps
+// up with a poll thread at many times the rate a thread forwards.
 const pollEvery = time.Millisecond
 
+// holdBack is how long the writer keeps a record back while another ring is empty, in
+// case that ring's thread is about to put an earlier one (it stamped its poll, then
+// copied): the merged output is in time order unless a poll thread stalls for longer
+// between its poll and its copy.
+const holdBack = 2 * time.Millisecond
+
 // Write writes the pcapng stream to w until the session ends: Count frames written,
-// Duration elapsed, Stop called, or a write to w failed (a client that went away or
-// stopped reading: flush, see Server). It stops the session before it returns, and
-// ends the stream with each interface's statistics block.
+// Duration elapsed, Stop called, or a write to w failed. It stops the session before
+// it returns, and ends the stream with each interface's statistics block. flush, if
+// not nil, is called after each batch of packets.
 func (s *Session) Write(w io.Writer, flush func() error) error {
 	defer s.Stop()
 	ports := s.target.Ports()
-	ng, err := s.newWriter(w, ports)
-	if err != nil {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	ng := &ngWriter{w: bw}
+	if err := s.header(ng, ports); err != nil {
 		return err
 	}
 	var deadline <-chan time.Time
@@ -235,117 +318,132 @@ func (s *Session) Write(w io.Writer, flush func() error) error {
 	defer tick.Stop()
 	var total uint64
 	for {
-		n, err := s.drain(ng, &total)
+		n, err := s.drain(ng, &total, false)
 		if err != nil {
+			s.StopFor("writing to the client failed: " + err.Error())
 			return err
 		}
 		if s.opts.Count > 0 && total >= s.opts.Count {
+			s.StopFor(fmt.Sprintf("%d frames captured (count)", s.opts.Count))
 			break
 		}
 		if n > 0 {
-			if err := ng.Flush(); err != nil {
-				return err
+			err := bw.Flush()
+			if err == nil && flush != nil {
+				err = flush()
 			}
-			if flush != nil {
-				if err := flush(); err != nil {
-					return err
-				}
+			if err != nil {
+				s.StopFor("writing to the client failed: " + err.Error())
+				return err
 			}
 		}
 		select {
 		case <-tick.C:
 			continue
 		case <-deadline:
+			s.StopFor(fmt.Sprintf("duration %s reached", s.opts.Duration))
 		case <-s.done:
 		}
 		break
 	}
 	s.Stop()
-	if s.opts.Count == 0 || total < s.opts.Count {
-		if _, err := s.drain(ng, &total); err != nil {
-			return err
-		}
+	if _, err := s.drain(ng, &total, true); err != nil {
+		return err
 	}
-	return s.finish(ng, ports)
+	if err := s.finish(ng, ports); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
-func (s *Session) newWriter(w io.Writer, ports []dataplane.Port) (*pcapgo.NgWriter, error) {
-	iface := func(i int) pcapgo.NgInterface {
-		p := ports[s.opts.Ports[i]]
-		return pcapgo.NgInterface{
-			Name:                p.Name,
-			Description:         fmt.Sprintf("uiod port %s (%s)", p.Name, p.NIC.MAC()),
-			OS:                  "Linux",
-			LinkType:            layers.LinkTypeEthernet,
-			TimestampResolution: 9,
-			SnapLength:          uint32(s.opts.Snaplen),
+func (s *Session) header(ng *ngWriter, ports []dataplane.Port) error {
+	if err := ng.section("", "Linux", "uiod capture"); err != nil {
+		return err
+	}
+	for _, id := range s.opts.Ports {
+		p := ports[id]
+		var speed uint64
+		if l := p.NIC.Link(); l.Up && l.SpeedMbps > 0 {
+			speed = uint64(l.SpeedMbps) * 1e6
 		}
-	}
-	ng, err := pcapgo.NewNgWriterInterface(w, iface(0), pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "uiod capture", OS: "Linux"}})
-	if err != nil {
-		return nil, err
-	}
-	for i := 1; i < len(s.opts.Ports); i++ {
-		if _, err := ng.AddInterface(iface(i)); err != nil {
-			return nil, err
-		}
-	}
-	return ng, nil
-}
-
-// drain writes what the rings hold, up to the session's count, and returns how many
-// frames it wrote.
-func (s *Session) drain(ng *pcapgo.NgWriter, total *uint64) (int, error) {
-	n := 0
-	inbound, outbound := pcapgo.NgEpbFlags{Direction: pcapgo.NgEpbFlagDirectionInbound}, pcapgo.NgEpbFlags{Direction: pcapgo.NgEpbFlagDirectionOutbound}
-	for _, r := range s.rings {
-		for {
-			if s.opts.Count > 0 && *total >= s.opts.Count {
-				return n, nil
-			}
-			rec, data, ok := r.get()
-			if !ok {
-				break
-			}
-			ci := gopacket.CaptureInfo{
-				Timestamp:      s.wallBase.Add(time.Duration(rec.time - s.monoBase)),
-				CaptureLength:  int(rec.capLen),
-				Length:         int(rec.origLen),
-				InterfaceIndex: int(rec.iface),
-			}
-			flags := &inbound
-			if rec.dir == uint8(dataplane.TX) {
-				flags = &outbound
-			}
-			err := ng.WritePacketWithOptions(ci, data, pcapgo.NgPacketOptions{Flags: flags})
-			r.release()
-			if err != nil {
-				return n, err
-			}
-			s.captured[rec.iface]++
-			*total++
-			n++
-		}
-	}
-	return n, nil
-}
-
-// finish writes every interface's statistics block and flushes.
-func (s *Session) finish(ng *pcapgo.NgWriter, ports []dataplane.Port) error {
-	st := s.Stats()
-	now := time.Now()
-	for i := range s.opts.Ports {
-		err := ng.WriteInterfaceStats(i, pcapgo.NgInterfaceStatistics{
-			LastUpdate:      now,
-			StartTime:       s.wallBase,
-			EndTime:         now,
-			PacketsReceived: st.Seen[i],
-			PacketsDropped:  st.Dropped[i],
-			Comment:         fmt.Sprintf("%d frames captured, %d dropped by the capture ring", st.Captured[i], st.Dropped[i]),
+		err := ng.iface(ngInterface{
+			name:        p.Name,
+			description: fmt.Sprintf("uiod port %s (%s)", p.Name, p.NIC.MAC()),
+			hardware:    fmt.Sprintf("%T", p.NIC),
+			filter:      s.opts.FilterText,
+			mac:         p.NIC.MAC(),
+			speedBps:    speed,
+			snaplen:     uint32(s.opts.Snaplen),
 		})
 		if err != nil {
 			return err
 		}
 	}
-	return ng.Flush()
+	return nil
+}
+
+// drain writes what the rings hold in time order, up to the session's count, and
+// returns how many frames it wrote. Unless final, a record is kept back while another
+// ring is empty and the record is younger than holdBack.
+func (s *Session) drain(ng *ngWriter, total *uint64, final bool) (int, error) {
+	n := 0
+	now := idle.Now()
+	for s.opts.Count == 0 || *total < s.opts.Count {
+		best, all := -1, true
+		var bt record
+		var bd []byte
+		for i, r := range s.rings {
+			rec, data, ok := r.peek()
+			if !ok {
+				all = false
+				continue
+			}
+			if best < 0 || rec.time < bt.time {
+				best, bt, bd = i, rec, data
+			}
+		}
+		if best < 0 || (!final && !all && now-bt.time < int64(holdBack)) {
+			break
+		}
+		ns := s.wallBase.UnixNano() + (bt.time - s.monoBase)
+		err := ng.packet(uint32(bt.iface), ns, bd, bt.origLen, bt.dir, bt.queue)
+		s.rings[best].release(bt)
+		if err != nil {
+			return n, err
+		}
+		s.captured[bt.iface]++
+		*total++
+		n++
+	}
+	return n, nil
+}
+
+// finish writes every interface's statistics block.
+func (s *Session) finish(ng *ngWriter, ports []dataplane.Port) error {
+	st := s.Stats()
+	now := time.Now()
+	why := "stopped"
+	if r := s.reason.Load(); r != nil {
+		why = *r
+	}
+	for i, id := range s.opts.Ports {
+		var c strings.Builder
+		fmt.Fprintf(&c, "%d frames captured, %d dropped by the capture ring", st.Captured[i], st.Dropped[i])
+		if left := st.Seen[i] - st.Dropped[i] - st.Captured[i]; left > 0 {
+			fmt.Fprintf(&c, ", %d not written (the count was reached)", left)
+		}
+		if m := ports[id].NIC.Stats().RxMissed - s.missed0[i]; m > 0 && m < 1<<63 {
+			fmt.Fprintf(&c, "; the port missed %d frames meanwhile (no free descriptor)", m)
+		}
+		fmt.Fprintf(&c, "; ended: %s", why)
+		err := ng.stats(uint32(i), ngStats{
+			start: s.wallBase, end: now,
+			recv: st.Received[i], drop: st.Dropped[i], filterAccept: st.Seen[i], usrDeliv: st.Captured[i],
+			comment: c.String(),
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

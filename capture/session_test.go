@@ -6,10 +6,12 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gopacket/gopacket/pcapgo"
+	"golang.org/x/net/bpf"
 
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
@@ -26,13 +28,30 @@ func (d *heapDMA) Alloc(size int) (pci.Mem, error) {
 }
 func (d *heapDMA) Free(pci.Mem) error { return nil }
 
-// macPort is a nic.Port of which a capture only asks the MAC.
+// macPort is a nic.Port of which a capture only asks the MAC, queue counts, link and
+// statistics.
 type macPort struct {
 	nic.Port
-	mac net.HardwareAddr
+	mac    net.HardwareAddr
+	queues int
+	missed *atomic.Uint64
 }
 
 func (p macPort) MAC() net.HardwareAddr { return p.mac }
+func (p macPort) NumRxQueues() int      { return p.queues }
+func (p macPort) NumTxQueues() int      { return p.queues }
+func (p macPort) Link() nic.Link        { return nic.Link{Up: true, SpeedMbps: 10000} }
+func (p macPort) Stats() nic.Stats      { return nic.Stats{RxMissed: p.missed.Load()} }
+
+// bufOut is an Output to w, as -w - makes it.
+func bufOut(t *testing.T, w io.Writer) *Output {
+	t.Helper()
+	o, err := NewOutput(OutputConfig{Path: "-", Stdout: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
 
 // fakeTarget is a dataplane of two ports and two threads whose frames the test hands to
 // the attached mirrors itself.
@@ -50,8 +69,8 @@ func newFakeTarget(t *testing.T) *fakeTarget {
 	}
 	return &fakeTarget{
 		ports: []dataplane.Port{
-			{Name: "xe0", NIC: macPort{mac: net.HardwareAddr{2, 0, 0, 0, 0, 1}}},
-			{Name: "xe1", NIC: macPort{mac: net.HardwareAddr{2, 0, 0, 0, 0, 2}}},
+			{Name: "xe0", NIC: macPort{mac: net.HardwareAddr{2, 0, 0, 0, 0, 1}, queues: 2, missed: new(atomic.Uint64)}},
+			{Name: "xe1", NIC: macPort{mac: net.HardwareAddr{2, 0, 0, 0, 0, 2}, queues: 1, missed: new(atomic.Uint64)}},
 		},
 		mirrors: map[dataplane.PortID]dataplane.Mirror{},
 		pool:    pool,
@@ -143,7 +162,7 @@ func TestSessionPcapng(t *testing.T) {
 		{"both ports, all", Options{Ports: []dataplane.PortID{0, 1}, Queue: -1}, 4 + 3 + 2},
 		{"rx only", Options{Ports: []dataplane.PortID{0, 1}, Queue: -1, Direction: RxOnly}, 4 + 2},
 		{"tx only", Options{Ports: []dataplane.PortID{0}, Queue: -1, Direction: TxOnly}, 3},
-		{"queue 1", Options{Ports: []dataplane.PortID{0, 1}, Queue: 1}, 3},
+		{"queue 1", Options{Ports: []dataplane.PortID{0}, Queue: 1}, 3},
 		{"snaplen", Options{Ports: []dataplane.PortID{0}, Queue: -1, Snaplen: 20}, 7},
 		{"count", Options{Ports: []dataplane.PortID{0, 1}, Queue: -1, Count: 5}, 5},
 	}
@@ -193,11 +212,11 @@ func TestSessionPcapng(t *testing.T) {
 
 func TestSessionDropsAreCounted(t *testing.T) {
 	ft := newFakeTarget(t)
-	s, err := Start(ft, Options{Ports: []dataplane.PortID{0}, Queue: -1, Snaplen: maxSlot})
+	s, err := Start(ft, Options{Ports: []dataplane.PortID{0}, Queue: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	slots := len(s.rings[0].recs)
+	slots := len(s.rings[0].buf) / align8(recHdr+64)
 	// Nobody drains the ring: a burst past its size is dropped, and the rest of the
 	// traffic too, while the other thread's ring still takes frames.
 	seq, sent := 0, 0
@@ -246,6 +265,8 @@ func TestStartRefuses(t *testing.T) {
 		{Ports: []dataplane.PortID{0, 0}},
 		{Ports: []dataplane.PortID{0}, Snaplen: MaxSnaplen + 1},
 		{Ports: []dataplane.PortID{0}, Queue: -2},
+		{Ports: []dataplane.PortID{1}, Queue: 5},                                        // xe1 has one queue
+		{Ports: []dataplane.PortID{0}, Filter: []bpf.RawInstruction{{Op: 0x28, K: 12}}}, // no return
 	} {
 		ft := newFakeTarget(t)
 		if _, err := Start(ft, opts); err == nil {
@@ -273,10 +294,11 @@ func TestMirrorAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() {
 		m.Mirror(0, dataplane.RX, 0, bufs, 1)
 		for {
-			if _, _, ok := r.get(); !ok {
+			rec, _, ok := r.peek()
+			if !ok {
 				break
 			}
-			r.release()
+			r.release(rec)
 		}
 	}); n != 0 {
 		t.Fatalf("Mirror allocates %.1f times per burst", n)

@@ -35,7 +35,7 @@ func (d *Daemon) openKernel(p *port) error {
 	if name == "" {
 		return nil
 	}
-	k, err := tap.Open(tap.Config{Name: name, MAC: p.nic.MAC(), MTU: portMTU, TxQueues: max(1, len(d.cfg.Poll.CPUs))})
+	k, err := tap.Open(tap.Config{Name: name, MAC: p.nic.MAC(), MTU: portMTU, TxQueues: max(1, len(d.cfg.Poll.CPUs)), Log: d.log})
 	if err != nil {
 		return fmt.Errorf("port %s: kernel: %w", p.cfg.Name, err)
 	}

@@ -1,10 +1,20 @@
 package tap
 
-import "time"
+import (
+	"time"
 
-// readRetry is how long the reader waits after a failed read before it reads again (a
-// transient error; the descriptor closing ends the loop instead).
-const readRetry = time.Millisecond
+	"go.uber.org/zap"
+)
+
+// readRetry is how long the reader waits after a failed read before it reads again;
+// each further failure in a row doubles the wait up to readRetryMax. A read error that
+// lasts (the interface deleted under the daemon: EBADFD on every read) then costs one
+// read a second instead of a thousand, and is logged once, as is the recovery. The
+// descriptor closing ends the loop instead.
+const (
+	readRetry    = time.Millisecond
+	readRetryMax = time.Second
+)
 
 // readLoop is the reader goroutine: it blocks in the runtime's poller until the kernel
 // transmits a frame, reads it into the next posted buffer and publishes it, signalling the
@@ -13,6 +23,7 @@ const readRetry = time.Millisecond
 // queue never backs up behind the ring.
 func (p *Port) readLoop(scratch []byte) {
 	defer close(p.readerDone)
+	wait, logged := time.Duration(0), false
 	for {
 		b := p.rx.next()
 		dst := scratch
@@ -25,9 +36,24 @@ func (p *Port) readLoop(scratch []byte) {
 				return
 			}
 			p.rxErrors.Add(1)
-			time.Sleep(readRetry)
+			wait = min(max(2*wait, readRetry), readRetryMax)
+			if wait == readRetryMax && !logged {
+				logged = true
+				p.log.Warn("tap: reads keep failing (was the interface deleted?); retrying once a second",
+					zap.String("tap", p.name), zap.Error(err))
+			}
+			select { // Close does not wait out a long retry
+			case <-time.After(wait):
+			case <-p.stop:
+				return
+			}
 			continue
 		}
+		if logged {
+			logged = false
+			p.log.Info("tap: reads work again", zap.String("tap", p.name))
+		}
+		wait = 0
 		if b == nil && n <= p.maxFrame {
 			// RxBurst may have posted buffers while the read was blocked.
 			if b = p.rx.next(); b != nil {

@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -8,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
@@ -27,6 +30,7 @@ type Port struct {
 	maxFrame int
 	f        *os.File
 	release  func() error // after f is closed: the interface given back or gone
+	log      *zap.Logger
 
 	pool *nic.Mempool
 	rx   *rxRing
@@ -66,7 +70,7 @@ func newPort(cfg Config, f *os.File, mac net.HardwareAddr, release func() error)
 		return nil, fmt.Errorf("tap %s: rx vector: %w", cfg.Name, err)
 	}
 	p := &Port{
-		name: cfg.Name, mac: mac, maxFrame: cfg.maxFrame(), f: f, release: release,
+		name: cfg.Name, mac: mac, maxFrame: cfg.maxFrame(), f: f, release: release, log: cmp.Or(cfg.Log, zap.NewNop()),
 		pool: pool, rx: newRxRing(pool, cfg.RxRing), vec: vec,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}),
 		readerDone: make(chan struct{}), writerDone: make(chan struct{}),

@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"net"
 
+	"go.uber.org/zap"
+
 	"github.com/uiod/uiod/internal/ifname"
 )
 
@@ -54,6 +56,8 @@ type Config struct {
 	// RxRing and TxRing are the frames each queue holds, powers of two in 8..4096
 	// (default DefaultRing).
 	RxRing, TxRing int
+	// Log receives the port's warnings (a read error that lasts); nil: none.
+	Log *zap.Logger
 }
 
 // withDefaults returns c with its zero fields set.
