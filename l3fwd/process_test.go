@@ -123,8 +123,8 @@ func (r *processRig) run(t testing.TB, bursts [][][]byte) {
 	for _, burst := range bursts {
 		for _, f := range burst {
 			f = bytes.Clone(f)
-			if p, reason, ok := r.a.Forward(f); ok {
-				want[p] = append(want[p], f)
+			if p, n, reason, ok := r.a.Forward(0, f); ok {
+				want[p] = append(want[p], f[:n])
 			} else {
 				drops[reason.String()]++
 			}
