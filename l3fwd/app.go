@@ -208,7 +208,7 @@ func checkReserved(p netip.Prefix, local bool) error {
 		if r.prefix.Addr().Is4() != p.Addr().Is4() || p.Bits() < r.prefix.Bits() || !r.prefix.Contains(p.Addr()) {
 			continue
 		}
-		if local && r.v == vLinkLocal {
+		if local && (r.v == vLinkLocal || r.v == vLinkLocal4) {
 			continue
 		}
 		return fmt.Errorf("inside %v (%s), which l3fwd never forwards", r.prefix, r.what)
@@ -262,18 +262,22 @@ func (a *App) Process(b *dataplane.Burst) {
 		e := (*[ethHeader + ipv4Header]byte)(f)
 		w0, w1, dst := le.Uint64(e[ethHeader:]), le.Uint64(e[ethHeader+8:]), le.Uint32(e[ethHeader+ipv4Dst:])
 		tot := uint(bits.ReverseBytes16(uint16(w0 >> 16)))
-		// EtherType 0x0800 and version/IHL 0x45 in one load (the TOS byte masked); 20 ≤
-		// total length ≤ the frame's IP bytes in one comparison; the TTL is w1's low
-		// byte; the sum is not zero (the version is 4), so a multiple of 0xffff verifies
-		// (see sumOK). Then: the destination MAC is the port's (the first 8 bytes less
-		// the source MAC's two); the source's first octet (w1's fifth byte) needs no
-		// second look; not a fragment at offset 1 (the flags and offset are w0's top
-		// bytes); the frame ends with the packet, or is at most the 60 bytes of a padded
-		// minimum frame.
-		if le.Uint32(e[12:])&0xffffff != 0x450008 || tot-ipv4Header > uint(len(f)-ethHeader-ipv4Header) ||
-			uint8(w1) < minForwardT || (w0&0xffffffff+w0>>32+w1&0xffffffff+w1>>32+uint64(dst))%0xffff != 0 ||
-			le.Uint64(e[:])<<16 != mac || suspectSrc4[uint8(w1>>32)] || (w0>>48)&0xff1f == 0x0100 ||
-			(uint(len(f)-ethHeader) != tot && len(f) > minFrame) {
+		// The packet ends the frame, or the frame is one of at most 60 bytes, padded.
+		ipLen := uint(len(f) - ethHeader)
+		slack := ipLen - ipv4Header
+		if len(f) > minFrame {
+			slack = 0
+		}
+		// EtherType 0x0800 and version/IHL 0x45 in one load (the TOS byte masked); the
+		// total length within the frame and at least 20 (or all of it) in one comparison;
+		// the TTL is w1's low byte; not a fragment at offset 1 (the flags and offset are
+		// w0's top bytes); the destination MAC is the port's (the first 8 bytes less the
+		// source MAC's two); the source's first octet (w1's fifth byte) needs no second
+		// look; the sum is not zero (the version is 4), so a multiple of 0xffff verifies
+		// (see sumOK).
+		if le.Uint32(e[12:])&0xffffff != 0x450008 || ipLen-tot > slack || uint8(w1) < minForwardT ||
+			(w0>>48)&0xff1f == 0x0100 || le.Uint64(e[:])<<16 != mac || suspectSrc4[uint8(w1>>32)] ||
+			(w0&0xffffffff+w0>>32+w1&0xffffffff+w1>>32+uint64(dst))%0xffff != 0 {
 			a.processRest(b, i, out, -1)
 			return
 		}
@@ -420,7 +424,7 @@ func (a *App) decide(rx uint64, f []byte) (dataplane.PortID, int, verdict) {
 		case !found:
 			return 0, 0, vNoRoute
 		case src>>16 == 0xa9fe: // 169.254/16
-			return 0, 0, vLinkLocalSrc
+			return 0, 0, vLinkLocal4
 		case ip[ipv4TTL] < minForwardT:
 			return 0, 0, vTTLExpired
 		case tot > int(a.hops[nh4].mtu):

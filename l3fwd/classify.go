@@ -23,8 +23,8 @@ const (
 	vMulticast             // an IP multicast destination: to the kernel (local or control)
 	vBroadcast             // 255.255.255.255: to the kernel (local)
 	vLocal                 // one of the router's addresses: to the kernel (local or control)
-	vLinkLocal             // a link-local destination: to the kernel (local)
-	vLinkLocalSrc          // an IPv4 link-local source leaving its link: dropped
+	vLinkLocal             // an IPv6 link-local destination: to the kernel (local)
+	vLinkLocal4            // an IPv4 link-local source or destination (not local): dropped
 	vLinkLocalSrc6         // an IPv6 link-local source leaving its link: to the kernel (error)
 	vMartianSrc            // a source no host sends from: dropped
 	vMartianDst            // a destination that is no host's: dropped
@@ -65,7 +65,7 @@ var verdicts = [numVerdicts]struct {
 	vBroadcast:     {DropBroadcast, classLocal},
 	vLocal:         {DropLocal, classLocal},
 	vLinkLocal:     {DropLinkLocal, classLocal},
-	vLinkLocalSrc:  {DropLinkLocal, classDrop},
+	vLinkLocal4:    {DropLinkLocal, classDrop},
 	vLinkLocalSrc6: {DropLinkLocal, classError},
 	vMartianSrc:    {DropMartianSource, classDrop},
 	vMartianDst:    {DropMartianDestination, classDrop},
@@ -84,7 +84,7 @@ var reserved = []struct {
 }{
 	{netip.MustParsePrefix("0.0.0.0/8"), vMartianDst, "this network"},
 	{netip.MustParsePrefix("127.0.0.0/8"), vMartianDst, "loopback"},
-	{netip.MustParsePrefix("169.254.0.0/16"), vLinkLocal, "link-local"},
+	{netip.MustParsePrefix("169.254.0.0/16"), vLinkLocal4, "link-local"},
 	{netip.MustParsePrefix("224.0.0.0/4"), vMulticast, "multicast"},
 	{netip.MustParsePrefix("255.255.255.255/32"), vBroadcast, "limited broadcast"},
 	{netip.MustParsePrefix("::/128"), vMartianDst, "unspecified"},
@@ -113,13 +113,12 @@ func martianSrc4(s uint32) bool {
 }
 
 // martianSrc6 reports whether s is an IPv6 source a router must not forward: ::, ::1
-// (RFC 4291 2.5.2, 2.5.3), multicast (2.7) or IPv4-mapped (2.5.5.2, as Linux drops).
+// (RFC 4291 2.5.2, 2.5.3) or multicast (2.7). (IPv4-mapped sources Linux forwards.)
 func martianSrc6(s *[16]byte) bool {
 	if s[0] == 0xff {
 		return true
 	}
-	hi, lo := binary.BigEndian.Uint64(s[:8]), binary.BigEndian.Uint64(s[8:])
-	return hi == 0 && (lo <= 1 || lo>>32 == 0xffff)
+	return binary.BigEndian.Uint64(s[:8]) == 0 && binary.BigEndian.Uint64(s[8:]) <= 1
 }
 
 // checkOptions walks the IPv4 options o: a source route (LSRR 131, SSRR 137) is

@@ -37,12 +37,14 @@ var (
 	// DropLocal: to one of the router's own addresses, Config.Local (to the kernel: local
 	// class, or control for routing protocols).
 	DropLocal = dataplane.RegisterDropReason("local")
-	// DropLinkLocal: a link-local destination, 169.254/16 or fe80::/10 (to the kernel:
-	// local class), or a link-local source that would leave its link (RFC 3927, RFC 4291
-	// 2.5.6: IPv4 dropped, IPv6 to the kernel's error class, which sends "beyond scope").
+	// DropLinkLocal: a link-local source or destination, which RFC 3927 and RFC 4291
+	// 2.5.6 forbid forwarding: IPv4's (169.254/16) dropped unless Config.Local lists the
+	// destination; an fe80::/10 destination to the kernel (local class), which takes it
+	// if the address is its own; an fe80::/10 source that would leave its link to the
+	// kernel (error class), which answers "beyond scope of source address".
 	DropLinkLocal = dataplane.RegisterDropReason("link_local")
 	// DropMartianSource: a source no host may send from: 0/8, 127/8, multicast,
-	// 255.255.255.255; ::, ::1, multicast, IPv4-mapped.
+	// 255.255.255.255; ::, ::1, multicast.
 	DropMartianSource = dataplane.RegisterDropReason("martian_source")
 	// DropMartianDestination: 0/8, 127/8; ::, ::1, multicast of scope 0 or 1.
 	DropMartianDestination = dataplane.RegisterDropReason("martian_destination")

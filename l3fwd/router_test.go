@@ -80,7 +80,7 @@ func TestMustNotForward(t *testing.T) {
 		{"multicast to the port's MAC", v4("192.0.2.1", "239.1.1.1"), DropMulticast, classLocal},
 		{"loopback destination", v4("192.0.2.1", "127.0.0.1"), DropMartianDestination, classDrop},
 		{"0/8 destination", v4("192.0.2.1", "0.1.2.3"), DropMartianDestination, classDrop},
-		{"link-local destination", v4("192.0.2.1", "169.254.1.1"), DropLinkLocal, classLocal},
+		{"link-local destination", v4("192.0.2.1", "169.254.1.1"), DropLinkLocal, classDrop},
 		{"link-local source", v4("169.254.1.1", "10.1.1.1"), DropLinkLocal, classDrop},
 		{"source 0.0.0.0", v4("0.0.0.0", "10.1.1.1"), DropMartianSource, classDrop},
 		{"source 127.0.0.1", v4("127.0.0.1", "10.1.1.1"), DropMartianSource, classDrop},
@@ -123,7 +123,6 @@ func TestMustNotForward(t *testing.T) {
 		{"ipv6 loopback source", v6("::1", "2001:db8:1::1"), DropMartianSource, classDrop},
 		{"ipv6 unspecified source", v6("::", "2001:db8:1::1"), DropMartianSource, classDrop},
 		{"ipv6 multicast source", v6("ff02::1", "2001:db8:1::1"), DropMartianSource, classDrop},
-		{"ipv6 mapped source", v6("::ffff:192.0.2.1", "2001:db8:1::1"), DropMartianSource, classDrop},
 		{"ipv6 to the router's address", v6("2001:db8:f0::2", "2001:db8:f0::1"), DropLocal, classLocal},
 		{"ipv6 unicast in link-layer broadcast", with(v6("2001:db8:f0::2", "2001:db8:1::1"), l2(macBcast)), DropL2Broadcast, classLocal},
 		{"ipv6 for another host's MAC", with(v6("2001:db8:f0::2", "2001:db8:1::1"), l2(macOther)), DropNotForUs, classDrop},
@@ -164,7 +163,7 @@ func TestMustNotForward(t *testing.T) {
 	for _, ok := range []frame{
 		v4("192.0.2.1", "10.1.1.1"), v4("192.0.2.1", "192.0.2.253"), v4("169.253.1.1", "10.1.1.1"),
 		v4("240.0.0.1", "10.1.1.1"), // class E sources Linux forwards
-		v4("192.0.2.1", "223.255.255.255"), v6("2001:db8:f0::2", "2001:db8:1::1"), v6("2001:db8:f0::2", "fec0::1"),
+		v4("192.0.2.1", "223.255.255.255"), v6("2001:db8:f0::2", "2001:db8:1::1"), v6("2001:db8:f0::2", "fec0::1"), v6("::ffff:192.0.2.1", "2001:db8:1::1"),
 		with(v4("192.0.2.1", "10.1.1.1"), func(f *frame) { f.options = []byte{7, 7, 4, 0, 0, 0, 0, 0} }),  // record route
 		with(v4("192.0.2.1", "10.1.1.1"), func(f *frame) { f.options = []byte{148, 4, 0, 0} }),            // router alert
 		with(v4("192.0.2.1", "10.1.1.1"), func(f *frame) { f.payload = 1400 - 28 }),                       // at the MTU
