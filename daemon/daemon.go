@@ -66,7 +66,8 @@ type Daemon struct {
 	wireDirs []*os.File // unix wire socket directories pinned under the root (pinWire)
 	running  bool
 	procs    int // GOMAXPROCS before Start raised it, 0 if it did not
-	router   atomic.Pointer[l3fwd.App] // forward.mode l3fwd's app, for its metrics
+
+	router atomic.Pointer[l3fwd.App] // forward.mode l3fwd's app, for its metrics
 
 	httpLimits httpLimits
 }

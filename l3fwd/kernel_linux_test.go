@@ -25,7 +25,8 @@ import (
 
 // The comparison's addresses. The sender (gen) is 192.0.2.1 and 2001:db8:f0::2 behind
 // port 0; the next hops are on port 1's link. The kernel router holds the .254 and ::1
-// addresses its neighbours need; uiod's l3fwd holds none.
+// addresses its neighbours need; so does uiod's kernel path, and l3fwd lists them as
+// local.
 var (
 	macGen = net.HardwareAddr{0x02, 0, 0, 0, 0x99, 1}
 	nhA    = net.HardwareAddr{0x02, 0, 0, 0, 0xbb, 0x0a} // 10.1.0.0/16
@@ -130,10 +131,15 @@ var (
 // TestIntegrationL3fwdKernel sends the same frames once through uiod's l3fwd (two model
 // 82599 ports on AF_PACKET wires, driven by the ixgbe driver and the dataplane) and once
 // through the Linux kernel's forwarding with the same routes and static neighbours, each
-// in its own network namespace, and compares what leaves.
+// in its own network namespace, and compares what leaves: what each forwards, byte for
+// byte, and the ICMP errors each sends back (uiod's from the kernel behind its kernel
+// paths, which has the same addresses, routes and neighbours). Then the sender resolves
+// the router's addresses (ARP, IPv6 ND) and pings them through each.
 //
 //	gen: g0 ── r0 [rtr: the kernel] r1 ── g1
 //	     g2 ── u0 [uio: uiod l3fwd] u1 ── g3
+//	                 │          │
+//	                u0k [kns]  u1k      (uiod's kernel paths, TAPs)
 func TestIntegrationL3fwdKernel(t *testing.T) {
 	id := fmt.Sprintf("l3k%d", os.Getpid()%100000)
 	gen := testutil.Netns(t, id+"gen")
