@@ -409,15 +409,14 @@ func (a *App) decide(rx uint64, f []byte) (dataplane.PortID, int, verdict) {
 		tot := int(binary.BigEndian.Uint16(ip[ipv4TotLen:]))
 		src := binary.BigEndian.Uint32(ip[12:])
 		nh4, found := a.v4.Lookup(binary.BigEndian.Uint32(ip[ipv4Dst:]))
-		if v := a.special(nh4, found); v == vMulticast || v == vBroadcast {
+		v := a.special(nh4, found)
+		switch {
+		case v == vMulticast || v == vBroadcast:
 			return 0, 0, v
-		} else if martianSrc4(src) {
+		case martianSrc4(src):
 			return 0, 0, vMartianSrc
-		} else if v == vLocal {
-			return 0, 0, v
-		} else if l2cast {
-			return 0, 0, vL2Broadcast
-		} else if v != vForward {
+		}
+		if v := destination(v, l2cast); v != vForward {
 			return 0, 0, v
 		}
 		switch {
@@ -456,11 +455,7 @@ func (a *App) decide(rx uint64, f []byte) (dataplane.PortID, int, verdict) {
 			return 0, 0, vND
 		}
 		nh6, found := a.v6.Lookup(dst)
-		if v := a.special(nh6, found); v == vLocal {
-			return 0, 0, v
-		} else if l2cast {
-			return 0, 0, vL2Broadcast
-		} else if v != vForward {
+		if v := destination(a.special(nh6, found), l2cast); v != vForward {
 			return 0, 0, v
 		}
 		switch {
@@ -487,6 +482,16 @@ func (a *App) decide(rx uint64, f []byte) (dataplane.PortID, int, verdict) {
 	hp := &a.hops[nh]
 	*(*[12]byte)(f) = hp.macs
 	return hp.port, max(n, min(len(f), minFrame)), vForward
+}
+
+// destination is the verdict for a unicast destination whose special verdict is v (see
+// special), received in a link-layer broadcast or multicast frame if l2cast: a local
+// address is delivered either way, and nothing else in such a frame is forwarded.
+func destination(v verdict, l2cast bool) verdict {
+	if v != vLocal && l2cast {
+		return vL2Broadcast
+	}
+	return v
 }
 
 // special is the verdict of a special next hop (a reserved or local destination),
