@@ -338,11 +338,11 @@ func (a *App) processRest(b *dataplane.Burst, i int, out dataplane.PortID, port 
 			c = protoClass(f)
 		}
 		switch {
-		case ts == nil:
-			b.Drop(i, DropPoliced)
-			continue
 		case c == classDrop || !b.HasKernel():
 			b.Drop(i, r)
+		case ts == nil: // a thread beyond Config.Threads
+			b.Drop(i, DropPoliced)
+			continue
 		case ts.buckets[c].allow(b.Time):
 			b.ToKernel(i, r)
 			ts.local.toKernel[c]++
@@ -350,8 +350,10 @@ func (a *App) processRest(b *dataplane.Burst, i int, out dataplane.PortID, port 
 			b.Drop(i, DropPoliced)
 			ts.local.policed[c]++
 		}
-		ts.local.byReason[r]++
-		ts.dirty = true
+		if ts != nil {
+			ts.local.byReason[r]++
+			ts.dirty = true
+		}
 	}
 	if ts != nil && ts.dirty {
 		ts.publish()
