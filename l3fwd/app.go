@@ -72,6 +72,7 @@ type App struct {
 	hops    []hop
 	rxMAC   []uint64 // by PortID: the port's MAC as the fast path loads it (see macKey)
 	threads []threadState
+	suspect [256]bool // suspectSrc4, here so that the fast path indexes off the App
 }
 
 // hop is a next hop: the output port and the MACs a frame leaves with, and the port's
@@ -95,7 +96,7 @@ func macKey(m []byte) uint64 {
 // have, a next hop that is not a unicast MAC, a prefix given twice, or a route inside a
 // reserved destination.
 func New(cfg Config) (*App, error) {
-	a := &App{v4: lpm.NewTable4(), v6: lpm.NewTable6()}
+	a := &App{v4: lpm.NewTable4(), v6: lpm.NewTable6(), suspect: suspectSrc4}
 	for i, m := range cfg.Ports {
 		if len(m) != 6 {
 			return nil, fmt.Errorf("port %d: MAC %q is not 6 bytes", i, m)
@@ -197,6 +198,15 @@ func New(cfg Config) (*App, error) {
 			return nil, fmt.Errorf("local %d: %w", i, err)
 		}
 	}
+	// Without a default route, every uncovered destination has the no-route next hop, so
+	// that a lookup always finds one.
+	for _, p := range []netip.Prefix{netip.PrefixFrom(netip.IPv4Unspecified(), 0), netip.PrefixFrom(netip.IPv6Unspecified(), 0)} {
+		if _, ok := seen[p]; !ok {
+			if err := special(p, vNoRoute); err != nil {
+				return nil, fmt.Errorf("no route %v: %w", p, err)
+			}
+		}
+	}
 	return a, nil
 }
 
@@ -268,24 +278,22 @@ func (a *App) Process(b *dataplane.Burst) {
 		if len(f) > minFrame {
 			slack = 0
 		}
-		// EtherType 0x0800 and version/IHL 0x45 in one load (the TOS byte masked); the
-		// total length within the frame and at least 20 (or all of it) in one comparison;
-		// the TTL is w1's low byte; not a fragment at offset 1 (the flags and offset are
-		// w0's top bytes); the destination MAC is the port's (the first 8 bytes less the
-		// source MAC's two); the source's first octet (w1's fifth byte) needs no second
-		// look; the sum is not zero (the version is 4), so a multiple of 0xffff verifies
-		// (see sumOK).
-		if le.Uint32(e[12:])&0xffffff != 0x450008 || ipLen-tot > slack || uint8(w1) < minForwardT ||
-			(w0>>48)&0xff1f == 0x0100 || le.Uint64(e[:])<<16 != mac || suspectSrc4[uint8(w1>>32)] ||
-			(w0&0xffffffff+w0>>32+w1&0xffffffff+w1>>32+uint64(dst))%0xffff != 0 {
+		// The destination MAC is the port's (the first 8 bytes less the source MAC's two),
+		// and EtherType 0x0800 with version/IHL 0x45 in one load (the TOS byte masked), in
+		// one test; the total length within the frame and at least 20 (or all of it) in
+		// one comparison; TTL ≥ 2 and not a fragment past the first (its flags and offset,
+		// then the TTL, rotated so that the offset is on top) in one; the source's first
+		// octet (w1's fifth byte) needs no second look; the sum is not zero (the version
+		// is 4), so a multiple of 0xffff verifies (see sumOK).
+		if (le.Uint64(e[:])<<16^mac)|uint64(le.Uint32(e[12:])&0xffffff^0x450008) != 0 || ipLen-tot > slack ||
+			bits.RotateLeft32(le.Uint32(e[ethHeader+6:])&0x00ffff1f, 16)-minForwardT >= 256-minForwardT ||
+			a.suspect[uint8(w1>>32)] || (w0&0xffffffff+w0>>32+w1&0xffffffff+w1>>32+uint64(dst))%0xffff != 0 {
 			a.processRest(b, i, out, -1)
 			return
 		}
-		nh, found := a.v4.Lookup(bits.ReverseBytes32(dst))
-		if !found {
-			a.processRest(b, i, out, -1)
-			return
-		}
+		// Every address has a next hop: a route's, or a special one (no route, reserved,
+		// local) whose MTU of 0 sends the frame to processRest.
+		nh, _ := a.v4.Lookup(bits.ReverseBytes32(dst))
 		h := &a.hops[nh]
 		if tot > uint(h.mtu) { // over the MTU, or a special next hop (MTU 0)
 			a.processRest(b, i, out, -1)
