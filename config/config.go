@@ -107,6 +107,11 @@ type Forward struct {
 	Pairs [][]string `mapstructure:"pairs"`
 	// Routes are l3fwd's routing table (see Route).
 	Routes []Route `mapstructure:"routes"`
+	// Local are the router's own addresses (l3fwd only): what is sent to them goes to
+	// the RX port's kernel path, never forwarded (see ParseLocal).
+	Local []string `mapstructure:"local"`
+	// Police limits what l3fwd hands to the kernel path, by class (see PoliceClasses).
+	Police map[string]PoliceRate `mapstructure:"police"`
 }
 
 // Poll configures the poll loops and their idle policy.

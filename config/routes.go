@@ -104,6 +104,7 @@ func (c *Config) checkL3fwd(errs *fieldErrors) {
 			}
 		}
 	}
+	c.checkL3fwdRouter(errs)
 	threads := c.Threads()
 	for i, p := range c.Ports {
 		if p.sized() && p.TxQueues < threads {
@@ -118,4 +119,5 @@ func (c *Config) checkNotL3fwd(errs *fieldErrors) {
 	if len(c.Forward.Routes) > 0 {
 		errs.add("forward.routes", nil, "routes only apply to forward.mode l3fwd")
 	}
+	c.checkNotL3fwdRouter(errs)
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,7 @@ import (
 	"github.com/uiod/uiod/capture"
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
+	"github.com/uiod/uiod/l3fwd"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -64,6 +66,8 @@ type Daemon struct {
 	wireDirs []*os.File // unix wire socket directories pinned under the root (pinWire)
 	running  bool
 	procs    int // GOMAXPROCS before Start raised it, 0 if it did not
+
+	router atomic.Pointer[l3fwd.App] // forward.mode l3fwd's app, for its metrics
 
 	httpLimits httpLimits
 }

@@ -91,6 +91,7 @@ func newKernelRig(t *testing.T, poll string, l3 bool) *kernelRig {
 		r.peerB = "10.232.0.2"
 		forward = fmt.Sprintf(`
   mode: l3fwd
+  local: [10.231.0.1]
   routes:
     - {prefix: 10.231.0.2/32, port: a, next_hop_mac: "%s"}
     - {prefix: 10.232.0.0/24, port: b, next_hop_mac: "%s"}`, macPeerA, macPeerB)

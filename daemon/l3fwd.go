@@ -3,18 +3,21 @@ package daemon
 import (
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/l3fwd"
 )
 
-// l3fwdApp builds the router of forward.routes. A port's PortID is its place in the
-// configuration's ports, which is its place in d.ports.
+// l3fwdApp builds the router of forward.routes, forward.local and forward.police. A
+// port's PortID is its place in the configuration's ports, which is its place in d.ports.
 func (d *Daemon) l3fwdApp() (*l3fwd.App, error) {
-	var cfg l3fwd.Config
+	cfg := l3fwd.Config{Threads: d.cfg.Threads()}
 	id := map[string]dataplane.PortID{}
 	for i, p := range d.ports {
 		cfg.Ports = append(cfg.Ports, p.nic.MAC())
+		cfg.MTU = append(cfg.MTU, portMTU)
 		id[p.cfg.Name] = dataplane.PortID(i)
 	}
 	for i, r := range d.cfg.Forward.Routes {
@@ -28,11 +31,31 @@ func (d *Daemon) l3fwdApp() (*l3fwd.App, error) {
 		}
 		cfg.Routes = append(cfg.Routes, l3fwd.Route{Prefix: prefix, Port: port, NextHopMAC: mac})
 	}
+	for i, s := range d.cfg.Forward.Local {
+		p, err := config.ParseLocal(s)
+		if err != nil {
+			return nil, fmt.Errorf("forward.local[%d]: %w", i, err)
+		}
+		cfg.Local = append(cfg.Local, p)
+	}
+	cfg.Police = policeOf(d.cfg.Forward.Police)
 	app, err := l3fwd.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("forward.routes: %w", err)
+		return nil, fmt.Errorf("forward: %w", err)
 	}
+	d.router.Store(app)
 	return app, nil
+}
+
+// policeOf is forward.police over l3fwd's defaults, class by class.
+func policeOf(p map[string]config.PoliceRate) l3fwd.Police {
+	out := l3fwd.DefaultPolice
+	for class, r := range map[string]*l3fwd.Rate{"control": &out.Control, "local": &out.Local, "error": &out.Error} {
+		if in, ok := p[class]; ok {
+			*r = l3fwd.Rate{PerSecond: in.Rate, Burst: in.Burst}
+		}
+	}
+	return out
 }
 
 // forwardApp is forward.mode's app.
@@ -45,6 +68,36 @@ func (d *Daemon) forwardApp() (dataplane.App, error) {
 		return nil, fmt.Errorf("forward.mode: %w", err)
 	}
 	return app, nil
+}
+
+var (
+	mRouterNotForwarded = prometheus.NewDesc("uiod_l3fwd_not_forwarded_total", "Frames l3fwd did not forward, by reason, whether it handed them to the kernel path or dropped them.", []string{"reason"}, nil)
+	mRouterToKernel     = prometheus.NewDesc("uiod_l3fwd_to_kernel_total", "Frames l3fwd handed to the kernel path, by policer class.", []string{"class"}, nil)
+	mRouterPoliced      = prometheus.NewDesc("uiod_l3fwd_policed_total", "Frames for the kernel path over their class's rate limit (forward.police), dropped.", []string{"class"}, nil)
+)
+
+// routerCollector exports l3fwd's counters, when forward.mode is l3fwd.
+type routerCollector struct{ d *Daemon }
+
+func (c routerCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- mRouterNotForwarded
+	ch <- mRouterToKernel
+	ch <- mRouterPoliced
+}
+
+func (c routerCollector) Collect(ch chan<- prometheus.Metric) {
+	app := c.d.router.Load()
+	if app == nil {
+		return
+	}
+	s := app.Stats()
+	for r, n := range s.NotForwarded {
+		ch <- prometheus.MustNewConstMetric(mRouterNotForwarded, prometheus.CounterValue, float64(n), r)
+	}
+	for _, cl := range s.Classes {
+		ch <- prometheus.MustNewConstMetric(mRouterToKernel, prometheus.CounterValue, float64(cl.ToKernel), cl.Class)
+		ch <- prometheus.MustNewConstMetric(mRouterPoliced, prometheus.CounterValue, float64(cl.Policed), cl.Class)
+	}
 }
 
 // l3fwdQueues lists every RX queue of every port. Their own TX queue (TxPort) is their

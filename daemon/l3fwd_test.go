@@ -92,7 +92,9 @@ func TestL3fwd(t *testing.T) {
 		{0, net.IPv4(10, 1, 9, 9), 1, -1, ""},
 	}
 	for i, s := range sends {
-		if err := gens[s.port].Send(ipv4Frame(s.dst, s.ttl, uint32(i))); err != nil {
+		f := ipv4Frame(s.dst, s.ttl, uint32(i))
+		copy(f, d.ports[s.port].nic.MAC()) // l3fwd routes only what is sent to the port's MAC
+		if err := gens[s.port].Send(f); err != nil {
 			t.Fatal(err)
 		}
 	}

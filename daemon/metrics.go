@@ -14,7 +14,7 @@ import (
 // Prometheus text format.
 func (d *Daemon) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &collector{d: d})
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &collector{d: d}, routerCollector{d})
 	reg.MustRegister(d.opts.Collectors...)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }

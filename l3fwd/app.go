@@ -33,69 +33,197 @@ type Route struct {
 
 // Config configures an App.
 type Config struct {
-	// Ports are the ports' MAC addresses by PortID: the source MAC of what leaves them.
+	// Ports are the ports' MAC addresses by PortID: the source MAC of what leaves them,
+	// and the only unicast destination MAC l3fwd takes on them.
 	Ports []net.HardwareAddr
-	// Routes is the routing table. Two routes for the same prefix are an error.
+	// Routes is the routing table. Two routes for the same prefix are an error, and so is
+	// a route inside a destination l3fwd never routes (multicast, loopback, link-local,
+	// 0/8, the limited broadcast: docs/design.md).
 	Routes []Route
+	// Local are the router's own addresses (receive routes): the addresses the kernel
+	// holds on the ports' TAPs, and their subnets' broadcast addresses. What is sent to
+	// them goes to the RX port's kernel path, never forwarded. A prefix may be longer
+	// than a host's (a /32 or /128 is one address); it wins over a route for the same
+	// destinations.
+	Local []netip.Prefix
+	// MTU is each port's MTU by PortID, the most IP bytes a frame leaving it may carry
+	// (0 or missing: 1500). Larger packets go to the kernel path (mtu_exceeded), which
+	// answers with fragmentation needed or packet too big, or fragments.
+	MTU []int
+	// Police limits what goes to the kernel exception path, per class (zero:
+	// DefaultPolice).
+	Police Police
+	// Threads is the number of poll threads, each with its policer (0: MaxThreads). A
+	// frame for the kernel on a thread beyond it is dropped as policed.
+	Threads int
 }
+
+// MaxThreads is the most poll threads an App polices.
+const MaxThreads = 64
+
+// DefaultMTU is a port's MTU when Config.MTU does not give it.
+const DefaultMTU = 1500
 
 // App is the l3fwd dataplane.App. Its tables are read-only once New returns, so one App
-// serves every poll thread.
+// serves every poll thread; each thread has its own policer and counters.
 type App struct {
-	v4   *lpm.Table4
-	v6   *lpm.Table6
-	hops []hop
+	v4      *lpm.Table4
+	v6      *lpm.Table6
+	hops    []hop
+	rxMAC   []uint64 // by PortID: the port's MAC as the fast path loads it (see macKey)
+	threads []threadState
+	suspect [256]bool // suspectSrc4, here so that the fast path indexes off the App
 }
 
-// hop is a next hop: the output port and the MACs a frame leaves with.
+// hop is a next hop: the output port and the MACs a frame leaves with, and the port's
+// MTU. A special next hop (a reserved or local destination) has MTU 0, so that the fast
+// path's MTU check sends its frames to the slow path, and its verdict in port.
 type hop struct {
 	macs [12]byte // destination, then source
 	port dataplane.PortID
-	_    uint16 // 16 bytes: an index is a shift
+	mtu  uint16 // 16 bytes: an index is a shift
+}
+
+// macKey is a destination MAC as the fast path compares it: the frame's first 8 bytes
+// loaded little-endian and shifted left by 16, which leaves the 6 bytes of the MAC.
+func macKey(m []byte) uint64 {
+	var b [8]byte
+	copy(b[:6], m)
+	return binary.LittleEndian.Uint64(b[:]) << 16
 }
 
 // New builds the App's tables from cfg, refusing a route that names a port cfg does not
-// have, a next hop that is not a unicast MAC, or a prefix given twice.
+// have, a next hop that is not a unicast MAC, a prefix given twice, or a route inside a
+// reserved destination.
 func New(cfg Config) (*App, error) {
-	a := &App{v4: lpm.NewTable4(), v6: lpm.NewTable6()}
+	a := &App{v4: lpm.NewTable4(), v6: lpm.NewTable6(), suspect: suspectSrc4}
 	for i, m := range cfg.Ports {
 		if len(m) != 6 {
 			return nil, fmt.Errorf("port %d: MAC %q is not 6 bytes", i, m)
 		}
+		a.rxMAC = append(a.rxMAC, macKey(m))
 	}
+	for i, m := range cfg.MTU {
+		if m != 0 && (m < 68 || m > 65535) {
+			return nil, fmt.Errorf("port %d: MTU %d: want 68 to 65535", i, m)
+		}
+	}
+	police := cfg.Police
+	if police == (Police{}) {
+		police = DefaultPolice
+	}
+	if err := police.check(); err != nil {
+		return nil, err
+	}
+	threads := cfg.Threads
+	if threads == 0 {
+		threads = MaxThreads
+	}
+	if threads < 0 || threads > MaxThreads {
+		return nil, fmt.Errorf("threads %d: want 1 to %d", threads, MaxThreads)
+	}
+	a.threads = newThreads(threads, police)
 	hopOf := map[hop]lpm.NextHop{}
-	seen := map[netip.Prefix]int{}
-	for i, r := range cfg.Routes {
-		if err := checkRoute(r, len(cfg.Ports)); err != nil {
-			return nil, fmt.Errorf("route %d (%v): %w", i, r.Prefix, err)
-		}
-		if j, dup := seen[r.Prefix]; dup {
-			return nil, fmt.Errorf("route %d (%v): same prefix as route %d", i, r.Prefix, j)
-		}
-		seen[r.Prefix] = i
-		h := hop{port: r.Port}
-		copy(h.macs[:6], r.NextHopMAC)
-		copy(h.macs[6:], cfg.Ports[r.Port])
+	addHop := func(h hop) (lpm.NextHop, error) {
 		nh, ok := hopOf[h]
 		if !ok {
 			nh = lpm.NextHop(len(a.hops))
 			if nh > lpm.MaxNextHop {
-				return nil, fmt.Errorf("route %d: more than %d next hops", i, lpm.MaxNextHop+1)
+				return 0, fmt.Errorf("more than %d next hops", lpm.MaxNextHop+1)
 			}
 			a.hops = append(a.hops, h)
 			hopOf[h] = nh
 		}
-		var err error
-		if r.Prefix.Addr().Is4() {
-			err = a.v4.Insert(r.Prefix, nh)
-		} else {
-			err = a.v6.Insert(r.Prefix, nh)
+		return nh, nil
+	}
+	insert := func(p netip.Prefix, nh lpm.NextHop) error {
+		if p.Addr().Is4() {
+			return a.v4.Insert(p, nh)
+		}
+		return a.v6.Insert(p, nh)
+	}
+	seen := map[netip.Prefix]string{}
+	for i, r := range cfg.Routes {
+		if err := checkRoute(r, len(cfg.Ports)); err != nil {
+			return nil, fmt.Errorf("route %d (%v): %w", i, r.Prefix, err)
+		}
+		if err := checkReserved(r.Prefix, false); err != nil {
+			return nil, fmt.Errorf("route %d (%v): %w", i, r.Prefix, err)
+		}
+		if what, dup := seen[r.Prefix]; dup {
+			return nil, fmt.Errorf("route %d (%v): same prefix as %s", i, r.Prefix, what)
+		}
+		seen[r.Prefix] = fmt.Sprintf("route %d", i)
+		h := hop{port: r.Port, mtu: DefaultMTU}
+		if int(r.Port) < len(cfg.MTU) && cfg.MTU[r.Port] != 0 {
+			h.mtu = uint16(cfg.MTU[r.Port])
+		}
+		copy(h.macs[:6], r.NextHopMAC)
+		copy(h.macs[6:], cfg.Ports[r.Port])
+		nh, err := addHop(h)
+		if err == nil {
+			err = insert(r.Prefix, nh)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("route %d: %w", i, err)
 		}
 	}
+	special := func(p netip.Prefix, v verdict) error {
+		nh, err := addHop(hop{port: dataplane.PortID(v)})
+		if err == nil {
+			err = insert(p, nh)
+		}
+		return err
+	}
+	for _, r := range reserved {
+		if err := special(r.prefix, r.v); err != nil {
+			return nil, fmt.Errorf("reserved %v: %w", r.prefix, err)
+		}
+	}
+	for i, p := range cfg.Local {
+		switch {
+		case !p.IsValid() || p.Addr().Is4In6() || p.Addr().Zone() != "":
+			return nil, fmt.Errorf("local %d (%v): not an IPv4 or IPv6 prefix", i, p)
+		case p.Masked() != p:
+			return nil, fmt.Errorf("local %d (%v): bits set beyond the prefix length (the prefix is %v)", i, p, p.Masked())
+		}
+		if err := checkReserved(p, true); err != nil {
+			return nil, fmt.Errorf("local %d (%v): %w", i, p, err)
+		}
+		if what, dup := seen[p]; dup {
+			return nil, fmt.Errorf("local %d (%v): same prefix as %s", i, p, what)
+		}
+		seen[p] = fmt.Sprintf("local %d", i)
+		if err := special(p, vLocal); err != nil {
+			return nil, fmt.Errorf("local %d: %w", i, err)
+		}
+	}
+	// Without a default route, every uncovered destination has the no-route next hop, so
+	// that a lookup always finds one.
+	for _, p := range []netip.Prefix{netip.PrefixFrom(netip.IPv4Unspecified(), 0), netip.PrefixFrom(netip.IPv6Unspecified(), 0)} {
+		if _, ok := seen[p]; !ok {
+			if err := special(p, vNoRoute); err != nil {
+				return nil, fmt.Errorf("no route %v: %w", p, err)
+			}
+		}
+	}
 	return a, nil
+}
+
+// checkReserved refuses a prefix inside one of the reserved destinations (a shorter route
+// covering one is fine: the reserved prefix, longer, wins). A local address may lie in
+// the link-local ranges, which a router may hold.
+func checkReserved(p netip.Prefix, local bool) error {
+	for _, r := range reserved {
+		if r.prefix.Addr().Is4() != p.Addr().Is4() || p.Bits() < r.prefix.Bits() || !r.prefix.Contains(p.Addr()) {
+			continue
+		}
+		if local && (r.v == vLinkLocal || r.v == vLinkLocal4) {
+			continue
+		}
+		return fmt.Errorf("inside %v (%s), which l3fwd never forwards", r.prefix, r.what)
+	}
+	return nil
 }
 
 func checkRoute(r Route, ports int) error {
@@ -118,12 +246,20 @@ func checkRoute(r Route, ports int) error {
 	return nil
 }
 
-// Process forwards or refuses every frame of the burst, as Forward does. While the frames
-// are IPv4 without options that verify, have a route and all go to one port, it takes a
-// path of fixed offsets written out here, with no call (so nothing of the loop spills),
-// and ends with SendAll, the dataplane's fast path. From the first frame that is not
-// such a frame, processRest decides frame by frame.
+// Process forwards or refuses every frame of the burst, as Forward does, and hands what
+// it does not forward to the kernel path or drops it (see processRest). While the frames
+// are IPv4 without options or trailing bytes, to the RX port's MAC, from a source that
+// needs no second look, not a fragment at offset 1, that verify, have a route within the
+// output port's MTU and all go to one port, it takes a path of fixed offsets written out
+// here, with no call (so nothing of the loop spills), and ends with SendAll, the
+// dataplane's fast path. From the first frame that is not such a frame, processRest
+// decides frame by frame.
 func (a *App) Process(b *dataplane.Burst) {
+	if int(b.Port) >= len(a.rxMAC) {
+		a.processRest(b, 0, 0, -1)
+		return
+	}
+	mac := a.rxMAC[b.Port]
 	var out dataplane.PortID
 	le := binary.LittleEndian
 	frames := b.Frames
@@ -136,22 +272,34 @@ func (a *App) Process(b *dataplane.Burst) {
 		e := (*[ethHeader + ipv4Header]byte)(f)
 		w0, w1, dst := le.Uint64(e[ethHeader:]), le.Uint64(e[ethHeader+8:]), le.Uint32(e[ethHeader+ipv4Dst:])
 		tot := uint(bits.ReverseBytes16(uint16(w0 >> 16)))
-		// EtherType 0x0800 and version/IHL 0x45 in one load (the TOS byte masked); 20 ≤
-		// total length ≤ the frame's IP bytes in one comparison; the TTL is w1's low
-		// byte; the sum is not zero (the version is 4), so a multiple of 0xffff verifies
-		// (see sumOK).
-		if le.Uint32(e[12:])&0xffffff != 0x450008 || tot-ipv4Header > uint(len(f)-ethHeader-ipv4Header) ||
-			uint8(w1) < minForwardT || (w0&0xffffffff+w0>>32+w1&0xffffffff+w1>>32+uint64(dst))%0xffff != 0 {
+		// The packet ends the frame, or the frame is one of at most 60 bytes, padded.
+		ipLen := uint(len(f) - ethHeader)
+		slack := ipLen - ipv4Header
+		if len(f) > minFrame {
+			slack = 0
+		}
+		// The destination MAC is the port's (the first 8 bytes less the source MAC's two),
+		// and EtherType 0x0800 with version/IHL 0x45 in one load (the TOS byte masked), in
+		// one test; the total length within the frame and at least 20 (or all of it) in
+		// one comparison; TTL ≥ 2 and not a fragment past the first (its flags and offset,
+		// then the TTL, rotated so that the offset is on top) in one; the source's first
+		// octet (w1's fifth byte) needs no second look; the sum is not zero (the version
+		// is 4), so a multiple of 0xffff verifies (see sumOK).
+		if (le.Uint64(e[:])<<16^mac)|uint64(le.Uint32(e[12:])&0xffffff^0x450008) != 0 || ipLen-tot > slack ||
+			bits.RotateLeft32(le.Uint32(e[ethHeader+6:])&0x00ffff1f, 16)-minForwardT >= 256-minForwardT ||
+			a.suspect[uint8(w1>>32)] || (w0&0xffffffff+w0>>32+w1&0xffffffff+w1>>32+uint64(dst))%0xffff != 0 {
 			a.processRest(b, i, out, -1)
 			return
 		}
-		nh, found := a.v4.Lookup(bits.ReverseBytes32(dst))
-		if !found {
+		// Every address has a next hop: a route's, or a special one (no route, reserved,
+		// local) whose MTU of 0 sends the frame to processRest.
+		nh, _ := a.v4.Lookup(bits.ReverseBytes32(dst))
+		h := &a.hops[nh]
+		if tot > uint(h.mtu) { // over the MTU, or a special next hop (MTU 0)
 			a.processRest(b, i, out, -1)
 			return
 		}
 		decTTL((*[ipv4Header]byte)(e[ethHeader:]))
-		h := &a.hops[nh]
 		*(*[12]byte)(e[:]) = h.macs
 		if i > 0 && h.port != out {
 			a.processRest(b, i, out, int(h.port))
@@ -164,6 +312,8 @@ func (a *App) Process(b *dataplane.Burst) {
 
 // processRest decides frames i and on of b one by one, frames 0 to i-1 having been
 // forwarded to out. A port ≥ 0 says that frame i was forwarded already, to that port.
+// A frame not forwarded is dropped, or handed to the RX port's kernel path within its
+// class's rate (or dropped as policed over it), and counted.
 func (a *App) processRest(b *dataplane.Burst, i int, out dataplane.PortID, port int) {
 	for j := range i {
 		b.Send(j, out)
@@ -172,67 +322,193 @@ func (a *App) processRest(b *dataplane.Burst, i int, out dataplane.PortID, port 
 		b.Send(i, dataplane.PortID(port))
 		i++
 	}
+	var rx uint64
+	if int(b.Port) < len(a.rxMAC) {
+		rx = a.rxMAC[b.Port]
+	}
+	var ts *threadState
+	if b.Thread >= 0 && b.Thread < len(a.threads) {
+		ts = &a.threads[b.Thread]
+	}
 	for ; i < len(b.Frames); i++ {
-		if p, r, ok := a.Forward(b.Frames[i].Bytes()); ok {
+		buf := b.Frames[i]
+		f := buf.Bytes()
+		p, n, v := a.decide(rx, f)
+		if v == vForward {
+			if n < len(f) {
+				buf.SetLen(n)
+			}
 			b.Send(i, p)
-		} else {
-			b.ToKernel(i, r)
+			continue
 		}
+		r, c := verdicts[v].reason, verdicts[v].class
+		if c == classLocal && (v == vLocal || v == vMulticast) {
+			c = protoClass(f)
+		}
+		switch {
+		case c == classDrop || !b.HasKernel():
+			b.Drop(i, r)
+		case ts == nil: // a thread beyond Config.Threads
+			b.Drop(i, DropPoliced)
+			continue
+		case ts.buckets[c].allow(b.Time):
+			b.ToKernel(i, r)
+			ts.local.toKernel[c]++
+		default:
+			b.Drop(i, DropPoliced)
+			ts.local.policed[c]++
+		}
+		if ts != nil {
+			ts.local.byReason[r]++
+			ts.dirty = true
+		}
+	}
+	if ts != nil && ts.dirty {
+		ts.publish()
 	}
 }
 
 // String is the app's configuration name.
 func (a *App) String() string { return "l3fwd" }
 
-// Forward routes the Ethernet frame f: when it is to be forwarded it rewrites f in place
-// (TTL or hop limit, IPv4 checksum, MACs) and returns the output port and true; otherwise
+// Forward routes the Ethernet frame f received on port rx: when it is to be forwarded it
+// rewrites f in place (TTL or hop limit, IPv4 checksum, MACs) and returns the output
+// port, the length the frame leaves with (bytes past the IP packet trimmed, as the kernel
+// trims them, but not below the 60 bytes of a padded minimum frame) and true; otherwise
 // it leaves f as it was and returns why. It allocates nothing.
-func (a *App) Forward(f []byte) (dataplane.PortID, dataplane.DropReason, bool) {
-	nh, v := a.route(f)
-	if v != vForward {
-		return 0, reasons[v], false
+func (a *App) Forward(rx dataplane.PortID, f []byte) (out dataplane.PortID, n int, r dataplane.DropReason, ok bool) {
+	var mac uint64
+	if int(rx) < len(a.rxMAC) {
+		mac = a.rxMAC[rx]
 	}
-	h := &a.hops[nh]
-	*(*[12]byte)(f) = h.macs
-	return h.port, 0, true
+	p, n, v := a.decide(mac, f)
+	if v != vForward {
+		return 0, len(f), verdicts[v].reason, false
+	}
+	return p, n, 0, true
 }
 
-// route checks f's headers and looks its destination up; on vForward it has decremented
-// the TTL or hop limit.
-func (a *App) route(f []byte) (lpm.NextHop, verdict) {
+// decide checks f, received on the port whose MAC is rx (a macKey), and looks its
+// destination up; on vForward it has rewritten f and returns the output port and the
+// frame's new length.
+func (a *App) decide(rx uint64, f []byte) (dataplane.PortID, int, verdict) {
 	if len(f) < ethHeader {
-		return 0, vNotIP
+		return 0, 0, vNotIP
+	}
+	l2cast := f[0]&1 != 0 // broadcast or multicast
+	if !l2cast && macKey(f[:6]) != rx {
+		return 0, 0, vNotForUs
 	}
 	h := f[ethHeader:]
+	var nh lpm.NextHop
+	var n int
 	switch binary.BigEndian.Uint16(f[12:ethHeader]) {
 	case etherIPv4:
 		if v := checkIPv4(h); v != vForward {
-			return 0, v
+			return 0, 0, v
 		}
 		ip := (*[ipv4Header]byte)(h)
-		nh, ok := a.v4.Lookup(binary.BigEndian.Uint32(ip[ipv4Dst:]))
-		if !ok {
-			return 0, vNoRoute
+		if ihl := int(h[0]&0xf) * 4; ihl > ipv4Header {
+			if v := checkOptions(h[ipv4Header:ihl]); v != vForward {
+				return 0, 0, v
+			}
 		}
-		if ip[ipv4TTL] < minForwardT {
-			return 0, vTTLExpired
+		if binary.BigEndian.Uint16(ip[6:])&0x1fff == 1 {
+			return 0, 0, vFragOffset
+		}
+		tot := int(binary.BigEndian.Uint16(ip[ipv4TotLen:]))
+		src := binary.BigEndian.Uint32(ip[12:])
+		nh4, found := a.v4.Lookup(binary.BigEndian.Uint32(ip[ipv4Dst:]))
+		v := a.special(nh4, found)
+		switch {
+		case v == vMulticast || v == vBroadcast:
+			return 0, 0, v
+		case martianSrc4(src):
+			return 0, 0, vMartianSrc
+		}
+		if v := destination(v, l2cast); v != vForward {
+			return 0, 0, v
+		}
+		switch {
+		case !found:
+			return 0, 0, vNoRoute
+		case src>>16 == 0xa9fe: // 169.254/16
+			return 0, 0, vLinkLocal4
+		case ip[ipv4TTL] < minForwardT:
+			return 0, 0, vTTLExpired
+		case tot > int(a.hops[nh4].mtu):
+			return 0, 0, vMTU
 		}
 		decTTL(ip)
-		return nh, vForward
+		nh, n = nh4, ethHeader+tot
 	case etherIPv6:
 		if v := checkIPv6(h); v != vForward {
-			return 0, v
+			return 0, 0, v
 		}
 		ip := (*[ipv6Header]byte)(h)
-		nh, ok := a.v6.Lookup((*[16]byte)(ip[ipv6Dst:]))
-		if !ok {
-			return 0, vNoRoute
+		dst, src := (*[16]byte)(ip[ipv6Dst:]), (*[16]byte)(ip[8:])
+		pay := int(binary.BigEndian.Uint16(ip[ipv6PayLen:]))
+		nd := ip[6] == 58 && len(h) > ipv6Header && isND(h[ipv6Header])
+		if dst[0] == 0xff {
+			switch {
+			case dst[1]&0xf <= 1: // scope 0 (reserved) or 1 (interface-local), RFC 4291 2.7
+				return 0, 0, vMartianDst
+			case nd:
+				return 0, 0, vND
+			}
+			return 0, 0, vMulticast
 		}
-		if ip[ipv6HopLim] < minForwardT {
-			return 0, vTTLExpired
+		if martianSrc6(src) {
+			return 0, 0, vMartianSrc
+		}
+		if nd && ip[ipv6HopLim] == 255 { // for the link: never forwarded (RFC 4861)
+			return 0, 0, vND
+		}
+		nh6, found := a.v6.Lookup(dst)
+		if v := destination(a.special(nh6, found), l2cast); v != vForward {
+			return 0, 0, v
+		}
+		switch {
+		case !found:
+			return 0, 0, vNoRoute
+		case src[0] == 0xfe && src[1]&0xc0 == 0x80: // fe80::/10
+			return 0, 0, vLinkLocalSrc6
+		case ip[ipv6HopLim] < minForwardT:
+			return 0, 0, vTTLExpired
+		case ipv6Header+pay > int(a.hops[nh6].mtu):
+			return 0, 0, vMTU
 		}
 		ip[ipv6HopLim]--
-		return nh, vForward
+		nh, n = nh6, ethHeader+ipv6Header+pay
+		if pay == 0 && ip[6] == 0 { // a jumbogram's length is in its hop-by-hop header
+			n = len(f)
+		}
+	default:
+		if t := binary.BigEndian.Uint16(f[12:ethHeader]); t == etherARP || t == etherLLDP {
+			return 0, 0, vControlL2
+		}
+		return 0, 0, vNotIP
 	}
-	return 0, vNotIP
+	hp := &a.hops[nh]
+	*(*[12]byte)(f) = hp.macs
+	return hp.port, max(n, min(len(f), minFrame)), vForward
+}
+
+// destination is the verdict for a unicast destination whose special verdict is v (see
+// special), received in a link-layer broadcast or multicast frame if l2cast: a local
+// address is delivered either way, and nothing else in such a frame is forwarded.
+func destination(v verdict, l2cast bool) verdict {
+	if v != vLocal && l2cast {
+		return vL2Broadcast
+	}
+	return v
+}
+
+// special is the verdict of a special next hop (a reserved or local destination),
+// vForward for a route's (or no route).
+func (a *App) special(nh lpm.NextHop, found bool) verdict {
+	if h := &a.hops[nh]; found && h.mtu == 0 {
+		return verdict(h.port)
+	}
+	return vForward
 }

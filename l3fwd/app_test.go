@@ -83,7 +83,7 @@ func TestForward(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := tt.in.build()
 			f := bytes.Clone(in)
-			port, reason, ok := a.Forward(f)
+			port, n, reason, ok := a.Forward(0, f)
 			if tt.reason != 0 {
 				if ok || reason != tt.reason {
 					t.Fatalf("Forward = %d, %v, %v, want not forwarded, %v", port, reason, ok, tt.reason)
@@ -107,16 +107,16 @@ func TestForward(t *testing.T) {
 			} else {
 				want[14+ipv6HopLim]--
 			}
-			if !bytes.Equal(f, want) {
-				t.Errorf("forwarded frame\n got % x\nwant % x", f, want)
+			if n != len(f) || !bytes.Equal(f, want) {
+				t.Errorf("forwarded frame (length %d)\n got % x\nwant % x", n, f, want)
 			}
 		})
 	}
-	if _, r, ok := a.Forward(make([]byte, 13)); ok || r != DropNotIP {
+	if _, _, r, ok := a.Forward(0, make([]byte, 13)); ok || r != DropNotIP {
 		t.Errorf("runt: %v %v", r, ok)
 	}
 	b := v4("10.1.9.9", 64).build()
-	if _, r, ok := a.Forward(b[:14+19]); ok || r != DropBadHeader {
+	if _, _, r, ok := a.Forward(0, b[:14+19]); ok || r != DropBadHeader {
 		t.Errorf("short IPv4 header: %v %v", r, ok)
 	}
 }
@@ -128,7 +128,7 @@ func TestNoRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := frame{dst: macP0, src: macSrc, from: src4, to: netip.MustParseAddr("11.0.0.1"), ttl: 64, payload: 8}.build()
-	if _, r, ok := a.Forward(f); ok || r != DropNoRoute {
+	if _, _, r, ok := a.Forward(0, f); ok || r != DropNoRoute {
 		t.Errorf("Forward = %v, %v, want no_route", r, ok)
 	}
 }
@@ -234,7 +234,7 @@ func TestForwardAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(200, func() {
 		for _, f := range frames {
-			a.Forward(f)
+			a.Forward(0, f)
 		}
 	}); n != 0 {
 		t.Errorf("%v allocations per run", n)
@@ -252,9 +252,9 @@ func FuzzForward(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x08, 0x00, 0x4f})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		b := bytes.Clone(in)
-		_, _, ok := a.Forward(b)
-		if len(b) != len(in) {
-			t.Fatal("length changed")
+		_, n, _, ok := a.Forward(0, b)
+		if len(b) != len(in) || n > len(in) || ok && n < min(len(in), minFrame) {
+			t.Fatalf("length %d, from %d", n, len(in))
 		}
 		if !ok {
 			if !bytes.Equal(b, in) {

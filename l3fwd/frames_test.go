@@ -16,6 +16,7 @@ type frame struct {
 	payload   int    // UDP payload bytes
 	badCheck  bool   // corrupt the IPv4 header checksum
 	mangle    func(b []byte)
+	trailer   int    // bytes of 0xee appended past the IP packet
 	tag       uint16 // the UDP source port is 40000+tag; a non-IP frame carries it first
 }
 
@@ -72,6 +73,9 @@ func (f frame) build() []byte {
 	default:
 		b = binary.BigEndian.AppendUint16(b, f.tag)
 		b = append(b, make([]byte, 44)...)
+	}
+	for range f.trailer {
+		b = append(b, 0xee)
 	}
 	if f.mangle != nil {
 		f.mangle(b)

@@ -7,6 +7,9 @@ const (
 	ethHeader   = 14
 	etherIPv4   = 0x0800
 	etherIPv6   = 0x86dd
+	etherARP    = 0x0806
+	etherLLDP   = 0x88cc
+	minFrame    = 60 // an Ethernet frame's least length without its FCS: shorter ones are padded
 	ipv4Header  = 20 // without options
 	ipv6Header  = 40
 	ipv4TTL     = 8  // offsets in the IPv4 header
@@ -19,22 +22,11 @@ const (
 	minForwardT = 2  // the least TTL or hop limit a router forwards (RFC 1812 5.3.1)
 )
 
-// verdict is what the header rules say of a frame before its route is looked up.
-type verdict uint8
-
-const (
-	vForward verdict = iota
-	vNoRoute
-	vTTLExpired
-	vBadHeader
-	vNotIP
-)
-
 // checkIPv4 applies l3fwd's RFC 1812 checks to the IPv4 header at the start of h (the
 // frame after its Ethernet header): room for the header, version 4, a header length of
 // at least 20 bytes inside the frame, a total length that covers the header and fits the
-// frame (Ethernet padding may follow it), and a header checksum that verifies. Options
-// are allowed and forwarded untouched, as DPDK's l3fwd does.
+// frame (Ethernet padding or trailing bytes may follow it, which forwarding trims), and a
+// header checksum that verifies. Options are checked by checkOptions.
 func checkIPv4(h []byte) verdict {
 	if len(h) < ipv4Header {
 		return vBadHeader

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/uiod/uiod/internal/testutil"
+)
+
+func TestL3fwdRouterKeys(t *testing.T) {
+	ok := `{prefix: 0.0.0.0/0, port: a, next_hop_mac: "02:00:00:00:00:01"}`
+	c, err := read(t, l3fwdDoc(ok)+"  local: [192.0.2.254, \"2001:db8::1\", 192.0.2.255/32]\n  police: {control: {rate: 5000, burst: 16}}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Forward.Local) != 3 || c.Forward.Police["control"] != (PoliceRate{Rate: 5000, Burst: 16}) || len(c.Forward.Police) != 1 {
+		t.Errorf("forward %+v", c.Forward)
+	}
+	tests := []struct {
+		name, text, path, msg string
+	}{
+		{"bad local", l3fwdDoc(ok) + "  local: [192.0.2]\n", "forward.local[0]", "not an address or prefix"},
+		{"duplicate local", l3fwdDoc(ok) + "  local: [192.0.2.1, 192.0.2.1/32]\n", "forward.local[1]", "same address as forward.local[0]"},
+		{"zero rate", l3fwdDoc(ok) + "  police: {error: {rate: 0, burst: 4}}\n", "forward.police.error.rate", "want 1 to"},
+		{"huge burst", l3fwdDoc(ok) + "  police: {local: {rate: 10, burst: 2000000}}\n", "forward.police.local.burst", "want 1 to"},
+		{"unknown police key", l3fwdDoc(ok) + "  police: {junk: {rate: 10}}\n", "forward.police.junk", "unknown class (want control, local, error)"},
+		{"local in l2fwd", simPorts + "forward:\n  local: [192.0.2.1]\n", "forward.local", "only apply to forward.mode l3fwd"},
+		{"police in l2fwd", simPorts + "forward:\n  police: {error: {rate: 1, burst: 1}}\n", "forward.police", "only applies to forward.mode l3fwd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := read(t, tt.text)
+			wantOneError(t, err, tt.path, tt.msg)
+		})
+	}
+}
+
+func TestParseLocal(t *testing.T) {
+	testutil.CheckParseCases(t, "ParseLocal", ParseLocal, []testutil.ParseCase[netip.Prefix]{
+		{In: "192.0.2.254", Want: netip.MustParsePrefix("192.0.2.254/32")},
+		{In: "2001:db8::1", Want: netip.MustParsePrefix("2001:db8::1/128")},
+		{In: "192.0.2.255/32", Want: netip.MustParsePrefix("192.0.2.255/32")},
+		{In: "10.0.0.0/8", Want: netip.MustParsePrefix("10.0.0.0/8")},
+		{In: "10.0.0.1/8", Err: "the prefix is 10.0.0.0/8"},
+		{In: "fe80::1%eth0", Err: "zone"},
+		{In: "::ffff:1.2.3.4", Err: "write it as IPv4 (1.2.3.4)"},
+		{In: "", Err: "not an address"},
+	})
+}
+
+// FuzzParseLocal: what ParseLocal accepts is a masked prefix without zone or mapping.
+func FuzzParseLocal(f *testing.F) {
+	for _, s := range []string{"192.0.2.1", "2001:db8::/32", "fe80::1%x", "::ffff:1.2.3.4", "1.2.3.4/33"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParseLocal(s)
+		if err != nil {
+			return
+		}
+		if !p.IsValid() || p.Masked() != p || p.Addr().Is4In6() || p.Addr().Zone() != "" {
+			t.Fatalf("%q accepted as %v", s, p)
+		}
+	})
+}
+
+func TestL3fwdPoliceUnknownField(t *testing.T) {
+	ok := `{prefix: 0.0.0.0/0, port: a, next_hop_mac: "02:00:00:00:00:01"}`
+	_, err := read(t, l3fwdDoc(ok)+"  police: {error: {rate: 5, burst: 1, rat: 5}}\n")
+	wantOneError(t, err, "forward.police[error]", "invalid keys: rat")
+}
