@@ -238,4 +238,3 @@ func TestNewRefuses(t *testing.T) {
 		})
 	}
 }
-
