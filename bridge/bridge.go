@@ -432,3 +432,12 @@ func (a *App) StartAgeing() (stop func()) {
 
 // PortName is the name of port p, as Config gave it.
 func (a *App) PortName(p dataplane.PortID) string { return a.ports[p].name }
+
+// SetPollers sets the number of poll threads serving port p's RX queues (Port.Pollers),
+// which share its flood limit. Call it before the dataplane starts.
+func (a *App) SetPollers(p dataplane.PortID, n int) {
+	ps := &a.ports[p]
+	if limit := a.cfg.Ports[p].FloodLimit; limit > 0 {
+		ps.interval = int64(time.Second) * int64(max(1, n)) / int64(limit)
+	}
+}
