@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/uiod/uiod/dataplane"
@@ -99,8 +100,9 @@ type App struct {
 	vlans   [MaxVLAN + 1][]dataplane.PortID // the member ports of each VLAN, in PortID order
 	table   *fdb
 	threads []thread
-	ageMs   int64
-	refresh int64 // ms: how old an entry's time may get before learning rewrites it
+	// ageing is the ageing time and the refresh granule (how old an entry's time may get
+	// before learning rewrites it), in ms; SetAgeing changes them while the bridge runs.
+	ageing atomic.Pointer[ageing]
 }
 
 // portState is a port's configuration as the hot path reads it.
@@ -136,8 +138,8 @@ func New(cfg Config) (*App, error) {
 	case cfg.CopyBufs < 1 || cfg.CopySize < 64:
 		return nil, fmt.Errorf("bridge: copy pool of %d buffers of %d bytes: want at least 1 of 64", cfg.CopyBufs, cfg.CopySize)
 	}
-	a := &App{cfg: cfg, table: newFDB(cfg.TableSize, len(cfg.Ports)), ageMs: cfg.Ageing.Milliseconds()}
-	a.refresh = max(1, min(1000, a.ageMs/16))
+	a := &App{cfg: cfg, table: newFDB(cfg.TableSize, len(cfg.Ports))}
+	a.setAgeing(cfg.Ageing)
 	for i, p := range cfg.Ports {
 		ps, err := newPortState(p)
 		if err != nil {
@@ -259,6 +261,7 @@ func process[S sink](a *App, out S, ti int, in dataplane.PortID, frames []*nic.B
 	ms := now / int64(time.Millisecond)
 	p := &a.ports[in]
 	c := &th.local
+	age := a.ageing.Load()
 	for i, buf := range frames {
 		f := buf.Bytes()
 		fr, pr := parse(f)
@@ -281,7 +284,7 @@ func process[S sink](a *App, out S, ti int, in dataplane.PortID, frames []*nic.B
 			out.Drop(i, DropVLAN)
 			continue
 		}
-		switch a.table.learn(fdbKey(fr.src, vid), uint16(in), ms, a.ageMs, a.refresh, p.macLimit) {
+		switch a.table.learn(fdbKey(fr.src, vid), uint16(in), ms, age.ms, age.refresh, p.macLimit) {
 		case learnNew:
 			c[cLearned]++
 		case learnMoved:
@@ -290,7 +293,7 @@ func process[S sink](a *App, out S, ti int, in dataplane.PortID, frames []*nic.B
 			c[cRefused]++
 		}
 		if !multicast(fr.dst) {
-			if to, ok := a.table.lookup(fdbKey(fr.dst, vid), ms, a.ageMs); ok {
+			if to, ok := a.table.lookup(fdbKey(fr.dst, vid), ms, age.ms); ok {
 				if dataplane.PortID(to) == in {
 					c[cDropped]++
 					out.Drop(i, DropSamePort)
@@ -388,7 +391,7 @@ type Entry struct {
 func (a *App) Entries() []Entry {
 	now := a.cfg.Now() / int64(time.Millisecond)
 	var es []Entry
-	a.table.walk(now, a.ageMs, func(e entry) {
+	a.table.walk(now, a.ageing.Load().ms, func(e entry) {
 		en := Entry{MAC: macOf(keyMAC(e.key)), VLAN: keyVLAN(e.key), Port: dataplane.PortID(valPort(e.val)), Static: e.val&valStatic != 0}
 		if !en.Static {
 			en.Age = time.Duration(max(0, now-valMs(e.val))) * time.Millisecond
@@ -403,13 +406,13 @@ func (a *App) Entries() []Entry {
 
 // Expire removes the entries that aged out by now and returns how many; the ager runs it.
 func (a *App) Expire() int {
-	return a.table.expire(a.cfg.Now()/int64(time.Millisecond), a.ageMs)
+	return a.table.expire(a.cfg.Now()/int64(time.Millisecond), a.ageing.Load().ms)
 }
 
 // StartAgeing runs Expire every eighth of the ageing time (10 ms to 1 s) until the
 // returned stop is called, so that entries gone stale leave their port's MAC count.
 func (a *App) StartAgeing() (stop func()) {
-	every := min(time.Second, max(10*time.Millisecond, a.cfg.Ageing/8))
+	every := min(time.Second, max(10*time.Millisecond, time.Duration(a.ageing.Load().ms)*time.Millisecond/8))
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
@@ -440,4 +443,22 @@ func (a *App) SetPollers(p dataplane.PortID, n int) {
 	if limit := a.cfg.Ports[p].FloodLimit; limit > 0 {
 		ps.interval = int64(time.Second) * int64(max(1, n)) / int64(limit)
 	}
+}
+
+// ageing is the ageing time in force.
+type ageing struct{ ms, refresh int64 }
+
+func (a *App) setAgeing(d time.Duration) {
+	ms := d.Milliseconds()
+	a.ageing.Store(&ageing{ms: ms, refresh: max(1, min(1000, ms/16))})
+}
+
+// SetAgeing changes the ageing time of the running bridge (MinAgeing to MaxAgeing):
+// entries older than d are gone at once. The ager keeps the interval it started with.
+func (a *App) SetAgeing(d time.Duration) error {
+	if d < MinAgeing || d > MaxAgeing {
+		return fmt.Errorf("bridge: ageing %v: want %v to %v", d, MinAgeing, MaxAgeing)
+	}
+	a.setAgeing(d)
+	return nil
 }
