@@ -75,6 +75,7 @@ func (r statusReport) writeText(w io.Writer, wide bool) {
 	}
 	tt.write(w, width)
 	r.writeRxWaits(w, width)
+	r.writeBridge(w, width)
 }
 
 // durText is a number of seconds as a duration, rounded to what a person reads: 1 µs
