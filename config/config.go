@@ -37,6 +37,7 @@ type Config struct {
 	StateDir string  `mapstructure:"state_dir"`
 	Ports    []Port  `mapstructure:"ports"`
 	Forward  Forward `mapstructure:"forward"`
+	Bridge   Bridge  `mapstructure:"bridge"` // forward.mode bridge (bridge.go)
 	Poll     Poll    `mapstructure:"poll"`
 	Power    Power   `mapstructure:"power"`
 	VFIO     VFIO    `mapstructure:"vfio"`

@@ -15,3 +15,10 @@ var exampleL3fwd string
 // ExampleL3fwd returns a commented configuration that validates: l3fwd routing between
 // two sim ports, one with a kernel exception path.
 func ExampleL3fwd() string { return exampleL3fwd }
+
+//go:embed example_bridge.yaml
+var exampleBridge string
+
+// ExampleBridge returns a commented configuration that validates: a learning bridge of
+// three sim ports, two access ports of different VLANs and a trunk.
+func ExampleBridge() string { return exampleBridge }

@@ -184,9 +184,15 @@ func (c *Config) checkWire(errs *fieldErrors, i int, driverOK bool, pairWires ma
 
 func (c *Config) checkForward(errs *fieldErrors) {
 	f := &c.Forward
-	if !oneOf(errs, "forward.mode", f.Mode, ForwardL2fwd, ForwardReflect, ForwardL3fwd) {
+	if !oneOf(errs, "forward.mode", f.Mode, ForwardL2fwd, ForwardReflect, ForwardL3fwd, ForwardBridge) {
 		return
 	}
+	if f.Mode == ForwardBridge {
+		c.checkNotL3fwd(errs)
+		c.checkBridge(errs)
+		return
+	}
+	c.checkNotBridge(errs)
 	if f.Mode == ForwardL3fwd {
 		c.checkL3fwd(errs)
 		return

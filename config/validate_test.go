@@ -97,7 +97,7 @@ ports:
 		{"port not a mapping", "ports: [a]\nforward: {mode: reflect}", "ports[0]", "mapping"},
 		{"ports not a list", "ports: {name: a}", "ports", "list"},
 		// Forward.
-		{"forward mode", simPorts + "forward: {mode: bridge}", "forward.mode", "l2fwd, reflect or l3fwd"},
+		{"forward mode", simPorts + "forward: {mode: hub}", "forward.mode", "l2fwd, reflect, l3fwd or bridge"},
 		{"odd ports without pairs", simPorts + "  - {name: c, driver: sim, wire: \"pair:c\"}", "forward.pairs", "odd (3)"},
 		{"pair unknown port", simPorts + "forward: {pairs: [[a, z]]}", "forward.pairs[0][1]", `"z"`},
 		{"pair of three", simPorts + "forward: {pairs: [[a, b, a]]}", "forward.pairs[0]", "exactly two"},

@@ -58,6 +58,7 @@ type Daemon struct {
 	backends backends
 	ports    []*port
 	dp       *dataplane.Dataplane
+	bridge   *bridgeRun      // forward.mode bridge (bridge.go)
 	control  *capture.Server // the control socket, for uiod capture
 	http     *http.Server
 	listener net.Listener
@@ -192,11 +193,12 @@ func (d *Daemon) dataplaneConfig() (dataplane.Config, error) {
 		return dataplane.Config{}, err
 	}
 	threads := assignThreads(queues, d.cfg.Poll.CPUs, pol.SleepsOnInterrupt())
-	if d.cfg.Forward.Mode == config.ForwardL3fwd {
+	if d.cfg.Forward.Mode == config.ForwardL3fwd || d.isBridge() {
 		if err := l3fwdTx(threads, d.ports); err != nil {
 			return dataplane.Config{}, err
 		}
 	}
+	d.startBridge(app, threads) // bridge.go
 	if d.opts.App != nil {
 		app = d.opts.App
 	}
@@ -245,6 +247,7 @@ func (d *Daemon) shutdownLocked() error {
 		}
 	}
 	d.ports = nil
+	d.closeBridge()
 	closeAll(d.wireDirs) // after the wires: closing one removes its socket through its directory
 	d.wireDirs = nil
 	if err := d.backends.close(); err != nil {

@@ -63,6 +63,9 @@ func (d *Daemon) forwardApp() (dataplane.App, error) {
 	if d.cfg.Forward.Mode == config.ForwardL3fwd {
 		return d.l3fwdApp()
 	}
+	if d.isBridge() {
+		return d.bridgeApp() // bridge.go
+	}
 	app, err := dataplane.ParseApp(d.cfg.Forward.Mode)
 	if err != nil {
 		return nil, fmt.Errorf("forward.mode: %w", err)

@@ -16,6 +16,9 @@ func (d *Daemon) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &collector{d: d}, routerCollector{d})
 	reg.MustRegister(d.opts.Collectors...)
+	if d.isBridge() {
+		reg.MustRegister(bridgeCollector{d})
+	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
 

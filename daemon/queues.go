@@ -27,7 +27,7 @@ func (d *Daemon) forwardQueues(app dataplane.App) ([]dataplane.Queue, error) {
 		return nil
 	}
 	switch {
-	case d.cfg.Forward.Mode == config.ForwardL3fwd:
+	case d.cfg.Forward.Mode == config.ForwardL3fwd, d.isBridge(): // a frame may leave by any port
 		return l3fwdQueues(d.ports), nil
 	case app == dataplane.Reflect:
 		for _, p := range d.ports {

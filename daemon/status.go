@@ -22,6 +22,8 @@ type Status struct {
 	Threads       []ThreadStatus `json:"threads"`
 	// RxWaits are the RX wait histograms of ports with an IEEE 1588 unit (rxwait.go).
 	RxWaits []RxWaitStatus `json:"rx_waits"`
+	// Bridge is forward.mode bridge's MAC table and counters (bridge.go).
+	Bridge *BridgeStatus `json:"bridge,omitempty"`
 }
 
 // PolicyStatus is the configured idle policy.
@@ -182,6 +184,7 @@ func (d *Daemon) Status() Status {
 		st.Threads = append(st.Threads, threadStatus(t))
 	}
 	st.RxWaits = rxWaitStatus(dp.RxWaits())
+	st.Bridge = d.bridgeStatus()
 	return st
 }
 

@@ -93,11 +93,12 @@ type Burst struct {
 	// Time is idle.Now() at the poll that received the burst, in nanoseconds.
 	Time int64
 
-	verdict  []verdict // per frame; zero = undecided
-	all      verdict   // SendAll's decision for every frame, zero when per frame
-	txOf     []int16   // PortID → this thread's TX slot for it, -1 none
-	peerSlot int16     // the queue's own TX slot (its TxPort/TxQ)
-	kernel   int16     // the TX slot of the RX port's kernel path, -1 none
+	verdict  []verdict    // per frame; zero = undecided
+	extra    []extraFrame // SendCopy's buffers, in call order (copy.go)
+	all      verdict      // SendAll's decision for every frame, zero when per frame
+	txOf     []int16      // PortID → this thread's TX slot for it, -1 none
+	peerSlot int16        // the queue's own TX slot (its TxPort/TxQ)
+	kernel   int16        // the TX slot of the RX port's kernel path, -1 none
 }
 
 // verdict is one frame's fate: 0 undecided, 1+slot sent through TX slot, or dropVerdict

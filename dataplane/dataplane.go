@@ -137,7 +137,7 @@ func (dp *Dataplane) newLoop(ti int, th Thread) *loop {
 			lq.rxID, lq.direct = kernelOf[q.RxPort], true
 		}
 	}
-	l.burst = Burst{Thread: ti, verdict: make([]verdict, cfg.Batch), txOf: txOf}
+	l.burst = Burst{Thread: ti, verdict: make([]verdict, cfg.Batch), extra: make([]extraFrame, 0, 4*cfg.Batch), txOf: txOf}
 	return l
 }
 

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"math"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -163,6 +164,9 @@ func (l *loop) Poll() int {
 
 // dispatch carries out the App's decisions on b's frames and counts them on q.
 func (l *loop) dispatch(q *queue, b *Burst) {
+	if len(b.extra) > 0 {
+		b.perFrame() // a SendAll after SendCopy: the copies go between the frames
+	}
 	if v := b.all; v != 0 {
 		b.all = 0
 		if v&dropVerdict != 0 {
@@ -172,25 +176,18 @@ func (l *loop) dispatch(q *queue, b *Burst) {
 		l.flush(q, &l.slots[v-1], b.Frames)
 		return
 	}
+	e := 0
 	for i, f := range b.Frames {
 		v := b.verdict[i]
 		b.verdict[i] = 0
-		switch {
-		case v == 0:
-			q.c.drops[DropNoVerdict]++
-			q.c.local[cDrops]++
-			f.Free()
-		case v&dropVerdict != 0:
-			q.c.drops[DropReason(v)]++
-			q.c.local[cDrops]++
-			f.Free()
-		default:
-			s := &l.slots[v-1]
-			if len(s.pend) == 0 {
-				l.dirty = append(l.dirty, int16(v-1))
-			}
-			s.pend = append(s.pend, f)
+		l.decide(q, f, v)
+		if e < len(b.extra) {
+			e = l.copiesAfter(q, b, e, i)
 		}
+	}
+	if len(b.extra) > 0 {
+		l.copiesAfter(q, b, e, math.MaxInt) // copies of a frame the burst does not have
+		b.extra = b.extra[:0]
 	}
 	for _, si := range l.dirty {
 		s := &l.slots[si]

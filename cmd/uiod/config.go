@@ -128,22 +128,29 @@ func configName(arg string) string {
 }
 
 func newConfigExampleCmd() *cobra.Command {
-	var l3fwd bool
+	var l3fwd, bridge bool
 	cmd := &cobra.Command{
-		Use:   "example [--l3fwd]",
+		Use:   "example [--l3fwd | --bridge]",
 		Short: "Print a complete, commented configuration that validates",
 		Example: `  uiod config example > /etc/uiod/uiod.yaml
-  uiod config example --l3fwd   # a router: routes, and a kernel exception path`,
+  uiod config example --l3fwd   # a router: routes, and a kernel exception path
+  uiod config example --bridge  # a switch: access and trunk ports, limits, a static MAC`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ex := config.Example()
-			if l3fwd {
+			switch {
+			case l3fwd && bridge:
+				return usagef("--l3fwd and --bridge: choose one example")
+			case l3fwd:
 				ex = config.ExampleL3fwd()
+			case bridge:
+				ex = config.ExampleBridge()
 			}
 			_, err := io.WriteString(cmd.OutOrStdout(), ex)
 			return err
 		},
 	}
 	cmd.Flags().BoolVar(&l3fwd, "l3fwd", false, "the l3fwd example: routing between two sim ports, one with a kernel exception path")
+	cmd.Flags().BoolVar(&bridge, "bridge", false, "the bridge example: a learning switch of three sim ports in two VLANs")
 	return cmd
 }

@@ -121,9 +121,15 @@ func exampleDocs() (map[string]*configKey, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("the l3fwd example configuration: %w", err)
 	}
-	for k, v := range l3 {
-		if d, ok := docs[k]; !ok || d.value == "" && len(d.text) == 0 {
-			docs[k] = v
+	br, _, err := exampleKeys(config.ExampleBridge())
+	if err != nil {
+		return nil, "", fmt.Errorf("the bridge example configuration: %w", err)
+	}
+	for _, ex := range []map[string]*configKey{l3, br} {
+		for k, v := range ex {
+			if d, ok := docs[k]; !ok || d.value == "" && len(d.text) == 0 {
+				docs[k] = v
+			}
 		}
 	}
 	return docs, head, nil

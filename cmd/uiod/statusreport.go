@@ -25,6 +25,8 @@ type statusReport struct {
 	Threads         []threadReport `json:"threads"`
 	// RxWaits are the RX wait histograms' summaries (statusrxwait.go).
 	RxWaits []rxWaitReport `json:"rx_waits,omitempty"`
+	// Bridge is forward.mode bridge's table size and counters (statusbridge.go).
+	Bridge *bridgeReport `json:"bridge,omitempty"`
 }
 
 // policyReport is the configured idle policy. IdleThresholdSeconds is null when the
@@ -160,6 +162,7 @@ func newStatusReport(base string, prev, cur daemon.Status) statusReport {
 	}
 	r.IntervalSeconds = dt
 	r.RxWaits = newRxWaitReports(cur.RxWaits)
+	r.Bridge = newBridgeReport(cur.Bridge)
 	rate := func(now, before uint64) float64 {
 		if dt == 0 || now < before {
 			return 0
