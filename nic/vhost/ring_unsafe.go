@@ -45,7 +45,9 @@ func storeUsedHead(used []byte, flags, idx uint16) {
 // hostAlign is b's address modulo a (a power of two): the alignment the atomic operations
 // need is that of the mapping, which a front end's uva and mmap_offset can skew against
 // the guest addresses it sends.
-func hostAlign(b []byte, a uintptr) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (a - 1) }
+func hostAlign(b []byte, a uintptr) uintptr {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (a - 1)
+}
 
 func le16(b []byte, off int) uint16 { return binary.LittleEndian.Uint16(b[off:]) }
 

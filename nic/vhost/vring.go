@@ -31,9 +31,9 @@ type vring struct {
 	mem       *memTable
 	lay       ringLayout
 	mask      uint16
-	lastAvail uint16 // next available entry to take
-	usedIdx   uint16 // shadow of the used index
-	usedFlags uint16 // shadow of the used flags
+	lastAvail uint16   // next available entry to take
+	usedIdx   uint16   // shadow of the used index
+	usedFlags uint16   // shadow of the used flags
 	cur       *nic.Buf // the buffer being filled (freed on a fault)
 	oldFault  bool     // the poll thread's SetPanicOnFault setting before the burst
 }
