@@ -1,22 +1,20 @@
 package vhost
 
 import (
-	"fmt"
-	"runtime/debug"
-
 	"github.com/uiod/uiod/nic"
 )
 
 // RxBurst implements nic.Port: it takes up to len(bufs) frames the front end sent (its TX
 // ring), copying each out of its memory into a buffer of the port's pool, and gives the
 // descriptors back. It returns 0 while no front end is running, or while the control
-// goroutine reconfigures the ring.
+// goroutine reconfigures the ring. A ring started but disabled (SET_VRING_ENABLE 0) is
+// processed and its frames discarded, as the specification asks of a network device.
 func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
 	r := p.begin(ringGuestTX, q)
 	if r == nil {
 		return 0
 	}
-	defer p.endBurst(r)
+	defer p.disarm(r)
 	avail, ok := p.available(r)
 	oldUsed := r.usedIdx
 	var bytes uint64
@@ -40,9 +38,11 @@ func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
 		avail--
 		r.putUsed(head, 0)
 		r.cur = nil
-		if !ok {
+		if !ok || !r.enabled {
 			b.Free()
-			p.stats.rxErrors.Add(1)
+			if !ok {
+				p.stats.rxErrors.Add(1)
+			}
 			continue
 		}
 		b.SetLen(flen)
@@ -95,14 +95,18 @@ func (p *Port) readChain(r *vring, head uint16, dst []byte) (flen int, ok bool, 
 // TxBurst implements nic.Port: it copies frames into the buffers the front end made
 // available on its RX ring, header first, and frees them. It stops at the first frame the
 // ring has no room for; a frame larger than the buffer offered is dropped (counted in
-// TxErrors) and the buffer left for the next one. While no front end is running it takes
-// nothing.
+// TxErrors), the buffer left in place and the burst ends there, so that a chain too short
+// for the frames is walked once per burst, not once per frame. While no front end is
+// running, or its ring is disabled, it takes nothing.
 func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 	r := p.begin(ringGuestRX, q)
 	if r == nil {
 		return 0
 	}
-	defer p.endBurst(r)
+	defer p.disarm(r)
+	if !r.enabled {
+		return 0
+	}
 	avail, ok := p.available(r)
 	oldUsed := r.usedIdx
 	var bytes uint64
@@ -119,16 +123,16 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 			p.fault(r, err)
 			break
 		}
-		if ok {
-			r.lastAvail++
-			avail--
-			r.putUsed(head, uint32(written))
-			bytes += uint64(f.Len())
-		} else {
-			dropped++
-		}
 		f.Free()
 		n++
+		if !ok {
+			dropped++
+			break
+		}
+		r.lastAvail++
+		avail--
+		r.putUsed(head, uint32(written))
+		bytes += uint64(f.Len())
 	}
 	if r.ready && r.usedIdx != oldUsed && r.publish(oldUsed) {
 		p.signal(r)
@@ -172,8 +176,8 @@ func (p *Port) writeChain(r *vring, head uint16, frame []byte) (total int, ok bo
 }
 
 // begin starts a burst on vring i for queue q: it returns the ring locked and armed against
-// memory faults, or nil when there is nothing to do (another queue, a ring the control
-// goroutine holds, or no front end).
+// memory faults (disarm ends the burst), or nil when there is nothing to do (another queue,
+// a ring the control goroutine holds, or no front end).
 func (p *Port) begin(i, q int) *vring {
 	r := &p.rings[i]
 	if q != 0 || !r.mu.TryLock() {
@@ -183,7 +187,7 @@ func (p *Port) begin(i, q int) *vring {
 		r.mu.Unlock()
 		return nil
 	}
-	r.oldFault = debug.SetPanicOnFault(true)
+	arm(r)
 	return r
 }
 
@@ -195,18 +199,4 @@ func (p *Port) available(r *vring) (n uint16, ok bool) {
 		return 0, false
 	}
 	return n, true
-}
-
-// endBurst ends a burst on r: a memory fault (the front end truncated a region's file
-// under the mapping) stops the front end like any broken rule.
-func (p *Port) endBurst(r *vring) {
-	if e := recover(); e != nil {
-		if r.cur != nil {
-			r.cur.Free()
-			r.cur = nil
-		}
-		p.fault(r, fmt.Errorf("fault in the front end's memory: %v", e))
-	}
-	debug.SetPanicOnFault(r.oldFault)
-	r.mu.Unlock()
 }

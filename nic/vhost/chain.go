@@ -7,7 +7,7 @@ import (
 
 // desc reads descriptor i (i < num, checked by the caller).
 func (r *vring) descAt(i uint16) (addr uint64, n uint32, flags, next uint16) {
-	d := r.desc[16*int(i) : 16*int(i)+16]
+	d := r.lay.desc[16*int(i) : 16*int(i)+16]
 	return binary.LittleEndian.Uint64(d), binary.LittleEndian.Uint32(d[8:]),
 		binary.LittleEndian.Uint16(d[12:]), binary.LittleEndian.Uint16(d[14:])
 }
@@ -15,7 +15,7 @@ func (r *vring) descAt(i uint16) (addr uint64, n uint32, flags, next uint16) {
 // availCount returns how many entries the front end has made available beyond lastAvail,
 // or an error when its index jumped further than the ring holds.
 func (r *vring) availCount() (uint16, error) {
-	_, idx := loadAvailHead(r.avail)
+	idx := r.availIdx()
 	n := idx - r.lastAvail
 	if uint32(n) > r.num {
 		return 0, fmt.Errorf("available index jumped from %d to %d on a ring of %d", r.lastAvail, idx, r.num)
@@ -25,7 +25,7 @@ func (r *vring) availCount() (uint16, error) {
 
 // head takes the next available entry's chain head.
 func (r *vring) head() (uint16, error) {
-	h := le16(r.avail, 4+2*int(r.lastAvail&r.mask))
+	h := le16(r.lay.avail, 4+2*int(r.lastAvail&r.mask))
 	if uint32(h) >= r.num {
 		return 0, fmt.Errorf("available entry %d names descriptor %d of %d", r.lastAvail, h, r.num)
 	}
@@ -34,13 +34,14 @@ func (r *vring) head() (uint16, error) {
 
 // putUsed writes the used entry for chain head with n bytes written.
 func (r *vring) putUsed(head uint16, n uint32) {
-	e := r.used[4+8*int(r.usedIdx&r.mask):]
+	e := r.lay.used[4+8*int(r.usedIdx&r.mask):]
 	binary.LittleEndian.PutUint32(e, uint32(head))
 	binary.LittleEndian.PutUint32(e[4:], n)
 	r.usedIdx++
 }
 
-// walker follows one descriptor chain, bounded by the ring size so that a loop ends.
+// walker follows one descriptor chain, bounded by maxChain (the ring size, at most
+// maxChainLen) so that a loop ends and a long chain costs a bounded walk.
 type walker struct {
 	r     *vring
 	next  uint16
@@ -53,8 +54,8 @@ type walker struct {
 // write says whether the chain must be device-writable (RX) or device-readable (TX).
 func (w *walker) step(write bool) (addr uint64, n uint32, err error) {
 	r := w.r
-	if w.steps++; w.steps > r.num {
-		return 0, 0, fmt.Errorf("descriptor chain longer than the ring (%d): a loop", r.num)
+	if w.steps++; w.steps > r.maxChain {
+		return 0, 0, fmt.Errorf("descriptor chain longer than %d descriptors (a loop, or beyond the limit)", r.maxChain)
 	}
 	addr, n, flags, next := r.descAt(w.next)
 	switch {

@@ -117,9 +117,15 @@ func (p *Port) sleep(d time.Duration) bool {
 // serve handles c's messages until it fails, breaks the protocol or the poll thread
 // reports a broken ring.
 func (p *Port) serve(c *net.UnixConn) error {
-	gone := make(chan struct{})
-	defer close(gone)
+	gone, watched := make(chan struct{}), make(chan struct{})
+	defer func() {
+		// The watcher is gone before serve returns: a fault it took is stored before the
+		// reset that follows clears it, never charged to the next front end.
+		close(gone)
+		<-watched
+	}()
 	go func() {
+		defer close(watched)
 		select {
 		case err := <-p.faultCh:
 			p.faultErr.Store(&err)
@@ -143,7 +149,9 @@ func (p *Port) serve(c *net.UnixConn) error {
 		}
 		m.closeFds()
 		if err != nil {
-			if m.hdr.flags&flagNeedReply != 0 && s.replyAck() {
+			if reply != nil {
+				c.Write(reply) // a refused request's failure in its native reply's place
+			} else if m.hdr.flags&flagNeedReply != 0 && s.replyAck() {
 				c.Write(s.ack(m.hdr.req, 1))
 			}
 			if errors.Is(err, errRefused) {

@@ -1,6 +1,10 @@
 package vhost
 
-import "fmt"
+import (
+	"fmt"
+
+	"go.uber.org/zap"
+)
 
 // withRing runs fn on vring i with its lock held (the poll thread skips it meanwhile).
 func (p *Port) withRing(i int, fn func(r *vring) error) error {
@@ -13,68 +17,111 @@ func (p *Port) withRing(i int, fn func(r *vring) error) error {
 	return fn(r)
 }
 
-// startStop starts ring i once the front end sent everything it needs and stops it when
-// it is disabled. A started guest TX ring is kicked once by the back end itself, so that a
-// poll thread asleep since before the front end came looks at it. Called with r.mu held.
+// startStop starts ring i once the front end sent everything it needs (SET_VRING_KICK
+// last). A started guest TX ring is kicked once by the back end itself, so that a poll
+// thread asleep since before the front end came looks at it. Disabling a ring does not stop
+// it: it stays started and is processed without effect (see RxBurst). Called with r.mu held.
 func (p *Port) startStop(i int, r *vring) error {
-	switch {
-	case r.ready && !r.enabled:
-		r.base = r.lastAvail
-		r.stop()
-	case !r.ready && r.canStart():
-		if err := r.start(p.mem); err != nil {
-			return err
+	if r.ready || !r.canStart() {
+		return nil
+	}
+	var resumed bool
+	var err error
+	if e := p.armed(r, func() {
+		if resumed, err = r.start(p.mem); err == nil {
+			r.setNotify(false)
 		}
-		r.setNotify(false)
-		if i == ringGuestTX {
-			p.kick.self()
-		}
+	}); e != nil {
+		return e
+	}
+	if err != nil {
+		return err
+	}
+	if resumed {
+		// Not an error (a reconnecting front end sends base 0), but what a migration or
+		// reconnect problem looks like: said once per start.
+		p.log.Warn("vhost-user ring resumes at the used index in the front end's memory, not at SET_VRING_BASE",
+			zap.String("socket", p.cfg.Socket), zap.Int("vring", i), zap.Uint16("base", r.base), zap.Uint16("used", r.usedIdx))
+	}
+	if i == ringGuestTX {
+		p.kick.self()
 	}
 	return nil
 }
 
-// setFeatures applies the negotiated features to both rings.
+// setFeatures applies the negotiated features to both rings. The header is read by both
+// rings' bursts: it changes with both locks held.
 func (p *Port) setFeatures(v uint64) {
 	hdrLen := 10
 	if v&(1<<featVersion1|1<<featMrgRxBuf) != 0 {
 		hdrLen = 12
 	}
+	p.lockRings()
 	for i := range p.rings {
-		p.withRing(i, func(r *vring) error {
-			r.eventIdx = v&(1<<featEventIdx) != 0
-			return nil
-		})
+		p.rings[i].eventIdx = v&(1<<featEventIdx) != 0
 	}
-	// The header is read by both rings' bursts: change it with both locks held.
-	p.rings[0].mu.Lock()
-	p.rings[1].mu.Lock()
 	p.hdrLen = hdrLen
 	p.hdr = [12]byte{}
 	if hdrLen == 12 {
 		p.hdr[10] = 1 // num_buffers
 	}
-	p.rings[1].mu.Unlock()
-	p.rings[0].mu.Unlock()
+	p.unlockRings()
 }
 
-// stopRings stops both rings and forgets their configuration (RESET_OWNER).
-func (p *Port) stopRings() {
+// lockRings takes both rings' locks, in index order (the poll thread only tries them).
+func (p *Port) lockRings() {
+	for i := range p.rings {
+		p.rings[i].mu.Lock()
+	}
+}
+
+func (p *Port) unlockRings() {
+	for i := len(p.rings) - 1; i >= 0; i-- {
+		p.rings[i].mu.Unlock()
+	}
+}
+
+// anyStarted reports whether a ring is started (control goroutine).
+func (p *Port) anyStarted() bool {
+	started := false
 	for i := range p.rings {
 		p.withRing(i, func(r *vring) error {
-			r.clear()
+			started = started || r.ready
+			return nil
+		})
+	}
+	return started
+}
+
+// stopRings stops both rings and forgets their configuration (RESET_OWNER, and a front
+// end that went away); their callers are closed once no lock is held.
+func (p *Port) stopRings() {
+	var calls [numVrings]*caller
+	for i := range p.rings {
+		p.withRing(i, func(r *vring) error {
+			calls[i] = r.clear()
 			return nil
 		})
 	}
 	p.kick.set(-1)
+	for _, c := range calls {
+		c.close()
+	}
 }
 
-// reset forgets the front end that went away: rings stopped, descriptors closed, memory
-// unmapped.
-func (p *Port) reset() {
+// resetState forgets everything a front end set: rings stopped, descriptors closed,
+// features back to none, memory unmapped (no ring uses it once they are stopped).
+func (p *Port) resetState() {
 	p.stopRings()
 	p.setFeatures(0)
 	p.mem.unmap()
 	p.mem = nil
+}
+
+// reset forgets the front end that went away. Once the rings are stopped no burst can
+// report a fault any more: one still queued is the old front end's and is dropped.
+func (p *Port) reset() {
+	p.resetState()
 	select {
 	case <-p.faultCh:
 	default:

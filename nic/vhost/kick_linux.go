@@ -11,15 +11,26 @@ import (
 )
 
 // kickVector is the port's RX vector: an epoll descriptor watching the current front end's
-// kick eventfd of its TX ring. The dataplane waits on the epoll descriptor, which stays
-// the same across front ends; Drain reads the kick eventfd of the moment.
+// kick eventfd of its TX ring and the port's own wake eventfd. The dataplane waits on the
+// epoll descriptor, which stays the same across front ends.
+//
+// The front end's eventfd is the same open file description as the front end's own, so
+// the front end decides whether it is nonblocking (fcntl F_SETFL works on either side):
+// uiod never reads or writes it. It is watched edge-triggered, which the kernel signals
+// on every write to the eventfd (the counter is never read, so it stays readable and each
+// kick is an edge), and drain consumes the edges with epoll_wait and a zero timeout, which
+// cannot block. The back end's own wakes (a ring just started, an arm that found the ring
+// locked, a ring in poll mode) go to an eventfd only uiod holds.
 type kickVector struct {
 	vec  *irq.Vector
 	epfd int
+	own  int // uiod's wake eventfd, nonblocking, never shared
 
 	mu   sync.Mutex
-	fd   int // the kick eventfd, -1 for none
+	fd   int // the front end's kick eventfd, -1 for none
+	evs  [2]unix.EpollEvent
 	buf  [8]byte
+	sig  [8]byte
 	done bool
 }
 
@@ -28,13 +39,24 @@ func newKickVector() (*kickVector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kick epoll: %w", err)
 	}
-	k := &kickVector{epfd: epfd, fd: -1}
+	own, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(epfd)
+		return nil, fmt.Errorf("wake eventfd: %w", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(own)}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, own, &ev); err != nil {
+		unix.Close(own)
+		unix.Close(epfd)
+		return nil, fmt.Errorf("kick epoll: %w", err)
+	}
+	k := &kickVector{epfd: epfd, own: own, fd: -1}
+	binary.NativeEndian.PutUint64(k.sig[:], 1)
 	k.vec = irq.NewFunc(irq.MSIX, 0, epfd, k.drain)
 	return k, nil
 }
 
-// set makes fd (nonblocking from now on; -1 for none) the kick eventfd, closing the one
-// before.
+// set makes fd (-1 for none) the kick eventfd, closing the one before.
 func (k *kickVector) set(fd int) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -46,11 +68,7 @@ func (k *kickVector) set(fd int) error {
 	if fd < 0 {
 		return nil
 	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return fmt.Errorf("kick eventfd: %w", err)
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(fd)}
 	if err := unix.EpollCtl(k.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		unix.Close(fd)
 		return fmt.Errorf("%w: kick descriptor cannot be watched: %v", errProto, err)
@@ -59,31 +77,40 @@ func (k *kickVector) set(fd int) error {
 	return nil
 }
 
-// self kicks the current eventfd, so that a sleeping poll thread looks at a ring that
-// just started.
+// self wakes the vector with the port's own eventfd, so that a sleeping poll thread looks
+// at the ring: it never blocks (a full counter already wakes).
 func (k *kickVector) self() {
 	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.fd >= 0 {
-		var b [8]byte
-		writeEventfd(k.fd, &b)
+	if !k.done {
+		unix.Write(k.own, k.sig[:])
 	}
+	k.mu.Unlock()
 }
 
-// drain consumes the pending kicks.
+// drain consumes the pending kicks and wakes without blocking: the edges of the front
+// end's eventfd (one per kick since the last drain, as the kernel coalesces them) and the
+// count of the port's own.
 func (k *kickVector) drain() (uint64, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.fd < 0 {
+	if k.done {
 		return 0, nil
 	}
-	n, err := unix.Read(k.fd, k.buf[:])
-	if err != nil || n != 8 {
-		// EAGAIN: nothing pending. A descriptor that is not an eventfd is the front
-		// end's mistake, not the poll thread's: it reads as no kick.
-		return 0, nil
+	n, err := unix.EpollWait(k.epfd, k.evs[:], 0)
+	if err != nil {
+		return 0, nil // EINTR: the next wait sees them
 	}
-	return binary.NativeEndian.Uint64(k.buf[:]), nil
+	var kicks uint64
+	for _, ev := range k.evs[:n] {
+		if int(ev.Fd) != k.own {
+			kicks++
+			continue
+		}
+		if c, err := unix.Read(k.own, k.buf[:]); err == nil && c == 8 {
+			kicks += binary.NativeEndian.Uint64(k.buf[:])
+		}
+	}
+	return kicks, nil
 }
 
 func (k *kickVector) close() error {
@@ -97,14 +124,8 @@ func (k *kickVector) close() error {
 		unix.Close(k.fd)
 		k.fd = -1
 	}
+	unix.Close(k.own)
 	return unix.Close(k.epfd)
-}
-
-// writeEventfd adds one to the eventfd fd, using b as the 8-byte buffer; a full counter or
-// a descriptor that is not an eventfd is ignored.
-func writeEventfd(fd int, b *[8]byte) {
-	binary.NativeEndian.PutUint64(b[:], 1)
-	unix.Write(fd, b[:])
 }
 
 // isEventfd reports whether fd is an eventfd: kick and call descriptors must be, so that a

@@ -6,6 +6,8 @@ type memRegion struct {
 	gpa, uva uint64
 	mem      []byte // size bytes (the mapping's part past mmap_offset)
 	mapping  []byte // the whole mapping, for unmap
+	src      region // as SET_MEM_TABLE sent it
+	dev, ino uint64 // the file's identity
 }
 
 // memTable is the front end's memory as SET_MEM_TABLE described it. It is immutable once

@@ -9,22 +9,18 @@ import (
 )
 
 // mapTable maps every region's descriptor (shared, read-write), after checking that the
-// file holds the region: touching a mapping past the end of its file raises SIGBUS. On
-// error nothing stays mapped. The descriptors stay the caller's.
-func mapTable(rs []region, fds []int) (*memTable, error) {
+// file holds the region (touching a mapping past the end of its file raises SIGBUS) and
+// lives on a filesystem whose page faults the kernel serves itself (memoryFS). On error
+// nothing stays mapped. The descriptors stay the caller's.
+func mapTable(rs []region, fds []int, extraFS []int64) (*memTable, error) {
 	t := &memTable{}
 	for i, r := range rs {
-		var st unix.Stat_t
-		if err := unix.Fstat(fds[i], &st); err != nil {
+		st, err := memoryFile(i, fds[i], r, extraFS)
+		if err != nil {
 			t.unmap()
-			return nil, fmt.Errorf("region %d: fstat: %w", i, err)
+			return nil, err
 		}
 		end := r.offset + r.size
-		if st.Mode&unix.S_IFMT != unix.S_IFREG || uint64(st.Size) < end {
-			t.unmap()
-			return nil, fmt.Errorf("%w: region %d: descriptor is not a file of at least 0x%x bytes (mode 0%o, size 0x%x)",
-				errProto, i, end, st.Mode, st.Size)
-		}
 		length := end
 		if bs := uint64(st.Blksize); bs > 0 && bs&(bs-1) == 0 && length%bs != 0 && (length+bs-1)&^(bs-1) <= uint64(st.Size) {
 			length = (length + bs - 1) &^ (bs - 1) // hugetlbfs maps whole hugepages
@@ -34,7 +30,8 @@ func mapTable(rs []region, fds []int) (*memTable, error) {
 			t.unmap()
 			return nil, fmt.Errorf("region %d: mmap 0x%x bytes: %w", i, length, err)
 		}
-		t.regions = append(t.regions, memRegion{gpa: r.gpa, uva: r.uva, mem: m[r.offset:end:end], mapping: m})
+		t.regions = append(t.regions, memRegion{gpa: r.gpa, uva: r.uva, mem: m[r.offset:end:end], mapping: m,
+			src: r, dev: uint64(st.Dev), ino: uint64(st.Ino)})
 	}
 	return t, nil
 }

@@ -54,7 +54,13 @@ type Config struct {
 	// Reconnect is the interval between attempts to reach a front end in Client mode, and
 	// the pause after a failed accept in Server mode (default 1 s).
 	Reconnect time.Duration
-	Log       *zap.Logger
+	// MemoryFS lists the filesystem types (statfs f_type magic numbers, e.g. 0xef53 for
+	// ext4) a front end's memory files may live on besides tmpfs (memfd, /dev/shm) and
+	// hugetlbfs, which are always allowed: a file-backed guest whose memory is on a disk
+	// filesystem. Files on other filesystems are refused (a FUSE file would put the poll
+	// thread's page faults in the front end's hands).
+	MemoryFS []int64
+	Log      *zap.Logger
 }
 
 // Port is a vhost-user back end as a nic.Port with one RX and one TX queue.
@@ -187,13 +193,21 @@ func (p *Port) setNotify(q int, on bool) {
 		}
 		return
 	}
-	if r.ready {
-		r.setNotify(on)
+	if !r.ready {
+		r.mu.Unlock()
+		return
 	}
-	r.mu.Unlock()
+	arm(r)
+	defer p.disarm(r)
+	r.setNotify(on)
+	if on && r.noKick {
+		// The front end asked for polling (SET_VRING_KICK without a descriptor): it never
+		// kicks, so the poll thread must not sleep on this queue.
+		p.kick.self()
+	}
 }
 
-// Link implements nic.Port: up while a front end has both rings running.
+// Link implements nic.Port: up while a front end has both rings started and enabled.
 func (p *Port) Link() nic.Link {
 	if !p.connected.Load() {
 		return nic.Link{}
@@ -201,9 +215,9 @@ func (p *Port) Link() nic.Link {
 	for i := range p.rings {
 		r := &p.rings[i]
 		r.mu.Lock()
-		ready := r.ready
+		running := r.running()
 		r.mu.Unlock()
-		if !ready {
+		if !running {
 			return nic.Link{}
 		}
 	}
@@ -241,10 +255,11 @@ func (p *Port) fault(r *vring, err error) {
 	}
 }
 
-// signal writes the call eventfd of r, if the front end gave one.
+// signal has the call eventfd of r written, if the front end gave one: by its caller's
+// goroutine, never the poll thread (see caller).
 func (p *Port) signal(r *vring) {
-	if r.call >= 0 {
-		writeEventfd(r.call, &r.sig)
+	if r.call != nil {
+		r.call.signal()
 	}
 }
 

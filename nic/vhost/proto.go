@@ -214,18 +214,24 @@ func parseMemTable(p []byte, nfds int) ([]region, error) {
 	return rs, checkRegions(rs)
 }
 
-// maxRegionSize bounds one region (1 TiB), far above any guest and far below overflow.
-const maxRegionSize = 1 << 40
+// maxRegionSize bounds one region, its file offset and all regions together: 128 TiB, the
+// whole of a 64-bit process's address space on x86-64 (47 bits), so that no guest a host
+// can run is refused, and far below overflow. mmap refuses what does not fit.
+const maxRegionSize = 1 << 47
 
 // checkRegions refuses empty or oversized regions, ranges that overflow 64 bits, and
 // regions that overlap in guest-physical or front-end virtual addresses.
 func checkRegions(rs []region) error {
+	var total uint64
 	for i, r := range rs {
 		switch {
 		case r.size == 0 || r.size > maxRegionSize:
 			return fmt.Errorf("%w: region %d: size 0x%x, want 1 to 0x%x", errProto, i, r.size, uint64(maxRegionSize))
 		case r.gpa+r.size < r.gpa, r.uva+r.size < r.uva, r.offset+r.size < r.offset, r.offset > maxRegionSize:
 			return fmt.Errorf("%w: region %d: range overflows (gpa 0x%x uva 0x%x offset 0x%x size 0x%x)", errProto, i, r.gpa, r.uva, r.offset, r.size)
+		}
+		if total += r.size; total > maxRegionSize {
+			return fmt.Errorf("%w: regions 0 to %d: 0x%x bytes together, at most 0x%x", errProto, i, total, uint64(maxRegionSize))
 		}
 		for j := range i {
 			o := rs[j]

@@ -2,28 +2,51 @@ package vhost
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"sync/atomic"
 	"unsafe"
 )
 
-// Ring words are little-endian (VERSION_1; legacy front ends on the little-endian hosts
-// this runs on agree). The used ring's first word (flags, idx) is published with one 32-bit
-// atomic store, a full fence on amd64: the used entries are visible before the index, and
-// the loads of used_event or of the available index that follow cannot pass it. The
-// available ring's first word is read with an atomic load before any entry it covers.
-// Both rings are 4-byte aligned (checked when the front end sets the addresses).
+// Ring words are little-endian (VERSION_1; legacy front ends are taken to be the host's
+// order, which on a big-endian host they are not: they are refused nowhere, but no such
+// front end exists). The two words loaded or stored whole with an atomic operation are
+// byte-swapped on big-endian hosts (littleEndian, a constant).
+//
+// The used ring's first word (flags, idx) is published with an atomic swap: a read-modify-
+// write, which is sequentially consistent on every architecture (XCHG on amd64, SWPAL on
+// arm64). That is the full fence the split ring needs between the store of used->idx and
+// the load of used_event (or of the available flags) that follows, and between the store of
+// avail_event and the re-read of the available index: a plain release store (STLR on
+// arm64) lets the load pass it and an interrupt or a kick is lost. The available index is
+// read with an atomic (acquire) load of the aligned 32-bit word that holds it, before any
+// entry it covers.
 
-// loadAvailHead returns the available ring's flags and index.
-func loadAvailHead(avail []byte) (flags, idx uint16) {
-	_ = avail[3]
-	w := atomic.LoadUint32((*uint32)(unsafe.Pointer(&avail[0])))
-	return uint16(w), uint16(w >> 16)
+// loadAvailIdx returns the available ring's index from the aligned word at avail[off:]
+// (off 0: flags and idx, shift 16; off 2: idx and ring[0], shift 0).
+func loadAvailIdx(avail []byte, off int, shift uint) uint16 {
+	_ = avail[off+3]
+	w := atomic.LoadUint32((*uint32)(unsafe.Pointer(&avail[off])))
+	if !littleEndian {
+		w = bits.ReverseBytes32(w)
+	}
+	return uint16(w >> shift)
 }
 
-// storeUsedHead publishes the used ring's flags and index.
+// storeUsedHead publishes the used ring's flags and index, with a full fence.
 func storeUsedHead(used []byte, flags, idx uint16) {
 	_ = used[3]
-	atomic.StoreUint32((*uint32)(unsafe.Pointer(&used[0])), uint32(flags)|uint32(idx)<<16)
+	w := uint32(flags) | uint32(idx)<<16
+	if !littleEndian {
+		w = bits.ReverseBytes32(w)
+	}
+	atomic.SwapUint32((*uint32)(unsafe.Pointer(&used[0])), w)
+}
+
+// hostAlign is b's address modulo a (a power of two): the alignment the atomic operations
+// need is that of the mapping, which a front end's uva and mmap_offset can skew against
+// the guest addresses it sends.
+func hostAlign(b []byte, a uintptr) uintptr {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (a - 1)
 }
 
 func le16(b []byte, off int) uint16 { return binary.LittleEndian.Uint16(b[off:]) }

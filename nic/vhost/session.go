@@ -45,6 +45,11 @@ func (s *session) handle(m *message) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		if v != s.features && p.anyStarted() {
+			// The header length and the notification scheme would change under the
+			// running rings (DPDK refuses this too).
+			return nil, fmt.Errorf("%w: SET_FEATURES 0x%x while the rings run with 0x%x", errProto, v, s.features)
+		}
 		s.features = v
 		p.setFeatures(v)
 		return nil, nil
@@ -62,8 +67,9 @@ func (s *session) handle(m *message) ([]byte, error) {
 	case reqSetOwner:
 		return nil, nil
 	case reqResetOwner:
-		p.stopRings()
-		s.features = 0
+		// Deprecated; what it means is taken whole: the session as a new connection's.
+		p.resetState()
+		s.features, s.protocol = 0, 0
 		return nil, nil
 	case reqSetMemTable:
 		return nil, s.setMemTable(m)
@@ -82,7 +88,7 @@ func (s *session) handle(m *message) ([]byte, error) {
 			if err := r.setAddr(a); err != nil {
 				return err
 			}
-			return relayout(r, p.mem)
+			return r.relayout(p.mem)
 		})
 	case reqGetVringBase:
 		st, err := parseState(req, m.payload)
@@ -106,7 +112,24 @@ func (s *session) handle(m *message) ([]byte, error) {
 	case reqSetVringKick, reqSetVringCall, reqSetVringErr:
 		return nil, s.setVringFd(m)
 	}
+	if hasNativeReply(req) {
+		// The front end waits for this reply whatever NEED_REPLY says: an empty payload,
+		// which every front end's size check refuses, tells it the request failed.
+		return putReply(s.buf[:], req, nil), fmt.Errorf("request %d: %w", req, errRefused)
+	}
 	return nil, fmt.Errorf("request %d: %w", req, errRefused)
+}
+
+// Requests this back end refuses whose normal form has a reply payload (the vhost-user
+// specification's numbering): GET_CONFIG, CREATE_CRYPTO_SESSION, POSTCOPY_ADVISE,
+// POSTCOPY_END, GET_INFLIGHT_FD, GET_MAX_MEM_SLOTS, GET_STATUS, GET_SHARED_OBJECT,
+// SET_DEVICE_STATE_FD and CHECK_DEVICE_STATE.
+func hasNativeReply(req uint32) bool {
+	switch req {
+	case 24, 26, 28, 30, 31, 36, 40, 41, 42, 43:
+		return true
+	}
+	return false
 }
 
 func (s *session) setState(req uint32, st vringState) error {
@@ -155,14 +178,25 @@ func (s *session) setVringFd(m *message) error {
 	case reqSetVringErr:
 		return nil // never signalled: the descriptor is closed
 	case reqSetVringCall:
+		var c *caller
 		if hasFd {
 			m.fds[0] = -1
+			c = newCaller(fd)
 		}
-		return p.withRing(i, func(r *vring) error {
-			closeFd(r.call)
-			r.call = fd
+		var old *caller
+		p.withRing(i, func(r *vring) error {
+			old, r.call = r.call, c
+			if c != nil && r.ready {
+				// QEMU sends the kick, starting the ring, before the real call fd (a
+				// masked notifier came first): an interrupt in between went nowhere, and
+				// with EVENT_IDX the front end never asks again. One extra call, as
+				// libvhost-user makes, is harmless otherwise.
+				c.signal()
+			}
 			return nil
 		})
+		old.close()
+		return nil
 	}
 	if i == ringGuestTX {
 		if hasFd {
@@ -173,7 +207,7 @@ func (s *session) setVringFd(m *message) error {
 		}
 	} // the guest RX ring's kicks are not needed: its descriptor is closed
 	return p.withRing(i, func(r *vring) error {
-		r.kickSet = true
+		r.kickSet, r.noKick = true, !hasFd
 		if s.features&(1<<featProtocolFeature) == 0 {
 			r.enabled = true // rings start enabled without protocol features
 		}
@@ -181,38 +215,46 @@ func (s *session) setVringFd(m *message) error {
 	})
 }
 
+// setMemTable applies SET_MEM_TABLE. The new table is committed only when every started
+// ring fits it: until then both rings are held and stay on the old one, which on a refusal
+// stays mapped and in use (the front end is disconnected, and the reset that follows stops
+// the rings before it unmaps it). A table identical to the current one (QEMU resends it
+// at every start) keeps the current mapping.
 func (s *session) setMemTable(m *message) error {
 	p := s.p
 	rs, err := parseMemTable(m.payload, len(m.fds))
 	if err != nil {
 		return err
 	}
-	t, err := mapTable(rs, m.fds)
+	if p.mem.same(rs, m.fds) {
+		return nil
+	}
+	t, err := mapTable(rs, m.fds, p.cfg.MemoryFS)
 	if err != nil {
 		return err
 	}
-	old := p.mem
-	p.mem = t
+	p.lockRings()
+	var lay [numVrings]ringLayout
 	for i := range p.rings {
-		if err := p.withRing(i, func(r *vring) error { return relayout(r, t) }); err != nil {
-			old.unmap()
-			return err
+		r := &p.rings[i]
+		if !r.ready {
+			continue
+		}
+		if lay[i], err = r.plan(t); err != nil {
+			p.unlockRings()
+			t.unmap()
+			return fmt.Errorf("SET_MEM_TABLE refused, vring %d does not fit it: %w", i, err)
 		}
 	}
+	for i := range p.rings {
+		if r := &p.rings[i]; r.ready {
+			r.commit(t, lay[i])
+		}
+	}
+	old := p.mem
+	p.mem = t
+	p.unlockRings()
 	old.unmap()
-	return nil
-}
-
-// relayout lays a running ring over mem again (its addresses or the memory changed); a ring
-// that no longer fits is stopped.
-func relayout(r *vring, mem *memTable) error {
-	if !r.ready {
-		return nil
-	}
-	if err := r.layout(mem); err != nil {
-		r.stop()
-		return err
-	}
 	return nil
 }
 
