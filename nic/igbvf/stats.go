@@ -33,16 +33,8 @@ type counters struct {
 	mu      sync.Mutex
 	last    [len(counterRegs)]uint32
 	at      time.Time // when last was read
-	rebase  bool      // the next read only takes the registers' values
+	rebase  bool      // the next read only takes the registers' values (at open: what an earlier user counted is not the port's)
 	cleared bool      // a PF event is being handled: the registers may have been cleared
-}
-
-// rebaseNext makes the next read take the registers' values as its base (at open: what
-// an earlier user of the VF counted is not the port's).
-func (c *counters) rebaseNext() {
-	c.mu.Lock()
-	c.rebase = true
-	c.mu.Unlock()
 }
 
 // pfEvent marks the registers as possibly cleared, until settled.
