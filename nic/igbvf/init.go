@@ -15,8 +15,10 @@ import (
 
 // handshake resets the VF and runs the mailbox bring-up with the PF (Linux igbvf's
 // e1000_reset_hw_vf, then igbvf_configure): VTCTRL.RST, the wait for RSTI and RSTD to
-// clear, VF_RESET (whose reply carries the MAC the PF assigned), the API negotiation,
-// SET_LPE with the receive size, and multicast. mbMu is held.
+// clear, VF_RESET (whose reply carries the MAC the PF assigned), SET_LPE with the
+// receive size, and multicast. There is no API negotiation: Linux's igb PF has one
+// mailbox API and no such message (it logs "Unhandled Msg" for one), and Linux's igbvf
+// sends none. mbMu is held.
 func (p *Port) handshake() error {
 	b := &p.mbx
 	p.bar.Write32(i82576.VTCTRL, intelnic.CtrlReset)
@@ -24,7 +26,7 @@ func (p *Port) handshake() error {
 	deadline := time.Now().Add(resetTimeout)
 	for b.take(i82576.MbxRSTI | i82576.MbxRSTD) {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("vf reset: RSTI/RSTD still set after %v (the PF is in reset)", resetTimeout)
+			return fmt.Errorf("vf reset: RSTI/RSTD still set after %v: %w (is the PF's interface up?)", resetTimeout, errPFReset)
 		}
 		time.Sleep(10 * time.Microsecond)
 	}
@@ -39,12 +41,19 @@ func (p *Port) handshake() error {
 		binary.LittleEndian.PutUint32(a[0:], w[1])
 		binary.LittleEndian.PutUint32(a[4:], w[2])
 		mac = net.HardwareAddr(a[:6:6])
-		if mac[0]&1 != 0 || string(mac) == "\x00\x00\x00\x00\x00\x00" {
+		if mac[0]&1 != 0 {
 			return fmt.Errorf("vf reset: the PF gave the VF the address %v, not a unicast one", mac)
 		}
+		if string(mac) != "\x00\x00\x00\x00\x00\x00" {
+			break
+		}
+		// An ACK with no address: as a NACK (Linux's igbvf takes a zero address for
+		// "not assigned by the administrator").
+		fallthrough
 	case i82576.MsgVFReset | i82576.MsgNack:
 		// The PF has no address for the VF: take a random one and have the PF set it, as
-		// Linux's igbvf does (the same one again after a later reset).
+		// Linux's igbvf does (the same one again after a later reset: Linux's igb forgets
+		// an address the VF chose at every VF reset).
 		if mac, err = p.chooseMAC(); err != nil {
 			return err
 		}
@@ -52,9 +61,6 @@ func (p *Port) handshake() error {
 		return fmt.Errorf("vf reset: the PF answered %#x, neither ACK nor NACK of VF_RESET", w[0])
 	}
 	p.mac.Store(&mac)
-	if err := p.negotiate(); err != nil {
-		return err
-	}
 	if err := p.setLPE(); err != nil {
 		return err
 	}
@@ -66,11 +72,10 @@ func (p *Port) handshake() error {
 func (p *Port) chooseMAC() (net.HardwareAddr, error) {
 	mac := p.MAC()
 	if mac == nil {
-		mac = make(net.HardwareAddr, 6)
-		if _, err := rand.Read(mac); err != nil {
-			return nil, fmt.Errorf("random mac: %w", err)
+		var err error
+		if mac, err = randomMAC(); err != nil {
+			return nil, err
 		}
-		mac[0] = mac[0]&^1 | 2 // unicast, locally administered
 	}
 	ok, err := p.mbx.request(i82576.MsgSetMAC, binary.LittleEndian.Uint32(mac[0:4]), uint32(binary.LittleEndian.Uint16(mac[4:6])))
 	switch {
@@ -82,15 +87,14 @@ func (p *Port) chooseMAC() (net.HardwareAddr, error) {
 	return mac, nil
 }
 
-// negotiate asks for the base mailbox API. Linux's igb PF knows no negotiation and NACKs
-// it (as it does any message it does not know): the VF then speaks the base API, which is
-// all this driver uses. An ACK must name the base API.
-func (p *Port) negotiate() error {
-	if _, err := p.mbx.request(i82576.MsgAPINegotiate, i82576.APIBase); err != nil {
-		return fmt.Errorf("mailbox api: %w", err)
+// randomMAC is a random unicast, locally administered address.
+func randomMAC() (net.HardwareAddr, error) {
+	mac := make(net.HardwareAddr, 6)
+	if _, err := rand.Read(mac); err != nil {
+		return nil, fmt.Errorf("random mac: %w", err)
 	}
-	p.api = i82576.APIBase // ACK (the base API agreed) or NACK (no negotiation): the same
-	return nil
+	mac[0] = mac[0]&^1 | 2
+	return mac, nil
 }
 
 // maxFrame is the receive size the driver asks for: a buffer's worth plus the FCS, at
@@ -142,6 +146,7 @@ func (p *Port) initRx() error {
 		return err
 	}
 	p.core.RxQueue(0).Fill()
+	p.rxPosted = true
 	return nil
 }
 
@@ -159,10 +164,14 @@ func (p *Port) programRx() error {
 	return nil
 }
 
-// initTx programs queue 0's transmit ring and enables it.
+// initTx programs queue 0's transmit ring, turns relaxed ordering of its descriptor
+// write-backs off (Linux's igbvf_configure_tx: a write-back must not pass the data
+// before it) and enables it.
 func (p *Port) initTx() error {
 	r := p.bar
 	intel.ProgramTxRing(&p.core, 0)
+	dca := uint32(i82576.VFTXBase + i82576.QDCATX)
+	r.Write32(dca, r.Read32(dca)&^i82576.DcaTxctlTxWBRO)
 	ctl := uint32(i82576.VFTXBase + intelnic.QDCTL)
 	r.Write32(ctl, txdctlThresholds|intelnic.DctlEnable)
 	if err := intel.WaitSet(r, ctl, intelnic.DctlEnable, queueTimeout); err != nil {
@@ -198,7 +207,9 @@ func (p *Port) setupInterrupts() error {
 
 // programInterrupts maps RX queue 0 to vector 0 and the mailbox to vector 1
 // (VTIVAR, VTIVAR_MISC), sets the RX vector's interval and auto-clear and unmasks the
-// mailbox. The RX cause is unmasked by EnableRxInterrupt. No TX cause is mapped.
+// mailbox. The RX cause is unmasked by EnableRxInterrupt. No TX cause is mapped. The
+// VTEICR write clears a mailbox cause a PF message raised since the VF reset: the
+// watcher is woken to look at the mailbox once.
 func (p *Port) programInterrupts() {
 	if _, ok := p.IRQKind(); !ok {
 		return
@@ -210,4 +221,5 @@ func (p *Port) programInterrupts() {
 	r.Write32(i82576.VTEIAC, rxCauseBit)
 	r.Write32(i82576.VTEICR, 1<<i82576.VFVectors-1)
 	r.Write32(i82576.VTEIMS, 1<<mbxVector)
+	p.kickWatcher()
 }

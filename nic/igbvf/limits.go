@@ -44,9 +44,12 @@ const (
 	mbxTimeout = time.Second
 	// resetTimeout bounds the wait for RSTI and RSTD to clear after VTCTRL.RST.
 	resetTimeout = 200 * time.Millisecond
-	// retryInterval is the wait between attempts to re-initialise a port whose PF does
-	// not answer (a PF that is down).
-	retryInterval = 50 * time.Millisecond
+	// retryInterval is the first wait between attempts to re-initialise a port whose PF
+	// does not answer (a PF that is down), and how often the mailbox is looked at during
+	// the waits; each wait doubles the next, up to maxRetryInterval (Linux's igbvf resets
+	// a VF at most every 10 s).
+	retryInterval    = 50 * time.Millisecond
+	maxRetryInterval = 10 * time.Second
 	// gateTimeout bounds the wait for a queue's owner to leave a burst.
 	gateTimeout = time.Second
 )
@@ -59,5 +62,6 @@ const (
 // every 2 s (its watchdog) and so does this port. A timer wake-up of an idle process
 // costs more than the register read: in a TCG guest a 100 ms timer on two VF ports kept
 // the idle daemon at 180-215 context switches a second and 3.4 % of a CPU, against 30-56
-// and 0.3-0.8 % at 2 s (BENCHMARKS.md §5.4).
+// and 0.3-0.8 % at 2 s (BENCHMARKS.md §5.4). Each timer wake-up also reads the VF's
+// statistics registers, whose byte counters wrap in 34 s at 1 Gb/s.
 var watchInterval = 2 * time.Second // a variable for tests, which prove the interrupt alone

@@ -9,8 +9,14 @@ import (
 	"github.com/uiod/uiod/pci"
 )
 
-// errNoAnswer wraps a mailbox wait the PF did not answer in time.
-var errNoAnswer = errors.New("the PF did not answer")
+// errNoAnswer wraps a mailbox wait the PF did not answer in time; errNotTaken, with it,
+// a message the PF never took (no PFACK: a PF whose driver is down serves no mailbox),
+// and errPFReset a VF reset that found the PF in reset (RSTI held).
+var (
+	errNoAnswer = errors.New("the PF did not answer")
+	errNotTaken = errors.New("the PF took no message")
+	errPFReset  = errors.New("the PF is in reset")
+)
 
 // mailbox is the VF side of the PF↔VF mailbox (82576 datasheet 7.8.2.9; Linux igbvf
 // mbx.c). The read-to-clear bits of V2PMAILBOX (PFSTS, PFACK, RSTD) are kept in a cache
@@ -88,20 +94,57 @@ func (b *mailbox) pending() error {
 }
 
 // send posts msg and waits for the PF to take it (PFACK). A message the PF left
-// unread before is served first, and a stale PFACK dropped.
+// unread before is served first, and a stale PFACK dropped. A PF message that arrives
+// instead of PFACK was written over the request (the 82576 has one buffer for both
+// directions, and a PF flushes the VF's pending request when it writes: Linux's
+// igb_write_mbx_pf): it is served and the request posted again, until the timeout.
 func (b *mailbox) send(msg []uint32) error {
-	if err := b.pending(); err != nil {
-		return err
+	deadline := time.Now().Add(b.timeout)
+	for {
+		if err := b.pending(); err != nil {
+			return err
+		}
+		b.take(i82576.MbxPFAck)
+		if err := b.lock(); err != nil {
+			return err
+		}
+		for i, w := range msg {
+			b.bar.Write32(i82576.VFMbxMem+4*uint32(i), w)
+		}
+		b.bar.Write32(i82576.V2PMailbox, i82576.MbxReq) // also gives VFU back
+		taken, err := b.waitTaken(deadline)
+		if err == nil && !taken && time.Now().After(deadline) {
+			err = errNoAnswer // the PF wrote over every request
+		}
+		if err != nil {
+			return fmt.Errorf("PF taking message %#x within %v: %w: %w", msg[0], b.timeout, errNotTaken, err)
+		}
+		if taken {
+			return nil
+		}
 	}
-	b.take(i82576.MbxPFAck)
-	if err := b.lock(); err != nil {
-		return err
+}
+
+// waitTaken polls until the PF takes the posted message (PFACK: true) or writes one of
+// its own first (PFSTS without PFACK: false, PFSTS left for pending), until deadline.
+func (b *mailbox) waitTaken(deadline time.Time) (bool, error) {
+	sleep := time.Microsecond
+	for {
+		v := b.status()
+		switch {
+		case v&i82576.MbxPFAck != 0:
+			b.cache &^= i82576.MbxPFAck
+			return true, nil
+		case v&i82576.MbxPFSts != 0:
+			return false, nil
+		case time.Now().After(deadline):
+			return false, errNoAnswer
+		}
+		time.Sleep(sleep)
+		if sleep < 500*time.Microsecond {
+			sleep *= 2
+		}
 	}
-	for i, w := range msg {
-		b.bar.Write32(i82576.VFMbxMem+4*uint32(i), w)
-	}
-	b.bar.Write32(i82576.V2PMailbox, i82576.MbxReq) // also gives VFU back
-	return b.wait(i82576.MbxPFAck, fmt.Sprintf("PF taking message %#x", msg[0]), time.Now().Add(b.timeout))
 }
 
 // readLocked reads n words of the PF's message and acknowledges it.

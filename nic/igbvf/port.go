@@ -8,13 +8,27 @@
 //
 // PF events. A PF reset (RSTI/RSTD in V2PMAILBOX, "ip link set PF down/up"), a PF
 // message that takes clear to send away, and a PF message the VF cannot read make the
-// port re-initialise itself on its own goroutine: it closes its queues' gates (waiting for their owners to leave a burst),
-// resets the VF, runs the mailbox handshake again (retrying while the PF is down), takes
-// the MAC the PF gives it, and brings the same rings back: posted receive buffers stay
-// posted, frames in flight on the transmit queue are discarded (TxErrors) and their
-// buffers freed by the queue's owner at its next burst. Each re-initialisation is
-// counted in Stats().DeviceResets; link changes the PF announces are counted in
-// LinkChanges. The link reads down while the port re-initialises.
+// port re-initialise itself on its own goroutine: it closes its queues' gates (waiting
+// for their owners to leave a burst), resets the VF, runs the mailbox handshake again,
+// takes the MAC the PF gives it, and brings the same rings back: posted receive buffers
+// stay posted; of the frames queued for transmit, those the VF completed before the
+// reset are freed as sent and the others discarded (TxErrors), by the queue's owner at
+// its next burst. While the PF stays down the port retries with a growing interval (50
+// ms doubling to 10 s, as Linux's igbvf resets a VF at most every 10 s), looking at the
+// mailbox every 50 ms meanwhile, and retries at once when the PF shows it is back. Each
+// re-initialisation is counted in Stats().DeviceResets; link changes the PF announces
+// are counted in LinkChanges. The link reads down while the port re-initialises.
+//
+// A PF that is down when the port opens (RSTI held until the PF's interface is up, or a
+// PF that does not answer) does not fail Open: the port opens with the link down and a
+// random locally administered address, as Linux's igbvf probes ("PF still in reset
+// state"), and brings itself up once the PF answers; ReinitError says why it is not up
+// yet. A PF that answers wrongly fails Open.
+//
+// Statistics. The VF's counters are 32 bits wide and wrap; the watcher reads them every
+// 2 s (its timer), so that no wrap is lost, and across a PF reset that clears them (as
+// QEMU's does) a lower value counts from zero, not as a wrap. RxMissed is the queue's
+// drop counter (RQDPC: frames dropped for want of a descriptor).
 //
 // An administrator's new MAC for the VF ("ip link set PF vf N mac ...") is announced to
 // no VF by Linux's igb (it logs "Reload the VF driver to make this change effective") and
@@ -24,6 +38,7 @@
 package igbvf
 
 import (
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -51,19 +66,21 @@ type Port struct {
 
 	mbMu sync.Mutex // the mailbox and every re-initialisation
 	mbx  mailbox
-	api  int // the mailbox API the PF agreed to
 
 	rxGate, txGate gate.Gate
 	txStale        bool        // the TX ring must be taken back before the next burst (owner's, behind txGate)
+	rxPosted       bool        // receive buffers are posted on the ring (open, then the watcher)
 	down           atomic.Bool // re-initialising: the link reads down
 	armed          atomic.Bool // RX queue 0's interrupt is unmasked
 	resets         atomic.Uint64
-	needReinit     bool // set under mbMu by what the watcher finds
+	needReinit     bool  // set under mbMu by what the watcher finds
+	openErr        error // the handshake of an open that found the PF down (the watcher's to retry)
 
 	cnt counters
 
 	kick       chan struct{}
 	timerWakes atomic.Uint64 // the watcher's wake-ups by its timer, not by an interrupt
+	looks      atomic.Uint64 // the watcher's looks at the mailbox
 	stop       chan struct{}
 	watching   sync.WaitGroup
 	lastErr    atomic.Pointer[error]
@@ -81,13 +98,18 @@ func (p *Port) layout() intel.Layout {
 		EIMS:     i82576.VTEIMS,
 		EIMC:     i82576.VTEIMC,
 		Counters: p.cnt.read,
+		QueueDrops: func(q int) uint32 {
+			return i82576.VFRXBase + i82576.VFQStride*uint32(q) + i82576.QRQDPC
+		},
 	}
 }
 
 // Open resets dev, an 82576 VF, runs the mailbox handshake with its PF (the MAC
 // address, the receive size, multicast), starts queue pair 0 with MSI-X vector 0 for
 // receive and vector 1 for the mailbox, and waits up to cfg.LinkTimeout for the PF's
-// link. A VF has no INTx: the default interrupt mode is MSI-X, and IRQINTx fails.
+// link. A VF has no INTx: the default interrupt mode is MSI-X, and IRQINTx fails. A PF
+// in reset or silent does not fail it (see the package doc): the port opens with the
+// link down and a random locally administered address until the PF answers.
 //
 // On success the port owns dev and closes it in Close. On failure Open leaves the device
 // quiesced and the caller closes it.
@@ -115,10 +137,27 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 	p.mbMu.Lock()
 	err := p.handshake()
 	p.mbMu.Unlock()
-	if err != nil {
+	if err != nil && !errors.Is(err, errPFReset) && !errors.Is(err, errNoAnswer) {
 		return err
 	}
 	intel.ReadCounters(&p.core)
+	if err != nil {
+		// The PF is down: the rings are set up in memory only, the queues stay closed
+		// and the watcher brings the port up (reinit programs everything).
+		// Until the PF gives one, the port has a random address, as Linux's igbvf
+		// assigns at probe; the PF's VF_RESET reply replaces it, or, if the PF has none
+		// for the VF, is asked to take it.
+		mac, merr := randomMAC()
+		if merr != nil {
+			return merr
+		}
+		p.mac.Store(&mac)
+		p.openErr = err
+		p.lastErr.Store(&err)
+		p.down.Store(true)
+		gate.CloseAll(time.Now(), &p.rxGate, &p.txGate)
+		return intel.StartQueues(&p.core, p.setupInterrupts)
+	}
 	if err := intel.StartQueues(&p.core, p.initRx, p.initTx, p.setupInterrupts); err != nil {
 		return err
 	}
@@ -151,7 +190,7 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) int {
 		return 0
 	}
 	if p.txStale {
-		p.core.TxQueue(q).Recover(0)
+		p.core.TxQueue(q).Discard()
 		p.txStale = false
 	}
 	n := p.core.TxBurst(q, bufs)

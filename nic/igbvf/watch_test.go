@@ -76,6 +76,9 @@ func TestPFEventWithoutInterrupt(t *testing.T) {
 	h := nictest.New(t, driver, nic.Config{Interrupts: nic.IRQMSIX, RxRing: 64, TxRing: 64})
 	p := Rings(h)
 	echo(t, h, 4)
+	// The watcher looks at the mailbox once after open (programInterrupts): wait for
+	// that look, so that only the timer can find the reset.
+	testutil.Eventually(t, 5*time.Second, func() bool { return p.looks.Load() > 0 && len(p.kick) == 0 }, "the watcher did not look at the mailbox after open")
 	p.bar.Write32(i82576.VTEIMC, 1<<mbxVector)
 	vfModel(h).ResetPF(10 * time.Millisecond)
 	testutil.Eventually(t, 5*time.Second, func() bool { return h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up },

@@ -167,9 +167,14 @@ func (m *Model) status() uint32 {
 // does not clear them (the engine's, read to clear, are added in at every read).
 type vfStats struct{ gprc, gptc, gorc, gotc, mprc uint32 }
 
-func (m *Model) readStat(off uint32) uint32 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// clearStatsLocked sets the VF's statistics registers to zero (a PF reset). m.mu is held.
+func (m *Model) clearStatsLocked() {
+	m.addEngineStatsLocked()
+	m.stat = vfStats{}
+}
+
+// addEngineStatsLocked adds the engine's read-to-clear counters to the VF's. m.mu is held.
+func (m *Model) addEngineStatsLocked() {
 	s, r := &m.stat, m.bar
 	s.gprc += r.Read32(intelnic.GPRC)
 	s.gptc += r.Read32(intelnic.GPTC)
@@ -178,6 +183,13 @@ func (m *Model) readStat(off uint32) uint32 {
 	s.gotc += r.Read32(intelnic.GOTCL)
 	r.Read32(intelnic.GOTCH)
 	s.mprc += r.Read32(intelnic.MPRC)
+}
+
+func (m *Model) readStat(off uint32) uint32 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.addEngineStatsLocked()
+	s := &m.stat
 	switch off {
 	case i82576.VFGPRC:
 		return s.gprc

@@ -24,7 +24,8 @@ type filter struct {
 	rxOn      bool // VFRE
 	txOn      bool // VFTE
 	antiSpoof bool
-	mcProm    bool
+	mcProm    bool // SET_PROMISC multicast
+	mcOver    bool // more hashes registered than the filter holds: multicast promiscuous
 	hashes    [i82576.MsgMcastMax]uint16
 	nHashes   int
 	maxFrame  int
@@ -64,13 +65,16 @@ func (f *filter) setPool(rx, tx bool) {
 // and receive size.
 func (f *filter) resetPool() {
 	f.mu.Lock()
-	f.nHashes, f.mcProm, f.maxFrame = 0, false, defaultMaxFrame
+	f.nHashes, f.mcProm, f.mcOver, f.maxFrame = 0, false, false, defaultMaxFrame
 	f.mu.Unlock()
 }
 
-func (f *filter) setHashes(h []uint16) {
+// setHashes sets the pool's multicast hashes; over, more than it holds were registered
+// (the PF then takes every multicast frame, Linux's VMOLR.MPME).
+func (f *filter) setHashes(h []uint16, over bool) {
 	f.mu.Lock()
 	f.nHashes = copy(f.hashes[:], h)
+	f.mcOver = over
 	f.mu.Unlock()
 }
 
@@ -129,7 +133,7 @@ func (f *filter) accept(frame []byte) bool {
 		}
 	case bytes.Equal(dst, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}):
 		return true
-	case f.mcProm:
+	case f.mcProm, f.mcOver:
 		return true
 	default:
 		h := McastHash(dst)

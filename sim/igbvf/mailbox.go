@@ -18,16 +18,24 @@ type mailbox struct {
 	resetting bool   // a VF reset waits for its queues to stop
 	unacked   bool   // the PF's last message was not acknowledged (ACK) yet
 	inFlight  bool   // a VF message waits for the PF to take it
-	gen       uint64 // bumped by a VF reset: the PF drops work from before it
+	req       uint64 // bumped by every REQ, VF reset and flush: a serve of another is dropped
 	reply     []uint32
+	replyAt   time.Time // when reply started to wait for the VF to give the buffer back
 }
 
 // pfDriver is the PF driver's state for the VF (Linux igb's vf_data_storage).
 type pfDriver struct {
 	mac      net.HardwareAddr
-	adminMAC bool // IGB_VF_FLAG_PF_SET_MAC: the administrator set the MAC
-	cts      bool // IGB_VF_FLAG_CTS: the VF finished its reset handshake
-	down     bool // the PF is in reset (its driver serves no message)
+	adminMAC bool      // IGB_VF_FLAG_PF_SET_MAC: the administrator set the MAC
+	cts      bool      // IGB_VF_FLAG_CTS: the VF finished its reset handshake
+	down     bool      // the PF is in reset (its driver serves no message)
+	lastNack time.Time // vf_data->last_nack: the VF's last reset, or the last bare NACK
+}
+
+// heldOff reports whether the PF still ignores a VF that is not clear to send (within
+// the holdoff after lastNack). m.mu is held.
+func (m *Model) heldOff() bool {
+	return m.holdoff > 0 && time.Since(m.pf.lastNack) < m.holdoff
 }
 
 func (p *pfDriver) init(mac net.HardwareAddr) { p.mac = append(net.HardwareAddr(nil), mac...) }
@@ -64,11 +72,10 @@ func (m *Model) writeMailbox(v uint32) {
 	b.vfu = v&i82576.MbxVFU != 0
 	if v&i82576.MbxAck != 0 {
 		b.unacked = false
+		m.ackFromVFLocked()
 	}
 	if v&i82576.MbxReq == 0 {
-		if !b.vfu && b.reply != nil {
-			m.pfWriteLocked(b.reply) // the PF was waiting for the buffer
-		}
+		m.releasedLocked()
 		return
 	}
 	switch {
@@ -79,23 +86,24 @@ func (m *Model) writeMailbox(v uint32) {
 		m.fault("mailbox REQ before the PF took the previous message (PFACK)")
 		return
 	}
-	msg := b.mem
 	b.inFlight = true
-	gen := b.gen
+	b.req++
+	req := b.req
 	if m.delay < 0 {
-		m.serveLocked(msg)
+		m.releasedLocked()
+		if b.inFlight {
+			m.serveLocked(b.mem)
+		}
 		return
 	}
 	time.AfterFunc(m.delay, func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		if m.mbx.gen == gen && !m.closed.Load() {
-			m.serveLocked(msg)
+		if m.mbx.req == req && m.mbx.inFlight && !m.closed.Load() {
+			m.serveLocked(m.mbx.mem) // what the buffer holds now, as the PF reads it
 		}
 	})
-	if !b.vfu && b.reply != nil {
-		m.pfWriteLocked(b.reply)
-	}
+	m.releasedLocked()
 }
 
 // mem is a VF access to VMBMEM word i: only while it holds VFU.
@@ -137,29 +145,33 @@ func (m *Model) serveLocked(msg [i82576.VFMbxWords]uint32) {
 		m.vfResetMsgLocked()
 		return
 	}
+	if !m.pf.cts && m.heldOff() {
+		return // taken, not answered: the VF's wait for the reply times out
+	}
 	ok := false
 	if m.pf.cts {
 		switch w0 & i82576.MsgTypeMask {
 		case i82576.MsgSetMAC:
 			ok = m.setMACLocked(msg[1:3])
 		case i82576.MsgSetMcast:
-			n := min(int(w0&i82576.MsgInfoMask>>i82576.MsgInfoShift), i82576.MsgMcastMax)
-			h := make([]uint16, n)
+			// Linux keeps the count; above 30 hashes the pool goes multicast promiscuous.
+			n := int(w0 & i82576.MsgInfoMask >> i82576.MsgInfoShift)
+			h := make([]uint16, min(n, i82576.MsgMcastMax))
 			for i := range h {
 				h[i] = uint16(msg[1+i/2] >> (16 * (i % 2)))
 			}
-			m.filt.setHashes(h)
+			m.filt.setHashes(h, n > i82576.MsgMcastMax)
 			ok = true
 		case i82576.MsgSetLPE:
-			if size := msg[1]; size <= i82576.VFMaxFrame {
-				m.filt.setMaxFrame(int(size))
-				ok = true
-			}
+			m.filt.setMaxFrame(int(min(msg[1], i82576.VFMaxFrame))) // clamped, ACKed
+			ok = true
 		case i82576.MsgSetPromisc:
 			if info := w0 & i82576.MsgInfoMask; info&^i82576.PromiscMcast == 0 {
 				m.filt.setMcastPromisc(info != 0)
 				ok = true
 			}
+		default:
+			m.st.unhandled.Add(1)
 		}
 	}
 	reply := w0 | i82576.MsgNack
@@ -213,15 +225,23 @@ func (m *Model) setMACLocked(words []uint32) bool {
 }
 
 // pfWriteLocked writes a PF message into the buffer (PFSTS) and raises the VF's mailbox
-// interrupt. While the VF holds the buffer the PF waits for it (the message is written
-// when the VF gives VFU back).
+// interrupt. While the VF holds the buffer the PF waits for it: the message is written
+// when the VF gives VFU back, or lost if that is more than pfLockTimeout later. A VF
+// request the PF has not taken yet is flushed (the VF sees PFSTS without PFACK).
 func (m *Model) pfWriteLocked(words []uint32) {
 	b := &m.mbx
 	if b.vfu {
+		if b.reply == nil {
+			b.replyAt = time.Now()
+		}
 		b.reply = words
 		return
 	}
-	b.reply = nil
+	if b.inFlight {
+		b.inFlight = false
+		b.req++
+		m.st.flushed.Add(1)
+	}
 	if b.unacked {
 		m.st.overwrites.Add(1)
 	}
@@ -230,6 +250,22 @@ func (m *Model) pfWriteLocked(words []uint32) {
 	b.unacked = true
 	b.r2c |= i82576.MbxPFSts
 	m.raiseMailbox()
+}
+
+// releasedLocked is the VF giving the buffer back: a PF message waiting for it is
+// written, or lost if it waited longer than pfLockTimeout. m.mu is held.
+func (m *Model) releasedLocked() {
+	b := &m.mbx
+	if b.vfu || b.reply == nil {
+		return
+	}
+	words := b.reply
+	b.reply = nil
+	if time.Since(b.replyAt) > pfLockTimeout {
+		m.st.lost.Add(1)
+		return
+	}
+	m.pfWriteLocked(words)
 }
 
 // ping is the PF's control message to the VF (igb_ping_all_vfs): CTS while the VF is
@@ -256,8 +292,14 @@ func (m *Model) vfReset() {
 	defer m.mu.Unlock()
 	m.st.vfResets.Add(1)
 	b := &m.mbx
-	*b = mailbox{gen: b.gen + 1, rsti: true, resetting: true}
+	*b = mailbox{req: b.req + 1, rsti: true, resetting: true}
 	m.pf.cts = false
+	m.pf.lastNack = time.Now()
+	if !m.pf.adminMAC {
+		// igb_vf_reset_event: "clear mac address as we were hotplug removed/added".
+		m.pf.mac = make(net.HardwareAddr, 6)
+		m.filt.setMAC(m.pf.mac)
+	}
 	m.filt.resetPool()
 	m.filt.setPool(false, false)
 	r := m.bar
@@ -272,4 +314,15 @@ func (m *Model) vfReset() {
 	r.Write32(i82576.RXDCTL(0), 0)
 	r.Write32(i82576.TXDCTL(0), 0)
 	r.Write32(i82576.EICR, vfVectorMask)
+}
+
+// ackFromVFLocked is igb_rcv_ack_from_vf: a VF that acknowledges a PF message while not
+// clear to send, past the holdoff, is sent a bare NACK (no message type). m.mu is held.
+func (m *Model) ackFromVFLocked() {
+	if m.pf.cts || m.pf.down || m.heldOff() {
+		return
+	}
+	m.pf.lastNack = time.Now()
+	m.st.bareNacks.Add(1)
+	m.pfWriteLocked([]uint32{i82576.MsgNack})
 }

@@ -9,11 +9,27 @@
 // interrupts and raises RSTI until the queues read disabled, then RSTD), statistics that
 // count and wrap instead of clearing on read, three MSI-X vectors and no INTx, and the
 // PF↔VF mailbox (V2PMAILBOX, VMBMEM) with a PF driver behind it that answers as Linux's
-// igb does (igb_rcv_msg_from_vf): VF_RESET with the MAC the PF assigned and clear to
-// send (NACK when the PF has no address for the VF), SET_MAC_ADDR (refused, whatever the
-// address, once the administrator set the MAC: the VF is not trusted), SET_MULTICAST,
-// SET_LPE (up to 9728 bytes), SET_PROMISC (multicast only), and NACK for anything else
-// and for every message before the reset handshake.
+// igb does (igb_rcv_msg_from_vf, igb_rcv_ack_from_vf, igb_vf_reset_event):
+//   - VF_RESET with the MAC the PF has for the VF and clear to send, NACK when it has
+//     none. A VF reset (VTCTRL.RST, FLR) forgets an address the VF chose itself
+//     (SET_MAC_ADDR): only the administrator's survives it, so a VF without one goes
+//     NACK → SET_MAC_ADDR at every reset;
+//   - SET_MAC_ADDR, refused whatever the address once the administrator set the MAC (the
+//     VF is not trusted);
+//   - SET_MULTICAST: up to 30 hashes are filtered, more turn multicast promiscuous on;
+//   - SET_LPE: sizes above 9728 bytes are clamped to it, and ACKed;
+//   - SET_PROMISC (multicast only);
+//   - NACK for anything else (Linux logs "Unhandled Msg", counted in Stats.Unhandled);
+//   - before the reset handshake, silence for 2 s after the VF's reset (the message is
+//     taken, PFACK, but not answered; Config.CTSHoldoff), then NACK without CTS; and a
+//     bare NACK (no message type) when such a VF acknowledges a PF message, at most
+//     once per holdoff.
+//
+// The buffer is one for both directions, as on the 82576: a PF message written while a
+// VF request waits to be taken flushes the request (Linux's igb_write_mbx_pf clears the
+// VF's request event: the VF must send it again), and a PF message that finds the VF
+// holding the buffer waits for it 10 ms (Linux: 10 tries 1 ms apart), then is lost. A PF
+// reset clears the VF's statistics registers, as QEMU's igb_reset does.
 //
 // Strict (Config.Strict) makes every misuse a protocol fault: mailbox memory touched
 // without holding VFU, a REQ without the lock, registers a VF does not have, queue 1,
@@ -51,10 +67,12 @@ import (
 // Config describes a modelled VF and its PF.
 type Config struct {
 	Addr pci.Addr
-	// MAC is the address the PF assigned the VF (default 02:00:00:bus:device:function+1).
+	// MAC is the address the administrator set for the VF ("ip link set PF vf N mac",
+	// default 02:00:00:bus:device:function+1): the PF keeps it across VF resets.
 	MAC net.HardwareAddr
-	// NoMAC: the PF has no address for the VF, and answers VF_RESET with NACK until the
-	// VF sets one (SET_MAC_ADDR) or the administrator does.
+	// NoMAC: the administrator set no address for the VF. The PF answers VF_RESET with
+	// NACK until the VF sets one (SET_MAC_ADDR), and forgets that one at the VF's next
+	// reset.
 	NoMAC bool
 	// Wire is the cable of the PF's port; nil leaves it unplugged until Attach.
 	Wire wire.Port
@@ -70,6 +88,9 @@ type Config struct {
 	// MailboxDelay is how long the PF takes to serve a message (default 50 µs; negative:
 	// at once, on the writer's goroutine).
 	MailboxDelay time.Duration
+	// CTSHoldoff is how long after a VF reset (and after a bare NACK) the PF leaves a VF
+	// that is not clear to send unanswered (default 2 s, Linux igb's; negative: none).
+	CTSHoldoff time.Duration
 	// Log receives fault reports (nil: none).
 	Log *zap.Logger
 }
@@ -77,11 +98,22 @@ type Config struct {
 // DefaultMailboxDelay is the PF's default time to take a VF's message.
 const DefaultMailboxDelay = 50 * time.Microsecond
 
+// DefaultCTSHoldoff is Linux igb's silence towards a VF that is not clear to send.
+const DefaultCTSHoldoff = 2 * time.Second
+
+// pfLockTimeout is how long a PF message waits for a VF holding the buffer before it
+// is lost (Linux igb_obtain_mbx_lock_pf: 10 tries, 1 ms apart).
+const pfLockTimeout = 10 * time.Millisecond
+
 // Stats are what the model counts beyond the engine's counters.
 type Stats struct {
 	Messages   uint64 // mailbox messages the PF took
 	Nacked     uint64 // of them answered NACK
 	Overwrites uint64 // PF messages written over one the VF had not acknowledged
+	Flushed    uint64 // VF requests a PF message flushed before the PF took them
+	Lost       uint64 // PF messages lost: the VF held the buffer longer than 10 ms
+	Unhandled  uint64 // messages Linux's igb logs "Unhandled Msg" for
+	BareNacks  uint64 // bare NACKs sent to a VF that acknowledged without clear to send
 	VFResets   uint64 // VTCTRL.RST and function-level resets
 	PFResets   uint64 // ResetPF calls
 	Spoofed    uint64 // frames dropped by the anti-spoof check
@@ -94,11 +126,12 @@ type Stats struct {
 // Model is a VF with its PF (a sim.Model). PCI is what a driver opens; Device is the
 // model core of its engine.
 type Model struct {
-	cfg   Config
-	eng   *intel.Model
-	bar   pci.Region // the engine's registers, the PF's view
-	vf    *vfDevice
-	delay time.Duration
+	cfg     Config
+	eng     *intel.Model
+	bar     pci.Region // the engine's registers, the PF's view
+	vf      *vfDevice
+	delay   time.Duration
+	holdoff time.Duration
 
 	mu   sync.Mutex // mailbox, PF driver state, VF statistics
 	mbx  mailbox
@@ -108,6 +141,7 @@ type Model struct {
 	filt filter // the PF's pool filter and anti-spoof check, its own lock
 	st   struct {
 		messages, nacked, overwrites, vfResets, pfResets atomic.Uint64
+		flushed, lost, unhandled, bareNacks              atomic.Uint64
 	}
 	closed atomic.Bool
 }
@@ -122,9 +156,12 @@ func New(cfg Config) (*Model, error) {
 	if len(cfg.MAC) != 6 || cfg.MAC[0]&1 != 0 {
 		return nil, fmt.Errorf("sim igbvf: MAC %v is not a 6-byte unicast address", cfg.MAC)
 	}
-	m := &Model{cfg: cfg, delay: cfg.MailboxDelay}
+	m := &Model{cfg: cfg, delay: cfg.MailboxDelay, holdoff: cfg.CTSHoldoff}
 	if m.delay == 0 {
 		m.delay = DefaultMailboxDelay
+	}
+	if m.holdoff == 0 {
+		m.holdoff = DefaultCTSHoldoff
 	}
 	m.filt.init(cfg.MAC, !cfg.NoAntiSpoof)
 	eng, err := intel.New(intel.Config{
@@ -144,6 +181,7 @@ func New(cfg Config) (*Model, error) {
 		m.pf.init(make(net.HardwareAddr, 6))
 	} else {
 		m.pf.init(cfg.MAC)
+		m.pf.adminMAC = true
 	}
 	if err := m.pfBringUp(); err != nil {
 		eng.Close()
@@ -199,6 +237,7 @@ func (m *Model) Stats() Stats {
 	f := m.filt.stats()
 	return Stats{
 		Messages: m.st.messages.Load(), Nacked: m.st.nacked.Load(), Overwrites: m.st.overwrites.Load(),
+		Flushed: m.st.flushed.Load(), Lost: m.st.lost.Load(), Unhandled: m.st.unhandled.Load(), BareNacks: m.st.bareNacks.Load(),
 		VFResets: m.st.vfResets.Load(), PFResets: m.st.pfResets.Load(),
 		Spoofed: f.spoofed, TxOff: f.txOff, RxOff: f.rxOff, Filtered: f.filtered, TooLong: f.tooLong,
 	}

@@ -101,7 +101,7 @@ func TestMailboxBeforeReset(t *testing.T) {
 		want uint32
 	}{
 		{[]uint32{i82576.MsgSetLPE, 1522}, i82576.MsgSetLPE | i82576.MsgAck | i82576.MsgCTS},
-		{[]uint32{i82576.MsgSetLPE, i82576.VFMaxFrame + 1}, i82576.MsgSetLPE | i82576.MsgNack | i82576.MsgCTS},
+		{[]uint32{i82576.MsgSetLPE, i82576.VFMaxFrame + 1}, i82576.MsgSetLPE | i82576.MsgAck | i82576.MsgCTS}, // clamped
 		{[]uint32{i82576.MsgAPINegotiate, i82576.APIBase}, i82576.MsgAPINegotiate | i82576.MsgNack | i82576.MsgCTS},
 		{[]uint32{i82576.MsgSetPromisc | 1<<i82576.MsgInfoShift}, i82576.MsgSetPromisc | 1<<i82576.MsgInfoShift | i82576.MsgNack | i82576.MsgCTS},
 	} {

@@ -23,6 +23,8 @@ func (m *Model) SetAdminMAC(mac net.HardwareAddr) {
 // PFDown starts a PF reset ("ip link set PF down", or the PF driver resetting its port):
 // the VF's receive and transmit stop, it loses clear to send, gets a control message
 // without CTS, reads RSTI and the link down, and its messages go unanswered until PFUp.
+// The reset clears the VF's statistics registers (QEMU's igb_reset sets every register
+// back; the PF's CTRL.RST in Linux's igb_reset).
 func (m *Model) PFDown() {
 	m.mu.Lock()
 	m.st.pfResets.Add(1)
@@ -31,6 +33,7 @@ func (m *Model) PFDown() {
 	m.pfWriteLocked([]uint32{i82576.MsgPFControl})
 	m.pf.down = true
 	m.mbx.rsti = true
+	m.clearStatsLocked()
 	m.mu.Unlock()
 	m.eng.SetLink(false)
 }

@@ -49,8 +49,8 @@ type Layout struct {
 	// with SRRCTL.DROP_EN set (QPRDC on the 82599, RQDPC on the 82576), read-to-clear.
 	QueueDrops func(q int) uint32
 	// Counters, if set, takes the place of the statistics registers (GPRC, GPTC, GORC,
-	// GOTC, MPC and QueueDrops): it returns what the device counted since its last call.
-	// A virtual function's counters wrap instead of clearing on read.
+	// GOTC and MPC; QueueDrops is still read if set): it returns what the device counted
+	// since its last call. A virtual function's counters wrap instead of clearing on read.
 	Counters func() (rxPackets, rxBytes, txPackets, txBytes uint64)
 }
 

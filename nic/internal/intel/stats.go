@@ -26,8 +26,20 @@ func (p *Port) readCounters() {
 		p.hw.rxBytes += rxb
 		p.hw.txPackets += txp
 		p.hw.txBytes += txb
-		return
+	} else {
+		p.readStatRegs()
 	}
+	if p.layout.QueueDrops != nil {
+		r := p.bar
+		for q := range p.rx {
+			p.hw.rxMissed += uint64(r.Read32(p.layout.QueueDrops(q)))
+		}
+	}
+}
+
+// readStatRegs adds the read-to-clear statistics registers and the missed packet
+// counters to p.hw. statsMu is held.
+func (p *Port) readStatRegs() {
 	r := p.bar
 	p.hw.rxPackets += uint64(r.Read32(intelnic.GPRC))
 	p.hw.txPackets += uint64(r.Read32(intelnic.GPTC))
@@ -37,11 +49,6 @@ func (p *Port) readCounters() {
 	p.hw.txBytes += lo | uint64(r.Read32(intelnic.GOTCH))<<32
 	for _, off := range p.layout.MPC {
 		p.hw.rxMissed += uint64(r.Read32(off))
-	}
-	if p.layout.QueueDrops != nil {
-		for q := range p.rx {
-			p.hw.rxMissed += uint64(r.Read32(p.layout.QueueDrops(q)))
-		}
 	}
 }
 

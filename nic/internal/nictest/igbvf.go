@@ -8,9 +8,10 @@ import (
 
 // IGBVF is the family of the 82576 virtual function model (sim/igbvf) with base's
 // settings (its Wire, IOMMU and Strict are set per model): Intel descriptor rings and
-// interrupt logic, no INTx, no missed-frame counter, and receive sizes the PF caps at
-// 9728 bytes with the FCS. Its own suites: interrupt moderation; the Intel faults run on
-// its engine.
+// interrupt logic, no INTx, no packet-buffer miss counter (the queue's drop counter,
+// RQDPC, is in the VF's BAR), and receive sizes the PF caps at 9728 bytes with the FCS.
+// Its own suites: interrupt moderation and per-queue drops; the Intel faults run on its
+// engine.
 func IGBVF(base igbvf.Config) Family {
 	return Family{
 		Name: "igbvf",
@@ -30,7 +31,7 @@ func IGBVF(base igbvf.Config) Family {
 		MaxQueues:       1,
 		LargestFrame:    func(size int) int { return min(size, i82576.VFMaxFrame-4) },
 		Faults:          intelFaults,
-		Suites:          []Suite{{"InterruptModeration", Moderation}},
+		Suites:          []Suite{{"InterruptModeration", Moderation}, {"QueueDrops", QueueDrops}},
 	}
 }
 
