@@ -93,8 +93,16 @@ func Open(cfg Config) (_ *Port, err error) {
 		if !cfg.Replace {
 			return nil, wrap(fmt.Errorf("%w (%s): detach it, or set replace to put uiod's in its place", ErrBusy, desc))
 		}
-		if err := detachNetlink(lk); err != nil {
-			return nil, wrap(fmt.Errorf("%w (%s), and it cannot be replaced (a bpf_link holds it?): %w", ErrBusy, desc, err))
+		err := detachNetlink(lk)
+		if err == nil {
+			if lk, err = h.LinkByName(cfg.Interface); err == nil {
+				if id, _ := attachedProgram(lk); id != 0 {
+					err = errors.New("a bpf_link holds it: only its owner can remove it")
+				}
+			}
+		}
+		if err != nil {
+			return nil, wrap(fmt.Errorf("%w (%s), and it cannot be replaced: %w", ErrBusy, desc, err))
 		}
 		cfg.Log.Warn("replaced the interface's XDP program", zap.String("interface", cfg.Interface), zap.String("program", desc))
 	}

@@ -122,18 +122,16 @@ func attachedProgram(lk netlink.Link) (id uint32, desc string) {
 	return x.ProgId, desc
 }
 
-// detachNetlink removes an XDP program attached through netlink (every mode). A program
-// a bpf_link holds refuses this with EBUSY.
+// detachNetlink removes an XDP program attached through netlink in the mode it is
+// attached in; a program a bpf_link holds stays, which the caller sees by looking again.
 // It uses the calling thread's namespace: Open's.
 func detachNetlink(lk netlink.Link) error {
-	var errs []error
-	for _, f := range []int{unix.XDP_FLAGS_DRV_MODE, unix.XDP_FLAGS_SKB_MODE} {
-		if err := netlink.LinkSetXdpFdWithFlags(lk, -1, f); err != nil {
-			errs = append(errs, err)
-		}
+	flags := unix.XDP_FLAGS_DRV_MODE
+	if x := lk.Attrs().Xdp; x != nil && x.AttachMode == xdpAttachedSKB {
+		flags = unix.XDP_FLAGS_SKB_MODE
 	}
-	if len(errs) == 2 {
-		return errors.Join(errs...)
-	}
-	return nil
+	return netlink.LinkSetXdpFdWithFlags(lk, -1, flags)
 }
+
+// xdpAttachedSKB is IFLA_XDP_ATTACHED's XDP_ATTACHED_SKB.
+const xdpAttachedSKB = 2

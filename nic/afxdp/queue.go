@@ -51,7 +51,7 @@ type queue struct {
 }
 
 // openQueue creates, sets up and binds the socket of netdev queue qid on ifindex.
-func openQueue(cfg Config, ifindex, qid int) (q *queue, err error) {
+func openQueue(cfg Config, ifindex, qid int) (_ *queue, err error) {
 	fd, err := unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.EAFNOSUPPORT) {
@@ -62,7 +62,7 @@ func openQueue(cfg Config, ifindex, qid int) (q *queue, err error) {
 		}
 		return nil, fmt.Errorf("socket(AF_XDP): %w", err)
 	}
-	q = &queue{id: qid, fd: fd, maxFrame: MaxFrame(cfg.FrameSize)}
+	q := &queue{id: qid, fd: fd, maxFrame: MaxFrame(cfg.FrameSize)}
 	defer func() {
 		if err != nil {
 			q.close()
