@@ -187,3 +187,34 @@ func (c Config) Validate() error {
 
 // MaxFrame is the largest frame a chunk of frameSize bytes holds.
 func MaxFrame(frameSize int) int { return frameSize - Headroom }
+
+// Errors of Open, each wrapped with the interface and what is wrong.
+var (
+	ErrNoInterface = errors.New("no such interface")
+	ErrDown        = errors.New("interface is down")
+	ErrQueues      = errors.New("queues do not match the interface's")
+	ErrMTU         = errors.New("MTU too large for the frame size")
+	ErrPrivilege   = errors.New("missing capabilities")
+)
+
+// ErrNoXSK is wrapped when the kernel has no AF_XDP sockets.
+var ErrNoXSK = errors.New("kernel without AF_XDP sockets (CONFIG_XDP_SOCKETS)")
+
+// ErrZeroCopyRefused is wrapped when zerocopy: on is asked and the driver refuses it.
+var ErrZeroCopyRefused = errors.New("zero-copy refused by the driver")
+
+// ErrBusy is wrapped by the error that refuses an interface that has an XDP program.
+var ErrBusy = errors.New("interface already has an XDP program")
+
+// IsUsage reports whether err is Open refusing the configuration or the host as they
+// are (no such interface, down, queues, MTU, zero-copy refused, an XDP program there
+// already, missing capabilities, no AF_XDP in the kernel): nothing was attached, and
+// the fix is the user's, so uiod exits as for a configuration error.
+func IsUsage(err error) bool {
+	for _, e := range []error{ErrConfig, ErrNoInterface, ErrDown, ErrQueues, ErrMTU, ErrZeroCopyRefused, ErrBusy, ErrPrivilege, ErrNoXSK} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}

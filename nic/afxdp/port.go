@@ -43,15 +43,6 @@ type Port struct {
 
 var _ nic.Port = (*Port)(nil)
 
-// Errors of Open, each wrapped with the interface and what is wrong.
-var (
-	ErrNoInterface = errors.New("no such interface")
-	ErrDown        = errors.New("interface is down")
-	ErrQueues      = errors.New("queues do not match the interface's")
-	ErrMTU         = errors.New("MTU too large for the frame size")
-	ErrPrivilege   = errors.New("missing capabilities")
-)
-
 // Open attaches the port's XDP program to cfg.Interface (in the calling thread's network
 // namespace) and binds one socket per queue. On error nothing stays attached and the
 // interface is as it was.

@@ -103,9 +103,6 @@ func (l *loaded) close() error {
 	return errors.Join(err, l.prog.Close(), l.xsks.Close())
 }
 
-// ErrBusy is wrapped by the error that refuses an interface that has an XDP program.
-var ErrBusy = errors.New("interface already has an XDP program")
-
 // attachedProgram describes the XDP program attached to the link, or "" if none.
 func attachedProgram(lk netlink.Link) (id uint32, desc string) {
 	x := lk.Attrs().Xdp

@@ -16,12 +16,6 @@ import (
 // fillBatch is the fewest free fill-ring slots RxBurst refills at once.
 const fillBatch = 32
 
-// ErrNoXSK is wrapped when the kernel has no AF_XDP sockets.
-var ErrNoXSK = errors.New("kernel without AF_XDP sockets (CONFIG_XDP_SOCKETS)")
-
-// ErrZeroCopyRefused is wrapped when zerocopy: on is asked and the driver refuses it.
-var ErrZeroCopyRefused = errors.New("zero-copy refused by the driver")
-
 // queue is one XSK: netdev queue id, its UMEM and rings, its RX pool (buffers for the fill
 // ring) and its TX pool (buffers frames from another UMEM are copied into). The RX half
 // belongs to the thread polling the RX queue, the TX half to the one sending on the TX
