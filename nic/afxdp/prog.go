@@ -22,10 +22,10 @@ const xdpMdRxQueueIndex = 16
 // program returns the XDP program: every frame of a queue whose socket is in xsks goes
 // to that socket, every other frame to the kernel stack. bpf_redirect_map's flags carry
 // the action for a missing entry (XDP_PASS), so an unbound queue needs no lookup first.
-func program(xsks *ebpf.Map) asm.Instructions {
+func program(xsksFD int) asm.Instructions {
 	return asm.Instructions{
 		asm.LoadMem(asm.R2, asm.R1, xdpMdRxQueueIndex, asm.Word), // r2 = ctx->rx_queue_index
-		asm.LoadMapPtr(asm.R1, xsks.FD()),                        // r1 = &xsks
+		asm.LoadMapPtr(asm.R1, xsksFD),                           // r1 = &xsks
 		asm.Mov.Imm(asm.R3, int32(xdpPass)),                      // r3 = XDP_PASS
 		asm.FnRedirectMap.Call(),                                 // r0 = bpf_redirect_map(r1, r2, r3)
 		asm.Return(),
@@ -49,7 +49,7 @@ func loadProgram() (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("XSKMAP: %w", bpfErr(err))
 	}
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: progName, Type: ebpf.XDP, License: "GPL", Instructions: program(xsks)})
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: progName, Type: ebpf.XDP, License: "GPL", Instructions: program(xsks.FD())})
 	if err != nil {
 		xsks.Close()
 		return nil, fmt.Errorf("XDP program: %w", bpfErr(err))
