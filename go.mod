@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/cilium/ebpf v0.22.0
 	github.com/go-viper/mapstructure/v2 v2.4.0
 	github.com/gopacket/gopacket v1.7.7
 	github.com/jaypipes/pcidb v1.1.1

@@ -96,6 +96,10 @@ type Port struct {
 	// server) which side of it uiod is (vhost-user ports only; see vhost.go).
 	Socket string `mapstructure:"socket"`
 	Mode   string `mapstructure:"mode"`
+	// Interface is an af_xdp port's netdev and XDP its socket and program keys (af_xdp
+	// ports only; see afxdp.go).
+	Interface string `mapstructure:"interface"`
+	XDP       XDP    `mapstructure:"xdp"`
 }
 
 // Forward configures the dataplane application.

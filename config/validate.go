@@ -90,6 +90,7 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 	sockets := map[string]int{}
 	ifaces := map[string]int{}
 	vhostSocks := map[string]int{}
+	xdpIfaces := map[string]int{}
 	for i := range c.Ports {
 		p := &c.Ports[i]
 		path := func(key string) string { return fmt.Sprintf("ports[%d].%s", i, key) }
@@ -102,8 +103,9 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 			names[p.Name] = i
 		}
 
-		driverOK := oneOf(errs, path("driver"), p.Driver, DriverVFIO, DriverUIO, DriverSim, DriverVhostUser)
+		driverOK := oneOf(errs, path("driver"), p.Driver, DriverVFIO, DriverUIO, DriverSim, DriverVhostUser, DriverAFXDP)
 		checkVhost(errs, i, p, vhostSocks)
+		checkAFXDP(errs, i, p, xdpIfaces)
 		nicOK := oneOf(errs, path("nic"), p.NIC, nicNames()...)
 
 		switch {
@@ -128,11 +130,11 @@ func (c *Config) checkPorts(errs *fieldErrors) {
 			checkLimits(errs, i, p)
 			if _, known := p.facts(); known {
 				checkFacts(errs, i, p)
-			} else if p.Driver != DriverVhostUser && nonNegative(errs, path("itr"), p.ITR) {
+			} else if p.Driver != DriverVhostUser && p.Driver != DriverAFXDP && nonNegative(errs, path("itr"), p.ITR) {
 				checkITR(errs, path("itr"), p)
 			}
 		}
-		if p.Interrupts != "" && p.Driver != DriverVhostUser && oneOf(errs, path("interrupts"), p.Interrupts, InterruptsMSIX, InterruptsINTx) &&
+		if p.Interrupts != "" && p.Driver != DriverVhostUser && p.Driver != DriverAFXDP && oneOf(errs, path("interrupts"), p.Interrupts, InterruptsMSIX, InterruptsINTx) &&
 			p.Driver == DriverUIO && p.Interrupts != InterruptsINTx {
 			errs.add(path("interrupts"), p.Interrupts, "uio_pci_generic only delivers intx")
 		}

@@ -13,8 +13,10 @@ const (
 )
 
 // HasPCI reports whether the port is a PCI function (vfio-pci or uio_pci_generic): sim
-// ports are models and vhost-user ports sockets, which bind, quiesce and the locks skip.
-func (p *Port) HasPCI() bool { return p.Driver != DriverSim && p.Driver != DriverVhostUser }
+// ports are models, vhost-user ports sockets and af_xdp ports kernel interfaces, which bind, quiesce and the locks skip.
+func (p *Port) HasPCI() bool {
+	return p.Driver != DriverSim && p.Driver != DriverVhostUser && p.Driver != DriverAFXDP
+}
 
 // VhostMode is mode with its default, server.
 func (p *Port) VhostMode() string {

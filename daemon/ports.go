@@ -56,6 +56,9 @@ func (b *backends) openPortOn(p config.Port, reuse wire.Port) (*port, error) {
 	if p.Driver == config.DriverVhostUser {
 		return b.openVhost(p)
 	}
+	if p.Driver == config.DriverAFXDP {
+		return b.openAFXDP(p)
+	}
 	addr, err := pci.ParseAddr(p.PCI)
 	if err != nil {
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)

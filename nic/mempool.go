@@ -67,10 +67,18 @@ type Mempool struct {
 // NewMempool carves n buffers of bufSize bytes (each taking BufStride(bufSize)) out of
 // memory from dma.
 func NewMempool(dma pci.DMA, n, bufSize int) (*Mempool, error) {
-	if n <= 0 || bufSize <= 0 {
-		return nil, fmt.Errorf("mempool: invalid size %d × %d", n, bufSize)
+	return NewMempoolStride(dma, n, bufSize, BufStride(bufSize))
+}
+
+// NewMempoolStride is NewMempool with the buffers stride bytes apart (stride ≥ bufSize, a
+// multiple of BufAlign): buffer i starts at offset i×stride of the allocation, so a
+// device whose frames live in fixed-size chunks at an offset (an AF_XDP UMEM: a 2 KiB
+// chunk, the frame 256 bytes into it) gets buffers of exactly the frame's room, one per
+// chunk, from an allocator whose memory starts at that offset.
+func NewMempoolStride(dma pci.DMA, n, bufSize, stride int) (*Mempool, error) {
+	if n <= 0 || bufSize <= 0 || stride < bufSize || stride%BufAlign != 0 {
+		return nil, fmt.Errorf("mempool: invalid size %d × %d (stride %d)", n, bufSize, stride)
 	}
-	stride := BufStride(bufSize)
 	mem, err := dma.Alloc(n * stride)
 	if err != nil {
 		return nil, fmt.Errorf("mempool: %w", err)

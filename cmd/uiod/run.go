@@ -13,6 +13,7 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
+	"github.com/uiod/uiod/nic/afxdp"
 	"github.com/uiod/uiod/nic/tap"
 )
 
@@ -78,6 +79,9 @@ func runDaemon(cfg *config.Config, opts daemon.Options, reload func() (*config.C
 	if err := d.Start(); err != nil {
 		if errors.Is(err, tap.ErrUnavailable) {
 			return asUsage(err) // a kernel.tap the host has otherwise: configuration
+		}
+		if afxdp.IsUsage(err) {
+			return asUsage(err) // an af_xdp interface the host has otherwise
 		}
 		return err
 	}

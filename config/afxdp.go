@@ -1,0 +1,155 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+)
+
+// Values of an af_xdp port's keys.
+const (
+	// DriverAFXDP is a kernel netdev driven through AF_XDP sockets (nic/afxdp): the
+	// interface stays the kernel's, its queues' frames are redirected to uiod by an XDP
+	// program.
+	DriverAFXDP = "af_xdp"
+
+	XDPModeAuto    = "auto"
+	XDPModeNative  = "native"
+	XDPModeGeneric = "generic"
+
+	XDPZeroCopyAuto = "auto"
+	XDPZeroCopyOn   = "on"
+	XDPZeroCopyOff  = "off"
+)
+
+// XDP is an af_xdp port's xdp: keys (see docs/design.md, "AF_XDP ports").
+type XDP struct {
+	// Queues is how many netdev queues to bind from QueueStart on: all (the default) or
+	// a count.
+	Queues     XDPQueues `mapstructure:"queues"`
+	QueueStart int       `mapstructure:"queue_start"`
+	// Partial allows fewer bound queues than the interface has RX queues (their frames
+	// go to the kernel unseen).
+	Partial bool `mapstructure:"partial"`
+	// FrameSize is the UMEM chunk, 2048 (default) or 4096.
+	FrameSize int `mapstructure:"frame_size"`
+	// Mode is the XDP attach mode: auto, native or generic.
+	Mode string `mapstructure:"mode"`
+	// ZeroCopy is auto (try, fall back to copy), on (or fail) or off.
+	ZeroCopy string `mapstructure:"zerocopy"`
+	// Replace puts uiod's program in place of one attached through netlink.
+	Replace bool `mapstructure:"replace"`
+	// BusyPoll sets SO_PREFER_BUSY_POLL, SO_BUSY_POLL (BusyPollUsecs, default 20) and
+	// SO_BUSY_POLL_BUDGET (BusyPollBudget, default 64) on the sockets.
+	BusyPoll       bool `mapstructure:"busy_poll"`
+	BusyPollUsecs  int  `mapstructure:"busy_poll_usecs"`
+	BusyPollBudget int  `mapstructure:"busy_poll_budget"`
+}
+
+// XDPQueues is xdp.queues: a count, or 0 for all.
+type XDPQueues int
+
+// ParseXDPQueues parses "all" or a count from 1 to 64.
+func ParseXDPQueues(s string) (XDPQueues, error) {
+	if s == "all" || s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > maxXDPQueues {
+		return 0, fmt.Errorf("want all or a count from 1 to %d", maxXDPQueues)
+	}
+	return XDPQueues(n), nil
+}
+
+// maxXDPQueues is nic/afxdp's MaxQueues (its XSKMAP's size).
+const maxXDPQueues = 64
+
+// String is "all" or the count.
+func (q XDPQueues) String() string {
+	if q == 0 {
+		return "all"
+	}
+	return strconv.Itoa(int(q))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (q XDPQueues) MarshalText() ([]byte, error) { return []byte(q.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler with ParseXDPQueues's rules.
+func (q *XDPQueues) UnmarshalText(b []byte) error { return unmarshalText(q, b, ParseXDPQueues) }
+
+// netdevExists says whether this host has a network interface of that name (in the
+// validating process's namespace); tests replace it.
+var netdevExists = func(name string) bool {
+	_, err := net.InterfaceByName(name)
+	return err == nil
+}
+
+// checkAFXDP checks port i's af_xdp keys: an interface that exists here, used by no
+// other port, and nothing of a PCI port.
+func checkAFXDP(errs *fieldErrors, i int, p *Port, ifaces map[string]int) {
+	path := func(key string) string { return fmt.Sprintf("ports[%d].%s", i, key) }
+	if p.Driver != DriverAFXDP {
+		if p.Interface != "" {
+			errs.add(path("interface"), p.Interface, "only af_xdp ports have an interface")
+		}
+		if p.XDP != (XDP{}) {
+			errs.add(path("xdp"), nil, "only af_xdp ports have xdp keys")
+		}
+		return
+	}
+	switch {
+	case p.Interface == "":
+		errs.add(path("interface"), nil, "required for af_xdp ports (the netdev, such as eth0)")
+	case len(p.Interface) > 15:
+		errs.add(path("interface"), p.Interface, "longer than an interface name can be (15 bytes)")
+	case !netdevExists(p.Interface):
+		errs.add(path("interface"), p.Interface, "no such network interface here (ip link)")
+	default:
+		if j, dup := ifaces[p.Interface]; dup {
+			errs.add(path("interface"), p.Interface, "same interface as ports[%d].interface", j)
+		}
+		ifaces[p.Interface] = i
+	}
+	x := &p.XDP
+	if x.QueueStart < 0 || x.QueueStart >= maxXDPQueues {
+		errs.add(path("xdp.queue_start"), x.QueueStart, "must be in [0, %d)", maxXDPQueues)
+	} else if int(x.Queues)+x.QueueStart > maxXDPQueues {
+		errs.add(path("xdp.queues"), x.Queues.String(), "at most %d sockets from queue_start %d", maxXDPQueues-x.QueueStart, x.QueueStart)
+	}
+	if x.FrameSize != 0 && x.FrameSize != 2048 && x.FrameSize != 4096 {
+		errs.add(path("xdp.frame_size"), x.FrameSize, "must be 2048 or 4096 (a UMEM chunk: frames up to it less 256 bytes)")
+	}
+	modeOK := x.Mode == "" || oneOf(errs, path("xdp.mode"), x.Mode, XDPModeAuto, XDPModeNative, XDPModeGeneric)
+	if x.ZeroCopy != "" && oneOf(errs, path("xdp.zerocopy"), x.ZeroCopy, XDPZeroCopyAuto, XDPZeroCopyOn, XDPZeroCopyOff) &&
+		modeOK && x.ZeroCopy == XDPZeroCopyOn && x.Mode == XDPModeGeneric {
+		errs.add(path("xdp.zerocopy"), x.ZeroCopy, "zero-copy needs native mode: generic XDP copies every frame")
+	}
+	if x.BusyPollUsecs < 0 {
+		errs.add(path("xdp.busy_poll_usecs"), x.BusyPollUsecs, "must not be negative")
+	}
+	if x.BusyPollBudget < 0 || x.BusyPollBudget > 65535 {
+		errs.add(path("xdp.busy_poll_budget"), x.BusyPollBudget, "must be in [0, 65535]")
+	}
+	if (x.BusyPollUsecs != 0 || x.BusyPollBudget != 0) && !x.BusyPoll {
+		errs.add(path("xdp.busy_poll"), x.BusyPoll, "busy_poll_usecs and busy_poll_budget need busy_poll: true")
+	}
+	if p.PCI != "" {
+		errs.add(path("pci"), p.PCI, "an af_xdp port is a kernel interface, not a PCI function: name it in interface")
+	}
+	if p.NIC != "" && p.NIC != NICAuto {
+		errs.add(path("nic"), p.NIC, "an af_xdp port has no NIC driver of uiod's (the kernel drives it): leave nic out")
+	}
+	if p.RxQueues != DefaultQueues {
+		errs.add(path("rx_queues"), p.RxQueues, "an af_xdp port has one queue pair per socket: set xdp.queues")
+	}
+	if p.TxQueues != DefaultQueues {
+		errs.add(path("tx_queues"), p.TxQueues, "an af_xdp port has one queue pair per socket: set xdp.queues")
+	}
+	if p.ITR != 0 {
+		errs.add(path("itr"), p.ITR, "an af_xdp port's interrupt moderation is the kernel driver's (ethtool -C): leave itr out")
+	}
+	if p.Interrupts == InterruptsINTx {
+		errs.add(path("interrupts"), p.Interrupts, "an af_xdp port's interrupt is its socket's readiness: leave interrupts out")
+	}
+}

@@ -1,0 +1,52 @@
+package daemon
+
+import (
+	"fmt"
+
+	"github.com/uiod/uiod/config"
+	"github.com/uiod/uiod/nic/afxdp"
+)
+
+// openAFXDP opens an af_xdp port: the XDP program attached to its interface, one socket
+// per queue. /status's nic says the attach mode and whether zero-copy was had
+// ("af_xdp native copy").
+func (b *backends) openAFXDP(p config.Port) (*port, error) {
+	cfg, err := afxdpConfig(p)
+	if err != nil {
+		return nil, fmt.Errorf("port %s: %w", p.Name, err)
+	}
+	cfg.Log = b.log.Named("af_xdp." + p.Name)
+	np, err := afxdp.Open(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("port %s: %w", p.Name, err)
+	}
+	return &port{cfg: p, nic: np, nicName: np.Describe()}, nil
+}
+
+// afxdpConfig is the nic/afxdp configuration of port p.
+func afxdpConfig(p config.Port) (afxdp.Config, error) {
+	mode, err := afxdp.ParseMode(p.XDP.Mode)
+	if err != nil {
+		return afxdp.Config{}, err
+	}
+	zc, err := afxdp.ParseZeroCopy(p.XDP.ZeroCopy)
+	if err != nil {
+		return afxdp.Config{}, err
+	}
+	return afxdp.Config{
+		Interface:      p.Interface,
+		QueueStart:     p.XDP.QueueStart,
+		Queues:         int(p.XDP.Queues),
+		Partial:        p.XDP.Partial,
+		RxRing:         p.RxRing,
+		TxRing:         p.TxRing,
+		FrameSize:      p.XDP.FrameSize,
+		Mode:           mode,
+		ZeroCopy:       zc,
+		Promiscuous:    p.Promiscuous,
+		Replace:        p.XDP.Replace,
+		BusyPoll:       p.XDP.BusyPoll,
+		BusyPollUsecs:  p.XDP.BusyPollUsecs,
+		BusyPollBudget: p.XDP.BusyPollBudget,
+	}, nil
+}

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package afxdp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/uiod/uiod/nic"
+)
+
+// Port is Linux only; elsewhere Open fails.
+type Port struct{ nic.Port }
+
+// Open fails: AF_XDP is Linux's. The error wraps errors.ErrUnsupported.
+func Open(cfg Config) (*Port, error) {
+	return nil, fmt.Errorf("af_xdp %s: %w", cfg.Interface, errors.ErrUnsupported)
+}
+
+// Describe names the port kind.
+func (p *Port) Describe() string { return "af_xdp" }

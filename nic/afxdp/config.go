@@ -1,0 +1,220 @@
+package afxdp
+
+import (
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+)
+
+// Mode is how the XDP program is attached to the interface.
+type Mode int
+
+// Attach modes.
+const (
+	ModeAuto    Mode = iota // native, falling back to generic with a warning
+	ModeNative              // in the driver (XDP_FLAGS_DRV_MODE); refused if the driver has no XDP
+	ModeGeneric             // on the skb path (XDP_FLAGS_SKB_MODE); any netdev, slower
+)
+
+// ParseMode parses auto, native or generic.
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "", "auto":
+		return ModeAuto, nil
+	case "native":
+		return ModeNative, nil
+	case "generic":
+		return ModeGeneric, nil
+	}
+	return 0, fmt.Errorf("attach mode %q: want auto, native or generic", s)
+}
+
+// String names the mode.
+func (m Mode) String() string {
+	switch m {
+	case ModeAuto:
+		return "auto"
+	case ModeNative:
+		return "native"
+	case ModeGeneric:
+		return "generic"
+	}
+	return fmt.Sprintf("afxdp.Mode(%d)", int(m))
+}
+
+// ZeroCopy says whether the sockets are bound in zero-copy mode.
+type ZeroCopy int
+
+// Zero-copy choices.
+const (
+	ZeroCopyAuto ZeroCopy = iota // try zero-copy, fall back to copy mode (logged, reported)
+	ZeroCopyOn                   // zero-copy or an error
+	ZeroCopyOff                  // copy mode
+)
+
+// ParseZeroCopy parses auto, on or off.
+func ParseZeroCopy(s string) (ZeroCopy, error) {
+	switch s {
+	case "", "auto":
+		return ZeroCopyAuto, nil
+	case "on":
+		return ZeroCopyOn, nil
+	case "off":
+		return ZeroCopyOff, nil
+	}
+	return 0, fmt.Errorf("zerocopy %q: want auto, on or off", s)
+}
+
+// String names the choice.
+func (z ZeroCopy) String() string {
+	switch z {
+	case ZeroCopyAuto:
+		return "auto"
+	case ZeroCopyOn:
+		return "on"
+	case ZeroCopyOff:
+		return "off"
+	}
+	return fmt.Sprintf("afxdp.ZeroCopy(%d)", int(z))
+}
+
+// Limits and defaults.
+const (
+	DefaultRing      = 2048
+	MinRing          = 64
+	MaxRing          = 16384
+	DefaultFrameSize = 2048
+	// Headroom is where the kernel puts a frame in its UMEM chunk (XDP_PACKET_HEADROOM).
+	Headroom = 256
+	// MaxQueues bounds the sockets of one port (the XSKMAP's size).
+	MaxQueues = 64
+)
+
+// Config selects the interface, its queues and how the sockets are bound.
+type Config struct {
+	// Interface is the netdev, in the calling thread's network namespace.
+	Interface string
+	// QueueStart is the first netdev queue bound; Queues is how many (0: every RX queue
+	// of the interface from QueueStart on, as ethtool's channels count them).
+	QueueStart, Queues int
+	// Partial allows fewer bound queues than the interface has RX queues: the frames RSS
+	// steers to the others go to the kernel unseen by uiod. Without it that is refused.
+	Partial bool
+	// RxRing is the fill and RX ring size, TxRing the TX and completion ring size
+	// (powers of two, MinRing to MaxRing; default DefaultRing).
+	RxRing, TxRing int
+	// FrameSize is the UMEM chunk, 2048 or 4096; frames up to FrameSize-Headroom bytes.
+	FrameSize int
+	// PoolSize is the RX buffers per queue (default 2×RxRing + TxRing); each queue also
+	// has TxRing buffers for the frames it copies in from other ports.
+	PoolSize int
+	Mode     Mode
+	ZeroCopy ZeroCopy
+	// Promiscuous sets IFF_PROMISC on the interface while the port is open.
+	Promiscuous bool
+	// Replace detaches an XDP program already attached to the interface through netlink
+	// (one a bpf_link holds cannot be replaced); without it such an interface is refused.
+	Replace bool
+	// BusyPoll sets SO_PREFER_BUSY_POLL, SO_BUSY_POLL (BusyPollUsecs) and
+	// SO_BUSY_POLL_BUDGET (BusyPollBudget) on every socket; a kernel that refuses one is
+	// logged, not an error.
+	BusyPoll       bool
+	BusyPollUsecs  int
+	BusyPollBudget int
+	Log            *zap.Logger
+}
+
+// withDefaults fills in the zero fields.
+func (c Config) withDefaults() Config {
+	if c.RxRing == 0 {
+		c.RxRing = DefaultRing
+	}
+	if c.TxRing == 0 {
+		c.TxRing = DefaultRing
+	}
+	if c.FrameSize == 0 {
+		c.FrameSize = DefaultFrameSize
+	}
+	if c.PoolSize == 0 {
+		c.PoolSize = 2*c.RxRing + c.TxRing
+	}
+	if c.BusyPoll && c.BusyPollUsecs == 0 {
+		c.BusyPollUsecs = 20
+	}
+	if c.BusyPoll && c.BusyPollBudget == 0 {
+		c.BusyPollBudget = 64
+	}
+	if c.Log == nil {
+		c.Log = zap.NewNop()
+	}
+	return c
+}
+
+// ErrConfig is wrapped by every error Validate returns.
+var ErrConfig = errors.New("invalid af_xdp configuration")
+
+// Validate checks what can be checked without the interface.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("af_xdp %s: %s: %w", c.Interface, fmt.Sprintf(format, args...), ErrConfig)
+	}
+	switch {
+	case c.Interface == "" || len(c.Interface) >= 16:
+		return bad("interface name must be 1 to 15 bytes")
+	case c.QueueStart < 0 || c.QueueStart >= MaxQueues:
+		return bad("queue_start %d outside [0, %d)", c.QueueStart, MaxQueues)
+	case c.Queues < 0 || c.QueueStart+c.Queues > MaxQueues:
+		return bad("queues %d: at most %d sockets from queue_start %d", c.Queues, MaxQueues-c.QueueStart, c.QueueStart)
+	case c.FrameSize != 2048 && c.FrameSize != 4096:
+		return bad("frame_size %d: want 2048 or 4096", c.FrameSize)
+	case c.PoolSize < c.RxRing:
+		return bad("pool size %d smaller than rx_ring %d", c.PoolSize, c.RxRing)
+	case c.Mode == ModeGeneric && c.ZeroCopy == ZeroCopyOn:
+		return bad("zerocopy on needs native mode (generic XDP copies every frame)")
+	}
+	for _, r := range []struct {
+		name string
+		n    int
+	}{{"rx_ring", c.RxRing}, {"tx_ring", c.TxRing}} {
+		if r.n < MinRing || r.n > MaxRing || r.n&(r.n-1) != 0 {
+			return bad("%s %d: want a power of two from %d to %d", r.name, r.n, MinRing, MaxRing)
+		}
+	}
+	return nil
+}
+
+// MaxFrame is the largest frame a chunk of frameSize bytes holds.
+func MaxFrame(frameSize int) int { return frameSize - Headroom }
+
+// Errors of Open, each wrapped with the interface and what is wrong.
+var (
+	ErrNoInterface = errors.New("no such interface")
+	ErrDown        = errors.New("interface is down")
+	ErrQueues      = errors.New("queues do not match the interface's")
+	ErrMTU         = errors.New("MTU too large for the frame size")
+	ErrPrivilege   = errors.New("missing capabilities")
+)
+
+// ErrNoXSK is wrapped when the kernel has no AF_XDP sockets.
+var ErrNoXSK = errors.New("kernel without AF_XDP sockets (CONFIG_XDP_SOCKETS)")
+
+// ErrZeroCopyRefused is wrapped when zerocopy: on is asked and the driver refuses it.
+var ErrZeroCopyRefused = errors.New("zero-copy refused by the driver")
+
+// ErrBusy is wrapped by the error that refuses an interface that has an XDP program.
+var ErrBusy = errors.New("interface already has an XDP program")
+
+// IsUsage reports whether err is Open refusing the configuration or the host as they
+// are (no such interface, down, queues, MTU, zero-copy refused, an XDP program there
+// already, missing capabilities, no AF_XDP in the kernel): nothing was attached, and
+// the fix is the user's, so uiod exits as for a configuration error.
+func IsUsage(err error) bool {
+	for _, e := range []error{ErrConfig, ErrNoInterface, ErrDown, ErrQueues, ErrMTU, ErrZeroCopyRefused, ErrBusy, ErrPrivilege, ErrNoXSK} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}

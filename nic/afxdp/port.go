@@ -1,0 +1,426 @@
+//go:build linux
+
+package afxdp
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vishvananda/netlink"
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
+)
+
+// Port is a kernel netdev's queues as a nic.Port through AF_XDP sockets: RX and TX queue
+// i are the socket bound to netdev queue QueueStart+i. The threading and buffer rules are
+// nic.Port's.
+type Port struct {
+	h       *netlink.Handle // in the interface's namespace
+	name    string
+	ifindex int
+	mac     net.HardwareAddr
+	queues  []*queue
+	prog    *loaded
+	zc      bool
+	// promiscSet: Open turned IFF_PROMISC on, Close turns it off again.
+	promiscSet bool
+
+	up, gone  atomic.Bool
+	stopping  atomic.Bool // the watch is being stopped: its socket's close is no error
+	watchStop chan struct{}
+	watchDone chan struct{}
+
+	mu     sync.RWMutex // Close against Stats
+	closed bool
+	log    *zap.Logger
+}
+
+var _ nic.Port = (*Port)(nil)
+
+// Open attaches the port's XDP program to cfg.Interface (in the calling thread's network
+// namespace) and binds one socket per queue. On error nothing stays attached and the
+// interface is as it was.
+func Open(cfg Config) (_ *Port, err error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	wrap := func(err error) error { return fmt.Errorf("af_xdp %s: %w", cfg.Interface, err) }
+	if err := checkCaps(); err != nil {
+		return nil, wrap(err)
+	}
+	// Bound to this namespace, for Close too (it may run on any thread).
+	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+	if err != nil {
+		return nil, wrap(fmt.Errorf("netlink: %w", err))
+	}
+	defer func() {
+		if err != nil {
+			h.Close()
+		}
+	}()
+	lk, err := h.LinkByName(cfg.Interface)
+	if err != nil {
+		var nf netlink.LinkNotFoundError
+		if errors.As(err, &nf) {
+			return nil, wrap(ErrNoInterface)
+		}
+		return nil, wrap(err)
+	}
+	qs, err := queueRange(cfg, lk)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if err := checkLink(cfg, lk); err != nil {
+		return nil, wrap(err)
+	}
+	if id, desc := attachedProgram(lk); id != 0 {
+		if !cfg.Replace {
+			return nil, wrap(fmt.Errorf("%w (%s): detach it, or set replace to put uiod's in its place", ErrBusy, desc))
+		}
+		err := detachNetlink(lk)
+		if err == nil {
+			if lk, err = h.LinkByName(cfg.Interface); err == nil {
+				if id, _ := attachedProgram(lk); id != 0 {
+					err = errors.New("a bpf_link holds it: only its owner can remove it")
+				}
+			}
+		}
+		if err != nil {
+			return nil, wrap(fmt.Errorf("%w (%s), and it cannot be replaced: %w", ErrBusy, desc, err))
+		}
+		cfg.Log.Warn("replaced the interface's XDP program", zap.String("interface", cfg.Interface), zap.String("program", desc))
+	}
+	p := &Port{h: h, name: cfg.Interface, ifindex: lk.Attrs().Index, mac: append(net.HardwareAddr(nil), lk.Attrs().HardwareAddr...), log: cfg.Log}
+	defer func() {
+		if err != nil {
+			p.release()
+		}
+	}()
+	if p.prog, err = loadProgram(); err != nil {
+		return nil, wrap(err)
+	}
+	p.zc = true
+	for _, qid := range qs {
+		q, err := openQueue(cfg, p.ifindex, qid)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		p.queues = append(p.queues, q)
+		p.zc = p.zc && q.zc
+		if err := p.prog.xsks.Put(uint32(qid), uint32(q.fd)); err != nil {
+			return nil, wrap(fmt.Errorf("XSKMAP entry of queue %d: %w", qid, err))
+		}
+	}
+	if cfg.ZeroCopy == ZeroCopyAuto && !p.zc {
+		cfg.Log.Info("zero-copy refused by the driver: copy mode", zap.String("interface", cfg.Interface))
+	}
+	err = p.prog.attach(p.ifindex, cfg.Mode, func(err error) {
+		cfg.Log.Warn("native XDP refused: generic mode", zap.String("interface", cfg.Interface), zap.Error(err))
+	})
+	if err != nil {
+		return nil, wrap(fmt.Errorf("attach XDP program (%s mode): %w", p.prog.mode, bpfErr(err)))
+	}
+	if cfg.Promiscuous && lk.Attrs().Flags&net.FlagUp != 0 && lk.Attrs().Promisc == 0 {
+		if err := h.SetPromiscOn(lk); err != nil {
+			return nil, wrap(fmt.Errorf("promiscuous: %w", err))
+		}
+		p.promiscSet = true
+	}
+	if cfg.BusyPoll {
+		p.busyPoll(cfg)
+	}
+	p.up.Store(operUp(lk))
+	if err := p.watch(); err != nil {
+		return nil, wrap(err)
+	}
+	cfg.Log.Info("af_xdp", zap.String("interface", cfg.Interface), zap.Ints("queues", qs),
+		zap.Stringer("attach", p.prog.mode), zap.Bool("zerocopy", p.zc), zap.Int("frame_size", cfg.FrameSize))
+	return p, nil
+}
+
+// queueRange is the netdev queues to bind: cfg's, checked against the RX queues the
+// interface has.
+func queueRange(cfg Config, lk netlink.Link) ([]int, error) {
+	have, err := rxQueues(cfg.Interface, lk)
+	if err != nil {
+		return nil, err
+	}
+	n := cfg.Queues
+	if n == 0 {
+		n = have - cfg.QueueStart
+	}
+	if cfg.QueueStart+n > have || n <= 0 {
+		return nil, fmt.Errorf("%w: queues %d from queue_start %d, but the interface has %d RX queues (ethtool -l)", ErrQueues, n, cfg.QueueStart, have)
+	}
+	if n > MaxQueues {
+		return nil, fmt.Errorf("%w: %d RX queues, at most %d sockets per port: set queues", ErrQueues, n, MaxQueues)
+	}
+	if n < have && !cfg.Partial {
+		return nil, fmt.Errorf("%w: %d of the interface's %d RX queues bound; the frames RSS steers to the others would go to the kernel unseen: bind them all, reduce the channels (ethtool -L), or set partial", ErrQueues, n, have)
+	}
+	qs := make([]int, n)
+	for i := range qs {
+		qs[i] = cfg.QueueStart + i
+	}
+	return qs, nil
+}
+
+// rxQueues is the interface's RX queue count: ethtool's rx and combined channels, or the
+// kernel's queue count where the driver has no channels.
+func rxQueues(name string, lk netlink.Link) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("socket for ethtool: %w", err)
+	}
+	defer unix.Close(fd)
+	ch, err := getChannels(fd, name)
+	if err == nil && ch.RxCount+ch.CombinedCount > 0 {
+		return int(ch.RxCount + ch.CombinedCount), nil
+	}
+	if n := lk.Attrs().NumRxQueues; n > 0 {
+		return n, nil
+	}
+	return 1, nil
+}
+
+// checkLink refuses an interface that is down or whose MTU a chunk cannot hold.
+func checkLink(cfg Config, lk netlink.Link) error {
+	a := lk.Attrs()
+	if a.Flags&net.FlagUp == 0 {
+		return fmt.Errorf("%w (ip link set %s up)", ErrDown, cfg.Interface)
+	}
+	// An Ethernet header and one VLAN tag on top of the MTU.
+	if need := a.MTU + 18; need > MaxFrame(cfg.FrameSize) {
+		return fmt.Errorf("%w: MTU %d makes frames of up to %d bytes, frame_size %d holds %d (%d of headroom): use frame_size 4096 or a smaller MTU",
+			ErrMTU, a.MTU, need, cfg.FrameSize, MaxFrame(cfg.FrameSize), Headroom)
+	}
+	return nil
+}
+
+// checkCaps names the capabilities the process lacks: CAP_NET_ADMIN (attach, promisc),
+// CAP_NET_RAW (AF_XDP sockets) and CAP_BPF (or CAP_SYS_ADMIN on kernels before 5.8).
+func checkCaps() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return nil // cannot tell: the syscalls will say
+	}
+	has := func(c uint) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
+	var missing []string
+	if !has(unix.CAP_NET_ADMIN) {
+		missing = append(missing, "CAP_NET_ADMIN")
+	}
+	if !has(unix.CAP_NET_RAW) {
+		missing = append(missing, "CAP_NET_RAW")
+	}
+	if !has(unix.CAP_BPF) && !has(unix.CAP_SYS_ADMIN) {
+		missing = append(missing, "CAP_BPF")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %v", ErrPrivilege, missing)
+	}
+	return nil
+}
+
+// operUp reports whether the link is operationally up.
+func operUp(lk netlink.Link) bool {
+	a := lk.Attrs()
+	return a.OperState == netlink.OperUp || (a.OperState == netlink.OperUnknown && a.RawFlags&unix.IFF_RUNNING != 0)
+}
+
+// busyPoll sets the busy-poll socket options on every socket, logging the ones the
+// kernel refuses.
+func (p *Port) busyPoll(cfg Config) {
+	for _, q := range p.queues {
+		for _, o := range []struct {
+			name   string
+			opt, v int
+		}{{"SO_PREFER_BUSY_POLL", unix.SO_PREFER_BUSY_POLL, 1}, {"SO_BUSY_POLL", unix.SO_BUSY_POLL, cfg.BusyPollUsecs}, {"SO_BUSY_POLL_BUDGET", unix.SO_BUSY_POLL_BUDGET, cfg.BusyPollBudget}} {
+			if err := unix.SetsockoptInt(q.fd, unix.SOL_SOCKET, o.opt, o.v); err != nil {
+				p.log.Warn("busy_poll: socket option refused", zap.String("interface", p.name), zap.Int("queue", q.id), zap.String("option", o.name), zap.Error(err))
+			}
+		}
+	}
+}
+
+// watch follows the interface through rtnetlink: oper state into Link, deletion into
+// Present.
+func (p *Port) watch() error {
+	ch := make(chan netlink.LinkUpdate, 16)
+	p.watchStop, p.watchDone = make(chan struct{}), make(chan struct{})
+	if err := netlink.LinkSubscribeWithOptions(ch, p.watchStop, netlink.LinkSubscribeOptions{ErrorCallback: func(err error) {
+		if p.stopping.Load() {
+			return
+		}
+		p.log.Warn("rtnetlink link updates", zap.String("interface", p.name), zap.Error(err))
+	}}); err != nil {
+		close(p.watchDone)
+		return fmt.Errorf("rtnetlink subscription: %w", err)
+	}
+	go func() {
+		defer close(p.watchDone)
+		for u := range ch {
+			if int(u.Index) != p.ifindex {
+				continue
+			}
+			switch u.Header.Type {
+			case unix.RTM_DELLINK:
+				p.gone.Store(true)
+				p.up.Store(false)
+				p.log.Warn("interface deleted: the port is absent", zap.String("interface", p.name))
+			case unix.RTM_NEWLINK:
+				up := u.Flags&unix.IFF_UP != 0 && u.Flags&unix.IFF_RUNNING != 0
+				if p.up.Swap(up) != up {
+					p.log.Info("link", zap.String("interface", p.name), zap.Bool("up", up))
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// Name is the interface's name.
+func (p *Port) Name() string { return p.name }
+
+// MAC is the interface's address.
+func (p *Port) MAC() net.HardwareAddr { return append(net.HardwareAddr(nil), p.mac...) }
+
+// NumRxQueues is the number of sockets.
+func (p *Port) NumRxQueues() int { return len(p.queues) }
+
+// NumTxQueues is the number of sockets: TX queue i is socket i's TX ring.
+func (p *Port) NumTxQueues() int { return len(p.queues) }
+
+// RxBurst takes frames from socket q's RX ring and refills its fill ring. No system call.
+func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return p.queues[q].rxBurst(bufs) }
+
+// TxBurst puts frames on socket q's TX ring (a frame of another port's memory is copied
+// into this socket's UMEM) and kicks the kernel when the ring asks for it.
+func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return p.queues[q].txBurst(bufs) }
+
+// RxVector is socket q itself: it polls readable while its RX ring holds frames.
+func (p *Port) RxVector(q int) *irq.Vector { return p.queues[q].vec }
+
+// EnableRxInterrupt refills the fill ring, flushes TX and wakes the driver when the
+// fill ring asks for it, so that the next frame wakes a sleeper on RxVector(q).
+func (p *Port) EnableRxInterrupt(q int) { p.queues[q].arm() }
+
+// DisableRxInterrupt does nothing: a socket has no interrupt to mask.
+func (p *Port) DisableRxInterrupt(int) {}
+
+// Link is the interface's operational state as rtnetlink last reported it.
+func (p *Port) Link() nic.Link { return nic.Link{Up: p.up.Load() && !p.gone.Load()} }
+
+// Present reports whether the interface still exists.
+func (p *Port) Present() bool { return !p.gone.Load() }
+
+// AttachMode is native or generic.
+func (p *Port) AttachMode() Mode { return p.prog.mode }
+
+// ZeroCopy reports whether every socket is bound in zero-copy mode.
+func (p *Port) ZeroCopy() bool { return p.zc }
+
+// Describe is the port's kind for /status: af_xdp, the attach mode and copy or
+// zero-copy.
+func (p *Port) Describe() string {
+	c := "copy"
+	if p.zc {
+		c = "zerocopy"
+	}
+	return fmt.Sprintf("af_xdp %s %s", p.prog.mode, c)
+}
+
+// Counters are the port's counters beyond nic.Stats.
+type Counters struct {
+	Kicks, KickErrors uint64 // sendto/recvfrom wake-ups of the kernel, and failed ones
+	RxFillRingEmpty   uint64 // XDP_STATISTICS rx_fill_ring_empty_descs
+	TxRingEmpty       uint64 // XDP_STATISTICS tx_ring_empty_descs
+	TxRingFull        uint64 // frames TxBurst left to the caller
+}
+
+// Stats returns the sockets' counters and the kernel's XDP_STATISTICS: RxMissed are frames
+// dropped for want of a fill-ring buffer or RX-ring room.
+func (p *Port) Stats() nic.Stats {
+	s, _ := p.stats()
+	return s
+}
+
+// Counters returns the counters beyond nic.Stats.
+func (p *Port) Counters() Counters {
+	_, c := p.stats()
+	return c
+}
+
+func (p *Port) stats() (nic.Stats, Counters) {
+	var s nic.Stats
+	var c Counters
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, q := range p.queues {
+		s.RxPackets += q.rxPackets.Load()
+		s.RxBytes += q.rxBytes.Load()
+		s.TxPackets += q.txPackets.Load()
+		s.TxBytes += q.txBytes.Load()
+		s.RxErrors += q.rxBad.Load()
+		s.TxErrors += q.txBad.Load() + q.kickErrs.Load()
+		c.Kicks += q.kicks.Load()
+		c.KickErrors += q.kickErrs.Load()
+		c.TxRingFull += q.txFull.Load()
+		if p.closed {
+			continue
+		}
+		if st, err := getStatistics(q.fd); err == nil {
+			s.RxMissed += st.Rx_dropped + st.Rx_ring_full
+			s.RxErrors += st.Rx_invalid_descs
+			s.TxErrors += st.Tx_invalid_descs
+			c.RxFillRingEmpty += st.Rx_fill_ring_empty_descs
+			c.TxRingEmpty += st.Tx_ring_empty_descs
+		}
+	}
+	return s, c
+}
+
+// Close detaches the XDP program (the interface is the kernel's again), closes the
+// sockets and frees their memory. Buffers RxBurst handed out must not be used after.
+func (p *Port) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	err := p.release()
+	p.h.Close()
+	return err
+}
+
+// release undoes what Open did after making p, in reverse (the handle stays open).
+func (p *Port) release() error {
+	var errs []error
+	if p.watchStop != nil {
+		p.stopping.Store(true)
+		close(p.watchStop)
+		<-p.watchDone
+	}
+	if p.prog != nil {
+		if err := p.prog.close(); err != nil {
+			errs = append(errs, fmt.Errorf("af_xdp %s: detach: %w", p.name, err))
+		}
+	}
+	for _, q := range p.queues {
+		errs = append(errs, q.close())
+	}
+	if p.promiscSet && !p.gone.Load() {
+		if lk, err := p.h.LinkByIndex(p.ifindex); err == nil {
+			errs = append(errs, p.h.SetPromiscOff(lk))
+		}
+	}
+	return errors.Join(errs...)
+}
