@@ -204,7 +204,7 @@ func (c *Config) checkBridge(errs *fieldErrors) {
 	}
 	threads := c.Threads()
 	for i, p := range c.Ports {
-		if p.TxQueues >= 1 && p.TxQueues <= MaxQueues && p.TxQueues < threads {
+		if p.sized() && p.TxQueues < threads {
 			errs.add(fmt.Sprintf("ports[%d].tx_queues", i), p.TxQueues,
 				"fewer than the %d poll threads: a bridge gives every thread a TX queue on every port", threads)
 		}

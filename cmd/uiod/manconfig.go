@@ -87,7 +87,9 @@ func exampleKeys(text string) (keys map[string]*configKey, head string, err erro
 						ck.text = append(ck.text, commentLines(c)...)
 					}
 					keys[path] = ck
-					if v.Kind == yaml.ScalarNode || v.Kind == yaml.SequenceNode && !isSectionList(v) {
+					// A value, a list of values, or a mapping written inline (a map key
+					// such as forward.police) is shown as the example's value.
+					if v.Kind == yaml.ScalarNode || v.Kind == yaml.SequenceNode && !isSectionList(v) || v.Kind == yaml.MappingNode && v.Style&yaml.FlowStyle != 0 {
 						flow := *v
 						flow.Style, flow.HeadComment, flow.LineComment, flow.FootComment = yaml.FlowStyle, "", "", ""
 						b, err := yaml.Marshal(&flow)

@@ -5,6 +5,7 @@ package afxdp
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -162,10 +163,10 @@ func (q *queue) bind(cfg Config, ifindex int) error {
 	sa := &unix.SockaddrXDP{Flags: unix.XDP_USE_NEED_WAKEUP, Ifindex: uint32(ifindex), QueueID: uint32(q.id)}
 	if cfg.ZeroCopy == ZeroCopyOff || cfg.Mode == ModeGeneric {
 		sa.Flags |= unix.XDP_COPY
-		return bindErr(unix.Bind(q.fd, sa), q.id)
+		return bindErr(q.bindRetry(sa), q.id)
 	}
 	sa.Flags |= unix.XDP_ZEROCOPY
-	err := unix.Bind(q.fd, sa)
+	err := q.bindRetry(sa)
 	if err == nil || cfg.ZeroCopy == ZeroCopyOn {
 		if err != nil && (errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL)) {
 			return fmt.Errorf("queue %d: bind with XDP_ZEROCOPY: %w: %w", q.id, ErrZeroCopyRefused, err)
@@ -173,7 +174,26 @@ func (q *queue) bind(cfg Config, ifindex int) error {
 		return bindErr(err, q.id)
 	}
 	sa.Flags = unix.XDP_USE_NEED_WAKEUP | unix.XDP_COPY
-	return bindErr(unix.Bind(q.fd, sa), q.id)
+	return bindErr(q.bindRetry(sa), q.id)
+}
+
+// bindBusyFor bounds the wait for a queue the previous socket on it still holds: the
+// kernel lets a closed socket's queue go in a work item after the close.
+const bindBusyFor = 2 * time.Second
+
+// bindRetry binds, retrying while the queue is busy for up to bindBusyFor.
+func (q *queue) bindRetry(sa *unix.SockaddrXDP) error {
+	deadline := time.Now().Add(bindBusyFor)
+	for {
+		err := unix.Bind(q.fd, sa)
+		if err != unix.EBUSY || time.Now().After(deadline) {
+			if err == unix.EBUSY {
+				return fmt.Errorf("%w (another AF_XDP socket holds the queue)", err)
+			}
+			return err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func bindErr(err error, qid int) error {
