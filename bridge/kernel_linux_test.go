@@ -116,11 +116,10 @@ func ptr(s string) *string { return &s }
 
 // kernelRig is the two bridges and the test's sockets on their ports.
 type kernelRig struct {
-	lnx, uio  string
-	app       *App
-	dp        *dataplane.Dataplane
-	lh, ut    []*pktSock // the test's ends: Linux's ports, uiod's ports
-	haveLimit bool       // the kernel takes fdb_max_learned
+	lnx, uio string
+	app      *App
+	dp       *dataplane.Dataplane
+	lh, ut   []*pktSock // the test's ends: Linux's ports, uiod's ports
 }
 
 func newKernelRig(t *testing.T, vlans bool) *kernelRig {
