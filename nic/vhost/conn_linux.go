@@ -142,6 +142,7 @@ func (p *Port) serve(c *net.UnixConn) error {
 			}
 			return err
 		}
+		ack := m.hdr.flags&flagNeedReply != 0 && s.replyAck() // as negotiated when it came
 		reply, err := s.handle(m)
 		if ce := p.log.Check(zap.DebugLevel, "vhost-user request"); ce != nil {
 			ce.Write(zap.Uint32("request", m.hdr.req), zap.Uint32("flags", m.hdr.flags), zap.Binary("payload", m.payload),
@@ -151,7 +152,7 @@ func (p *Port) serve(c *net.UnixConn) error {
 		if err != nil {
 			if reply != nil {
 				c.Write(reply) // a refused request's failure in its native reply's place
-			} else if m.hdr.flags&flagNeedReply != 0 && s.replyAck() {
+			} else if ack {
 				c.Write(s.ack(m.hdr.req, 1))
 			}
 			if errors.Is(err, errRefused) {
@@ -162,7 +163,7 @@ func (p *Port) serve(c *net.UnixConn) error {
 		}
 		if reply != nil {
 			_, err = c.Write(reply)
-		} else if m.hdr.flags&flagNeedReply != 0 && s.replyAck() {
+		} else if ack {
 			_, err = c.Write(s.ack(m.hdr.req, 0))
 		}
 		if err != nil {

@@ -21,8 +21,11 @@ type frontend struct {
 	mem   []byte
 	gpa   uint64 // guest-physical (and front-end virtual) address of mem[0]
 	num   int
-	kick  [2]int
-	call  [2]int
+	// availShift moves the available rings by that many bytes (2: the specification's
+	// alignment, not 4).
+	availShift int
+	kick       [2]int
+	call       [2]int
 	// driver shadows
 	availIdx [2]uint16
 	usedSeen [2]uint16
@@ -150,7 +153,7 @@ func (f *frontend) memTable() []byte {
 
 func (f *frontend) ringOff(i int) (desc, avail, used int) {
 	base := feRingOff + i*feRingSpan
-	return base, base + 16*f.num, base + 16*f.num + 4096
+	return base, base + 16*f.num + f.availShift, base + 16*f.num + 4096
 }
 
 func (f *frontend) addrs(i int) []byte {

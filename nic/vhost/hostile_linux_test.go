@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -204,6 +206,115 @@ var hostileCases = []hostile{
 		f.mem = nil
 		burstUntilFault(t, p)
 	}},
+	{name: "memory truncated before the kick", fault: true, act: func(t *testing.T, f *frontend, p *Port) {
+		f.negotiate(stdFeatures)
+		f.request(reqSetMemTable, f.memTable(), false, f.memfd)
+		f.request(reqSetVringNum, state(1, uint32(f.num)), false)
+		f.request(reqSetVringAddr, f.addrs(1), false)
+		unix.Ftruncate(f.memfd, 0) // the ring's start reads used->idx on the control goroutine
+		f.raw(reqSetVringKick, flagVersion, u64(1), f.kick[1])
+	}},
+	{name: "memory truncated, then the poll thread arms", fault: true, act: func(t *testing.T, f *frontend, p *Port) {
+		f.start(stdFeatures)
+		eventually(t, "link up", func() bool { return p.Link().Up })
+		unix.Ftruncate(f.memfd, 0)
+		p.EnableRxInterrupt(0)
+	}},
+	{name: "table that leaves a running ring out", fault: true, act: func(t *testing.T, f *frontend, p *Port) {
+		f.start(stdFeatures)
+		eventually(t, "link up", func() bool { return p.Link().Up })
+		f.raw(reqSetMemTable, flagVersion, regionsMsg(region{gpa: feGPA + feRingSpan, size: feMemSize - feRingSpan,
+			uva: feGPA + feRingSpan, offset: feRingSpan}), f.memfd)
+	}},
+	{name: "memory file on a disk filesystem", fault: true, act: func(t *testing.T, f *frontend, p *Port) {
+		file, err := os.Create(filepath.Join(t.TempDir(), "ram"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer file.Close()
+		file.Truncate(feMemSize)
+		if ft := fsType(t, filepath.Dir(file.Name())); ft == tmpfsMagic {
+			t.Skip("the temporary directory is on tmpfs")
+		}
+		f.raw(reqSetMemTable, flagVersion, regionsMsg(region{gpa: feGPA, size: feMemSize, uva: feGPA}), int(file.Fd()))
+	}},
+	{name: "regions larger than the address space together", fault: true, act: func(t *testing.T, f *frontend, p *Port) {
+		f.raw(reqSetMemTable, flagVersion, regionsMsg(region{gpa: 0, size: maxRegionSize, uva: 0},
+			region{gpa: maxRegionSize, size: maxRegionSize, uva: maxRegionSize}), f.memfd, f.memfd)
+	}},
+	{name: "used ring misaligned in the file", fault: true, act: func(t *testing.T, f *frontend, p *Port) {
+		// The region's uva is 2 off its file offset: the used ring's 4-aligned address is
+		// 2 mod 4 in the mapping.
+		f.negotiate(1 << featVersion1)
+		f.request(reqSetMemTable, regionsMsg(region{gpa: feGPA, size: feMemSize - 4096, uva: feGPA + 2}), false, f.memfd)
+		f.request(reqSetVringNum, state(1, uint32(f.num)), false)
+		f.request(reqSetVringAddr, f.addrs(1), false)
+		f.raw(reqSetVringKick, flagVersion, u64(1), f.kick[1])
+	}},
+	{name: "features changed on running rings", fault: true, act: func(t *testing.T, f *frontend, p *Port) {
+		f.start(stdFeatures)
+		eventually(t, "link up", func() bool { return p.Link().Up })
+		f.raw(reqSetFeatures, flagVersion, u64(1<<featVersion1|1<<featProtocolFeature))
+	}},
+	{name: "chain longer than the limit", fault: true, act: func(t *testing.T, f *frontend, p *Port) {
+		f.num = 2048 // chains of up to 1024 descriptors on a ring of 2048
+		f.negotiate(1 << featVersion1)
+		f.request(reqSetMemTable, f.memTable(), false, f.memfd)
+		base := feRingOff + ringGuestTX*feRingSpan
+		desc, avail, used := base, base+16*f.num, base+16*f.num+8192
+		a := binary.LittleEndian.AppendUint32(nil, ringGuestTX)
+		a = binary.LittleEndian.AppendUint32(a, 0)
+		for _, v := range []int{desc, used, avail, 0} {
+			a = binary.LittleEndian.AppendUint64(a, f.gpa+uint64(v))
+		}
+		f.request(reqSetVringNum, state(ringGuestTX, uint32(f.num)), false)
+		f.request(reqSetVringAddr, a, false)
+		f.request(reqSetVringKick, u64(ringGuestTX), false, f.kick[ringGuestTX])
+		_, buf := f.bufAddr(0)
+		for i := range f.num {
+			d := f.mem[desc+16*i:]
+			binary.LittleEndian.PutUint64(d, buf)
+			binary.LittleEndian.PutUint32(d[8:], 0)
+			binary.LittleEndian.PutUint16(d[12:], descNext)
+			binary.LittleEndian.PutUint16(d[14:], uint16((i+1)%f.num))
+		}
+		binary.LittleEndian.PutUint16(f.mem[avail+2:], 1)
+		eventually(t, "the ring to start", func() bool { return ringMem(p, ringGuestTX) != nil })
+		burstUntilFault(t, p)
+	}},
+	{name: "kick eventfd made blocking", keep: true, act: func(t *testing.T, f *frontend, p *Port) {
+		f.start(stdFeatures)
+		eventually(t, "link up", func() bool { return p.Link().Up })
+		unix.SetNonblock(f.kick[ringGuestTX], false)
+		for range 3 {
+			p.RxVector(0).Drain()
+			p.EnableRxInterrupt(0)
+			p.DisableRxInterrupt(0)
+		}
+		f.transmit(0, frame(1, 60))
+		rxAll(t, p, 1)
+	}},
+	{name: "call eventfds made blocking and full", keep: true, act: func(t *testing.T, f *frontend, p *Port) {
+		f.start(stdFeatures)
+		eventually(t, "link up", func() bool { return p.Link().Up })
+		fillEventfd(t, f.call[ringGuestTX])
+		fillEventfd(t, f.call[ringGuestRX])
+		for i := range 4 {
+			f.transmit(i, frame(i, 60))
+		}
+		rxAll(t, p, 4)
+		sendN(t, p, f, 4)
+	}},
+	{name: "refused request with a native reply", keep: true, act: func(t *testing.T, f *frontend, p *Port) {
+		f.negotiate(stdFeatures)
+		f.raw(24, flagVersion, make([]byte, 12)) // GET_CONFIG, no NEED_REPLY: it waits for the reply
+		if r, err := f.reply(24); err != nil || len(r) != 0 {
+			t.Fatalf("GET_CONFIG: reply %x, %v; want an empty (failed) reply", r, err)
+		}
+		if got := binary.LittleEndian.Uint64(f.request(reqGetFeatures, nil, true)); got != offeredFeatures {
+			t.Fatalf("after a refused request: features 0x%x", got)
+		}
+	}},
 	{name: "gone mid-header", act: func(t *testing.T, f *frontend, p *Port) {
 		f.send(msg(reqGetFeatures, flagVersion, nil)[:6])
 		f.c.Close()
@@ -238,6 +349,12 @@ func TestHostileFrontEnd(t *testing.T) {
 				if p.Faults() != 0 {
 					t.Fatalf("faults = %d", p.Faults())
 				}
+				if !p.connected.Load() {
+					t.Fatal("the connection ended")
+				}
+				f.c.Close()
+				eventually(t, "the connection to end", func() bool { return !p.connected.Load() })
+				checkServes(t, p, sock)
 				return
 			}
 			if f.c != nil {
