@@ -117,7 +117,8 @@ var hostBin string
 // probe sends count probes gap apart into NIC 0's wire and receives them from NIC 1's.
 func probe(t *testing.T, vm *qemutest.VM, name string, count int, gap time.Duration) (*qemutest.LatencyReport, error) {
 	_, rep, err := qemutest.Latency(hostBin, vm.NICs[0], vm.NICs[1], t.TempDir(), name, 5*time.Minute,
-		"--count", strconv.Itoa(count), "--interval", gap.String(), "--timeout", "1s")
+		"--count", strconv.Itoa(count), "--interval", gap.String(), "--timeout", "1s",
+		"--dst-mac", vm.NICs[0].MAC.String()) // a router (l3fwd) routes only frames to its port's MAC
 	return rep, err
 }
 

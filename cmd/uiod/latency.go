@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -51,6 +52,7 @@ type latencyFlags struct {
 	flows    int
 	stamps   string
 	ports    string
+	dstMAC   string
 }
 
 func newLatencyCmd(g *globals) *cobra.Command {
@@ -133,6 +135,7 @@ run it was in cut short, and the exit code is 130.`,
 	fl.IntVar(&f.flows, "flows", 1, "spread the probes over this many UDP flows (source ports 319, 320, ...) for RSS")
 	fl.StringVar(&f.stamps, "timestamps", "sw", "sw: software timestamps; hw: also the NICs' IEEE 1588 clocks (with --sim or --ports)")
 	fl.StringVar(&f.ports, "ports", "", "TX,RX: two PCI NICs on vfio-pci the generator drives itself (instead of --tx/--rx wires)")
+	fl.StringVar(&f.dstMAC, "dst-mac", "", "destination MAC of the probes on --tx (default 02:75:69:6f:64:02): a router (l3fwd) routes only frames to its port's own MAC")
 	return cmd
 }
 
@@ -167,6 +170,17 @@ func (f *latencyFlags) probeConfig(cmd *cobra.Command) (latency.Config, error) {
 		c.Spin = -1
 	default:
 		c.Spin = f.spin
+	}
+	if f.dstMAC != "" {
+		if f.tx == "" {
+			return c, usagef("--dst-mac: only with --tx (the other modes address their own ports)")
+		}
+		m, err := net.ParseMAC(f.dstMAC)
+		if err != nil || len(m) != 6 || m[0]&1 != 0 {
+			return c, usagef("--dst-mac: %s is not a unicast Ethernet address (want xx:xx:xx:xx:xx:xx)", clip.Quote(f.dstMAC))
+		}
+		c.Addrs = latency.DefaultAddrs()
+		c.Addrs.DstMAC = m
 	}
 	c.Pattern = latency.Constant{Gap: f.interval}
 	if f.pattern != "" {

@@ -73,6 +73,9 @@ func TestLatencyBadFlags(t *testing.T) {
 		{[]string{"--json", "/"}, "--json"},
 		{[]string{"--tx", "pair:a", "--plot", "-"}, "--plot"},
 		{[]string{"extra-arg"}, "extra-arg"},
+		{[]string{"--tx", "pair:a", "--dst-mac", "01:00:5e:00:00:01"}, "--dst-mac"},
+		{[]string{"--tx", "pair:a", "--dst-mac", "router"}, "--dst-mac"},
+		{[]string{"--sim", "--dst-mac", "02:00:00:00:00:01"}, "--dst-mac"},
 		// A bare `uiod latency` prints its usage: it names the three modes.
 		{nil, "--sim"},
 	}
