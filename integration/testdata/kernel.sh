@@ -2,7 +2,8 @@
 # /init as root in /tmp: bind the igb NIC (on a host TAP) to vfio-pci and run `uiod run` on
 # it under l3fwd with the kernel exception path uiodk0, which holds the guest's address
 # 10.233.0.1/24; the host pings that address through the vfio-bound NIC. The l3fwd route
-# covers only 192.0.2.0/24, so ARP and the pings are not routed: they go to the kernel.
+# covers only 192.0.2.0/24, so ARP and the pings are not routed: ARP and the pings to the
+# router's own address (forward.local) go to the kernel.
 # Every line the host reads starts with "E2E "; it makes the assertions.
 set -u
 . /etc/uiod/lib.sh
@@ -20,6 +21,7 @@ bind_vfio "$NIC"
     kernel: {tap: uiodk0}
 forward:
   mode: l3fwd
+  local: [10.233.0.1]
   routes:
     - {prefix: 192.0.2.0/24, port: p0, next_hop_mac: "02:00:00:00:00:01"}
 EOF
