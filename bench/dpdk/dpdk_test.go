@@ -147,6 +147,10 @@ func measureSteps(t *testing.T, testpmd, l3fwd string, vf bool, order []string, 
 		Script:  string(script),
 		Timeout: timeout,
 	})
+	probeDst = vm.NICs[0].MAC.String()
+	if vf {
+		probeDst = vfProbeMAC
+	}
 	if _, err := vm.WaitOutput("BENCH bound", 5*time.Minute); err != nil {
 		t.Fatalf("guest did not bind the NICs: %v", err)
 	}

@@ -114,11 +114,19 @@ func output(vm *qemutest.VM) string {
 // hostBin is the uiod binary the host probes with: the guest's static one.
 var hostBin string
 
+// probeDst is the probes' destination MAC: NIC 0's own (a router, l3fwd, routes only
+// frames to its port's MAC), or with VFs the MAC guest.sh has NIC 0's PF give VF 0 (the
+// PF's switch delivers to the VF only frames to that MAC). measureSteps sets it.
+var probeDst string
+
+// vfProbeMAC is the MAC guest.sh gives VF 0 of NIC 0 (its vf call for NIC1).
+const vfProbeMAC = "02:75:69:6f:64:02"
+
 // probe sends count probes gap apart into NIC 0's wire and receives them from NIC 1's.
 func probe(t *testing.T, vm *qemutest.VM, name string, count int, gap time.Duration) (*qemutest.LatencyReport, error) {
 	_, rep, err := qemutest.Latency(hostBin, vm.NICs[0], vm.NICs[1], t.TempDir(), name, 5*time.Minute,
 		"--count", strconv.Itoa(count), "--interval", gap.String(), "--timeout", "1s",
-		"--dst-mac", vm.NICs[0].MAC.String()) // a router (l3fwd) routes only frames to its port's MAC
+		"--dst-mac", probeDst)
 	return rep, err
 }
 
