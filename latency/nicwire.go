@@ -59,7 +59,7 @@ type dmaOf interface{ Device() pci.Device }
 func NewNICWire(port nic.Port) (*NICWire, error) {
 	d, ok := port.(dmaOf)
 	if !ok {
-		return nil, fmt.Errorf("%T: no DMA allocator for transmit buffers", port)
+		return nil, fmt.Errorf("%s: no DMA allocator for transmit buffers (latency probes need a PCI port or a simulated one)", nic.Describe(port))
 	}
 	pool, err := nic.NewMempool(d.Device().DMA(), 256, 2048)
 	if err != nil {

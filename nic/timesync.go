@@ -61,7 +61,7 @@ func TimesyncOf(p Port) (Timesync, error) {
 	if ts, ok := p.(Timesync); ok {
 		return ts, nil
 	}
-	return nil, fmt.Errorf("%T: %w", p, ErrNoTimesync)
+	return nil, fmt.Errorf("%s: %w", Describe(p), ErrNoTimesync)
 }
 
 // RxTimestampOf returns the receive time of b, a PTP frame with sequence id seq just

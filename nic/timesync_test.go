@@ -3,6 +3,7 @@ package nic_test
 import (
 	"errors"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/uiod/uiod/nic"
@@ -15,6 +16,32 @@ type plainPort struct{ nic.Port }
 func TestTimesyncOfRefusesPlainPort(t *testing.T) {
 	if _, err := nic.TimesyncOf(plainPort{}); !errors.Is(err, nic.ErrNoTimesync) {
 		t.Fatalf("TimesyncOf(plain port) = %v, want ErrNoTimesync", err)
+	}
+}
+
+// describedPort says what it is.
+type describedPort struct{ nic.Port }
+
+func (describedPort) Describe() string { return "af_xdp generic copy" }
+
+// A refusal names what the port is in words, never a Go type ("*virtio.Port").
+func TestDescribeNamesNoGoType(t *testing.T) {
+	for _, tt := range []struct {
+		p    nic.Port
+		want string
+	}{
+		{plainPort{}, "nic_test port"},
+		{&plainPort{}, "nic_test port"},
+		{describedPort{}, "af_xdp generic copy"},
+		{nil, "no port"},
+	} {
+		if got := nic.Describe(tt.p); got != tt.want {
+			t.Errorf("Describe(%T) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+	_, err := nic.TimesyncOf(&plainPort{})
+	if err == nil || strings.ContainsAny(err.Error(), "*.") || !strings.HasPrefix(err.Error(), "nic_test port: ") {
+		t.Errorf("TimesyncOf(*plainPort) = %v, want \"nic_test port: ...\" naming no Go type", err)
 	}
 }
 

@@ -82,9 +82,22 @@ Patterns: constant:400us, constant:2.5kpps, onoff:100kpps,10ms,90ms, poisson:10k
 1 Mpps (a gap of 1us): faster is refused, as the sender cannot pace it. --flows N sends the
 probes from N UDP source ports in turn, so that RSS spreads them over a NIC's queues.
 
-The --sim heading and the plot's title name the NIC model, the traffic pattern and the
-time per policy; the table has one unit per column (CPU% of one core, latencies in µs) and
-n/a where a run was too short to measure the poll thread's CPU (under 100 ms).
+Output: every mode prints one table with one unit per column (latencies in µs, n/a where
+no probe came back); --tx/--rx and --ports print MoonGen's one-line histogram summary (in
+ns, with "Lost: L/SENT") above it, for scripts written against MoonGen. The --sim heading
+and the plot's title name the NIC model, the traffic pattern and the time per policy. The
+--sim table's columns:
+  CPU%       the poll thread's CPU time in percent of one core (n/a: the run was under
+             100 ms, too short to measure it)
+  samples    probes that came back in time; p50, p99, max: their latency
+  wakeups    sleeps the RX interrupt ended (a frame woke the thread)
+  predicted  auto only: timer wake-ups ahead of a frame it predicted on periodic traffic,
+             as caught/predicted (caught: the frame was then caught by polling); - if none
+  sleeps     times the poll thread went to sleep (epoll waits and timed sleeps)
+  lost       probes that never came back or came back after --timeout
+The wire table (--tx/--rx, --ports) has run (the --label), the latency columns, lost and
+sent: the CPU and wake-up columns are the forwarder's, which a wire cannot see (its
+/status and /metrics have them).
 
 --csv, --json and --plot are checked before anything is measured and replaced only by a
 complete file; with no probe back there is no plot (the run fails, the old plot stays).
@@ -357,6 +370,9 @@ func runLatency(cmd *cobra.Command, g *globals, f *latencyFlags) error {
 		return err
 	}
 	fmt.Fprintln(human, res.MoonGen())
+	if err := latency.WriteTable(human, []*latency.Result{res}); err != nil {
+		return err
+	}
 	err = outputError(outs.Write(cmd.OutOrStdout(), res))
 	if ctx.Err() != nil {
 		return interrupted(err, 1, 1)

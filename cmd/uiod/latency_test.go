@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,6 +180,17 @@ func TestLatencyPairWire(t *testing.T) {
 	}
 	if !strings.HasPrefix(out, "[mem] Samples: 300, Average: ") || !strings.Contains(out, "p99.9: ") {
 		t.Fatalf("output %q", out)
+	}
+	// Below the MoonGen line, the table --sim prints, with the same latency columns in µs.
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want the MoonGen line and a one-row table, got\n%s", out)
+	}
+	if h, want := strings.Fields(lines[1]), []string{"run", "samples", "p50(µs)", "p99(µs)", "max(µs)", "lost", "sent"}; !slices.Equal(h, want) {
+		t.Errorf("table heading %q, want %q", h, want)
+	}
+	if row := strings.Fields(lines[2]); len(row) != 7 || row[0] != "mem" || row[1] != "300" || row[5] != "0" || row[6] != "300" {
+		t.Errorf("table row %q, want mem with 300 samples, 0 lost of 300 sent", row)
 	}
 	f, _ := os.Open(csvPath)
 	rows, err := csv.NewReader(f).ReadAll()

@@ -91,6 +91,9 @@ func runLatencyPorts(ctx context.Context, cmd *cobra.Command, g *globals, addrs 
 		fmt.Fprintf(human, "[%s] min %d ns, clock offset %d ns ± %d ns (drift %d ns, %.3f ppm, corrected over %d syncs), stamps lost: tx %d, rx %d\n",
 			d.Label, d.MinNs, c.OffsetNs, c.ErrorNs, c.DriftNs, c.DriftPPM, c.Syncs, c.TxStampsLost, c.RxStampsLost)
 	}
+	if err := latency.WriteTable(human, []*latency.Result{res}); err != nil {
+		return err
+	}
 	err = outputError(outs.WriteRuns(cmd.OutOrStdout(), latency.WithDeviceClock([]*latency.Result{res}), res))
 	if ctx.Err() != nil {
 		return interrupted(err, 1, 1)

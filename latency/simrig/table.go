@@ -33,13 +33,12 @@ func WriteTable(w io.Writer, rows []Row) error {
 	for _, r := range rows {
 		dev = dev || r.Result.DeviceClock != nil
 	}
-	head := "policy\tCPU%\tsamples\tp50(µs)\tp99(µs)\tmax(µs)\t"
+	head := "policy\tCPU%\t" + latency.LatencyHeading
 	if dev {
-		head += "dev p50(µs)\tdev p99(µs)\tclock ±(ns)\t"
+		head += latency.DeviceHeading
 	}
 	fmt.Fprintln(tw, head+"wakeups\tpredicted\tsleeps\tlost\t")
 	for _, r := range rows {
-		s := r.Result.Summary()
 		pred := "-"
 		if r.Predicted > 0 {
 			pred = fmt.Sprintf("%d/%d", r.Caught, r.Predicted)
@@ -48,30 +47,13 @@ func WriteTable(w io.Writer, rows []Row) error {
 		if r.CPUMeasured() {
 			cpu = strconv.FormatFloat(r.CPU, 'f', 1, 64)
 		}
-		lat := func(ns int64) string {
-			if s.Samples == 0 {
-				return "n/a"
-			}
-			return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t", r.Policy, cpu, s.Samples, lat(s.Median), lat(s.P99), lat(s.Max))
+		fmt.Fprintf(tw, "%s\t%s\t%s", r.Policy, cpu, latency.LatencyCells(r.Result))
 		if dev {
-			fmt.Fprint(tw, devColumns(r.Result))
+			fmt.Fprint(tw, latency.DeviceCells(r.Result))
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t\n", r.Wakeups, pred, r.Sleeps, r.Result.Lost+r.Result.Late)
 	}
 	return tw.Flush()
-}
-
-// devColumns are the device-clock columns of a result: n/a without device-clock samples.
-func devColumns(r *latency.Result) string {
-	d := r.DeviceClock
-	if d == nil || d.Received == 0 {
-		return "n/a\tn/a\tn/a\t"
-	}
-	s := d.Summary()
-	us := func(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) }
-	return fmt.Sprintf("%s\t%s\t%d\t", us(s.Median), us(s.P99), r.Clock.ErrorNs)
 }
 
 // rowJSON is a Row's JSON form; cpu_percent is null when the run was too short to
