@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"slices"
@@ -53,6 +54,7 @@ type latencyFlags struct {
 	stamps   string
 	ports    string
 	dstMAC   string
+	dstIP    string
 }
 
 func newLatencyCmd(g *globals) *cobra.Command {
@@ -148,6 +150,7 @@ run it was in cut short, and the exit code is 130.`,
 	fl.IntVar(&f.flows, "flows", 1, "spread the probes over this many UDP flows (source ports 319, 320, ...) for RSS")
 	fl.StringVar(&f.stamps, "timestamps", "sw", "sw: software timestamps; hw: also the NICs' IEEE 1588 clocks (with --sim or --ports)")
 	fl.StringVar(&f.ports, "ports", "", "TX,RX: two PCI NICs on vfio-pci the generator drives itself (instead of --tx/--rx wires)")
+	fl.StringVar(&f.dstIP, "dst-ip", "", "destination IPv4 address of the probes on --tx (default 192.0.2.2): what a router (l3fwd) routes them by")
 	fl.StringVar(&f.dstMAC, "dst-mac", "", "destination MAC of the probes on --tx (default 02:75:69:6f:64:02): a router (l3fwd) routes only frames to its port's own MAC")
 	return cmd
 }
@@ -194,6 +197,19 @@ func (f *latencyFlags) probeConfig(cmd *cobra.Command) (latency.Config, error) {
 		}
 		c.Addrs = latency.DefaultAddrs()
 		c.Addrs.DstMAC = m
+	}
+	if f.dstIP != "" {
+		if f.tx == "" {
+			return c, usagef("--dst-ip: only with --tx (the other modes address their own ports)")
+		}
+		ip, err := netip.ParseAddr(f.dstIP)
+		if err != nil || !ip.Is4() || ip.IsMulticast() || ip.IsUnspecified() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
+			return c, usagef("--dst-ip: %s is not a unicast IPv4 address (want a.b.c.d; the probes are IPv4)", clip.Quote(f.dstIP))
+		}
+		if c.Addrs.SrcMAC == nil {
+			c.Addrs = latency.DefaultAddrs()
+		}
+		c.Addrs.DstIP = ip
 	}
 	c.Pattern = latency.Constant{Gap: f.interval}
 	if f.pattern != "" {

@@ -77,6 +77,10 @@ func TestLatencyBadFlags(t *testing.T) {
 		{[]string{"--tx", "pair:a", "--dst-mac", "01:00:5e:00:00:01"}, "--dst-mac"},
 		{[]string{"--tx", "pair:a", "--dst-mac", "router"}, "--dst-mac"},
 		{[]string{"--sim", "--dst-mac", "02:00:00:00:00:01"}, "--dst-mac"},
+		{[]string{"--tx", "pair:a", "--dst-ip", "224.0.0.1"}, "--dst-ip"},
+		{[]string{"--tx", "pair:a", "--dst-ip", "2001:db8::1"}, "--dst-ip"},
+		{[]string{"--tx", "pair:a", "--dst-ip", "router"}, "--dst-ip"},
+		{[]string{"--sim", "--dst-ip", "10.1.0.1"}, "--dst-ip"},
 		// A bare `uiod latency` prints its usage: it names the three modes.
 		{nil, "--sim"},
 	}
