@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,7 +65,6 @@ type Daemon struct {
 	lock     *pidLock
 	wireDirs []*os.File // unix wire socket directories pinned under the root (pinWire)
 	running  bool
-	procs    int // GOMAXPROCS before Start raised it, 0 if it did not
 
 	router atomic.Pointer[l3fwd.App] // forward.mode l3fwd's app, for its metrics
 
@@ -147,9 +145,6 @@ func (d *Daemon) Start() (err error) {
 		return err
 	}
 	threads := len(dcfg.Threads)
-	if procs := dataplane.ProcsFor(threads); runtime.GOMAXPROCS(0) < procs {
-		d.procs = runtime.GOMAXPROCS(procs)
-	}
 	dp, err := dataplane.New(dcfg)
 	if err != nil {
 		return fmt.Errorf("dataplane: %w", err)
@@ -233,10 +228,6 @@ func (d *Daemon) shutdownLocked() error {
 	if d.dp != nil {
 		d.dp.Stop()
 		d.dp = nil
-	}
-	if d.procs != 0 {
-		runtime.GOMAXPROCS(d.procs) // the poll threads are gone
-		d.procs = 0
 	}
 	for i := len(d.ports) - 1; i >= 0; i-- {
 		p := d.ports[i]

@@ -150,6 +150,7 @@ func (dp *Dataplane) Start() error {
 		return errors.New("dataplane: already started")
 	}
 	dp.started = true
+	reserveProcs(len(dp.loops))
 	ready := make(chan error, len(dp.loops))
 	for _, l := range dp.loops {
 		dp.wg.Add(1)
@@ -202,6 +203,7 @@ func (dp *Dataplane) stopLocked() {
 	dp.wg.Wait()
 	dp.closeIdlers()
 	if dp.started {
+		releaseProcs(len(dp.loops)) // the polling threads are gone
 		dp.log.Info("dataplane stopped")
 	}
 }

@@ -2,7 +2,6 @@ package modelrig
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -75,10 +74,6 @@ func New(t testing.TB, cfg Config) *Rig {
 		th.Queues = append(th.Queues,
 			dataplane.Queue{Name: fmt.Sprintf("0to1/%d", q), RxPort: r.gate, RxQ: q, TxPort: r.Ports[1], TxQ: q},
 			dataplane.Queue{Name: fmt.Sprintf("1to0/%d", q), RxPort: r.Ports[1], RxQ: q, TxPort: r.gate, TxQ: q})
-	}
-	if procs := dataplane.ProcsFor(cfg.PollThreads); runtime.GOMAXPROCS(0) < procs {
-		old := runtime.GOMAXPROCS(procs)
-		t.Cleanup(func() { runtime.GOMAXPROCS(old) })
 	}
 	dp, err := dataplane.New(dataplane.Config{
 		Policy:  idle.PolicyConfig{IdleThreshold: 20 * time.Microsecond, WaitTimeout: 50 * time.Millisecond},

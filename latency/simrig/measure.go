@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/latency"
 	"github.com/uiod/uiod/nic"
@@ -64,9 +62,6 @@ func Run(ctx context.Context, policies []Policy, cfg latency.Config, opts Option
 	progress := opts.Progress
 	if progress == nil {
 		progress = io.Discard
-	}
-	if runtime.GOMAXPROCS(0) < dataplane.ProcsFor(1) {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(dataplane.ProcsFor(1)))
 	}
 	var cable, gen [2]wire.Port
 	for i := range cable {
