@@ -67,6 +67,14 @@ func TestDaemonForwardsAndStops(t *testing.T) {
 					t.Errorf("metrics lack %s", m)
 				}
 			}
+			// Every duration is there as a number of seconds too, as the text says.
+			if pol := st.Policy; pol.WaitTimeoutSeconds <= 0 || pol.IdleThresholdAuto || pol.IdleThresholdSeconds == nil ||
+				time.Duration(*pol.IdleThresholdSeconds*1e9).Round(time.Microsecond).String() != pol.IdleThreshold {
+				t.Errorf("policy durations in seconds %+v", pol)
+			}
+			if th := st.Threads[0]; time.Duration(th.ThresholdSeconds*1e9).Round(time.Microsecond).String() != th.Threshold && mode != "busy" {
+				t.Errorf("thread idle_threshold_seconds %v, text %q", th.ThresholdSeconds, th.Threshold)
+			}
 			if mode == "busy" && st.Threads[0].Sleeps != 0 {
 				t.Errorf("busy policy slept %d times", st.Threads[0].Sleeps)
 			}

@@ -26,13 +26,18 @@ type Status struct {
 	Bridge *BridgeStatus `json:"bridge,omitempty"`
 }
 
-// PolicyStatus is the configured idle policy.
+// PolicyStatus is the configured idle policy. Each duration is there twice: as text
+// ("300µs", "auto") and as a number of seconds in a *_seconds field, the one a program
+// reads (IdleThresholdSeconds is null when the threshold is auto).
 type PolicyStatus struct {
-	Mode          string `json:"mode"`
-	IdleThreshold string `json:"idle_threshold"`
-	WaitTimeout   string `json:"wait_timeout"`
-	Delivery      string `json:"delivery"`
-	App           string `json:"app"`
+	Mode                 string   `json:"mode"`
+	IdleThreshold        string   `json:"idle_threshold"`
+	IdleThresholdAuto    bool     `json:"idle_threshold_auto"`
+	IdleThresholdSeconds *float64 `json:"idle_threshold_seconds"`
+	WaitTimeout          string   `json:"wait_timeout"`
+	WaitTimeoutSeconds   float64  `json:"wait_timeout_seconds"`
+	Delivery             string   `json:"delivery"`
+	App                  string   `json:"app"`
 }
 
 // PortStatus is one port's identity, link and counters.
@@ -131,6 +136,19 @@ type ThreadStatus struct {
 	WakeCost      string  `json:"wake_cost,omitempty"`
 	Period        string  `json:"predicted_period,omitempty"`
 	Lead          string  `json:"predicted_lead,omitempty"`
+	// The durations above in seconds; the estimates are absent until the policy has them.
+	MaxStallSeconds    float64  `json:"max_stall_seconds"`
+	ThresholdSeconds   float64  `json:"idle_threshold_seconds"`
+	GapEstimateSeconds *float64 `json:"gap_estimate_seconds,omitempty"`
+	WakeCostSeconds    *float64 `json:"wake_cost_seconds,omitempty"`
+	PeriodSeconds      *float64 `json:"predicted_period_seconds,omitempty"`
+	LeadSeconds        *float64 `json:"predicted_lead_seconds,omitempty"`
+}
+
+// secondsOf is d in seconds, for a *_seconds field that is absent when unknown.
+func secondsOf(d time.Duration) *float64 {
+	v := d.Seconds()
+	return &v
 }
 
 // Status returns a snapshot of the daemon. It may be called from any goroutine. It holds
@@ -144,15 +162,20 @@ func (d *Daemon) Status() Status {
 	st := Status{
 		Version: d.opts.Version, Revision: d.opts.Revision,
 		Policy: PolicyStatus{
-			Mode:          d.cfg.Poll.Mode,
-			IdleThreshold: d.cfg.Poll.IdleThreshold.String(),
-			WaitTimeout:   d.cfg.Poll.WaitTimeout.String(),
-			Delivery:      d.cfg.Poll.Delivery,
-			App:           d.cfg.Forward.Mode,
+			Mode:               d.cfg.Poll.Mode,
+			IdleThreshold:      d.cfg.Poll.IdleThreshold.String(),
+			IdleThresholdAuto:  d.cfg.Poll.IdleThreshold.Auto,
+			WaitTimeout:        d.cfg.Poll.WaitTimeout.String(),
+			WaitTimeoutSeconds: d.cfg.Poll.WaitTimeout.Seconds(),
+			Delivery:           d.cfg.Poll.Delivery,
+			App:                d.cfg.Forward.Mode,
 		},
 		Ports:   []PortStatus{},
 		Queues:  []QueueStatus{},
 		Threads: []ThreadStatus{},
+	}
+	if !st.Policy.IdleThresholdAuto {
+		st.Policy.IdleThresholdSeconds = secondsOf(d.cfg.Poll.IdleThreshold.Duration)
 	}
 	if !started.IsZero() {
 		up := time.Since(started)
@@ -199,17 +222,20 @@ func threadStatus(t dataplane.ThreadStats) ThreadStatus {
 		AsleepSeconds: t.Idle.Asleep.Seconds(), Yields: t.Idle.Yields, DeepSleeps: t.Idle.DeepSleeps,
 		Stalls: t.Idle.Stalls, StallSeconds: t.Idle.StallTime.Seconds(), MaxStall: t.Idle.MaxStall.String(),
 		RuntimeYields: t.RuntimeYields, ThreadChanges: t.ThreadChanges,
-		Errors:    t.Idle.Errors,
-		Threshold: t.Idle.Threshold.String(),
+		Errors:          t.Idle.Errors,
+		Threshold:       t.Idle.Threshold.String(),
+		MaxStallSeconds: t.Idle.MaxStall.Seconds(), ThresholdSeconds: t.Idle.Threshold.Seconds(),
 	}
 	if t.WallTime > 0 {
 		ts.CPUPercent = 100 * t.CPUTime.Seconds() / t.WallTime.Seconds()
 	}
 	if t.Idle.GapEstimate > 0 || t.Idle.WakeCost > 0 {
 		ts.GapEstimate, ts.WakeCost = t.Idle.GapEstimate.String(), t.Idle.WakeCost.String()
+		ts.GapEstimateSeconds, ts.WakeCostSeconds = secondsOf(t.Idle.GapEstimate), secondsOf(t.Idle.WakeCost)
 	}
 	if t.Idle.Period > 0 {
 		ts.Period, ts.Lead = t.Idle.Period.String(), t.Idle.Lead.String()
+		ts.PeriodSeconds, ts.LeadSeconds = secondsOf(t.Idle.Period), secondsOf(t.Idle.Lead)
 	}
 	return ts
 }

@@ -25,10 +25,10 @@ func TestConfigExampleBridge(t *testing.T) {
 // TestStatusBridge: uiod status of a daemon running the bridge ends with the bridge's
 // table of ports, which fits 80 columns; --json carries it too.
 func TestStatusBridge(t *testing.T) {
-	st := &daemon.Status{Uptime: "1m0s", UptimeSeconds: 60, Policy: daemon.PolicyStatus{Mode: "adaptive", IdleThreshold: "300µs", WaitTimeout: "100ms", App: "bridge"},
+	st := &daemon.Status{Uptime: "1m0s", UptimeSeconds: 60, Policy: daemon.PolicyStatus{Mode: "adaptive", IdleThreshold: "300µs", IdleThresholdSeconds: ptr(300e-6), WaitTimeout: "100ms", WaitTimeoutSeconds: 0.1, App: "bridge"},
 		Ports:   []daemon.PortStatus{{Name: "vm0", PCI: "vhost", NIC: "vhost-user", LinkUp: true}, {Name: "uplink", PCI: "0000:81:00.0", NIC: "ixgbe", LinkUp: true}},
 		Queues:  []daemon.QueueStatus{{Name: "vm0/rx0"}, {Name: "uplink/rx0"}},
-		Threads: []daemon.ThreadStatus{{Index: 0, CPU: -1, State: "sleeping", Threshold: "300µs"}},
+		Threads: []daemon.ThreadStatus{{Index: 0, CPU: -1, State: "sleeping", Threshold: "300µs", ThresholdSeconds: 300e-6}},
 		Bridge: &daemon.BridgeStatus{Ageing: "5m0s", Entries: 3, Ports: []daemon.BridgePortStatus{
 			{Name: "vm0", Entries: 1, Learned: 12, Flooded: 1234567, Dropped: 3},
 			{Name: "uplink", Entries: 2, Learned: 2, Moved: 1, Refused: 4, FloodLimited: 9, Dropped: 9}}}}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"strings"
-	"time"
 
 	"github.com/uiod/uiod/daemon"
 )
@@ -29,15 +28,11 @@ type statusReport struct {
 	Bridge *bridgeReport `json:"bridge,omitempty"`
 }
 
-// policyReport is the configured idle policy. IdleThresholdSeconds is null when the
-// threshold is auto (each thread's current one is in its report).
+// policyReport is the configured idle policy, its durations in seconds only.
 type policyReport struct {
-	Mode                 string   `json:"mode"`
-	IdleThresholdAuto    bool     `json:"idle_threshold_auto"`
-	IdleThresholdSeconds *float64 `json:"idle_threshold_seconds"`
-	WaitTimeoutSeconds   float64  `json:"wait_timeout_seconds"`
-	Delivery             string   `json:"delivery"`
-	App                  string   `json:"app"`
+	daemon.PolicyStatus
+	NoIdleThreshold *struct{} `json:"idle_threshold,omitempty"`
+	NoWaitTimeout   *struct{} `json:"wait_timeout,omitempty"`
 }
 
 // portReport is one port: its status (with the backend as driver and the NIC driver as
@@ -57,21 +52,14 @@ type portReport struct {
 // text, the queues it polls, CPU use and wake-ups per second over the interval.
 type threadReport struct {
 	daemon.ThreadStatus
-	// The status's durations as text are left out (nil): each has its *_seconds below.
+	// The status's durations as text are left out (nil): each has its *_seconds field.
 	NoMaxStall    *struct{} `json:"max_stall,omitempty"`
 	NoThreshold   *struct{} `json:"idle_threshold,omitempty"`
 	NoGapEstimate *struct{} `json:"gap_estimate,omitempty"`
 	NoWakeCost    *struct{} `json:"wake_cost,omitempty"`
 	NoPeriod      *struct{} `json:"predicted_period,omitempty"`
 	NoLead        *struct{} `json:"predicted_lead,omitempty"`
-	// The idle policy's durations; the estimates are absent until the policy has them.
-	MaxStallSeconds    float64  `json:"max_stall_seconds"`
-	ThresholdSeconds   float64  `json:"idle_threshold_seconds"`
-	GapEstimateSeconds *float64 `json:"gap_estimate_seconds,omitempty"`
-	WakeCostSeconds    *float64 `json:"wake_cost_seconds,omitempty"`
-	PeriodSeconds      *float64 `json:"predicted_period_seconds,omitempty"`
-	LeadSeconds        *float64 `json:"predicted_lead_seconds,omitempty"`
-	Queues             []string `json:"queues"`
+	Queues        []string  `json:"queues"`
 	// CPUPercent is over the interval (shadows the status's since-start figure).
 	CPUPercent       float64   `json:"cpu_percent"`
 	SleepsPerSecond  float64   `json:"sleeps_per_second"`
@@ -94,44 +82,9 @@ type wakeRates struct {
 	Spurious  float64 `json:"spurious"`
 }
 
-// seconds converts a duration as /status gives it ("300µs") to seconds; "" (not known
-// yet) and anything that is no duration are nil.
-func seconds(s string) *float64 {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return nil
-	}
-	v := d.Seconds()
-	return &v
-}
-
-// orZero is *v, or 0 for nil.
-func orZero(v *float64) float64 {
-	if v == nil {
-		return 0
-	}
-	return *v
-}
-
-// newPolicyReport converts the policy's durations to seconds.
-func newPolicyReport(p daemon.PolicyStatus) policyReport {
-	r := policyReport{Mode: p.Mode, Delivery: p.Delivery, App: p.App, WaitTimeoutSeconds: orZero(seconds(p.WaitTimeout))}
-	if p.IdleThreshold == "auto" {
-		r.IdleThresholdAuto = true
-	} else {
-		r.IdleThresholdSeconds = seconds(p.IdleThreshold)
-	}
-	return r
-}
-
 // newThreadReport is t's report without the rates, which need the sample before.
 func newThreadReport(t daemon.ThreadStatus) threadReport {
-	return threadReport{
-		ThreadStatus: t, CPUPercent: t.CPUPercent, Queues: []string{},
-		MaxStallSeconds: orZero(seconds(t.MaxStall)), ThresholdSeconds: orZero(seconds(t.Threshold)),
-		GapEstimateSeconds: seconds(t.GapEstimate), WakeCostSeconds: seconds(t.WakeCost),
-		PeriodSeconds: seconds(t.Period), LeadSeconds: seconds(t.Lead),
-	}
+	return threadReport{ThreadStatus: t, CPUPercent: t.CPUPercent, Queues: []string{}}
 }
 
 // dropsBy sums the port's queues' drops by reason (nil without a drop).
@@ -154,7 +107,7 @@ func dropsBy(st daemon.Status, port string) map[string]uint64 {
 // newStatusReport builds the report of cur with rates since prev. Counters that went
 // backwards (a restart) give no rate.
 func newStatusReport(base string, prev, cur daemon.Status) statusReport {
-	r := statusReport{Daemon: base, Version: cur.Version, UptimeSeconds: cur.UptimeSeconds, Policy: newPolicyReport(cur.Policy),
+	r := statusReport{Daemon: base, Version: cur.Version, UptimeSeconds: cur.UptimeSeconds, Policy: policyReport{PolicyStatus: cur.Policy},
 		Ports: []portReport{}, Threads: []threadReport{}}
 	dt := cur.UptimeSeconds - prev.UptimeSeconds
 	if dt <= 0 || prev.UptimeSeconds == 0 {

@@ -20,17 +20,14 @@ func (r statusReport) writeText(w io.Writer, wide bool) {
 	if r.IntervalSeconds > 0 {
 		over = fmt.Sprintf("over %.1fs", r.IntervalSeconds)
 	}
-	threshold := "auto"
-	if !r.Policy.IdleThresholdAuto {
-		threshold = durText(orZero(r.Policy.IdleThresholdSeconds)).String()
-	}
+	threshold := r.Policy.IdleThreshold
 	version := ""
 	if r.Version != "" {
 		version = ", version " + r.Version
 	}
 	fmt.Fprintf(w, "uiod at %s, up %s, rates %s%s\n", r.Daemon, durText(r.UptimeSeconds).Round(time.Second/10), over, version)
 	fmt.Fprintf(w, "poll %s, idle_threshold %s, wait_timeout %s, forward %s\n\n",
-		r.Policy.Mode, threshold, durText(r.Policy.WaitTimeoutSeconds), r.Policy.App)
+		r.Policy.Mode, threshold, r.Policy.WaitTimeout, r.Policy.App)
 	width := statusWidth
 	if wide {
 		width = 0

@@ -132,7 +132,7 @@ func checkStatusJSON(t *testing.T, js string) {
 func TestStatusTables(t *testing.T) {
 	st := func(up float64, rx uint64) *daemon.Status {
 		s := &daemon.Status{Version: "1.4.0-3", Uptime: "1h0m0s", UptimeSeconds: up,
-			Policy: daemon.PolicyStatus{Mode: "adaptive", IdleThreshold: "auto", WaitTimeout: "100ms", App: "l2fwd"}}
+			Policy: daemon.PolicyStatus{Mode: "adaptive", IdleThreshold: "auto", IdleThresholdAuto: true, WaitTimeout: "100ms", WaitTimeoutSeconds: 0.1, App: "l2fwd"}}
 		for _, n := range []string{"uplink0", "downlink1"} {
 			s.Ports = append(s.Ports, daemon.PortStatus{Name: n, PCI: "0000:81:00.1", Driver: "vfio-pci", NIC: "ixgbe",
 				MAC: "52:54:00:12:34:56", LinkUp: true, SpeedMbps: 10000,
@@ -144,7 +144,9 @@ func TestStatusTables(t *testing.T) {
 		}
 		s.Threads = []daemon.ThreadStatus{{Index: 0, CPU: 12, State: "polling", CPUSeconds: up / 2, WallSeconds: up,
 			Sleeps: rx / 10, WakeInterrupt: rx / 20, Threshold: "123.456µs", GapEstimate: "400µs", WakeCost: "12.5µs",
-			Period: "400µs", Lead: "30µs", MaxStall: "2.5ms"}}
+			Period: "400µs", Lead: "30µs", MaxStall: "2.5ms",
+			ThresholdSeconds: 123.456e-6, GapEstimateSeconds: ptr(400e-6), WakeCostSeconds: ptr(12.5e-6),
+			PeriodSeconds: ptr(400e-6), LeadSeconds: ptr(30e-6), MaxStallSeconds: 2.5e-3}}
 		return s
 	}
 	u := fakeDaemon(t, st(3600, 9_000_000_000), st(3601, 9_014_880_000))
@@ -191,3 +193,5 @@ func TestStatusTables(t *testing.T) {
 		t.Errorf("policy %v", pol)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
