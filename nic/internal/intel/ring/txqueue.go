@@ -117,95 +117,117 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		q.timeouts.Add(1)
 		return 0
 	}
-	mask := q.mask
-	free := (q.clean - q.tail - 1) & mask
-	t := q.tail
+	m, t := int(q.mask), int(q.tail)
+	desc, slots := q.desc[:m+1], q.bufs[:m+1]
+	full := (int(q.clean) - 1) & m // the slot that stays empty
 	n := 0
-	var bytes, errs, copies uint64
-	for n < len(bufs) && free > 0 {
+	var bytes uint64
+	for n < len(bufs) && t != full {
 		b := bufs[n]
-		if pool := b.Pool(); pool != q.lastPool {
-			q.lastPool = pool
-			q.lastLocal = pool.Reachable(q.dma)
-		}
-		if !q.lastLocal {
-			if q.copy == nil || b.Len() > q.copyCap {
-				errs++
-				b.Free()
+		size, cmd := b.Len(), uint32(txCmd)
+		if b.Pool() != q.lastPool || !q.lastLocal || uint(size-MinTxFrame) > MaxTxFrame-MinTxFrame || b.TimestampMarked() {
+			// The rare cases out of line (the loop makes no call of its own).
+			var v txVerdict
+			if b, cmd, v = q.prepare(b); v == txStop {
+				break
+			} else if v == txSkip {
 				n++
 				continue
 			}
-			c := q.copy.Get()
-			if c == nil {
-				break
-			}
-			c.SetLen(copy(c.Data(), b.Bytes()))
-			if b.TimestampMarked() {
-				c.MarkTimestamp()
-			}
-			b.Free()
-			b = c
-			copies++
+			size = b.Len()
 		}
-		size := b.Len()
-		if size < MinTxFrame && size > 0 && b.Cap() >= MinTxFrame {
-			clear(b.Data()[size:MinTxFrame])
-			size = MinTxFrame
-			b.SetLen(size)
-		}
-		if size < MinTxFrame || size > MaxTxFrame {
-			errs++
-			b.Free()
-			n++
-			continue
-		}
-		d := &q.desc[t]
+		d := &desc[t&m]
 		d.qw0 = b.IOVA()
-		d.w2 = uint32(size) | txCmd
-		if b.TimestampMarked() {
-			d.w2 |= intelnic.TxdMacTstamp
-			q.marked.Add(1)
-		}
+		d.w2 = uint32(size) | cmd
 		d.w3 = uint32(size) << intelnic.TxdPaylenShift
-		q.bufs[t] = b
-		t = (t + 1) & mask
-		free--
+		slots[t&m] = b
+		t = (t + 1) & m
 		n++
 		bytes += uint64(size)
 	}
-	if t != q.tail {
-		q.packets.Add(uint64((t - q.tail) & mask))
+	if t := uint32(t); t != q.tail {
+		q.packets.Add(uint64((t - q.tail) & q.mask))
 		q.bytes.Add(bytes)
 		q.tail = t
 		q.db.Ring(t)
 	}
-	if errs > 0 {
-		q.errors.Add(errs)
-	}
-	if copies > 0 {
-		q.copies.Add(copies)
-	}
 	return n
+}
+
+// txVerdict is what prepare decided for a frame.
+type txVerdict uint8
+
+const (
+	txPost txVerdict = iota // queue the buffer prepare returned
+	txSkip                  // the frame was refused, counted and freed
+	txStop                  // the copy pool is empty: queue nothing more this burst
+)
+
+// prepare readies a frame the burst's fast path does not take as it is: a buffer of a
+// pool the device cannot address (copied into the copy pool's), one shorter than
+// MinTxFrame (padded) or longer than MaxTxFrame, or one marked for a timestamp. It
+// returns the buffer to queue and its command bits.
+//
+//go:noinline
+func (q *TxQueue) prepare(b *nic.Buf) (*nic.Buf, uint32, txVerdict) {
+	if pool := b.Pool(); pool != q.lastPool {
+		q.lastPool, q.lastLocal = pool, pool.Reachable(q.dma)
+	}
+	if !q.lastLocal {
+		if q.copy == nil || b.Len() > q.copyCap {
+			q.errors.Add(1)
+			b.Free()
+			return nil, 0, txSkip
+		}
+		c := q.copy.Get()
+		if c == nil {
+			return nil, 0, txStop
+		}
+		c.SetLen(copy(c.Data(), b.Bytes()))
+		if b.TimestampMarked() {
+			c.MarkTimestamp()
+		}
+		b.Free()
+		b = c
+		q.copies.Add(1)
+	}
+	size := b.Len()
+	if size < MinTxFrame && size > 0 && b.Cap() >= MinTxFrame {
+		clear(b.Data()[size:MinTxFrame])
+		size = MinTxFrame
+		b.SetLen(size)
+	}
+	if size < MinTxFrame || size > MaxTxFrame {
+		q.errors.Add(1)
+		b.Free()
+		return nil, 0, txSkip
+	}
+	cmd := uint32(txCmd)
+	if b.TimestampMarked() {
+		cmd |= intelnic.TxdMacTstamp
+		q.marked.Add(1)
+	}
+	return b, cmd, txPost
 }
 
 // Reclaim frees the buffers of descriptors the NIC has completed (DD written back) and
 // returns how many it freed. Burst calls it; a caller may call it to return buffers to
 // their pools when it has nothing to send.
 func (q *TxQueue) Reclaim() int {
-	c, mask := q.clean, q.mask
+	m, c, tail := int(q.mask), int(q.clean), int(q.tail)
+	desc, slots := q.desc[:m+1], q.bufs[:m+1]
 	n := 0
-	for c != q.tail {
-		d := &q.desc[c]
-		if atomic.LoadUint32(&d.w3)&intelnic.TxStatusDD == 0 {
+	for c != tail {
+		if atomic.LoadUint32(&desc[c&m].w3)&intelnic.TxStatusDD == 0 {
 			break
 		}
-		b := q.bufs[c]
-		q.bufs[c] = nil
+		b := slots[c&m]
+		slots[c&m] = nil
 		b.Free()
-		c = (c + 1) & mask
+		c = (c + 1) & m
 		n++
 	}
-	q.clean = c
+	q.clean = uint32(c)
 	q.hang.done += uint64(n)
 	return n
 }
