@@ -115,7 +115,7 @@ func ask(ctx context.Context, path string, req Request) (*net.UnixConn, *bufio.R
 	done()
 	if errors.Is(err, syscall.EACCES) {
 		if hint := accessHint(path); hint != "" {
-			return nil, nil, resp, fmt.Errorf("connect to the daemon's control socket %s: %w: %s", path, err, hint)
+			return nil, nil, resp, fmt.Errorf("connect to the daemon's control socket %s: %w: %s", path, syscall.EACCES, hint)
 		}
 	}
 	if err != nil {
