@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 )
 
 // Summary is what a finished capture reports, per captured port.
@@ -112,6 +113,11 @@ func ask(ctx context.Context, path string, req Request) (*net.UnixConn, *bufio.R
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", short)
 	done()
+	if errors.Is(err, syscall.EACCES) {
+		if hint := accessHint(path); hint != "" {
+			return nil, nil, resp, fmt.Errorf("connect to the daemon's control socket %s: %w: %s", path, syscall.EACCES, hint)
+		}
+	}
 	if err != nil {
 		return nil, nil, resp, fmt.Errorf("connect to the daemon's control socket: %w (is uiod running with this state_dir?)", err)
 	}
@@ -124,19 +130,34 @@ func ask(ctx context.Context, path string, req Request) (*net.UnixConn, *bufio.R
 	if err != nil {
 		return fail(err)
 	}
+	br := bufio.NewReader(c)
 	if _, err := c.Write(append(b, '\n')); err != nil {
+		// A daemon that refuses the peer answers at once and closes without reading
+		// the request: its answer, already here, says why.
+		if r, rerr := readAnswer(br); rerr == nil && r.Error != "" {
+			return fail(&Error{Msg: r.Error, Usage: r.Usage})
+		}
 		return fail(fmt.Errorf("send request: %w", err))
 	}
-	br := bufio.NewReader(c)
-	line, err := br.ReadBytes('\n')
+	resp, err = readAnswer(br)
 	if err != nil {
-		return fail(fmt.Errorf("read the daemon's answer: %w", err))
-	}
-	if err := json.Unmarshal(line, &resp); err != nil {
-		return fail(fmt.Errorf("read the daemon's answer: %w", err))
+		return fail(err)
 	}
 	if resp.Error != "" {
 		return fail(&Error{Msg: resp.Error, Usage: resp.Usage})
 	}
 	return c, br, resp, nil
+}
+
+// readAnswer reads the daemon's one-line answer.
+func readAnswer(br *bufio.Reader) (Response, error) {
+	var resp Response
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return resp, fmt.Errorf("read the daemon's answer: %w", err)
+	}
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return resp, fmt.Errorf("read the daemon's answer: %w", err)
+	}
+	return resp, nil
 }

@@ -8,6 +8,6 @@ import (
 )
 
 // checkPeer refuses every client: peer credentials are read on Linux only.
-func checkPeer(*net.UnixConn) error {
+func checkPeer(*net.UnixConn, *Group) error {
 	return errors.New("capture: peer credentials are only checked on Linux")
 }

@@ -39,14 +39,16 @@ var (
 	closeGrace     = 5 * time.Second
 )
 
-// Server serves capture sessions on a unix control socket. Only root and the daemon's
-// own user may connect (peer credentials), the socket is mode 0600, and each port has at
+// Server serves capture sessions on a unix control socket. Only root, the daemon's own
+// user and, when Listen was given a group, that group's members may connect (peer
+// credentials); the socket is mode 0600, or 0660 and the group's; and each port has at
 // most one session at a time.
 type Server struct {
 	target Target
 	log    *zap.Logger
 	ln     *net.UnixListener
 	path   string
+	group  *Group // nil: root and the daemon's user only
 
 	mu       sync.Mutex
 	busy     map[dataplane.PortID]bool
@@ -56,10 +58,18 @@ type Server struct {
 }
 
 // Listen creates the control socket at path (replacing a stale socket file: the caller
-// holds the state directory's lock) and serves it until Close.
-func Listen(path string, t Target, log *zap.Logger) (*Server, error) {
+// holds the state directory's lock) and serves it until Close. With a group (the daemon's
+// capture.group; nil for none) the socket is 0660 and the group's, and the group's members
+// are served too; the directories on the way to the socket must then be searchable by
+// them, or Listen says which one is not.
+func Listen(path string, t Target, log *zap.Logger, group *Group) (*Server, error) {
 	if log == nil {
 		log = zap.NewNop()
+	}
+	if group != nil {
+		if err := checkSearchable(filepath.Dir(path), group); err != nil {
+			return nil, fmt.Errorf("control socket: %w", err)
+		}
 	}
 	short, done, err := shortPath(path, tmpExtra)
 	if err != nil {
@@ -74,8 +84,8 @@ func Listen(path string, t Target, log *zap.Logger) (*Server, error) {
 			return nil, fmt.Errorf("control socket: remove stale %s: %w", path, err)
 		}
 	}
-	// Bound under a temporary name, made 0600, then moved into place: the socket is
-	// never reachable with wider permissions under its own name.
+	// Bound under a temporary name, given its group, made 0600 (0660), then moved into
+	// place: the socket is never reachable with wider permissions under its own name.
 	tmp := filepath.Join(filepath.Dir(short), fmt.Sprintf(".%s.tmp-%08x", filepath.Base(path), uint32(os.Getpid())))
 	os.Remove(tmp)
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
@@ -83,7 +93,14 @@ func Listen(path string, t Target, log *zap.Logger) (*Server, error) {
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
 	ln.SetUnlinkOnClose(false)
-	if err := os.Chmod(tmp, 0o600); err != nil {
+	if group != nil {
+		if err := giveGroup(tmp, group); err != nil {
+			ln.Close()
+			os.Remove(tmp)
+			return nil, fmt.Errorf("control socket: %w", err)
+		}
+	}
+	if err := os.Chmod(tmp, os.FileMode(socketMode(group))); err != nil {
 		ln.Close()
 		os.Remove(tmp)
 		return nil, fmt.Errorf("control socket: %w", err)
@@ -93,7 +110,7 @@ func Listen(path string, t Target, log *zap.Logger) (*Server, error) {
 		os.Remove(tmp)
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
-	s := &Server{target: t, log: log, ln: ln, path: path, busy: map[dataplane.PortID]bool{}, sessions: map[*Session]*net.UnixConn{}}
+	s := &Server{target: t, log: log, ln: ln, path: path, group: group, busy: map[dataplane.PortID]bool{}, sessions: map[*Session]*net.UnixConn{}}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -123,7 +140,7 @@ func (s *Server) accept() {
 
 // serve runs one client: its request, then its session.
 func (s *Server) serve(c *net.UnixConn) {
-	if err := checkPeer(c); err != nil {
+	if err := checkPeer(c, s.group); err != nil {
 		s.log.Warn("control socket: client refused", zap.Error(err))
 		s.reply(c, Response{Error: err.Error()})
 		return

@@ -25,7 +25,7 @@ func newServer(t *testing.T) (*Server, *fakeTarget) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	s, err := Listen(filepath.Join(dir, SocketName), ft, nil)
+	s, err := Listen(filepath.Join(dir, SocketName), ft, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestListenRefusesANonSocket(t *testing.T) {
 	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Listen(path, newFakeTarget(t), nil); err == nil || !strings.Contains(err.Error(), "not a socket") {
+	if _, err := Listen(path, newFakeTarget(t), nil, nil); err == nil || !strings.Contains(err.Error(), "not a socket") {
 		t.Fatalf("Listen over a regular file = %v", err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "x" {
@@ -201,7 +201,7 @@ func TestServerOnALongPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	ft := newFakeTarget(t)
-	s, err := Listen(filepath.Join(dir, SocketName), ft, nil)
+	s, err := Listen(filepath.Join(dir, SocketName), ft, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,14 +34,17 @@ type Config struct {
 	// StateDir holds the daemon's lock and pid file, <root>/<state_dir>/uiod.pid:
 	// DefaultStateDir, or $XDG_RUNTIME_DIR/uiod when a user other than
 	// root loads a configuration without PCI ports that does not set it.
-	StateDir string  `mapstructure:"state_dir"`
-	Ports    []Port  `mapstructure:"ports"`
-	Forward  Forward `mapstructure:"forward"`
-	Bridge   Bridge  `mapstructure:"bridge"` // forward.mode bridge (bridge.go)
-	Poll     Poll    `mapstructure:"poll"`
-	Power    Power   `mapstructure:"power"`
-	VFIO     VFIO    `mapstructure:"vfio"`
-	Memory   Memory  `mapstructure:"memory"`
+	StateDir string `mapstructure:"state_dir"`
+	// Capture is the control socket's access: who besides root and the daemon's user
+	// may run uiod capture (capture.go).
+	Capture Capture `mapstructure:"capture"`
+	Ports   []Port  `mapstructure:"ports"`
+	Forward Forward `mapstructure:"forward"`
+	Bridge  Bridge  `mapstructure:"bridge"` // forward.mode bridge (bridge.go)
+	Poll    Poll    `mapstructure:"poll"`
+	Power   Power   `mapstructure:"power"`
+	VFIO    VFIO    `mapstructure:"vfio"`
+	Memory  Memory  `mapstructure:"memory"`
 }
 
 // Log configures the daemon's logger.

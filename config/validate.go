@@ -65,6 +65,7 @@ func (c *Config) check(h Host) fieldErrors {
 			errs.add("state_dir", c.StateDir, "is %s, not a directory of uiod's own: uiod creates and removes files in state_dir; give it one of its own, such as %s", why, DefaultStateDir)
 		}
 	}
+	c.checkCapture(&errs)
 	c.checkPorts(&errs)
 	c.checkKernel(&errs)
 	c.checkForward(&errs)

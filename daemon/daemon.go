@@ -153,8 +153,15 @@ func (d *Daemon) Start() (err error) {
 		return fmt.Errorf("start dataplane: %w", err)
 	}
 	d.dp = dp
-	// The control socket (uiod capture) lives beside the pid file, whose lock we hold.
-	ctl, err := capture.Listen(filepath.Join(d.lock.dir.Path(), capture.SocketName), dp, d.log.Named("capture"))
+	// The control socket (uiod capture) lives beside the pid file, whose lock we hold;
+	// capture.group's members may use it too.
+	var capGroup *capture.Group
+	if g, ok, err := d.cfg.Capture.ResolveGroup(); err != nil {
+		return fmt.Errorf("capture.group %q: %w", d.cfg.Capture.Group, err)
+	} else if ok {
+		capGroup = &capture.Group{ID: g.ID, Name: g.Name}
+	}
+	ctl, err := capture.Listen(filepath.Join(d.lock.dir.Path(), capture.SocketName), dp, d.log.Named("capture"), capGroup)
 	if err != nil {
 		return err
 	}

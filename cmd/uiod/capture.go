@@ -36,13 +36,14 @@ func newCaptureCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "capture -i PORT [-i PORT...] -w FILE|- [-f FILTER] [--queue N] [--direction rx|tx|both] [-c COUNT] [-s SNAPLEN] [-b COND...] [-a COND...] [-P] [-g] [-q] | -D",
 		Short: "Capture a running daemon's ports into pcapng, like dpdk-dumpcap",
-		Long: `Capture asks the running daemon, over its control socket (<state_dir>/` + capture.SocketName + `,
-root or the daemon's user only), to mirror the frames its poll threads receive on and
-send out of the named ports, and writes them as pcapng: an interface per port (with
-its MAC address and link speed), nanosecond timestamps from the poll loop, in time
-order across poll threads, each frame's direction and queue, and at the end each
-interface's statistics block: frames seen, accepted by the filter, captured, and the
-frames the capture had to drop, with why the capture ended.
+		Long: `Capture asks the running daemon, over its control socket (<state_dir>/` + capture.SocketName + `:
+root, the daemon's user and the members of its capture.group only), to mirror the
+frames its poll threads receive on and send out of the named ports, and writes them
+as pcapng: an interface per port (with its MAC address and link speed), nanosecond
+timestamps from the poll loop, in time order across poll threads, each frame's
+direction and queue, and at the end each interface's statistics block: frames seen,
+accepted by the filter, captured, and the frames the capture had to drop, with why
+the capture ended.
 
 The poll threads never wait for a capture: frames are copied into a 4 MiB ring per
 thread, and a frame that does not fit is dropped and counted. A reader that stops

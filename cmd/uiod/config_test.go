@@ -83,6 +83,12 @@ poll: {mode: sleep, sleep_min: 1ms, sleep_max: 1ms}
 		{"dma limit from the root's hugepages", vfio, nil, []string{"--root", hugeRoot, "config", "validate", "-"}, 2, nil,
 			[]string{"<stdin>: memory.dma_limit: the ports need 20MiB of DMA memory (p0 10MiB, p1 10MiB), more than the 6MiB allowed by memory.dma_limit auto: 3 free 2MiB hugepages"}, nil},
 		{"dma limit given", vfio + "memory: {dma_limit: 20MiB}\n", nil, []string{"--root", hugeRoot, "config", "validate", "-"}, 0, []string{"<stdin>: ok"}, nil, nil},
+		{"capture group unknown", "", []string{"UIOD_CAPTURE_GROUP=uiod-no-such-group"}, []string{"config", "validate", sim}, 2, nil,
+			[]string{sim + `: capture.group = "uiod-no-such-group": no such group in /etc/group (create it, e.g. groupadd --system uiod-no-such-group, or give its numeric gid) (from $UIOD_CAPTURE_GROUP)`}, nil},
+		{"capture group gid out of range", twoSimPorts + "capture: {group: 4294967295}\n", nil, []string{"config", "validate", "-"}, 2, nil,
+			[]string{`<stdin>: capture.group = "4294967295": gid out of range`}, nil},
+		{"capture group by name", twoSimPorts + "capture: {group: root}\n", nil, []string{"config", "validate", "-"}, 0, []string{"<stdin>: ok"}, nil, nil},
+		{"capture group by gid", twoSimPorts + "capture: {group: 61000}\n", nil, []string{"config", "validate", "-"}, 0, []string{"<stdin>: ok"}, nil, nil},
 		{"example takes no args", "", nil, []string{"config", "example", "x"}, 2, nil, nil, nil},
 	}
 	for _, tt := range tests {
