@@ -16,6 +16,7 @@ import (
 
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/internal/clip"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -251,7 +252,7 @@ func (s *Server) list(ports []dataplane.Port) []PortInfo {
 	out := make([]PortInfo, len(ports))
 	for i, p := range ports {
 		l := p.NIC.Link()
-		out[i] = PortInfo{Name: p.Name, MAC: p.NIC.MAC().String(), Driver: fmt.Sprintf("%T", p.NIC), LinkUp: l.Up,
+		out[i] = PortInfo{Name: p.Name, MAC: p.NIC.MAC().String(), Driver: nic.Describe(p.NIC), LinkUp: l.Up,
 			RxQueues: p.NIC.NumRxQueues(), TxQueues: p.NIC.NumTxQueues(), Capturing: s.busy[portID(i)]}
 		if l.Up {
 			out[i].SpeedMbps = l.SpeedMbps

@@ -369,7 +369,7 @@ func (s *Session) header(ng *ngWriter, ports []dataplane.Port) error {
 		err := ng.iface(ngInterface{
 			name:        p.Name,
 			description: fmt.Sprintf("uiod port %s (%s)", p.Name, p.NIC.MAC()),
-			hardware:    fmt.Sprintf("%T", p.NIC),
+			hardware:    nic.Describe(p.NIC),
 			filter:      s.opts.FilterText,
 			mac:         p.NIC.MAC(),
 			speedBps:    speed,
