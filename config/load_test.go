@@ -11,6 +11,7 @@ import (
 )
 
 func TestEnvOverrides(t *testing.T) {
+	stateDir := filepath.Join(t.TempDir(), "uiod") // not /tmp/uiod: anything may be there
 	c, err := read(t, simPorts+"poll: {mode: busy}\nmetrics: {listen: \"127.0.0.1:1\"}",
 		"UIOD_POLL_MODE", "adaptive",
 		"UIOD_POLL_IDLE_THRESHOLD", "auto",
@@ -20,7 +21,7 @@ func TestEnvOverrides(t *testing.T) {
 		"UIOD_POLL_CPUS", "1-2",
 		"UIOD_METRICS_LISTEN", "",
 		"UIOD_LOG_LEVEL", "debug",
-		"UIOD_STATE_DIR", "/tmp/uiod",
+		"UIOD_STATE_DIR", stateDir,
 		"UIOD_POWER_CPU_DMA_LATENCY", "0",
 		"UIOD_FORWARD_MODE", "reflect",
 		"UIOD_PORTS", "nonsense", // lists of mappings are not overridable
@@ -33,7 +34,7 @@ func TestEnvOverrides(t *testing.T) {
 	case c.Poll.Mode != PollAdaptive, !auto, c.Poll.WaitTimeout != 5*time.Millisecond,
 		c.Poll.Housekeeping != Housekeeping{Hz: 100, Length: 10 * time.Microsecond},
 		!reflect.DeepEqual(c.Poll.CPUs, []int{1, 2}), c.MetricsEnabled(), c.Log.Level != "debug",
-		c.StateDir != "/tmp/uiod", c.Power.CPUDMALatency != 0, c.Forward.Mode != ForwardReflect:
+		c.StateDir != stateDir, c.Power.CPUDMALatency != 0, c.Forward.Mode != ForwardReflect:
 		t.Errorf("overrides not applied: %+v", c)
 	}
 
