@@ -91,32 +91,40 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 	next := int(q.next)
 	n := 0
 	var bytes uint64
-	for n < len(bufs) && next != tail {
-		d := &desc[next&m]
-		st := atomic.LoadUint32(&d.w2)
-		if st&intelnic.RxStatusDD == 0 {
+	for {
+		// The loop makes no call (every register is the caller's across one, so the
+		// loop would keep its state on the stack): a descriptor it does not hand over
+		// as it is ends it, and reject takes it out of line.
+		var rare *advDesc
+		for n < len(bufs) && next != tail {
+			d := &desc[next&m]
+			st := atomic.LoadUint32(&d.w2)
+			if st&intelnic.RxStatusDD == 0 {
+				break
+			}
+			b := slots[next&m]
+			length := int(atomic.LoadUint32(&d.w3) & 0xffff)
+			if q.drop || st&intelnic.RxStatusEOP == 0 || uint(length-1) >= uint(b.Cap()) {
+				rare = d
+				break
+			}
+			b.SetLen(length)
+			if st&intelnic.RxStatusTS != 0 {
+				b.SetRxTimestamped()
+			}
+			bufs[n] = b
+			n++
+			bytes += uint64(length)
+			slots[next&m] = nil
+			d.w2 = 0 // the slot is ours: clear DD so a stray write-back shows up at refill
+			next = (next + 1) & m
+		}
+		if rare == nil {
 			break
 		}
-		b := slots[next&m]
-		length := int(atomic.LoadUint32(&d.w3) & 0xffff)
-		if q.drop || st&intelnic.RxStatusEOP == 0 || uint(length-1) >= uint(b.Cap()) {
-			// Out of line and out of the loop, which makes no call (every register is
-			// the caller's across one: the loop would keep its state on the stack).
-			q.next = uint32(next)
-			q.reject(d, st, length, b)
-			next = int(q.next)
-			continue
-		}
-		b.SetLen(length)
-		if st&intelnic.RxStatusTS != 0 {
-			b.SetRxTimestamped()
-		}
-		bufs[n] = b
-		n++
-		bytes += uint64(length)
-		slots[next&m] = nil
-		d.w2 = 0 // the slot is ours: clear DD so a stray write-back shows up at refill
-		next = (next + 1) & m
+		q.next = uint32(next)
+		q.reject(rare)
+		next = int(q.next)
 	}
 	q.next = uint32(next)
 	// The slot at tail is never posted: a DD bit there is a write-back the NIC was not
@@ -135,12 +143,14 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 	return n
 }
 
-// reject takes back the buffer b of the completed descriptor d at q.next, which holds no
+// reject takes back the buffer of the completed descriptor d at q.next, which holds no
 // frame to hand over: a piece of a multi-descriptor frame (dropped whole), or a length of
 // 0 or beyond the buffer. It moves q.next past it.
 //
 //go:noinline
-func (q *RxQueue) reject(d *advDesc, st uint32, length int, b *nic.Buf) {
+func (q *RxQueue) reject(d *advDesc) {
+	st, length := atomic.LoadUint32(&d.w2), int(atomic.LoadUint32(&d.w3)&0xffff)
+	b := q.bufs[q.next]
 	q.bufs[q.next] = nil
 	d.w2 = 0
 	q.next = (q.next + 1) & q.mask
@@ -150,7 +160,7 @@ func (q *RxQueue) reject(d *advDesc, st uint32, length int, b *nic.Buf) {
 	case st&intelnic.RxStatusEOP == 0:
 		q.drop = true
 		q.fragments.Add(1)
-	default: // length 0 or beyond the buffer
+	case length == 0 || length > b.Cap():
 		q.errors.Add(1)
 	}
 	q.pool.Put(b)

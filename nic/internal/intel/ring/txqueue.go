@@ -123,26 +123,43 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 	n := 0
 	var bytes uint64
 	for n < len(bufs) && t != full {
-		b := bufs[n]
-		size, cmd := b.Len(), uint32(txCmd)
-		if b.Pool() != q.lastPool || !q.lastLocal || uint(size-MinTxFrame) > MaxTxFrame-MinTxFrame || b.TimestampMarked() {
-			// The rare cases out of line (the loop makes no call of its own).
-			var v txVerdict
-			if b, cmd, v = q.prepare(b); v == txStop {
+		// The inner loop makes no call (see RxQueue.Burst): a frame it does not queue
+		// as it is ends it, and prepare readies it out of line.
+		var b *nic.Buf
+		for n < len(bufs) && t != full {
+			b = bufs[n]
+			size := b.Len()
+			if b.Pool() != q.lastPool || !q.lastLocal || uint(size-MinTxFrame) > MaxTxFrame-MinTxFrame || b.TimestampMarked() {
 				break
-			} else if v == txSkip {
-				n++
-				continue
 			}
-			size = b.Len()
+			d := &desc[t&m]
+			d.qw0 = b.IOVA()
+			d.w2 = uint32(size) | txCmd
+			d.w3 = uint32(size) << intelnic.TxdPaylenShift
+			slots[t&m] = b
+			t = (t + 1) & m
+			n++
+			bytes += uint64(size)
+			b = nil
 		}
+		if b == nil {
+			break
+		}
+		b, cmd, v := q.prepare(b)
+		if v == txStop {
+			break
+		}
+		n++
+		if v == txSkip {
+			continue
+		}
+		size := b.Len()
 		d := &desc[t&m]
 		d.qw0 = b.IOVA()
 		d.w2 = uint32(size) | cmd
 		d.w3 = uint32(size) << intelnic.TxdPaylenShift
 		slots[t&m] = b
 		t = (t + 1) & m
-		n++
 		bytes += uint64(size)
 	}
 	if t := uint32(t); t != q.tail {
