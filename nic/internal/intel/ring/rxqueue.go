@@ -84,7 +84,7 @@ func (q *RxQueue) Fill() int {
 //
 // The ring's fields are read once into locals (the compiler reloads a field after every
 // store through a pointer) and indexed with the mask, which the slicing to mask+1
-// proves in bounds: no bounds check per frame (docs/design.md, the per-frame cost).
+// proves in bounds: no bounds check per frame (docs/design.md §5, "The per-frame cost").
 func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 	m, tail := int(q.mask), int(q.tail)
 	desc, slots := q.desc[:m+1], q.bufs[:m+1]
