@@ -141,6 +141,9 @@ func (p *Mempool) Put(b *Buf) {
 // Avail is the number of free buffers.
 func (p *Mempool) Avail() int { return len(p.freeIdx) }
 
+// BufSize is the size of each buffer: the longest frame one holds.
+func (p *Mempool) BufSize() int { return len(p.bufs[0].data) }
+
 // Size is the total number of buffers.
 func (p *Mempool) Size() int { return len(p.bufs) }
 

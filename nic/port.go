@@ -87,11 +87,14 @@ type Stats struct {
 
 // Config selects how a driver brings a port up.
 type Config struct {
-	RxQueues    int           // number of RX queues (default 1)
-	TxQueues    int           // number of TX queues (default 1)
-	RxRing      int           // RX descriptors per queue, power of two (default 512)
-	TxRing      int           // TX descriptors per queue, power of two (default 512)
-	BufSize     int           // packet buffer size in bytes (default 2048)
+	RxQueues int // number of RX queues (default 1)
+	TxQueues int // number of TX queues (default 1)
+	RxRing   int // RX descriptors per queue, power of two (default 512)
+	TxRing   int // TX descriptors per queue, power of two (default 512)
+	// MTU is the IP MTU, as Linux's: frames up to MaxFrame(MTU) bytes without FCS are
+	// received and sent, longer ones dropped and counted (default DefaultMTU, 1500).
+	MTU         int
+	BufSize     int           // packet buffer size in bytes (default BufSizeFor(MTU): 2048 for 1500)
 	PoolSize    int           // buffers per RX queue's mempool (default 2×RxRing + TxRing)
 	ITR         time.Duration // minimum interrupt interval; 0 = no moderation
 	Promiscuous bool

@@ -18,6 +18,7 @@ var driver = nictest.Driver{
 	RSSKey:    RSSKey[:],
 	Family:    nictest.Intel(intel.X82576, intel.Quirks{}),
 	SpeedMbps: 1000,
+	MaxMTU:    MaxMTU,
 }
 
 // TestDriver runs the conformance suites (see nictest.Run).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel"
 )
 
@@ -114,9 +115,10 @@ func (p *Port) initRx() error {
 	}
 	p.setupRSS()
 	rctl := r.Read32(i82576.RCTL) | i82576.RctlEN | i82576.RctlBAM | i82576.RctlSECRC
-	// Accept frames up to the buffer size (FCS stripped): long packets beyond 1518 bytes,
-	// as far as the 14-bit RLPML reaches (16379 bytes with 16 KiB buffers).
-	if mfs := uint32(p.cfg.BufSize + intelnic.FCSLen); mfs > intelnic.StdFrameFCS {
+	// Accept frames of the MTU with one VLAN tag and the FCS (RLPML, as Linux's
+	// igb_set_rlpml sizes it for its max_frame_size): long packets beyond 1518 bytes. The
+	// ring drops an untagged frame longer than the MTU allows.
+	if mfs := uint32(nic.MaxFrame(p.cfg.MTU) + intelnic.FCSLen); mfs > intelnic.StdFrameFCS {
 		rctl |= i82576.RctlLPE
 		r.Write32(i82576.RLPML, min(mfs, i82576.RlpmlMax))
 	} else {

@@ -24,10 +24,13 @@ const (
 	MaxITR  = i82576.EitrIntervalMask >> i82576.EitrIntervalShift * ITRUnit
 	// DescSize is the bytes of one advanced RX or TX descriptor.
 	DescSize = ring.DescSize
+	// MaxMTU is the largest MTU, Linux igb's max_mtu: its largest standard jumbo
+	// frame, 9216 bytes, less header, FCS and room for two VLAN tags.
+	MaxMTU = 9216 - nic.EthHeader - 4 - 2*nic.VLANTag
 )
 
 // limits is what Open checks a configuration against.
-var limits = nic.Limits{Queues: MaxQueues, Ring: MaxRing}
+var limits = nic.Limits{Queues: MaxQueues, Ring: MaxRing, MaxMTU: MaxMTU}
 
 // facts is what the registry tells callers that check a configuration.
 var facts = nic.Facts{Chip: "82576 (igb)", Limits: limits, ITRUnit: ITRUnit, MaxITR: MaxITR, DescSize: DescSize}

@@ -16,6 +16,7 @@ var driver = nictest.Driver{
 	Open:      nictest.OpenWith(Open, (*Port).intelCore),
 	Family:    nictest.IGBVF(igbvf.Config{NoAntiSpoof: true}),
 	SpeedMbps: 1000,
+	MaxMTU:    MaxMTU,
 }
 
 // TestDriver runs the conformance suites (see nictest.Run).

@@ -10,6 +10,7 @@ import (
 	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/irq"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel"
 )
 
@@ -97,9 +98,9 @@ func randomMAC() (net.HardwareAddr, error) {
 	return mac, nil
 }
 
-// maxFrame is the receive size the driver asks for: a buffer's worth plus the FCS, at
-// most what the PF allows.
-func (p *Port) maxFrame() uint32 { return uint32(min(p.cfg.BufSize+4, MaxFrame)) }
+// maxFrame is the receive size the driver asks for: a frame of the MTU with a VLAN tag,
+// plus the FCS (as Linux igbvf's igbvf_set_rlpml), at most what the PF allows.
+func (p *Port) maxFrame() uint32 { return uint32(min(nic.MaxFrame(p.cfg.MTU)+4, MaxFrame)) }
 
 // setLPE asks the PF for the receive size (SET_LPE).
 func (p *Port) setLPE() error {

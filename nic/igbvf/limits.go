@@ -26,10 +26,12 @@ const (
 	// MaxFrame is the largest frame, FCS included, the PF lets a VF receive (Linux igb's
 	// limit for SET_LPE).
 	MaxFrame = i82576.VFMaxFrame
+	// MaxMTU is the largest MTU: a frame of it with a VLAN tag and the FCS is MaxFrame.
+	MaxMTU = MaxFrame - 4 - nic.EthHeader - nic.VLANTag
 )
 
 // limits is what Open checks a configuration against.
-var limits = nic.Limits{Queues: MaxQueues, Ring: MaxRing}
+var limits = nic.Limits{Queues: MaxQueues, Ring: MaxRing, MaxMTU: MaxMTU}
 
 // facts is what the registry tells callers that check a configuration: a VF has no INTx
 // pin, and its PF filters unicast frames by the VF's address, so it cannot be promiscuous.

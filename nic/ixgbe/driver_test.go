@@ -14,6 +14,7 @@ var driver = nictest.Driver{
 	RSSKey:    RSSKey[:],
 	Family:    nictest.Intel(intel.X82599, intel.Quirks{}),
 	SpeedMbps: 10000,
+	MaxMTU:    MaxMTU,
 	MaxFrame:  i82599.MaxFrameFCS - 4,
 }
 

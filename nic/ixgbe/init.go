@@ -6,6 +6,7 @@ import (
 
 	"github.com/uiod/uiod/internal/hw/i82599"
 	"github.com/uiod/uiod/internal/hw/intelnic"
+	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel"
 )
 
@@ -37,10 +38,11 @@ func (p *Port) resetHW() error {
 func (p *Port) initRx() error {
 	r := p.bar
 	r.Write32(i82599.RXCTRL, r.Read32(i82599.RXCTRL)&^i82599.RxctrlRXEN)
-	// Accept frames up to the buffer size (FCS stripped): jumbo frames beyond 1518 bytes,
-	// up to the 82599's 9728.
+	// Accept frames of the MTU (MAXFRS counts the FCS and not a VLAN tag, as Linux's
+	// ixgbe_set_rx_buffer_len sets it): jumbo frames beyond 1518 bytes, up to the 82599's
+	// 9728. The ring drops what is longer than the MTU allows.
 	hlreg0 := r.Read32(i82599.HLREG0) | i82599.Hlreg0RxCRCStrp
-	mfs := min(uint32(p.cfg.BufSize+intelnic.FCSLen), i82599.MaxFrameFCS)
+	mfs := min(uint32(p.cfg.MTU+nic.EthHeader+intelnic.FCSLen), i82599.MaxFrameFCS)
 	if mfs > intelnic.StdFrameFCS {
 		hlreg0 |= i82599.Hlreg0JumboEn
 	} else {

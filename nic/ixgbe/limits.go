@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/hw/i82599"
+	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel/ring"
 )
@@ -25,10 +26,14 @@ const (
 	MaxITR  = i82599.EitrIntervalMask >> i82599.EitrIntervalShift * ITRUnit
 	// DescSize is the bytes of one advanced RX or TX descriptor.
 	DescSize = ring.DescSize
+	// MaxMTU is the largest MTU: the 82599's largest frame, 9728 bytes with FCS
+	// (MAXFRS, whose limit does not count a VLAN tag), less header and FCS (Linux's
+	// ixgbe max_mtu).
+	MaxMTU = i82599.MaxFrameFCS - nic.EthHeader - intelnic.FCSLen
 )
 
 // limits is what Open checks a configuration against.
-var limits = nic.Limits{Queues: MaxQueues, Ring: MaxRing}
+var limits = nic.Limits{Queues: MaxQueues, Ring: MaxRing, MaxMTU: MaxMTU}
 
 // facts is what the registry tells callers that check a configuration.
 var facts = nic.Facts{Chip: "82599 (ixgbe)", Limits: limits, ITRUnit: ITRUnit, MaxITR: MaxITR, DescSize: DescSize}

@@ -51,7 +51,7 @@ func (m *Model) receive(frame []byte, ts int64) {
 		m.runt = append(append(m.runt[:0], frame...), make([]byte, minFrame-len(frame))...)
 		frame = m.runt
 	}
-	if len(frame)+intelnic.FCSLen > m.maxFrame() {
+	if len(frame)+intelnic.FCSLen > m.maxFrame(frame) {
 		m.add(intelnic.ROC, 1)
 		m.st.BadFrames++
 		return
@@ -101,18 +101,25 @@ func (m *Model) queueDrop(q int) {
 	}
 }
 
-// maxFrame is the longest frame accepted, FCS included.
-func (m *Model) maxFrame() int {
+// maxFrame is the longest frame accepted, FCS included. The 82599's limit (MAXFRS with
+// HLREG0.JUMBOEN, 1518 without) counts no VLAN tag: a tagged frame may be 4 bytes longer
+// (82599 datasheet, MAXFRS.MFS). The 82576's is QEMU's: RLPML with RCTL.LPE, which
+// counts everything, else 1522.
+func (m *Model) maxFrame(frame []byte) int {
 	if m.cfg.Flavor == X82576 {
 		if m.get(i82576.RCTL)&i82576.RctlLPE != 0 {
 			return int(m.get(i82576.RLPML) & 0x3FFF)
 		}
 		return 1522
 	}
-	if m.get(i82599.HLREG0)&i82599.Hlreg0JumboEn != 0 {
-		return int(m.get(i82599.MAXFRS) >> 16)
+	tag := 0
+	if len(frame) >= 14 && (frame[12] == 0x81 && frame[13] == 0x00 || frame[12] == 0x88 && frame[13] == 0xa8) {
+		tag = 4
 	}
-	return 1522
+	if m.get(i82599.HLREG0)&i82599.Hlreg0JumboEn != 0 {
+		return int(m.get(i82599.MAXFRS)>>16) + tag
+	}
+	return intelnic.StdFrameFCS + tag
 }
 
 // accept applies the address filters: exact unicast (RAL/RAH), multicast table, broadcast

@@ -31,14 +31,14 @@ func AllocQueues(p *Port) error {
 			return fmt.Errorf("rx queue %d: %w", q, err)
 		}
 		p.pools = append(p.pools, pool)
-		rq, err := ring.NewRxQueue(ring.RxConfig{DMA: dma, Pool: pool, Size: p.cfg.RxRing, Tail: ring.Doorbell{Reg: p.bar, Off: p.layout.rxReg(q, intelnic.QT)}})
+		rq, err := ring.NewRxQueue(ring.RxConfig{DMA: dma, Pool: pool, Size: p.cfg.RxRing, Tail: ring.Doorbell{Reg: p.bar, Off: p.layout.rxReg(q, intelnic.QT)}, MTU: p.cfg.MTU})
 		if err != nil {
 			return fmt.Errorf("rx queue %d: %w", q, err)
 		}
 		p.rx = append(p.rx, rq)
 	}
 	for q := 0; q < p.cfg.TxQueues; q++ {
-		tq, err := ring.NewTxQueue(ring.TxConfig{DMA: dma, Size: p.cfg.TxRing, Tail: ring.Doorbell{Reg: p.bar, Off: p.layout.txReg(q, intelnic.QT)}, BufSize: p.cfg.BufSize, Timeout: p.cfg.TxTimeout})
+		tq, err := ring.NewTxQueue(ring.TxConfig{DMA: dma, Size: p.cfg.TxRing, Tail: ring.Doorbell{Reg: p.bar, Off: p.layout.txReg(q, intelnic.QT)}, BufSize: p.cfg.BufSize, Timeout: p.cfg.TxTimeout, MTU: p.cfg.MTU})
 		if err != nil {
 			return fmt.Errorf("tx queue %d: %w", q, err)
 		}

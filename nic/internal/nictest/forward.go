@@ -9,7 +9,8 @@ import (
 	"github.com/uiod/uiod/sim"
 )
 
-// Forward sends frames of random sizes (60 bytes up to the buffer size) from the peer,
+// Forward sends frames of random sizes (60 bytes up to the buffer size, or to the
+// standard MTU's longest for a driver with an MTU) from the peer,
 // receives them, sends them back and checks every byte on both legs, across many ring
 // wraps: a million frames each way (100 000 with -short).
 func Forward(t *testing.T, drv Driver) {
@@ -21,6 +22,9 @@ func Forward(t *testing.T, drv Driver) {
 		frames = 100_000
 	}
 	maxLen := nic.DefaultBufSize
+	if drv.MaxMTU > 0 {
+		maxLen = nic.DefaultMTU + nic.EthHeader // the longest untagged frame of the MTU
+	}
 	bufs := make([]*nic.Buf, 48)
 	templ := make([][]byte, 256)
 	for i := range templ {

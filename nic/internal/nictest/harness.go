@@ -78,6 +78,9 @@ type Driver struct {
 	MaxFrame int
 	// BufSizes are the buffer sizes BufferSizes tries (nil: 1024, 9 KiB and 16 KiB).
 	BufSizes []int
+	// MaxMTU is the largest MTU the driver takes (its nic.Limits.MaxMTU); 0: the standard
+	// MTU only, the frames it carries bounded by its buffers (BufferSizes).
+	MaxMTU int
 	// RSSKey is the Toeplitz key the driver programs for RSS (Intel; RSSAfterRecovery).
 	RSSKey []byte
 }

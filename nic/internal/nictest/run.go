@@ -22,6 +22,7 @@ var Shared = []Suite{
 	{"ForwardSharedAddressSpace", SharedAddressSpace},
 	{"BurstAllocs", BurstAllocs},
 	{"BufferSizes", BufferSizes},
+	{"MTUs", MTUs},
 	{"ArmAllocs", ArmAllocs},
 	{"FrameBetweenArmAndWait", FrameBetweenArmAndWait},
 	{"RepollAfterArm", RepollAfterArm},

@@ -15,6 +15,10 @@ type RxConfig struct {
 	Pool *nic.Mempool // buffers posted to the ring; must be addressable by the device
 	Size int          // descriptors: a power of two, at least 8
 	Tail Doorbell     // the queue's RDT register
+	// MTU, if set, bounds the frames handed over: MTU+14 bytes, 4 more with a VLAN tag
+	// (nic.MaxFrame); a longer one is dropped and counted in Errors. 0: frames up to the
+	// pool's buffer size.
+	MTU int
 }
 
 // RxQueueStats are one RX queue's software counters.
@@ -42,6 +46,8 @@ type RxQueue struct {
 	// QEMU), so it is rung once per freeThresh descriptors, not once per burst, as DPDK's
 	// rx_free_thresh does.
 	freeThresh uint32
+	// plain is the longest untagged frame handed over; a tagged one may be VLANTag more.
+	plain int
 
 	packets, bytes, errors, fragments, noBufs nic.Counter
 }
@@ -62,7 +68,14 @@ func NewRxQueue(cfg RxConfig) (*RxQueue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rx %w", err)
 	}
-	return &RxQueue{ring: r, pool: cfg.Pool, freeThresh: uint32(max(1, min(maxFreeThresh, cfg.Size/4)))}, nil
+	plain := cfg.Pool.BufSize()
+	if cfg.MTU > 0 {
+		if nic.MaxFrame(cfg.MTU) > cfg.Pool.BufSize() {
+			return nil, fmt.Errorf("rx ring: buffers of %d bytes cannot hold a frame of mtu %d", cfg.Pool.BufSize(), cfg.MTU)
+		}
+		plain = cfg.MTU + nic.EthHeader
+	}
+	return &RxQueue{ring: r, pool: cfg.Pool, plain: plain, freeThresh: uint32(max(1, min(maxFreeThresh, cfg.Size/4)))}, nil
 }
 
 // Pool is the mempool the queue posts.
@@ -104,7 +117,7 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 			}
 			b := slots[next&m]
 			length := int(atomic.LoadUint32(&d.w3) & 0xffff)
-			if q.drop || st&intelnic.RxStatusEOP == 0 || uint(length-1) >= uint(b.Cap()) {
+			if q.drop || st&intelnic.RxStatusEOP == 0 || uint(length-1) >= uint(q.plain) {
 				rare = d
 				break
 			}
@@ -123,7 +136,11 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 			break
 		}
 		q.next = uint32(next)
-		q.reject(rare)
+		if b := q.rare(rare); b != nil {
+			bufs[n] = b
+			n++
+			bytes += uint64(b.Len())
+		}
 		next = int(q.next)
 	}
 	q.next = uint32(next)
@@ -143,12 +160,14 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 	return n
 }
 
-// reject takes back the buffer of the completed descriptor d at q.next, which holds no
-// frame to hand over: a piece of a multi-descriptor frame (dropped whole), or a length of
-// 0 or beyond the buffer. It moves q.next past it.
+// rare takes the completed descriptor d at q.next, which the burst's inner loop does
+// not hand over as it is, and moves q.next past it. A VLAN-tagged frame up to VLANTag
+// bytes longer than an untagged one may be is returned, to hand over; the rest is taken
+// back: a piece of a multi-descriptor frame (dropped whole), a length of 0, or a frame
+// longer than the MTU allows (counted in Errors).
 //
 //go:noinline
-func (q *RxQueue) reject(d *advDesc) {
+func (q *RxQueue) rare(d *advDesc) *nic.Buf {
 	st, length := atomic.LoadUint32(&d.w2), int(atomic.LoadUint32(&d.w3)&0xffff)
 	b := q.bufs[q.next]
 	q.bufs[q.next] = nil
@@ -160,10 +179,26 @@ func (q *RxQueue) reject(d *advDesc) {
 	case st&intelnic.RxStatusEOP == 0:
 		q.drop = true
 		q.fragments.Add(1)
-	case length == 0 || length > b.Cap():
+	case length > q.plain && length <= q.plain+nic.VLANTag && length <= b.Cap() && tagged(b.Data()):
+		b.SetLen(length)
+		if st&intelnic.RxStatusTS != 0 {
+			b.SetRxTimestamped()
+		}
+		return b
+	default: // length 0, beyond the MTU or beyond the buffer
 		q.errors.Add(1)
 	}
 	q.pool.Put(b)
+	return nil
+}
+
+// tagged reports whether frame carries an 802.1Q or 802.1ad tag.
+func tagged(frame []byte) bool {
+	if len(frame) < nic.EthHeader {
+		return false
+	}
+	t := uint16(frame[12])<<8 | uint16(frame[13])
+	return t == 0x8100 || t == 0x88a8
 }
 
 // refill posts buffers from tail up to the slot before next and rings the doorbell once.

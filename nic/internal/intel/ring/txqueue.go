@@ -25,6 +25,9 @@ type TxConfig struct {
 	Timeout time.Duration
 	// Now is the clock of the hang check in nanoseconds (default: monotonic time).
 	Now func() int64
+	// MTU, if set, bounds the frames sent: MTU+14 bytes, 4 more with a VLAN tag
+	// (nic.MaxFrame); a longer one is refused and counted in Errors. 0: up to MaxTxFrame.
+	MTU int
 }
 
 // TxQueueStats are one TX queue's software counters.
@@ -58,6 +61,7 @@ type TxQueue struct {
 
 	lastPool  *nic.Mempool // cache of the last pool seen and whether the device can address it
 	lastLocal bool
+	plain     int // the longest untagged frame sent; a tagged one may be VLANTag more
 
 	hang hangCheck
 
@@ -77,7 +81,10 @@ func NewTxQueue(cfg TxConfig) (*TxQueue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tx %w", err)
 	}
-	q := &TxQueue{ring: r, hang: newHangCheck(cfg.Timeout, cfg.Now)}
+	q := &TxQueue{ring: r, hang: newHangCheck(cfg.Timeout, cfg.Now), plain: MaxTxFrame}
+	if cfg.MTU > 0 {
+		q.plain = min(cfg.MTU+nic.EthHeader, MaxTxFrame)
+	}
 	if cfg.CopyBufs >= 0 {
 		n, size := cfg.CopyBufs, cfg.BufSize
 		if n == 0 {
@@ -129,7 +136,7 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		for n < len(bufs) && t != full {
 			b = bufs[n]
 			size := b.Len()
-			if b.Pool() != q.lastPool || !q.lastLocal || uint(size-MinTxFrame) > MaxTxFrame-MinTxFrame || b.TimestampMarked() {
+			if b.Pool() != q.lastPool || !q.lastLocal || uint(size-MinTxFrame) > uint(q.plain-MinTxFrame) || b.TimestampMarked() {
 				break
 			}
 			d := &desc[t&m]
@@ -182,7 +189,8 @@ const (
 
 // prepare readies a frame the burst's fast path does not take as it is: a buffer of a
 // pool the device cannot address (copied into the copy pool's), one shorter than
-// MinTxFrame (padded) or longer than MaxTxFrame, or one marked for a timestamp. It
+// MinTxFrame (padded), one longer than an untagged frame of the MTU (sent if it is a
+// tagged one within VLANTag more, refused otherwise), or one marked for a timestamp. It
 // returns the buffer to queue and its command bits.
 //
 //go:noinline
@@ -214,8 +222,8 @@ func (q *TxQueue) prepare(b *nic.Buf) (*nic.Buf, uint32, txVerdict) {
 		size = MinTxFrame
 		b.SetLen(size)
 	}
-	if size < MinTxFrame || size > MaxTxFrame {
-		q.errors.Add(1)
+	if size < MinTxFrame || size > min(q.plain+nic.VLANTag, MaxTxFrame) || (size > q.plain && !tagged(b.Bytes())) {
+		q.errors.Add(1) // too short to pad, or longer than the MTU allows
 		b.Free()
 		return nil, 0, txSkip
 	}
