@@ -69,7 +69,7 @@ func TestOpenPFDown(t *testing.T) {
 				t.Errorf("received %d frames with the PF down", n)
 			}
 			vfModel(h).PFUp()
-			testutil.Eventually(t, 5*time.Second, func() bool { return h.Port.Link().Up && p.ReinitError() == nil },
+			testutil.Eventually(t, 5*time.Second, func() bool { return recoverStep(h) && h.Port.Link().Up && p.ReinitError() == nil },
 				"the port did not come up with the PF: %v", p.ReinitError())
 			if n := h.Port.Stats().DeviceResets; n != 0 {
 				t.Errorf("%d re-initialisations counted for the open", n)
@@ -91,14 +91,17 @@ func TestRetryBackoff(t *testing.T) {
 	before := m.Stats().VFResets
 	m.PFDown()
 	start := time.Now()
-	time.Sleep(3 * time.Second)
+	for time.Since(start) < 3*time.Second {
+		recoverStep(h) // the attempts the port's user makes: the backoff is nic.Recovery's
+		time.Sleep(5 * time.Millisecond)
+	}
 	resets, elapsed := m.Stats().VFResets-before, time.Since(start)
 	if limit := uint64(2 + math.Log2(float64(elapsed/retryInterval))); resets > limit {
 		t.Errorf("%d VF resets in %v with the PF down, want at most %d", resets, elapsed, limit)
 	}
 	t.Logf("%d VF resets in %v", resets, elapsed)
 	m.PFUp()
-	testutil.Eventually(t, 5*time.Second, func() bool { return h.Port.Link().Up }, "no recovery: %v", Rings(h).ReinitError())
+	testutil.Eventually(t, 5*time.Second, func() bool { return recoverStep(h) && h.Port.Link().Up }, "no recovery: %v", Rings(h).ReinitError())
 	echo(t, h, 4)
 }
 
