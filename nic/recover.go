@@ -83,6 +83,7 @@ func (s *RecoverSignal) Pending() bool {
 // from one at a time.
 type Recovery struct {
 	port    Recoverer
+	notify  func()
 	wake    chan struct{}
 	retryAt time.Time     // when a failed Recover is tried again; zero: none failed
 	wait    time.Duration // the backoff that set retryAt
@@ -92,13 +93,15 @@ type Recovery struct {
 }
 
 // NewRecovery returns the Recovery of p and registers it with the port
-// (OnRecoverNeeded), or nil if p is no Recoverer.
-func NewRecovery(p Port) *Recovery {
+// (OnRecoverNeeded), or nil if p is no Recoverer. notify, if not nil, is called after
+// each request of the port (on the port's goroutine: it must return at once), for a
+// caller that serves several ports from one goroutine.
+func NewRecovery(p Port, notify func()) *Recovery {
 	r, ok := p.(Recoverer)
 	if !ok {
 		return nil
 	}
-	rc := &Recovery{port: r, wake: make(chan struct{}, 1)}
+	rc := &Recovery{port: r, notify: notify, wake: make(chan struct{}, 1)}
 	r.OnRecoverNeeded(rc.request)
 	return rc
 }
@@ -108,6 +111,9 @@ func (r *Recovery) request() {
 	select {
 	case r.wake <- struct{}{}:
 	default:
+	}
+	if r.notify != nil {
+		r.notify()
 	}
 }
 

@@ -126,7 +126,7 @@ func recovery(h *nictest.Harness) *nic.Recovery {
 	if r, ok := recoveries.Load(p); ok {
 		return r.(*nic.Recovery)
 	}
-	r := nic.NewRecovery(p)
+	r := nic.NewRecovery(p, nil)
 	recoveries.Store(p, r)
 	return r
 }

@@ -39,7 +39,7 @@ func TestNeedsResetRecovery(t *testing.T) {
 				cfg := tt.cfg
 				cfg.RxQueues, cfg.TxQueues = 2, 2
 				h, p := openTest(t, mc, cfg, m.opt)
-				rc := nic.NewRecovery(p)
+				rc := nic.NewRecovery(p, nil)
 				vm := h.Virtio()
 				forwardBack(t, h, p, 4)
 				resetsBefore := vm.Stats().Resets
@@ -78,7 +78,7 @@ func TestNeedsResetRecovery(t *testing.T) {
 // burst frees their buffers and counts them, and the queue takes frames again.
 func TestNeedsResetInFlight(t *testing.T) {
 	h, p := openTest(t, simvirtio.Config{}, nic.Config{Interrupts: nic.IRQNone}, Options{})
-	rc := nic.NewRecovery(p)
+	rc := nic.NewRecovery(p, nil)
 	vm := h.Virtio()
 	h.Send(4)
 	bufs := make([]*nic.Buf, 4)

@@ -80,7 +80,7 @@ func TestZeroLengthDescriptorBreaksDevice(t *testing.T) {
 	if st := vm.Stats(); st.NeedsReset != 1 || st.RxFrames != 0 {
 		t.Fatalf("model %+v: want NEEDS_RESET raised and nothing received", st)
 	}
-	rc := nic.NewRecovery(p)
+	rc := nic.NewRecovery(p, nil)
 	if l := p.Link(); l.Up {
 		t.Fatal("link up on a broken device")
 	}
