@@ -32,3 +32,6 @@ func TestDriverQEMUQuirks(t *testing.T) {
 func TestDocumentedAPI(t *testing.T) {
 	nictest.DocumentsPort(t, "IRQKind", "LinkChanges", "Device")
 }
+
+// BenchmarkForward is the driver-only forwarding cost; see nic/ixgbe.
+func BenchmarkForward(b *testing.B) { nictest.BenchmarkForwardBatches(b, driver) }
