@@ -171,7 +171,18 @@ func (p *Port) Recover() error {
 // reinit resets the VF, runs the handshake again and brings the rings back (see the
 // package doc); the queues are stopped. The statistics are read before the reset (what
 // was counted up to it) and after the handshake (what the PF's and the VF's resets left).
+//
+// After an attempt that found the PF in reset, a VF whose mailbox still shows RSTI is not
+// reset again: the attempt fails at once instead of waiting resetTimeout for a PF that has
+// not come back, with every poll thread of the dataplane held meanwhile (nic.Recoverer).
+// RSTI clears when the PF's interface is up, whatever the VF did.
 func (p *Port) reinit() error {
+	p.mbMu.Lock()
+	if errors.Is(p.ReinitError(), errPFReset) && p.mbx.status()&i82576.MbxRSTI != 0 {
+		p.mbMu.Unlock()
+		return fmt.Errorf("reinit: RSTI still set: %w (is the PF's interface up?)", errPFReset)
+	}
+	p.mbMu.Unlock()
 	intel.ReadCounters(&p.core)
 	p.mbMu.Lock()
 	events := p.events
