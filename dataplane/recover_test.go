@@ -89,9 +89,7 @@ func (p *recoveringPort) Recover() error {
 	p.gen++
 	for _, r := range p.rxq {
 		r.mu.Lock()
-		for _, b := range r.filled {
-			r.posted = append(r.posted, b) // the reset's loss: the buffer is posted again
-		}
+		r.posted = append(r.posted, r.filled...) // the reset's loss: the buffers are posted again
 		p.dropped.Add(int64(len(r.filled)))
 		r.filled = r.filled[:0]
 		r.mu.Unlock()
