@@ -28,6 +28,11 @@ import (
 // idlers are rebuilt) come from other goroutines at any time: they are counted, and take
 // waits until none is inside before the port is closed. put swaps a re-opened port in
 // with one store. Nothing here allocates.
+//
+// A driver's port that asks for Recover (nic.Recoverer: virtio, igbvf) is served through
+// the live port: the dataplane registers its function here, which hands it to every
+// driver port it holds, and runs Recover inside Exclusive, as take runs, so the Recover
+// reaches the port the threads poll and never one being closed.
 type livePort struct {
 	cur   atomic.Pointer[nic.Port] // nil while absent
 	users atomic.Int64             // control-plane calls inside *cur
@@ -42,9 +47,11 @@ type livePort struct {
 	reopens  uint64 // times it came back
 
 	ts liveTimesync // the 1588 unit's state (livetimesync.go)
+
+	onRecover func() // the dataplane's OnRecoverNeeded function, under mu
 }
 
-var _ nic.Port = (*livePort)(nil)
+var _ nic.Recoverer = (*livePort)(nil)
 
 func newLivePort(p nic.Port) *livePort {
 	l := &livePort{mac: p.MAC(), nrx: p.NumRxQueues(), ntx: p.NumTxQueues()}
@@ -105,6 +112,9 @@ func (l *livePort) put(p nic.Port) bool {
 	}
 	l.reopens++
 	l.reenableTimesync(p)
+	if r, ok := p.(nic.Recoverer); ok && l.onRecover != nil {
+		r.OnRecoverNeeded(l.onRecover)
+	}
 	l.cur.Store(&p)
 	return true
 }
@@ -219,6 +229,41 @@ func (l *livePort) Close() error {
 		return err
 	}
 	return p.Close()
+}
+
+// OnRecoverNeeded hands f to the driver's port, now and after every re-open, if it is a
+// nic.Recoverer; a port that is not never calls it.
+func (l *livePort) OnRecoverNeeded(f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.onRecover = f
+	if p := l.cur.Load(); p != nil {
+		if r, ok := (*p).(nic.Recoverer); ok {
+			r.OnRecoverNeeded(f)
+		}
+	}
+}
+
+// Recover runs the driver's port's Recover; absent, or not a nic.Recoverer, there is
+// nothing to recover. The dataplane calls it inside Exclusive, where take also runs.
+func (l *livePort) Recover() error {
+	if p := l.cur.Load(); p != nil {
+		if r, ok := (*p).(nic.Recoverer); ok {
+			return r.Recover()
+		}
+	}
+	return nil
+}
+
+// RecoverBackoff is the driver's port's (a second, growing to ten, for one that has
+// none: it never fails a Recover).
+func (l *livePort) RecoverBackoff() (first, max time.Duration) {
+	if p := l.cur.Load(); p != nil {
+		if r, ok := (*p).(nic.Recoverer); ok {
+			return r.RecoverBackoff()
+		}
+	}
+	return time.Second, 10 * time.Second
 }
 
 func addNICStats(a, b nic.Stats) nic.Stats {

@@ -260,3 +260,80 @@ func BenchmarkLivePortBurst(b *testing.B) {
 		lp.TxBurst(0, bufs)
 	}
 }
+
+// recoverStub is a stubPort that asks for Recover (nic.Recoverer) and counts its runs.
+type recoverStub struct {
+	stubPort
+	needs    nic.RecoverSignal
+	recovers atomic.Int64
+}
+
+func (p *recoverStub) OnRecoverNeeded(f func()) { p.needs.Set(f) }
+func (p *recoverStub) Recover() error           { p.recovers.Add(1); p.needs.Clear(); return nil }
+func (p *recoverStub) RecoverBackoff() (first, max time.Duration) {
+	return time.Millisecond, time.Millisecond
+}
+
+// TestLivePortPassesRecover checks that the live port passes a driver's Recover through:
+// the dataplane's function reaches the driver's port, and a re-opened one; a need raised
+// while the port was absent is told when it is back; Recover runs on the port present,
+// and on an absent one or one that is no Recoverer does nothing.
+func TestLivePortPassesRecover(t *testing.T) {
+	first := &recoverStub{}
+	lp := newLivePort(first)
+	var asked atomic.Int64
+	lp.OnRecoverNeeded(func() { asked.Add(1) })
+	first.needs.Raise()
+	if asked.Load() != 1 {
+		t.Fatalf("the driver's request reached the live port's user %d times, want 1", asked.Load())
+	}
+	if err := lp.Recover(); err != nil || first.recovers.Load() != 1 {
+		t.Fatalf("Recover %v, driver's Recover ran %d times, want once", err, first.recovers.Load())
+	}
+	if _, err := lp.take(); err != nil {
+		t.Fatal(err)
+	}
+	if err := lp.Recover(); err != nil {
+		t.Fatalf("Recover of an absent port: %v", err)
+	}
+	second := &recoverStub{}
+	second.needs.Raise() // e.g. an igbvf port re-opened with its PF down
+	if !lp.put(second) {
+		t.Fatal("put refused")
+	}
+	if asked.Load() != 2 {
+		t.Fatalf("the re-opened port's pending request reached the user %d times in all, want 2", asked.Load())
+	}
+	if err := lp.Recover(); err != nil || second.recovers.Load() != 1 || first.recovers.Load() != 1 {
+		t.Fatalf("Recover %v ran on the re-opened port %d times and on the first %d: want 1, 1", err, second.recovers.Load(), first.recovers.Load())
+	}
+	if f, m := lp.RecoverBackoff(); f != time.Millisecond || m != time.Millisecond {
+		t.Errorf("backoff %v, %v: want the driver's", f, m)
+	}
+	plain := newLivePort(&stubPort{})
+	plain.OnRecoverNeeded(func() { t.Error("a port that is no Recoverer asked for Recover") })
+	if err := plain.Recover(); err != nil {
+		t.Errorf("Recover of a port that is no Recoverer: %v", err)
+	}
+}
+
+// TestLivePortRecoverByDataplane runs a live port over a driver's port that asks for
+// Recover in a dataplane: the dataplane sees the request through the wrapper and runs the
+// driver's Recover.
+func TestLivePortRecoverByDataplane(t *testing.T) {
+	drv := &recoverStub{stubPort: stubPort{empty: true}}
+	lp := newLivePort(drv)
+	dp, err := dataplane.New(dataplane.Config{App: dataplane.Reflect, Policy: idle.PolicyConfig{Mode: idle.Busy},
+		Threads: []dataplane.Thread{{CPU: -1, Queues: []dataplane.Queue{{Name: "a", RxPort: lp}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer dp.Stop()
+	drv.needs.Raise()
+	if !testutil.WaitFor(10*time.Second, func() bool { return drv.recovers.Load() == 1 }) {
+		t.Fatalf("the driver's Recover ran %d times, want once", drv.recovers.Load())
+	}
+}

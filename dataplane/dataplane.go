@@ -32,6 +32,7 @@ type Dataplane struct {
 	mirrors  []mirrorSlot
 	noMirror mirrorSlot
 	rxWaits  []*rxWait // ports with a 1588 unit (rxwait.go)
+	recovery *recovery // the ports that ask for Recover (recover.go)
 	wg       sync.WaitGroup
 
 	mu      sync.Mutex
@@ -70,6 +71,7 @@ func New(cfg Config) (*Dataplane, error) {
 		l.setIdler(idler)
 		dp.loops = append(dp.loops, l)
 	}
+	dp.recovery = newRecovery(dp.cfg.Ports)
 	return dp, nil
 }
 
@@ -141,8 +143,10 @@ func (dp *Dataplane) newLoop(ti int, th Thread) *loop {
 	return l
 }
 
-// Start starts every thread and returns once each has locked and pinned its OS thread.
-// If one cannot be set up, Start stops the others and returns the error.
+// Start starts every thread and returns once each has locked and pinned its OS thread,
+// and, if a port can ask for Recover (nic.Recoverer), the goroutine that runs it between
+// the threads' turns (recover.go). If a thread cannot be set up, Start stops the others
+// and returns the error.
 func (dp *Dataplane) Start() error {
 	dp.mu.Lock()
 	defer dp.mu.Unlock()
@@ -169,6 +173,7 @@ func (dp *Dataplane) Start() error {
 		dp.stopLocked()
 		return fmt.Errorf("start dataplane: %w", err)
 	}
+	dp.startRecovery()
 	p := dp.cfg.Policy.WithDefaults()
 	dp.log.Info("dataplane started",
 		zap.Int("threads", len(dp.loops)),
@@ -184,8 +189,10 @@ func (dp *Dataplane) Start() error {
 // their Poller's wake descriptor, and returns when every loop has exited and released its
 // descriptors. A thread in a range sleep or housekeeping yield finishes it first (at most
 // 1 s by validation). After Stop no thread touches a port or buffer; the ports can be
-// closed. Safe to call more than once, and without Start.
+// closed. Safe to call more than once, and without Start. A port's Recover under way
+// (recover.go) finishes first.
 func (dp *Dataplane) Stop() {
+	dp.stopRecovery()
 	dp.mu.Lock()
 	defer dp.mu.Unlock()
 	dp.stopLocked()

@@ -22,9 +22,12 @@ const txStampWait = 10 * time.Millisecond
 // goroutine receives from RX queue 0 and hands each frame to the handler stamped with
 // wire.Now as the poll saw it (the software figure, which carries the generator's own
 // scheduling). With Stamps set, Send marks every PTP probe for a TX stamp and gives it to
-// Stamps, and the poll gives the RX stamps of PTP probes.
+// Stamps, and the poll gives the RX stamps of PTP probes. A port that asks for Recover
+// (nic.Recoverer: virtio, igbvf) is recovered by the poll goroutine between its bursts,
+// holding sendMu so that no Send is inside TxBurst meanwhile.
 type NICWire struct {
 	port   nic.Port
+	rec    *nic.Recovery // nil for a port that is no nic.Recoverer
 	ts     nic.Timesync
 	stamps atomic.Pointer[DeviceClock]
 	txTo   bool // this wire sends the probes Stamps measures
@@ -67,6 +70,7 @@ func NewNICWire(port nic.Port) (*NICWire, error) {
 	}
 	w := &NICWire{port: port, pool: pool, stop: make(chan struct{}), done: make(chan struct{})}
 	w.ts, _ = nic.TimesyncOf(port)
+	w.rec = nic.NewRecovery(port, nil)
 	go w.poll()
 	return w, nil
 }
@@ -150,8 +154,18 @@ func (w *NICWire) SetHandler(h wire.Handler) {
 // next one) as soon as the scheduler lets the poll run.
 const pollSpin = 2 * time.Millisecond
 
+// exclusive runs fn with no goroutine in the port's queues: the poll goroutine's own RX
+// queue is not in a burst, and sendMu keeps Send out of TxBurst.
+func (w *NICWire) exclusive(fn func()) error {
+	w.sendMu.Lock()
+	defer w.sendMu.Unlock()
+	fn()
+	return nil
+}
+
 // poll receives until Close: busy while frames come, yielding for pollSpin without one,
-// then sleeping 20 µs at a time.
+// then sleeping 20 µs at a time. Between two bursts it runs the port's Recover when it
+// asks for one (or a retry after a failed one is due).
 func (w *NICWire) poll() {
 	defer close(w.done)
 	bufs := make([]*nic.Buf, 32)
@@ -162,6 +176,7 @@ func (w *NICWire) poll() {
 			return
 		default:
 		}
+		_, _ = w.rec.Poll(w.exclusive) // a failure leaves the port down: probes are lost, and counted
 		n := w.port.RxBurst(0, bufs)
 		now := wire.Now()
 		for _, b := range bufs[:n] {

@@ -31,5 +31,8 @@ func TestDriverQEMUQuirks(t *testing.T) {
 
 // TestDocumentedAPI checks that go doc lists the port's methods.
 func TestDocumentedAPI(t *testing.T) {
-	nictest.DocumentsPort(t, "IRQKind", "LinkChanges", "Device")
+	nictest.DocumentsPort(t, "IRQKind", "LinkChanges", "Device", "OnRecoverNeeded", "Recover", "RecoverBackoff")
 }
+
+// BenchmarkForward is the driver-only forwarding cost; see nic/ixgbe.
+func BenchmarkForward(b *testing.B) { nictest.BenchmarkForwardBatches(b, driver) }

@@ -49,11 +49,9 @@ const (
 	// retryInterval is the first wait between attempts to re-initialise a port whose PF
 	// does not answer (a PF that is down), and how often the mailbox is looked at during
 	// the waits; each wait doubles the next, up to maxRetryInterval (Linux's igbvf resets
-	// a VF at most every 10 s).
+	// a VF at most every 10 s). The port's user keeps the waits (RecoverBackoff).
 	retryInterval    = 50 * time.Millisecond
 	maxRetryInterval = 10 * time.Second
-	// gateTimeout bounds the wait for a queue's owner to leave a burst.
-	gateTimeout = time.Second
 )
 
 // watchInterval is how often the PF-event watcher looks at the mailbox without an

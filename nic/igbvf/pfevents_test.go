@@ -3,6 +3,7 @@ package igbvf
 import (
 	"bytes"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,7 +69,7 @@ func TestPFEvents(t *testing.T) {
 			tt.event(m)
 			if tt.resets {
 				testutil.Eventually(t, 5*time.Second, func() bool {
-					return h.Port.Stats().DeviceResets > before.DeviceResets && h.Port.Link().Up
+					return recoverStep(h) && h.Port.Stats().DeviceResets > before.DeviceResets && h.Port.Link().Up
 				}, "no re-initialisation: %+v, link %+v, last error %v", h.Port.Stats(), h.Port.Link(), Rings(h).ReinitError())
 			} else {
 				testutil.Eventually(t, time.Second, func() bool { return h.Port.LinkChanges() >= 2 && h.Port.Link().Up },
@@ -104,7 +105,7 @@ func TestNoMACFromPF(t *testing.T) {
 	}
 	echo(t, h, 4)
 	vfModel(h).ResetPF(10 * time.Millisecond)
-	testutil.Eventually(t, 5*time.Second, func() bool { return h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up }, "no re-initialisation")
+	testutil.Eventually(t, 5*time.Second, func() bool { return recoverStep(h) && h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up }, "no re-initialisation")
 	if !bytes.Equal(h.Port.MAC(), mac) {
 		t.Errorf("MAC %v after the PF reset, was %v", h.Port.MAC(), mac)
 	}
@@ -114,16 +115,53 @@ func TestNoMACFromPF(t *testing.T) {
 // Rings is the igbvf port behind h.
 func Rings(h *nictest.Harness) *Port { return nictest.DriverPort(h.Port).(*Port) }
 
+// recoveries holds each test port's nic.Recovery: a test's goroutine owns the port's
+// queues, so it runs the Recover the port asks for itself, between its bursts, as the
+// dataplane does between two turns of its threads.
+var recoveries sync.Map // *Port → *nic.Recovery
+
+// recovery is the Recovery of the port behind h, made (and registered) at the first call.
+func recovery(h *nictest.Harness) *nic.Recovery {
+	p := Rings(h)
+	if r, ok := recoveries.Load(p); ok {
+		return r.(*nic.Recovery)
+	}
+	r := nic.NewRecovery(p, nil)
+	recoveries.Store(p, r)
+	return r
+}
+
+// recoverStep runs the Recover of the port behind h if it asked for one or a retry after
+// a failed one is due. It returns true, to be put in a condition's &&.
+func recoverStep(h *nictest.Harness) bool {
+	_, _ = recovery(h).Poll(nil)
+	return true
+}
+
 // TestResetsCountedOnce checks that a PF that stays down through many attempts to
-// re-initialise counts as one re-initialisation.
+// re-initialise counts as one re-initialisation, and that the attempts follow the
+// port's backoff (each wait at least the one before).
 func TestResetsCountedOnce(t *testing.T) {
 	h := nictest.New(t, driver, nic.Config{})
 	m := vfModel(h)
+	rc := recovery(h)
 	m.PFDown()
-	testutil.Eventually(t, 5*time.Second, func() bool { return Rings(h).ReinitError() != nil }, "no failed attempt while the PF is down")
-	time.Sleep(3 * (resetTimeout + retryInterval)) // several more attempts
+	testutil.Eventually(t, 5*time.Second, func() bool { return recoverStep(h) && Rings(h).ReinitError() != nil }, "no failed attempt while the PF is down")
+	var waits []time.Duration
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		if ran, err := rc.Poll(nil); ran && err != nil {
+			waits = append(waits, time.Until(rc.RetryAt()))
+		}
+		_, fails := rc.Counts()
+		return fails >= 4 // several more attempts
+	}, "attempts while the PF is down: %v", waits)
+	for i := 1; i < len(waits); i++ {
+		if waits[i] < waits[i-1] {
+			t.Errorf("retry waits %v: want each at least the one before", waits)
+		}
+	}
 	m.PFUp()
-	testutil.Eventually(t, 5*time.Second, func() bool { return Rings(h).ReinitError() == nil && h.Port.Link().Up }, "no re-initialisation after the PF came up: %v", Rings(h).ReinitError())
+	testutil.Eventually(t, 5*time.Second, func() bool { return recoverStep(h) && Rings(h).ReinitError() == nil && h.Port.Link().Up }, "no re-initialisation after the PF came up: %v", Rings(h).ReinitError())
 	if n := h.Port.Stats().DeviceResets; n != 1 {
 		t.Errorf("%d re-initialisations counted for one PF reset", n)
 	}
@@ -139,7 +177,7 @@ func TestReinitWakesSleeper(t *testing.T) {
 	h.Port.EnableRxInterrupt(0)
 	testutil.Drain(t, v)
 	vfModel(h).ResetPF(10 * time.Millisecond)
-	testutil.Eventually(t, 5*time.Second, func() bool { return h.Port.Stats().DeviceResets > 0 }, "no re-initialisation")
+	testutil.Eventually(t, 5*time.Second, func() bool { return recoverStep(h) && h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up }, "no re-initialisation")
 	if nictest.WaitFired(t, v) == 0 {
 		t.Fatal("the armed RX vector did not fire after the re-initialisation")
 	}

@@ -8,22 +8,24 @@
 //
 // PF events. A PF reset (RSTI/RSTD in V2PMAILBOX, "ip link set PF down/up"), a PF
 // message that takes clear to send away, and a PF message the VF cannot read make the
-// port re-initialise itself on its own goroutine: it closes its queues' gates (waiting
-// for their owners to leave a burst), resets the VF, runs the mailbox handshake again,
+// port ask its user for Recover (nic.Recoverer), which runs with no goroutine in the
+// queues (the dataplane's Exclusive): it resets the VF, runs the mailbox handshake again,
 // takes the MAC the PF gives it, and brings the same rings back: posted receive buffers
 // stay posted; of the frames queued for transmit, those the VF completed before the
 // reset are freed as sent and the others discarded (TxErrors), by the queue's owner at
-// its next burst. While the PF stays down the port retries with a growing interval (50
-// ms doubling to 10 s, as Linux's igbvf resets a VF at most every 10 s), looking at the
-// mailbox every 50 ms meanwhile, and retries at once when the PF shows it is back. Each
-// re-initialisation is counted in Stats().DeviceResets; link changes the PF announces
-// are counted in LinkChanges. The link reads down while the port re-initialises.
+// its next burst. While the PF stays down Recover fails and the queues stay stopped; the
+// user retries with a growing interval (RecoverBackoff: 50 ms doubling to 10 s, as Linux's
+// igbvf resets a VF at most every 10 s), and the port, looking at the mailbox every 50 ms
+// meanwhile, asks again at once when the PF shows it is back. Each PF event is counted
+// once in Stats().DeviceResets, however many attempts it took; link changes the PF
+// announces are counted in LinkChanges. The link reads down from the event until a
+// Recover succeeds.
 //
 // A PF that is down when the port opens (RSTI held until the PF's interface is up, or a
 // PF that does not answer) does not fail Open: the port opens with the link down and a
 // random locally administered address, as Linux's igbvf probes ("PF still in reset
-// state"), and brings itself up once the PF answers; ReinitError says why it is not up
-// yet. A PF that answers wrongly fails Open.
+// state"), asks for Recover, and comes up at the first one after the PF answers;
+// ReinitError says why it is not up yet. A PF that answers wrongly fails Open.
 //
 // Statistics. The VF's counters are 32 bits wide and wrap; the watcher reads them every
 // 2 s (its timer), so that no wrap is lost, and across a PF reset that clears them (as
@@ -47,7 +49,6 @@ import (
 	"github.com/uiod/uiod/internal/hw/i82576"
 	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/nic/internal/gate"
 	"github.com/uiod/uiod/nic/internal/intel"
 	"github.com/uiod/uiod/pci"
 )
@@ -64,17 +65,22 @@ type Port struct {
 	cfg  nic.Config
 	mac  atomic.Pointer[net.HardwareAddr]
 
-	mbMu sync.Mutex // the mailbox and every re-initialisation
-	mbx  mailbox
+	mbMu       sync.Mutex // the mailbox, and the PF events below
+	mbx        mailbox
+	needReinit bool   // set under mbMu by what the watcher finds
+	events     uint64 // PF events found (under mbMu); the open of a port with the PF down is one
+	served     uint64 // events up to which a Recover's handshake ran (under mbMu)
 
-	rxGate, txGate gate.Gate
-	txStale        bool        // the TX ring must be taken back before the next burst (owner's, behind txGate)
-	rxPosted       bool        // receive buffers are posted on the ring (open, then the watcher)
-	down           atomic.Bool // re-initialising: the link reads down
-	armed          atomic.Bool // RX queue 0's interrupt is unmasked
-	resets         atomic.Uint64
-	needReinit     bool  // set under mbMu by what the watcher finds
-	openErr        error // the handshake of an open that found the PF down (the watcher's to retry)
+	// The queues' state, written only by open and Recover (which runs with no goroutine in
+	// the queues: nic.Recoverer) and read plainly by their owner; armed the other way.
+	stopped  bool // the VF was reset and not brought back: bursts do nothing
+	txStale  bool // the TX ring must be taken back before the next burst
+	rxPosted bool // receive buffers are posted on the ring
+	armed    bool // RX queue 0's interrupt is unmasked (the owner's, read by Recover)
+
+	needs  nic.RecoverSignal
+	down   atomic.Bool // from a PF event until a Recover succeeds: the link reads down
+	resets atomic.Uint64
 
 	cnt counters
 
@@ -86,7 +92,7 @@ type Port struct {
 	lastErr    atomic.Pointer[error]
 }
 
-var _ nic.Port = (*Port)(nil)
+var _ nic.Recoverer = (*Port)(nil)
 
 // layout is where the VF keeps the registers the shared code touches: queue 0's ring
 // blocks and the VF's interrupt mask registers; its statistics are read through
@@ -125,6 +131,9 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 	}
 	p.watching.Add(1)
 	go p.watch()
+	if p.stopped {
+		p.needs.Raise() // the PF was down: the first Recover after it answers brings the port up
+	}
 	return p, nil
 }
 
@@ -142,8 +151,8 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 	}
 	intel.ReadCounters(&p.core)
 	if err != nil {
-		// The PF is down: the rings are set up in memory only, the queues stay closed
-		// and the watcher brings the port up (reinit programs everything).
+		// The PF is down: the rings are set up in memory only, the queues stay stopped
+		// and a Recover brings the port up (reinit programs everything).
 		// Until the PF gives one, the port has a random address, as Linux's igbvf
 		// assigns at probe; the PF's VF_RESET reply replaces it, or, if the PF has none
 		// for the VF, is asked to take it.
@@ -152,10 +161,11 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 			return merr
 		}
 		p.mac.Store(&mac)
-		p.openErr = err
 		p.lastErr.Store(&err)
+		p.events = 1 // not counted in DeviceResets: the port was never up
+		p.cnt.pfEvent()
 		p.down.Store(true)
-		gate.CloseAll(time.Now(), &p.rxGate, &p.txGate)
+		p.stopped = true
 		return intel.StartQueues(&p.core, p.setupInterrupts)
 	}
 	if err := intel.StartQueues(&p.core, p.initRx, p.initTx, p.setupInterrupts); err != nil {
@@ -173,40 +183,37 @@ func (p *Port) MAC() net.HardwareAddr {
 	return nil
 }
 
-// RxBurst implements nic.Port; it takes nothing while the port re-initialises.
+// RxBurst implements nic.Port; it takes nothing while the VF waits for a Recover that
+// succeeds.
 func (p *Port) RxBurst(q int, bufs []*nic.Buf) int {
-	if !p.rxGate.Enter() {
+	if p.stopped {
 		return 0
 	}
-	n := p.core.RxBurst(q, bufs)
-	p.rxGate.Leave()
-	return n
+	return p.core.RxBurst(q, bufs)
 }
 
-// TxBurst implements nic.Port; it takes nothing while the port re-initialises, and
-// after that first frees the frames the reset discarded.
+// TxBurst implements nic.Port; it takes nothing while the VF waits for a Recover that
+// succeeds, and after one first frees the frames the reset discarded.
 func (p *Port) TxBurst(q int, bufs []*nic.Buf) int {
-	if !p.txGate.Enter() {
+	if p.stopped {
 		return 0
 	}
 	if p.txStale {
 		p.core.TxQueue(q).Discard()
 		p.txStale = false
 	}
-	n := p.core.TxBurst(q, bufs)
-	p.txGate.Leave()
-	return n
+	return p.core.TxBurst(q, bufs)
 }
 
 // EnableRxInterrupt implements nic.Port.
 func (p *Port) EnableRxInterrupt(q int) {
-	p.armed.Store(true)
+	p.armed = true
 	p.core.EnableRxInterrupt(q)
 }
 
 // DisableRxInterrupt implements nic.Port.
 func (p *Port) DisableRxInterrupt(q int) {
-	p.armed.Store(false)
+	p.armed = false
 	p.core.DisableRxInterrupt(q)
 }
 
@@ -217,8 +224,7 @@ func (p *Port) Stats() nic.Stats {
 	return s
 }
 
-// Close implements nic.Port: it stops the PF-event watcher (waiting for a
-// re-initialisation under way), then closes the port.
+// Close implements nic.Port: it stops the PF-event watcher, then closes the port.
 func (p *Port) Close() error {
 	select {
 	case <-p.stop:
@@ -230,7 +236,7 @@ func (p *Port) Close() error {
 }
 
 // ReinitError is the error of the last re-initialisation attempt that failed (the port
-// keeps retrying), or nil once one succeeded.
+// keeps asking for Recover), or nil once one succeeded.
 func (p *Port) ReinitError() error {
 	if e := p.lastErr.Load(); e != nil {
 		return *e
@@ -241,7 +247,8 @@ func (p *Port) ReinitError() error {
 // mask masks the VF's interrupts.
 func (p *Port) mask() { p.bar.Write32(i82576.VTEIMC, intelnic.AllCauses) }
 
-// readLink reads the PF's link from VTSTATUS; it is down while the port re-initialises.
+// readLink reads the PF's link from VTSTATUS; it is down from a PF event until a
+// Recover succeeds.
 func (p *Port) readLink() nic.Link {
 	if p.down.Load() {
 		return nic.Link{}

@@ -38,7 +38,7 @@ func TestStatsAcrossPFEvents(t *testing.T) {
 				t.Fatalf("before the event: %+v", before)
 			}
 			tt.event(vfModel(h))
-			testutil.Eventually(t, 5*time.Second, func() bool { return h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up },
+			testutil.Eventually(t, 5*time.Second, func() bool { return recoverStep(h) && h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up },
 				"no re-initialisation: %v", Rings(h).ReinitError())
 			echo(t, h, 8)
 			st := h.Port.Stats()

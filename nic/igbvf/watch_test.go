@@ -52,7 +52,7 @@ func TestPFEventsByInterrupt(t *testing.T) {
 			echo(t, h, 4)
 			tt.event(h)
 			if tt.resets {
-				testutil.Eventually(t, 5*time.Second, func() bool { return h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up },
+				testutil.Eventually(t, 5*time.Second, func() bool { return recoverStep(h) && h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up },
 					"no re-initialisation without the watcher's timer: %+v, last error %v", h.Port.Stats(), Rings(h).ReinitError())
 			} else {
 				testutil.Eventually(t, 5*time.Second, func() bool { return h.Port.LinkChanges() >= 2 && h.Port.Link().Up },
@@ -81,7 +81,7 @@ func TestPFEventWithoutInterrupt(t *testing.T) {
 	testutil.Eventually(t, 5*time.Second, func() bool { return p.looks.Load() > 0 && len(p.kick) == 0 }, "the watcher did not look at the mailbox after open")
 	p.bar.Write32(i82576.VTEIMC, 1<<mbxVector)
 	vfModel(h).ResetPF(10 * time.Millisecond)
-	testutil.Eventually(t, 5*time.Second, func() bool { return h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up },
+	testutil.Eventually(t, 5*time.Second, func() bool { return recoverStep(h) && h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up },
 		"no re-initialisation by the watcher's timer: %+v, last error %v", h.Port.Stats(), p.ReinitError())
 	if p.timerWakes.Load() == 0 {
 		t.Error("the re-initialisation came without a timer wake-up: the mailbox cause was not masked")

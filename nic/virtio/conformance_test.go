@@ -127,5 +127,5 @@ func (d *deviceSide) complete(n int, length uint32) {
 
 // TestDocumentedAPI checks that go doc lists the port's methods.
 func TestDocumentedAPI(t *testing.T) {
-	nictest.DocumentsPort(t, "IRQKind", "LinkChanges", "Device")
+	nictest.DocumentsPort(t, "IRQKind", "LinkChanges", "Device", "OnRecoverNeeded", "Recover", "RecoverBackoff")
 }

@@ -87,9 +87,8 @@ func (p *Port) EnableRxInterrupt(q int) {
 	if p.irqs.Kind == irq.INTx {
 		p.ackISR()
 	}
-	if rq := p.rx[q]; rq.gate.Enter() {
-		rq.arm()
-		rq.gate.Leave()
+	if !p.stopped {
+		p.rx[q].arm()
 	}
 	if p.irqs.Kind == irq.INTx {
 		p.irqs.Rx[q].Rearm()
@@ -101,14 +100,13 @@ func (p *Port) DisableRxInterrupt(q int) {
 	if p.irqs.Rx == nil {
 		return
 	}
-	if rq := p.rx[q]; rq.gate.Enter() {
-		rq.disarm()
-		rq.gate.Leave()
+	if !p.stopped {
+		p.rx[q].disarm()
 	}
 }
 
 // ackISR reads (and so clears) the ISR status, handling a configuration change it
-// reports (without waiting for a recovery or Close that holds the port).
+// reports (without waiting for a Close that holds the port).
 func (p *Port) ackISR() {
 	p.isrMu.Lock()
 	isr := p.t.isr.r8(0)

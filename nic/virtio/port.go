@@ -42,12 +42,12 @@ type Port struct {
 	linkCh atomic.Uint64
 	isrMu  sync.Mutex // INTx: ISR reads by different queues' threads
 
-	// Recovery from DEVICE_NEEDS_RESET (recover.go).
-	recovering atomic.Bool
-	closing    atomic.Bool
-	retryAt    atomic.Int64 // UnixNano before which a failed recovery is not retried
+	// Recovery from DEVICE_NEEDS_RESET (recover.go). stopped is written only by Recover,
+	// which runs with no goroutine in the queues, and read plainly by their owners.
+	stopped    bool
+	needs      nic.RecoverSignal
+	retryAt    atomic.Int64 // UnixNano before which a failed recovery is not asked for again
 	recoverErr atomic.Pointer[error]
-	recoverWG  sync.WaitGroup
 	resets     atomic.Uint64
 
 	closeOnce sync.Once
@@ -57,7 +57,7 @@ type Port struct {
 	lastLink  nic.Link
 }
 
-var _ nic.Port = (*Port)(nil)
+var _ nic.Recoverer = (*Port)(nil)
 
 func init() {
 	nic.Register(nic.Driver{
@@ -97,7 +97,6 @@ func Name(vendor, device uint16) string {
 // closes the device (interrupts and bus mastering off, then DMA memory freed).
 func (p *Port) Close() error {
 	p.closeOnce.Do(func() {
-		p.closing.Store(true) // no recovery starts from here on
 		if p.watch != nil {
 			p.watch.Stop()
 		}
@@ -105,7 +104,6 @@ func (p *Port) Close() error {
 		p.closeMu.Lock()
 		p.lastLink, p.closed = l, true
 		p.closeMu.Unlock()
-		p.recoverWG.Wait()
 		err := p.t.reset()
 		p.releaseBuffers()
 		p.closeErr = errors.Join(err, p.dev.Close())
@@ -122,13 +120,23 @@ func (p *Port) NumRxQueues() int { return len(p.rx) }
 // NumTxQueues implements nic.Port.
 func (p *Port) NumTxQueues() int { return len(p.tx) }
 
-// RxBurst implements nic.Port. It returns 0 while the device is being reset.
-func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return gatedBurst(p.rx[q], bufs) }
+// RxBurst implements nic.Port. It returns 0 after a recovery that failed.
+func (p *Port) RxBurst(q int, bufs []*nic.Buf) int {
+	if p.stopped {
+		return 0
+	}
+	return p.rx[q].burst(bufs)
+}
 
 // TxBurst implements nic.Port. Buffers from a pool in another DMA address space are
-// copied into the queue's own buffers first. It takes nothing while the device is being
-// reset.
-func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return gatedBurst(p.tx[q], bufs) }
+// copied into the queue's own buffers first. It takes nothing after a recovery that
+// failed.
+func (p *Port) TxBurst(q int, bufs []*nic.Buf) int {
+	if p.stopped {
+		return 0
+	}
+	return p.tx[q].burst(bufs)
+}
 
 // TxPending is how many frames TX queue q has handed to the device and not yet had back,
 // as of its last TxBurst (a TxBurst with no buffers only reclaims). The device sends
@@ -136,30 +144,24 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) int { return gatedBurst(p.tx[q], 
 // its last frames on the wire polls this down to 0 before Close, which resets the device.
 // Call it from the goroutine that owns the queue.
 func (p *Port) TxPending(q int) int {
-	tq := p.tx[q]
-	if !tq.gate.Enter() {
-		return 0 // a reset discards what was in flight
+	if p.stopped {
+		return 0 // a reset discarded what was in flight
 	}
-	n := tq.inFlight
-	tq.gate.Leave()
-	return n
+	return p.tx[q].inFlight
 }
 
 // Link implements nic.Port: the device's link status (always up without STATUS) and, with
 // SPEED_DUPLEX, its speed (0 when the device does not know it). A device that needs a
-// reset (DEVICE_NEEDS_RESET) reports the link down and is recovered on another goroutine,
-// as is one whose configuration never reads the same twice.
+// reset (DEVICE_NEEDS_RESET) reports the link down and asks its user for Recover; one
+// whose configuration never reads the same twice reports it down.
 func (p *Port) Link() nic.Link {
 	p.closeMu.RLock()
 	defer p.closeMu.RUnlock()
 	if p.closed {
 		return p.lastLink
 	}
-	if p.recovering.Load() {
-		return nic.Link{}
-	}
 	if broken(p.t.status()) {
-		p.startRecovery()
+		p.askRecover()
 		return nic.Link{}
 	}
 	l := nic.Link{Up: true}

@@ -2,7 +2,6 @@ package virtio
 
 import (
 	"fmt"
-	"github.com/uiod/uiod/nic/internal/gate"
 	"time"
 
 	"github.com/uiod/uiod/internal/hw/virtiospec"
@@ -12,15 +11,14 @@ import (
 // ring it cannot use), and then moves no frame until the driver resets it. The driver
 // looks for it on every configuration change (the MSI-X configuration vector's watcher,
 // or the ISR's configuration bit with INTx) and on every Link call, reports the link down
-// while the device is broken, and recovers on a goroutine of its own: it closes every
-// queue's gate (waiting for the owner to leave a burst), resets the device, negotiates
-// the same features, rewinds the rings (posted receive buffers stay posted; frames in
-// flight on a transmit queue are discarded, their buffers freed by the queue's owner at
-// its next burst and counted in TxErrors) and brings the device back to DRIVER_OK on the
-// same memory and vectors. Each reset is counted in Stats.DeviceResets.
-
-// gateTimeout bounds the wait for a queue's owner to leave a burst.
-const gateTimeout = time.Second
+// while the device is broken, and asks the port's user for Recover (nic.Recoverer), which
+// runs with no goroutine in the queues (the dataplane's Exclusive): it resets the device,
+// negotiates the same features, rewinds the rings (posted receive buffers stay posted;
+// frames in flight on a transmit queue are discarded, their buffers freed by the queue's
+// owner at its next burst and counted in TxErrors) and brings the device back to
+// DRIVER_OK on the same memory and vectors. Each reset is counted in Stats.DeviceResets.
+// A reset that fails leaves the queues stopped (their bursts return 0) until a later
+// Recover succeeds; the port asks again no sooner than retryAfter.
 
 // retryAfter is how long a failed recovery waits before the next try.
 const retryAfter = time.Second
@@ -31,8 +29,8 @@ func broken(s uint8) bool {
 }
 
 // configChanged handles a configuration-change notification: it is counted, and a device
-// that needs a reset is recovered. wait false gives up when a recovery or Close holds the
-// port (the INTx path, on a poll thread).
+// that needs a reset asks for Recover. wait false gives up when Close holds the port (the
+// INTx path, on a poll thread).
 func (p *Port) configChanged(wait bool) {
 	p.linkCh.Add(1)
 	if wait {
@@ -42,27 +40,24 @@ func (p *Port) configChanged(wait bool) {
 	}
 	defer p.closeMu.RUnlock()
 	if !p.closed && broken(p.t.status()) {
-		p.startRecovery()
+		p.askRecover()
 	}
 }
 
-// startRecovery starts the recovery goroutine unless one runs, the port is closing, or
-// the last attempt failed less than retryAfter ago. closeMu is held (shared), so Close
-// waits for the goroutine it may start.
-func (p *Port) startRecovery() {
-	if p.closed || p.closing.Load() || time.Now().UnixNano() < p.retryAt.Load() || !p.recovering.CompareAndSwap(false, true) {
+// askRecover asks the port's user for Recover, unless the last attempt failed less than
+// retryAfter ago (the user retries after RecoverBackoff itself). closeMu is held.
+func (p *Port) askRecover() {
+	if p.closed || time.Now().UnixNano() < p.retryAt.Load() {
 		return
 	}
-	p.recoverWG.Add(1)
-	go func() {
-		defer p.recoverWG.Done()
-		defer p.recovering.Store(false)
-		if err := p.recover(); err != nil {
-			p.retryAt.Store(time.Now().Add(retryAfter).UnixNano())
-			p.recoverErr.Store(&err)
-		}
-	}()
+	p.needs.Raise()
 }
+
+// OnRecoverNeeded implements nic.Recoverer.
+func (p *Port) OnRecoverNeeded(f func()) { p.needs.Set(f) }
+
+// RecoverBackoff implements nic.Recoverer: a failed reset is tried again after a second.
+func (p *Port) RecoverBackoff() (first, max time.Duration) { return retryAfter, retryAfter }
 
 // RecoverError is the error of the last recovery from DEVICE_NEEDS_RESET that failed
 // (the port's queues then stay stopped until a later one succeeds), or nil.
@@ -73,27 +68,28 @@ func (p *Port) RecoverError() error {
 	return nil
 }
 
-// recover resets and re-initialises a broken device on the port's memory.
-func (p *Port) recover() error {
+// Recover implements nic.Recoverer: it resets and re-initialises a broken device on the
+// port's memory, and does nothing to one that is not.
+func (p *Port) Recover() error {
 	p.closeMu.Lock()
 	defer p.closeMu.Unlock()
 	if p.closed || !broken(p.t.status()) {
+		p.needs.Clear()
 		return nil
 	}
-	deadline := time.Now().Add(gateTimeout)
-	for _, g := range p.gates() {
-		if !g.Close(deadline) {
-			p.openGates()
-			return fmt.Errorf("recover: a queue's owner did not leave its burst within %v", gateTimeout)
-		}
-	}
+	p.stopped = true
 	p.resets.Add(1)
 	if err := p.reinit(); err != nil {
 		p.t.addStatus(virtiospec.StatusFailed)
-		return fmt.Errorf("recover: %w", err) // the gates stay closed: the rings are the reset device's no more
+		err = fmt.Errorf("recover: %w", err) // the queues stay stopped: the rings are the reset device's no more
+		p.recoverErr.Store(&err)
+		p.retryAt.Store(time.Now().Add(retryAfter).UnixNano())
+		return err
 	}
 	p.recoverErr.Store(nil)
-	p.openGates()
+	p.retryAt.Store(0)
+	p.needs.Clear()
+	p.stopped = false
 	return nil
 }
 
@@ -119,24 +115,6 @@ func (p *Port) reinit() error {
 		p.ctrl.rewind()
 	}
 	return p.program()
-}
-
-// gates lists every queue's gate.
-func (p *Port) gates() []*gate.Gate {
-	gs := make([]*gate.Gate, 0, len(p.rx)+len(p.tx))
-	for _, q := range p.rx {
-		gs = append(gs, &q.gate)
-	}
-	for _, q := range p.tx {
-		gs = append(gs, &q.gate)
-	}
-	return gs
-}
-
-func (p *Port) openGates() {
-	for _, g := range p.gates() {
-		g.Open()
-	}
 }
 
 // rewind returns the ring to its state before the device first saw it: available and used

@@ -3,7 +3,6 @@ package virtio
 import (
 	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/nic/internal/gate"
 )
 
 // rxQueue is one receive virtqueue. Slot p is the descriptor pair 2p (its header slot,
@@ -18,7 +17,6 @@ type rxQueue struct {
 	batch    int        // refill when this many slots are free
 	armed    bool       // interrupts requested
 	quietAt  uint16     // lastUsed when used_event was last moved while disarmed
-	gate     gate.Gate
 	st       counters
 }
 

@@ -3,7 +3,6 @@ package virtio
 import (
 	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/nic/internal/gate"
 	"github.com/uiod/uiod/pci"
 )
 
@@ -21,7 +20,6 @@ type txQueue struct {
 	quietAt  uint16
 	nCopies  nic.Counter
 	orphans  []*nic.Buf // frames a device reset discarded, freed at the next burst
-	gate     gate.Gate
 	st       counters
 }
 
