@@ -45,7 +45,9 @@ func vfEventCount(ev string) int {
 // (device_resets in /status), after the rebind the daemon has re-opened it (reopens); the
 // probes lost meanwhile are reported. Then the same forwarding runs as uid 1000 with
 // CapEff 0 and the memlock `uiod config validate` prints (TestGuestToolUnprivileged), and
-// every probe must come back.
+// every probe must come back. Before all that, the daemon starts with PF 1's interface
+// down: it must run with vf0's link down until the PF is up, and vf0 then comes up by
+// itself (checkPFDownOpen).
 func TestIntegrationIGBVF(t *testing.T) {
 	o := qemutest.Options{IOMMU: true, NICs: 2, HugePages: e2eHugePages, Timeout: 9 * time.Minute}
 	o.Script = vfScript(t, "igbvf.sh")
@@ -114,6 +116,7 @@ func TestIntegrationIGBVF(t *testing.T) {
 			t.Errorf("the daemon's log does not say port vf%d (%s) was opened by igbvf", i, vf[1])
 		}
 	}
+	t.Run("PF down at open", func(t *testing.T) { checkPFDownOpen(t, res.Output, rep) })
 	t.Run("steady", func(t *testing.T) {
 		r := runs["steady"]
 		if r == nil {
@@ -198,6 +201,60 @@ func TestIntegrationIGBVF(t *testing.T) {
 	if rep.runExit != 0 {
 		t.Errorf("uiod run exit status %d after SIGTERM", rep.runExit)
 	}
+}
+
+// checkPFDownOpen checks the guest's first step: the daemon started with PF 1's interface
+// down ran with vf0's link down and vf1's up (snapshot "pfdown"), and vf0 came up once the
+// PF did, with the PF's address for it, before the snapshot "start" (the steady probes then
+// show it forwards).
+func checkPFDownOpen(t *testing.T, out string, rep *e2eReport) {
+	t.Helper()
+	m := regexp.MustCompile(`E2E pfdown-times up-to-link=(\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatal("the guest printed no pfdown-times: vf0 did not come up after its PF")
+	}
+	down, up := vfLinks(t, rep.snap("pfdown").status), vfLinks(t, rep.snap("start").status)
+	if down[0].up || !down[1].up {
+		t.Errorf("with PF 1 down /status has vf0 link up %v, vf1 link up %v: want down, up", down[0].up, down[1].up)
+	}
+	if !up[0].up || !up[1].up {
+		t.Errorf("after PF 1 came up /status has vf0 link up %v, vf1 link up %v: want both up", up[0].up, up[1].up)
+	}
+	// The PF gives VF 0 the probes' address (pf_vfs); until it answers the port has a
+	// random one.
+	if up[0].mac != "02:75:69:6f:64:02" {
+		t.Errorf("vf0 has address %q once its PF is up, want the PF's 02:75:69:6f:64:02", up[0].mac)
+	}
+	t.Logf("PF 1 down at the VFs' open: vf0 address %s while down, %s after; link up %s s after the PF's", down[0].mac, up[0].mac, m[1])
+}
+
+// vfLink is a VF port's link and address in /status.
+type vfLink struct {
+	up  bool
+	mac string
+}
+
+// vfLinks reads ports vf0's and vf1's link and address from a /status document.
+func vfLinks(t *testing.T, status []byte) [2]vfLink {
+	t.Helper()
+	var s struct {
+		Ports []struct {
+			Name   string `json:"name"`
+			MAC    string `json:"mac"`
+			LinkUp bool   `json:"link_up"`
+		} `json:"ports"`
+	}
+	var out [2]vfLink
+	if err := json.Unmarshal(status, &s); err != nil {
+		t.Errorf("status: %v: %s", err, status)
+		return out
+	}
+	for _, p := range s.Ports {
+		if i := strings.TrimPrefix(p.Name, "vf"); i == "0" || i == "1" {
+			out[i[0]-'0'] = vfLink{p.LinkUp, p.MAC}
+		}
+	}
+	return out
 }
 
 // vfProbe sends count probes at e2eInterval into the wire of NIC 2*pair and takes them
