@@ -116,7 +116,7 @@ func TestIntegrationIGBVF(t *testing.T) {
 			t.Errorf("the daemon's log does not say port vf%d (%s) was opened by igbvf", i, vf[1])
 		}
 	}
-	t.Run("PF down at open", func(t *testing.T) { checkPFDownOpen(t, res.Output, rep) })
+	t.Run("PF down at open", func(t *testing.T) { checkPFDownOpen(t, res.Output, rep, "vf0", "vf1") })
 	t.Run("steady", func(t *testing.T) {
 		r := runs["steady"]
 		if r == nil {
@@ -203,39 +203,49 @@ func TestIntegrationIGBVF(t *testing.T) {
 	}
 }
 
-// checkPFDownOpen checks the guest's first step: the daemon started with PF 1's interface
-// down ran with vf0's link down and vf1's up (snapshot "pfdown"), and vf0 came up once the
-// PF did, with the PF's address for it, before the snapshot "start" (the steady probes then
-// show it forwards).
-func checkPFDownOpen(t *testing.T, out string, rep *e2eReport) {
+// checkPFDownOpen checks the guest's first step (pfdown_open in vflib.sh): the daemon
+// started with the PF of port down's VF down ran with down's link down and the others'
+// up (snapshot "pfdown"), and down came up once the PF did, with the PF's address for it
+// (the probes' MAC), before the snapshot "start" (the steady probes then show it forwards).
+func checkPFDownOpen(t *testing.T, out string, rep *e2eReport, down string, others ...string) {
 	t.Helper()
 	m := regexp.MustCompile(`E2E pfdown-times up-to-link=(\S+)`).FindStringSubmatch(out)
 	if m == nil {
-		t.Fatal("the guest printed no pfdown-times: vf0 did not come up after its PF")
+		t.Fatalf("the guest printed no pfdown-times: %s did not come up after its PF", down)
 	}
-	down, up := vfLinks(t, rep.snap("pfdown").status), vfLinks(t, rep.snap("start").status)
-	if down[0].up || !down[1].up {
-		t.Errorf("with PF 1 down /status has vf0 link up %v, vf1 link up %v: want down, up", down[0].up, down[1].up)
+	before, after := portLinks(t, rep.snap("pfdown").status), portLinks(t, rep.snap("start").status)
+	if p, ok := before[down]; !ok || p.up {
+		t.Errorf("with the PF down /status has %s %+v (listed %v): want its link down", down, p, ok)
 	}
-	if !up[0].up || !up[1].up {
-		t.Errorf("after PF 1 came up /status has vf0 link up %v, vf1 link up %v: want both up", up[0].up, up[1].up)
+	for _, name := range others {
+		if p, ok := before[name]; !ok || !p.up {
+			t.Errorf("with %s's PF down /status has %s %+v (listed %v): want its link up", down, name, p, ok)
+		}
 	}
-	// The PF gives VF 0 the probes' address (pf_vfs); until it answers the port has a
-	// random one.
-	if up[0].mac != "02:75:69:6f:64:02" {
-		t.Errorf("vf0 has address %q once its PF is up, want the PF's 02:75:69:6f:64:02", up[0].mac)
+	for _, name := range append([]string{down}, others...) {
+		if p, ok := after[name]; !ok || !p.up {
+			t.Errorf("after the PF came up /status has %s %+v (listed %v): want its link up", name, p, ok)
+		}
 	}
-	t.Logf("PF 1 down at the VFs' open: vf0 address %s while down, %s after; link up %s s after the PF's", down[0].mac, up[0].mac, m[1])
+	// Until the PF answers the port has a random address.
+	if a := after[down].mac; a != probeDstMAC {
+		t.Errorf("%s has address %q once its PF is up, want the PF's %s", down, a, probeDstMAC)
+	}
+	t.Logf("PF down at the VFs' open: %s address %s while down, %s after; link up %s s after the PF's", down, before[down].mac, after[down].mac, m[1])
 }
 
-// vfLink is a VF port's link and address in /status.
-type vfLink struct {
+// probeDstMAC is the address the VF guest scripts have the PF give the VFs the host probes
+// (PROBE_DST).
+const probeDstMAC = "02:75:69:6f:64:02"
+
+// portLink is a port's link and address in /status.
+type portLink struct {
 	up  bool
 	mac string
 }
 
-// vfLinks reads ports vf0's and vf1's link and address from a /status document.
-func vfLinks(t *testing.T, status []byte) [2]vfLink {
+// portLinks reads every port's link and address from a /status document, by name.
+func portLinks(t *testing.T, status []byte) map[string]portLink {
 	t.Helper()
 	var s struct {
 		Ports []struct {
@@ -244,15 +254,13 @@ func vfLinks(t *testing.T, status []byte) [2]vfLink {
 			LinkUp bool   `json:"link_up"`
 		} `json:"ports"`
 	}
-	var out [2]vfLink
+	out := map[string]portLink{}
 	if err := json.Unmarshal(status, &s); err != nil {
 		t.Errorf("status: %v: %s", err, status)
 		return out
 	}
 	for _, p := range s.Ports {
-		if i := strings.TrimPrefix(p.Name, "vf"); i == "0" || i == "1" {
-			out[i[0]-'0'] = vfLink{p.LinkUp, p.MAC}
-		}
+		out[p.Name] = portLink{p.LinkUp, p.MAC}
 	}
 	return out
 }
