@@ -143,8 +143,17 @@ func (l *livePort) counts() (removals, reopens uint64) {
 	return l.removals, l.reopens
 }
 
-// MAC is the MAC of the port as first opened.
-func (l *livePort) MAC() net.HardwareAddr { return l.mac }
+// MAC is the driver's port's MAC while it is in (a driver may change it after Open: a VF
+// opened while its PF is down has a random address until the PF gives it its own), and
+// the MAC of the port as first opened while it is absent.
+func (l *livePort) MAC() net.HardwareAddr {
+	p := l.enter()
+	if p == nil {
+		return l.mac
+	}
+	defer l.leave()
+	return p.MAC()
+}
 
 // NumRxQueues and NumTxQueues are the queue counts the dataplane was built for.
 func (l *livePort) NumRxQueues() int { return l.nrx }

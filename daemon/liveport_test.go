@@ -55,6 +55,35 @@ func (p *stubPort) Link() nic.Link                  { p.use(); return nic.Link{U
 func (p *stubPort) Stats() nic.Stats                { p.use(); return p.stats }
 func (p *stubPort) Close() error                    { p.closed.Store(true); return nil }
 
+// macPort is a stubPort whose MAC changes after Open, as a VF's does when its PF answers
+// only later.
+type macPort struct {
+	stubPort
+	mac atomic.Pointer[net.HardwareAddr]
+}
+
+func (p *macPort) MAC() net.HardwareAddr { return *p.mac.Load() }
+
+// TestLivePortMAC: the live port's MAC is the driver's current one while it is in, and
+// the one it was opened with while absent. On the old code: always the one it was
+// opened with (a VF opened with its PF down kept its random placeholder in /status).
+func TestLivePortMAC(t *testing.T) {
+	first, later := net.HardwareAddr{0x72, 0, 0, 0, 0, 1}, net.HardwareAddr{2, 0x75, 0x69, 0x6f, 0x64, 2}
+	mp := &macPort{}
+	mp.mac.Store(&first)
+	lp := newLivePort(mp)
+	mp.mac.Store(&later)
+	if got := lp.MAC(); got.String() != later.String() {
+		t.Errorf("present: MAC %s, want the driver's %s", got, later)
+	}
+	if _, err := lp.take(); err != nil {
+		t.Fatal(err)
+	}
+	if got := lp.MAC(); got.String() != first.String() {
+		t.Errorf("absent: MAC %s, want the one opened with, %s", got, first)
+	}
+}
+
 // TestLivePortHotPath: a present live port forwards and allocates nothing; an absent one
 // moves nothing.
 func TestLivePortHotPath(t *testing.T) {

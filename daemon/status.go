@@ -67,6 +67,8 @@ type PortStatus struct {
 type KernelStatus struct {
 	TAP   string    `json:"tap"`
 	Stats PortStats `json:"stats"`
+	// Gone is set once the TAP interface was deleted under the daemon (tap.Port.Gone).
+	Gone bool `json:"gone,omitempty"`
 }
 
 // PortStats are a port's NIC counters.
@@ -191,7 +193,7 @@ func (d *Daemon) Status() Status {
 			LinkUp: l.Up, SpeedMbps: l.SpeedMbps, Stats: portStats(p.nic.Stats()),
 		})
 		if p.kernel != nil {
-			st.Ports[len(st.Ports)-1].Kernel = &KernelStatus{TAP: p.kernel.Name(), Stats: portStats(p.kernel.Stats())}
+			st.Ports[len(st.Ports)-1].Kernel = &KernelStatus{TAP: p.kernel.Name(), Stats: portStats(p.kernel.Stats()), Gone: p.kernel.Gone()}
 		}
 	}
 	if dp == nil {

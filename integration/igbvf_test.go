@@ -45,7 +45,9 @@ func vfEventCount(ev string) int {
 // (device_resets in /status), after the rebind the daemon has re-opened it (reopens); the
 // probes lost meanwhile are reported. Then the same forwarding runs as uid 1000 with
 // CapEff 0 and the memlock `uiod config validate` prints (TestGuestToolUnprivileged), and
-// every probe must come back.
+// every probe must come back. Before all that, the daemon starts with PF 1's interface
+// down: it must run with vf0's link down until the PF is up, and vf0 then comes up by
+// itself (checkPFDownOpen).
 func TestIntegrationIGBVF(t *testing.T) {
 	o := qemutest.Options{IOMMU: true, NICs: 2, HugePages: e2eHugePages, Timeout: 9 * time.Minute}
 	o.Script = vfScript(t, "igbvf.sh")
@@ -114,6 +116,7 @@ func TestIntegrationIGBVF(t *testing.T) {
 			t.Errorf("the daemon's log does not say port vf%d (%s) was opened by igbvf", i, vf[1])
 		}
 	}
+	t.Run("PF down at open", func(t *testing.T) { checkPFDownOpen(t, res.Output, rep, "vf0", "vf1") })
 	t.Run("steady", func(t *testing.T) {
 		r := runs["steady"]
 		if r == nil {
@@ -198,6 +201,68 @@ func TestIntegrationIGBVF(t *testing.T) {
 	if rep.runExit != 0 {
 		t.Errorf("uiod run exit status %d after SIGTERM", rep.runExit)
 	}
+}
+
+// checkPFDownOpen checks the guest's first step (pfdown_open in vflib.sh): the daemon
+// started with the PF of port down's VF down ran with down's link down and the others'
+// up (snapshot "pfdown"), and down came up once the PF did, with the PF's address for it
+// (the probes' MAC), before the snapshot "start" (the steady probes then show it forwards).
+func checkPFDownOpen(t *testing.T, out string, rep *e2eReport, down string, others ...string) {
+	t.Helper()
+	m := regexp.MustCompile(`E2E pfdown-times up-to-link=(\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("the guest printed no pfdown-times: %s did not come up after its PF", down)
+	}
+	before, after := portLinks(t, rep.snap("pfdown").status), portLinks(t, rep.snap("start").status)
+	if p, ok := before[down]; !ok || p.up {
+		t.Errorf("with the PF down /status has %s %+v (listed %v): want its link down", down, p, ok)
+	}
+	for _, name := range others {
+		if p, ok := before[name]; !ok || !p.up {
+			t.Errorf("with %s's PF down /status has %s %+v (listed %v): want its link up", down, name, p, ok)
+		}
+	}
+	for _, name := range append([]string{down}, others...) {
+		if p, ok := after[name]; !ok || !p.up {
+			t.Errorf("after the PF came up /status has %s %+v (listed %v): want its link up", name, p, ok)
+		}
+	}
+	// Until the PF answers the port has a random address.
+	if a := after[down].mac; a != probeDstMAC {
+		t.Errorf("%s has address %q once its PF is up, want the PF's %s", down, a, probeDstMAC)
+	}
+	t.Logf("PF down at the VFs' open: %s address %s while down, %s after; link up %s s after the PF's", down, before[down].mac, after[down].mac, m[1])
+}
+
+// probeDstMAC is the address the VF guest scripts have the PF give the VFs the host probes
+// (PROBE_DST).
+const probeDstMAC = "02:75:69:6f:64:02"
+
+// portLink is a port's link and address in /status.
+type portLink struct {
+	up  bool
+	mac string
+}
+
+// portLinks reads every port's link and address from a /status document, by name.
+func portLinks(t *testing.T, status []byte) map[string]portLink {
+	t.Helper()
+	var s struct {
+		Ports []struct {
+			Name   string `json:"name"`
+			MAC    string `json:"mac"`
+			LinkUp bool   `json:"link_up"`
+		} `json:"ports"`
+	}
+	out := map[string]portLink{}
+	if err := json.Unmarshal(status, &s); err != nil {
+		t.Errorf("status: %v: %s", err, status)
+		return out
+	}
+	for _, p := range s.Ports {
+		out[p.Name] = portLink{p.LinkUp, p.MAC}
+	}
+	return out
 }
 
 // vfProbe sends count probes at e2eInterval into the wire of NIC 2*pair and takes them

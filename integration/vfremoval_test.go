@@ -25,7 +25,9 @@ const vfRemovalProbes = 3000
 // back; the guest tries a rescan, and where that does not re-create the VF, gives PF 3
 // its VFs again (uiod vf create) and binds VF 0 to vfio-pci: the daemon re-opens b0 by
 // itself and both pairs bring every probe back. The times and the way the VF came back
-// are logged.
+// are logged. Before all that, the daemon starts with PF 1's interface down: it must run
+// with a0's link down until the PF is up, and a0 then comes up by itself
+// (checkPFDownOpen).
 func TestIntegrationVFRemoval(t *testing.T) {
 	o := qemutest.Options{IOMMU: true, NICs: 4, HugePages: 2 * e2eHugePages, Timeout: 9 * time.Minute}
 	o.Script = vfScript(t, "vfremoval.sh")
@@ -75,6 +77,7 @@ func TestIntegrationVFRemoval(t *testing.T) {
 	if !ok {
 		t.Fatal("the probes did not all run")
 	}
+	t.Run("PF down at open", func(t *testing.T) { checkPFDownOpen(t, res.Output, rep, "a0", "a1", "b0", "b1") })
 	t.Run("steady", func(t *testing.T) {
 		checkProbes(t, runs["steady"][0])
 		checkProbes(t, runs["steady"][1])

@@ -13,6 +13,9 @@
 # prints, unpriv_run), "pfphase" (the daemon stopped, the VFs given back and removed, the
 # PFs bound to vfio-pci and forwarded by a new daemon with nic: igb, for the comparison in
 # one boot), "done".
+# The daemon starts with PF 1's interface down (VF 0's Open finds the PF in reset): it must
+# run with vf0's link down (snapshot "pfdown") until the PF goes up, then vf0 comes up by
+# itself before READY ("E2E pfdown-times ...").
 # Every line the host reads starts with "E2E ".
 # The functions of vflib.sh come before it (igbvf_test.go).
 PROBE_DST=02:75:69:6f:64:02
@@ -70,7 +73,12 @@ for pf in $(nic 1) $(nic 2); do
 done
 PFS="$(nic 1) $(nic 2)"
 set -- $VFS
-serve_vfs vf0 "$1" vf1 "$2"
+# PF 1's interface down before the daemon opens the VFs: VF 0's Open finds the PF in
+# reset; the daemon must start all the same and the port come up once the PF does
+# (pfdown_open, vflib.sh).
+ip link set "$PFIF" down || fail "ip link set $PFIF down"
+say "pfdown: $PFIF down before uiod opens $VF0"
+PFDOWN="$PFIF vf0" serve_vfs vf0 "$1" vf1 "$2"
 while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 	case $cmd in
 	snap) snap "$arg" ;;

@@ -69,10 +69,37 @@ finish() {
 }
 # vf_port NAME ADDR prints a port list entry: the VF ADDR on vfio-pci as port NAME (nic: igbvf).
 vf_port() { conf_msix_port "$1" "$2" igbvf; }
+# pfdown_open PFIF PORT LINKS: the daemon was started with the PF interface PFIF down (so
+# that its VF, port PORT, found the PF in reset at Open): the daemon must run and serve
+# /status with PORT's link down and the other LINKS-1 links up, and still so 3 s later
+# (snapshot "pfdown"); then PFIF goes up and PORT's link must come up by itself, the time
+# from the PF's up to the link's printed as "E2E pfdown-times up-to-link=SECONDS".
+pfdown_open() {
+	i=0
+	until status && [ "$(grep -c '"link_up": true' /tmp/status.json)" = $(($3 - 1)) ]; do
+		kill -0 "$PID" 2>/dev/null || fail "the daemon exited with $1 down: $(tail -n 20 "$RUNLOG")"
+		i=$((i + 1))
+		[ $i -lt 450 ] || fail "no /status with $(($3 - 1)) links up after 90 s with $1 down: $(cat /tmp/status.json 2>/dev/null)"
+		sleep 0.2
+	done
+	port_is "$2" '"link_up":false' 10
+	sleep 3
+	kill -0 "$PID" 2>/dev/null || fail "the daemon exited with $1 down: $(tail -n 20 "$RUNLOG")"
+	port_is "$2" '"link_up":false' 10
+	say "pfdown: daemon running, $2 link down with $1 down"
+	snapshot pfdown
+	ip link set "$1" up || fail "ip link set $1 up"
+	t0=$(now)
+	port_is "$2" '"link_up":true' 60
+	say "pfdown-times up-to-link=$(since "$t0")"
+}
 # serve CONFIG LINKS: runs the daemon on CONFIG, waits for LINKS links up, takes the snapshot
-# "start" and tells the host READY.
+# "start" and tells the host READY. With PFDOWN set ("PFIF PORT"), the daemon starts with
+# PFIF down and pfdown_open brings it up first.
 serve() {
 	run_daemon "$1"
+	# shellcheck disable=SC2086 # PFDOWN is two words
+	[ -z "${PFDOWN:-}" ] || pfdown_open $PFDOWN "$2"
 	wait_links "$2" 90
 	snapshot start
 	say READY

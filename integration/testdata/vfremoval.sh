@@ -10,7 +10,8 @@
 # (pfremove); /status must show b0 absent, snapshot "absent-HOW"; then echo 1 >
 # /sys/bus/pci/rescan, and if that does not bring the VF back within 3 s, uiod vf create PF 3
 # 2, the MAC again and uiod bind --driver vfio-pci: the daemon must re-open b0 by itself; the
-# times are printed as "E2E vfremove-times HOW ..."), "done". Every line the host reads
+# times are printed as "E2E vfremove-times HOW ..."), "done". The daemon starts with PF 1's
+# interface down (a0's Open finds the PF in reset; pfdown_open, vflib.sh). Every line the host reads
 # starts with "E2E ".
 PROBE_DST=02:75:69:6f:64:02
 say "nics $UIOD_GUEST_NICS kernel=$UIOD_GUEST_KERNEL iommu=$UIOD_GUEST_IOMMU"
@@ -66,12 +67,17 @@ for pf in $UIOD_GUEST_NICS; do
 	[ $((n % 2)) = 1 ] && mac=$PROBE_DST
 	pf_vfs "$pf" "$mac"
 	VFS="$VFS $vf"
+	[ $n = 1 ] && PF1IF=$ifc
 	[ $n = 3 ] && RPF=$pf RVF=$vf
 done
 # shellcheck disable=SC2086 # VFS is a list of addresses
 set -- $VFS
 [ $# = 4 ] || fail "want four VFs, have $VFS"
-serve_vfs a0 "$1" a1 "$2" b0 "$3" b1 "$4"
+# PF 1's interface down before the daemon opens the VFs: a0's Open finds the PF in reset;
+# the daemon must start all the same and a0 come up once the PF does (pfdown_open).
+ip link set "$PF1IF" down || fail "ip link set $PF1IF down"
+say "pfdown: $PF1IF down before uiod opens $1"
+PFDOWN="$PF1IF a0" serve_vfs a0 "$1" a1 "$2" b0 "$3" b1 "$4"
 while read -r cmd arg <"$UIOD_GUEST_CONTROL"; do
 	case $cmd in
 	snap) snap "$arg" ;;

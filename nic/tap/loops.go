@@ -8,9 +8,10 @@ import (
 
 // readRetry is how long the reader waits after a failed read before it reads again;
 // each further failure in a row doubles the wait up to readRetryMax. A read error that
-// lasts (the interface deleted under the daemon: EBADFD on every read) then costs one
-// read a second instead of a thousand, and is logged once, as is the recovery. The
-// descriptor closing ends the loop instead.
+// lasts then costs one read a second instead of a thousand, and is logged once, as is
+// the recovery. The descriptor closing ends the loop, and so does the interface's
+// deletion under the daemon (EBADFD: a descriptor the kernel detached, for good), which
+// is logged at once and reads the port's link down (Gone).
 const (
 	readRetry    = time.Millisecond
 	readRetryMax = time.Second
@@ -36,6 +37,14 @@ func (p *Port) readLoop(scratch []byte) {
 				return
 			}
 			p.rxErrors.Add(1)
+			if detached(err) {
+				// The interface was deleted: the descriptor is attached to nothing and
+				// never will be again (a new TAP of the name is another interface).
+				p.gone.Store(true)
+				p.log.Warn("tap: interface deleted under the daemon; its kernel path is down until the port is closed",
+					zap.String("tap", p.name), zap.Error(err))
+				return
+			}
 			wait = min(max(2*wait, readRetry), readRetryMax)
 			if wait == readRetryMax && !logged {
 				logged = true

@@ -177,3 +177,7 @@ func (d *netdev) release() error {
 	}
 	return nil
 }
+
+// detached reports whether err is a TAP descriptor's read after its interface was
+// deleted: the kernel detached the descriptor (EBADFD), for good.
+func detached(err error) bool { return errors.Is(err, unix.EBADFD) }

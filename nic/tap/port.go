@@ -46,6 +46,7 @@ type Port struct {
 
 	readerDone, writerDone chan struct{}
 	closed                 atomic.Bool
+	gone                   atomic.Bool // the interface was deleted under the port
 	closeOnce              sync.Once
 	closeErr               error
 
@@ -177,9 +178,14 @@ func (p *Port) fire() {
 	}
 }
 
-// Link is up while the port is open (the kernel keeps a TAP's carrier on while its
-// descriptor is attached).
-func (p *Port) Link() nic.Link { return nic.Link{Up: !p.closed.Load()} }
+// Link is up while the port is open and its interface exists (the kernel keeps a TAP's
+// carrier on while its descriptor is attached).
+func (p *Port) Link() nic.Link { return nic.Link{Up: !p.closed.Load() && !p.gone.Load()} }
+
+// Gone reports whether the interface was deleted under the port (ip link del): the
+// reader has stopped, the link reads down, and frames towards the kernel are refused
+// (Counters().TxWriteErrors) until the port is closed and opened again.
+func (p *Port) Gone() bool { return p.gone.Load() }
 
 // Stats returns the port's counters. RxPackets are frames the kernel transmitted and the
 // reader queued, TxPackets frames written to the kernel; RxMissed are frames dropped for
