@@ -201,6 +201,26 @@ func TestMultiQueueRefusals(t *testing.T) {
 		}
 		f.raw(reqSetVringNum, flagVersion, state(uint32(tt.vring), 64))
 		eventually(t, "the front end disconnected", func() bool { return p.Faults() == 1 })
+		// Every request naming a vring checks it against the port's pairs.
+		for k, m := range [][]byte{
+			msg(reqGetVringBase, flagVersion, state(uint32(tt.vring), 0)),
+			msg(reqSetVringAddr, flagVersion, append(binary.LittleEndian.AppendUint32(nil, uint32(tt.vring)), make([]byte, addrSize-4)...)),
+			msg(reqSetVringEnable, flagVersion, state(uint32(tt.vring), 1)),
+			msg(reqSetVringCall, flagVersion, u64(uint64(tt.vring))),
+			msg(reqSetVringKick, flagVersion, u64(uint64(tt.vring))),
+			msg(reqSetVringErr, flagVersion, u64(uint64(tt.vring))),
+		} {
+			f := dial(t, sock)
+			f.negotiate(stdFeatures)
+			fd := f.call[0]
+			if k >= 3 {
+				f.send(m, fd)
+			} else {
+				f.send(m)
+			}
+			want := uint64(k + 2)
+			eventually(t, "the front end disconnected", func() bool { return p.Faults() == want })
+		}
 	}
 	if _, err := Open(Config{Socket: filepath.Join(t.TempDir(), "s"), Queues: MaxQueuePairs + 1}); err == nil {
 		t.Fatalf("Open took %d queue pairs", MaxQueuePairs+1)

@@ -105,7 +105,7 @@ func (s *session) handle(m *message) ([]byte, error) {
 			return nil, err
 		}
 		var base uint16
-		p.withRing(int(st.index), func(r *vring) error {
+		if err := p.withRing(int(st.index), func(r *vring) error {
 			base = r.base
 			if r.ready {
 				base = r.lastAvail
@@ -113,7 +113,9 @@ func (s *session) handle(m *message) ([]byte, error) {
 			r.stop()
 			r.base, r.kickSet = base, false
 			return nil
-		})
+		}); err != nil {
+			return nil, err
+		}
 		var b [stateSize]byte
 		binary.LittleEndian.PutUint32(b[:], st.index)
 		binary.LittleEndian.PutUint32(b[4:], uint32(base))
@@ -176,6 +178,9 @@ func (s *session) setVringFd(m *message) error {
 	if err != nil {
 		return err
 	}
+	if i >= len(p.rings) {
+		return fmt.Errorf("%w: request %d: vring %d, the port has %d (%d queue pairs)", errProto, req, i, len(p.rings), len(p.rings)/numVrings)
+	}
 	fd := -1
 	if hasFd {
 		if !isEventfd(m.fds[0]) {
@@ -206,9 +211,6 @@ func (s *session) setVringFd(m *message) error {
 		})
 		old.close()
 		return nil
-	}
-	if i >= len(p.rings) {
-		return fmt.Errorf("%w: request %d: vring %d, the port has %d", errProto, req, i, len(p.rings))
 	}
 	if i%numVrings == ringGuestTX {
 		if hasFd {
