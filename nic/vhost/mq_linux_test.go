@@ -257,3 +257,39 @@ func TestMultiQueueAllocs(t *testing.T) {
 		t.Fatalf("%.1f allocations per pair of bursts", allocs)
 	}
 }
+
+// TestMultiQueueFaultOnSecondPair checks a front end that breaks a rule on pair 1 only
+// (its TX ring's available index jumps past the ring): RX queue 1's burst stops it, the
+// connection is closed and every pair stopped, counted once; the next front end runs both
+// pairs again.
+func TestMultiQueueFaultOnSecondPair(t *testing.T) {
+	p, sock := openMQ(t, 2)
+	f := dial(t, sock)
+	f.num, f.pairs = 64, 2
+	f.start(stdFeatures | 1<<featMQ)
+	eventually(t, "link up", func() bool { return p.Link().Up })
+	_, a, _ := f.ringOff(rxRing(1))
+	binary.LittleEndian.PutUint16(f.mem[a+2:], uint16(f.num+1))
+	if n := p.RxBurst(1, make([]*nic.Buf, 8)); n != 0 {
+		t.Fatalf("RX queue 1 took %d frames from a broken ring", n)
+	}
+	eventually(t, "the front end disconnected", func() bool { return p.Faults() == 1 && !p.Link().Up })
+	for q := range 2 {
+		if n := p.RxBurst(q, make([]*nic.Buf, 8)); n != 0 {
+			t.Fatalf("RX queue %d took %d frames after the fault", q, n)
+		}
+	}
+	g := dial(t, sock)
+	g.num, g.pairs = 64, 2
+	g.start(stdFeatures | 1<<featMQ)
+	eventually(t, "link up again", func() bool { return p.Link().Up })
+	for q := range 2 {
+		g.transmitOn(q, 0, tagged(q, 0))
+		if got := rxQueue(t, p, q, 1); !bytes.Equal(got[0], tagged(q, 0)) {
+			t.Fatalf("RX queue %d after the reconnect got %x", q, got)
+		}
+	}
+	if p.Faults() != 1 {
+		t.Fatalf("faults %d, want 1", p.Faults())
+	}
+}
