@@ -35,7 +35,6 @@ func TestVhostPorts(t *testing.T) {
 		{"bad mode", sim + vm + ", mode: both}\n", "ports[1].mode", "both"},
 		{"pci", sim + vm + ", pci: \"01:00.0\"}\n", "ports[1].pci", "not a PCI function"},
 		{"nic", sim + vm + ", nic: virtio}\n", "ports[1].nic", "no NIC driver"},
-		
 		{"pairs differ", sim + vm + ", rx_queues: 1, tx_queues: 2}\n", "ports[1].tx_queues", "must equal rx_queues (1)"},
 		{"itr", sim + vm + ", itr: 10us}\n", "ports[1].itr", "no interrupt moderation"},
 		{"interrupts", sim + vm + ", interrupts: intx}\n", "ports[1].interrupts", "the front end's kick"},
