@@ -26,10 +26,14 @@ func (p *Port) VhostMode() string {
 	return p.Mode
 }
 
-// checkVhost checks port i's vhost-user keys: a socket, a mode, one queue pair (the front
-// end chooses its ring sizes) and nothing of a PCI port (interrupts may only keep its
-// default). socket and mode belong to
-// vhost-user ports only.
+// MaxVhostQueues is the most queue pairs a vhost-user port offers (nic/vhost's
+// MaxQueuePairs): rx_queues, which tx_queues must equal.
+const MaxVhostQueues = 16
+
+// checkVhost checks port i's vhost-user keys: a socket, a mode, rx_queues queue pairs
+// (tx_queues the same; the front end chooses its ring sizes and how many pairs it
+// enables) and nothing of a PCI port (interrupts may only keep its default). socket and
+// mode belong to vhost-user ports only.
 func checkVhost(errs *fieldErrors, i int, p *Port, socks map[string]int) {
 	path := func(key string) string { return fmt.Sprintf("ports[%d].%s", i, key) }
 	if p.Driver != DriverVhostUser {
@@ -61,11 +65,11 @@ func checkVhost(errs *fieldErrors, i int, p *Port, socks map[string]int) {
 	if p.NIC != "" && p.NIC != NICAuto {
 		errs.add(path("nic"), p.NIC, "a vhost-user port has no NIC driver: leave nic out")
 	}
-	if p.RxQueues != 1 {
-		errs.add(path("rx_queues"), p.RxQueues, "vhost-user ports have one queue pair")
-	}
-	if p.TxQueues != 1 {
-		errs.add(path("tx_queues"), p.TxQueues, "vhost-user ports have one queue pair")
+	switch {
+	case p.RxQueues > MaxVhostQueues && p.RxQueues <= p.limits().Queues: // else checkLimits says it
+		errs.add(path("rx_queues"), p.RxQueues, "a vhost-user port offers 1 to %d queue pairs", MaxVhostQueues)
+	case p.TxQueues != p.RxQueues:
+		errs.add(path("tx_queues"), p.TxQueues, "a vhost-user port has queue pairs: tx_queues must equal rx_queues (%d)", p.RxQueues)
 	}
 	if p.ITR != 0 {
 		errs.add(path("itr"), p.ITR, "a vhost-user port has no interrupt moderation: leave itr out")

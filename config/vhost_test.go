@@ -6,6 +6,7 @@ import "testing"
 // refused, each as exactly one error on the right key.
 func TestVhostPorts(t *testing.T) {
 	const sim = "ports:\n  - {name: a, driver: sim, wire: \"pair:a\"}\n"
+	const sim4 = "ports:\n  - {name: a, driver: sim, wire: \"pair:a\", rx_queues: 4, tx_queues: 4}\n"
 	const vm = "  - {name: vm, driver: vhost-user, socket: /run/vm.sock"
 	good := []struct {
 		name, text, mode string
@@ -13,6 +14,7 @@ func TestVhostPorts(t *testing.T) {
 		{"server by default", sim + vm + "}\n", VhostServer},
 		{"client", sim + vm + ", mode: client}\n", VhostClient},
 		{"server", sim + vm + ", mode: server, nic: auto}\n", VhostServer},
+		{"queue pairs", sim4 + vm + ", rx_queues: 4, tx_queues: 4}\n", VhostServer},
 	}
 	for _, tt := range good {
 		t.Run(tt.name, func(t *testing.T) {
@@ -33,7 +35,7 @@ func TestVhostPorts(t *testing.T) {
 		{"bad mode", sim + vm + ", mode: both}\n", "ports[1].mode", "both"},
 		{"pci", sim + vm + ", pci: \"01:00.0\"}\n", "ports[1].pci", "not a PCI function"},
 		{"nic", sim + vm + ", nic: virtio}\n", "ports[1].nic", "no NIC driver"},
-		{"queues", sim + vm + ", tx_queues: 2}\n", "ports[1].tx_queues", "one queue pair"},
+		{"pairs differ", sim + vm + ", rx_queues: 1, tx_queues: 2}\n", "ports[1].tx_queues", "must equal rx_queues (1)"},
 		{"itr", sim + vm + ", itr: 10us}\n", "ports[1].itr", "no interrupt moderation"},
 		{"interrupts", sim + vm + ", interrupts: intx}\n", "ports[1].interrupts", "the front end's kick"},
 		{"wire", sim + vm + ", wire: \"pair:x\"}\n", "ports[1].wire", "only sim ports have a wire"},

@@ -10,7 +10,8 @@ import (
 )
 
 // openVhost opens a vhost-user port: its socket served (or dialled) from now on, its
-// link down until a front end has started its rings. Its receive pool holds as many
+// link down until a front end has started its rings. It offers rx_queues queue pairs
+// (config checks tx_queues is the same); each RX queue's receive pool holds as many
 // buffers as a PCI port's would (2×rx_ring + tx_ring).
 func (b *backends) openVhost(p config.Port) (*port, error) {
 	mode := vhost.Server
@@ -20,13 +21,15 @@ func (b *backends) openVhost(p config.Port) (*port, error) {
 	np, err := vhost.Open(vhost.Config{
 		Socket:   p.Socket,
 		Mode:     mode,
+		Queues:   p.RxQueues,
 		PoolSize: 2*p.RxRing + p.TxRing,
 		Log:      b.log.Named("vhost." + p.Name),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)
 	}
-	b.log.Info("vhost-user", zap.String("port", p.Name), zap.String("socket", p.Socket), zap.String("mode", mode.String()))
+	b.log.Info("vhost-user", zap.String("port", p.Name), zap.String("socket", p.Socket), zap.String("mode", mode.String()),
+		zap.Int("queue_pairs", p.RxQueues))
 	return &port{cfg: p, nic: np, nicName: config.DriverVhostUser}, nil
 }
 

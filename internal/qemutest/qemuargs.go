@@ -55,6 +55,9 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 			args = append(args, "-object", "memory-backend-memfd,id=mem,size="+o.Memory+",share=on", "-numa", "node,memdev=mem",
 				"-chardev", "socket,id=vu0,reconnect-ms=1000,path="+o.VhostUser)
 			netdev = "vhost-user,id=n0,chardev=vu0"
+			if o.VhostQueues > 1 {
+				netdev += fmt.Sprintf(",queues=%d", o.VhostQueues)
+			}
 		}
 		if i == 0 && o.TAPQueues > 0 {
 			// One name per guest: two guests of one test binary must not race for the
@@ -83,7 +86,11 @@ func nicDevice(o Options, i int, mac net.HardwareAddr) string {
 		model = o.NICModels[i]
 	}
 	if i == 0 && o.VhostUser != "" {
-		return fmt.Sprintf("virtio-net-pci,bus=rp0,netdev=n0,mac=%s,disable-legacy=on", mac)
+		d := fmt.Sprintf("virtio-net-pci,bus=rp0,netdev=n0,mac=%s,disable-legacy=on", mac)
+		if o.VhostQueues > 1 {
+			d += fmt.Sprintf(",mq=on,vectors=%d", 2*o.VhostQueues+2)
+		}
+		return d
 	}
 	if model == "virtio" {
 		a := VirtioNICArgs(o.IOMMU)

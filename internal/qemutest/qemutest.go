@@ -60,6 +60,9 @@ type Options struct {
 	// connecting (and reconnecting every second) to this back end's socket, and backs the
 	// guest RAM with a shared memfd, which the back end maps.
 	VhostUser string
+	// VhostQueues, with VhostUser, is the queue pairs of the vhost-user netdev (queues=N)
+	// and of the device (mq=on, one MSI-X vector per queue plus two); 0 or 1 means one.
+	VhostQueues int
 	// Memory is the guest RAM in QEMU syntax; "" means 512M.
 	Memory string
 	// CPUs is the number of guest CPUs; 0 means 1.

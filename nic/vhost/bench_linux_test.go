@@ -39,3 +39,42 @@ func BenchmarkBurst32(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBurst32TxPair is BenchmarkBurst32 (64-byte frames) on a two-pair port, the
+// frames taken from RX queue 0 and sent on TX queue 1: "own" with the front end running
+// both pairs (TX queue 1 on pair 1, its ring's lock tried), "borrowed" with the front end
+// running pair 0 alone (TX queue 1 sent on pair 0, its ring's lock taken).
+func BenchmarkBurst32TxPair(b *testing.B) {
+	for _, tt := range []struct {
+		name  string
+		pairs int
+	}{{"own", 2}, {"borrowed", 1}} {
+		b.Run(tt.name, func(b *testing.B) {
+			p, sock := openMQ(b, 2)
+			f := dial(b, sock)
+			f.num, f.pairs = 64, tt.pairs
+			f.start(stdFeatures | 1<<featMQ)
+			eventually(b, "link up", func() bool { return p.Link().Up })
+			to := tt.pairs - 1 // the pair TX queue 1 lands on
+			for i := range 32 {
+				f.transmit(i, frame(i, 64))
+			}
+			rx := make([]*nic.Buf, 32)
+			rxAll(b, p, 32)
+			b.ResetTimer()
+			for range b.N {
+				for i := range 32 {
+					f.pushAvail(ringGuestTX, uint16(i))
+				}
+				n := p.RxBurst(0, rx)
+				f.postRxOn(to, n)
+				if p.TxBurst(1, rx[:n]) != n || n != 32 {
+					b.Fatalf("burst of %d", n)
+				}
+				f.usedSeen[txRing(to)] = f.usedIdx(txRing(to))
+			}
+			b.ReportMetric(float64(64*b.N)/b.Elapsed().Seconds(), "frames/s")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(64*b.N), "ns/frame")
+		})
+	}
+}

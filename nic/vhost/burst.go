@@ -10,16 +10,20 @@ import (
 // goroutine reconfigures the ring. A ring started but disabled (SET_VRING_ENABLE 0) is
 // processed and its frames discarded, as the specification asks of a network device.
 func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
-	r := p.begin(ringGuestTX, q)
+	if q < 0 || q >= len(p.pools) {
+		return 0
+	}
+	r := p.begin(rxRing(q), false)
 	if r == nil {
 		return 0
 	}
 	defer p.disarm(r)
+	pool := p.pools[q]
 	avail, ok := p.available(r)
 	oldUsed := r.usedIdx
 	var bytes uint64
 	for ok && n < len(bufs) && avail > 0 {
-		b := p.pool.Get()
+		b := pool.Get()
 		if b == nil {
 			break
 		}
@@ -98,8 +102,15 @@ func (p *Port) readChain(r *vring, head uint16, dst []byte) (flen int, ok bool, 
 // TxErrors), the buffer left in place and the burst ends there, so that a chain too short
 // for the frames is walked once per burst, not once per frame. While no front end is
 // running, or its ring is disabled, it takes nothing.
+//
+// TX queue q sends on pair q's guest RX ring while the front end runs it, else on one of
+// the pairs it runs (Port.remapTx): then several poll threads may share one ring, and a
+// burst waits for another's to end.
 func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
-	r := p.begin(ringGuestRX, q)
+	if q < 0 || q >= len(p.txTo) {
+		return 0
+	}
+	r := p.begin(txRing(int(p.txTo[q].Load())), p.txShared.Load())
 	if r == nil {
 		return 0
 	}
@@ -175,12 +186,16 @@ func (p *Port) writeChain(r *vring, head uint16, frame []byte) (total int, ok bo
 	return total, total == need, nil
 }
 
-// begin starts a burst on vring i for queue q: it returns the ring locked and armed against
-// memory faults (disarm ends the burst), or nil when there is nothing to do (another queue,
-// a ring the control goroutine holds, or no front end).
-func (p *Port) begin(i, q int) *vring {
+// begin starts a burst on vring i: it returns the ring locked and armed against memory
+// faults (disarm ends the burst), or nil when there is nothing to do (a ring the control
+// goroutine holds, or no front end). With wait it takes the lock even when that means
+// waiting (a ring shared by TX queues); the control goroutine never holds it across a
+// system call that can block.
+func (p *Port) begin(i int, wait bool) *vring {
 	r := &p.rings[i]
-	if q != 0 || !r.mu.TryLock() {
+	if wait {
+		r.mu.Lock()
+	} else if !r.mu.TryLock() {
 		return nil
 	}
 	if !r.ready {

@@ -144,6 +144,7 @@ func (p *Port) serve(c *net.UnixConn) error {
 		}
 		ack := m.hdr.flags&flagNeedReply != 0 && s.replyAck() // as negotiated when it came
 		reply, err := s.handle(m)
+		p.remapTx() // a ring may have started, stopped, been enabled or disabled
 		if ce := p.log.Check(zap.DebugLevel, "vhost-user request"); ce != nil {
 			ce.Write(zap.Uint32("request", m.hdr.req), zap.Uint32("flags", m.hdr.flags), zap.Binary("payload", m.payload),
 				zap.Int("fds", len(m.fds)), zap.Error(err))

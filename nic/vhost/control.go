@@ -8,8 +8,8 @@ import (
 
 // withRing runs fn on vring i with its lock held (the poll thread skips it meanwhile).
 func (p *Port) withRing(i int, fn func(r *vring) error) error {
-	if i < 0 || i >= numVrings {
-		return fmt.Errorf("%w: vring %d, have %d", errProto, i, numVrings)
+	if i < 0 || i >= len(p.rings) {
+		return fmt.Errorf("%w: vring %d, the port has %d (%d queue pairs)", errProto, i, len(p.rings), len(p.rings)/numVrings)
 	}
 	r := &p.rings[i]
 	r.mu.Lock()
@@ -43,14 +43,14 @@ func (p *Port) startStop(i int, r *vring) error {
 		p.log.Warn("vhost-user ring resumes at the used index in the front end's memory, not at SET_VRING_BASE",
 			zap.String("socket", p.cfg.Socket), zap.Int("vring", i), zap.Uint16("base", r.base), zap.Uint16("used", r.usedIdx))
 	}
-	if i == ringGuestTX {
-		p.kick.self()
+	if i%numVrings == ringGuestTX {
+		p.kicks[i/numVrings].self()
 	}
 	return nil
 }
 
-// setFeatures applies the negotiated features to both rings. The header is read by both
-// rings' bursts: it changes with both locks held.
+// setFeatures applies the negotiated features to every ring. The header is read by every
+// ring's bursts: it changes with all their locks held.
 func (p *Port) setFeatures(v uint64) {
 	hdrLen := 10
 	if v&(1<<featVersion1|1<<featMrgRxBuf) != 0 {
@@ -68,7 +68,7 @@ func (p *Port) setFeatures(v uint64) {
 	p.unlockRings()
 }
 
-// lockRings takes both rings' locks, in index order (the poll thread only tries them).
+// lockRings takes every ring's lock, in index order (a poll thread holds at most one).
 func (p *Port) lockRings() {
 	for i := range p.rings {
 		p.rings[i].mu.Lock()
@@ -93,17 +93,20 @@ func (p *Port) anyStarted() bool {
 	return started
 }
 
-// stopRings stops both rings and forgets their configuration (RESET_OWNER, and a front
+// stopRings stops every ring and forgets their configuration (RESET_OWNER, and a front
 // end that went away); their callers are closed once no lock is held.
 func (p *Port) stopRings() {
-	var calls [numVrings]*caller
+	var calls [maxVrings]*caller
 	for i := range p.rings {
 		p.withRing(i, func(r *vring) error {
 			calls[i] = r.clear()
 			return nil
 		})
 	}
-	p.kick.set(-1)
+	for _, k := range p.kicks {
+		k.set(-1)
+	}
+	p.remapTx()
 	for _, c := range calls {
 		c.close()
 	}

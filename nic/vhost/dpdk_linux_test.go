@@ -32,13 +32,16 @@ type testpmd struct {
 	server bool
 	mode   string
 	prefix string
+	queues int      // virtio-user's queue pairs, and testpmd's --rxq/--txq (default 1)
+	args   []string // more testpmd options
 	cmd    *exec.Cmd
 	log    *bytes.Buffer
 }
 
 func (tp *testpmd) start() {
 	tp.t.Helper()
-	vdev := "net_virtio_user0,path=" + tp.sock + ",queues=1"
+	queues := max(tp.queues, 1)
+	vdev := fmt.Sprintf("net_virtio_user0,path=%s,queues=%d", tp.sock, queues)
 	if tp.server {
 		vdev += ",server=1"
 	}
@@ -54,6 +57,10 @@ func (tp *testpmd) start() {
 		args = append(args, "--main-lcore="+tp.main)
 	}
 	args = append(args, "--", "--forward-mode="+tp.mode, "--total-num-mbufs=4096", "--nb-cores=1", "--stats-period=1", "-a")
+	if queues > 1 {
+		args = append(args, fmt.Sprintf("--rxq=%d", queues), fmt.Sprintf("--txq=%d", queues))
+	}
+	args = append(args, tp.args...)
 	tp.cmd = exec.Command(tp.bin, args...)
 	tp.log = &bytes.Buffer{}
 	tp.cmd.Stdout, tp.cmd.Stderr = tp.log, tp.log

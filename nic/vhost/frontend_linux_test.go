@@ -24,11 +24,13 @@ type frontend struct {
 	// availShift moves the available rings by that many bytes (2: the specification's
 	// alignment, not 4).
 	availShift int
-	kick       [2]int
-	call       [2]int
+	// pairs is the number of queue pairs start brings up (1 unless set before it).
+	pairs int
+	kick  [feMaxRings]int
+	call  [feMaxRings]int
 	// driver shadows
-	availIdx [2]uint16
-	usedSeen [2]uint16
+	availIdx [feMaxRings]uint16
+	usedSeen [feMaxRings]uint16
 	features uint64
 }
 
@@ -37,7 +39,8 @@ const (
 	feMemSize  = 2 << 20
 	feRingOff  = 0 // ring i at feRingOff + i*feRingSpan
 	feRingSpan = 64 << 10
-	feBufOff   = 256 << 10
+	feMaxRings = 8 // 4 queue pairs
+	feBufOff   = feMaxRings * feRingSpan
 	feBufSize  = 2048
 	feGPA      = 0x4000_0000
 )
@@ -54,8 +57,8 @@ func newFrontend(t testing.TB, c *net.UnixConn) *frontend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &frontend{t: t, c: c, memfd: fd, mem: mem, gpa: feGPA, num: 256}
-	for i := range 2 {
+	f := &frontend{t: t, c: c, memfd: fd, mem: mem, gpa: feGPA, num: 256, pairs: 1}
+	for i := range feMaxRings {
 		for _, p := range []*int{&f.kick[i], &f.call[i]} {
 			if *p, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
 				t.Fatal(err)
@@ -70,7 +73,7 @@ func (f *frontend) close() {
 	f.c.Close()
 	unix.Munmap(f.mem)
 	unix.Close(f.memfd)
-	for i := range 2 {
+	for i := range feMaxRings {
 		unix.Close(f.kick[i])
 		unix.Close(f.call[i])
 	}
@@ -175,7 +178,16 @@ func (f *frontend) negotiate(features uint64) {
 	f.request(reqSetOwner, nil, false)
 	if features&(1<<featProtocolFeature) != 0 {
 		f.request(reqGetProtocolFeatures, nil, true)
-		f.request(reqSetProtocolFeatures, u64(1<<protoReplyAck), false)
+		proto := uint64(1 << protoReplyAck)
+		if f.pairs > 1 {
+			proto |= 1 << protoMQ
+		}
+		f.request(reqSetProtocolFeatures, u64(proto), false)
+		if f.pairs > 1 {
+			if n := binary.LittleEndian.Uint64(f.request(reqGetQueueNum, nil, true)); n < uint64(f.pairs) {
+				f.t.Fatalf("GET_QUEUE_NUM %d, want at least %d", n, f.pairs)
+			}
+		}
 	}
 	if features != 0 {
 		f.request(reqSetFeatures, u64(features), false)
@@ -183,11 +195,11 @@ func (f *frontend) negotiate(features uint64) {
 	f.features = features
 }
 
-// start brings the front end up with features: memory, both rings.
+// start brings the front end up with features: memory, the rings of f.pairs queue pairs.
 func (f *frontend) start(features uint64) {
 	f.negotiate(features)
 	f.request(reqSetMemTable, f.memTable(), false, f.memfd)
-	for i := range 2 {
+	for i := range 2 * f.pairs {
 		f.request(reqSetVringCall, u64(uint64(i)), false, f.call[i])
 		f.request(reqSetVringNum, state(uint32(i), uint32(f.num)), false)
 		f.request(reqSetVringBase, state(uint32(i), 0), false)
@@ -235,14 +247,18 @@ func (f *frontend) bufAddr(slot int) (int, uint64) {
 
 // transmit puts frame (behind a zero virtio-net header) in descriptor slot of the guest TX
 // ring, makes it available and kicks.
-func (f *frontend) transmit(slot int, frame []byte) {
-	off, addr := f.bufAddr(slot)
+func (f *frontend) transmit(slot int, frame []byte) { f.transmitOn(0, slot, frame) }
+
+// transmitOn is transmit on queue pair q (its buffers are pair q's, 2·num slots from
+// pair 0's for q > 0).
+func (f *frontend) transmitOn(q, slot int, frame []byte) {
+	off, addr := f.bufAddr(2*f.num*q + slot)
 	clear(f.mem[off : off+12])
 	copy(f.mem[off+12:], frame)
-	i := slot % f.num
-	f.putDesc(ringGuestTX, i, addr, uint32(12+len(frame)), 0, 0)
-	f.pushAvail(ringGuestTX, uint16(i))
-	f.doKick(ringGuestTX)
+	i, ring := slot%f.num, rxRing(q)
+	f.putDesc(ring, i, addr, uint32(12+len(frame)), 0, 0)
+	f.pushAvail(ring, uint16(i))
+	f.doKick(ring)
 }
 
 func (f *frontend) doKick(ring int) {
@@ -250,27 +266,33 @@ func (f *frontend) doKick(ring int) {
 }
 
 // postRx offers n receive buffers on the guest RX ring.
-func (f *frontend) postRx(n int) {
-	for k := range n {
-		slot := f.num + int(f.availIdx[ringGuestRX]%uint16(f.num))
-		_, addr := f.bufAddr(slot)
-		i := int(f.availIdx[ringGuestRX] % uint16(f.num))
-		f.putDesc(ringGuestRX, i, addr, feBufSize, descWrite, 0)
-		f.pushAvail(ringGuestRX, uint16(i))
-		_ = k
+func (f *frontend) postRx(n int) { f.postRxOn(0, n) }
+
+// postRxOn offers n receive buffers on queue pair q's guest RX ring.
+func (f *frontend) postRxOn(q, n int) {
+	ring := txRing(q)
+	for range n {
+		i := int(f.availIdx[ring] % uint16(f.num))
+		_, addr := f.bufAddr(2*f.num*q + f.num + i)
+		f.putDesc(ring, i, addr, feBufSize, descWrite, 0)
+		f.pushAvail(ring, uint16(i))
 	}
 }
 
 // receivedRaw returns what the back end put in the guest RX ring since the last call,
 // virtio-net header included.
-func (f *frontend) receivedRaw() [][]byte {
-	_, _, u := f.ringOff(ringGuestRX)
+func (f *frontend) receivedRaw() [][]byte { return f.receivedRawOn(0) }
+
+// receivedRawOn is receivedRaw of queue pair q.
+func (f *frontend) receivedRawOn(q int) [][]byte {
+	ring := txRing(q)
+	_, _, u := f.ringOff(ring)
 	idx := binary.LittleEndian.Uint16(f.mem[u+2:])
 	var out [][]byte
-	for ; f.usedSeen[ringGuestRX] != idx; f.usedSeen[ringGuestRX]++ {
-		e := f.mem[u+4+8*int(f.usedSeen[ringGuestRX]%uint16(f.num)):]
+	for ; f.usedSeen[ring] != idx; f.usedSeen[ring]++ {
+		e := f.mem[u+4+8*int(f.usedSeen[ring]%uint16(f.num)):]
 		id, n := binary.LittleEndian.Uint32(e), binary.LittleEndian.Uint32(e[4:])
-		off, _ := f.bufAddr(f.num + int(id))
+		off, _ := f.bufAddr(2*f.num*q + f.num + int(id))
 		out = append(out, append([]byte(nil), f.mem[off:off+int(n)]...))
 	}
 	return out

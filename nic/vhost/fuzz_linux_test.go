@@ -7,7 +7,7 @@ import (
 )
 
 // FuzzMessage feeds arbitrary requests (header and payload, no descriptors) to the parser
-// and to a session of a real port: nothing may panic, and every refusal is a protocol
+// and to a session of a real port of two queue pairs: nothing may panic, and every refusal is a protocol
 // violation or a refused request.
 func FuzzMessage(f *testing.F) {
 	seeds := [][]byte{
@@ -22,11 +22,14 @@ func FuzzMessage(f *testing.F) {
 		msg(reqSetVringKick, flagVersion, u64(1|vringNoFd)),
 		msg(reqSetVringEnable, flagVersion, state(1, 1)),
 		msg(reqGetQueueNum, flagVersion, nil),
+		msg(reqSetVringNum, flagVersion, state(3, 64)),
+		msg(reqSetVringEnable, flagVersion, state(2, 1)),
+		msg(reqSetVringNum, flagVersion, state(7, 64)), // beyond the port's pairs
 	}
 	for _, s := range seeds {
 		f.Add(s)
 	}
-	p, err := Open(Config{Socket: filepath.Join(f.TempDir(), "fuzz.sock"), PoolSize: 8})
+	p, err := Open(Config{Socket: filepath.Join(f.TempDir(), "fuzz.sock"), Queues: 2, PoolSize: 8})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -49,6 +52,12 @@ func FuzzMessage(f *testing.F) {
 		}
 		if _, err := s.handle(&message{hdr: h, payload: payload}); err != nil && !errors.Is(err, errProto) && !errors.Is(err, errRefused) {
 			t.Fatalf("request %d: error %v is neither a violation nor a refusal", h.req, err)
+		}
+		p.remapTx()
+		for q := range p.txTo {
+			if to := p.txTo[q].Load(); int(to) >= p.cfg.Queues {
+				t.Fatalf("TX queue %d mapped to pair %d of %d", q, to, p.cfg.Queues)
+			}
 		}
 		if _, err := parseMemTable(payload, int(h.flags>>8&0xf)); err != nil && !errors.Is(err, errProto) {
 			t.Fatalf("memory table error %v is not a protocol violation", err)

@@ -121,7 +121,7 @@ func TestSharedFdsNeverBlock(t *testing.T) {
 		}, func(p *Port) { p.RxVector(0).Drain() }, func(f *frontend) { f.doKick(ringGuestTX) }},
 		{"kick made blocking and full: the self-wake", func(t *testing.T, f *frontend, p *Port) {
 			fillEventfd(t, f.kick[ringGuestTX])
-		}, func(p *Port) { p.kick.self() }, func(f *frontend) { emptyEventfd(f.kick[ringGuestTX]) }},
+		}, func(p *Port) { p.kicks[0].self() }, func(f *frontend) { emptyEventfd(f.kick[ringGuestTX]) }},
 		{"call made blocking and full: RxBurst", func(t *testing.T, f *frontend, p *Port) {
 			fillEventfd(t, f.call[ringGuestTX])
 			f.transmit(0, frame(1, 60))
@@ -139,7 +139,7 @@ func TestSharedFdsNeverBlock(t *testing.T) {
 			f.postRx(4)
 		}, func(p *Port) {
 			for range 4 {
-				b := p.pool.Get()
+				b := p.pools[0].Get()
 				b.SetLen(60)
 				if p.TxBurst(0, []*nic.Buf{b}) == 0 {
 					b.Free()
@@ -244,14 +244,14 @@ func TestQEMUStartOrder(t *testing.T) {
 	f.request(reqSetVringBase, state(0, 0), false)
 	f.request(reqSetVringAddr, f.addrs(0), false)
 	f.request(reqSetVringKick, u64(0), false, f.kick[0])
-	b := p.pool.Get()
+	b := p.pools[0].Get()
 	b.SetLen(60)
 	if p.TxBurst(0, []*nic.Buf{b}) != 1 {
 		t.Fatal("no frame delivered")
 	}
 	f.request(reqSetVringCall, u64(0), false, f.call[0])
 	for range 3 {
-		b := p.pool.Get()
+		b := p.pools[0].Get()
 		b.SetLen(60)
 		p.TxBurst(0, []*nic.Buf{b}) // used_event stays 0: no call asked for
 	}
@@ -346,7 +346,7 @@ func TestShortChainOncePerBurst(t *testing.T) {
 	f.pushAvail(ringGuestRX, 0)
 	bufs := make([]*nic.Buf, 32)
 	for i := range bufs {
-		bufs[i] = p.pool.Get()
+		bufs[i] = p.pools[0].Get()
 		bufs[i].SetLen(60)
 	}
 	n := p.TxBurst(0, bufs)
@@ -472,7 +472,7 @@ func TestDisabledRingDiscards(t *testing.T) {
 		return f.usedIdx(ringGuestTX) == 3
 	})
 	f.postRx(2)
-	b := p.pool.Get()
+	b := p.pools[0].Get()
 	b.SetLen(60)
 	if p.TxBurst(0, []*nic.Buf{b}) != 0 {
 		t.Fatal("a disabled guest RX ring took a frame")
@@ -498,7 +498,7 @@ func TestResetOwner(t *testing.T) {
 	f.request(reqResetOwner, nil, false)
 	f.features = 0 // no protocol features: no more acks
 	eventually(t, "link down", func() bool { return !p.Link().Up })
-	f.availIdx, f.usedSeen = [2]uint16{}, [2]uint16{}
+	f.availIdx, f.usedSeen = [feMaxRings]uint16{}, [feMaxRings]uint16{}
 	clear(f.mem[:2*feRingSpan])
 	f.start(0)
 	eventually(t, "link up", func() bool { return p.Link().Up })

@@ -56,7 +56,7 @@ func burstUntilFault(t *testing.T, p *Port) {
 		for _, b := range bufs[:p.RxBurst(0, bufs)] {
 			b.Free()
 		}
-		if b := p.pool.Get(); b != nil {
+		if b := p.pools[0].Get(); b != nil {
 			b.SetLen(60)
 			if p.TxBurst(0, []*nic.Buf{b}) == 0 {
 				b.Free()
@@ -394,7 +394,7 @@ func checkServes(t *testing.T, p *Port, sock string) {
 		t.Fatalf("next front end: got % x", got[0])
 	}
 	f.postRx(1)
-	b := p.pool.Get()
+	b := p.pools[0].Get()
 	b.SetLen(copy(b.Data(), frame(9, 70)))
 	if p.TxBurst(0, []*nic.Buf{b}) != 1 {
 		t.Fatal("next front end: TxBurst took nothing")

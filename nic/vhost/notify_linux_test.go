@@ -17,7 +17,7 @@ func sendN(t *testing.T, p *Port, f *frontend, n int) {
 	f.postRx(n)
 	bufs := make([]*nic.Buf, n)
 	for i := range bufs {
-		bufs[i] = p.pool.Get()
+		bufs[i] = p.pools[0].Get()
 		bufs[i].SetLen(60)
 	}
 	if got := p.TxBurst(0, bufs); got != n {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,21 +36,31 @@ func (m Mode) String() string {
 	return "server"
 }
 
-// The vrings of the one queue pair, by vhost-user index.
+// The vrings of queue pair 0, by vhost-user index; pair q's are 2q and 2q+1 (rxRing, txRing).
 const (
 	ringGuestRX = 0 // the front end receives: the port's TX queue
 	ringGuestTX = 1 // the front end sends: the port's RX queue
 )
 
+// rxRing is the vring of RX queue q (the front end's TX ring of pair q); txRing that of
+// pair q's guest RX ring, which a TX queue sends on.
+func rxRing(q int) int { return 2*q + ringGuestTX }
+func txRing(q int) int { return 2*q + ringGuestRX }
+
 // Config configures a vhost-user port.
 type Config struct {
 	Socket string // the unix socket's path
 	Mode   Mode
+	// Queues is the number of queue pairs offered (GET_QUEUE_NUM, and VIRTIO_NET_F_MQ when
+	// more than one), 1 (the default) to MaxQueuePairs: the port's RX and TX queue count.
+	// Pair q is RX queue q and TX queue q; see Port.TxBurst for a pair the front end did
+	// not enable.
+	Queues int
 	// MAC is the port's station address; the default is a locally administered address
 	// derived from Socket.
 	MAC net.HardwareAddr
-	// PoolSize is the number of receive buffers (default 1024), of BufSize bytes (default
-	// 2048, the largest frame taken from the front end).
+	// PoolSize is the number of receive buffers of each RX queue (default 1024), of BufSize
+	// bytes (default 2048, the largest frame taken from the front end).
 	PoolSize, BufSize int
 	// Reconnect is the interval between attempts to reach a front end in Client mode, and
 	// the pause after a failed accept in Server mode (default 1 s).
@@ -63,14 +74,18 @@ type Config struct {
 	Log      *zap.Logger
 }
 
-// Port is a vhost-user back end as a nic.Port with one RX and one TX queue.
+// Port is a vhost-user back end as a nic.Port with Config.Queues RX and TX queues.
 type Port struct {
 	cfg   Config
 	mac   net.HardwareAddr
-	pool  *nic.Mempool
-	rings [numVrings]vring
-	kick  *kickVector
-	log   *zap.Logger
+	pools []*nic.Mempool  // RX queue q's buffers
+	rings []vring         // 2 per pair: 2q guest RX, 2q+1 guest TX
+	kicks []*kickVector   // RX queue q's vector: the kicks of vring 2q+1
+	txTo  []atomic.Uint32 // TX queue q sends on pair txTo[q] (see remapTx)
+	// txShared is set while some TX queue sends on another's pair: TX bursts then take
+	// the ring's lock rather than try it, since the other holder is a poll thread too.
+	txShared atomic.Bool
+	log      *zap.Logger
 
 	// Data-path constants of the current front end, set before its rings start.
 	hdrLen int
@@ -107,6 +122,12 @@ func Open(cfg Config) (*Port, error) {
 	if cfg.Mode != Server && cfg.Mode != Client {
 		return nil, fmt.Errorf("vhost-user %s: invalid mode %d", cfg.Socket, int(cfg.Mode))
 	}
+	if cfg.Queues == 0 {
+		cfg.Queues = 1
+	}
+	if cfg.Queues < 1 || cfg.Queues > MaxQueuePairs {
+		return nil, fmt.Errorf("vhost-user %s: %d queue pairs, want 1 to %d", cfg.Socket, cfg.Queues, MaxQueuePairs)
+	}
 	if cfg.PoolSize == 0 {
 		cfg.PoolSize = 1024
 	}
@@ -124,21 +145,29 @@ func Open(cfg Config) (*Port, error) {
 	if p.mac == nil {
 		p.mac = macFor(cfg.Socket)
 	}
-	for i := range p.rings {
-		p.rings[i] = newVring()
+	p.rings = make([]vring, numVrings*cfg.Queues)
+	p.txTo = make([]atomic.Uint32, cfg.Queues)
+	for q := range p.txTo {
+		p.txTo[q].Store(uint32(q))
 	}
 	p.setFeatures(0)
-	pool, err := nic.NewMempool(&nic.HeapDMA{}, cfg.PoolSize, cfg.BufSize)
-	if err != nil {
-		return nil, fmt.Errorf("vhost-user %s: %w", cfg.Socket, err)
-	}
-	p.pool = pool
-	if p.kick, err = newKickVector(); err != nil {
-		return nil, fmt.Errorf("vhost-user %s: %w", cfg.Socket, err)
+	for range cfg.Queues {
+		pool, err := nic.NewMempool(&nic.HeapDMA{}, cfg.PoolSize, cfg.BufSize)
+		if err != nil {
+			p.closeKicks()
+			return nil, fmt.Errorf("vhost-user %s: %w", cfg.Socket, err)
+		}
+		k, err := newKickVector()
+		if err != nil {
+			p.closeKicks()
+			return nil, fmt.Errorf("vhost-user %s: %w", cfg.Socket, err)
+		}
+		p.pools, p.kicks = append(p.pools, pool), append(p.kicks, k)
 	}
 	if cfg.Mode == Server {
+		var err error
 		if p.ln, err = listen(cfg.Socket); err != nil {
-			p.kick.close()
+			p.closeKicks()
 			return nil, fmt.Errorf("vhost-user %s: %w", cfg.Socket, err)
 		}
 	}
@@ -157,19 +186,21 @@ func macFor(path string) net.HardwareAddr {
 // MAC implements nic.Port.
 func (p *Port) MAC() net.HardwareAddr { return p.mac }
 
-// NumRxQueues implements nic.Port: one.
-func (p *Port) NumRxQueues() int { return 1 }
+// NumRxQueues implements nic.Port: the queue pairs offered (Config.Queues), whether or
+// not the front end enabled them all (an RX queue of a pair it did not enable receives
+// nothing).
+func (p *Port) NumRxQueues() int { return p.cfg.Queues }
 
-// NumTxQueues implements nic.Port: one.
-func (p *Port) NumTxQueues() int { return 1 }
+// NumTxQueues implements nic.Port: the queue pairs offered.
+func (p *Port) NumTxQueues() int { return p.cfg.Queues }
 
-// RxVector implements nic.Port: it is readable when the front end kicked its TX ring,
-// whichever kick eventfd the current front end sent.
+// RxVector implements nic.Port: RX queue q's is readable when the front end kicked its TX
+// ring of pair q, whichever kick eventfd the current front end sent.
 func (p *Port) RxVector(q int) *irq.Vector {
-	if q != 0 {
+	if q < 0 || q >= len(p.kicks) {
 		return nil
 	}
-	return p.kick.vec
+	return p.kicks[q].vec
 }
 
 // EnableRxInterrupt implements nic.Port: it asks the front end to kick on its next TX
@@ -181,15 +212,15 @@ func (p *Port) EnableRxInterrupt(q int) { p.setNotify(q, true) }
 func (p *Port) DisableRxInterrupt(q int) { p.setNotify(q, false) }
 
 func (p *Port) setNotify(q int, on bool) {
-	r := &p.rings[ringGuestTX]
-	if q != 0 {
+	if q < 0 || q >= len(p.kicks) {
 		return
 	}
+	r, k := &p.rings[rxRing(q)], p.kicks[q]
 	if !r.mu.TryLock() {
 		// The control goroutine is reconfiguring the ring: rather than sleep unarmed,
 		// the poll thread is woken at once to look again.
 		if on {
-			p.kick.self()
+			k.self()
 		}
 		return
 	}
@@ -203,16 +234,17 @@ func (p *Port) setNotify(q int, on bool) {
 	if on && r.noKick {
 		// The front end asked for polling (SET_VRING_KICK without a descriptor): it never
 		// kicks, so the poll thread must not sleep on this queue.
-		p.kick.self()
+		k.self()
 	}
 }
 
-// Link implements nic.Port: up while a front end has both rings started and enabled.
+// Link implements nic.Port: up while a front end has both rings of pair 0 started and
+// enabled (a front end may leave the other pairs disabled).
 func (p *Port) Link() nic.Link {
 	if !p.connected.Load() {
 		return nic.Link{}
 	}
-	for i := range p.rings {
+	for i := range numVrings {
 		r := &p.rings[i]
 		r.mu.Lock()
 		running := r.running()
@@ -282,5 +314,43 @@ func (p *Port) Close() error {
 	}
 	p.mu.Unlock()
 	<-p.done
-	return p.kick.close()
+	return p.closeKicks()
+}
+
+// closeKicks closes every RX queue's vector.
+func (p *Port) closeKicks() error {
+	var err error
+	for _, k := range p.kicks {
+		err = errors.Join(err, k.close())
+	}
+	return err
+}
+
+// remapTx points every TX queue at a pair whose guest RX ring runs (started and enabled):
+// its own pair when it does, else one of those that do, round robin (queue q takes the
+// (q mod n)th of the n running pairs), else its own (which takes nothing). A front end
+// that enabled fewer pairs than the port offers (a guest with fewer vCPUs than queues,
+// DPDK before its control queue's VQ_PAIRS_SET) still gets every poll thread's frames.
+// Control goroutine, after each request and reset.
+func (p *Port) remapTx() {
+	var run [MaxQueuePairs]uint32
+	n, shared := 0, false
+	for q := range p.txTo {
+		r := &p.rings[txRing(q)]
+		r.mu.Lock()
+		if r.running() {
+			run[n] = uint32(q)
+			n++
+		}
+		r.mu.Unlock()
+	}
+	for q := range p.txTo {
+		to := uint32(q)
+		if n > 0 && !slices.Contains(run[:n], to) {
+			to = run[q%n]
+		}
+		shared = shared || to != uint32(q)
+		p.txTo[q].Store(to)
+	}
+	p.txShared.Store(shared)
 }

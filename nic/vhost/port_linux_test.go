@@ -117,7 +117,7 @@ func TestFramesBothWays(t *testing.T) {
 			f.postRx(n)
 			var out []*nic.Buf
 			for i := range n {
-				b := p.pool.Get()
+				b := p.pools[0].Get()
 				b.SetLen(copy(b.Data(), frame(100+i, 64+i)))
 				out = append(out, b)
 			}
@@ -134,8 +134,8 @@ func TestFramesBothWays(t *testing.T) {
 					t.Fatalf("received frame %d: got % x", i, g)
 				}
 			}
-			if p.pool.Avail() != p.pool.Size() {
-				t.Fatalf("pool has %d of %d buffers", p.pool.Avail(), p.pool.Size())
+			if p.pools[0].Avail() != p.pools[0].Size() {
+				t.Fatalf("pool has %d of %d buffers", p.pools[0].Avail(), p.pools[0].Size())
 			}
 			st := p.Stats()
 			if st.RxPackets != n || st.TxPackets != n || st.RxErrors != 0 || st.TxErrors != 0 {
@@ -148,8 +148,12 @@ func TestFramesBothWays(t *testing.T) {
 // noSetFeatures marks a test front end that never sends SET_FEATURES.
 const noSetFeatures = 1 << 63
 
+// rawReceiver is a guest RX ring's frames as the front end sees them (a frontend's pair 0,
+// or one pair of it).
+type rawReceiver interface{ receivedRaw() [][]byte }
+
 // receivedHdr is frontend.received for a header of hdr bytes.
-func receivedHdr(f *frontend, hdr int) [][]byte {
+func receivedHdr(f rawReceiver, hdr int) [][]byte {
 	var out [][]byte
 	for _, b := range f.receivedRaw() {
 		out = append(out, b[hdr:])

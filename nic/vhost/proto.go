@@ -39,6 +39,7 @@ const (
 // Feature bits the back end offers or refers to.
 const (
 	featMrgRxBuf        = 15
+	featMQ              = 22 // VIRTIO_NET_F_MQ: offered when the port has more than one pair
 	featEventIdx        = 29
 	featProtocolFeature = 30 // VHOST_USER_F_PROTOCOL_FEATURES
 	featVersion1        = 32
@@ -51,11 +52,15 @@ const (
 )
 
 // offeredFeatures and offeredProtocol are what GET_FEATURES and GET_PROTOCOL_FEATURES
-// answer.
+// answer (with featMQ besides on a port of more than one pair, see Port.offer).
 const (
 	offeredFeatures = 1<<featVersion1 | 1<<featEventIdx | 1<<featProtocolFeature
 	offeredProtocol = 1<<protoMQ | 1<<protoReplyAck
 )
+
+// MaxQueuePairs is the most queue pairs a port offers (Config.Queues): the configuration's
+// rx_queues and tx_queues limit.
+const MaxQueuePairs = 16
 
 // Limits on what a front end may send.
 const (
@@ -63,7 +68,8 @@ const (
 	maxPayload  = 4096
 	maxRegions  = 8
 	maxFds      = maxRegions
-	numVrings   = 2     // one queue pair: 0 guest RX, 1 guest TX
+	numVrings   = 2 // vrings per queue pair: 2q guest RX, 2q+1 guest TX
+	maxVrings   = 2 * MaxQueuePairs
 	maxRingSize = 32768 // the split ring's largest queue size
 	vringFdMask = 0xff  // SET_VRING_KICK/CALL/ERR: the index bits
 	vringNoFd   = 0x100 // ... and "no descriptor: poll"
@@ -142,8 +148,8 @@ func parseState(req uint32, p []byte) (vringState, error) {
 		return vringState{}, err
 	}
 	s := vringState{binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(p[4:])}
-	if s.index >= numVrings {
-		return s, fmt.Errorf("%w: request %d: vring %d, have %d", errProto, req, s.index, numVrings)
+	if s.index >= maxVrings {
+		return s, fmt.Errorf("%w: request %d: vring %d, at most %d", errProto, req, s.index, maxVrings)
 	}
 	return s, nil
 }
@@ -157,8 +163,8 @@ func parseAddr(p []byte) (vringAddr, error) {
 		desc: binary.LittleEndian.Uint64(p[8:]), used: binary.LittleEndian.Uint64(p[16:]),
 		avail: binary.LittleEndian.Uint64(p[24:]), logGA: binary.LittleEndian.Uint64(p[32:]),
 	}
-	if a.index >= numVrings {
-		return a, fmt.Errorf("%w: SET_VRING_ADDR: vring %d, have %d", errProto, a.index, numVrings)
+	if a.index >= maxVrings {
+		return a, fmt.Errorf("%w: SET_VRING_ADDR: vring %d, at most %d", errProto, a.index, maxVrings)
 	}
 	return a, nil
 }
@@ -174,8 +180,8 @@ func parseVringFd(req uint32, p []byte, nfds int) (index int, hasFd bool, err er
 		return 0, false, fmt.Errorf("%w: request %d: unknown bits in 0x%x", errProto, req, v)
 	}
 	index, hasFd = int(v&vringFdMask), v&vringNoFd == 0
-	if index >= numVrings {
-		return 0, false, fmt.Errorf("%w: request %d: vring %d, have %d", errProto, req, index, numVrings)
+	if index >= maxVrings {
+		return 0, false, fmt.Errorf("%w: request %d: vring %d, at most %d", errProto, req, index, maxVrings)
 	}
 	want := 0
 	if hasFd {

@@ -18,6 +18,15 @@ type session struct {
 	buf      [hdrSize + 8]byte
 }
 
+// offer is what GET_FEATURES answers: VIRTIO_NET_F_MQ besides on a port of more than one
+// pair (QEMU and DPDK's virtio-user want it before they use a second pair).
+func (p *Port) offer() uint64 {
+	if p.cfg.Queues > 1 {
+		return offeredFeatures | 1<<featMQ
+	}
+	return offeredFeatures
+}
+
 func (s *session) replyAck() bool { return s.protocol&(1<<protoReplyAck) != 0 }
 
 // ack is a REPLY_ACK reply to req: 0 success, anything else failure.
@@ -39,9 +48,9 @@ func (s *session) handle(m *message) ([]byte, error) {
 	}
 	switch req {
 	case reqGetFeatures:
-		return s.u64(req, offeredFeatures), nil
+		return s.u64(req, p.offer()), nil
 	case reqSetFeatures:
-		v, err := offered(req, m.payload, offeredFeatures)
+		v, err := offered(req, m.payload, p.offer())
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +72,7 @@ func (s *session) handle(m *message) ([]byte, error) {
 		s.protocol = v
 		return nil, nil
 	case reqGetQueueNum:
-		return s.u64(req, numVrings/2), nil
+		return s.u64(req, uint64(p.cfg.Queues)), nil
 	case reqSetOwner:
 		return nil, nil
 	case reqResetOwner:
@@ -96,7 +105,7 @@ func (s *session) handle(m *message) ([]byte, error) {
 			return nil, err
 		}
 		var base uint16
-		p.withRing(int(st.index), func(r *vring) error {
+		if err := p.withRing(int(st.index), func(r *vring) error {
 			base = r.base
 			if r.ready {
 				base = r.lastAvail
@@ -104,7 +113,9 @@ func (s *session) handle(m *message) ([]byte, error) {
 			r.stop()
 			r.base, r.kickSet = base, false
 			return nil
-		})
+		}); err != nil {
+			return nil, err
+		}
 		var b [stateSize]byte
 		binary.LittleEndian.PutUint32(b[:], st.index)
 		binary.LittleEndian.PutUint32(b[4:], uint32(base))
@@ -167,6 +178,9 @@ func (s *session) setVringFd(m *message) error {
 	if err != nil {
 		return err
 	}
+	if i >= len(p.rings) {
+		return fmt.Errorf("%w: request %d: vring %d, the port has %d (%d queue pairs)", errProto, req, i, len(p.rings), len(p.rings)/numVrings)
+	}
 	fd := -1
 	if hasFd {
 		if !isEventfd(m.fds[0]) {
@@ -198,14 +212,14 @@ func (s *session) setVringFd(m *message) error {
 		old.close()
 		return nil
 	}
-	if i == ringGuestTX {
+	if i%numVrings == ringGuestTX {
 		if hasFd {
 			m.fds[0] = -1
 		}
-		if err := p.kick.set(fd); err != nil {
+		if err := p.kicks[i/numVrings].set(fd); err != nil {
 			return err
 		}
-	} // the guest RX ring's kicks are not needed: its descriptor is closed
+	} // the guest RX rings' kicks are not needed: their descriptors are closed
 	return p.withRing(i, func(r *vring) error {
 		r.kickSet, r.noKick = true, !hasFd
 		if s.features&(1<<featProtocolFeature) == 0 {
@@ -216,7 +230,7 @@ func (s *session) setVringFd(m *message) error {
 }
 
 // setMemTable applies SET_MEM_TABLE. The new table is committed only when every started
-// ring fits it: until then both rings are held and stay on the old one, which on a refusal
+// ring fits it: until then every ring is held and stay on the old one, which on a refusal
 // stays mapped and in use (the front end is disconnected, and the reset that follows stops
 // the rings before it unmaps it). A table identical to the current one (QEMU resends it
 // at every start) keeps the current mapping.
@@ -234,7 +248,7 @@ func (s *session) setMemTable(m *message) error {
 		return err
 	}
 	p.lockRings()
-	var lay [numVrings]ringLayout
+	var lay [maxVrings]ringLayout
 	for i := range p.rings {
 		r := &p.rings[i]
 		if !r.ready {

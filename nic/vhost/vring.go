@@ -52,8 +52,6 @@ type ringLayout struct {
 // steps on the shared poll thread, whatever the ring size.
 const maxChainLen = 1024
 
-func newVring() vring { return vring{} }
-
 // canStart reports whether the front end has sent everything a ring needs to start
 // (SET_VRING_KICK starts it; SET_VRING_ENABLE only says whether it has effect).
 func (r *vring) canStart() bool {
