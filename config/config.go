@@ -86,6 +86,11 @@ type Port struct {
 	// RxRing and TxRing are descriptors per queue: a power of two from 64 to 4096.
 	RxRing int `mapstructure:"rx_ring"`
 	TxRing int `mapstructure:"tx_ring"`
+	// MTU is the port's IP MTU, as Linux's: a port with mtu 9000 carries Ethernet frames
+	// of 9014 bytes without FCS, 9018 with a VLAN tag (default, and 0: 1500; 68 up to what the
+	// NIC takes: 9710 on the 82599, 9190 on the 82576, 9706 on its VF; the other port
+	// kinds carry 1500 only in this version). Buffers are sized to hold one frame.
+	MTU int `mapstructure:"mtu"`
 	// ITR is the minimum interval between interrupts; 0 means no moderation.
 	ITR time.Duration `mapstructure:"itr"`
 	// Promiscuous makes the port accept every frame.
@@ -250,6 +255,7 @@ func DefaultPort() Port {
 		TxQueues: DefaultQueues,
 		RxRing:   DefaultRing,
 		TxRing:   DefaultRing,
+		MTU:      nic.DefaultMTU,
 	}
 }
 

@@ -22,7 +22,7 @@ const (
 // DMANeed returns the DMA memory the port allocates when it opens, with allocations
 // rounded up to page bytes.
 func (p *Port) DMANeed(page uint64) uint64 {
-	nc := nic.Config{RxQueues: p.RxQueues, TxQueues: p.TxQueues, RxRing: p.RxRing, TxRing: p.TxRing}.WithDefaults()
+	nc := nic.Config{RxQueues: p.RxQueues, TxQueues: p.TxQueues, RxRing: p.RxRing, TxRing: p.TxRing, MTU: p.MTU}.WithDefaults()
 	stride := uint64(nic.BufStride(nc.BufSize))
 	round := func(n uint64) uint64 { return (n + page - 1) / page * page }
 	desc := p.descSize()

@@ -49,8 +49,40 @@ func widest() nic.Facts {
 		w.Limits.Queues = max(w.Limits.Queues, d.Facts.Limits.Queues)
 		w.Limits.Ring = max(w.Limits.Ring, d.Facts.Limits.Ring)
 		w.DescSize = max(w.DescSize, d.Facts.DescSize)
+		w.Limits.MaxMTU = max(w.Limits.MaxMTU, d.Facts.Limits.MaxMTUOrDefault())
 	}
 	return w
+}
+
+// PortMTU is the port's MTU: mtu, or nic.DefaultMTU where it is 0 (left out).
+func (p *Port) PortMTU() int {
+	if p.MTU == 0 {
+		return nic.DefaultMTU
+	}
+	return p.MTU
+}
+
+// checkMTU checks port i's mtu against what its NIC takes (the widest of the NIC
+// drivers while the NIC is not known); the port kinds that are no NIC driver carry the
+// standard MTU only.
+func checkMTU(errs *fieldErrors, i int, p *Port) {
+	path := fmt.Sprintf("ports[%d].mtu", i)
+	mtu := p.PortMTU()
+	switch p.Driver {
+	case DriverVhostUser, DriverAFXDP:
+		if mtu != nic.DefaultMTU {
+			errs.add(path, p.MTU, "%s ports carry the standard MTU, %d, only", p.Driver, nic.DefaultMTU)
+		}
+		return
+	}
+	l := p.limits()
+	if mtu < nic.MinMTU || mtu > l.MaxMTUOrDefault() {
+		of := ", what every NIC driver takes"
+		if f, ok := p.facts(); ok && f.Chip != "" {
+			of = fmt.Sprintf(", the %s's range", f.Chip)
+		}
+		errs.add(path, p.MTU, "must be in [%d, %d]%s", nic.MinMTU, l.MaxMTUOrDefault(), of)
+	}
 }
 
 // nicNames are the values nic: takes: auto and every registered driver.
@@ -85,6 +117,7 @@ func checkLimits(errs *fieldErrors, i int, p *Port) {
 			errs.add(path(r.key), r.v, "must be a power of two in [%d, %d]%s", MinRing, l.Ring, of)
 		}
 	}
+	checkMTU(errs, i, p)
 }
 
 // sized reports whether the port's queue and ring sizes are within its limits (else

@@ -10,10 +10,6 @@ import (
 	"github.com/uiod/uiod/nic/tap"
 )
 
-// portMTU is the MTU of every port: the NIC drivers carry standard 1514-byte frames
-// (virtio-net without its MTU feature, the Intel NICs in 2 KiB buffers).
-const portMTU = 1500
-
 // checkKernels refuses, before any port is opened, a kernel path whose interface name is
 // taken by an interface that is not a TAP (the error matches tap.ErrUnavailable).
 func (d *Daemon) checkKernels() error {
@@ -29,13 +25,13 @@ func (d *Daemon) checkKernels() error {
 }
 
 // openKernel opens port p's kernel exception path, if it has one: a TAP interface with
-// the port's MAC and MTU, up, with a TX queue for each poll thread. Closing p closes it.
+// the port's MAC and MTU (ports[].mtu), up, with a TX queue for each poll thread. Closing p closes it.
 func (d *Daemon) openKernel(p *port) error {
 	name := p.cfg.Kernel.TAP
 	if name == "" {
 		return nil
 	}
-	k, err := tap.Open(tap.Config{Name: name, MAC: p.nic.MAC(), MTU: portMTU, TxQueues: max(1, len(d.cfg.Poll.CPUs)), Log: d.log})
+	k, err := tap.Open(tap.Config{Name: name, MAC: p.nic.MAC(), MTU: p.cfg.PortMTU(), TxQueues: max(1, len(d.cfg.Poll.CPUs)), Log: d.log})
 	if err != nil {
 		return fmt.Errorf("port %s: kernel: %w", p.cfg.Name, err)
 	}

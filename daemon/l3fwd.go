@@ -17,7 +17,7 @@ func (d *Daemon) l3fwdApp() (*l3fwd.App, error) {
 	id := map[string]dataplane.PortID{}
 	for i, p := range d.ports {
 		cfg.Ports = append(cfg.Ports, p.nic.MAC())
-		cfg.MTU = append(cfg.MTU, portMTU)
+		cfg.MTU = append(cfg.MTU, p.cfg.PortMTU())
 		id[p.cfg.Name] = dataplane.PortID(i)
 	}
 	for i, r := range d.cfg.Forward.Routes {

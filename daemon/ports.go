@@ -169,6 +169,7 @@ func nicConfig(p config.Port) nic.Config {
 		TxQueues:    p.TxQueues,
 		RxRing:      p.RxRing,
 		TxRing:      p.TxRing,
+		MTU:         p.MTU,
 		ITR:         p.ITR,
 		Promiscuous: p.Promiscuous,
 	}

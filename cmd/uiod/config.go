@@ -34,8 +34,9 @@ each PCI port whose function exists under <root>/sys against its nic: (the NIC d
 must drive the function's vendor:device; the error names the nic: that does).
 "-" reads standard input.
 
-Prints "FILE: ok" for a good file, and every problem of a bad one on standard error, one
-per line, naming the key. Exits 2 if any file is bad.`,
+Prints "FILE: ok" for a good file (with, for a port of another MTU than 1500, the frames
+it carries and the DMA memory its buffers take), and every problem of a bad one on
+standard error, one per line, naming the key. Exits 2 if any file is bad.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad, failed := 0, 0
@@ -85,6 +86,7 @@ func validateConfig(l config.Loader, stdout, stderr io.Writer, stdin io.Reader, 
 	case err == nil:
 		fmt.Fprintf(stdout, "%s: ok\n", name)
 		writeMemlock(stdout, name, cfg, l.Root)
+		writeMTUs(stdout, name, cfg, l.Root)
 		return configOK
 	case errors.As(err, &ve):
 		for _, fe := range ve.Errors {

@@ -103,3 +103,38 @@ poll: {mode: sleep, sleep_min: 1ms, sleep_max: 1ms}
 		})
 	}
 }
+
+// A port of another MTU: validate says what frames it carries and the memory its
+// buffers take; an MTU beyond the NIC's is refused naming the NIC's range, exit 2.
+func TestConfigValidateMTU(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "jumbo.yaml")
+	os.WriteFile(good, []byte(`ports:
+  - {name: a, driver: sim, wire: "pair:mtu0", mtu: 9000}
+  - {name: b, driver: sim, wire: "pair:mtu1"}
+forward: {mode: l2fwd, pairs: [[a, b]]}
+`), 0o644)
+	cli := &uiodCLI{}
+	stdout, stderr, code := cli.run(t, "config", "validate", good)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if want := "port a: mtu 9000: frames of up to 9014 bytes (9018 with a VLAN tag) in 9216-byte buffers, "; !strings.Contains(stdout, want) || strings.Contains(stdout, "port b:") {
+		t.Errorf("validate said\n%s\nwant %q for port a only", stdout, want)
+	}
+	bad := filepath.Join(dir, "toolarge.yaml")
+	os.WriteFile(bad, []byte(`ports:
+  - {name: a, driver: sim, nic: igb, wire: "pair:mtu0", mtu: 9500}
+  - {name: b, driver: sim, wire: "pair:mtu1", mtu: 67}
+forward: {mode: l2fwd, pairs: [[a, b]]}
+`), 0o644)
+	_, stderr, code = cli.run(t, "config", "validate", bad)
+	if code != 2 {
+		t.Errorf("exit %d, want 2\n%s", code, stderr)
+	}
+	for _, want := range []string{"ports[0].mtu = 9500: must be in [68, 9190], the 82576 (igb)'s range", "ports[1].mtu = 67: must be in [68, 9710]"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr\n%s\nlacks %q", stderr, want)
+		}
+	}
+}

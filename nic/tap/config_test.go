@@ -18,7 +18,7 @@ func TestConfigValidate(t *testing.T) {
 		{"multicast MAC", Config{Name: "t0", MAC: net.HardwareAddr{1, 0, 0x5e, 0, 0, 1}}, "mac 01:00:5e:00:00:01: want a unicast"},
 		{"short MAC", Config{Name: "t0", MAC: net.HardwareAddr{2, 0}}, "want a unicast"},
 		{"MTU too small", Config{Name: "t0", MTU: 67}, "mtu 67"},
-		{"MTU too large", Config{Name: "t0", MTU: 9001}, "mtu 9001"},
+		{"MTU too large", Config{Name: "t0", MTU: MaxMTU + 1}, "mtu 9711"},
 		{"no TX queues", Config{Name: "t0", TxQueues: -1}, "tx queues -1"},
 		{"ring not a power of two", Config{Name: "t0", RxRing: 100}, "rx ring 100"},
 		{"ring too large", Config{Name: "t0", TxRing: 8192}, "tx ring 8192"},

@@ -32,6 +32,10 @@ const (
 	DefaultRing = 256
 )
 
+// MaxMTU is the largest MTU a TAP port takes: the largest of any NIC port's (the 82599's
+// 9710), so that a port's kernel path carries every frame the port does.
+const MaxMTU = 9710
+
 // MaxName is the longest interface name the kernel takes (IFNAMSIZ less its NUL).
 const MaxName = ifname.Max
 
@@ -48,7 +52,7 @@ type Config struct {
 	// MAC is the interface's address (the NIC port's, so that the kernel answers for it).
 	// Nil keeps the address the kernel gave the interface.
 	MAC net.HardwareAddr
-	// MTU is the interface's MTU (default DefaultMTU), 68..9000.
+	// MTU is the interface's MTU (default DefaultMTU), 68..MaxMTU.
 	MTU int
 	// TxQueues is the number of TX queues, one per thread that sends to the kernel
 	// (default 1).
@@ -77,8 +81,8 @@ func (c Config) validate() error {
 		return refuse("tap %q: name %v", c.Name, CheckName(c.Name))
 	case c.MAC != nil && (len(c.MAC) != 6 || c.MAC[0]&1 != 0):
 		return fmt.Errorf("tap %s: mac %s: want a unicast Ethernet address", c.Name, c.MAC)
-	case c.MTU < 68 || c.MTU > 9000:
-		return fmt.Errorf("tap %s: mtu %d: want 68..9000", c.Name, c.MTU)
+	case c.MTU < 68 || c.MTU > MaxMTU:
+		return fmt.Errorf("tap %s: mtu %d: want 68..%d", c.Name, c.MTU, MaxMTU)
 	case c.TxQueues < 1 || c.TxQueues > 256:
 		return fmt.Errorf("tap %s: tx queues %d: want 1..256", c.Name, c.TxQueues)
 	case !ringOK(c.RxRing):

@@ -8,6 +8,9 @@ import (
 // counters accumulates the NIC's read-to-clear statistics registers.
 type counters struct {
 	rxPackets, txPackets, rxBytes, txBytes, rxMissed uint64
+	// rxErrors are the frames the MAC refused: CRC and length errors, runts and frames
+	// longer than the MTU (Linux's rx_crc_errors and rx_length_errors).
+	rxErrors uint64
 }
 
 // ReadCounters adds the statistics registers to the port's totals, which clears them. A
@@ -50,9 +53,14 @@ func (p *Port) readStatRegs() {
 	for _, off := range p.layout.MPC {
 		p.hw.rxMissed += uint64(r.Read32(off))
 	}
+	for _, off := range []uint32{intelnic.CRCERRS, intelnic.RLEC, intelnic.RUC, intelnic.ROC} {
+		p.hw.rxErrors += uint64(r.Read32(off))
+	}
 }
 
-// Stats implements nic.Port: the NIC's counters plus the frames the driver refused.
+// Stats implements nic.Port: the NIC's counters plus the frames the driver refused. RX
+// errors are the MAC's (CRC, length, runt and oversize frames) and the rings' (bad
+// write-backs, frames longer than the MTU, fragments).
 func (p *Port) Stats() nic.Stats {
 	p.statsMu.Lock()
 	if !p.closed.Load() {
@@ -64,6 +72,7 @@ func (p *Port) Stats() nic.Stats {
 		TxPackets: p.hw.txPackets,
 		TxBytes:   p.hw.txBytes,
 		RxMissed:  p.hw.rxMissed,
+		RxErrors:  p.hw.rxErrors,
 	}
 	p.statsMu.Unlock()
 	for _, q := range p.rx {

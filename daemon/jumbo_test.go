@@ -1,0 +1,103 @@
+package daemon
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/wire"
+)
+
+// TestDaemonJumbo runs l2fwd between two sim ports at mtu 9000 on each Intel model:
+// frames of 1514, 1515, 4096 and 9014 bytes, and one of 9018 with a VLAN tag, come out
+// of the other port byte for byte; one of 9015 bytes (untagged, one over) does not, and
+// the port counts it. The frames are sent in that order, each after the one before came
+// out, so that what is missing is known.
+func TestDaemonJumbo(t *testing.T) {
+	for _, model := range []string{"ixgbe", "igb"} {
+		t.Run(model, func(t *testing.T) {
+			name := "jumbo" + model
+			cfg := testConfig(t, fmt.Sprintf(`
+ports:
+  - {name: a, driver: sim, nic: %[2]s, wire: "pair:%[1]s0", promiscuous: true, mtu: 9000}
+  - {name: b, driver: sim, nic: %[2]s, wire: "pair:%[1]s1", promiscuous: true, mtu: 9000}
+forward: {mode: l2fwd, pairs: [[a, b]]}
+poll: {mode: adaptive, wait_timeout: 5ms}
+`, name, model))
+			d := New(cfg, Options{})
+			if err := d.Start(); err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			defer d.Stop()
+			var mu sync.Mutex
+			var out [][]byte
+			gen := make([]wire.Port, 2)
+			for i := range gen {
+				g, err := wire.Open(fmt.Sprintf("pair:%s%d", name, i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer g.Close()
+				if i == 1 {
+					g.SetHandler(func(f []byte, _ int64) {
+						mu.Lock()
+						out = append(out, append([]byte(nil), f...))
+						mu.Unlock()
+					})
+				}
+				gen[i] = g
+			}
+			received := func() int { mu.Lock(); defer mu.Unlock(); return len(out) }
+			frame := func(n int, tag bool) []byte {
+				f := make([]byte, n)
+				copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 9})
+				body := 12
+				if tag {
+					f[12], f[13], f[14], f[15] = 0x81, 0x00, 0x00, 0x0a
+					body = 16
+				}
+				f[body], f[body+1] = 0x88, 0xb5 // local experimental ethertype
+				for i := body + 2; i < n; i++ {
+					f[i] = byte(i * 7)
+				}
+				return f
+			}
+			for _, tt := range []struct {
+				n   int
+				tag bool
+			}{{1514, false}, {1515, false}, {4096, false}, {9014, false}, {9018, true}} {
+				want := received() + 1
+				f := frame(tt.n, tt.tag)
+				if err := gen[0].Send(f); err != nil {
+					t.Fatal(err)
+				}
+				if !testutil.WaitFor(10*time.Second, func() bool { return received() >= want }) {
+					t.Fatalf("a frame of %d bytes (tagged %v) did not come out at mtu 9000: status %+v", tt.n, tt.tag, d.Status().Ports)
+				}
+				mu.Lock()
+				got := out[len(out)-1]
+				mu.Unlock()
+				if !bytes.Equal(got, f) {
+					t.Errorf("a frame of %d bytes came out as %d bytes with other contents", tt.n, len(got))
+				}
+			}
+			before := d.Status().Ports[0].Stats
+			if err := gen[0].Send(frame(9015, false)); err != nil {
+				t.Fatal(err)
+			}
+			if !testutil.WaitFor(10*time.Second, func() bool {
+				s := d.Status().Ports[0].Stats
+				return s.RxErrors > before.RxErrors || s.RxMissed > before.RxMissed
+			}) {
+				t.Errorf("the frame of 9015 bytes was not counted at port a: before %+v, now %+v", before, d.Status().Ports[0].Stats)
+			}
+			time.Sleep(50 * time.Millisecond) // what would have come out by now
+			if n := received(); n != 5 {
+				t.Errorf("%d frames came out, want 5: the one of 9015 bytes must not", n)
+			}
+		})
+	}
+}
