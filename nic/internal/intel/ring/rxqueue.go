@@ -101,7 +101,7 @@ func (q *RxQueue) Fill() int {
 func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 	m, tail := int(q.mask), int(q.tail)
 	desc, slots := q.desc[:m+1], q.bufs[:m+1]
-	next := int(q.next)
+	next, plain := int(q.next), uint(q.plain)
 	n := 0
 	var bytes uint64
 	for {
@@ -117,7 +117,7 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 			}
 			b := slots[next&m]
 			length := int(atomic.LoadUint32(&d.w3) & 0xffff)
-			if q.drop || st&intelnic.RxStatusEOP == 0 || uint(length-1) >= uint(q.plain) {
+			if q.drop || st&intelnic.RxStatusEOP == 0 || uint(length-1) >= plain {
 				rare = d
 				break
 			}

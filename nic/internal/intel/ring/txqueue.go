@@ -127,6 +127,7 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 	m, t := int(q.mask), int(q.tail)
 	desc, slots := q.desc[:m+1], q.bufs[:m+1]
 	full := (int(q.clean) - 1) & m // the slot that stays empty
+	span := uint(q.plain - MinTxFrame)
 	n := 0
 	var bytes uint64
 	for n < len(bufs) && t != full {
@@ -136,7 +137,7 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		for n < len(bufs) && t != full {
 			b = bufs[n]
 			size := b.Len()
-			if b.Pool() != q.lastPool || !q.lastLocal || uint(size-MinTxFrame) > uint(q.plain-MinTxFrame) || b.TimestampMarked() {
+			if b.Pool() != q.lastPool || !q.lastLocal || uint(size-MinTxFrame) > span || b.TimestampMarked() {
 				break
 			}
 			d := &desc[t&m]
