@@ -58,11 +58,21 @@ func checkWakeups(t *testing.T, d direction, nics []string, rep *e2eReport, befo
 	// Every other port's interrupts, but for a line the receiving port shares.
 	others := map[string]bool{}
 	var names []string
+	// QEMU's virtio-net notifies the first used buffer of a virtqueue after a reset
+	// whatever its event index asks (signalled_used_valid), and under INTx the transmit
+	// queue shares the line: a sending virtio port on INTx may fire for its transmits
+	// (once, or more when the guest is slow to reclaim). Its line is left out, and logged.
+	txShared := d.model == "virtio" && d.out%2 == 1
 	for i := range nics {
 		if i == d.in {
 			continue
 		}
 		name, lines := portIRQ(i)
+		if txShared && i == d.out {
+			w.tx, _ = irqLinesDelta(before, after, lines)
+			t.Logf("%s (the sending port, whose transmit queue shares its line) fired %d times", name, w.tx)
+			continue
+		}
 		names = append(names, name)
 		for n := range lines {
 			if !own[n] {
@@ -72,12 +82,6 @@ func checkWakeups(t *testing.T, d direction, nics []string, rep *e2eReport, befo
 	}
 	w.otherName = strings.Join(names, ", ")
 	w.other, _ = irqLinesDelta(before, after, others)
-	if d.model == "virtio" && d.out%2 == 1 {
-		// QEMU's virtio-net notifies the first used buffer of a virtqueue after a reset
-		// whatever its event index asks (signalled_used_valid), and under INTx the
-		// transmit queue shares the line: the first frame the port sends may fire it.
-		w.firstTx = 1
-	}
 	t.Logf("%s fired %d times; %s together %d times", w.ownName, w.own, w.otherName, w.other)
 	for _, p := range w.problems() {
 		t.Error(p)
@@ -85,20 +89,21 @@ func checkWakeups(t *testing.T, d direction, nics []string, rep *e2eReport, befo
 }
 
 // wakeCounts are one direction's sleep and wake-up counts of the poll thread and the
-// interrupt counts of the receiving port (own) and the other ports (other), of which
-// firstTx may be the sending port's for its first transmit.
+// interrupt counts of the receiving port (own), of the sending port when its transmits
+// share its line (tx: a virtio port on INTx) and of the other ports (other).
 type wakeCounts struct {
 	sleeps, woken, spurious uint64
-	own, other, firstTx     uint64
+	own, tx, other          uint64
 	ownName, otherName      string
 }
 
 // problems returns what the counts break of what the protocol guarantees. The thread has
 // been idle since the previous snapshot when the first probe comes, so it sleeps at least
 // once and the receiving port's interrupt wakes it at least once. Only the receiving port
-// gets frames and no port interrupts for transmits (but for firstTx), so no other port's
-// interrupt fires, and every wake-up by interrupt was the receiving port's: the thread
-// drains its vectors at each wake-up, so it cannot wake more often than they fired.
+// gets frames and no port interrupts for transmits (but one whose transmit queue shares
+// its line, tx), so no other port's interrupt fires, and every wake-up by interrupt was
+// the receiving port's or tx's: the thread drains its vectors at each wake-up, so it
+// cannot wake more often than they fired.
 func (w wakeCounts) problems() []string {
 	var p []string
 	if w.sleeps == 0 {
@@ -108,10 +113,10 @@ func (w wakeCounts) problems() []string {
 		p = append(p, fmt.Sprintf("the poll thread woke by interrupt %d times and %s fired %d times, want both at least once (the first probe finds the thread asleep)",
 			w.woken, w.ownName, w.own))
 	}
-	if w.other > w.firstTx {
+	if w.other > 0 {
 		p = append(p, fmt.Sprintf("%s fired %d times, but those ports received nothing", w.otherName, w.other))
 	}
-	if w.woken > w.own+w.other {
+	if w.woken > w.own+w.tx+w.other {
 		p = append(p, fmt.Sprintf("the poll thread woke by interrupt %d times, more than %s fired (%d): some wake-ups were not the receiving port's",
 			w.woken, w.ownName, w.own))
 	}
