@@ -16,9 +16,11 @@ const (
 	udpLen     = 8
 	payloadLen = 4 + 8 + 8
 	// MinFrameSize and MaxFrameSize bound the configurable frame size (bytes on the wire
-	// without FCS).
+	// without FCS): up to the longest untagged frame of the largest MTU a NIC port takes
+	// (9710, the 82599's). StdFrameSize is the longest frame of the standard MTU.
 	MinFrameSize = 64
-	MaxFrameSize = 1514
+	MaxFrameSize = 9710 + ethLen
+	StdFrameSize = 1514
 
 	offIP      = ethLen
 	offUDP     = offIP + ipv4Len

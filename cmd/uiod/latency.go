@@ -137,7 +137,7 @@ run it was in cut short, and the exit code is 130.`,
 	fl.IntVar(&f.count, "count", 0, "stop after this many probes (0: no limit)")
 	fl.DurationVar(&f.interval, "interval", latency.DefaultInterval, "gap between probes (shorthand for --pattern constant:GAP)")
 	fl.StringVar(&f.pattern, "pattern", "", "traffic pattern of the probes (instead of --interval)")
-	fl.IntVar(&f.size, "size", latency.DefaultSize, "probe frame size in bytes without FCS (64-1514)")
+	fl.IntVar(&f.size, "size", latency.DefaultSize, "probe frame size in bytes without FCS (64-9724; above 1514 the ports need an MTU that carries it)")
 	fl.DurationVar(&f.timeout, "timeout", latency.DefaultTimeout, "a probe slower than this counts as late")
 	fl.DurationVar(&f.spin, "spin", latency.DefaultSpin, "busy-wait this long before each send instead of sleeping (0: never)")
 	fl.StringVar(&f.loadRate, "load-rate", "", "unmeasured background load in frames per second (e.g. 50kpps)")
@@ -160,6 +160,9 @@ func (f *latencyFlags) probeConfig(cmd *cobra.Command) (latency.Config, error) {
 	c := latency.Config{Size: f.size, Count: f.count, Timeout: f.timeout, Seed: f.seed, Label: f.label, Flows: f.flows}
 	if f.size < latency.MinFrameSize || f.size > latency.MaxFrameSize {
 		return c, usagef("--size: %d is outside %d..%d", f.size, latency.MinFrameSize, latency.MaxFrameSize)
+	}
+	if f.size > latency.StdFrameSize && (f.stamps == "hw" || f.ports != "") {
+		return c, usagef("--size: %d: at most %d with --timestamps hw or --ports (the generator's own NIC ports send standard frames)", f.size, latency.StdFrameSize)
 	}
 	if f.count < 0 {
 		return c, usagef("--count: %d is negative", f.count)

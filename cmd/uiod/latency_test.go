@@ -373,3 +373,22 @@ func TestIntegrationTAPDemo(t *testing.T) {
 		t.Fatalf("dataplane forwarded %d frames", fwd)
 	}
 }
+
+// Jumbo probes: --sim opens its model ports at an MTU that carries them, and every probe
+// comes back; the generator's own NIC ports (--timestamps hw) send standard frames only.
+func TestLatencyJumboProbes(t *testing.T) {
+	for _, nicName := range []string{"ixgbe", "igb"} {
+		stdout, stderr, err := execSplit(t, "latency", "--sim", "--nic", nicName, "--policies", "busy", "--count", "20", "--interval", "1ms", "--size", "9014")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", nicName, err, stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		if row := strings.Fields(lines[len(lines)-1]); len(row) < 3 || row[0] != "busy" || row[2] != "20" {
+			t.Errorf("%s: 9014-byte probes: table\n%s\nwant busy with 20 samples", nicName, stdout)
+		}
+	}
+	_, err := execUIOD(t, "latency", "--sim", "--timestamps", "hw", "--size", "4000", "--count", "5")
+	if err == nil || !strings.Contains(err.Error(), "--size: 4000: at most 1514") {
+		t.Errorf("--timestamps hw with 4000-byte probes: %v", err)
+	}
+}

@@ -71,7 +71,7 @@ func Run(ctx context.Context, policies []Policy, cfg latency.Config, opts Option
 	if name == "" {
 		name = NICIxgbe
 	}
-	s, err := OpenNIC(name, cable)
+	s, err := OpenNICFor(name, cable, max(cfg.Size, cfg.LoadSize))
 	if err != nil {
 		return nil, err
 	}

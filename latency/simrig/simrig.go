@@ -52,7 +52,12 @@ func Open(cables [2]wire.Port) (*Ports, error) { return OpenNIC(NICIxgbe, cables
 // 0's VF has the probes' destination address from its PF instead, and the PFs' MAC
 // anti-spoof check is off (as "spoofchk off"), since l2fwd sends the probes with their
 // source address.
-func OpenNIC(name string, cables [2]wire.Port) (*Ports, error) {
+func OpenNIC(name string, cables [2]wire.Port) (*Ports, error) { return OpenNICFor(name, cables, 0) }
+
+// OpenNICFor is OpenNIC with ports that carry frames of frameSize bytes: their MTU is
+// raised to it when it is longer than a standard frame (a jumbo probe), which a kind
+// without jumbo frames refuses.
+func OpenNICFor(name string, cables [2]wire.Port, frameSize int) (*Ports, error) {
 	if !simnic.Known(name) {
 		return nil, fmt.Errorf("nic %q: want %s", name, strings.Join(NICs, ", "))
 	}
@@ -75,9 +80,16 @@ func OpenNIC(name string, cables [2]wire.Port) (*Ports, error) {
 			return nil, fmt.Errorf("model port %d: %w", i, err)
 		}
 		s.models[i] = m
-		p, err := nic.Open(m.PCI(), name, nic.Config{Promiscuous: name != NICIgbvf})
+		ncfg := nic.Config{Promiscuous: name != NICIgbvf}
+		if frameSize > latency.StdFrameSize {
+			ncfg.MTU = frameSize - nic.EthHeader
+		}
+		p, err := nic.Open(m.PCI(), name, ncfg)
 		if err != nil {
 			s.Close()
+			if ncfg.MTU != 0 {
+				return nil, fmt.Errorf("open model port %d for %d-byte probes: %w", i, frameSize, err)
+			}
 			return nil, fmt.Errorf("open model port %d: %w", i, err)
 		}
 		s.NICs[i] = p
