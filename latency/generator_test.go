@@ -204,7 +204,7 @@ func TestConfigErrors(t *testing.T) {
 		{Count: 1, Size: 40},                    // too small
 		{Count: 1, Timeout: -1},                 // negative timeout
 		{Count: 1, LoadRate: -5},                // negative load
-		{Count: 1, LoadRate: 1, LoadSize: 9000}, // load too big
+		{Count: 1, LoadRate: 1, LoadSize: MaxFrameSize + 1}, // load too big
 		{Count: 1, Pattern: Constant{}},         // zero gap
 		{Count: 1, Pattern: Poisson{}},          // zero rate
 		{Count: 1, Pattern: OnOff{Rate: 1000, On: time.Microsecond}}, // ON shorter than a gap

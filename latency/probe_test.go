@@ -62,8 +62,8 @@ func TestFrameTemplateErrors(t *testing.T) {
 	if _, err := newFrameTemplate(a, 63, KindProbe); err == nil {
 		t.Error("size 63 accepted")
 	}
-	if _, err := newFrameTemplate(a, 1515, KindProbe); err == nil {
-		t.Error("size 1515 accepted")
+	if _, err := newFrameTemplate(a, MaxFrameSize+1, KindProbe); err == nil {
+		t.Errorf("size %d accepted", MaxFrameSize+1)
 	}
 	b := a
 	b.SrcIP = netip.MustParseAddr("2001:db8::1")
