@@ -99,7 +99,7 @@ func (c *Config) checkRoutesFrom(errs *fieldErrors) {
 	f := &c.Forward
 	switch f.RoutesFrom {
 	case "", RoutesFromStatic:
-		if f.KernelTable != "" {
+		if f.KernelTable != "" && f.KernelTable != "main" { // the default, which the example shows
 			errs.add("forward.kernel_table", f.KernelTable, "only applies to routes_from: kernel")
 		}
 		return

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/uiod/uiod/internal/testutil"
@@ -34,7 +35,7 @@ func TestRoutesFromKeys(t *testing.T) {
 		{"no tap", simPorts + "forward:\n  mode: l3fwd\n  routes_from: kernel\n", "forward.routes_from", "no port has a kernel path"},
 		{"bad table", kernelPorts + "forward:\n  mode: l3fwd\n  routes_from: kernel\n  kernel_table: no-such-table-here\n", "forward.kernel_table", "no table of this name"},
 		{"local table", kernelPorts + "forward:\n  mode: l3fwd\n  routes_from: kernel\n  kernel_table: local\n", "forward.kernel_table", "the local table"},
-		{"table without kernel", kernelPorts + "forward:\n  mode: l3fwd\n  kernel_table: main\n" + route, "forward.kernel_table", "only applies to routes_from: kernel"},
+		{"table without kernel", kernelPorts + "forward:\n  mode: l3fwd\n  kernel_table: \"100\"\n" + route, "forward.kernel_table", "only applies to routes_from: kernel"},
 		{"static needs routes", kernelPorts + "forward:\n  mode: l3fwd\n  routes_from: static\n", "forward.routes", "or routes_from: kernel"},
 		{"in l2fwd", simPorts + "forward:\n  routes_from: kernel\n", "forward.routes_from", "only applies to forward.mode l3fwd"},
 	} {
@@ -68,4 +69,17 @@ func TestParseKernelTable(t *testing.T) {
 		{In: "4294967296", Err: "no table of this name"},
 		{In: "isp3", Err: "no table of this name"},
 	})
+}
+
+// TestExampleL3fwdShowsRoutesFrom: the router example shows the keys the default example
+// leaves to it.
+func TestExampleL3fwdShowsRoutesFrom(t *testing.T) {
+	if _, err := read(t, ExampleL3fwd()); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"routes_from:", "kernel_table:"} {
+		if !strings.Contains(ExampleL3fwd(), "\n  "+key) {
+			t.Errorf("the l3fwd example does not show forward.%s", key)
+		}
+	}
 }
