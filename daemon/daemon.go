@@ -70,6 +70,8 @@ type Daemon struct {
 
 	router atomic.Pointer[l3fwd.App] // forward.mode l3fwd's app, for its metrics
 
+	fibWatch atomic.Pointer[fibWatcher] // forward.routes_from kernel's watcher (fib_linux.go)
+
 	httpLimits httpLimits
 }
 
@@ -234,6 +236,7 @@ func (d *Daemon) shutdownLocked() error {
 		d.dp.Stop()
 		d.dp = nil
 	}
+	d.closeFIB() // fib_linux.go
 	if d.procs != 0 {
 		runtime.GOMAXPROCS(d.procs) // the poll threads are gone
 		d.procs = 0

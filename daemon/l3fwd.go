@@ -43,6 +43,9 @@ func (d *Daemon) l3fwdApp() (*l3fwd.App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("forward: %w", err)
 	}
+	if err := d.startFIB(app); err != nil { // fib_linux.go
+		return nil, err
+	}
 	d.router.Store(app)
 	return app, nil
 }
