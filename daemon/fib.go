@@ -40,6 +40,9 @@ type FIBStatus struct {
 	Updates      uint64 `json:"updates,omitempty"`
 	UpdateErrors uint64 `json:"update_errors,omitempty"`
 	Resyncs      uint64 `json:"resyncs,omitempty"`
+	// Pending says the watcher has changes not yet in the table in force (it publishes
+	// them within fibCoalesce plus a build's time).
+	Pending bool `json:"pending,omitempty"`
 	// LastError is the last update's or subscription's error, if any.
 	LastError string `json:"last_error,omitempty"`
 	// RouteList and Neighbours are the kernel routes and the neighbours on the TAPs the

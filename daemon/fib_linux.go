@@ -36,9 +36,11 @@ type fibWatcher struct {
 	log   *zap.Logger
 	table int
 
-	mu      sync.Mutex // guards k and lastErr
+	mu      sync.Mutex // guards k, lastErr, changes and built
 	k       *kernelFIB
 	lastErr string
+	changes uint64 // changes applied to k
+	built   uint64 // changes in the table last published
 	kick    chan struct{} // a change to build (capacity 1)
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -190,6 +192,9 @@ func (w *fibWatcher) apply(fn func(*kernelFIB) bool) {
 	w.events.Add(1)
 	w.mu.Lock()
 	changed := fn(w.k)
+	if changed {
+		w.changes++
+	}
 	w.mu.Unlock()
 	if changed {
 		select {
@@ -216,6 +221,7 @@ func (w *fibWatcher) builder() {
 		}
 		w.mu.Lock()
 		routes, local := w.k.build()
+		changes := w.changes
 		w.mu.Unlock()
 		start := time.Now()
 		st, err := w.app.Update(routes, local)
@@ -224,6 +230,9 @@ func (w *fibWatcher) builder() {
 			continue
 		}
 		w.updates.Add(1)
+		w.mu.Lock()
+		w.built = changes
+		w.mu.Unlock()
 		w.log.Debug("table published", zap.Uint64("generation", st.Generation), zap.Int("routes", st.Static+st.Dynamic),
 			zap.Int("unresolved", st.Unresolved), zap.Int("local", st.Local), zap.Duration("build", time.Since(start)))
 	}
@@ -236,5 +245,6 @@ func (w *fibWatcher) status(st *FIBStatus) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	st.LastError = w.lastErr
+	st.Pending = w.built != w.changes
 	st.RouteList, st.Neighbours, st.Truncated = w.k.lists()
 }

@@ -88,7 +88,10 @@ type App struct {
 	static      []Route
 	staticLocal []netip.Prefix
 
-	updateMu     sync.Mutex // one Update at a time
+	updateMu     sync.Mutex            // one Update at a time; guards the fields below
+	pinned       map[netip.Prefix]bool // the static routes' and local prefixes
+	base         FIBStats              // New's counts
+	dyn          map[netip.Prefix]hop  // Update's entries in force
 	updateErrors atomic.Uint64
 }
 
@@ -146,10 +149,15 @@ func New(cfg Config) (*App, error) {
 	if err := b.static(); err != nil {
 		return nil, err
 	}
+	a.pinned = map[netip.Prefix]bool{}
+	for p := range b.seen {
+		a.pinned[p] = true
+	}
 	f, err := b.finish(1)
 	if err != nil {
 		return nil, err
 	}
+	a.base = f.info
 	a.fib.Store(f)
 	return a, nil
 }

@@ -2,7 +2,9 @@ package l3fwd
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/uiod/uiod/dataplane"
@@ -16,10 +18,11 @@ import (
 // garbage collector frees a generation only when no thread holds it any more, which is
 // the grace period an RCU scheme waits for.
 type fib struct {
-	v4   *lpm.Table4
-	v6   *lpm.Table6
-	hops []hop
-	info FIBStats
+	v4    *lpm.Table4
+	v6    *lpm.Table6
+	hops  []hop
+	hopOf map[hop]lpm.NextHop // hops' index, for Update (never read by the threads)
+	info  FIBStats
 }
 
 // FIBStats describe the forwarding table in force.
@@ -84,18 +87,7 @@ func (b *builder) insert(p netip.Prefix, h hop) error {
 }
 
 // route inserts r (checked) as a forwarding route, or an unresolved one.
-func (b *builder) route(r Route) error {
-	if r.Unresolved {
-		return b.insert(r.Prefix, hop{port: dataplane.PortID(vUnresolved)})
-	}
-	h := hop{port: r.Port, mtu: DefaultMTU}
-	if int(r.Port) < len(b.a.mtu) && b.a.mtu[r.Port] != 0 {
-		h.mtu = uint16(b.a.mtu[r.Port])
-	}
-	copy(h.macs[:6], r.NextHopMAC)
-	copy(h.macs[6:], b.a.ports[r.Port])
-	return b.insert(r.Prefix, h)
-}
+func (b *builder) route(r Route) error { return b.insert(r.Prefix, b.a.hopFor(r)) }
 
 // static inserts the static routes and local prefixes, and the reserved destinations,
 // refusing what is wrong (New's errors).
@@ -138,48 +130,6 @@ func (b *builder) static() error {
 	return nil
 }
 
-// dynamic inserts Update's local prefixes, then its routes, leaving out (and counting)
-// what a static entry or an earlier one already has, and what l3fwd never routes. Only
-// a full table is an error.
-func (b *builder) dynamic(routes []Route, local []netip.Prefix) error {
-	info := &b.f.info
-	for _, p := range local {
-		if checkLocal(p) != nil {
-			info.Refused++
-			continue
-		}
-		if _, dup := b.seen[p]; dup {
-			info.Shadowed++
-			continue
-		}
-		b.seen[p] = "a local prefix"
-		if err := b.insert(p, hop{port: dataplane.PortID(vLocal)}); err != nil {
-			return fmt.Errorf("local %v: %w", p, err)
-		}
-		info.Local++
-	}
-	for _, r := range routes {
-		if (!r.Unresolved && checkRoute(r, len(b.a.ports)) != nil) || (r.Unresolved && checkPrefix(r.Prefix) != nil) ||
-			checkReserved(r.Prefix, false) != nil {
-			info.Refused++
-			continue
-		}
-		if _, dup := b.seen[r.Prefix]; dup {
-			info.Shadowed++
-			continue
-		}
-		b.seen[r.Prefix] = "a route"
-		if err := b.route(r); err != nil {
-			return fmt.Errorf("route %v: %w", r.Prefix, err)
-		}
-		info.Dynamic++
-		if r.Unresolved {
-			info.Unresolved++
-		}
-	}
-	return nil
-}
-
 // finish gives every destination no route covers the no-route next hop, so that a
 // lookup always finds one, and stamps the generation.
 func (b *builder) finish(gen uint64) (*fib, error) {
@@ -190,6 +140,7 @@ func (b *builder) finish(gen uint64) (*fib, error) {
 			}
 		}
 	}
+	b.f.hopOf = b.hopOf
 	b.f.info.Generation = gen
 	b.f.info.Updated = time.Now()
 	b.f.info.Memory = b.f.v4.Memory() + b.f.v6.Memory()
@@ -218,32 +169,143 @@ func checkPrefix(p netip.Prefix) error {
 
 // Update replaces the dynamic part of the routing table (the routes and receive routes
 // the kernel has: daemon/fib_linux.go) and publishes the new table without stopping the
-// poll threads: it builds the tables beside the ones in force, then swaps one pointer,
-// which the threads load once per burst. The static routes and local prefixes of Config
-// are pinned: a dynamic route or local prefix for the same prefix as a static one is
-// left out (Shadowed), and so is a dynamic local prefix's twin among the dynamic routes
-// (the kernel's local table is consulted first, too). Dynamic entries l3fwd never routes
-// (inside a reserved destination, a port it does not have) are left out and counted
-// (Refused); only a table that cannot hold them all is an error, which keeps the table in
-// force. Update may be called from any goroutine, one call at a time is taken.
+// poll threads: it copies the tables in force (only the families that change), applies
+// the difference from the previous Update to the copy, then swaps one pointer, which the
+// threads load once per burst. The static routes and local prefixes of Config are
+// pinned: a dynamic route or local prefix for the same prefix as a static one is left out
+// (Shadowed), and so is a dynamic route for the prefix of a dynamic local one (the
+// kernel's local table is consulted first, too) or of an earlier one. Dynamic entries
+// l3fwd never routes (inside a reserved destination, a port it does not have) are left
+// out and counted (Refused); only a table that cannot hold them all is an error, which
+// keeps the table in force. Update may be called from any goroutine; one call runs at a
+// time.
 func (a *App) Update(routes []Route, local []netip.Prefix) (FIBStats, error) {
 	a.updateMu.Lock()
 	defer a.updateMu.Unlock()
-	b := a.newBuilder()
-	if err := b.static(); err != nil {
-		return FIBStats{}, err // New checked them: cannot happen
+	info := FIBStats{Static: a.base.Static, Local: a.base.Local}
+	want := make(map[netip.Prefix]hop, len(routes)+len(local))
+	for _, p := range local {
+		if checkLocal(p) != nil {
+			info.Refused++
+			continue
+		}
+		if _, dup := want[p]; dup || a.pinned[p] {
+			info.Shadowed++
+			continue
+		}
+		want[p] = hop{port: dataplane.PortID(vLocal)}
+		info.Local++
 	}
-	if err := b.dynamic(routes, local); err != nil {
-		a.updateErrors.Add(1)
-		return FIBStats{}, fmt.Errorf("update: %w", err)
+	for _, r := range routes {
+		if (!r.Unresolved && checkRoute(r, len(a.ports)) != nil) || (r.Unresolved && checkPrefix(r.Prefix) != nil) ||
+			checkReserved(r.Prefix, false) != nil {
+			info.Refused++
+			continue
+		}
+		if _, dup := want[r.Prefix]; dup || a.pinned[r.Prefix] {
+			info.Shadowed++
+			continue
+		}
+		want[r.Prefix] = a.hopFor(r)
+		info.Dynamic++
+		if r.Unresolved {
+			info.Unresolved++
+		}
 	}
-	f, err := b.finish(a.fib.Load().info.Generation + 1)
-	if err != nil {
-		a.updateErrors.Add(1)
-		return FIBStats{}, fmt.Errorf("update: %w", err)
+	old := a.fib.Load()
+	u := fibUpdate{old: old, f: &fib{v4: old.v4, v6: old.v6, hops: old.hops, hopOf: old.hopOf}}
+	for p := range a.dyn {
+		if _, keep := want[p]; !keep {
+			if err := u.remove(p); err != nil {
+				a.updateErrors.Add(1)
+				return FIBStats{}, fmt.Errorf("update: delete %v: %w", p, err)
+			}
+		}
 	}
+	for p, h := range want {
+		if was, ok := a.dyn[p]; ok && was == h {
+			continue
+		}
+		if err := u.insert(p, h); err != nil {
+			a.updateErrors.Add(1)
+			return FIBStats{}, fmt.Errorf("update: %w", err)
+		}
+	}
+	a.dyn = want
+	f := u.f
+	info.Generation = old.info.Generation + 1
+	info.Updated = time.Now()
+	info.Memory = f.v4.Memory() + f.v6.Memory()
+	f.info = info
 	a.fib.Store(f)
-	return f.info, nil
+	return info, nil
+}
+
+// hopFor is the next hop of a checked route.
+func (a *App) hopFor(r Route) hop {
+	if r.Unresolved {
+		return hop{port: dataplane.PortID(vUnresolved)}
+	}
+	h := hop{port: r.Port, mtu: DefaultMTU}
+	if int(r.Port) < len(a.mtu) && a.mtu[r.Port] != 0 {
+		h.mtu = uint16(a.mtu[r.Port])
+	}
+	copy(h.macs[:6], r.NextHopMAC)
+	copy(h.macs[6:], a.ports[r.Port])
+	return h
+}
+
+// fibUpdate is the generation Update builds from old: a table is copied when it is
+// first changed, and so are the next hops when one is added.
+type fibUpdate struct {
+	old              *fib
+	f                *fib
+	own4, own6, hops bool
+}
+
+func (u *fibUpdate) table4() *lpm.Table4 {
+	if !u.own4 {
+		u.f.v4, u.own4 = u.old.v4.Clone(), true
+	}
+	return u.f.v4
+}
+
+func (u *fibUpdate) table6() *lpm.Table6 {
+	if !u.own6 {
+		u.f.v6, u.own6 = u.old.v6.Clone(), true
+	}
+	return u.f.v6
+}
+
+func (u *fibUpdate) insert(p netip.Prefix, h hop) error {
+	nh, ok := u.f.hopOf[h]
+	if !ok {
+		nh = lpm.NextHop(len(u.f.hops))
+		if nh > lpm.MaxNextHop {
+			return fmt.Errorf("more than %d next hops", lpm.MaxNextHop+1)
+		}
+		if !u.hops {
+			u.f.hops, u.f.hopOf, u.hops = slices.Clip(u.f.hops), maps.Clone(u.f.hopOf), true
+		}
+		u.f.hops = append(u.f.hops, h)
+		u.f.hopOf[h] = nh
+	}
+	if p.Addr().Is4() {
+		return u.table4().Insert(p, nh)
+	}
+	return u.table6().Insert(p, nh)
+}
+
+// remove takes a dynamic entry out: a default route gives way to the no-route next hop
+// (a static default route would have shadowed it), any other to the routes covering it.
+func (u *fibUpdate) remove(p netip.Prefix) error {
+	if p.Bits() == 0 {
+		return u.insert(p, hop{port: dataplane.PortID(vNoRoute)})
+	}
+	if p.Addr().Is4() {
+		return u.table4().Delete(p)
+	}
+	return u.table6().Delete(p)
 }
 
 // FIB describes the table in force.

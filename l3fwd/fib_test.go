@@ -2,6 +2,7 @@ package l3fwd
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"net/netip"
 	"sync"
@@ -252,5 +253,38 @@ func TestProcessAllocsAfterUpdate(t *testing.T) {
 	})
 	if n != 0 {
 		t.Errorf("%v allocations per frame", n)
+	}
+}
+
+// BenchmarkUpdate is the cost of publishing a table of n dynamic routes (/32s in 10/8)
+// that differs from the one in force by one route of each family added or removed: the
+// diff, and the copies of the tables it changes.
+func BenchmarkUpdate(b *testing.B) {
+	for _, n := range []int{0, 1000, 100000} {
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			a, err := New(Config{Ports: []net.HardwareAddr{macP0, macP1}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			routes := make([]Route, n, n+2)
+			for i := range routes {
+				routes[i] = Route{Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), 32), Port: 1, NextHopMAC: macNH1}
+			}
+			more := append(routes, Route{Prefix: netip.MustParsePrefix("192.0.2.0/24"), Port: 0, NextHopMAC: macNH2},
+				Route{Prefix: netip.MustParsePrefix("2001:db8::/32"), Port: 0, NextHopMAC: macNH2})
+			if _, err := a.Update(routes, nil); err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			for b.Loop() {
+				set := routes
+				if i++; i%2 == 1 {
+					set = more
+				}
+				if _, err := a.Update(set, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
