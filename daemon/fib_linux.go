@@ -39,8 +39,8 @@ type fibWatcher struct {
 	mu      sync.Mutex // guards k, lastErr, changes and built
 	k       *kernelFIB
 	lastErr string
-	changes uint64 // changes applied to k
-	built   uint64 // changes in the table last published
+	changes uint64        // changes applied to k
+	built   uint64        // changes in the table last published
 	kick    chan struct{} // a change to build (capacity 1)
 	done    chan struct{}
 	wg      sync.WaitGroup
