@@ -258,3 +258,135 @@ forward:
 		}
 	}
 }
+
+// churnRoutes is how many routes TestIntegrationRouteChurn adds and removes (the
+// environment's UIOD_CHURN_ROUTES raises it, for BENCHMARKS.md's numbers).
+func churnRoutes() int {
+	if n, err := strconv.Atoi(os.Getenv("UIOD_CHURN_ROUTES")); err == nil && n > 0 && n <= 1<<16*4 {
+		return n
+	}
+	return 10000
+}
+
+// churnPrefix is churn route i: a /32 in 10.240.0.0/14, by nsB (port b) when i is even
+// and by nsA (port a) when odd.
+func churnPrefix(i int) (string, string) {
+	via := "10.232.0.2"
+	if i%2 == 1 {
+		via = "10.231.0.2"
+	}
+	return fmt.Sprintf("10.%d.%d.%d/32", 240+i>>16, i>>8&0xff, i&0xff), via
+}
+
+// TestIntegrationRouteChurn adds churnRoutes() routes to the kernel in one batch and then
+// removes them, while nsA pings through uiod and the test looks destinations up in the
+// daemon's l3fwd all along: no frame is ever forwarded to a port or MAC that is not its
+// route's (even routes by port b to nsB, odd by port a to nsA), the table converges to
+// every route and back, and it logs the convergence times and the ping's answers.
+func TestIntegrationRouteChurn(t *testing.T) {
+	r := newFIBRig(t)
+	n := churnRoutes()
+	testutil.IPIn(t, r.ns, "route", "add", "10.233.0.0/24", "via", "10.232.0.2")
+	// Both gateways resolved: the routes take the fast path as soon as they are in.
+	if got := ping(t, r.nsA, "-c", "2", "-i", "0.2", "-W", "5", "10.233.0.1"); got == 0 {
+		t.Fatal("no reply from 10.233.0.1 before the churn")
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return r.route("10.233.0.0/24") == "forward" }, "10.233.0.0/24 not resolved")
+	base := r.d.router.Load().FIB().Dynamic
+	macs := map[int]string{}
+	for _, fn := range []struct{ ns, dev string }{{r.nsA, "uiodp0"}, {r.nsB, "uiodp1"}} {
+		l := testutil.IPIn(t, fn.ns, "-br", "link", "show", "dev", fn.dev)
+		f := strings.Fields(l)
+		if len(f) < 3 {
+			t.Fatalf("ip link in %s: %q", fn.ns, l)
+		}
+		macs[len(macs)] = f[2]
+	}
+	wantPort := func(i int) (int, string) {
+		if i%2 == 1 {
+			return 0, macs[0] // port a, nsA
+		}
+		return 1, macs[1]
+	}
+	macA := r.d.ports[0].nic.MAC()
+	app := r.d.router.Load()
+	stop := make(chan struct{})
+	checked := make(chan [3]int, 1)
+	go func() { // look churned destinations up until stop: forwarded, unresolved, no route
+		var c [3]int
+		for i := 0; ; i = (i + 7919) % n {
+			select {
+			case <-stop:
+				checked <- c
+				return
+			default:
+			}
+			if (c[0]+c[1]+c[2])%1000 == 999 {
+				time.Sleep(time.Millisecond) // leave the 2-CPU machine to the poll thread and the watcher
+			}
+			p, _ := churnPrefix(i)
+			f := ipv4Frame(net.ParseIP(strings.TrimSuffix(p, "/32")), 64, uint32(i))
+			copy(f, macA)
+			port, _, reason, ok := app.Forward(0, f)
+			switch {
+			case ok:
+				wp, wm := wantPort(i)
+				if int(port) != wp || net.HardwareAddr(f[:6]).String() != wm {
+					t.Errorf("%s forwarded to port %d, MAC %v: its route is port %d, MAC %s", p, port, net.HardwareAddr(f[:6]), wp, wm)
+				}
+				c[0]++
+			case reason.String() == "unresolved":
+				c[1]++
+			case reason.String() == "no_route":
+				c[2]++
+			default:
+				t.Errorf("%s: not forwarded for %v", p, reason)
+			}
+		}
+	}()
+	// A ping stream through uiod for the whole churn, stopped (SIGINT: it prints its
+	// statistics) when the churn is over.
+	var pingOut strings.Builder
+	pinger := exec.Command("ip", "netns", "exec", r.nsA, "ping", "-q", "-i", "0.002", "-w", "300", "-W", "1", "10.233.0.1")
+	pinger.Stdout, pinger.Stderr = &pingOut, &pingOut
+	if err := pinger.Start(); err != nil {
+		t.Fatal(err)
+	}
+	batch := func(verb string) time.Duration {
+		var b strings.Builder
+		for i := range n {
+			p, via := churnPrefix(i)
+			fmt.Fprintf(&b, "route %s %s via %s\n", verb, p, via)
+		}
+		start := time.Now()
+		cmd := exec.Command("ip", "-n", r.ns, "-batch", "-")
+		cmd.Stdin = strings.NewReader(b.String())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("ip -batch (%s): %v: %s", verb, err, out)
+		}
+		want := base
+		if verb == "add" {
+			want += n
+		}
+		testutil.Eventually(t, 120*time.Second, func() bool {
+			f := app.FIB()
+			return f.Dynamic == want && r.route("10.233.0.0/24") == "forward"
+		}, "after route %s of %d routes: %d dynamic routes in force, want %d", verb, n, app.FIB().Dynamic, want)
+		return time.Since(start)
+	}
+	addTime := batch("add")
+	fibAdd := app.FIB()
+	delTime := batch("del")
+	close(stop)
+	c := <-checked
+	pinger.Process.Signal(os.Interrupt)
+	pinger.Wait()
+	out := pingOut.String()
+	st := r.d.fibStatus()
+	t.Logf("%d routes: added and in force in %v (%.0f routes/s; table %d bytes), removed in %v; %d lookups during the churn: %d forwarded to their route's port, %d unresolved, %d no route; %d events, %d tables published",
+		n, addTime.Round(time.Millisecond), float64(n)/addTime.Seconds(), fibAdd.Memory, delTime.Round(time.Millisecond), c[0]+c[1]+c[2], c[0], c[1], c[2], st.Events, st.Updates)
+	t.Logf("ping through uiod during the churn: %s", strings.TrimSpace(out[max(0, strings.Index(out, "---")):]))
+	if c[0] == 0 {
+		t.Error("no churned destination was ever forwarded: the routes never took")
+	}
+}
