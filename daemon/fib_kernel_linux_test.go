@@ -293,6 +293,8 @@ func TestIntegrationRouteChurn(t *testing.T) {
 	}
 	testutil.Eventually(t, 10*time.Second, func() bool { return r.route("10.233.0.0/24") == "forward" }, "10.233.0.0/24 not resolved")
 	base := r.d.router.Load().FIB().Dynamic
+	idle, _ := exec.Command("ip", "netns", "exec", r.nsA, "ping", "-q", "-c", "200", "-i", "0.002", "-W", "1", "10.233.0.1").CombinedOutput()
+	t.Logf("ping through uiod before the churn: %s", strings.TrimSpace(string(idle[max(0, strings.Index(string(idle), "---")):])))
 	macs := map[int]string{}
 	for _, fn := range []struct{ ns, dev string }{{r.nsA, "uiodp0"}, {r.nsB, "uiodp1"}} {
 		l := testutil.IPIn(t, fn.ns, "-br", "link", "show", "dev", fn.dev)
