@@ -22,6 +22,7 @@ import (
 
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/l3fwd/lpm"
+	"github.com/uiod/uiod/nic"
 )
 
 // Route is one entry of the routing table.
@@ -79,7 +80,6 @@ type App struct {
 	fib     atomic.Pointer[fib]
 	rxMAC   []uint64 // by PortID: the port's MAC as the fast path loads it (see macKey)
 	threads []threadState
-	suspect [256]bool // suspectSrc4, here so that the fast path indexes off the App
 
 	// What every generation is built from: the ports' MACs and MTUs, and the static
 	// routes and local prefixes (Config), which Update keeps.
@@ -116,7 +116,7 @@ func macKey(m []byte) uint64 {
 // have, a next hop that is not a unicast MAC, a prefix given twice, or a route inside a
 // reserved destination.
 func New(cfg Config) (*App, error) {
-	a := &App{suspect: suspectSrc4}
+	a := &App{}
 	for i, m := range cfg.Ports {
 		if len(m) != 6 {
 			return nil, fmt.Errorf("port %d: MAC %q is not 6 bytes", i, m)
@@ -216,11 +216,13 @@ func (a *App) Process(b *dataplane.Burst) {
 	var out dataplane.PortID
 	le := binary.LittleEndian
 	frames := b.Frames
-	for i, buf := range frames {
+	port := -1 // set when frame i was forwarded already, to a port not out
+	var i int
+	var buf *nic.Buf
+	for i, buf = range frames {
 		f := buf.Bytes()
 		if len(f) < ethHeader+ipv4Header {
-			a.processRest(t, b, i, out, -1)
-			return
+			goto rest
 		}
 		e := (*[ethHeader + ipv4Header]byte)(f)
 		w0, w1, dst := le.Uint64(e[ethHeader:]), le.Uint64(e[ethHeader+8:]), le.Uint32(e[ethHeader+ipv4Dst:])
@@ -240,27 +242,28 @@ func (a *App) Process(b *dataplane.Burst) {
 		// is 4), so a multiple of 0xffff verifies (see sumOK).
 		if (le.Uint64(e[:])<<16^mac)|uint64(le.Uint32(e[12:])&0xffffff^0x450008) != 0 || ipLen-tot > slack ||
 			bits.RotateLeft32(le.Uint32(e[ethHeader+6:])&0x00ffff1f, 16)-minForwardT >= 256-minForwardT ||
-			a.suspect[uint8(w1>>32)] || (w0&0xffffffff+w0>>32+w1&0xffffffff+w1>>32+uint64(dst))%0xffff != 0 {
-			a.processRest(t, b, i, out, -1)
-			return
+			t.suspect[uint8(w1>>32)] || (w0&0xffffffff+w0>>32+w1&0xffffffff+w1>>32+uint64(dst))%0xffff != 0 {
+			goto rest
 		}
 		// Every address has a next hop: a route's, or a special one (no route, reserved,
 		// local) whose MTU of 0 sends the frame to processRest.
 		nh, _ := t.v4.Lookup(bits.ReverseBytes32(dst))
 		h := &t.hops[nh]
 		if tot > uint(h.mtu) { // over the MTU, or a special next hop (MTU 0)
-			a.processRest(t, b, i, out, -1)
-			return
+			goto rest
 		}
 		decTTL((*[ipv4Header]byte)(e[ethHeader:]))
 		*(*[12]byte)(e[:]) = h.macs
 		if i > 0 && h.port != out {
-			a.processRest(t, b, i, out, int(h.port))
-			return
+			port = int(h.port)
+			goto rest
 		}
 		out = h.port
 	}
 	b.SendAll(out)
+	return
+rest: // out of the loop, and by t.app, so that the loop keeps no App live
+	t.app.processRest(t, b, i, out, port)
 }
 
 // processRest decides frames i and on of b one by one, frames 0 to i-1 having been

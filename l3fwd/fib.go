@@ -18,11 +18,13 @@ import (
 // garbage collector frees a generation only when no thread holds it any more, which is
 // the grace period an RCU scheme waits for.
 type fib struct {
-	v4    *lpm.Table4
-	v6    *lpm.Table6
-	hops  []hop
-	hopOf map[hop]lpm.NextHop // hops' index, for Update (never read by the threads)
-	info  FIBStats
+	v4      *lpm.Table4
+	v6      *lpm.Table6
+	hops    []hop
+	suspect [256]bool           // suspectSrc4, here so that the fast path indexes off the generation alone
+	hopOf   map[hop]lpm.NextHop // hops' index, for Update (never read by the threads)
+	app     *App                // the generation's App, for Process's slow path
+	info    FIBStats
 }
 
 // FIBStats describe the forwarding table in force.
@@ -59,7 +61,7 @@ type builder struct {
 }
 
 func (a *App) newBuilder() *builder {
-	return &builder{a: a, f: &fib{v4: lpm.NewTable4(), v6: lpm.NewTable6()}, hopOf: map[hop]lpm.NextHop{}, seen: map[netip.Prefix]string{}}
+	return &builder{a: a, f: &fib{v4: lpm.NewTable4(), v6: lpm.NewTable6(), suspect: suspectSrc4, app: a}, hopOf: map[hop]lpm.NextHop{}, seen: map[netip.Prefix]string{}}
 }
 
 func (b *builder) addHop(h hop) (lpm.NextHop, error) {
@@ -213,7 +215,7 @@ func (a *App) Update(routes []Route, local []netip.Prefix) (FIBStats, error) {
 		}
 	}
 	old := a.fib.Load()
-	u := fibUpdate{old: old, f: &fib{v4: old.v4, v6: old.v6, hops: old.hops, hopOf: old.hopOf}}
+	u := fibUpdate{old: old, f: &fib{v4: old.v4, v6: old.v6, hops: old.hops, suspect: old.suspect, hopOf: old.hopOf, app: a}}
 	for p := range a.dyn {
 		if _, keep := want[p]; !keep {
 			if err := u.remove(p); err != nil {
