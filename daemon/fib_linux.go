@@ -79,6 +79,7 @@ func (d *Daemon) startFIB(app *l3fwd.App) error {
 		kick: make(chan struct{}, 1), done: make(chan struct{})}
 	routes, neighs, err := w.subscribe(true, true)
 	if err != nil {
+		close(w.done) // closes a subscription that was made
 		return fmt.Errorf("forward.routes_from: %w", err)
 	}
 	w.wg.Add(2)
