@@ -22,7 +22,6 @@ import (
 
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/l3fwd/lpm"
-	"github.com/uiod/uiod/nic"
 )
 
 // Route is one entry of the routing table.
@@ -213,16 +212,15 @@ func (a *App) Process(b *dataplane.Burst) {
 		return
 	}
 	mac := a.rxMAC[b.Port]
+	_ = t.app // t's nil check, here rather than on every frame
 	var out dataplane.PortID
 	le := binary.LittleEndian
 	frames := b.Frames
-	port := -1 // set when frame i was forwarded already, to a port not out
-	var i int
-	var buf *nic.Buf
-	for i, buf = range frames {
+	for i, buf := range frames {
 		f := buf.Bytes()
 		if len(f) < ethHeader+ipv4Header {
-			goto rest
+			t.app.processRest(t, b, i, out, -1)
+			return
 		}
 		e := (*[ethHeader + ipv4Header]byte)(f)
 		w0, w1, dst := le.Uint64(e[ethHeader:]), le.Uint64(e[ethHeader+8:]), le.Uint32(e[ethHeader+ipv4Dst:])
@@ -243,27 +241,26 @@ func (a *App) Process(b *dataplane.Burst) {
 		if (le.Uint64(e[:])<<16^mac)|uint64(le.Uint32(e[12:])&0xffffff^0x450008) != 0 || ipLen-tot > slack ||
 			bits.RotateLeft32(le.Uint32(e[ethHeader+6:])&0x00ffff1f, 16)-minForwardT >= 256-minForwardT ||
 			t.suspect[uint8(w1>>32)] || (w0&0xffffffff+w0>>32+w1&0xffffffff+w1>>32+uint64(dst))%0xffff != 0 {
-			goto rest
+			t.app.processRest(t, b, i, out, -1)
+			return
 		}
 		// Every address has a next hop: a route's, or a special one (no route, reserved,
 		// local) whose MTU of 0 sends the frame to processRest.
 		nh, _ := t.v4.Lookup(bits.ReverseBytes32(dst))
 		h := &t.hops[nh]
 		if tot > uint(h.mtu) { // over the MTU, or a special next hop (MTU 0)
-			goto rest
+			t.app.processRest(t, b, i, out, -1)
+			return
 		}
 		decTTL((*[ipv4Header]byte)(e[ethHeader:]))
 		*(*[12]byte)(e[:]) = h.macs
 		if i > 0 && h.port != out {
-			port = int(h.port)
-			goto rest
+			t.app.processRest(t, b, i, out, int(h.port))
+			return
 		}
 		out = h.port
 	}
 	b.SendAll(out)
-	return
-rest: // out of the loop, and by t.app, so that the loop keeps no App live
-	t.app.processRest(t, b, i, out, port)
 }
 
 // processRest decides frames i and on of b one by one, frames 0 to i-1 having been
