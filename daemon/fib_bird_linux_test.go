@@ -86,8 +86,14 @@ protocol bgp peer {
 `, birdTimers))
 	testutil.Eventually(t, 60*time.Second, func() bool { return r.route("10.233.0.0/24") != "" && r.route("10.233.0.0/24") != "pending" },
 		"the BGP route never reached uiod: kernel %q", testutil.IPIn(t, r.ns, "route", "show", "proto", "bird"))
-	if n := ping(t, r.nsA, "-c", "1", "-W", "5", "10.233.0.1"); n != 1 {
-		t.Fatalf("first ping over the BGP route: %d replies", n)
+	// The first exchange resolves neighbours on the way (nsA's, in the router's kernel)
+	// and BIRD may still be settling the route: a few tries, each logged.
+	for try := 1; ping(t, r.nsA, "-c", "1", "-W", "5", "10.233.0.1") != 1; try++ {
+		t.Logf("first ping over the BGP route, try %d: no reply (kernel: %q, uiod: %q)", try,
+			testutil.IPIn(t, r.ns, "route", "show", "10.233.0.0/24"), r.route("10.233.0.0/24"))
+		if try == 3 {
+			t.Fatal("no reply to three pings over the BGP route")
+		}
 	}
 	testutil.Eventually(t, 10*time.Second, func() bool { return r.route("10.233.0.0/24") == "forward" },
 		"the BGP route's next hop never resolved: %+v", r.d.fibStatus().RouteList)

@@ -148,12 +148,15 @@ func (k *kernelFIB) translate(r netlink.Route) (kernelRoute, bool) {
 		}
 	}
 	port, onTAP := k.ports[ifi]
-	if !onTAP {
-		return kernelRoute{}, false
-	}
 	kr := kernelRoute{port: port, ifi: ifi, metric: r.Priority}
 	switch {
-	case r.Table == localTable && (r.Type == unix.RTN_LOCAL || r.Type == unix.RTN_BROADCAST || r.Type == unix.RTN_ANYCAST):
+	case r.Table == localTable && r.Type == unix.RTN_LOCAL:
+		// Any of the host's addresses, on whichever device: Linux delivers what is sent
+		// to one of them whatever interface it came in by (the weak host model).
+		kr.local = true
+	case !onTAP:
+		return kernelRoute{}, false
+	case r.Table == localTable && (r.Type == unix.RTN_BROADCAST || r.Type == unix.RTN_ANYCAST):
 		kr.local = true
 	case r.Table == k.table && r.Type == unix.RTN_UNICAST:
 		kr.gw = addrOf(r.Family, gw)
@@ -290,8 +293,8 @@ func longest(best map[netip.Prefix]kernelRoute, a netip.Addr) (kernelRoute, bool
 
 // lists are the routes and neighbours for /status, at most fibListMax of each.
 func (k *kernelFIB) lists() ([]FIBRoute, []FIBNeighbour, bool) {
-	name := func(p dataplane.PortID) string {
-		if int(p) < len(k.names) {
+	name := func(ifi int) string {
+		if p, ok := k.ports[ifi]; ok && int(p) < len(k.names) {
 			return k.names[p]
 		}
 		return ""
@@ -309,7 +312,7 @@ func (k *kernelFIB) lists() ([]FIBRoute, []FIBNeighbour, bool) {
 	var routes []FIBRoute
 	for _, p := range prefixes {
 		r := best[p]
-		fr := FIBRoute{Prefix: p.String(), Port: name(r.port), Kind: "unresolved"}
+		fr := FIBRoute{Prefix: p.String(), Port: name(r.ifi), Kind: "unresolved"}
 		switch {
 		case r.local:
 			fr.Kind = "local"
@@ -334,7 +337,7 @@ func (k *kernelFIB) lists() ([]FIBRoute, []FIBNeighbour, bool) {
 	var neighs []FIBNeighbour
 	for _, key := range keys {
 		n := k.neighs[key]
-		neighs = append(neighs, FIBNeighbour{Port: name(k.ports[key.ifi]), IP: key.ip.String(), MAC: net.HardwareAddr(n.mac[:]).String(), State: neighState(n.state)})
+		neighs = append(neighs, FIBNeighbour{Port: name(key.ifi), IP: key.ip.String(), MAC: net.HardwareAddr(n.mac[:]).String(), State: neighState(n.state)})
 	}
 	return routes, neighs, truncated
 }

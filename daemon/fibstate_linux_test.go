@@ -214,9 +214,14 @@ func TestKernelFIB(t *testing.T) {
 				rt(add, "10.1.0.1/32", tap1, "", local), rt(add, "10.1.0.255/32", tap1, "", local, typ(unix.RTN_BROADCAST)),
 				rt(add, "2001:db8:1::1/128", tap1, "", local), rt(add, "2001:db8:1::/128", tap1, "", local, typ(unix.RTN_ANYCAST)),
 				rt(add, "ff00::/8", tap1, "", table(unix.RT_TABLE_LOCAL), typ(unix.RTN_MULTICAST)),
-				rt(add, "127.0.0.1/32", 1, "", local), // on lo
+				rt(add, "127.0.0.1/32", 1, "", local), // on lo: l3fwd refuses it (reserved), the kernel's anyway
+				rt(add, "192.168.9.1/32", eth, "", local),
+				rt(add, "192.168.9.255/32", eth, "", local, typ(unix.RTN_BROADCAST)),
 			},
-			[]string{"10.1.0.1/32 local", "10.1.0.255/32 local", "2001:db8:1::/128 local", "2001:db8:1::1/128 local"},
+			// Linux delivers to any of its addresses whatever the device (192.168.9.1 on
+			// eth); another device's broadcast address is not the TAPs' business.
+			[]string{"10.1.0.1/32 local", "10.1.0.255/32 local", "127.0.0.1/32 local", "192.168.9.1/32 local",
+				"2001:db8:1::/128 local", "2001:db8:1::1/128 local"},
 		},
 		{
 			"a local route wins over a unicast one",
