@@ -6,7 +6,9 @@
 // the thread's TX queue on the route's port. A frame that is not forwarded is counted
 // under DropNoRoute, DropTTLExpired, DropBadHeader or DropNotIP, and goes to the RX port's
 // kernel exception path when it has one, so that the kernel answers ARP and sends the
-// ICMP errors, as a router's slow path does.
+// ICMP errors, as a router's slow path does. The routes are Config's, pinned, and those
+// App.Update gives while the poll threads run (the kernel's, docs/design.md §16), each
+// table a generation the threads take at their next burst (fib.go).
 package l3fwd
 
 import (
