@@ -1,13 +1,17 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/uiod/uiod/internal/testutil"
 )
@@ -126,4 +130,86 @@ protocol bgp peer {
 		t.Errorf("the router's BGP session after the withdrawal: %s", s)
 	}
 	t.Logf("withdrawal to uiod's table: %v", withdrawn.Round(time.Millisecond))
+}
+
+// TestIntegrationBIRDSurvivesJunk: the BGP session across uiod stays up while nsB floods
+// port b with TTL-1 frames through the router (each one the kernel's to answer, error
+// class): the policer hands the kernel its error budget and drops the rest as policed,
+// and the session's keepalives, control class, keep theirs. Hold time 3 s, flood 8 s.
+func TestIntegrationBIRDSurvivesJunk(t *testing.T) {
+	if _, err := exec.LookPath("bird"); err != nil {
+		t.Skip("needs bird (Debian's bird2: scripts/routing-setup.sh)")
+	}
+	r := newFIBRig(t)
+	timers := "hold time 3; keepalive time 1; connect delay time 1; connect retry time 1; error wait time 1, 2;"
+	router := bird(t, r.ns, "router", fmt.Sprintf(`
+router id 10.232.0.1;
+protocol device { scan time 1; }
+protocol kernel { ipv4 { import none; export all; }; }
+protocol bgp peer { local 10.232.0.1 as 65001; neighbor 10.232.0.2 as 65002; %s ipv4 { import all; export none; }; }
+`, timers))
+	bird(t, r.nsB, "peer", fmt.Sprintf(`
+router id 10.232.0.2;
+protocol device { scan time 1; }
+protocol static announced { ipv4; route 10.233.0.0/24 blackhole; }
+protocol bgp peer { local 10.232.0.2 as 65002; neighbor 10.232.0.1 as 65001; %s ipv4 { import none; export where proto = "announced"; }; }
+`, timers))
+	testutil.Eventually(t, 60*time.Second, func() bool { return r.route("10.233.0.0/24") == "forward" },
+		"the BGP route never reached uiod: kernel %q", testutil.IPIn(t, r.ns, "route", "show", "proto", "bird"))
+	since := func() string { // the session's state and since when, as BIRD shows it
+		for _, l := range strings.Split(birdc(t, r.ns, router, "show", "protocols", "peer"), "\n") {
+			if f := strings.Fields(l); len(f) >= 6 && f[0] == "peer" {
+				return strings.Join(f[3:], " ")
+			}
+		}
+		return ""
+	}
+	before := since()
+	if !strings.Contains(before, "Established") {
+		t.Fatalf("session before the flood: %q", before)
+	}
+
+	macB := r.d.ports[1].nic.MAC()
+	policed := func() uint64 { return r.d.router.Load().Stats().Classes[2].Policed }
+	p0 := policed()
+	var sent int
+	err := testutil.InNetns(r.nsB, func() error {
+		ifi, err := net.InterfaceByName("uiodp1")
+		if err != nil {
+			return err
+		}
+		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		sa := &unix.SockaddrLinklayer{Ifindex: ifi.Index, Halen: 6}
+		copy(sa.Addr[:], macB)
+		end := time.Now().Add(8 * time.Second)
+		for i := 0; time.Now().Before(end); i++ {
+			f := ipv4Frame(net.ParseIP("10.231.0.2"), 1, uint32(i))
+			copy(f, macB)
+			copy(f[6:12], ifi.HardwareAddr)
+			if err := unix.Sendto(fd, f, 0, sa); err == nil {
+				sent++
+			} else if !errors.Is(err, unix.ENOBUFS) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("flood: %v", err)
+	}
+	after := since()
+	t.Logf("%d TTL-1 frames sent in 8 s, %d policed; session %q before, %q after", sent, policed()-p0, before, after)
+	if after != before {
+		t.Errorf("the BGP session did not survive the flood: %q before, %q after", before, after)
+	}
+	if policed() == p0 {
+		t.Error("nothing was policed: the flood did not reach the policer")
+	}
+	if r.route("10.233.0.0/24") != "forward" {
+		t.Errorf("the BGP route after the flood: %q", r.route("10.233.0.0/24"))
+	}
 }
