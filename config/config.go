@@ -125,6 +125,13 @@ type Forward struct {
 	Local []string `mapstructure:"local"`
 	// Police limits what l3fwd hands to the kernel path, by class (see PoliceClasses).
 	Police map[string]PoliceRate `mapstructure:"police"`
+	// RoutesFrom is where l3fwd's routes come from: static (Routes only, the default) or
+	// kernel (the kernel's routes and neighbours on the ports' TAPs, with Routes pinned
+	// over them: see RoutesFromKernel).
+	RoutesFrom string `mapstructure:"routes_from"`
+	// KernelTable is the kernel routing table RoutesFrom kernel follows: main (the
+	// default), a number, or a name from /etc/iproute2/rt_tables (see ParseKernelTable).
+	KernelTable string `mapstructure:"kernel_table"`
 }
 
 // Poll configures the poll loops and their idle policy.

@@ -77,8 +77,8 @@ func (c *Config) checkL3fwd(errs *fieldErrors) {
 	if len(f.Pairs) > 0 {
 		errs.add("forward.pairs", nil, "pairs only apply to l2fwd; l3fwd sends each frame where its route says")
 	}
-	if len(f.Routes) == 0 {
-		errs.add("forward.routes", nil, "l3fwd needs at least one route ({prefix: 10.1.0.0/16, port: NAME, next_hop_mac: 02:00:00:00:00:01})")
+	if len(f.Routes) == 0 && f.RoutesFrom != RoutesFromKernel {
+		errs.add("forward.routes", nil, "l3fwd needs at least one route ({prefix: 10.1.0.0/16, port: NAME, next_hop_mac: 02:00:00:00:00:01}), or routes_from: kernel")
 	}
 	seen := map[netip.Prefix]int{}
 	for i, r := range f.Routes {
@@ -105,6 +105,7 @@ func (c *Config) checkL3fwd(errs *fieldErrors) {
 		}
 	}
 	c.checkL3fwdRouter(errs)
+	c.checkRoutesFrom(errs)
 	threads := c.Threads()
 	for i, p := range c.Ports {
 		if p.sized() && p.TxQueues < threads {
@@ -120,4 +121,5 @@ func (c *Config) checkNotL3fwd(errs *fieldErrors) {
 		errs.add("forward.routes", nil, "routes only apply to forward.mode l3fwd")
 	}
 	c.checkNotL3fwdRouter(errs)
+	c.checkNotRoutesFrom(errs)
 }

@@ -68,6 +68,8 @@ type Daemon struct {
 
 	router atomic.Pointer[l3fwd.App] // forward.mode l3fwd's app, for its metrics
 
+	fibWatch atomic.Pointer[fibWatcher] // forward.routes_from kernel's watcher (fib_linux.go)
+
 	httpLimits httpLimits
 }
 
@@ -236,6 +238,7 @@ func (d *Daemon) shutdownLocked() error {
 		d.dp.Stop()
 		d.dp = nil
 	}
+	d.closeFIB() // fib_linux.go
 	for i := len(d.ports) - 1; i >= 0; i-- {
 		p := d.ports[i]
 		if err := p.close(); err != nil {

@@ -43,6 +43,9 @@ func (d *Daemon) l3fwdApp() (*l3fwd.App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("forward: %w", err)
 	}
+	if err := d.startFIB(app); err != nil { // fib_linux.go
+		return nil, err
+	}
 	d.router.Store(app)
 	return app, nil
 }
@@ -77,6 +80,10 @@ var (
 	mRouterNotForwarded = prometheus.NewDesc("uiod_l3fwd_not_forwarded_total", "Frames l3fwd did not forward, by reason, whether it handed them to the kernel path or dropped them.", []string{"reason"}, nil)
 	mRouterToKernel     = prometheus.NewDesc("uiod_l3fwd_to_kernel_total", "Frames l3fwd handed to the kernel path, by policer class.", []string{"class"}, nil)
 	mRouterPoliced      = prometheus.NewDesc("uiod_l3fwd_policed_total", "Frames for the kernel path over their class's rate limit (forward.police), dropped.", []string{"class"}, nil)
+	mRouterRoutes       = prometheus.NewDesc("uiod_l3fwd_routes", "Routes in l3fwd's table, by source (static: forward.routes; kernel: forward.routes_from kernel, unresolved ones included; local: receive routes).", []string{"source"}, nil)
+	mRouterUnresolved   = prometheus.NewDesc("uiod_l3fwd_routes_unresolved", "Kernel routes whose next hop has no resolved neighbour: their frames go to the kernel.", nil, nil)
+	mRouterGeneration   = prometheus.NewDesc("uiod_l3fwd_table_generation", "Tables l3fwd has published: 1 at start, one more for each update from the kernel.", nil, nil)
+	mRouterUpdateErrors = prometheus.NewDesc("uiod_l3fwd_table_update_errors_total", "Updates from the kernel that could not be built (the table in force kept).", nil, nil)
 )
 
 // routerCollector exports l3fwd's counters, when forward.mode is l3fwd.
@@ -86,6 +93,10 @@ func (c routerCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- mRouterNotForwarded
 	ch <- mRouterToKernel
 	ch <- mRouterPoliced
+	ch <- mRouterRoutes
+	ch <- mRouterUnresolved
+	ch <- mRouterGeneration
+	ch <- mRouterUpdateErrors
 }
 
 func (c routerCollector) Collect(ch chan<- prometheus.Metric) {
@@ -101,6 +112,13 @@ func (c routerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(mRouterToKernel, prometheus.CounterValue, float64(cl.ToKernel), cl.Class)
 		ch <- prometheus.MustNewConstMetric(mRouterPoliced, prometheus.CounterValue, float64(cl.Policed), cl.Class)
 	}
+	f := app.FIB()
+	for src, n := range map[string]int{"static": f.Static, "kernel": f.Dynamic, "local": f.Local} {
+		ch <- prometheus.MustNewConstMetric(mRouterRoutes, prometheus.GaugeValue, float64(n), src)
+	}
+	ch <- prometheus.MustNewConstMetric(mRouterUnresolved, prometheus.GaugeValue, float64(f.Unresolved))
+	ch <- prometheus.MustNewConstMetric(mRouterGeneration, prometheus.GaugeValue, float64(f.Generation))
+	ch <- prometheus.MustNewConstMetric(mRouterUpdateErrors, prometheus.CounterValue, float64(app.UpdateErrors()))
 }
 
 // l3fwdQueues lists every RX queue of every port. Their own TX queue (TxPort) is their

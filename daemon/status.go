@@ -24,6 +24,8 @@ type Status struct {
 	RxWaits []RxWaitStatus `json:"rx_waits"`
 	// Bridge is forward.mode bridge's MAC table and counters (bridge.go).
 	Bridge *BridgeStatus `json:"bridge,omitempty"`
+	// FIB is forward.mode l3fwd's forwarding table (fib.go).
+	FIB *FIBStatus `json:"fib,omitempty"`
 }
 
 // PolicyStatus is the configured idle policy. Each duration is there twice: as text
@@ -210,6 +212,7 @@ func (d *Daemon) Status() Status {
 	}
 	st.RxWaits = rxWaitStatus(dp.RxWaits())
 	st.Bridge = d.bridgeStatus()
+	st.FIB = d.fibStatus()
 	return st
 }
 

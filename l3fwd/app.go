@@ -6,7 +6,9 @@
 // the thread's TX queue on the route's port. A frame that is not forwarded is counted
 // under DropNoRoute, DropTTLExpired, DropBadHeader or DropNotIP, and goes to the RX port's
 // kernel exception path when it has one, so that the kernel answers ARP and sends the
-// ICMP errors, as a router's slow path does.
+// ICMP errors, as a router's slow path does. The routes are Config's, pinned, and those
+// App.Update gives while the poll threads run (the kernel's, docs/design.md §16), each
+// table a generation the threads take at their next burst (fib.go).
 package l3fwd
 
 import (
@@ -16,6 +18,9 @@ import (
 	"math/bits"
 	"net"
 	"net/netip"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/l3fwd/lpm"
@@ -29,6 +34,10 @@ type Route struct {
 	Port dataplane.PortID
 	// NextHopMAC is the neighbour the frames go to: their new destination MAC (unicast).
 	NextHopMAC net.HardwareAddr
+	// Unresolved says the next hop's MAC is not known yet (a route from the kernel whose
+	// neighbour is not resolved: App.Update only): the frames go to the RX port's kernel
+	// path (DropUnresolved), which resolves the neighbour. Port and NextHopMAC are unused.
+	Unresolved bool
 }
 
 // Config configures an App.
@@ -64,15 +73,27 @@ const MaxThreads = 64
 // DefaultMTU is a port's MTU when Config.MTU does not give it.
 const DefaultMTU = 1500
 
-// App is the l3fwd dataplane.App. Its tables are read-only once New returns, so one App
-// serves every poll thread; each thread has its own policer and counters.
+// App is the l3fwd dataplane.App. One App serves every poll thread; each thread has its
+// own policer and counters. Its tables are a generation that is never changed once
+// published (fib): Update publishes a new one beside it, and the threads take it at
+// their next burst, without a lock.
 type App struct {
-	v4      *lpm.Table4
-	v6      *lpm.Table6
-	hops    []hop
+	fib     atomic.Pointer[fib]
 	rxMAC   []uint64 // by PortID: the port's MAC as the fast path loads it (see macKey)
 	threads []threadState
-	suspect [256]bool // suspectSrc4, here so that the fast path indexes off the App
+
+	// What every generation is built from: the ports' MACs and MTUs, and the static
+	// routes and local prefixes (Config), which Update keeps.
+	ports       []net.HardwareAddr
+	mtu         []int
+	static      []Route
+	staticLocal []netip.Prefix
+
+	updateMu     sync.Mutex            // one Update at a time; guards the fields below
+	pinned       map[netip.Prefix]bool // the static routes' and local prefixes
+	base         FIBStats              // New's counts
+	dyn          map[netip.Prefix]hop  // Update's entries in force
+	updateErrors atomic.Uint64
 }
 
 // hop is a next hop: the output port and the MACs a frame leaves with, and the port's
@@ -96,7 +117,7 @@ func macKey(m []byte) uint64 {
 // have, a next hop that is not a unicast MAC, a prefix given twice, or a route inside a
 // reserved destination.
 func New(cfg Config) (*App, error) {
-	a := &App{v4: lpm.NewTable4(), v6: lpm.NewTable6(), suspect: suspectSrc4}
+	a := &App{}
 	for i, m := range cfg.Ports {
 		if len(m) != 6 {
 			return nil, fmt.Errorf("port %d: MAC %q is not 6 bytes", i, m)
@@ -123,90 +144,22 @@ func New(cfg Config) (*App, error) {
 		return nil, fmt.Errorf("threads %d: want 1 to %d", threads, MaxThreads)
 	}
 	a.threads = newThreads(threads, police)
-	hopOf := map[hop]lpm.NextHop{}
-	addHop := func(h hop) (lpm.NextHop, error) {
-		nh, ok := hopOf[h]
-		if !ok {
-			nh = lpm.NextHop(len(a.hops))
-			if nh > lpm.MaxNextHop {
-				return 0, fmt.Errorf("more than %d next hops", lpm.MaxNextHop+1)
-			}
-			a.hops = append(a.hops, h)
-			hopOf[h] = nh
-		}
-		return nh, nil
+	a.ports, a.mtu = slices.Clone(cfg.Ports), slices.Clone(cfg.MTU)
+	a.static, a.staticLocal = slices.Clone(cfg.Routes), slices.Clone(cfg.Local)
+	b := a.newBuilder()
+	if err := b.static(); err != nil {
+		return nil, err
 	}
-	insert := func(p netip.Prefix, nh lpm.NextHop) error {
-		if p.Addr().Is4() {
-			return a.v4.Insert(p, nh)
-		}
-		return a.v6.Insert(p, nh)
+	a.pinned = map[netip.Prefix]bool{}
+	for p := range b.seen {
+		a.pinned[p] = true
 	}
-	seen := map[netip.Prefix]string{}
-	for i, r := range cfg.Routes {
-		if err := checkRoute(r, len(cfg.Ports)); err != nil {
-			return nil, fmt.Errorf("route %d (%v): %w", i, r.Prefix, err)
-		}
-		if err := checkReserved(r.Prefix, false); err != nil {
-			return nil, fmt.Errorf("route %d (%v): %w", i, r.Prefix, err)
-		}
-		if what, dup := seen[r.Prefix]; dup {
-			return nil, fmt.Errorf("route %d (%v): same prefix as %s", i, r.Prefix, what)
-		}
-		seen[r.Prefix] = fmt.Sprintf("route %d", i)
-		h := hop{port: r.Port, mtu: DefaultMTU}
-		if int(r.Port) < len(cfg.MTU) && cfg.MTU[r.Port] != 0 {
-			h.mtu = uint16(cfg.MTU[r.Port])
-		}
-		copy(h.macs[:6], r.NextHopMAC)
-		copy(h.macs[6:], cfg.Ports[r.Port])
-		nh, err := addHop(h)
-		if err == nil {
-			err = insert(r.Prefix, nh)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("route %d: %w", i, err)
-		}
+	f, err := b.finish(1)
+	if err != nil {
+		return nil, err
 	}
-	special := func(p netip.Prefix, v verdict) error {
-		nh, err := addHop(hop{port: dataplane.PortID(v)})
-		if err == nil {
-			err = insert(p, nh)
-		}
-		return err
-	}
-	for _, r := range reserved {
-		if err := special(r.prefix, r.v); err != nil {
-			return nil, fmt.Errorf("reserved %v: %w", r.prefix, err)
-		}
-	}
-	for i, p := range cfg.Local {
-		switch {
-		case !p.IsValid() || p.Addr().Is4In6() || p.Addr().Zone() != "":
-			return nil, fmt.Errorf("local %d (%v): not an IPv4 or IPv6 prefix", i, p)
-		case p.Masked() != p:
-			return nil, fmt.Errorf("local %d (%v): bits set beyond the prefix length (the prefix is %v)", i, p, p.Masked())
-		}
-		if err := checkReserved(p, true); err != nil {
-			return nil, fmt.Errorf("local %d (%v): %w", i, p, err)
-		}
-		if what, dup := seen[p]; dup {
-			return nil, fmt.Errorf("local %d (%v): same prefix as %s", i, p, what)
-		}
-		seen[p] = fmt.Sprintf("local %d", i)
-		if err := special(p, vLocal); err != nil {
-			return nil, fmt.Errorf("local %d: %w", i, err)
-		}
-	}
-	// Without a default route, every uncovered destination has the no-route next hop, so
-	// that a lookup always finds one.
-	for _, p := range []netip.Prefix{netip.PrefixFrom(netip.IPv4Unspecified(), 0), netip.PrefixFrom(netip.IPv6Unspecified(), 0)} {
-		if _, ok := seen[p]; !ok {
-			if err := special(p, vNoRoute); err != nil {
-				return nil, fmt.Errorf("no route %v: %w", p, err)
-			}
-		}
-	}
+	a.base = f.info
+	a.fib.Store(f)
 	return a, nil
 }
 
@@ -255,18 +208,20 @@ func checkRoute(r Route, ports int) error {
 // dataplane's fast path. From the first frame that is not such a frame, processRest
 // decides frame by frame.
 func (a *App) Process(b *dataplane.Burst) {
+	t := a.fib.Load() // this burst's generation
 	if int(b.Port) >= len(a.rxMAC) {
-		a.processRest(b, 0, 0, -1)
+		a.processRest(t, b, 0, 0, -1)
 		return
 	}
 	mac := a.rxMAC[b.Port]
+	_ = t.app // t's nil check, here rather than on every frame
 	var out dataplane.PortID
 	le := binary.LittleEndian
 	frames := b.Frames
 	for i, buf := range frames {
 		f := buf.Bytes()
 		if len(f) < ethHeader+ipv4Header {
-			a.processRest(b, i, out, -1)
+			t.app.processRest(t, b, i, out, -1)
 			return
 		}
 		e := (*[ethHeader + ipv4Header]byte)(f)
@@ -287,22 +242,22 @@ func (a *App) Process(b *dataplane.Burst) {
 		// is 4), so a multiple of 0xffff verifies (see sumOK).
 		if (le.Uint64(e[:])<<16^mac)|uint64(le.Uint32(e[12:])&0xffffff^0x450008) != 0 || ipLen-tot > slack ||
 			bits.RotateLeft32(le.Uint32(e[ethHeader+6:])&0x00ffff1f, 16)-minForwardT >= 256-minForwardT ||
-			a.suspect[uint8(w1>>32)] || (w0&0xffffffff+w0>>32+w1&0xffffffff+w1>>32+uint64(dst))%0xffff != 0 {
-			a.processRest(b, i, out, -1)
+			t.suspect[uint8(w1>>32)] || (w0&0xffffffff+w0>>32+w1&0xffffffff+w1>>32+uint64(dst))%0xffff != 0 {
+			t.app.processRest(t, b, i, out, -1)
 			return
 		}
 		// Every address has a next hop: a route's, or a special one (no route, reserved,
 		// local) whose MTU of 0 sends the frame to processRest.
-		nh, _ := a.v4.Lookup(bits.ReverseBytes32(dst))
-		h := &a.hops[nh]
+		nh, _ := t.v4.Lookup(bits.ReverseBytes32(dst))
+		h := &t.hops[nh]
 		if tot > uint(h.mtu) { // over the MTU, or a special next hop (MTU 0)
-			a.processRest(b, i, out, -1)
+			t.app.processRest(t, b, i, out, -1)
 			return
 		}
 		decTTL((*[ipv4Header]byte)(e[ethHeader:]))
 		*(*[12]byte)(e[:]) = h.macs
 		if i > 0 && h.port != out {
-			a.processRest(b, i, out, int(h.port))
+			t.app.processRest(t, b, i, out, int(h.port))
 			return
 		}
 		out = h.port
@@ -314,7 +269,7 @@ func (a *App) Process(b *dataplane.Burst) {
 // forwarded to out. A port ≥ 0 says that frame i was forwarded already, to that port.
 // A frame not forwarded is dropped, or handed to the RX port's kernel path within its
 // class's rate (or dropped as policed over it), and counted.
-func (a *App) processRest(b *dataplane.Burst, i int, out dataplane.PortID, port int) {
+func (a *App) processRest(t *fib, b *dataplane.Burst, i int, out dataplane.PortID, port int) {
 	for j := range i {
 		b.Send(j, out)
 	}
@@ -333,7 +288,7 @@ func (a *App) processRest(b *dataplane.Burst, i int, out dataplane.PortID, port 
 	for ; i < len(b.Frames); i++ {
 		buf := b.Frames[i]
 		f := buf.Bytes()
-		p, n, v := a.decide(rx, f)
+		p, n, v := t.decide(rx, f)
 		if v == vForward {
 			if n < len(f) {
 				buf.SetLen(n)
@@ -381,7 +336,7 @@ func (a *App) Forward(rx dataplane.PortID, f []byte) (out dataplane.PortID, n in
 	if int(rx) < len(a.rxMAC) {
 		mac = a.rxMAC[rx]
 	}
-	p, n, v := a.decide(mac, f)
+	p, n, v := a.fib.Load().decide(mac, f)
 	if v != vForward {
 		return 0, len(f), verdicts[v].reason, false
 	}
@@ -391,7 +346,7 @@ func (a *App) Forward(rx dataplane.PortID, f []byte) (out dataplane.PortID, n in
 // decide checks f, received on the port whose MAC is rx (a macKey), and looks its
 // destination up; on vForward it has rewritten f and returns the output port and the
 // frame's new length.
-func (a *App) decide(rx uint64, f []byte) (dataplane.PortID, int, verdict) {
+func (a *fib) decide(rx uint64, f []byte) (dataplane.PortID, int, verdict) {
 	if len(f) < ethHeader {
 		return 0, 0, vNotIP
 	}
@@ -506,7 +461,7 @@ func destination(v verdict, l2cast bool) verdict {
 
 // special is the verdict of a special next hop (a reserved or local destination),
 // vForward for a route's (or no route).
-func (a *App) special(nh lpm.NextHop, found bool) verdict {
+func (a *fib) special(nh lpm.NextHop, found bool) verdict {
 	if h := &a.hops[nh]; found && h.mtu == 0 {
 		return verdict(h.port)
 	}

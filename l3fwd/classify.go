@@ -32,6 +32,7 @@ const (
 	vFragOffset            // a fragment at offset 1: dropped
 	vND                    // IPv6 neighbour discovery: to the kernel (control)
 	vMTU                   // over the output port's MTU: to the kernel (error)
+	vUnresolved            // a route whose neighbour is not resolved: to the kernel (error)
 	numVerdicts
 )
 
@@ -73,6 +74,7 @@ var verdicts = [numVerdicts]struct {
 	vFragOffset:    {DropFragmentOffset, classDrop},
 	vND:            {DropNeighbourDiscovery, classControl},
 	vMTU:           {DropMTU, classError},
+	vUnresolved:    {DropUnresolved, classError},
 }
 
 // reserved are the destinations l3fwd never routes, in its tables as special next hops

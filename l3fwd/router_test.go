@@ -149,7 +149,7 @@ func TestMustNotForward(t *testing.T) {
 			if !bytes.Equal(f, in) {
 				t.Errorf("a frame not forwarded was changed")
 			}
-			_, _, v := a.decide(a.rxMAC[0], bytes.Clone(in))
+			_, _, v := a.fib.Load().decide(a.rxMAC[0], bytes.Clone(in))
 			c := verdicts[v].class
 			if c == classLocal && (v == vLocal || v == vMulticast) {
 				c = protoClass(in)

@@ -26,6 +26,8 @@ type statusReport struct {
 	RxWaits []rxWaitReport `json:"rx_waits,omitempty"`
 	// Bridge is forward.mode bridge's table size and counters (statusbridge.go).
 	Bridge *bridgeReport `json:"bridge,omitempty"`
+	// FIB is forward.mode l3fwd's route count (statusfib.go).
+	FIB *fibReport `json:"fib,omitempty"`
 }
 
 // policyReport is the configured idle policy, its durations in seconds only.
@@ -116,6 +118,7 @@ func newStatusReport(base string, prev, cur daemon.Status) statusReport {
 	r.IntervalSeconds = dt
 	r.RxWaits = newRxWaitReports(cur.RxWaits)
 	r.Bridge = newBridgeReport(cur.Bridge)
+	r.FIB = newFIBReport(cur.FIB)
 	rate := func(now, before uint64) float64 {
 		if dt == 0 || now < before {
 			return 0

@@ -75,6 +75,7 @@ func (r statusReport) writeText(w io.Writer, wide bool) {
 	tt.write(w, width)
 	r.writeRxWaits(w, width)
 	r.writeBridge(w, width)
+	r.writeFIB(w)
 }
 
 // writeDrops prints, under the ports, each port's drops since start by reason, when any

@@ -3,7 +3,8 @@
 // multibit trie with a 16-bit first level and then one byte per level (a /48 in four
 // accesses). Both map a prefix to a NextHop index, take inserts and deletes in any order,
 // and look up without allocating. A table is not safe for concurrent use: build it, then
-// share it read-only among the poll threads.
+// share it read-only among the poll threads; to change a shared table, Clone it, change the
+// copy and publish that.
 package lpm
 
 import (
@@ -71,6 +72,14 @@ func (t *Table4) Lookup(a uint32) (NextHop, bool) {
 	return NextHop(e & valMask), e&validBit != 0
 }
 
+// Clone returns a copy of t that shares no memory with it, so that t may go on being
+// looked up in (by other goroutines) while the copy is changed and then used in its place.
+func (t *Table4) Clone() *Table4 {
+	c := &Table4{t: t.t.clone()}
+	c.top = (*[1 << 24]uint32)(c.t.root)
+	return c
+}
+
 // Len is the number of routes.
 func (t *Table4) Len() int { return len(t.t.rules) }
 
@@ -135,6 +144,13 @@ func (t *Table6) Lookup(a *[16]byte) (NextHop, bool) {
 		e = t.t.tbl8[(e&valMask)<<groupBits|uint32(a[i])]
 	}
 	return NextHop(e & valMask), e&validBit != 0
+}
+
+// Clone returns a copy of t that shares no memory with it (see Table4.Clone).
+func (t *Table6) Clone() *Table6 {
+	c := &Table6{t: t.t.clone()}
+	c.top = (*[1 << 16]uint32)(c.t.root)
+	return c
 }
 
 // Len is the number of routes.

@@ -263,3 +263,58 @@ func FuzzAgainstNaive(f *testing.F) {
 		checkRandom(t, r, bits, int(n))
 	})
 }
+
+// TestClone: a clone answers as the original did, and changes to either leave the other
+// as it was (no group, entry or rule shared).
+func TestClone(t *testing.T) {
+	t4, t6 := NewTable4(), NewTable6()
+	for i, p := range []string{"0.0.0.0/0", "10.1.0.0/16", "10.1.2.128/25", "10.1.2.200/32"} {
+		if err := t4.Insert(netip.MustParsePrefix(p), NextHop(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, p := range []string{"::/0", "2001:db8::/32", "2001:db8:1:2::/64"} {
+		if err := t6.Insert(netip.MustParsePrefix(p), NextHop(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c4, c6 := t4.Clone(), t6.Clone()
+	if err := c4.Insert(netip.MustParsePrefix("10.1.2.0/24"), 9); err != nil {
+		t.Fatal(err)
+	}
+	if err := c4.Delete(netip.MustParsePrefix("10.1.2.200/32")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c6.Delete(netip.MustParsePrefix("2001:db8:1:2::/64")); err != nil {
+		t.Fatal(err)
+	}
+	if err := t4.Insert(netip.MustParsePrefix("10.1.2.201/32"), 8); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tbl  *Table4
+		addr string
+		nh   NextHop
+	}{
+		{t4, "10.1.2.200", 4}, {t4, "10.1.2.7", 2}, {t4, "10.1.2.201", 8},
+		{c4, "10.1.2.200", 3}, {c4, "10.1.2.7", 9}, {c4, "10.1.2.201", 3}, {c4, "192.0.2.1", 1},
+	} {
+		if nh, ok := c.tbl.Lookup(addr4(c.addr)); !ok || nh != c.nh {
+			name := "original"
+			if c.tbl == c4 {
+				name = "clone"
+			}
+			t.Errorf("%s: %s → %d, %v; want %d", name, c.addr, nh, ok, c.nh)
+		}
+	}
+	a := netip.MustParseAddr("2001:db8:1:2::9").As16()
+	if nh, _ := t6.Lookup(&a); nh != 3 {
+		t.Errorf("original v6: %d, want 3", nh)
+	}
+	if nh, _ := c6.Lookup(&a); nh != 2 {
+		t.Errorf("clone v6: %d, want 2", nh)
+	}
+	if t4.Len() != 5 || c4.Len() != 4 || t6.Len() != 3 || c6.Len() != 2 {
+		t.Errorf("lengths %d %d %d %d, want 5 4 3 2", t4.Len(), c4.Len(), t6.Len(), c6.Len())
+	}
+}

@@ -3,6 +3,8 @@ package lpm
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // NextHop is what a route resolves to: an index into the caller's table of next hops
@@ -60,6 +62,16 @@ type trie struct {
 
 func newTrie(bits, first int) trie {
 	return trie{bits: bits, first: first, root: make([]uint32, 1<<first), rules: map[rule]NextHop{}}
+}
+
+// clone is a deep copy of t.
+func (t *trie) clone() trie {
+	c := *t
+	c.root = slices.Clone(t.root)
+	c.tbl8 = slices.Clone(t.tbl8)
+	c.free = slices.Clone(t.free)
+	c.rules = maps.Clone(t.rules)
+	return c
 }
 
 // index returns the bits of a from bit off (0 = most significant), n of them (n ≤ 24).
