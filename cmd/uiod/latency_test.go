@@ -25,7 +25,8 @@ func TestLatencyBadFlags(t *testing.T) {
 		flag string
 	}{
 		{[]string{"--size", "63"}, "--size"},
-		{[]string{"--size", "2000"}, "--size"},
+		{[]string{"--size", "9725"}, "--size"},
+		{[]string{"--sim", "--timestamps", "hw", "--size", "2000"}, "--size"},
 		{[]string{"--count", "-1"}, "--count"},
 		{[]string{"--duration", "-1s"}, "--duration"},
 		{[]string{"--timeout", "0s"}, "--timeout"},
