@@ -5,7 +5,22 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/nic/afxdp"
+	"github.com/uiod/uiod/pci"
 )
+
+// requester is what tells that the kernel takes p's device back (removal.go): a PCI
+// function's device-request interrupt, or for an af_xdp port the deletion of its
+// interface as its rtnetlink watch sees it. An af_xdp port then takes the removed PCI
+// device's path: absent in /status while the interface is gone, re-opened (program
+// attached, sockets bound on the new ifindex) once an interface of that name is up.
+func (p *port) requester() (pci.Requester, bool) {
+	if p.cfg.Driver == config.DriverAFXDP {
+		r, ok := p.nic.(pci.Requester)
+		return r, ok
+	}
+	r, ok := p.dev.(pci.Requester)
+	return r, ok
+}
 
 // openAFXDP opens an af_xdp port: the XDP program attached to its interface, one socket
 // per queue. /status's nic says the attach mode and whether zero-copy was had

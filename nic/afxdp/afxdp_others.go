@@ -19,3 +19,6 @@ func Open(cfg Config) (*Port, error) {
 
 // Describe names the port kind.
 func (p *Port) Describe() string { return "af_xdp" }
+
+// Ready reports false: there is no AF_XDP here.
+func Ready(string) bool { return false }
