@@ -48,6 +48,10 @@ func afxdpConfig(p config.Port) (afxdp.Config, error) {
 	if err != nil {
 		return afxdp.Config{}, err
 	}
+	var pass []uint16
+	for _, e := range p.XDP.Pass.Ethertypes {
+		pass = append(pass, uint16(e))
+	}
 	return afxdp.Config{
 		Interface:      p.Interface,
 		QueueStart:     p.XDP.QueueStart,
@@ -63,5 +67,6 @@ func afxdpConfig(p config.Port) (afxdp.Config, error) {
 		BusyPoll:       p.XDP.BusyPoll,
 		BusyPollUsecs:  p.XDP.BusyPollUsecs,
 		BusyPollBudget: p.XDP.BusyPollBudget,
+		PassEthertypes: pass,
 	}, nil
 }

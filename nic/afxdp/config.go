@@ -3,6 +3,7 @@ package afxdp
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.uber.org/zap"
 )
@@ -89,6 +90,10 @@ const (
 	Headroom = 256
 	// MaxQueues bounds the sockets of one port (the XSKMAP's size).
 	MaxQueues = 64
+	// MaxPass bounds PassEthertypes (one compare each in the program).
+	MaxPass = 16
+	// MinEthertype is the smallest EtherType: below it the field is an 802.3 length.
+	MinEthertype = 0x0600
 )
 
 // Config selects the interface, its queues and how the sockets are bound.
@@ -122,6 +127,10 @@ type Config struct {
 	BusyPoll       bool
 	BusyPollUsecs  int
 	BusyPollBudget int
+	// PassEthertypes are the EtherTypes (0x0600 and up, at most MaxPass) whose frames the
+	// program hands to the kernel stack (XDP_PASS) instead of the sockets, such as 0x0806
+	// to leave ARP to the interface's own address.
+	PassEthertypes []uint16
 	Log            *zap.Logger
 }
 
@@ -173,6 +182,17 @@ func (c Config) Validate() error {
 		return bad("pool size %d smaller than rx_ring %d", c.PoolSize, c.RxRing)
 	case c.Mode == ModeGeneric && c.ZeroCopy == ZeroCopyOn:
 		return bad("zerocopy on needs native mode (generic XDP copies every frame)")
+	}
+	if len(c.PassEthertypes) > MaxPass {
+		return bad("pass: %d EtherTypes, at most %d", len(c.PassEthertypes), MaxPass)
+	}
+	for i, et := range c.PassEthertypes {
+		if et < MinEthertype {
+			return bad("pass: EtherType 0x%04x below 0x%04x (an 802.3 length, not a type)", et, MinEthertype)
+		}
+		if slices.Contains(c.PassEthertypes[:i], et) {
+			return bad("pass: EtherType 0x%04x listed twice", et)
+		}
 	}
 	for _, r := range []struct {
 		name string

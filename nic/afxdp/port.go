@@ -110,7 +110,7 @@ func Open(cfg Config) (_ *Port, err error) {
 			p.release()
 		}
 	}()
-	if p.prog, err = loadProgram(); err != nil {
+	if p.prog, err = loadProgram(cfg.PassEthertypes); err != nil {
 		return nil, wrap(err)
 	}
 	p.zc = true
@@ -148,7 +148,8 @@ func Open(cfg Config) (_ *Port, err error) {
 		return nil, wrap(err)
 	}
 	cfg.Log.Info("af_xdp", zap.String("interface", cfg.Interface), zap.Ints("queues", qs),
-		zap.Stringer("attach", p.prog.mode), zap.Bool("zerocopy", p.zc), zap.Int("frame_size", cfg.FrameSize))
+		zap.Stringer("attach", p.prog.mode), zap.Bool("zerocopy", p.zc), zap.Int("frame_size", cfg.FrameSize),
+		zap.Uint16s("pass_ethertypes", cfg.PassEthertypes))
 	return p, nil
 }
 
