@@ -2,11 +2,13 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Values of an af_xdp port's keys.
@@ -49,6 +51,22 @@ type XDP struct {
 	BusyPollBudget int  `mapstructure:"busy_poll_budget"`
 	// Pass is what the XDP program hands to the kernel stack instead of the sockets.
 	Pass XDPPass `mapstructure:"pass"`
+	// Napi are the bound queues' NAPI knobs (netdev napi-set, Linux 6.13+).
+	Napi XDPNapi `mapstructure:"napi"`
+}
+
+// XDPNapi is xdp.napi: per-NAPI knobs set on the NAPI instances of the bound queues while
+// the port is open (put back at close); a key left out (or 0) is left as the kernel has
+// it. A kernel or device without them is logged, not an error.
+type XDPNapi struct {
+	// DeferHardIRQs is the consecutive empty NAPI polls before the device's IRQ is
+	// re-enabled.
+	DeferHardIRQs int `mapstructure:"defer_hard_irqs"`
+	// GROFlushTimeout is the NAPI watchdog timer that re-polls while IRQs are deferred.
+	GROFlushTimeout time.Duration `mapstructure:"gro_flush_timeout"`
+	// IRQSuspendTimeout is how long IRQs stay suspended while a preferred busy poller
+	// finds work (IRQ suspension, 6.13).
+	IRQSuspendTimeout time.Duration `mapstructure:"irq_suspend_timeout"`
 }
 
 // XDPPass is xdp.pass: the frames the interface's own kernel stack keeps (XDP_PASS).
@@ -194,6 +212,15 @@ func checkAFXDP(errs *fieldErrors, i int, p *Port, ifaces map[string]int) {
 				errs.add(fmt.Sprintf("%s[%d]", path("xdp.pass.ethertypes"), j), e.String(), "listed twice (also ethertypes[%d])", k)
 			}
 		}
+	}
+	if n := x.Napi.DeferHardIRQs; n < 0 || n > math.MaxInt32 {
+		errs.add(path("xdp.napi.defer_hard_irqs"), n, "must be in [0, %d]", math.MaxInt32)
+	}
+	if d := x.Napi.GROFlushTimeout; d < 0 {
+		errs.add(path("xdp.napi.gro_flush_timeout"), d.String(), "must not be negative")
+	}
+	if d := x.Napi.IRQSuspendTimeout; d < 0 {
+		errs.add(path("xdp.napi.irq_suspend_timeout"), d.String(), "must not be negative")
 	}
 	if p.PCI != "" {
 		errs.add(path("pci"), p.PCI, "an af_xdp port is a kernel interface, not a PCI function: name it in interface")

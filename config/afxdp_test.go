@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestAFXDPPorts checks af_xdp ports: an interface that exists, the xdp keys, and
@@ -22,6 +23,8 @@ func TestAFXDPPorts(t *testing.T) {
 		{"all keys", sim + xp + ", xdp: {queues: 2, queue_start: 1, partial: true, frame_size: 4096, mode: native, zerocopy: on, replace: true, busy_poll: true, busy_poll_usecs: 50, busy_poll_budget: 16}}\n",
 			XDP{Queues: 2, QueueStart: 1, Partial: true, FrameSize: 4096, Mode: XDPModeNative, ZeroCopy: XDPZeroCopyOn, Replace: true, BusyPoll: true, BusyPollUsecs: 50, BusyPollBudget: 16}},
 		{"queues all", sim + xp + ", xdp: {queues: all, mode: generic, zerocopy: off}}\n", XDP{Mode: XDPModeGeneric, ZeroCopy: XDPZeroCopyOff}},
+		{"napi", sim + xp + ", xdp: {napi: {defer_hard_irqs: 2, gro_flush_timeout: 200us, irq_suspend_timeout: 20ms}}}\n",
+			XDP{Napi: XDPNapi{DeferHardIRQs: 2, GROFlushTimeout: 200 * time.Microsecond, IRQSuspendTimeout: 20 * time.Millisecond}}},
 		{"pass", sim + xp + ", xdp: {pass: {ethertypes: [0x0806, \"0x88CC\", 2048, 0xffff, 0x0600]}}}\n",
 			XDP{Pass: XDPPass{Ethertypes: []Ethertype{0x0806, 0x88cc, 0x0800, 0xffff, 0x0600}}}},
 	}
@@ -61,6 +64,11 @@ func TestAFXDPPorts(t *testing.T) {
 		{"pass too many", sim + xp + ", xdp: {pass: {ethertypes: [" + strings.Repeat("0x0800, ", 16) + "0x0801]}}}\n", "ports[1].xdp.pass.ethertypes", "at most 16"},
 		{"pass not a list", sim + xp + ", xdp: {pass: {ethertypes: 0x0806}}}\n", "ports[1].xdp.pass.ethertypes", ""},
 		{"pass unknown key", sim + xp + ", xdp: {pass: {macs: [own]}}}\n", "ports[1].xdp.pass.macs", ""},
+		{"napi defer", sim + xp + ", xdp: {napi: {defer_hard_irqs: -1}}}\n", "ports[1].xdp.napi.defer_hard_irqs", "must be in"},
+		{"napi defer huge", sim + xp + ", xdp: {napi: {defer_hard_irqs: 4294967296}}}\n", "ports[1].xdp.napi.defer_hard_irqs", ""},
+		{"napi gro", sim + xp + ", xdp: {napi: {gro_flush_timeout: -1ms}}}\n", "ports[1].xdp.napi.gro_flush_timeout", "negative"},
+		{"napi suspend unit", sim + xp + ", xdp: {napi: {irq_suspend_timeout: 20}}}\n", "ports[1].xdp.napi.irq_suspend_timeout", ""},
+		{"napi unknown", sim + xp + ", xdp: {napi: {threaded: true}}}\n", "ports[1].xdp.napi.threaded", ""},
 		{"pci", sim + xp + ", pci: \"01:00.0\"}\n", "ports[1].pci", "not a PCI function"},
 		{"nic", sim + xp + ", nic: igb}\n", "ports[1].nic", "no NIC driver"},
 		{"tx_queues", sim + xp + ", tx_queues: 2}\n", "ports[1].tx_queues", "set xdp.queues"},

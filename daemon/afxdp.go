@@ -68,5 +68,10 @@ func afxdpConfig(p config.Port) (afxdp.Config, error) {
 		BusyPollUsecs:  p.XDP.BusyPollUsecs,
 		BusyPollBudget: p.XDP.BusyPollBudget,
 		PassEthertypes: pass,
+		Napi: afxdp.NapiSettings{
+			DeferHardIRQs:     uint32(p.XDP.Napi.DeferHardIRQs),
+			GROFlushTimeout:   p.XDP.Napi.GROFlushTimeout,
+			IRQSuspendTimeout: p.XDP.Napi.IRQSuspendTimeout,
+		},
 	}, nil
 }

@@ -3,6 +3,7 @@ package afxdp
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"go.uber.org/zap"
@@ -131,7 +132,11 @@ type Config struct {
 	// program hands to the kernel stack (XDP_PASS) instead of the sockets, such as 0x0806
 	// to leave ARP to the interface's own address.
 	PassEthertypes []uint16
-	Log            *zap.Logger
+	// Napi are per-NAPI knobs set on the NAPI instances of the bound queues through
+	// netdev napi-set (Linux 6.13+) and put back at Close; a zero field is left as it is.
+	// Where the kernel or device has no such knob it is logged, not an error.
+	Napi NapiSettings
+	Log  *zap.Logger
 }
 
 // withDefaults fills in the zero fields.
@@ -182,6 +187,12 @@ func (c Config) Validate() error {
 		return bad("pool size %d smaller than rx_ring %d", c.PoolSize, c.RxRing)
 	case c.Mode == ModeGeneric && c.ZeroCopy == ZeroCopyOn:
 		return bad("zerocopy on needs native mode (generic XDP copies every frame)")
+	}
+	switch {
+	case c.Napi.DeferHardIRQs > math.MaxInt32:
+		return bad("napi defer_hard_irqs %d: at most %d", c.Napi.DeferHardIRQs, math.MaxInt32)
+	case c.Napi.GROFlushTimeout < 0 || c.Napi.IRQSuspendTimeout < 0:
+		return bad("napi timeouts must not be negative")
 	}
 	if len(c.PassEthertypes) > MaxPass {
 		return bad("pass: %d EtherTypes, at most %d", len(c.PassEthertypes), MaxPass)

@@ -3,6 +3,7 @@ package afxdp
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // XDPFeatures is netdev's xdp-features bit set (enum netdev_xdp_act): what the driver's
@@ -87,3 +88,45 @@ type Interface struct {
 	// refuses the interface unless xdp.replace.
 	Program string
 }
+
+// knobs says which of s's knobs are set (non-zero).
+func (s NapiSettings) knobs() NapiKnob {
+	var k NapiKnob
+	if s.DeferHardIRQs != 0 {
+		k |= KnobDeferHardIRQs
+	}
+	if s.GROFlushTimeout != 0 {
+		k |= KnobGROFlushTimeout
+	}
+	if s.IRQSuspendTimeout != 0 {
+		k |= KnobIRQSuspendTimeout
+	}
+	return k
+}
+
+// Napi is one NAPI instance's settings as napi-get reports them.
+type Napi struct {
+	ID      uint32
+	Ifindex int
+	IRQ     int // -1 without one (veth)
+	NapiSettings
+}
+
+// NapiSettings are the per-NAPI knobs of napi-set (Linux 6.13+): the consecutive empty
+// polls before hard IRQs are re-enabled, the GRO flush / re-poll timer, and how long IRQs
+// stay suspended while a busy poller finds work (the IRQ suspension of 6.13).
+type NapiSettings struct {
+	DeferHardIRQs     uint32
+	GROFlushTimeout   time.Duration
+	IRQSuspendTimeout time.Duration
+}
+
+// NapiKnob selects knobs of NapiSettings for SetNapi.
+type NapiKnob uint8
+
+// The knobs.
+const (
+	KnobDeferHardIRQs NapiKnob = 1 << iota
+	KnobGROFlushTimeout
+	KnobIRQSuspendTimeout
+)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
@@ -111,4 +112,116 @@ func uintAttr(ad *netlink.AttributeDecoder) uint64 {
 		return binary.NativeEndian.Uint64(b)
 	}
 	return 0
+}
+
+// napi-get/napi-set and queue-get attributes.
+const (
+	netdevCmdQueueGet   = 10
+	netdevAQueueID      = 1
+	netdevAQueueIfindex = 2
+	netdevAQueueType    = 3
+	netdevAQueueNapiID  = 4
+	netdevQueueTypeRx   = 0
+)
+
+// Napis dumps napi-get for the NAPI instances of ifindex.
+func (n *Netdev) Napis(ifindex int) ([]Napi, error) {
+	ae := netlink.NewAttributeEncoder()
+	ae.Uint32(netdevANapiIfindex, uint32(ifindex))
+	b, err := ae.Encode()
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := n.c.Execute(genetlink.Message{Header: genetlink.Header{Command: netdevCmdNapiGet, Version: n.fam.Version}, Data: b},
+		n.fam.ID, netlink.Request|netlink.Dump)
+	if err != nil {
+		return nil, fmt.Errorf("netdev napi-get: %w", err)
+	}
+	var out []Napi
+	for _, m := range msgs {
+		nap := Napi{IRQ: -1}
+		ad, err := netlink.NewAttributeDecoder(m.Data)
+		if err != nil {
+			return nil, fmt.Errorf("netdev napi-get: %w", err)
+		}
+		for ad.Next() {
+			switch ad.Type() {
+			case netdevANapiID:
+				nap.ID = ad.Uint32()
+			case netdevANapiIfindex:
+				nap.Ifindex = int(ad.Uint32())
+			case netdevANapiIRQ:
+				nap.IRQ = int(ad.Uint32())
+			case netdevANapiDeferHardIRQ:
+				nap.DeferHardIRQs = ad.Uint32()
+			case netdevANapiGROFlush:
+				nap.GROFlushTimeout = time.Duration(uintAttr(ad))
+			case netdevANapiIRQSuspend:
+				nap.IRQSuspendTimeout = time.Duration(uintAttr(ad))
+			}
+		}
+		if err := ad.Err(); err != nil {
+			return nil, fmt.Errorf("netdev napi-get: %w", err)
+		}
+		if nap.Ifindex == ifindex {
+			out = append(out, nap)
+		}
+	}
+	return out, nil
+}
+
+// QueueNapi returns the NAPI instance that serves RX queue qid of ifindex, 0 if the
+// kernel names none.
+func (n *Netdev) QueueNapi(ifindex, qid int) (uint32, error) {
+	ae := netlink.NewAttributeEncoder()
+	ae.Uint32(netdevAQueueIfindex, uint32(ifindex))
+	ae.Uint32(netdevAQueueType, netdevQueueTypeRx)
+	ae.Uint32(netdevAQueueID, uint32(qid))
+	b, err := ae.Encode()
+	if err != nil {
+		return 0, err
+	}
+	msgs, err := n.c.Execute(genetlink.Message{Header: genetlink.Header{Command: netdevCmdQueueGet, Version: n.fam.Version}, Data: b},
+		n.fam.ID, netlink.Request)
+	if err != nil {
+		return 0, fmt.Errorf("netdev queue-get: %w", err)
+	}
+	for _, m := range msgs {
+		ad, err := netlink.NewAttributeDecoder(m.Data)
+		if err != nil {
+			return 0, fmt.Errorf("netdev queue-get: %w", err)
+		}
+		for ad.Next() {
+			if ad.Type() == netdevAQueueNapiID {
+				return ad.Uint32(), nil
+			}
+		}
+	}
+	return 0, nil
+}
+
+// SetNapi sets the knobs of s that which selects on NAPI instance id (napi-set). The
+// kernel applies all or none; one it does not know (irq-suspend-timeout before 6.13) is
+// an error.
+func (n *Netdev) SetNapi(id uint32, s NapiSettings, which NapiKnob) error {
+	ae := netlink.NewAttributeEncoder()
+	ae.Uint32(netdevANapiID, id)
+	if which&KnobDeferHardIRQs != 0 {
+		ae.Uint32(netdevANapiDeferHardIRQ, s.DeferHardIRQs)
+	}
+	if which&KnobGROFlushTimeout != 0 {
+		ae.Uint64(netdevANapiGROFlush, uint64(s.GROFlushTimeout))
+	}
+	if which&KnobIRQSuspendTimeout != 0 {
+		ae.Uint64(netdevANapiIRQSuspend, uint64(s.IRQSuspendTimeout))
+	}
+	b, err := ae.Encode()
+	if err != nil {
+		return err
+	}
+	if _, err := n.c.Execute(genetlink.Message{Header: genetlink.Header{Command: netdevCmdNapiSet, Version: n.fam.Version}, Data: b},
+		n.fam.ID, netlink.Request|netlink.Acknowledge); err != nil {
+		return fmt.Errorf("netdev napi-set of NAPI %d: %w", id, err)
+	}
+	return nil
 }

@@ -40,6 +40,12 @@ type Port struct {
 	// when it ends (Close).
 	events chan pci.Event
 
+	// nd is the netdev family connection of the NAPI knobs (napi_linux.go), napiSaved
+	// what they were before and napiKnobs which were set; nil when none were set.
+	nd        *Netdev
+	napiSaved []napiSaved
+	napiKnobs NapiKnob
+
 	mu     sync.RWMutex // Close against Stats
 	closed bool
 	log    *zap.Logger
@@ -143,6 +149,7 @@ func Open(cfg Config) (_ *Port, err error) {
 	if cfg.BusyPoll {
 		p.busyPoll(cfg)
 	}
+	p.setNapi(cfg)
 	p.up.Store(operUp(lk))
 	if err := p.watch(); err != nil {
 		return nil, wrap(err)
@@ -438,6 +445,10 @@ func (p *Port) release() error {
 		p.stopping.Store(true)
 		close(p.watchStop)
 		<-p.watchDone
+	}
+	// Before the program goes: veth's NAPI instances exist only while it is attached.
+	if err := p.restoreNapi(); err != nil {
+		errs = append(errs, fmt.Errorf("af_xdp %s: napi settings back: %w", p.name, err))
 	}
 	if p.prog != nil {
 		if err := p.prog.close(); err != nil {
