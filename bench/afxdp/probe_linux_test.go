@@ -153,8 +153,10 @@ func (p *prober) run(n int, gap, timeout time.Duration, cpu int) (rtts, error) {
 	var r rtts
 	errc := make(chan error, 1)
 	go func() {
+		// The thread stays locked: when the goroutine ends it ends with it, so that its
+		// narrowed affinity never passes to another goroutine (nor to a process the test
+		// starts from that thread, which would inherit it).
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
 		if cpu >= 0 {
 			var set unix.CPUSet
 			set.Set(cpu)
