@@ -54,10 +54,14 @@ func summarize(all []result, probes int) []summary {
 	return out
 }
 
-// ratio formats a/b, or "—" when either is unknown or b is 0.
+// ratio formats a/b (two decimals, four below 0.1, so that an idle ratio of 0.001 does
+// not print as zero), or "—" when either is unknown or b is 0.
 func ratio(a, b float64) string {
 	if a < 0 || b <= 0 {
 		return "—"
+	}
+	if r := a / b; r < 0.1 {
+		return fmt.Sprintf("%.4f×", r)
 	}
 	return fmt.Sprintf("%.2f×", a/b)
 }
@@ -111,7 +115,7 @@ func TestReport(t *testing.T) {
 	md := report(all, params{rounds: 1, probes: 3, gap: time.Millisecond, idle: time.Second}, time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), "1", "2")
 	for _, want := range []string{
 		"| testpmd | 3/3 | 50.0 | 60.0 | 100.0 | 100.00 | 1.00× | 1.00× | 1.00× | 1.00× | 2.00× |",
-		"| uiod-adaptive | 3/3 | 55.0 | 70.0 | 20.0 | 1.00 | 1.10× | 1.17× | 0.01× | 0.20× | 2.20× |",
+		"| uiod-adaptive | 3/3 | 55.0 | 70.0 | 20.0 | 1.00 | 1.10× | 1.17× | 0.0100× | 0.20× | 2.20× |",
 		"| kernel | 3/3 | 25.0 | 30.0 | — | — | 0.50× | 0.50× | — | — | 1.00× |",
 	} {
 		if !strings.Contains(md, want) {
