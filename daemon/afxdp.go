@@ -3,6 +3,8 @@ package daemon
 import (
 	"fmt"
 
+	"go.uber.org/zap"
+
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/nic/afxdp"
 	"github.com/uiod/uiod/pci"
@@ -74,4 +76,13 @@ func afxdpConfig(p config.Port) (afxdp.Config, error) {
 			IRQSuspendTimeout: p.XDP.Napi.IRQSuspendTimeout,
 		},
 	}, nil
+}
+
+// deviceField names p's device in the removal log: its interface for an af_xdp port, its
+// PCI address otherwise.
+func (p *port) deviceField() zap.Field {
+	if p.cfg.Driver == config.DriverAFXDP {
+		return zap.String("interface", p.cfg.Interface)
+	}
+	return zap.Stringer("pci", p.addr)
 }

@@ -48,7 +48,7 @@ func (d *Daemon) watchRemoval(p *port) {
 
 // serveRemoval handles p's device events until the daemon stops.
 func (d *Daemon) serveRemoval(p *port, lp *livePort, ch <-chan pci.Event) {
-	log := d.log.With(zap.String("port", p.cfg.Name), zap.Stringer("pci", p.addr))
+	log := d.log.With(zap.String("port", p.cfg.Name), p.deviceField())
 	for {
 		for ev := range ch {
 			if ev != pci.EventRequest {
