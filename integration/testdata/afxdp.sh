@@ -33,10 +33,15 @@ CONF
 } >/tmp/afxdp.yaml
 run_daemon /tmp/afxdp.yaml
 wait_links 2 60
+# While the daemon runs, uiod devices (rtnetlink's IFLA_XDP) shows the program on both:
+# the check after it stopped means something only because this one holds.
+for i in "$A" "$B"; do
+	uiod devices --interfaces "$i" | grep -q 'prog=".*uiod_xsk' || fail "$i shows no XDP program while the daemon runs: $(uiod devices --interfaces "$i")"
+done
 say READY
 serve_snapshots done
 stop_daemon
 for i in "$A" "$B"; do
-	ip -d link show "$i" | grep -q "prog/xdp" && fail "$i still has an XDP program after the daemon stopped"
+	uiod devices --interfaces "$i" | grep -q 'prog=' && fail "$i still has an XDP program after the daemon stopped: $(uiod devices --interfaces "$i")"
 done
 say "done"
