@@ -2,8 +2,13 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net"
+	"reflect"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // Values of an af_xdp port's keys.
@@ -44,7 +49,72 @@ type XDP struct {
 	BusyPoll       bool `mapstructure:"busy_poll"`
 	BusyPollUsecs  int  `mapstructure:"busy_poll_usecs"`
 	BusyPollBudget int  `mapstructure:"busy_poll_budget"`
+	// Pass is what the XDP program hands to the kernel stack instead of the sockets.
+	Pass XDPPass `mapstructure:"pass"`
+	// Napi are the bound queues' NAPI knobs (netdev napi-set, Linux 6.13+).
+	Napi XDPNapi `mapstructure:"napi"`
 }
+
+// XDPNapi is xdp.napi: per-NAPI knobs set on the NAPI instances of the bound queues while
+// the port is open (put back at close); a key left out (or 0) is left as the kernel has
+// it. A kernel or device without them is logged, not an error.
+type XDPNapi struct {
+	// DeferHardIRQs is the consecutive empty NAPI polls before the device's IRQ is
+	// re-enabled.
+	DeferHardIRQs int `mapstructure:"defer_hard_irqs"`
+	// GROFlushTimeout is the NAPI watchdog timer that re-polls while IRQs are deferred.
+	GROFlushTimeout time.Duration `mapstructure:"gro_flush_timeout"`
+	// IRQSuspendTimeout is how long IRQs stay suspended while a preferred busy poller
+	// finds work (IRQ suspension, 6.13).
+	IRQSuspendTimeout time.Duration `mapstructure:"irq_suspend_timeout"`
+}
+
+// XDPPass is xdp.pass: the frames the interface's own kernel stack keeps (XDP_PASS).
+type XDPPass struct {
+	// Ethertypes are EtherTypes (outer, 0x0600 to 0xffff, hex or decimal) whose frames go
+	// to the kernel, such as 0x0806 for ARP.
+	Ethertypes []Ethertype `mapstructure:"ethertypes"`
+}
+
+// isZero reports whether x has no key set.
+func (x *XDP) isZero() bool { return reflect.ValueOf(*x).IsZero() }
+
+// Ethertype is an Ethernet EtherType: 0x0600 (below it the field is an 802.3 length) to
+// 0xffff.
+type Ethertype uint16
+
+// Limits of xdp.pass.ethertypes.
+const (
+	MinEthertype = 0x0600
+	// maxXDPPass is nic/afxdp's MaxPass (one compare each in the program).
+	maxXDPPass = 16
+)
+
+// ParseEthertype parses an EtherType in hex (0x0806) or decimal (2054).
+func ParseEthertype(s string) (Ethertype, error) {
+	var (
+		n   uint64
+		err error
+	)
+	if h, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
+		n, err = strconv.ParseUint(h, 16, 64)
+	} else {
+		n, err = strconv.ParseUint(s, 10, 64)
+	}
+	if err != nil || n < MinEthertype || n > 0xffff {
+		return 0, fmt.Errorf("want an EtherType from 0x0600 to 0xffff, in hex (0x0806) or decimal")
+	}
+	return Ethertype(n), nil
+}
+
+// String is the EtherType in hex, 0x0806.
+func (e Ethertype) String() string { return fmt.Sprintf("0x%04x", uint16(e)) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (e Ethertype) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler with ParseEthertype's rules.
+func (e *Ethertype) UnmarshalText(b []byte) error { return unmarshalText(e, b, ParseEthertype) }
 
 // XDPQueues is xdp.queues: a count, or 0 for all.
 type XDPQueues int
@@ -93,7 +163,7 @@ func checkAFXDP(errs *fieldErrors, i int, p *Port, ifaces map[string]int) {
 		if p.Interface != "" {
 			errs.add(path("interface"), p.Interface, "only af_xdp ports have an interface")
 		}
-		if p.XDP != (XDP{}) {
+		if !p.XDP.isZero() {
 			errs.add(path("xdp"), nil, "only af_xdp ports have xdp keys")
 		}
 		return
@@ -133,6 +203,24 @@ func checkAFXDP(errs *fieldErrors, i int, p *Port, ifaces map[string]int) {
 	}
 	if (x.BusyPollUsecs != 0 || x.BusyPollBudget != 0) && !x.BusyPoll {
 		errs.add(path("xdp.busy_poll"), x.BusyPoll, "busy_poll_usecs and busy_poll_budget need busy_poll: true")
+	}
+	if ets := x.Pass.Ethertypes; len(ets) > maxXDPPass {
+		errs.add(path("xdp.pass.ethertypes"), nil, "%d EtherTypes: at most %d", len(ets), maxXDPPass)
+	} else {
+		for j, e := range ets {
+			if k := slices.Index(ets[:j], e); k >= 0 {
+				errs.add(fmt.Sprintf("%s[%d]", path("xdp.pass.ethertypes"), j), e.String(), "listed twice (also ethertypes[%d])", k)
+			}
+		}
+	}
+	if n := x.Napi.DeferHardIRQs; n < 0 || n > math.MaxInt32 {
+		errs.add(path("xdp.napi.defer_hard_irqs"), n, "must be in [0, %d]", math.MaxInt32)
+	}
+	if d := x.Napi.GROFlushTimeout; d < 0 {
+		errs.add(path("xdp.napi.gro_flush_timeout"), d.String(), "must not be negative")
+	}
+	if d := x.Napi.IRQSuspendTimeout; d < 0 {
+		errs.add(path("xdp.napi.irq_suspend_timeout"), d.String(), "must not be negative")
 	}
 	if p.PCI != "" {
 		errs.add(path("pci"), p.PCI, "an af_xdp port is a kernel interface, not a PCI function: name it in interface")

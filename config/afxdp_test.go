@@ -1,8 +1,10 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestAFXDPPorts checks af_xdp ports: an interface that exists, the xdp keys, and
@@ -21,6 +23,10 @@ func TestAFXDPPorts(t *testing.T) {
 		{"all keys", sim + xp + ", xdp: {queues: 2, queue_start: 1, partial: true, frame_size: 4096, mode: native, zerocopy: on, replace: true, busy_poll: true, busy_poll_usecs: 50, busy_poll_budget: 16}}\n",
 			XDP{Queues: 2, QueueStart: 1, Partial: true, FrameSize: 4096, Mode: XDPModeNative, ZeroCopy: XDPZeroCopyOn, Replace: true, BusyPoll: true, BusyPollUsecs: 50, BusyPollBudget: 16}},
 		{"queues all", sim + xp + ", xdp: {queues: all, mode: generic, zerocopy: off}}\n", XDP{Mode: XDPModeGeneric, ZeroCopy: XDPZeroCopyOff}},
+		{"napi", sim + xp + ", xdp: {napi: {defer_hard_irqs: 2, gro_flush_timeout: 200us, irq_suspend_timeout: 20ms}}}\n",
+			XDP{Napi: XDPNapi{DeferHardIRQs: 2, GROFlushTimeout: 200 * time.Microsecond, IRQSuspendTimeout: 20 * time.Millisecond}}},
+		{"pass", sim + xp + ", xdp: {pass: {ethertypes: [0x0806, \"0x88CC\", 2048, 0xffff, 0x0600]}}}\n",
+			XDP{Pass: XDPPass{Ethertypes: []Ethertype{0x0806, 0x88cc, 0x0800, 0xffff, 0x0600}}}},
 	}
 	for _, tt := range good {
 		t.Run(tt.name, func(t *testing.T) {
@@ -29,7 +35,7 @@ func TestAFXDPPorts(t *testing.T) {
 				t.Fatalf("unexpected error:\n%v", err)
 			}
 			p := c.Ports[1]
-			if p.XDP != tt.want || p.HasPCI() || p.Interface != "eth0" {
+			if !reflect.DeepEqual(p.XDP, tt.want) || p.HasPCI() || p.Interface != "eth0" {
 				t.Errorf("port %+v, want xdp %+v", p, tt.want)
 			}
 		})
@@ -50,6 +56,19 @@ func TestAFXDPPorts(t *testing.T) {
 		{"zerocopy generic", sim + xp + ", xdp: {zerocopy: on, mode: generic}}\n", "ports[1].xdp.zerocopy", "needs native mode"},
 		{"busy poll knobs", sim + xp + ", xdp: {busy_poll_usecs: 10}}\n", "ports[1].xdp.busy_poll", "need busy_poll: true"},
 		{"busy poll budget", sim + xp + ", xdp: {busy_poll: true, busy_poll_budget: 70000}}\n", "ports[1].xdp.busy_poll_budget", "[0, 65535]"},
+		{"pass below 0x0600", sim + xp + ", xdp: {pass: {ethertypes: [0x0806, 0x05ff]}}}\n", "ports[1].xdp.pass.ethertypes[1]", "0x0600 to 0xffff"},
+		{"pass a length", sim + xp + ", xdp: {pass: {ethertypes: [1500]}}}\n", "ports[1].xdp.pass.ethertypes[0]", "0x0600 to 0xffff"},
+		{"pass too big", sim + xp + ", xdp: {pass: {ethertypes: [0x10000]}}}\n", "ports[1].xdp.pass.ethertypes[0]", "0x0600 to 0xffff"},
+		{"pass a name", sim + xp + ", xdp: {pass: {ethertypes: [arp]}}}\n", "ports[1].xdp.pass.ethertypes[0]", "hex (0x0806) or decimal"},
+		{"pass twice", sim + xp + ", xdp: {pass: {ethertypes: [0x0806, 2054]}}}\n", "ports[1].xdp.pass.ethertypes[1]", "listed twice"},
+		{"pass too many", sim + xp + ", xdp: {pass: {ethertypes: [" + strings.Repeat("0x0800, ", 16) + "0x0801]}}}\n", "ports[1].xdp.pass.ethertypes", "at most 16"},
+		{"pass not a list", sim + xp + ", xdp: {pass: {ethertypes: 0x0806}}}\n", "ports[1].xdp.pass.ethertypes", ""},
+		{"pass unknown key", sim + xp + ", xdp: {pass: {macs: [own]}}}\n", "ports[1].xdp.pass.macs", ""},
+		{"napi defer", sim + xp + ", xdp: {napi: {defer_hard_irqs: -1}}}\n", "ports[1].xdp.napi.defer_hard_irqs", "must be in"},
+		{"napi defer huge", sim + xp + ", xdp: {napi: {defer_hard_irqs: 4294967296}}}\n", "ports[1].xdp.napi.defer_hard_irqs", ""},
+		{"napi gro", sim + xp + ", xdp: {napi: {gro_flush_timeout: -1ms}}}\n", "ports[1].xdp.napi.gro_flush_timeout", "negative"},
+		{"napi suspend unit", sim + xp + ", xdp: {napi: {irq_suspend_timeout: 20}}}\n", "ports[1].xdp.napi.irq_suspend_timeout", ""},
+		{"napi unknown", sim + xp + ", xdp: {napi: {threaded: true}}}\n", "ports[1].xdp.napi.threaded", ""},
 		{"pci", sim + xp + ", pci: \"01:00.0\"}\n", "ports[1].pci", "not a PCI function"},
 		{"nic", sim + xp + ", nic: igb}\n", "ports[1].nic", "no NIC driver"},
 		{"tx_queues", sim + xp + ", tx_queues: 2}\n", "ports[1].tx_queues", "set xdp.queues"},
@@ -57,6 +76,7 @@ func TestAFXDPPorts(t *testing.T) {
 		{"interrupts", sim + xp + ", interrupts: intx}\n", "ports[1].interrupts", "its socket"},
 		{"interface on a sim port", port0("interface", "eth0"), "ports[0].interface", "only af_xdp ports"},
 		{"xdp on a sim port", port0("xdp", "{mode: native}"), "ports[0].xdp", "only af_xdp ports"},
+		{"pass on a sim port", port0("xdp", "{pass: {ethertypes: [0x0806]}}"), "ports[0].xdp", "only af_xdp ports"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,6 +102,26 @@ func FuzzParseXDPQueues(f *testing.F) {
 		}
 		if r, err := ParseXDPQueues(q.String()); err != nil || r != q {
 			t.Fatalf("%q → %v → %v, %v", s, q, r, err)
+		}
+	})
+}
+
+// FuzzParseEthertype: the parser never panics, accepts only 0x0600 to 0xffff, and what it
+// accepts prints back to the same value.
+func FuzzParseEthertype(f *testing.F) {
+	for _, s := range []string{"0x0806", "0X88cc", "2054", "1535", "1536", "65535", "65536", "0x", "-1", "0x-1", "+2054", "0806", "arp"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e, err := ParseEthertype(s)
+		if err != nil {
+			return
+		}
+		if e < MinEthertype {
+			t.Fatalf("%q: %v", s, e)
+		}
+		if r, err := ParseEthertype(e.String()); err != nil || r != e {
+			t.Fatalf("%q → %v → %v, %v", s, e, r, err)
 		}
 	})
 }

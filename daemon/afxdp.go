@@ -3,9 +3,26 @@ package daemon
 import (
 	"fmt"
 
+	"go.uber.org/zap"
+
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/nic/afxdp"
+	"github.com/uiod/uiod/pci"
 )
+
+// requester is what tells that the kernel takes p's device back (removal.go): a PCI
+// function's device-request interrupt, or for an af_xdp port the deletion of its
+// interface as its rtnetlink watch sees it. An af_xdp port then takes the removed PCI
+// device's path: absent in /status while the interface is gone, re-opened (program
+// attached, sockets bound on the new ifindex) once an interface of that name is up.
+func (p *port) requester() (pci.Requester, bool) {
+	if p.cfg.Driver == config.DriverAFXDP {
+		r, ok := p.nic.(pci.Requester)
+		return r, ok
+	}
+	r, ok := p.dev.(pci.Requester)
+	return r, ok
+}
 
 // openAFXDP opens an af_xdp port: the XDP program attached to its interface, one socket
 // per queue. /status's nic says the attach mode and whether zero-copy was had
@@ -33,6 +50,10 @@ func afxdpConfig(p config.Port) (afxdp.Config, error) {
 	if err != nil {
 		return afxdp.Config{}, err
 	}
+	var pass []uint16
+	for _, e := range p.XDP.Pass.Ethertypes {
+		pass = append(pass, uint16(e))
+	}
 	return afxdp.Config{
 		Interface:      p.Interface,
 		QueueStart:     p.XDP.QueueStart,
@@ -48,5 +69,20 @@ func afxdpConfig(p config.Port) (afxdp.Config, error) {
 		BusyPoll:       p.XDP.BusyPoll,
 		BusyPollUsecs:  p.XDP.BusyPollUsecs,
 		BusyPollBudget: p.XDP.BusyPollBudget,
+		PassEthertypes: pass,
+		Napi: afxdp.NapiSettings{
+			DeferHardIRQs:     uint32(p.XDP.Napi.DeferHardIRQs),
+			GROFlushTimeout:   p.XDP.Napi.GROFlushTimeout,
+			IRQSuspendTimeout: p.XDP.Napi.IRQSuspendTimeout,
+		},
 	}, nil
+}
+
+// deviceField names p's device in the removal log: its interface for an af_xdp port, its
+// PCI address otherwise.
+func (p *port) deviceField() zap.Field {
+	if p.cfg.Driver == config.DriverAFXDP {
+		return zap.String("interface", p.cfg.Interface)
+	}
+	return zap.Stringer("pci", p.addr)
 }

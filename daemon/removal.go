@@ -9,6 +9,7 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/nic/afxdp"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/wire"
@@ -30,7 +31,7 @@ var simPresent = func(config.Port) bool { return true }
 // in. A device without the interrupt (uio, an old kernel) is driven as before: a remove
 // then waits until uiod exits.
 func (d *Daemon) watchRemoval(p *port) {
-	r, ok := p.dev.(pci.Requester)
+	r, ok := p.requester()
 	if !ok {
 		return
 	}
@@ -47,7 +48,7 @@ func (d *Daemon) watchRemoval(p *port) {
 
 // serveRemoval handles p's device events until the daemon stops.
 func (d *Daemon) serveRemoval(p *port, lp *livePort, ch <-chan pci.Event) {
-	log := d.log.With(zap.String("port", p.cfg.Name), zap.Stringer("pci", p.addr))
+	log := d.log.With(zap.String("port", p.cfg.Name), p.deviceField())
 	for {
 		for ev := range ch {
 			if ev != pci.EventRequest {
@@ -184,7 +185,7 @@ func (d *Daemon) adopt(p *port, lp *livePort, np *port) (<-chan pci.Event, error
 	if np.nic.NumRxQueues() != lp.nrx || np.nic.NumTxQueues() != lp.ntx {
 		return fail(fmt.Errorf("re-opened with %d/%d queues, was %d/%d", np.nic.NumRxQueues(), np.nic.NumTxQueues(), lp.nrx, lp.ntx))
 	}
-	r, ok := np.dev.(pci.Requester)
+	r, ok := np.requester()
 	if !ok {
 		return fail(errors.New("re-opened device has no device-request interrupt"))
 	}
@@ -202,8 +203,11 @@ func (d *Daemon) adopt(p *port, lp *livePort, np *port) (<-chan pci.Event, error
 // devicePresent reports whether an absent port's device is back: bound to its driver
 // again under the root, or for a model, whatever simPresent says.
 func (d *Daemon) devicePresent(pc config.Port) bool {
-	if pc.Driver == config.DriverSim {
+	switch pc.Driver {
+	case config.DriverSim:
 		return simPresent(pc)
+	case config.DriverAFXDP:
+		return afxdp.Ready(pc.Interface)
 	}
 	h, err := pci.NewHost(d.opts.Root)
 	if err != nil {

@@ -30,11 +30,11 @@ func pciHost(g *globals) (*pci.Host, error) {
 const noDriver = "none"
 
 func newDevicesCmd(g *globals) *cobra.Command {
-	var all, asJSON bool
+	var all, asJSON, ifaces bool
 	var driver string
 	cmd := &cobra.Command{
-		Use:   "devices [--all] [--driver NAME] [--json] [ADDR|IFACE...]",
-		Short: "List PCI network devices and the drivers they are bound to",
+		Use:   "devices [--all] [--driver NAME] [--json] [ADDR|IFACE...] | --interfaces [--json] [IFACE...]",
+		Short: "List PCI network devices and the drivers they are bound to, or kernel interfaces for af_xdp",
 		Long: `List PCI functions grouped like dpdk-devbind --status: bound to a userspace driver
 (vfio-pci, uio_pci_generic), bound to a kernel driver (with its interfaces, and *Active* if
 one has a route: the host is using it), and without a driver. Network controllers only,
@@ -45,9 +45,24 @@ function (pf=ADDR), a physical function with SR-IOV its VFs (vfs=NUM/TOTAL; uiod
 
 ADDR... lists only those functions (of any class), each a PCI address or a network
 interface name (ens3f0); --driver NAME only the functions bound to NAME (none: without a
-driver). A function that does not exist is an error (exit 2).`,
+driver). A function that does not exist is an error (exit 2).
+
+--interfaces lists instead the kernel's network interfaces in uiod's network namespace,
+which a driver: af_xdp port takes (IFACE... only those; one that does not exist is an
+error, exit 2), and what AF_XDP can do on each: xdp=native,generic when the driver's
+netdev xdp-features have basic and redirect (generic works on any interface),
+zerocopy=yes|no from xsk-zerocopy, queues= the RX queues a port binds by default, the
+driver and PCI address, an XDP program already attached (prog=), and the raw
+xdp-features. A kernel without the netdev generic netlink family (before 6.3) says
+xdp=unknown zerocopy=unknown. These are the live host's, whatever --root says.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if ifaces {
+				if all || driver != "" {
+					return usagef("--interfaces lists kernel interfaces: --all and --driver are for PCI functions")
+				}
+				return listInterfaces(cmd.OutOrStdout(), args, asJSON)
+			}
 			if driver != "" && driver != noDriver {
 				if err := pci.ValidDriverName(driver); err != nil {
 					return asUsage(fmt.Errorf("--driver: %w", err))
@@ -88,6 +103,7 @@ driver). A function that does not exist is an error (exit 2).`,
 	cmd.Flags().BoolVar(&all, "all", false, "list functions of every class, not only network controllers")
 	cmd.Flags().StringVar(&driver, "driver", "", "list only the functions bound to this driver (none: without a driver)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of objects")
+	cmd.Flags().BoolVar(&ifaces, "interfaces", false, "list the kernel's network interfaces and what AF_XDP can do on each (driver: af_xdp)")
 	return cmd
 }
 

@@ -19,3 +19,11 @@ func Open(cfg Config) (*Port, error) {
 
 // Describe names the port kind.
 func (p *Port) Describe() string { return "af_xdp" }
+
+// Ready reports false: there is no AF_XDP here.
+func Ready(string) bool { return false }
+
+// ListInterfaces fails: AF_XDP is Linux's. The error wraps errors.ErrUnsupported.
+func ListInterfaces() (InterfaceList, error) {
+	return InterfaceList{}, fmt.Errorf("network interfaces for af_xdp: %w", errors.ErrUnsupported)
+}

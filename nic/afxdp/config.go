@@ -3,6 +3,8 @@ package afxdp
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 
 	"go.uber.org/zap"
 )
@@ -89,6 +91,10 @@ const (
 	Headroom = 256
 	// MaxQueues bounds the sockets of one port (the XSKMAP's size).
 	MaxQueues = 64
+	// MaxPass bounds PassEthertypes (one compare each in the program).
+	MaxPass = 16
+	// MinEthertype is the smallest EtherType: below it the field is an 802.3 length.
+	MinEthertype = 0x0600
 )
 
 // Config selects the interface, its queues and how the sockets are bound.
@@ -122,7 +128,15 @@ type Config struct {
 	BusyPoll       bool
 	BusyPollUsecs  int
 	BusyPollBudget int
-	Log            *zap.Logger
+	// PassEthertypes are the EtherTypes (0x0600 and up, at most MaxPass) whose frames the
+	// program hands to the kernel stack (XDP_PASS) instead of the sockets, such as 0x0806
+	// to leave ARP to the interface's own address.
+	PassEthertypes []uint16
+	// Napi are per-NAPI knobs set on the NAPI instances of the bound queues through
+	// netdev napi-set (Linux 6.13+) and put back at Close; a zero field is left as it is.
+	// Where the kernel or device has no such knob it is logged, not an error.
+	Napi NapiSettings
+	Log  *zap.Logger
 }
 
 // withDefaults fills in the zero fields.
@@ -173,6 +187,23 @@ func (c Config) Validate() error {
 		return bad("pool size %d smaller than rx_ring %d", c.PoolSize, c.RxRing)
 	case c.Mode == ModeGeneric && c.ZeroCopy == ZeroCopyOn:
 		return bad("zerocopy on needs native mode (generic XDP copies every frame)")
+	}
+	switch {
+	case c.Napi.DeferHardIRQs > math.MaxInt32:
+		return bad("napi defer_hard_irqs %d: at most %d", c.Napi.DeferHardIRQs, math.MaxInt32)
+	case c.Napi.GROFlushTimeout < 0 || c.Napi.IRQSuspendTimeout < 0:
+		return bad("napi timeouts must not be negative")
+	}
+	if len(c.PassEthertypes) > MaxPass {
+		return bad("pass: %d EtherTypes, at most %d", len(c.PassEthertypes), MaxPass)
+	}
+	for i, et := range c.PassEthertypes {
+		if et < MinEthertype {
+			return bad("pass: EtherType 0x%04x below 0x%04x (an 802.3 length, not a type)", et, MinEthertype)
+		}
+		if slices.Contains(c.PassEthertypes[:i], et) {
+			return bad("pass: EtherType 0x%04x listed twice", et)
+		}
 	}
 	for _, r := range []struct {
 		name string

@@ -1,10 +1,16 @@
 package afxdp
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -151,4 +157,142 @@ func TestDaemonRefusesBusyInterface(t *testing.T) {
 	if r.xdpProg(t, r.ma) != "" || r.xdpProg(t, r.mb) != before {
 		t.Fatalf("after the refusal: %s %q, %s %q (was %q)", r.ma, r.xdpProg(t, r.ma), r.mb, r.xdpProg(t, r.mb), before)
 	}
+}
+
+// portState is what the deletion test reads of a port in uiod's /status.
+type portState struct {
+	Name    string `json:"name"`
+	Absent  bool   `json:"absent"`
+	LinkUp  bool   `json:"link_up"`
+	Reopens uint64 `json:"reopens"`
+}
+
+var metricsAddr = regexp.MustCompile(`metrics endpoint.*?(127\.0\.0\.1:[0-9]+)`)
+
+// status reads uiod's /status in m (its metrics endpoint listens on m's loopback, at
+// the address its log names).
+func (u *uiodProc) status(t *testing.T, ns string) map[string]portState {
+	t.Helper()
+	m := metricsAddr.FindStringSubmatch(u.log.String())
+	if m == nil {
+		t.Fatalf("no metrics endpoint in the log:\n%s", u.log.String())
+	}
+	var body []byte
+	err := testutil.InNetns(ns, func() error {
+		c, err := net.DialTimeout("tcp", m[1], 5*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.WriteString(c, "GET /status HTTP/1.0\r\nHost: uiod\r\n\r\n"); err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, err = io.ReadAll(resp.Body)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("GET /status in %s: %v", ns, err)
+	}
+	var st struct {
+		Ports []portState `json:"ports"`
+	}
+	if err := json.Unmarshal(body, &st); err != nil {
+		t.Fatalf("/status: %v: %s", err, body)
+	}
+	ps := make(map[string]portState)
+	for _, p := range st.Ports {
+		ps[p.Name] = p
+	}
+	return ps
+}
+
+// waitStatus polls /status every 50 ms, for up to 15 s, until cond holds of port name.
+func (u *uiodProc) waitStatus(t *testing.T, ns, name string, cond func(portState) bool) (portState, bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		p := u.status(t, ns)[name]
+		if cond(p) || time.Now().After(deadline) {
+			return p, cond(p)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestDaemonInterfaceReturns: under a flood of pings, one port's interface is deleted:
+// the port is absent in /status and the other keeps running; the interface is made again
+// (a new ifindex) and the port is re-opened on it, program attached, and pings go
+// through uiod again.
+func TestDaemonInterfaceReturns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs uiod")
+	}
+	for _, mode := range []string{"native", "generic"} {
+		t.Run(mode, func(t *testing.T) {
+			r := newRig(t)
+			cfg := r.uiodConfig(t, mode, "adaptive")
+			text, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cfg, []byte(strings.Replace(string(text), `listen: ""`, `listen: "127.0.0.1:0"`, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			u := r.startUIOD(t, cfg)
+			if rtts := r.ping(t, 5, 2*time.Second); len(rtts) < 4 {
+				t.Fatalf("%d of 5 pings through uiod before the deletion:\n%s", len(rtts), u.log.String())
+			}
+			stop := make(chan struct{})
+			flood := r.pingFlood(t, 5*time.Millisecond, stop)
+			defer func() { close(stop); <-flood }()
+			time.Sleep(200 * time.Millisecond)
+
+			mac := r.macB(t)
+			testutil.IPIn(t, r.m, "link", "del", r.mb)
+			if p, ok := u.waitStatus(t, r.m, "b", func(p portState) bool { return p.Absent && !p.LinkUp }); !ok {
+				t.Fatalf("interface %s deleted: port b %+v, want absent:\n%s", r.mb, p, u.log.String())
+			}
+			if p := u.status(t, r.m)["a"]; p.Absent {
+				t.Fatalf("port a absent too: %+v", p)
+			}
+			time.Sleep(300 * time.Millisecond) // absent for a while under traffic
+			r.recreateB(t, mac)
+			if p, ok := u.waitStatus(t, r.m, "b", func(p portState) bool { return !p.Absent && p.Reopens == 1 }); !ok {
+				t.Fatalf("interface %s back: port b %+v, want re-opened once:\n%s", r.mb, p, u.log.String())
+			}
+			if r.xdpProg(t, r.mb) == "" {
+				t.Fatalf("port b re-opened but no XDP program on the new %s", r.mb)
+			}
+			if rtts := r.ping(t, 5, 2*time.Second); len(rtts) < 4 {
+				t.Fatalf("%d of 5 pings through uiod after the re-open:\n%s", len(rtts), u.log.String())
+			}
+			r.transfer(t, 256<<10)
+			select {
+			case <-u.exited:
+				t.Fatalf("uiod exited:\n%s", u.log.String())
+			default:
+			}
+			t.Logf("%s: port b gone and back; log:\n%s", mode, grepLines(u.log.String(), "interface deleted", "re-opened", "re-open"))
+		})
+	}
+}
+
+// grepLines returns the lines of s that contain one of words.
+func grepLines(s string, words ...string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		for _, w := range words {
+			if strings.Contains(l, w) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
+	"github.com/uiod/uiod/pci"
 )
 
 // Port is a kernel netdev's queues as a nic.Port through AF_XDP sockets: RX and TX queue
@@ -35,13 +36,25 @@ type Port struct {
 	stopping  atomic.Bool // the watch is being stopped: its socket's close is no error
 	watchStop chan struct{}
 	watchDone chan struct{}
+	// events gets pci.EventRequest when the interface is deleted; the watch closes it
+	// when it ends (Close).
+	events chan pci.Event
+
+	// nd is the netdev family connection of the NAPI knobs (napi_linux.go), napiSaved
+	// what they were before and napiKnobs which were set; nil when none were set.
+	nd        *Netdev
+	napiSaved []napiSaved
+	napiKnobs NapiKnob
 
 	mu     sync.RWMutex // Close against Stats
 	closed bool
 	log    *zap.Logger
 }
 
-var _ nic.Port = (*Port)(nil)
+var (
+	_ nic.Port      = (*Port)(nil)
+	_ pci.Requester = (*Port)(nil)
+)
 
 // Open attaches the port's XDP program to cfg.Interface (in the calling thread's network
 // namespace) and binds one socket per queue. On error nothing stays attached and the
@@ -103,7 +116,7 @@ func Open(cfg Config) (_ *Port, err error) {
 			p.release()
 		}
 	}()
-	if p.prog, err = loadProgram(); err != nil {
+	if p.prog, err = loadProgram(cfg.PassEthertypes); err != nil {
 		return nil, wrap(err)
 	}
 	p.zc = true
@@ -136,12 +149,14 @@ func Open(cfg Config) (_ *Port, err error) {
 	if cfg.BusyPoll {
 		p.busyPoll(cfg)
 	}
+	p.setNapi(cfg)
 	p.up.Store(operUp(lk))
 	if err := p.watch(); err != nil {
 		return nil, wrap(err)
 	}
 	cfg.Log.Info("af_xdp", zap.String("interface", cfg.Interface), zap.Ints("queues", qs),
-		zap.Stringer("attach", p.prog.mode), zap.Bool("zerocopy", p.zc), zap.Int("frame_size", cfg.FrameSize))
+		zap.Stringer("attach", p.prog.mode), zap.Bool("zerocopy", p.zc), zap.Int("frame_size", cfg.FrameSize),
+		zap.Uint16s("pass_ethertypes", cfg.PassEthertypes))
 	return p, nil
 }
 
@@ -255,6 +270,7 @@ func (p *Port) busyPoll(cfg Config) {
 func (p *Port) watch() error {
 	ch := make(chan netlink.LinkUpdate, 16)
 	p.watchStop, p.watchDone = make(chan struct{}), make(chan struct{})
+	p.events = make(chan pci.Event, 1)
 	if err := netlink.LinkSubscribeWithOptions(ch, p.watchStop, netlink.LinkSubscribeOptions{ErrorCallback: func(err error) {
 		if p.stopping.Load() {
 			return
@@ -262,19 +278,27 @@ func (p *Port) watch() error {
 		p.log.Warn("rtnetlink link updates", zap.String("interface", p.name), zap.Error(err))
 	}}); err != nil {
 		close(p.watchDone)
+		close(p.events)
 		return fmt.Errorf("rtnetlink subscription: %w", err)
 	}
 	go func() {
 		defer close(p.watchDone)
+		defer close(p.events)
 		for u := range ch {
 			if int(u.Index) != p.ifindex {
 				continue
 			}
 			switch u.Header.Type {
 			case unix.RTM_DELLINK:
-				p.gone.Store(true)
+				if p.gone.Swap(true) {
+					continue
+				}
 				p.up.Store(false)
 				p.log.Warn("interface deleted: the port is absent", zap.String("interface", p.name))
+				select {
+				case p.events <- pci.EventRequest:
+				default:
+				}
 			case unix.RTM_NEWLINK:
 				up := u.Flags&unix.IFF_UP != 0 && u.Flags&unix.IFF_RUNNING != 0
 				if p.up.Swap(up) != up {
@@ -320,6 +344,19 @@ func (p *Port) Link() nic.Link { return nic.Link{Up: p.up.Load() && !p.gone.Load
 
 // Present reports whether the interface still exists.
 func (p *Port) Present() bool { return !p.gone.Load() }
+
+// Events returns the channel that gets pci.EventRequest once when the interface is
+// deleted (or moved to another namespace): the port is then dead for good, and its owner
+// closes it and opens a new one when an interface of that name is back — as for a PCI
+// device the kernel asks back (pci.Requester). The channel is closed by Close.
+func (p *Port) Events() (<-chan pci.Event, error) { return p.events, nil }
+
+// Ready reports whether an interface named name exists in the calling thread's network
+// namespace and is administratively up: what Open needs before it tries.
+func Ready(name string) bool {
+	lk, err := netlink.LinkByName(name)
+	return err == nil && lk.Attrs().Flags&net.FlagUp != 0
+}
 
 // AttachMode is native or generic.
 func (p *Port) AttachMode() Mode { return p.prog.mode }
@@ -408,6 +445,10 @@ func (p *Port) release() error {
 		p.stopping.Store(true)
 		close(p.watchStop)
 		<-p.watchDone
+	}
+	// Before the program goes: veth's NAPI instances exist only while it is attached.
+	if err := p.restoreNapi(); err != nil {
+		errs = append(errs, fmt.Errorf("af_xdp %s: napi settings back: %w", p.name, err))
 	}
 	if p.prog != nil {
 		if err := p.prog.close(); err != nil {

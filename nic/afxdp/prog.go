@@ -3,6 +3,7 @@
 package afxdp
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -16,20 +17,58 @@ import (
 // progName is the XDP program's name as bpftool and `ip link` show it.
 const progName = "uiod_xsk"
 
-// xdpMdRxQueueIndex is the offset of rx_queue_index in struct xdp_md.
-const xdpMdRxQueueIndex = 16
+// Offsets in struct xdp_md.
+const (
+	xdpMdData         = 0
+	xdpMdDataEnd      = 4
+	xdpMdRxQueueIndex = 16
+)
 
-// program returns the XDP program: every frame of a queue whose socket is in xsks goes
-// to that socket, every other frame to the kernel stack. bpf_redirect_map's flags carry
-// the action for a missing entry (XDP_PASS), so an unbound queue needs no lookup first.
-func program(xsksFD int) asm.Instructions {
-	return asm.Instructions{
+// program returns the XDP program: a frame whose EtherType is one of pass goes to the
+// kernel stack; every other frame of a queue whose socket is in xsks goes to that socket,
+// and of any other queue to the kernel stack. bpf_redirect_map's flags carry the action
+// for a missing entry (XDP_PASS), so an unbound queue needs no lookup first. Without pass
+// the program is the five instructions of the redirect alone; with it, a bounds check and
+// one compare per EtherType come first (frames shorter than an Ethernet header are
+// redirected: they are no protocol's the kernel would take). Only the outer EtherType
+// counts: a VLAN-tagged frame is 0x8100's.
+func program(xsksFD int, pass []uint16) asm.Instructions {
+	var ins asm.Instructions
+	if len(pass) > 0 {
+		ins = append(ins,
+			asm.LoadMem(asm.R2, asm.R1, xdpMdData, asm.Word),    // r2 = ctx->data
+			asm.LoadMem(asm.R3, asm.R1, xdpMdDataEnd, asm.Word), // r3 = ctx->data_end
+			asm.Mov.Reg(asm.R4, asm.R2),
+			asm.Add.Imm(asm.R4, 14),                   // r4 = data + ETH_HLEN
+			asm.JGT.Reg(asm.R4, asm.R3, "redirect"),   // short frame: the socket's
+			asm.LoadMem(asm.R4, asm.R2, 12, asm.Half), // r4 = h_proto, as the wire has it
+		)
+		for _, et := range pass {
+			ins = append(ins, asm.JEq.Imm(asm.R4, int32(wireOrder(et)), "pass"))
+		}
+		ins = append(ins, asm.Ja.Label("redirect"))
+		ins = append(ins,
+			asm.Mov.Imm(asm.R0, int32(xdpPass)).WithSymbol("pass"),
+			asm.Return(),
+		)
+	}
+	redirect := asm.Instructions{
 		asm.LoadMem(asm.R2, asm.R1, xdpMdRxQueueIndex, asm.Word), // r2 = ctx->rx_queue_index
 		asm.LoadMapPtr(asm.R1, xsksFD),                           // r1 = &xsks
 		asm.Mov.Imm(asm.R3, int32(xdpPass)),                      // r3 = XDP_PASS
 		asm.FnRedirectMap.Call(),                                 // r0 = bpf_redirect_map(r1, r2, r3)
 		asm.Return(),
 	}
+	if len(pass) > 0 {
+		redirect[0] = redirect[0].WithSymbol("redirect")
+	}
+	return append(ins, redirect...)
+}
+
+// wireOrder is the 16-bit value a load of the big-endian EtherType et yields on this
+// host.
+func wireOrder(et uint16) uint16 {
+	return binary.NativeEndian.Uint16([]byte{byte(et >> 8), byte(et)})
 }
 
 // xdpPass is enum xdp_action's XDP_PASS.
@@ -43,13 +82,14 @@ type loaded struct {
 	mode Mode // ModeNative or ModeGeneric once attached
 }
 
-// loadProgram creates the XSKMAP and loads the program.
-func loadProgram() (*loaded, error) {
+// loadProgram creates the XSKMAP and loads the program, passing the EtherTypes pass to
+// the kernel stack.
+func loadProgram(pass []uint16) (*loaded, error) {
 	xsks, err := ebpf.NewMap(&ebpf.MapSpec{Name: "uiod_xsks", Type: ebpf.XSKMap, KeySize: 4, ValueSize: 4, MaxEntries: MaxQueues})
 	if err != nil {
 		return nil, fmt.Errorf("XSKMAP: %w", bpfErr(err))
 	}
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: progName, Type: ebpf.XDP, License: "GPL", Instructions: program(xsks.FD())})
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: progName, Type: ebpf.XDP, License: "GPL", Instructions: program(xsks.FD(), pass)})
 	if err != nil {
 		xsks.Close()
 		return nil, fmt.Errorf("XDP program: %w", bpfErr(err))

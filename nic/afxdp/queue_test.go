@@ -206,7 +206,7 @@ func TestBurstsAllocateNothing(t *testing.T) {
 func TestProgramListing(t *testing.T) {
 	// The program with 3 standing for the map's descriptor: its instructions and their
 	// order, as the kernel's verifier sees them.
-	ins := program(3)
+	ins := program(3, nil)
 	want := []string{"LdXMemW dst: r2 src: r1 off: 16 imm: 0", "LoadMapPtr dst: r1 fd: 3", "MovImm dst: r3 imm: 2", "Call FnRedirectMap", "Exit"}
 	if len(ins) != len(want) {
 		t.Fatalf("%d instructions:\n%v", len(ins), ins)

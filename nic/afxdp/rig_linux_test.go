@@ -116,6 +116,12 @@ func (r *rig) xdpProg(t *testing.T, ifname string) string {
 // it returns the round-trip times of the answered ones.
 func (r *rig) ping(t *testing.T, n int, timeout time.Duration) []time.Duration {
 	t.Helper()
+	return r.pingTo(t, r.ipB, n, timeout)
+}
+
+// pingTo is ping to dst.
+func (r *rig) pingTo(t *testing.T, dst net.IP, n int, timeout time.Duration) []time.Duration {
+	t.Helper()
 	var c *icmp.PacketConn
 	if err := testutil.InNetns(r.a, func() error {
 		var err error
@@ -135,8 +141,8 @@ func (r *rig) ping(t *testing.T, n int, timeout time.Duration) []time.Duration {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		if _, err := c.WriteTo(wb, &net.IPAddr{IP: r.ipB}); err != nil {
-			t.Fatalf("ping: %v", err)
+		if _, err := c.WriteTo(wb, &net.IPAddr{IP: dst}); err != nil {
+			continue // no neighbour (EHOSTUNREACH after a failed resolution): unanswered
 		}
 		deadline := start.Add(timeout)
 		for {
@@ -220,3 +226,64 @@ func (r *rig) transfer(t *testing.T, size int) {
 }
 
 func (r *rig) String() string { return fmt.Sprintf("%s|%s|%s", r.a, r.m, r.b) }
+
+// macB is the MAC of b's end, xb0.
+func (r *rig) macB(t *testing.T) string {
+	t.Helper()
+	var mac string
+	if err := testutil.InNetns(r.b, func() error {
+		ifc, err := net.InterfaceByName("xb0")
+		if err == nil {
+			mac = ifc.HardwareAddr.String()
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return mac
+}
+
+// recreateB makes b's veth pair (xb0 in b, mb in m) again after a test deleted it, as
+// newRig did: b's address, TX checksum offload off, both ends up. xb0 gets mac, the one
+// it had, so that a's neighbour entry still holds; mb has a new ifindex.
+func (r *rig) recreateB(t *testing.T, mac string) {
+	t.Helper()
+	testutil.IP(t, "link", "add", "xb0", "netns", r.b, "address", mac, "type", "veth", "peer", "name", r.mb, "netns", r.m)
+	testutil.IPIn(t, r.b, "addr", "add", r.ipB.String()+"/24", "dev", "xb0")
+	r.txChecksumOff(t, r.b, "xb0")
+	testutil.IPIn(t, r.b, "link", "set", "xb0", "up")
+	testutil.IPIn(t, r.m, "link", "set", r.mb, "up")
+}
+
+// pingFlood sends an echo request from a to b every interval until stop is closed,
+// without waiting for answers: traffic into the ports while a test changes them.
+func (r *rig) pingFlood(t *testing.T, interval time.Duration, stop <-chan struct{}) (done <-chan struct{}) {
+	t.Helper()
+	var c *icmp.PacketConn
+	if err := testutil.InNetns(r.a, func() error {
+		var err error
+		c, err = icmp.ListenPacket("ip4:icmp", r.ipA.String())
+		return err
+	}); err != nil {
+		t.Fatalf("icmp socket in %s: %v", r.a, err)
+	}
+	d := make(chan struct{})
+	go func() {
+		defer close(d)
+		defer c.Close()
+		tk := time.NewTicker(interval)
+		defer tk.Stop()
+		for seq := 1; ; seq++ {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+			}
+			m := icmp.Message{Type: ipv4.ICMPTypeEcho, Body: &icmp.Echo{ID: 0x5a5a, Seq: seq & 0xffff, Data: []byte("flood")}}
+			if wb, err := m.Marshal(nil); err == nil {
+				c.WriteTo(wb, &net.IPAddr{IP: r.ipB}) // errors (no neighbour yet) are part of it
+			}
+		}
+	}()
+	return d
+}
