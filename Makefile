@@ -35,11 +35,11 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
 
-# Installs QEMU 10, busybox, a Debian kernel for the guest tests and DPDK's testpmd for the
-# vhost-user tests (root only; idempotent).
+# Installs QEMU 10, busybox, a Debian kernel for the guest tests, DPDK's testpmd for the
+# vhost-user tests and BIRD 2 for the router's routing-daemon test (root only; idempotent).
 # Without root it says why and the integration tests skip.
 qemu-setup:
-	@if [ "$$(id -u)" = 0 ]; then bash scripts/qemu-setup.sh; \
+	@if [ "$$(id -u)" = 0 ]; then bash scripts/qemu-setup.sh && bash scripts/routing-setup.sh; \
 	 else echo "qemu-setup: not root: QEMU integration tests will skip"; fi
 
 # Model traffic with random faults through the dataplane for SOAK_DURATION (make test: 60 s),
