@@ -199,14 +199,14 @@ func TestRunCancel(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	a, b := wire.Pair()
 	for _, c := range []Config{
-		{},                                      // neither count nor duration
-		{Count: -1},                             // negative
-		{Count: 1, Size: 40},                    // too small
-		{Count: 1, Timeout: -1},                 // negative timeout
-		{Count: 1, LoadRate: -5},                // negative load
-		{Count: 1, LoadRate: 1, LoadSize: MaxFrameSize + 1}, // load too big
-		{Count: 1, Pattern: Constant{}},         // zero gap
-		{Count: 1, Pattern: Poisson{}},          // zero rate
+		{},                       // neither count nor duration
+		{Count: -1},              // negative
+		{Count: 1, Size: 40},     // too small
+		{Count: 1, Timeout: -1},  // negative timeout
+		{Count: 1, LoadRate: -5}, // negative load
+		{Count: 1, LoadRate: 1, LoadSize: MaxFrameSize + 1},          // load too big
+		{Count: 1, Pattern: Constant{}},                              // zero gap
+		{Count: 1, Pattern: Poisson{}},                               // zero rate
 		{Count: 1, Pattern: OnOff{Rate: 1000, On: time.Microsecond}}, // ON shorter than a gap
 	} {
 		if _, err := Run(context.Background(), a, b, c); err == nil {
