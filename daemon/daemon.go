@@ -161,7 +161,7 @@ func (d *Daemon) Start() (err error) {
 	if g, ok, err := d.cfg.Capture.ResolveGroup(); err != nil {
 		return fmt.Errorf("capture.group %q: %w", d.cfg.Capture.Group, err)
 	} else if ok {
-		capGroup = &capture.Group{ID: g.ID, Name: g.Name}
+		capGroup = &g
 	}
 	ctl, err := capture.Listen(filepath.Join(d.lock.dir.Path(), capture.SocketName), dp, d.log.Named("capture"), capGroup)
 	if err != nil {
