@@ -184,7 +184,7 @@ func (r *rig) measure(t *testing.T, name string, round int, par params) (result,
 		return res, err
 	}
 	if fw != nil {
-		defer fw.stop()
+		defer fw.Stop()
 	}
 	// testpmd waits for its port's link before it forwards: probe until 50 in a row come
 	// back.
@@ -197,10 +197,10 @@ func (r *rig) measure(t *testing.T, name string, round int, par params) (result,
 		if w.lost == 0 {
 			break
 		}
-		if (fw != nil && fw.exited()) || time.Now().After(deadline) {
+		if (fw != nil && fw.Exited()) || time.Now().After(deadline) {
 			log := ""
 			if fw != nil {
-				log = fw.log(30)
+				log = fw.Tail(30)
 			}
 			return res, fmt.Errorf("no answer (%d of 50 lost):\n%s", w.lost, log)
 		}
@@ -218,8 +218,8 @@ func (r *rig) measure(t *testing.T, name string, round int, par params) (result,
 	if fw != nil {
 		res.probedCPU = 100 * float64(c1-c0) / float64(t1.Sub(t0))
 		res.idleCPU = 100 * float64(c3-c2) / float64(t3.Sub(t2))
-		if fw.exited() {
-			return res, fmt.Errorf("forwarder ended during the run:\n%s", fw.log(30))
+		if fw.Exited() {
+			return res, fmt.Errorf("forwarder ended during the run:\n%s", fw.Tail(30))
 		}
 	}
 	return res, nil
@@ -230,7 +230,8 @@ func (r *rig) cpu(fw *proc) (time.Duration, time.Time) {
 	if fw == nil {
 		return 0, time.Now()
 	}
-	d, _ := fw.cpu()
+	sc, _ := fw.Sched()
+	d := sc.Run
 	return d, time.Now()
 }
 
@@ -241,11 +242,11 @@ func (r *rig) startForwarder(t *testing.T, name, dir string) (*proc, error) {
 		return nil, nil
 	case "testpmd":
 		prefix := fmt.Sprintf("uiodxb%d", os.Getpid())
-		p := start(t, dir, name, "ip", "netns", "exec", r.f, r.testpmd,
+		p := testutil.StartProc(t, dir, name, "ip", "netns", "exec", r.f, r.testpmd,
 			"-l", fmt.Sprintf("%d-%d", forwarderCPU, proberCPU), fmt.Sprintf("--main-lcore=%d", proberCPU), "--no-pci", "--no-huge", "-m", "512",
 			"--vdev", "net_af_xdp0,iface=vethB", "--file-prefix="+prefix, "--",
 			"--forward-mode=macswap", "--nb-cores=1", "--total-num-mbufs=8192", "-a")
-		p.runDir = filepath.Join("/var/run/dpdk", prefix)
+		p.RunDir = filepath.Join("/var/run/dpdk", prefix)
 		return p, nil
 	}
 	rest, ok := strings.CutPrefix(name, "uiod-")
@@ -268,7 +269,7 @@ poll: {mode: %s, cpus: [%d]}
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		return nil, err
 	}
-	return start(t, dir, name, "ip", "netns", "exec", r.f, r.uiod, "run", "--config", cfg), nil
+	return testutil.StartProc(t, dir, name, "ip", "netns", "exec", r.f, r.uiod, "run", "--config", cfg), nil
 }
 
 // loadAvg is /proc/loadavg's three averages.

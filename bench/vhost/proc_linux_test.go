@@ -1,89 +1,19 @@
 package vhost
 
 import (
-	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // proc is a process the benchmark started and stops: a back end or the client.
-type proc struct {
-	name    string
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser // held open: testpmd without --stats-period exits at EOF
-	logPath string         // its standard output and error
-	runDir  string         // removed once it has ended: a testpmd's /var/run/dpdk/PREFIX
-	done    chan struct{}
-}
+type proc = testutil.Proc
 
-// start runs argv as name, its output in dir/name.log, stopped when the test ends.
-func start(t *testing.T, dir, name string, argv ...string) *proc {
-	t.Helper()
-	p := &proc{name: name, cmd: exec.Command(argv[0], argv[1:]...), logPath: filepath.Join(dir, name+".log"), done: make(chan struct{})}
-	out, err := os.Create(p.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close() // the child has its own copy
-	p.cmd.Stdout, p.cmd.Stderr = out, out
-	in, err := p.cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.stdin = in
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	go func() { p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(p.stop)
-	return p
-}
-
-// tail is the last n lines of the process's output.
-func (p *proc) tail(n int) string {
-	raw, err := os.ReadFile(p.logPath)
-	if err != nil {
-		return err.Error()
-	}
-	return qemutest.Tail(string(raw), n)
-}
-
-// exited reports whether the process has ended.
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop ends the process (SIGTERM, SIGKILL after 10 s), waits for it and removes its
-// run directory.
-func (p *proc) stop() {
-	if !p.exited() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			p.cmd.Process.Kill()
-			<-p.done
-		}
-		p.stdin.Close()
-	}
-	if p.runDir != "" {
-		os.RemoveAll(p.runDir)
-	}
-}
+// sched is a process's scheduler accounting (time on a CPU, time waiting for one).
+type sched = testutil.Sched
 
 // testpmd starts dpdk-testpmd as name with its EAL arguments eal (--file-prefix=PREFIX
 // added) and its own arguments args, in namespace ns unless that is empty.
@@ -94,59 +24,9 @@ func testpmd(t *testing.T, dir, name, bin, ns, prefix string, eal, args []string
 		argv = []string{"ip", "netns", "exec", ns, bin}
 	}
 	argv = append(append(append(argv, eal...), "--file-prefix="+prefix, "--"), args...)
-	p := start(t, dir, name, argv...)
-	p.runDir = filepath.Join("/var/run/dpdk", prefix)
+	p := testutil.StartProc(t, dir, name, argv...)
+	p.RunDir = filepath.Join("/var/run/dpdk", prefix)
 	return p
-}
-
-// sched is a process's scheduler accounting: time on a CPU and time runnable but
-// waiting for one, summed over its threads.
-type sched struct{ run, wait time.Duration }
-
-func (s sched) sub(o sched) sched { return sched{s.run - o.run, s.wait - o.wait} }
-
-// sched is the process's accounting so far.
-func (p *proc) sched() (sched, error) {
-	return processSched(p.cmd.Process.Pid)
-}
-
-// processSched sums the schedstat of every live thread of process pid
-// (/proc/PID/task/*/schedstat). `ip netns exec` execs its command, so the pid of the ip
-// process is the back end's.
-func processSched(pid int) (sched, error) {
-	var sum sched
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	if err != nil || len(tasks) == 0 {
-		return sum, fmt.Errorf("process %d: no threads (exited?)", pid)
-	}
-	for _, f := range tasks {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			continue // a thread that ended between the glob and the read
-		}
-		s, err := parseSchedstat(string(raw))
-		if err != nil {
-			return sum, fmt.Errorf("%s: %w", f, err)
-		}
-		sum.run += s.run
-		sum.wait += s.wait
-	}
-	return sum, nil
-}
-
-// parseSchedstat reads a schedstat line: nanoseconds on a CPU, nanoseconds waiting on a
-// run queue, time slices.
-func parseSchedstat(s string) (sched, error) {
-	f := strings.Fields(s)
-	if len(f) != 3 {
-		return sched{}, fmt.Errorf("schedstat %q: want 3 fields", s)
-	}
-	run, err1 := strconv.ParseInt(f[0], 10, 64)
-	wait, err2 := strconv.ParseInt(f[1], 10, 64)
-	if err1 != nil || err2 != nil || run < 0 || wait < 0 {
-		return sched{}, fmt.Errorf("schedstat %q: bad times", s)
-	}
-	return sched{time.Duration(run), time.Duration(wait)}, nil
 }
 
 // loadAvg is /proc/loadavg's three averages.
@@ -160,42 +40,4 @@ func loadAvg() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
-}
-
-func TestParseSchedstat(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want sched
-		ok   bool
-	}{
-		{"123456789 1000 42\n", sched{123456789, 1000}, true},
-		{"0 0 0", sched{}, true},
-		{"12 34", sched{}, false},
-		{"x 1 2", sched{}, false},
-		{"1 y 2", sched{}, false},
-		{"-5 1 2", sched{}, false},
-	} {
-		got, err := parseSchedstat(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("parseSchedstat(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-}
-
-// TestProcessSched reads this test process's own threads: a positive time on CPU that
-// does not go backwards while the process works.
-func TestProcessSched(t *testing.T) {
-	c0, err := processSched(os.Getpid())
-	if err != nil {
-		t.Skip("no schedstat (kernel without CONFIG_SCHEDSTATS): ", err)
-	}
-	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
-	}
-	c1, err := processSched(os.Getpid())
-	if err != nil || c1.run <= 0 || c1.run < c0.run || c1.wait < c0.wait {
-		t.Fatalf("processSched: %v then %v, %v", c0, c1, err)
-	}
-	if _, err := processSched(-1); err == nil {
-		t.Error("processSched(-1): no error")
-	}
 }

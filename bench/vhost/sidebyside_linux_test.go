@@ -116,15 +116,15 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 	if err != nil {
 		return res, err
 	}
-	defer be.stop()
-	if !testutil.WaitFor(30*time.Second, func() bool { _, err := os.Stat(sock); return err == nil || be.exited() }) || be.exited() {
-		return res, fmt.Errorf("no socket %s:\n%s", sock, be.tail(30))
+	defer be.Stop()
+	if !testutil.WaitFor(30*time.Second, func() bool { _, err := os.Stat(sock); return err == nil || be.Exited() }) || be.Exited() {
+		return res, fmt.Errorf("no socket %s:\n%s", sock, be.Tail(30))
 	}
 	cl := testpmd(t, dir, "client", b.testpmd, "", fmt.Sprintf("uiodvhbc%d", os.Getpid()),
 		[]string{"--lcores", "0@" + clientCPU + ",1@" + clientCPU, "--main-lcore=0", "--no-pci", "--no-huge", "-m", "512",
 			"--vdev", "net_virtio_user0,path=" + sock + ",queues=1"},
 		[]string{"--forward-mode=macswap", "--total-num-mbufs=4096", "--nb-cores=1", "-a"})
-	defer cl.stop()
+	defer cl.Stop()
 	// testpmd waits up to 9 s for its ports' links before it forwards: probe until a
 	// short run comes back whole.
 	deadline := time.Now().Add(90 * time.Second)
@@ -133,32 +133,32 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 		if err == nil && lat.Received == lat.Sent && lat.Sent > 0 {
 			break
 		}
-		if be.exited() || cl.exited() || time.Now().After(deadline) {
+		if be.Exited() || cl.Exited() || time.Now().After(deadline) {
 			return res, fmt.Errorf("no probe back (%v, %+v):\nback end:\n%s\nclient:\n%s", err, lat,
-				be.tail(20), cl.tail(20))
+				be.Tail(20), cl.Tail(20))
 		}
 	}
 	lat, secs, bed, cld, err := b.probed(be, cl, dir)
 	if err != nil {
 		return res, err
 	}
-	res.lat, res.probeCPU, res.beWait, res.clWait = lat, 100*bed.run.Seconds()/secs, bed.wait, cld.wait
+	res.lat, res.probeCPU, res.beWait, res.clWait = lat, 100*bed.Run.Seconds()/secs, bed.Wait, cld.Wait
 	time.Sleep(time.Second) // out of the traffic: adaptive deep idle, auto's estimate
-	c0, err := be.sched()
+	c0, err := be.Sched()
 	if err != nil {
 		return res, err
 	}
 	t0 := time.Now()
 	time.Sleep(*idleFor)
-	c1, err := be.sched()
+	c1, err := be.Sched()
 	if err != nil {
 		return res, err
 	}
-	res.idleCPU = 100 * c1.sub(c0).run.Seconds() / time.Since(t0).Seconds()
+	res.idleCPU = 100 * c1.Sub(c0).Run.Seconds() / time.Since(t0).Seconds()
 	res.load = loadAvg()
-	if be.exited() || cl.exited() {
+	if be.Exited() || cl.Exited() {
 		return res, fmt.Errorf("a process ended during the run:\nback end:\n%s\nclient:\n%s",
-			be.tail(20), cl.tail(20))
+			be.Tail(20), cl.Tail(20))
 	}
 	return res, nil
 }
@@ -166,11 +166,11 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 // probed runs the measured probes, returning the report, the run's wall seconds and the
 // back end's and the client's scheduler accounting over it.
 func (b *bench) probed(be, cl *proc, dir string) (lat qemutest.LatencyReport, secs float64, bed, cld sched, err error) {
-	b0, err := be.sched()
+	b0, err := be.Sched()
 	if err != nil {
 		return
 	}
-	c0, err := cl.sched()
+	c0, err := cl.Sched()
 	if err != nil {
 		return
 	}
@@ -181,18 +181,18 @@ func (b *bench) probed(be, cl *proc, dir string) (lat qemutest.LatencyReport, se
 		err = fmt.Errorf("%v\n%s", err, out)
 		return
 	}
-	b1, err := be.sched()
+	b1, err := be.Sched()
 	if err != nil {
 		return
 	}
-	c1, err := cl.sched()
+	c1, err := cl.Sched()
 	if err != nil {
 		return
 	}
 	if lat.Samples == 0 {
 		err = fmt.Errorf("no probe came back:\n%s", out)
 	}
-	return lat, secs, b1.sub(b0), c1.sub(c0), err
+	return lat, secs, b1.Sub(b0), c1.Sub(c0), err
 }
 
 // latency runs `uiod latency` in the namespace: count probes gap apart out of vethA, back
@@ -244,5 +244,5 @@ poll: {%s, cpus: [%s]}
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		return nil, err
 	}
-	return start(t, dir, name, "ip", "netns", "exec", b.ns, b.uiod, "run", "--config", cfg), nil
+	return testutil.StartProc(t, dir, name, "ip", "netns", "exec", b.ns, b.uiod, "run", "--config", cfg), nil
 }
