@@ -243,7 +243,8 @@ func TestJumboAllocs(t *testing.T) {
 }
 
 // TestNetSetMTU checks VHOST_USER_NET_SET_MTU: the protocol feature offered, an MTU up to
-// the port's acknowledged, one above refused with the connection kept.
+// the port's acknowledged, one above refused with the connection kept; and the features
+// offered (MRG_RXBUF, MTU).
 func TestNetSetMTU(t *testing.T) {
 	p, f := openJumbo(t, 9000, mrgFeatures)
 	if got := binary.LittleEndian.Uint64(f.request(reqGetProtocolFeatures, nil, true)); got&(1<<protoNetMTU) == 0 {
@@ -265,8 +266,9 @@ func TestNetSetMTU(t *testing.T) {
 			t.Errorf("NET_SET_MTU %d: reply %x, want %d", tc.mtu, r, tc.want)
 		}
 	}
-	if got := binary.LittleEndian.Uint64(f.request(reqGetFeatures, nil, true)); got != p.offer() {
-		t.Errorf("after a refused MTU: GET_FEATURES 0x%x", got)
+	want := uint64(1<<featMrgRxBuf | 1<<featMTU)
+	if got := binary.LittleEndian.Uint64(f.request(reqGetFeatures, nil, true)); got != p.offer() || got&want != want {
+		t.Errorf("after a refused MTU: GET_FEATURES 0x%x, want 0x%x with MRG_RXBUF and MTU", got, p.offer())
 	}
 	if !p.Link().Up || p.Faults() != 0 {
 		t.Errorf("link %v, faults %d after NET_SET_MTU", p.Link(), p.Faults())
@@ -321,4 +323,14 @@ func TestMergeableLongerThanRing(t *testing.T) {
 	if st := p.Stats(); st.TxPackets != 1 || st.TxErrors != 1 {
 		t.Errorf("stats %+v: want 1 sent, 1 error", st)
 	}
+}
+
+// TestNetSetMTUUnnegotiated checks that NET_SET_MTU without the NET_MTU protocol feature
+// is a protocol violation: the front end is disconnected.
+func TestNetSetMTUUnnegotiated(t *testing.T) {
+	p, f := openJumbo(t, 9000, mrgFeatures) // protocol features: REPLY_ACK only
+	if err := f.send(msg(reqNetSetMTU, flagVersion, u64(1500))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the front end's disconnection", func() bool { return !p.connected.Load() })
 }

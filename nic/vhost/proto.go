@@ -39,6 +39,7 @@ const (
 
 // Feature bits the back end offers or refers to.
 const (
+	featMTU             = 3  // VIRTIO_NET_F_MTU: the MTU in the config space (QEMU serves it, see session.setMTU)
 	featMrgRxBuf        = 15 // VIRTIO_NET_F_MRG_RXBUF: a frame spread over several RX chains
 	featMQ              = 22 // VIRTIO_NET_F_MQ: offered when the port has more than one pair
 	featEventIdx        = 29
@@ -56,7 +57,7 @@ const (
 // offeredFeatures and offeredProtocol are what GET_FEATURES and GET_PROTOCOL_FEATURES
 // answer (with featMQ besides on a port of more than one pair, see Port.offer).
 const (
-	offeredFeatures = 1<<featVersion1 | 1<<featEventIdx | 1<<featProtocolFeature | 1<<featMrgRxBuf
+	offeredFeatures = 1<<featVersion1 | 1<<featEventIdx | 1<<featProtocolFeature | 1<<featMrgRxBuf | 1<<featMTU
 	offeredProtocol = 1<<protoMQ | 1<<protoReplyAck | 1<<protoNetMTU
 )
 
