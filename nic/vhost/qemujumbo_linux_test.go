@@ -18,7 +18,13 @@ import (
 // behind which a peer answers pings: the guest's virtio_net comes up at MTU 9000 (QEMU's
 // VIRTIO_NET_F_MTU, which the back end offers, and its NET_SET_MTU, which it takes), and
 // pings of 8972 bytes (9014-byte frames, one IP packet each) come back.
-func TestIntegrationQEMUJumbo(t *testing.T) {
+func TestIntegrationQEMUJumbo(t *testing.T) { runQEMUJumbo(t, 9000) }
+
+// TestIntegrationQEMUJumboRefused is TestIntegrationQEMUJumbo with uiod's port at MTU 1500:
+// QEMU's NET_SET_MTU 9000 is refused, QEMU reports it and does not start the back end.
+func TestIntegrationQEMUJumboRefused(t *testing.T) { runQEMUJumbo(t, 1500) }
+
+func runQEMUJumbo(t *testing.T, portMTU int) {
 	k, err := qemutest.SharedKernel()
 	if err != nil {
 		t.Skip("no guest kernel with virtio_net built in: ", err)
@@ -33,10 +39,10 @@ func TestIntegrationQEMUJumbo(t *testing.T) {
 	cfg, err := config.Read(strings.NewReader(fmt.Sprintf(`
 ports:
   - {name: nic, driver: sim, wire: "pair:%s", promiscuous: true, mtu: 9000}
-  - {name: vm, driver: vhost-user, socket: %s, mtu: 9000}
+  - {name: vm, driver: vhost-user, socket: %s, mtu: %d}
 forward: {mode: l2fwd, pairs: [[nic, vm]]}
 poll: {mode: adaptive}
-`, wireName, sock)))
+`, wireName, sock, portMTU)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +70,22 @@ echo "jumbo ping exit $?"
 echo "rx_packets $(cat /sys/class/net/$IF/statistics/rx_packets) tx_packets $(cat /sys/class/net/$IF/statistics/tx_packets)"`,
 	})
 	r, err := vm.Wait()
+	if portMTU < 9000 {
+		// QEMU does not start the back end whose NET_SET_MTU failed: the guest's frames
+		// never reach uiod.
+		if err != nil {
+			t.Fatal(err)
+		}
+		vmStats := d.Status().Ports[1].Stats
+		t.Logf("guest output:\n%s\nvhost-user port %+v", r.Output, vmStats)
+		if !strings.Contains(r.Console, "9000Bytes MTU not supported by the backend") {
+			t.Errorf("QEMU did not report the refused MTU; console:\n%s", r.Console)
+		}
+		if vmStats.RxPackets != 0 || vmStats.TxPackets != 0 {
+			t.Errorf("frames went through a back end that refused the guest's MTU: %+v", vmStats)
+		}
+		return
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
