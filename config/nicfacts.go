@@ -69,7 +69,12 @@ func checkMTU(errs *fieldErrors, i int, p *Port) {
 	path := fmt.Sprintf("ports[%d].mtu", i)
 	mtu := p.PortMTU()
 	switch p.Driver {
-	case DriverVhostUser, DriverAFXDP:
+	case DriverVhostUser:
+		if mtu < nic.MinMTU || mtu > MaxVhostMTU {
+			errs.add(path, p.MTU, "must be in [%d, %d], what a vhost-user port carries", nic.MinMTU, MaxVhostMTU)
+		}
+		return
+	case DriverAFXDP:
 		if mtu != nic.DefaultMTU {
 			errs.add(path, p.MTU, "%s ports carry the standard MTU, %d, only", p.Driver, nic.DefaultMTU)
 		}

@@ -30,6 +30,10 @@ func (p *Port) VhostMode() string {
 // MaxQueuePairs): rx_queues, which tx_queues must equal.
 const MaxVhostQueues = 16
 
+// MaxVhostMTU is the largest mtu of a vhost-user port (nic/vhost's MaxMTU); a frame
+// longer than the front end's receive buffers needs its mergeable RX buffers.
+const MaxVhostMTU = 9710
+
 // checkVhost checks port i's vhost-user keys: a socket, a mode, rx_queues queue pairs
 // (tx_queues the same; the front end chooses its ring sizes and how many pairs it
 // enables) and nothing of a PCI port (interrupts may only keep its default). socket and

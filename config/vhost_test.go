@@ -15,6 +15,8 @@ func TestVhostPorts(t *testing.T) {
 		{"client", sim + vm + ", mode: client}\n", VhostClient},
 		{"server", sim + vm + ", mode: server, nic: auto}\n", VhostServer},
 		{"queue pairs", sim4 + vm + ", rx_queues: 4, tx_queues: 4}\n", VhostServer},
+		{"jumbo", sim + vm + ", mtu: 9000}\n", VhostServer},
+		{"largest mtu", sim + vm + ", mtu: 9710}\n", VhostServer},
 	}
 	for _, tt := range good {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,6 +38,8 @@ func TestVhostPorts(t *testing.T) {
 		{"pci", sim + vm + ", pci: \"01:00.0\"}\n", "ports[1].pci", "not a PCI function"},
 		{"nic", sim + vm + ", nic: virtio}\n", "ports[1].nic", "no NIC driver"},
 		{"pairs differ", sim + vm + ", rx_queues: 1, tx_queues: 2}\n", "ports[1].tx_queues", "must equal rx_queues (1)"},
+		{"mtu too large", sim + vm + ", mtu: 9711}\n", "ports[1].mtu", "must be in [68, 9710], what a vhost-user port carries"},
+		{"mtu too small", sim + vm + ", mtu: 67}\n", "ports[1].mtu", "must be in [68, 9710]"},
 		{"itr", sim + vm + ", itr: 10us}\n", "ports[1].itr", "no interrupt moderation"},
 		{"interrupts", sim + vm + ", interrupts: intx}\n", "ports[1].interrupts", "the front end's kick"},
 		{"wire", sim + vm + ", wire: \"pair:x\"}\n", "ports[1].wire", "only sim ports have a wire"},

@@ -12,7 +12,7 @@ import (
 // openVhost opens a vhost-user port: its socket served (or dialled) from now on, its
 // link down until a front end has started its rings. It offers rx_queues queue pairs
 // (config checks tx_queues is the same); each RX queue's receive pool holds as many
-// buffers as a PCI port's would (2×rx_ring + tx_ring).
+// buffers as a PCI port's would (2×rx_ring + tx_ring), each sized for the port's mtu.
 func (b *backends) openVhost(p config.Port) (*port, error) {
 	mode := vhost.Server
 	if p.VhostMode() == config.VhostClient {
@@ -22,6 +22,7 @@ func (b *backends) openVhost(p config.Port) (*port, error) {
 		Socket:   p.Socket,
 		Mode:     mode,
 		Queues:   p.RxQueues,
+		MTU:      p.PortMTU(),
 		PoolSize: 2*p.RxRing + p.TxRing,
 		Log:      b.log.Named("vhost." + p.Name),
 	})
@@ -29,7 +30,7 @@ func (b *backends) openVhost(p config.Port) (*port, error) {
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)
 	}
 	b.log.Info("vhost-user", zap.String("port", p.Name), zap.String("socket", p.Socket), zap.String("mode", mode.String()),
-		zap.Int("queue_pairs", p.RxQueues))
+		zap.Int("queue_pairs", p.RxQueues), zap.Int("mtu", p.PortMTU()))
 	return &port{cfg: p, nic: np, nicName: config.DriverVhostUser}, nil
 }
 

@@ -90,6 +90,9 @@ func nicDevice(o Options, i int, mac net.HardwareAddr) string {
 		if o.VhostQueues > 1 {
 			d += fmt.Sprintf(",mq=on,vectors=%d", 2*o.VhostQueues+2)
 		}
+		if o.VhostMTU > 0 {
+			d += fmt.Sprintf(",host_mtu=%d", o.VhostMTU)
+		}
 		return d
 	}
 	if model == "virtio" {

@@ -63,6 +63,9 @@ type Options struct {
 	// VhostQueues, with VhostUser, is the queue pairs of the vhost-user netdev (queues=N)
 	// and of the device (mq=on, one MSI-X vector per queue plus two); 0 or 1 means one.
 	VhostQueues int
+	// VhostMTU, with VhostUser, is the device's host_mtu (VIRTIO_NET_F_MTU, which QEMU
+	// also sends the back end in VHOST_USER_NET_SET_MTU); 0 leaves it out.
+	VhostMTU int
 	// Memory is the guest RAM in QEMU syntax; "" means 512M.
 	Memory string
 	// CPUs is the number of guest CPUs; 0 means 1.

@@ -1,12 +1,15 @@
 package vhost
 
 import (
+	"fmt"
+
 	"github.com/uiod/uiod/nic"
 )
 
 // RxBurst implements nic.Port: it takes up to len(bufs) frames the front end sent (its TX
-// ring), copying each out of its memory into a buffer of the port's pool, and gives the
-// descriptors back. It returns 0 while no front end is running, or while the control
+// ring), copying each out of its memory into a buffer of the port's pool (sized for the
+// MTU: a frame of any length up to nic.MaxFrame(MTU) is one chain, however many
+// descriptors), and gives the descriptors back; a longer frame is dropped (RxErrors). It returns 0 while no front end is running, or while the control
 // goroutine reconfigures the ring. A ring started but disabled (SET_VRING_ENABLE 0) is
 // processed and its frames discarded, as the specification asks of a network device.
 func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
@@ -33,7 +36,7 @@ func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
 			p.fault(r, err)
 			return n
 		}
-		flen, ok, err := p.readChain(r, head, b.Data())
+		flen, ok, err := p.readChain(r, head, b.Data()[:p.maxFrame])
 		if err != nil {
 			p.fault(r, err)
 			return n
@@ -97,11 +100,15 @@ func (p *Port) readChain(r *vring, head uint16, dst []byte) (flen int, ok bool, 
 }
 
 // TxBurst implements nic.Port: it copies frames into the buffers the front end made
-// available on its RX ring, header first, and frees them. It stops at the first frame the
-// ring has no room for; a frame larger than the buffer offered is dropped (counted in
-// TxErrors), the buffer left in place and the burst ends there, so that a chain too short
-// for the frames is walked once per burst, not once per frame. While no front end is
-// running, or its ring is disabled, it takes nothing.
+// available on its RX ring, header first, and frees them. A frame longer than the port's
+// MTU allows is dropped (counted in TxErrors). Without VIRTIO_NET_F_MRG_RXBUF a frame takes
+// one chain: it stops at the first frame the ring has no room for, and a frame larger than
+// the chain offered is dropped (TxErrors), the chain left in place and the burst ends
+// there, so that a chain too short for the frames is walked once per burst, not once per
+// frame. With it a frame is spread over as many chains as it needs, num_buffers in the
+// first one's header saying how many; the burst stops at a frame the available chains
+// cannot hold yet (it stays the caller's), and one that even a full ring could not hold is
+// dropped. While no front end is running, or its ring is disabled, it takes nothing.
 //
 // TX queue q sends on pair q's guest RX ring while the front end runs it, else on one of
 // the pairs it runs (Port.remapTx): then several poll threads may share one ring, and a
@@ -123,20 +130,45 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 	var bytes uint64
 	var dropped uint64
 	for ok && n < len(bufs) && avail > 0 {
+		f := bufs[n]
+		if f.Len() > p.maxFrame {
+			f.Free()
+			n++
+			dropped++
+			continue
+		}
+		if p.mrg {
+			took, full, err := p.writeMerged(r, f.Bytes(), avail)
+			if err != nil {
+				p.fault(r, err)
+				break
+			}
+			if took == 0 && !full {
+				break // no room yet: the frame stays the caller's
+			}
+			f.Free()
+			n++
+			if full {
+				dropped++ // longer than the whole ring's buffers
+				continue
+			}
+			avail -= took
+			bytes += uint64(f.Len())
+			continue
+		}
 		head, err := r.head()
 		if err != nil {
 			p.fault(r, err)
 			break
 		}
-		f := bufs[n]
-		written, ok, err := p.writeChain(r, head, f.Bytes())
+		written, err := p.fill(r, head, 0, f.Bytes())
 		if err != nil {
 			p.fault(r, err)
 			break
 		}
 		f.Free()
 		n++
-		if !ok {
+		if written != p.hdrLen+f.Len() {
 			dropped++
 			break
 		}
@@ -158,32 +190,100 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 	return n
 }
 
-// writeChain writes the virtio-net header and frame into the chain at head and returns the
-// bytes written; ok is false when the chain is too short for them.
-func (p *Port) writeChain(r *vring, head uint16, frame []byte) (total int, ok bool, err error) {
-	w := walker{r: r, next: head, more: true}
-	hdr := p.hdr[:p.hdrLen]
-	need := len(hdr) + len(frame)
-	for w.more && total < need {
-		addr, ln, err := w.step(true)
+// writeMerged writes the header and frame over as many of the avail chains as they need
+// (VIRTIO_NET_F_MRG_RXBUF), with a used entry for each, and sets num_buffers in the first
+// chain's header. took is the number of chains used; it is 0 when they do not hold the
+// frame, and then nothing was taken (the chains stay available) and full says whether even
+// a ring of available chains would not (the frame is to be dropped).
+func (p *Port) writeMerged(r *vring, frame []byte, avail uint16) (took uint16, full bool, err error) {
+	need := p.hdrLen + len(frame)
+	first := uint16(0)
+	for pos := 0; pos < need; {
+		if took == avail {
+			r.lastAvail -= took // the entries written are not published: take them back
+			r.usedIdx -= took
+			return 0, uint32(avail) == r.num, nil
+		}
+		head, err := r.head()
 		if err != nil {
 			return 0, false, err
 		}
-		for ln > 0 && total < need {
-			src := frame[max(total-len(hdr), 0):]
-			if total < len(hdr) {
-				src = hdr[total:]
+		if took == 0 {
+			first = head
+		}
+		end, err := p.fill(r, head, pos, frame)
+		if err != nil {
+			return 0, false, err
+		}
+		if took == 0 && end < p.hdrLen {
+			// The specification's rule with mergeable buffers: each holds a header.
+			return 0, false, fmt.Errorf("receive buffer of %d bytes (descriptor chain %d), shorter than the %d-byte header", end, head, p.hdrLen)
+		}
+		r.lastAvail++
+		r.putUsed(head, uint32(end-pos))
+		took++
+		pos = end
+	}
+	if took > 1 {
+		if err := p.setNumBuffers(r, first, took); err != nil {
+			return 0, false, err
+		}
+	}
+	return took, false, nil
+}
+
+// fill writes the virtio-net header and frame, taken as one stream from its byte pos on,
+// into the chain at head until the chain or the stream ends, and returns the stream's
+// position after it.
+func (p *Port) fill(r *vring, head uint16, pos int, frame []byte) (int, error) {
+	w := walker{r: r, next: head, more: true}
+	hdr := p.hdr[:p.hdrLen]
+	need := len(hdr) + len(frame)
+	for w.more && pos < need {
+		addr, ln, err := w.step(true)
+		if err != nil {
+			return 0, err
+		}
+		for ln > 0 && pos < need {
+			src := frame[max(pos-len(hdr), 0):]
+			if pos < len(hdr) {
+				src = hdr[pos:]
 			}
 			k, err := r.copyIn(addr, ln, src)
 			if err != nil {
-				return 0, false, err
+				return 0, err
 			}
-			total += k
+			pos += k
 			addr += uint64(k)
 			ln -= uint32(k)
 		}
 	}
-	return total, total == need, nil
+	return pos, nil
+}
+
+// setNumBuffers writes num_buffers, the 12-byte header's last field, in the chain at head
+// that fill wrote the header into.
+func (p *Port) setNumBuffers(r *vring, head uint16, n uint16) error {
+	v := [2]byte{byte(n), byte(n >> 8)}
+	w := walker{r: r, next: head, more: true}
+	skip, done := 10, 0
+	for w.more && done < len(v) {
+		addr, ln, err := w.step(true)
+		if err != nil {
+			return err
+		}
+		k := min(uint32(skip), ln)
+		addr, ln, skip = addr+uint64(k), ln-k, skip-int(k)
+		if ln == 0 {
+			continue
+		}
+		c, err := r.copyIn(addr, ln, v[done:])
+		if err != nil {
+			return err
+		}
+		done += c
+	}
+	return nil
 }
 
 // begin starts a burst on vring i: it returns the ring locked and armed against memory

@@ -61,6 +61,7 @@ func (p *Port) setFeatures(v uint64) {
 		p.rings[i].eventIdx = v&(1<<featEventIdx) != 0
 	}
 	p.hdrLen = hdrLen
+	p.mrg = v&(1<<featMrgRxBuf) != 0
 	p.hdr = [12]byte{}
 	if hdrLen == 12 {
 		p.hdr[10] = 1 // num_buffers

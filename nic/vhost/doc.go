@@ -22,11 +22,19 @@
 // its rings from the used index in its memory (virtio-user reconnecting in server mode
 // sends base 0, as DPDK's and QEMU's own back ends tolerate).
 //
-// Implemented: split rings, VERSION_1, EVENT_IDX, up to MaxQueuePairs queue pairs (MQ:
-// VIRTIO_NET_F_MQ and GET_QUEUE_NUM); the messages GET/SET_FEATURES,
-// GET/SET_PROTOCOL_FEATURES (MQ, REPLY_ACK), SET_OWNER, RESET_OWNER, SET_MEM_TABLE,
-// SET_VRING_NUM/ADDR/BASE/KICK/CALL/ERR/ENABLE, GET_VRING_BASE and GET_QUEUE_NUM. Refused
-// (a failure reply, the connection kept): dirty logging (SET_LOG_BASE/FD), and every other
-// request. Not offered: packed rings, indirect descriptors, mergeable RX buffers, RSS,
-// offloads.
+// Jumbo frames: Config.MTU (up to MaxMTU) sizes each RX queue's buffers for a frame of
+// nic.MaxFrame(MTU), which the front end sends as one chain of any number of descriptors;
+// toward the front end, with VIRTIO_NET_F_MRG_RXBUF a frame longer than one of its
+// receive buffers is spread over several, num_buffers in the header saying how many.
+// Frames longer than the MTU allows are dropped both ways and counted. A front end's
+// VHOST_USER_NET_SET_MTU up to the port's MTU is taken, one above it refused.
+//
+// Implemented: split rings, VERSION_1, EVENT_IDX, MRG_RXBUF, VIRTIO_NET_F_MTU (the config
+// space is the front end's: QEMU serves its host_mtu and sends NET_SET_MTU), up to
+// MaxQueuePairs queue pairs (MQ: VIRTIO_NET_F_MQ and GET_QUEUE_NUM); the messages
+// GET/SET_FEATURES, GET/SET_PROTOCOL_FEATURES (MQ, REPLY_ACK, NET_MTU), SET_OWNER,
+// RESET_OWNER, SET_MEM_TABLE, SET_VRING_NUM/ADDR/BASE/KICK/CALL/ERR/ENABLE, GET_VRING_BASE,
+// GET_QUEUE_NUM and NET_SET_MTU. Refused (a failure reply, the connection kept): dirty
+// logging (SET_LOG_BASE/FD), GET_CONFIG, and every other request. Not offered: packed
+// rings, indirect descriptors, RSS, offloads.
 package vhost

@@ -55,3 +55,10 @@ func (tf *TestFrontend) PostRxOn(q, n int) { tf.f.postRxOn(q, n) }
 // ReceivedOn returns the frames queue pair q received since the last call, headers
 // stripped.
 func (tf *TestFrontend) ReceivedOn(q int) [][]byte { return receivedHdr(tf.f.f(q), 12) }
+
+// MergeableRx reports whether the current front end negotiated VIRTIO_NET_F_MRG_RXBUF.
+func (p *Port) MergeableRx() bool {
+	p.rings[0].mu.Lock()
+	defer p.rings[0].mu.Unlock()
+	return p.mrg
+}

@@ -59,8 +59,13 @@ type Config struct {
 	// MAC is the port's station address; the default is a locally administered address
 	// derived from Socket.
 	MAC net.HardwareAddr
+	// MTU is the port's IP MTU (default nic.DefaultMTU, at most MaxMTU): frames longer
+	// than nic.MaxFrame(MTU) are dropped both ways (RxErrors, TxErrors), and a front end's
+	// VHOST_USER_NET_SET_MTU above it is refused. A frame longer than one of the front
+	// end's receive buffers needs VIRTIO_NET_F_MRG_RXBUF (see Port.TxBurst).
+	MTU int
 	// PoolSize is the number of receive buffers of each RX queue (default 1024), of BufSize
-	// bytes (default 2048, the largest frame taken from the front end).
+	// bytes (default nic.BufSizeFor(MTU); at least nic.MaxFrame(MTU)).
 	PoolSize, BufSize int
 	// Reconnect is the interval between attempts to reach a front end in Client mode, and
 	// the pause after a failed accept in Server mode (default 1 s).
@@ -87,9 +92,12 @@ type Port struct {
 	txShared atomic.Bool
 	log      *zap.Logger
 
+	maxFrame int // nic.MaxFrame(cfg.MTU): longer frames are dropped both ways
+
 	// Data-path constants of the current front end, set before its rings start.
 	hdrLen int
 	hdr    [12]byte
+	mrg    bool // VIRTIO_NET_F_MRG_RXBUF: a frame may take several guest RX chains
 
 	stats struct {
 		rxPackets, rxBytes, txPackets, txBytes atomic.Uint64
@@ -131,8 +139,18 @@ func Open(cfg Config) (*Port, error) {
 	if cfg.PoolSize == 0 {
 		cfg.PoolSize = 1024
 	}
+	if cfg.MTU == 0 {
+		cfg.MTU = nic.DefaultMTU
+	}
+	if cfg.MTU < nic.MinMTU || cfg.MTU > MaxMTU {
+		return nil, fmt.Errorf("vhost-user %s: mtu %d, want %d to %d", cfg.Socket, cfg.MTU, nic.MinMTU, MaxMTU)
+	}
 	if cfg.BufSize == 0 {
-		cfg.BufSize = 2048
+		cfg.BufSize = nic.BufSizeFor(cfg.MTU)
+	}
+	if cfg.BufSize < nic.MaxFrame(cfg.MTU) {
+		return nil, fmt.Errorf("vhost-user %s: buffer size %d, smaller than a frame of mtu %d (%d bytes)",
+			cfg.Socket, cfg.BufSize, cfg.MTU, nic.MaxFrame(cfg.MTU))
 	}
 	if cfg.Reconnect == 0 {
 		cfg.Reconnect = time.Second
@@ -140,7 +158,7 @@ func Open(cfg Config) (*Port, error) {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	p := &Port{cfg: cfg, mac: cfg.MAC, log: cfg.Log, faultCh: make(chan error, 1),
+	p := &Port{cfg: cfg, mac: cfg.MAC, log: cfg.Log, maxFrame: nic.MaxFrame(cfg.MTU), faultCh: make(chan error, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if p.mac == nil {
 		p.mac = macFor(cfg.Socket)
@@ -256,9 +274,9 @@ func (p *Port) Link() nic.Link {
 	return nic.Link{Up: true, SpeedMbps: 10000}
 }
 
-// Stats implements nic.Port. RxErrors counts frames refused (too large, or no longer than
-// their header) and front ends stopped for breaking a rule; TxErrors frames too large for
-// the buffer the front end offered.
+// Stats implements nic.Port. RxErrors counts frames refused (longer than the MTU's frame,
+// or no longer than their header) and front ends stopped for breaking a rule; TxErrors
+// frames longer than the MTU's frame, or than the buffers the front end offered.
 func (p *Port) Stats() nic.Stats {
 	return nic.Stats{
 		RxPackets: p.stats.rxPackets.Load(), RxBytes: p.stats.rxBytes.Load(),

@@ -26,6 +26,7 @@ const (
 	reqSetProtocolFeatures = 16
 	reqGetQueueNum         = 17
 	reqSetVringEnable      = 18
+	reqNetSetMTU           = 20 // VHOST_USER_NET_SET_MTU (protocol feature NET_MTU)
 )
 
 // Header flags.
@@ -38,7 +39,8 @@ const (
 
 // Feature bits the back end offers or refers to.
 const (
-	featMrgRxBuf        = 15
+	featMTU             = 3  // VIRTIO_NET_F_MTU: the MTU in the config space (QEMU serves it, see session.setMTU)
+	featMrgRxBuf        = 15 // VIRTIO_NET_F_MRG_RXBUF: a frame spread over several RX chains
 	featMQ              = 22 // VIRTIO_NET_F_MQ: offered when the port has more than one pair
 	featEventIdx        = 29
 	featProtocolFeature = 30 // VHOST_USER_F_PROTOCOL_FEATURES
@@ -49,18 +51,23 @@ const (
 const (
 	protoMQ       = 0
 	protoReplyAck = 3
+	protoNetMTU   = 4 // VHOST_USER_PROTOCOL_F_NET_MTU: NET_SET_MTU
 )
 
 // offeredFeatures and offeredProtocol are what GET_FEATURES and GET_PROTOCOL_FEATURES
 // answer (with featMQ besides on a port of more than one pair, see Port.offer).
 const (
-	offeredFeatures = 1<<featVersion1 | 1<<featEventIdx | 1<<featProtocolFeature
-	offeredProtocol = 1<<protoMQ | 1<<protoReplyAck
+	offeredFeatures = 1<<featVersion1 | 1<<featEventIdx | 1<<featProtocolFeature | 1<<featMrgRxBuf | 1<<featMTU
+	offeredProtocol = 1<<protoMQ | 1<<protoReplyAck | 1<<protoNetMTU
 )
 
 // MaxQueuePairs is the most queue pairs a port offers (Config.Queues): the configuration's
 // rx_queues and tx_queues limit.
 const MaxQueuePairs = 16
+
+// MaxMTU is the largest Config.MTU (a frame of 9734 bytes; as the Intel parts' 9710, the
+// configuration's limit for a vhost-user port).
+const MaxMTU = 9710
 
 // Limits on what a front end may send.
 const (

@@ -30,6 +30,7 @@ type peer struct {
 	once    sync.Once
 	echoes  atomic.Int64
 	arpReqs atomic.Int64
+	maxEcho atomic.Int64 // the longest echo request's frame
 }
 
 func (p *peer) handler(f []byte, _ int64) {
@@ -58,6 +59,9 @@ func (p *peer) handler(f []byte, _ int64) {
 			return
 		}
 		p.echoes.Add(1)
+		if n := int64(len(f)); n > p.maxEcho.Load() {
+			p.maxEcho.Store(n) // one wire handler: no race between load and store
+		}
 		r := append([]byte(nil), f...)
 		copy(r, f[6:12])
 		copy(r[6:], p.mac)

@@ -4,6 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/uiod/uiod/nic"
 )
 
 // errRefused answers a request the back end does not implement: a failure reply when the
@@ -15,6 +19,7 @@ type session struct {
 	p        *Port
 	features uint64
 	protocol uint64
+	mtu      int // the front end's NET_SET_MTU, 0 before it
 	buf      [hdrSize + 8]byte
 }
 
@@ -73,12 +78,14 @@ func (s *session) handle(m *message) ([]byte, error) {
 		return nil, nil
 	case reqGetQueueNum:
 		return s.u64(req, uint64(p.cfg.Queues)), nil
+	case reqNetSetMTU:
+		return nil, s.setMTU(m.payload)
 	case reqSetOwner:
 		return nil, nil
 	case reqResetOwner:
 		// Deprecated; what it means is taken whole: the session as a new connection's.
 		p.resetState()
-		s.features, s.protocol = 0, 0
+		s.features, s.protocol, s.mtu = 0, 0, 0
 		return nil, nil
 	case reqSetMemTable:
 		return nil, s.setMemTable(m)
@@ -141,6 +148,27 @@ func hasNativeReply(req uint32) bool {
 		return true
 	}
 	return false
+}
+
+// setMTU answers VHOST_USER_NET_SET_MTU: the MTU the front end's driver runs (QEMU sends
+// its host_mtu, DPDK its port's MTU). One up to the port's is taken, and frames stay
+// bounded by the port's; one above it is refused (a failure reply: the front end learns
+// the back end cannot carry it), the connection kept.
+func (s *session) setMTU(payload []byte) error {
+	if s.protocol&(1<<protoNetMTU) == 0 {
+		return fmt.Errorf("%w: NET_SET_MTU without the NET_MTU protocol feature", errProto)
+	}
+	v, err := parseU64(reqNetSetMTU, payload)
+	if err != nil {
+		return err
+	}
+	if v < nic.MinMTU || v > uint64(s.p.cfg.MTU) {
+		s.p.log.Warn("vhost-user front end's MTU refused", zap.String("socket", s.p.cfg.Socket),
+			zap.Uint64("mtu", v), zap.Int("port_mtu", s.p.cfg.MTU))
+		return fmt.Errorf("NET_SET_MTU %d: the port carries %d to %d: %w", v, nic.MinMTU, s.p.cfg.MTU, errRefused)
+	}
+	s.mtu = int(v)
+	return nil
 }
 
 func (s *session) setState(req uint32, st vringState) error {
