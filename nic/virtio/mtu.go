@@ -15,6 +15,9 @@ import (
 // driver stops where they do (docs/design.md §11).
 const MaxMTU = 9710
 
+// maxBufSize is the largest packet buffer a port takes (nic.Config.Validate).
+const maxBufSize = 16384
+
 // deviceMTU reads the device's mtu field (VIRTIO_NET_F_MTU offered), before the features
 // are accepted, as the spec lets a driver do to decide whether it can drive the device.
 func (p *Port) deviceMTU() (int, error) {
@@ -37,6 +40,9 @@ func (p *Port) deviceMTU() (int, error) {
 // the port's, and when its buffers are too small for the device's frames.
 func (p *Port) mtuFeature(offered uint64) (uint64, error) {
 	cfg := p.cfg
+	if cfg.MTU > MaxMTU {
+		return 0, nil // checkConfig refuses it, naming the driver's limit
+	}
 	if offered&(1<<virtiospec.FeatMTU) == 0 {
 		if cfg.MTU > nic.DefaultMTU {
 			return 0, fmt.Errorf("mtu %d: the device does not offer VIRTIO_NET_F_MTU, so it delivers frames of a %d-byte MTU only (QEMU: -device virtio-net-pci,host_mtu=%d): %w",
@@ -54,6 +60,10 @@ func (p *Port) mtuFeature(offered uint64) (uint64, error) {
 		return 0, fmt.Errorf("mtu %d: more than the device's mtu %d: %w", cfg.MTU, dev, pci.ErrNotSupported)
 	case cfg.BufSize >= nic.MaxFrame(dev):
 		return 1 << virtiospec.FeatMTU, nil
+	case cfg.MTU > nic.DefaultMTU && nic.BufSizeFor(dev) > maxBufSize:
+		return 0, fmt.Errorf("mtu %d: below the device's mtu %d, whose frames of up to %d bytes no receive buffer (at most %d bytes) holds, "+
+			"as VIRTIO_NET_F_MTU (needed above mtu %d) requires: set the device's mtu to %d (QEMU: host_mtu=%d): %w",
+			cfg.MTU, dev, nic.MaxFrame(dev), maxBufSize, nic.DefaultMTU, cfg.MTU, cfg.MTU, pci.ErrNotSupported)
 	case cfg.MTU > nic.DefaultMTU:
 		return 0, fmt.Errorf("mtu %d: below the device's mtu %d, whose frames of up to %d bytes the %d-byte receive buffers do not hold, "+
 			"as VIRTIO_NET_F_MTU (needed above mtu %d) requires: set mtu %d, buffers of %d bytes, or the device's mtu to %d: %w",
