@@ -85,11 +85,11 @@ func (q *txQueue) burst(bufs []*nic.Buf) int {
 	q.reclaim()
 	r := q.ring
 	old := r.availIdx
-	n := 0
+	n, plain := 0, q.plain // a local: the stores below would make the compiler reload the field
 	var queued, bytes uint64
 	for n < len(bufs) && len(q.free) > 0 {
 		b := bufs[n]
-		if l := b.Len(); l == 0 || l > q.plain && (l > q.plain+nic.VLANTag || !tagged(b.Bytes())) {
+		if l := b.Len(); l == 0 || l > plain && (l > plain+nic.VLANTag || !tagged(b.Bytes())) {
 			// A zero-length buffer breaks the device (QEMU: virtio_error, NEEDS_RESET;
 			// libvhost-user aborts), and a frame longer than the MTU allows is not the
 			// device's to send: never posted, dropped and counted.
