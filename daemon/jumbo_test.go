@@ -11,13 +11,15 @@ import (
 	"github.com/uiod/uiod/wire"
 )
 
-// TestDaemonJumbo runs l2fwd between two sim ports at mtu 9000 on each Intel model:
+// TestDaemonJumbo runs l2fwd between two sim ports at mtu 9000 on each Intel model and
+// on virtio-net (whose model then reports mtu 9000, VIRTIO_NET_F_MTU):
 // frames of 1514, 1515, 4096 and 9014 bytes, and one of 9018 with a VLAN tag, come out
 // of the other port byte for byte; one of 9015 bytes (untagged, one over) does not, and
-// the port counts it. The frames are sent in that order, each after the one before came
-// out, so that what is missing is known.
+// the port counts it (the Intel ports; the virtio-net device drops it uncounted). The
+// frames are sent in that order, each after the one before came out, so that what is
+// missing is known.
 func TestDaemonJumbo(t *testing.T) {
-	for _, model := range []string{"ixgbe", "igb"} {
+	for _, model := range []string{"ixgbe", "igb", "virtio"} {
 		t.Run(model, func(t *testing.T) {
 			name := "jumbo" + model
 			cfg := testConfig(t, fmt.Sprintf(`
@@ -88,7 +90,9 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 			if err := gen[0].Send(frame(9015, false)); err != nil {
 				t.Fatal(err)
 			}
-			if !testutil.WaitFor(10*time.Second, func() bool {
+			// The virtio-net device drops it itself (it must not deliver a frame over its
+			// mtu) and has no counter to report that; the Intel ports count it.
+			if model != "virtio" && !testutil.WaitFor(10*time.Second, func() bool {
 				s := d.Status().Ports[0].Stats
 				return s.RxErrors > before.RxErrors || s.RxMissed > before.RxMissed
 			}) {

@@ -142,7 +142,7 @@ func (b *backends) openModel(op *port, reuse wire.Port) (pci.Device, error) {
 			return nil, fmt.Errorf("port %s: wire %s: %w", p.Name, p.Wire, err)
 		}
 	}
-	m, err := simnic.New(modelName(p.NIC), simnic.Config{Addr: op.addr, Wire: w, IOMMU: b.simIOMMU, Log: b.log.Named("sim." + p.Name)})
+	m, err := simnic.New(modelName(p.NIC), simnic.Config{Addr: op.addr, Wire: w, IOMMU: b.simIOMMU, MTU: p.PortMTU(), Log: b.log.Named("sim." + p.Name)})
 	if err != nil {
 		closeUnlessReused(w, reuse)
 		return nil, fmt.Errorf("port %s: device model: %w", p.Name, err)

@@ -85,6 +85,12 @@ func TestGuestVirtioForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := nic.Config{RxRing: 128, TxRing: 128, LinkTimeout: 5 * time.Second}
+	if s := os.Getenv("UIOD_GUEST_VIRTIO_MTU"); s != "" {
+		// The jumbo variant: the NICs have host_mtu=N (VIRTIO_NET_F_MTU), the ports mtu N.
+		if cfg.MTU, err = strconv.Atoi(s); err != nil {
+			t.Fatalf("UIOD_GUEST_VIRTIO_MTU=%q: %v", s, err)
+		}
+	}
 	cfg.Interrupts = nic.IRQMSIX
 	pa, err := virtio.Open(vd, cfg)
 	if err != nil {

@@ -101,6 +101,9 @@ func nicDevice(o Options, i int, mac net.HardwareAddr) string {
 			// One vector per RX and TX queue plus the configuration vector, as QEMU sizes it.
 			a = strings.Replace(a, "vectors=4", fmt.Sprintf("vectors=%d", 2*o.TAPQueues+2), 1)
 		}
+		if o.VirtioMTU > 0 {
+			a += fmt.Sprintf(",host_mtu=%d", o.VirtioMTU)
+		}
 		return fmt.Sprintf("virtio-net-pci,bus=rp%d,netdev=n%d,mac=%s,%s", i, i, mac, a)
 	}
 	return fmt.Sprintf("igb,bus=rp%d,netdev=n%d,mac=%s", i, i, mac)

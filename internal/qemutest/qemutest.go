@@ -45,6 +45,9 @@ type Options struct {
 	// NICModels, when set, gives NIC i the model NICModels[i] (values as NICModel; NICs
 	// past its end use NICModel), for guests with both kinds.
 	NICModels []string
+	// VirtioMTU, when positive, gives every virtio-net NIC (not the vhost-user one) that
+	// MTU: host_mtu=N, which offers VIRTIO_NET_F_MTU with it.
+	VirtioMTU int
 	// TAPQueues, when positive, gives NIC 0 a multi-queue host TAP backend with that many
 	// queues instead of a dgram socket pair (a dgram netdev has one queue, so a virtio-net
 	// NIC on it offers one queue pair): QEMU creates the interface NIC.TAP, which the host

@@ -41,8 +41,7 @@ func driverWith(mc simvirtio.Config, opt Options) nictest.Driver {
 		},
 		Family:    nictest.Virtio(mc),
 		SpeedMbps: mc.SpeedMbps,
-		// No MRG_RXBUF: a frame is one buffer, so buffers hold at least 1518 bytes.
-		BufSizes: []int{2048, 9 * 1024, 16 * 1024},
+		MaxMTU:    MaxMTU,
 	}
 }
 

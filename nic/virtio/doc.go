@@ -11,7 +11,11 @@
 // before setting it up, sets up split virtqueues in DMA memory and brings the device to
 // DRIVER_OK. A failed initialisation sets FAILED, then resets the device. A
 // configuration read whose config_generation never settles is an error. Mergeable receive buffers are not
-// negotiated: every frame lands in one buffer, so buffers must hold a full frame. The
+// negotiated: every frame lands in one buffer, so buffers must hold a full frame. An MTU
+// above 1500 (up to MaxMTU) needs VIRTIO_NET_F_MTU and at most the device's mtu; the
+// feature is accepted when the buffers hold a frame of the device's mtu, and frames longer
+// than the port's MTU allows are dropped on receive and refused on send, counted in
+// Stats.RxErrors and TxErrors (docs/design.md §11). The
 // legacy (0.9.5, I/O BAR) transport and packed rings are not supported.
 //
 // Each packet takes a chain of two descriptors: the 12-byte virtio-net header in a
@@ -48,7 +52,7 @@
 //
 // nic.Config: RxRing and TxRing count packets; each queue gets twice as many descriptors,
 // capped by the device's maximum queue size (QEMU's default is 256, so 128 packets),
-// halving the packet count to fit. BufSize must hold a 1518-byte frame. TxQueues may not
+// halving the packet count to fit. BufSize must hold a frame of the MTU (nic.MaxFrame). TxQueues may not
 // exceed RxQueues (the device receives on every pair in use). ITR is ignored (the device
 // has no moderation), as is Promiscuous (without VIRTIO_NET_F_CTRL_RX the device's filter
 // is its own; QEMU's accepts every address). Stats.RxMissed stays 0: the device reports

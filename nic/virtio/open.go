@@ -107,7 +107,11 @@ func (p *Port) negotiate(opt Options) error {
 	if !opt.NoEventIdx {
 		want |= 1 << virtiospec.FeatEventIdx
 	}
-	p.features = offered & want
+	mtu, err := p.mtuFeature(offered)
+	if err != nil {
+		return err
+	}
+	p.features = offered&want | mtu
 	t.setDriverFeatures(p.features)
 	t.addStatus(virtiospec.StatusFeaturesOK)
 	if s := t.status(); s&virtiospec.StatusFeaturesOK == 0 {
@@ -209,7 +213,7 @@ func (p *Port) start(opt Options) error {
 // pairs (and multi-queue), ring sizes, and buffers that hold a whole frame.
 func (p *Port) checkConfig() error {
 	cfg := p.cfg
-	if err := cfg.Validate(nic.Limits{Queues: p.maxPairs, Ring: maxRing}); err != nil {
+	if err := cfg.Validate(nic.Limits{Queues: p.maxPairs, Ring: maxRing, MaxMTU: MaxMTU}); err != nil {
 		return err
 	}
 	if cfg.TxQueues > cfg.RxQueues {
@@ -240,7 +244,7 @@ func (p *Port) newQueues() error {
 			return fmt.Errorf("rx queue %d: %w", i, err)
 		}
 		p.pools = append(p.pools, pool)
-		rq := newRxQueue(q, pool, cfg.BufSize)
+		rq := newRxQueue(q, pool, cfg.BufSize, cfg.MTU)
 		rq.fill()
 		p.rx = append(p.rx, rq)
 	}
@@ -255,7 +259,7 @@ func (p *Port) newQueues() error {
 			return fmt.Errorf("tx queue %d: %w", i, err)
 		}
 		p.pools = append(p.pools, copies)
-		p.tx = append(p.tx, newTxQueue(q, dma, copies))
+		p.tx = append(p.tx, newTxQueue(q, dma, copies, cfg.MTU))
 	}
 	if p.has(virtiospec.FeatCtrlVQ) {
 		c, err := newCtrlQueue(t, dma, uint16(2*p.maxPairs), msix, eventIdx)

@@ -27,6 +27,7 @@ type Port struct {
 	cfg      nic.Config
 	opt      Options
 	features uint64
+	devMTU   int // the device's mtu field when it offers VIRTIO_NET_F_MTU, else 0
 	mac      net.HardwareAddr
 	maxPairs int
 	rx       []*rxQueue
@@ -67,7 +68,7 @@ func init() {
 			{Vendor: virtiospec.VendorID, Device: virtiospec.DeviceIDNet, Name: "virtio-net"},
 			{Vendor: virtiospec.VendorID, Device: virtiospec.DeviceIDNetTransitional, Name: "virtio-net transitional, modern interface"},
 		},
-		Facts: nic.Facts{Chip: "virtio-net (virtio)", Limits: nic.Limits{Queues: MaxQueuePairs, Ring: maxRing},
+		Facts: nic.Facts{Chip: "virtio-net (virtio)", Limits: nic.Limits{Queues: MaxQueuePairs, Ring: maxRing, MaxMTU: MaxMTU},
 			DescSize: virtiospec.DescLen, PairedQueues: true},
 		Open: func(dev pci.Device, cfg nic.Config) (nic.Port, error) {
 			p, err := Open(dev, cfg)

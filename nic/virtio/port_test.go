@@ -48,6 +48,11 @@ func TestOpenErrors(t *testing.T) {
 		{"no multi-queue", simvirtio.Config{MaxPairs: 1}, nic.Config{RxQueues: 2}, "rx queues 2: want 1..1", nil},
 		{"buffer too small", simvirtio.Config{}, nic.Config{BufSize: 1024}, "buffer size 1024", nil},
 		{"bad ring", simvirtio.Config{}, nic.Config{RxRing: 100}, "rx ring 100", nil},
+		{"jumbo mtu without VIRTIO_NET_F_MTU", simvirtio.Config{}, nic.Config{MTU: 9000}, "mtu 9000: the device does not offer VIRTIO_NET_F_MTU", pci.ErrNotSupported},
+		{"mtu over the device's", simvirtio.Config{MTU: 1500}, nic.Config{MTU: 9000}, "mtu 9000: more than the device's mtu 1500", pci.ErrNotSupported},
+		{"mtu under the device's, buffers too small for its frames", simvirtio.Config{MTU: 9000}, nic.Config{MTU: 4000}, "mtu 4000: below the device's mtu 9000", pci.ErrNotSupported},
+		{"jumbo mtu on a device whose frames no buffer holds", simvirtio.Config{MTU: 65535}, nic.Config{MTU: 9000}, "no receive buffer (at most 16384 bytes) holds", pci.ErrNotSupported},
+		{"mtu over the driver's", simvirtio.Config{MTU: 65535}, nic.Config{MTU: MaxMTU + 1}, "mtu 9711: want 68..9710", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

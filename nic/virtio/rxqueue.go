@@ -17,6 +17,7 @@ type rxQueue struct {
 	batch    int        // refill when this many slots are free
 	armed    bool       // interrupts requested
 	quietAt  uint16     // lastUsed when used_event was last moved while disarmed
+	plain    uint32     // the longest untagged frame handed over (MTU+14); a tagged one may be VLANTag more
 	st       counters
 }
 
@@ -24,9 +25,10 @@ type rxQueue struct {
 // ring, so that a ring stays at least 7/8 full).
 const refillBatch = 32
 
-func newRxQueue(q *vq, pool *nic.Mempool, bufSize int) *rxQueue {
+func newRxQueue(q *vq, pool *nic.Mempool, bufSize, mtu int) *rxQueue {
 	slots := q.ring.size() / 2
-	rq := &rxQueue{vq: *q, pool: pool, bufs: make([]*nic.Buf, slots), free: make([]uint16, 0, slots), batch: max(1, min(refillBatch, slots/8))}
+	rq := &rxQueue{vq: *q, pool: pool, bufs: make([]*nic.Buf, slots), free: make([]uint16, 0, slots), batch: max(1, min(refillBatch, slots/8)),
+		plain: uint32(min(mtu+nic.EthHeader, bufSize))}
 	r := rq.ring
 	for p := slots - 1; p >= 0; p-- {
 		r.setDesc(2*p, r.hdrIOVA(p), virtiospec.NetHdrLen, virtiospec.DescNext|virtiospec.DescWrite, uint16(2*p+1))
@@ -90,8 +92,8 @@ func (q *rxQueue) burst(out []*nic.Buf) int {
 		q.bufs[p] = nil
 		q.free = append(q.free, uint16(p))
 		q.posted--
-		if length <= virtiospec.NetHdrLen || length-virtiospec.NetHdrLen > uint32(b.Cap()) {
-			bad++
+		if length <= virtiospec.NetHdrLen || length-virtiospec.NetHdrLen > q.plain && !q.tagFits(b, length-virtiospec.NetHdrLen) {
+			bad++ // empty, or longer than the port's MTU allows (or the buffer holds)
 			b.Free()
 			continue
 		}
@@ -121,6 +123,21 @@ func (q *rxQueue) burst(out []*nic.Buf) int {
 		q.st.errors.Add(uint64(bad))
 	}
 	return n
+}
+
+// tagFits reports whether a frame of n bytes, longer than an untagged frame of the MTU,
+// is a VLAN-tagged one within VLANTag more that its buffer holds.
+func (q *rxQueue) tagFits(b *nic.Buf, n uint32) bool {
+	return n <= q.plain+nic.VLANTag && n <= uint32(b.Cap()) && tagged(b.Data())
+}
+
+// tagged reports whether frame carries an 802.1Q or 802.1ad tag.
+func tagged(frame []byte) bool {
+	if len(frame) < nic.EthHeader {
+		return false
+	}
+	t := uint16(frame[12])<<8 | uint16(frame[13])
+	return t == 0x8100 || t == 0x88a8
 }
 
 // arm requests an interrupt for the next used entry.

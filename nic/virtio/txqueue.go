@@ -20,12 +20,14 @@ type txQueue struct {
 	quietAt  uint16
 	nCopies  nic.Counter
 	orphans  []*nic.Buf // frames a device reset discarded, freed at the next burst
+	plain    int        // the longest untagged frame sent (MTU+14); a tagged one may be VLANTag more
 	st       counters
 }
 
-func newTxQueue(q *vq, dma pci.DMA, copies *nic.Mempool) *txQueue {
+func newTxQueue(q *vq, dma pci.DMA, copies *nic.Mempool, mtu int) *txQueue {
 	slots := q.ring.size() / 2
-	tq := &txQueue{vq: *q, dma: dma, copies: copies, bufs: make([]*nic.Buf, slots), free: make([]uint16, 0, slots), orphans: make([]*nic.Buf, 0, slots)}
+	tq := &txQueue{vq: *q, dma: dma, copies: copies, bufs: make([]*nic.Buf, slots), free: make([]uint16, 0, slots), orphans: make([]*nic.Buf, 0, slots),
+		plain: mtu + nic.EthHeader}
 	r := tq.ring
 	for p := slots - 1; p >= 0; p-- {
 		r.setDesc(2*p, r.hdrIOVA(p), virtiospec.NetHdrLen, virtiospec.DescNext, uint16(2*p+1))
@@ -83,13 +85,14 @@ func (q *txQueue) burst(bufs []*nic.Buf) int {
 	q.reclaim()
 	r := q.ring
 	old := r.availIdx
-	n := 0
+	n, plain := 0, q.plain // a local: the stores below would make the compiler reload the field
 	var queued, bytes uint64
 	for n < len(bufs) && len(q.free) > 0 {
 		b := bufs[n]
-		if b.Len() == 0 {
+		if l := b.Len(); l == 0 || l > plain && (l > plain+nic.VLANTag || !tagged(b.Bytes())) {
 			// A zero-length buffer breaks the device (QEMU: virtio_error, NEEDS_RESET;
-			// libvhost-user aborts): never posted, dropped and counted.
+			// libvhost-user aborts), and a frame longer than the MTU allows is not the
+			// device's to send: never posted, dropped and counted.
 			b.Free()
 			q.st.errors.Add(1)
 			n++

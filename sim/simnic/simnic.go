@@ -45,6 +45,9 @@ type Config struct {
 	// QueueSize is the virtio-net model's virtqueue size (0: its default); the Intel
 	// models' rings are sized by their drivers.
 	QueueSize int
+	// MTU is the virtio-net model's mtu (VIRTIO_NET_F_MTU offered with it; 0: not
+	// offered); the Intel models' maximum frame is programmed by their drivers.
+	MTU int
 	// AntiSpoof turns an igbvf's PF MAC anti-spoof check on. It is off by default (as
 	// "ip link set PF vf N spoofchk off"; QEMU's igb has none) so that a forwarding
 	// application may send frames with their senders' addresses.
@@ -107,5 +110,5 @@ func (c Config) igbvf() igbvf.Config {
 }
 
 func (c Config) virtio() virtio.Config {
-	return virtio.Config{Addr: c.Addr, MAC: c.MAC, Wire: c.Wire, IOMMU: c.IOMMU, Strict: c.Strict, QueueSize: c.QueueSize, Log: c.Log}
+	return virtio.Config{Addr: c.Addr, MAC: c.MAC, Wire: c.Wire, IOMMU: c.IOMMU, Strict: c.Strict, QueueSize: c.QueueSize, MTU: c.MTU, Log: c.Log}
 }

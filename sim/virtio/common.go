@@ -249,7 +249,11 @@ func (m *Model) initNetConfig() {
 	copy(m.netcfg[virtiospec.NetCfgMAC:], m.cfg.MAC)
 	binary.LittleEndian.PutUint16(m.netcfg[virtiospec.NetCfgStatus:], virtiospec.NetStatusLinkUp)
 	binary.LittleEndian.PutUint16(m.netcfg[virtiospec.NetCfgMaxPairs:], uint16(m.cfg.MaxPairs))
-	binary.LittleEndian.PutUint16(m.netcfg[virtiospec.NetCfgMTU:], 1500)
+	mtu := 1500
+	if m.cfg.MTU != 0 {
+		mtu = m.cfg.MTU
+	}
+	binary.LittleEndian.PutUint16(m.netcfg[virtiospec.NetCfgMTU:], uint16(mtu))
 	speed := uint32(0xffffffff)
 	if m.cfg.SpeedMbps > 0 {
 		speed = uint32(m.cfg.SpeedMbps)

@@ -72,6 +72,13 @@ type Config struct {
 	// 2·MaxPairs + 1); a smaller one models a device that offers fewer queues than its
 	// max_virtqueue_pairs implies.
 	NumQueues int
+	// MTU, when not 0, offers VIRTIO_NET_F_MTU with this mtu in the device configuration.
+	// A driver that accepts it must post receive buffers that hold a frame of it
+	// (MTU+14 bytes, 4 more tagged, after the net header): one it posts smaller for a
+	// frame within the mtu is a fault, the frame left undelivered. Without the feature
+	// negotiated the device delivers frames of a 1500-byte MTU only; a longer frame is
+	// never delivered (counted Oversize).
+	MTU int
 	// SpeedMbps is the speed in the device configuration (0: unknown).
 	SpeedMbps int
 	// Steer picks the queue pair for a received frame among pairs (default: a hash of
@@ -137,6 +144,9 @@ func New(cfg Config) (*Model, error) {
 	if cfg.QueueSize < 2 || cfg.QueueSize > 32768 || cfg.QueueSize&(cfg.QueueSize-1) != 0 {
 		return nil, fmt.Errorf("sim virtio: queue size %d: want a power of two in 2..32768", cfg.QueueSize)
 	}
+	if cfg.MTU != 0 && (cfg.MTU < 68 || cfg.MTU > 65535) {
+		return nil, fmt.Errorf("sim virtio: mtu %d: want 68..65535", cfg.MTU)
+	}
 	if cfg.Steer == nil {
 		cfg.Steer = steerByFlow
 	}
@@ -144,6 +154,9 @@ func New(cfg Config) (*Model, error) {
 	m.txMu = make([]sync.Mutex, m.nq)
 	m.txBuf = make([][]byte, m.nq)
 	m.offered = 1<<virtiospec.FeatVersion1 | 1<<virtiospec.FeatMAC | 1<<virtiospec.FeatStatus | 1<<virtiospec.FeatCtrlVQ | 1<<virtiospec.FeatSpeedDuplex
+	if cfg.MTU != 0 {
+		m.offered |= 1 << virtiospec.FeatMTU
+	}
 	if cfg.OrderPlatform {
 		m.offered |= 1 << virtiospec.FeatOrderPlat
 	}
@@ -220,8 +233,8 @@ func (m *Model) Features() uint64 {
 	return m.drvFeatures
 }
 
-// Counters implements sim.Model: TooLong counts frames larger than the available
-// buffer, Refused frames that arrived with receive off and unusable receive chains.
+// Counters implements sim.Model: TooLong counts frames longer than the device's MTU or
+// the available buffer, Refused frames that arrived with receive off and unusable receive chains.
 func (m *Model) Counters() sim.Counters {
 	s := m.Stats()
 	return sim.Counters{

@@ -235,3 +235,42 @@ func TestNewPair(t *testing.T) {
 		t.Errorf("the pair shares address %v", ms[0].PCI().Addr())
 	}
 }
+
+// TestMTUConfig checks that Config.MTU offers VIRTIO_NET_F_MTU with that mtu in the device
+// configuration, that without it the feature is not offered, and that an MTU the field
+// cannot hold (or below IPv4's minimum) is refused.
+func TestMTUConfig(t *testing.T) {
+	tests := []struct {
+		mtu     int
+		offered bool
+		field   uint32
+		err     bool
+	}{
+		{0, false, 1500, false},
+		{1500, true, 1500, false},
+		{9000, true, 9000, false},
+		{65535, true, 65535, false},
+		{67, false, 0, true},
+		{65536, false, 0, true},
+	}
+	for _, tt := range tests {
+		m, err := New(Config{MTU: tt.mtu, Strict: true})
+		if tt.err {
+			if err == nil {
+				m.Close()
+				t.Errorf("mtu %d accepted", tt.mtu)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("mtu %d: %v", tt.mtu, err)
+		}
+		if got := m.offered&(1<<virtiospec.FeatMTU) != 0; got != tt.offered {
+			t.Errorf("mtu %d: VIRTIO_NET_F_MTU offered %v, want %v", tt.mtu, got, tt.offered)
+		}
+		if got := m.readNetConfig(virtiospec.NetCfgMTU, 2); got != tt.field {
+			t.Errorf("mtu %d: mtu field %d, want %d", tt.mtu, got, tt.field)
+		}
+		m.Close()
+	}
+}

@@ -22,6 +22,10 @@ func (m *Model) receive(frame []byte, _ int64) {
 		m.st.RxOff++
 		return
 	}
+	if len(frame) > m.longest(frame) {
+		m.st.Oversize++ // beyond the MTU: not the device's to deliver
+		return
+	}
 	pair := 0
 	if m.pairs > 1 {
 		pair = m.cfg.Steer(frame, m.pairs) % m.pairs
@@ -106,7 +110,10 @@ func (m *Model) deliver(qi int, q *queue, frame []byte) bool {
 		capacity += int(c.len)
 	}
 	if virtiospec.NetHdrLen+len(frame) > capacity {
-		m.st.Oversize++ // left available for a frame that fits, as QEMU does
+		// Left available for a frame that fits, as QEMU does. Every frame that gets
+		// here is within the MTU the driver negotiated, which promised buffers for it.
+		m.fault("receive chain %d: %d bytes, too small for the header and a frame of %d bytes within mtu %d", head, capacity, len(frame), m.mtu())
+		m.st.Oversize++
 		return true
 	}
 	var hdr [virtiospec.NetHdrLen]byte
@@ -139,6 +146,26 @@ func (m *Model) deliver(qi int, q *queue, frame []byte) bool {
 	m.st.RxBytes += uint64(len(frame))
 	m.pushUsed(qi, q, id, n, ahead)
 	return true
+}
+
+// mtu is the MTU the device delivers frames of: its mtu field with VIRTIO_NET_F_MTU
+// negotiated, else the standard 1500 (a driver's buffers then need hold only 1526 bytes
+// with the header, the spec says). The lock is held.
+func (m *Model) mtu() int {
+	if m.has(virtiospec.FeatMTU) {
+		return m.cfg.MTU
+	}
+	return 1500
+}
+
+// longest is the longest frame like f the device delivers: a frame of its MTU, with the
+// Ethernet header and, when f is VLAN-tagged, the tag. The lock is held.
+func (m *Model) longest(f []byte) int {
+	n := m.mtu() + 14
+	if len(f) >= 14 && (f[12] == 0x81 && f[13] == 0x00 || f[12] == 0x88 && f[13] == 0xa8) {
+		n += 4
+	}
+	return n
 }
 
 // scatter writes hdr then frame over the chain's buffers.

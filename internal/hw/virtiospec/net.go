@@ -2,6 +2,7 @@ package virtiospec
 
 // Feature bits (device-independent and virtio-net).
 const (
+	FeatMTU         = 3 // VIRTIO_NET_F_MTU: the device reports its largest MTU
 	FeatMAC         = 5
 	FeatMrgRxBuf    = 15
 	FeatStatus      = 16

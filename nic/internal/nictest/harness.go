@@ -111,6 +111,9 @@ func NewOn(t testing.TB, drv Driver, cfg nic.Config, mc ModelConfig) *Harness {
 	t.Helper()
 	a, b := wire.Pair()
 	mc.Wire = a
+	if mc.MTU == 0 {
+		mc.MTU = cfg.MTU
+	}
 	m, err := drv.Family.New(mc)
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,9 @@ type ModelConfig struct {
 	// Ring is the most packets a ring of the test's ports holds (0: the default
 	// nic.Config's); a family whose rings the device sizes makes room for it.
 	Ring int
+	// MTU is the MTU of the test's ports (0: the default nic.Config's); a family whose
+	// device reports its own MTU (virtio's mtu field) reports this one.
+	MTU int
 }
 
 // Family is a device family the suites run on: how to build its model and how its

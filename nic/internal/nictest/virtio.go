@@ -17,6 +17,9 @@ func Virtio(base virtio.Config) Family {
 		New: func(mc ModelConfig) (Model, error) {
 			c := base
 			c.Wire, c.IOMMU, c.Strict = mc.Wire, mc.IOMMU, true
+			if c.MTU == 0 {
+				c.MTU = mc.MTU // the device's mtu is the port's (VIRTIO_NET_F_MTU offered) when it has one
+			}
 			if c.Steer == nil {
 				c.Steer = bySrcByte2
 			}
