@@ -21,7 +21,10 @@ type run struct {
 	lat      qemutest.LatencyReport
 	probeCPU float64 // the switch's process CPU, % of one CPU, while probed
 	idleCPU  float64 // the same with the front ends connected and no traffic
-	load     string  // /proc/loadavg after the run
+	// swWait and feWait are how long the switch's and the front end's threads were
+	// runnable but waiting for a CPU over the probes (the machine's load, seen by each).
+	swWait, feWait time.Duration
+	load           string // /proc/loadavg after the run
 }
 
 func (r run) p50us() float64 { return float64(r.lat.MedianNs) / 1e3 }
@@ -57,11 +60,12 @@ func (rep report) markdown() string {
 	fmt.Fprintf(&b, "Run of %s–%s UTC, load average %s at the start, %s at the end; %d rounds, %d probes %v apart, idle stretch %v.\n\n",
 		rep.started.Format("2006-01-02 15:04"), rep.ended.Format("15:04"), rep.loadStart, rep.loadEnd,
 		rep.rounds, rep.probes, rep.interval, rep.idle)
-	b.WriteString("| switch | round | p50 µs | p99 µs | lost | late | CPU probed % | idle CPU % | load after |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| switch | round | p50 µs | p99 µs | lost | late | CPU probed % | idle CPU % | run-queue wait, switch / front end (ms) | load after |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	var names []string
 	for _, r := range rep.runs {
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %d | %d | %.2f | %.3f | %s |\n",
-			r.name, r.round, r.p50us(), r.p99us(), r.lat.Lost, r.lat.Late, r.probeCPU, r.idleCPU, r.load)
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %d | %d | %.2f | %.3f | %d / %d | %s |\n",
+			r.name, r.round, r.p50us(), r.p99us(), r.lat.Lost, r.lat.Late, r.probeCPU, r.idleCPU,
+			r.swWait.Milliseconds(), r.feWait.Milliseconds(), r.load)
 		if !slices.Contains(names, r.name) {
 			names = append(names, r.name)
 		}
@@ -138,14 +142,14 @@ func TestMarkdown(t *testing.T) {
 		runs: []run{
 			{name: "ovs-dpdk", round: 1, lat: lat(20000, 100000), probeCPU: 100, idleCPU: 100},
 			{name: "uiod-adaptive", round: 1, lat: lat(10000, 50000), probeCPU: 9, idleCPU: 0.5},
-			{name: "uiod-adaptive", round: 2, lat: lat(30000, 150000), probeCPU: 27, idleCPU: 1.5, load: "7.5 7 6"},
+			{name: "uiod-adaptive", round: 2, lat: lat(30000, 150000), probeCPU: 27, idleCPU: 1.5, swWait: 3 * time.Millisecond, feWait: 250 * time.Millisecond, load: "7.5 7 6"},
 			{name: "ovs-dpdk", round: 2, lat: lat(40000, 300000), probeCPU: 100, idleCPU: 100},
 			{name: "uiod-busy", round: 1, lat: lat(35000, 50000), probeCPU: 100, idleCPU: 100},
 		}}
 	md := rep.markdown()
 	testutil.TextContains(t, "report", md,
 		"load average 1 2 3 at the start, 4 5 6 at the end; 2 rounds, 10 probes 400µs apart",
-		"| uiod-adaptive | 2 | 30.0 | 150.0 | 0 | 0 | 27.00 | 1.500 | 7.5 7 6 |",
+		"| uiod-adaptive | 2 | 30.0 | 150.0 | 0 | 0 | 27.00 | 1.500 | 3 / 250 | 7.5 7 6 |",
 		"| ovs-dpdk | 30.0 (1.00×) | 200.0 (1.00×) | 100.00 (1.00×) | 100.000 (1.00×) |",
 		"| uiod-adaptive | 20.0 (0.67×) | 100.0 (0.50×) | 18.00 (0.18×) | 1.000 (0.01×) |",
 		"- uiod-adaptive: idle 0.010× (met), p50 0.67× (met)",

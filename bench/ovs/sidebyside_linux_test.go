@@ -21,6 +21,7 @@ var (
 	probes   = flag.Int("ovs.probes", 5000, "probes per switch per round")
 	interval = flag.Duration("ovs.interval", 400*time.Microsecond, "gap between probes")
 	idleFor  = flag.Duration("ovs.idle", 10*time.Second, "idle stretch whose CPU is measured, front ends connected")
+	settle   = flag.Duration("ovs.settle", 5*time.Second, "wait after the first probes come back, before a discarded warm-up at the probes' rate")
 	only     = flag.String("ovs.switches", "", "comma-separated subset of the switches (default all)")
 )
 
@@ -107,8 +108,9 @@ func TestOVSSideBySide(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s round %d: %v", name, r+1, err)
 			}
-			t.Logf("%s round %d: p50 %.1f µs p99 %.1f µs lost %d late %d, CPU probed %.2f %% idle %.3f %% (load %s)",
-				name, r+1, res.p50us(), res.p99us(), res.lat.Lost, res.lat.Late, res.probeCPU, res.idleCPU, res.load)
+			t.Logf("%s round %d: p50 %.1f µs p99 %.1f µs lost %d late %d, CPU probed %.2f %% idle %.3f %%, run-queue wait switch %v front end %v (load %s)",
+				name, r+1, res.p50us(), res.p99us(), res.lat.Lost, res.lat.Late, res.probeCPU, res.idleCPU,
+				res.swWait.Round(time.Millisecond), res.feWait.Round(time.Millisecond), res.load)
 			rep.runs = append(rep.runs, res)
 		}
 	}
@@ -197,7 +199,17 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 				s.main.tail(20), fe.tail(20))
 		}
 	}
+	// The first seconds after the links come up are slower for every switch (OVS
+	// reassigns its RX queues, pages fault in): settle, then warm up at the probes' rate.
+	time.Sleep(*settle)
+	if _, out, err := b.latency(dir, "settle", 2000, *interval, time.Second); err != nil {
+		return res, fmt.Errorf("%v\n%s", err, out)
+	}
 	c0, err := s.main.sched()
+	if err != nil {
+		return res, err
+	}
+	f0, err := fe.sched()
 	if err != nil {
 		return res, err
 	}
@@ -214,7 +226,12 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 	if err != nil {
 		return res, err
 	}
+	f1, err := fe.sched()
+	if err != nil {
+		return res, err
+	}
 	res.lat, res.probeCPU = lat, 100*c1.sub(c0).run.Seconds()/secs
+	res.swWait, res.feWait = c1.sub(c0).wait, f1.sub(f0).wait
 	time.Sleep(time.Second) // out of the traffic: adaptive deep idle
 	c0, err = s.main.sched()
 	if err != nil {
@@ -348,10 +365,10 @@ func (b *bench) startOVS(t *testing.T, dir string, socks [2]string) (*sw, error)
 			return s, fmt.Errorf("%w\n%s", err, s.main.tail(20))
 		}
 	}
-	ofctl := exec.Command(b.ovs["ovs-ofctl"], "mod-port", "br0", "LOCAL", "no-flood")
+	ofctl := exec.Command(b.ovs["ovs-ofctl"], "mod-port", "br0", "br0", "no-flood")
 	ofctl.Env = append(os.Environ(), env...)
 	if out, err := ofctl.CombinedOutput(); err != nil {
-		return s, fmt.Errorf("ovs-ofctl mod-port br0 LOCAL no-flood: %v: %s", err, out)
+		return s, fmt.Errorf("ovs-ofctl mod-port br0 br0 no-flood: %v: %s", err, out)
 	}
 	return s, nil
 }
