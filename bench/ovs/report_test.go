@@ -89,7 +89,7 @@ func (rep report) markdown() string {
 		if !hasBase || y == 0 {
 			return ""
 		}
-		return fmt.Sprintf(" (%.2f×)", x/y)
+		return " (" + times(x/y) + ")"
 	}
 	for _, n := range names {
 		m := meds[n]
@@ -105,10 +105,19 @@ func (rep report) markdown() string {
 			}
 			m := meds[n]
 			ri, rp := m.idle/base.idle, m.p50/base.p50
-			fmt.Fprintf(&b, "- %s: idle %.3f× (%s), p50 %.2f× (%s)\n", n, ri, met(ri <= 0.1), rp, met(rp <= 1.1))
+			fmt.Fprintf(&b, "- %s: idle %s (%s), p50 %s (%s)\n", n, times(ri), met(ri <= 0.1), times(rp), met(rp <= 1.1))
 		}
 	}
 	return b.String()
+}
+
+// times renders a ratio with two decimals, or with two significant digits below 0.01 (an
+// idle poll thread against a spinning one).
+func times(r float64) string {
+	if r != 0 && r < 0.01 {
+		return fmt.Sprintf("%.2g×", r)
+	}
+	return fmt.Sprintf("%.2f×", r)
 }
 
 func met(ok bool) string {
@@ -116,6 +125,24 @@ func met(ok bool) string {
 		return "met"
 	}
 	return "not met"
+}
+
+func TestTimes(t *testing.T) {
+	for _, tc := range []struct {
+		in   float64
+		want string
+	}{
+		{0, "0.00×"},
+		{1, "1.00×"},
+		{4.153, "4.15×"},
+		{0.01, "0.01×"},
+		{0.000904, "0.0009×"},
+		{0.0123, "0.01×"},
+	} {
+		if got := times(tc.in); got != tc.want {
+			t.Errorf("times(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
 }
 
 func TestMedian(t *testing.T) {
@@ -152,8 +179,8 @@ func TestMarkdown(t *testing.T) {
 		"| uiod-adaptive | 2 | 30.0 | 150.0 | 0 | 0 | 27.00 | 1.500 | 3 / 250 | 7.5 7 6 |",
 		"| ovs-dpdk | 30.0 (1.00×) | 200.0 (1.00×) | 100.00 (1.00×) | 100.000 (1.00×) |",
 		"| uiod-adaptive | 20.0 (0.67×) | 100.0 (0.50×) | 18.00 (0.18×) | 1.000 (0.01×) |",
-		"- uiod-adaptive: idle 0.010× (met), p50 0.67× (met)",
-		"- uiod-busy: idle 1.000× (not met), p50 1.17× (not met)",
+		"- uiod-adaptive: idle 0.01× (met), p50 0.67× (met)",
+		"- uiod-busy: idle 1.00× (not met), p50 1.17× (not met)",
 	)
 	if strings.Contains(md, "- ovs-dpdk:") {
 		t.Errorf("report judges the baseline against itself:\n%s", md)
