@@ -1,0 +1,193 @@
+package ovs
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/internal/testutil"
+)
+
+// baseline is the switch every other is compared with.
+const baseline = "ovs-dpdk"
+
+// run is one switch's measurement in one round.
+type run struct {
+	name     string
+	round    int
+	lat      qemutest.LatencyReport
+	probeCPU float64 // the switch's process CPU, % of one CPU, while probed
+	idleCPU  float64 // the same with the front ends connected and no traffic
+	// swWait and feWait are how long the switch's and the front end's threads were
+	// runnable but waiting for a CPU over the probes (the machine's load, seen by each).
+	swWait, feWait time.Duration
+	load           string // /proc/loadavg after the run
+}
+
+func (r run) p50us() float64 { return float64(r.lat.MedianNs) / 1e3 }
+func (r run) p99us() float64 { return float64(r.lat.P99Ns) / 1e3 }
+
+// report is the whole run: the settings, the machine's load and every switch's rounds.
+type report struct {
+	started, ended     time.Time
+	loadStart, loadEnd string
+	rounds, probes     int
+	interval, idle     time.Duration
+	runs               []run
+}
+
+// median is the middle value of xs (the mean of the two middle ones for an even count).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// markdown renders every round, then each switch's median over the rounds with its ratio
+// to OVS-DPDK's (when OVS-DPDK was measured), then the two goals.
+func (rep report) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run of %s–%s UTC, load average %s at the start, %s at the end; %d rounds, %d probes %v apart, idle stretch %v.\n\n",
+		rep.started.Format("2006-01-02 15:04"), rep.ended.Format("15:04"), rep.loadStart, rep.loadEnd,
+		rep.rounds, rep.probes, rep.interval, rep.idle)
+	b.WriteString("| switch | round | p50 µs | p99 µs | lost | late | CPU probed % | idle CPU % | run-queue wait, switch / front end (ms) | load after |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	var names []string
+	for _, r := range rep.runs {
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %d | %d | %.2f | %.3f | %d / %d | %s |\n",
+			r.name, r.round, r.p50us(), r.p99us(), r.lat.Lost, r.lat.Late, r.probeCPU, r.idleCPU,
+			r.swWait.Milliseconds(), r.feWait.Milliseconds(), r.load)
+		if !slices.Contains(names, r.name) {
+			names = append(names, r.name)
+		}
+	}
+	type agg struct{ p50, p99, probe, idle float64 }
+	meds := map[string]agg{}
+	for _, n := range names {
+		var p50, p99, probe, idle []float64
+		for _, r := range rep.runs {
+			if r.name == n {
+				p50, p99 = append(p50, r.p50us()), append(p99, r.p99us())
+				probe, idle = append(probe, r.probeCPU), append(idle, r.idleCPU)
+			}
+		}
+		meds[n] = agg{median(p50), median(p99), median(probe), median(idle)}
+	}
+	fmt.Fprintf(&b, "\nMedians over the rounds (in brackets: the ratio to %s's median):\n\n", baseline)
+	b.WriteString("| switch | p50 µs | p99 µs | CPU probed % | idle CPU % |\n|---|---|---|---|---|\n")
+	base, hasBase := meds[baseline]
+	ratio := func(x, y float64) string {
+		if !hasBase || y == 0 {
+			return ""
+		}
+		return " (" + times(x/y) + ")"
+	}
+	for _, n := range names {
+		m := meds[n]
+		fmt.Fprintf(&b, "| %s | %.1f%s | %.1f%s | %.2f%s | %.3f%s |\n", n,
+			m.p50, ratio(m.p50, base.p50), m.p99, ratio(m.p99, base.p99),
+			m.probe, ratio(m.probe, base.probe), m.idle, ratio(m.idle, base.idle))
+	}
+	if hasBase && base.p50 > 0 && base.idle > 0 {
+		b.WriteString("\nThe issue's goal (idle CPU ≤ 0.1× OVS-DPDK's at p50 ≤ 1.1× its):\n\n")
+		for _, n := range names {
+			if n == baseline {
+				continue
+			}
+			m := meds[n]
+			ri, rp := m.idle/base.idle, m.p50/base.p50
+			fmt.Fprintf(&b, "- %s: idle %s (%s), p50 %s (%s)\n", n, times(ri), met(ri <= 0.1), times(rp), met(rp <= 1.1))
+		}
+	}
+	return b.String()
+}
+
+// times renders a ratio with two decimals, or with two significant digits below 0.01 (an
+// idle poll thread against a spinning one).
+func times(r float64) string {
+	if r != 0 && r < 0.01 {
+		return fmt.Sprintf("%.2g×", r)
+	}
+	return fmt.Sprintf("%.2f×", r)
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "not met"
+}
+
+func TestTimes(t *testing.T) {
+	for _, tc := range []struct {
+		in   float64
+		want string
+	}{
+		{0, "0.00×"},
+		{1, "1.00×"},
+		{4.153, "4.15×"},
+		{0.01, "0.01×"},
+		{0.000904, "0.0009×"},
+		{0.0123, "0.01×"},
+	} {
+		if got := times(tc.in); got != tc.want {
+			t.Errorf("times(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{3}, 3},
+		{[]float64{5, 1, 3}, 3},
+		{[]float64{4, 1, 3, 2}, 2.5},
+	} {
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	lat := func(p50, p99 int64) qemutest.LatencyReport {
+		return qemutest.LatencyReport{MedianNs: p50, P99Ns: p99}
+	}
+	rep := report{rounds: 2, probes: 10, interval: 400 * time.Microsecond, idle: time.Second, loadStart: "1 2 3", loadEnd: "4 5 6",
+		runs: []run{
+			{name: "ovs-dpdk", round: 1, lat: lat(20000, 100000), probeCPU: 100, idleCPU: 100},
+			{name: "uiod-adaptive", round: 1, lat: lat(10000, 50000), probeCPU: 9, idleCPU: 0.5},
+			{name: "uiod-adaptive", round: 2, lat: lat(30000, 150000), probeCPU: 27, idleCPU: 1.5, swWait: 3 * time.Millisecond, feWait: 250 * time.Millisecond, load: "7.5 7 6"},
+			{name: "ovs-dpdk", round: 2, lat: lat(40000, 300000), probeCPU: 100, idleCPU: 100},
+			{name: "uiod-busy", round: 1, lat: lat(35000, 50000), probeCPU: 100, idleCPU: 100},
+		}}
+	md := rep.markdown()
+	testutil.TextContains(t, "report", md,
+		"load average 1 2 3 at the start, 4 5 6 at the end; 2 rounds, 10 probes 400µs apart",
+		"| uiod-adaptive | 2 | 30.0 | 150.0 | 0 | 0 | 27.00 | 1.500 | 3 / 250 | 7.5 7 6 |",
+		"| ovs-dpdk | 30.0 (1.00×) | 200.0 (1.00×) | 100.00 (1.00×) | 100.000 (1.00×) |",
+		"| uiod-adaptive | 20.0 (0.67×) | 100.0 (0.50×) | 18.00 (0.18×) | 1.000 (0.01×) |",
+		"- uiod-adaptive: idle 0.01× (met), p50 0.67× (met)",
+		"- uiod-busy: idle 1.00× (not met), p50 1.17× (not met)",
+	)
+	if strings.Contains(md, "- ovs-dpdk:") {
+		t.Errorf("report judges the baseline against itself:\n%s", md)
+	}
+	// Without the baseline there are no ratios and no verdicts.
+	rep.runs = rep.runs[1:3]
+	if md := rep.markdown(); strings.Contains(md, "×") || strings.Contains(md, "goal") {
+		t.Errorf("report without %s has ratios:\n%s", baseline, md)
+	}
+}
