@@ -90,7 +90,7 @@ func TestAFXDPSideBySide(t *testing.T) {
 	par, long := benchParams()
 	r := newRig(t, testpmd)
 	started := time.Now().UTC()
-	load0 := loadAvg()
+	load0 := testutil.LoadAvg()
 	var all []result
 	for round := range par.rounds {
 		for i := range par.forwarders {
@@ -104,7 +104,7 @@ func TestAFXDPSideBySide(t *testing.T) {
 			all = append(all, res)
 		}
 	}
-	md := report(all, par, started, load0, loadAvg())
+	md := report(all, par, started, load0, testutil.LoadAvg())
 	t.Log("\n" + md)
 	if path := os.Getenv("UIOD_AFXDP_REPORT"); path != "" {
 		if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
@@ -270,17 +270,4 @@ poll: {mode: %s, cpus: [%d]}
 		return nil, err
 	}
 	return testutil.StartProc(t, dir, name, "ip", "netns", "exec", r.f, r.uiod, "run", "--config", cfg), nil
-}
-
-// loadAvg is /proc/loadavg's three averages.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }

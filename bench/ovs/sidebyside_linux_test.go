@@ -100,7 +100,7 @@ func TestOVSSideBySide(t *testing.T) {
 	if *only != "" {
 		order = strings.Split(*only, ",")
 	}
-	rep := report{started: time.Now().UTC(), loadStart: loadAvg(), rounds: *rounds, probes: *probes, interval: *interval, idle: *idleFor}
+	rep := report{started: time.Now().UTC(), loadStart: testutil.LoadAvg(), rounds: *rounds, probes: *probes, interval: *interval, idle: *idleFor}
 	for r := range *rounds {
 		for i := range order {
 			name := order[(i+r)%len(order)]
@@ -114,7 +114,7 @@ func TestOVSSideBySide(t *testing.T) {
 			rep.runs = append(rep.runs, res)
 		}
 	}
-	rep.ended, rep.loadEnd = time.Now().UTC(), loadAvg()
+	rep.ended, rep.loadEnd = time.Now().UTC(), testutil.LoadAvg()
 	md := rep.markdown()
 	t.Log("\n" + md)
 	if path := os.Getenv("UIOD_OVS_REPORT"); path != "" {
@@ -140,16 +140,16 @@ type sw struct {
 	extra []*proc // ovsdb-server
 }
 
-func (s *sw) stop() {
-	s.main.stop()
+func (s *sw) Stop() {
+	s.main.Stop()
 	for _, p := range s.extra {
-		p.stop()
+		p.Stop()
 	}
 }
 
-func (s *sw) exited() bool {
+func (s *sw) Exited() bool {
 	for _, p := range append([]*proc{s.main}, s.extra...) {
-		if p.exited() {
+		if p.Exited() {
 			return true
 		}
 	}
@@ -168,7 +168,7 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 	socks := [2]string{filepath.Join(dir, "vhA"), filepath.Join(dir, "vhB")}
 	s, err := b.startSwitch(t, name, dir, socks)
 	if s != nil {
-		defer s.stop()
+		defer s.Stop()
 	}
 	if err != nil {
 		return res, err
@@ -181,11 +181,11 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 		}
 		return true
 	}
-	if !testutil.WaitFor(60*time.Second, func() bool { return ready() || s.exited() }) || s.exited() {
-		return res, fmt.Errorf("no sockets %v:\n%s", socks, s.main.tail(30))
+	if !testutil.WaitFor(60*time.Second, func() bool { return ready() || s.Exited() }) || s.Exited() {
+		return res, fmt.Errorf("no sockets %v:\n%s", socks, s.main.Tail(30))
 	}
 	fe := b.frontEnd(t, dir, socks)
-	defer fe.stop()
+	defer fe.Stop()
 	// testpmd waits up to 9 s for its ports' links before it forwards: probe until a short
 	// run comes back whole.
 	deadline := time.Now().Add(90 * time.Second)
@@ -194,9 +194,9 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 		if err == nil && lat.Received == lat.Sent && lat.Sent > 0 {
 			break
 		}
-		if s.exited() || fe.exited() || time.Now().After(deadline) {
+		if s.Exited() || fe.Exited() || time.Now().After(deadline) {
 			return res, fmt.Errorf("no probe back (%v, %+v):\nswitch:\n%s\nfront end:\n%s", err, lat,
-				s.main.tail(20), fe.tail(20))
+				s.main.Tail(20), fe.Tail(20))
 		}
 	}
 	// The first seconds after the links come up are slower for every switch (OVS
@@ -205,11 +205,11 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 	if _, out, err := b.latency(dir, "settle", 2000, *interval, time.Second); err != nil {
 		return res, fmt.Errorf("%v\n%s", err, out)
 	}
-	c0, err := s.main.sched()
+	c0, err := s.main.Sched()
 	if err != nil {
 		return res, err
 	}
-	f0, err := fe.sched()
+	f0, err := fe.Sched()
 	if err != nil {
 		return res, err
 	}
@@ -222,31 +222,31 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 	if lat.Samples == 0 {
 		return res, fmt.Errorf("no probe came back:\n%s", out)
 	}
-	c1, err := s.main.sched()
+	c1, err := s.main.Sched()
 	if err != nil {
 		return res, err
 	}
-	f1, err := fe.sched()
+	f1, err := fe.Sched()
 	if err != nil {
 		return res, err
 	}
-	res.lat, res.probeCPU = lat, 100*c1.sub(c0).run.Seconds()/secs
-	res.swWait, res.feWait = c1.sub(c0).wait, f1.sub(f0).wait
+	res.lat, res.probeCPU = lat, 100*c1.Sub(c0).Run.Seconds()/secs
+	res.swWait, res.feWait = c1.Sub(c0).Wait, f1.Sub(f0).Wait
 	time.Sleep(time.Second) // out of the traffic: adaptive deep idle
-	c0, err = s.main.sched()
+	c0, err = s.main.Sched()
 	if err != nil {
 		return res, err
 	}
 	t0 = time.Now()
 	time.Sleep(*idleFor)
-	c1, err = s.main.sched()
+	c1, err = s.main.Sched()
 	if err != nil {
 		return res, err
 	}
-	res.idleCPU = 100 * c1.sub(c0).run.Seconds() / time.Since(t0).Seconds()
-	res.load = loadAvg()
-	if s.exited() || fe.exited() {
-		return res, fmt.Errorf("a process ended during the run:\nswitch:\n%s\nfront end:\n%s", s.main.tail(20), fe.tail(20))
+	res.idleCPU = 100 * c1.Sub(c0).Run.Seconds() / time.Since(t0).Seconds()
+	res.load = testutil.LoadAvg()
+	if s.Exited() || fe.Exited() {
+		return res, fmt.Errorf("a process ended during the run:\nswitch:\n%s\nfront end:\n%s", s.main.Tail(20), fe.Tail(20))
 	}
 	return res, nil
 }
@@ -265,8 +265,8 @@ func (b *bench) frontEnd(t *testing.T, dir string, socks [2]string) *proc {
 		"--vdev", "net_af_packet0,iface=vethB",
 		"--file-prefix=" + prefix, "--",
 		"--forward-mode=io", "--port-topology=chained", "--total-num-mbufs=8192", "--nb-cores=1", "-a"}
-	p := start(t, dir, "front-end", nil, argv...)
-	p.runDir = filepath.Join("/var/run/dpdk", prefix)
+	p := testutil.StartProcEnv(t, dir, "front-end", nil, argv...)
+	p.RunDir = filepath.Join("/var/run/dpdk", prefix)
 	return p
 }
 
@@ -311,7 +311,7 @@ poll: {mode: %s, cpus: [%s]}
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		return nil, err
 	}
-	return &sw{main: start(t, dir, name, nil, "ip", "netns", "exec", b.ns, b.uiod, "run", "--config", cfg)}, nil
+	return &sw{main: testutil.StartProcEnv(t, dir, name, nil, "ip", "netns", "exec", b.ns, b.uiod, "run", "--config", cfg)}, nil
 }
 
 // startOVS starts a private ovsdb-server and a DPDK ovs-vswitchd (its db, sockets, logs
@@ -326,12 +326,12 @@ func (b *bench) startOVS(t *testing.T, dir string, socks [2]string) (*sw, error)
 		return nil, fmt.Errorf("ovsdb-tool create: %v: %s", err, out)
 	}
 	s := &sw{}
-	dbs := start(t, dir, "ovsdb-server", env, b.ovs["ovsdb-server"], db, "--remote=punix:"+dbSock,
+	dbs := testutil.StartProcEnv(t, dir, "ovsdb-server", env, b.ovs["ovsdb-server"], db, "--remote=punix:"+dbSock,
 		"--unixctl="+filepath.Join(dir, "ovsdb-server.ctl"), "--pidfile="+filepath.Join(dir, "ovsdb-server.pid"))
 	s.extra = append(s.extra, dbs)
-	if !testutil.WaitFor(20*time.Second, func() bool { _, err := os.Stat(dbSock); return err == nil || dbs.exited() }) || dbs.exited() {
+	if !testutil.WaitFor(20*time.Second, func() bool { _, err := os.Stat(dbSock); return err == nil || dbs.Exited() }) || dbs.Exited() {
 		s.main = dbs
-		return s, fmt.Errorf("ovsdb-server: no %s:\n%s", dbSock, dbs.tail(20))
+		return s, fmt.Errorf("ovsdb-server: no %s:\n%s", dbSock, dbs.Tail(20))
 	}
 	vsctl := func(args ...string) error {
 		argv := append([]string{"--db=unix:" + dbSock, "--timeout=60"}, args...)
@@ -352,17 +352,17 @@ func (b *bench) startOVS(t *testing.T, dir string, socks [2]string) (*sw, error)
 		s.main = dbs
 		return s, err
 	}
-	s.main = start(t, dir, "ovs-vswitchd", env, "ip", "netns", "exec", b.ns, ovsVswitchdDPDK, "unix:"+dbSock,
+	s.main = testutil.StartProcEnv(t, dir, "ovs-vswitchd", env, "ip", "netns", "exec", b.ns, ovsVswitchdDPDK, "unix:"+dbSock,
 		"--unixctl="+filepath.Join(dir, "ovs-vswitchd.ctl"), "--pidfile="+filepath.Join(dir, "ovs-vswitchd.pid"),
 		"--log-file="+filepath.Join(dir, "ovs-vswitchd.log"))
-	s.main.runDir = filepath.Join("/var/run/dpdk", prefix)
+	s.main.RunDir = filepath.Join("/var/run/dpdk", prefix)
 	if err := vsctl("add-br", "br0", "--", "set", "Bridge", "br0", "datapath_type=netdev"); err != nil {
-		return s, fmt.Errorf("%w\n%s", err, s.main.tail(20))
+		return s, fmt.Errorf("%w\n%s", err, s.main.Tail(20))
 	}
 	for i, p := range socks {
 		if err := vsctl("add-port", "br0", filepath.Base(p), "--", "set", "Interface", filepath.Base(p), "type=dpdkvhostuser",
 			"ofport_request="+strconv.Itoa(i+1)); err != nil {
-			return s, fmt.Errorf("%w\n%s", err, s.main.tail(20))
+			return s, fmt.Errorf("%w\n%s", err, s.main.Tail(20))
 		}
 	}
 	ofctl := exec.Command(b.ovs["ovs-ofctl"], "mod-port", "br0", "br0", "no-flood")

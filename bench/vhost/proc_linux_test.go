@@ -1,9 +1,7 @@
 package vhost
 
 import (
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/uiod/uiod/internal/testutil"
@@ -27,17 +25,4 @@ func testpmd(t *testing.T, dir, name, bin, ns, prefix string, eal, args []string
 	p := testutil.StartProc(t, dir, name, argv...)
 	p.RunDir = filepath.Join("/var/run/dpdk", prefix)
 	return p
-}
-
-// loadAvg is /proc/loadavg's three averages.
-func loadAvg() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(raw))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }

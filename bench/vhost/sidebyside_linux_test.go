@@ -69,7 +69,7 @@ func TestVhostSideBySide(t *testing.T) {
 	if *only != "" {
 		order = strings.Split(*only, ",")
 	}
-	rep := report{started: time.Now().UTC(), loadStart: loadAvg(), rounds: *rounds, probes: *probes, interval: *interval, idle: *idleFor}
+	rep := report{started: time.Now().UTC(), loadStart: testutil.LoadAvg(), rounds: *rounds, probes: *probes, interval: *interval, idle: *idleFor}
 	for r := range *rounds {
 		for i := range order {
 			name := order[(i+r)%len(order)]
@@ -83,7 +83,7 @@ func TestVhostSideBySide(t *testing.T) {
 			rep.runs = append(rep.runs, res)
 		}
 	}
-	rep.ended, rep.loadEnd = time.Now().UTC(), loadAvg()
+	rep.ended, rep.loadEnd = time.Now().UTC(), testutil.LoadAvg()
 	md := rep.markdown()
 	t.Log("\n" + md)
 	if path := os.Getenv("UIOD_VHOST_REPORT"); path != "" {
@@ -155,7 +155,7 @@ func (b *bench) measure(t *testing.T, name string, round int) (run, error) {
 		return res, err
 	}
 	res.idleCPU = 100 * c1.Sub(c0).Run.Seconds() / time.Since(t0).Seconds()
-	res.load = loadAvg()
+	res.load = testutil.LoadAvg()
 	if be.Exited() || cl.Exited() {
 		return res, fmt.Errorf("a process ended during the run:\nback end:\n%s\nclient:\n%s",
 			be.Tail(20), cl.Tail(20))

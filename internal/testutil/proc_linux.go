@@ -30,7 +30,16 @@ type Proc struct {
 // open, and stops it when the test ends.
 func StartProc(t testing.TB, dir, name string, argv ...string) *Proc {
 	t.Helper()
+	return StartProcEnv(t, dir, name, nil, argv...)
+}
+
+// StartProcEnv is StartProc with env (KEY=VALUE) added to the process's environment.
+func StartProcEnv(t testing.TB, dir, name string, env []string, argv ...string) *Proc {
+	t.Helper()
 	p := &Proc{Name: name, Cmd: exec.Command(argv[0], argv[1:]...), LogPath: filepath.Join(dir, name+".log"), done: make(chan struct{})}
+	if env != nil {
+		p.Cmd.Env = append(os.Environ(), env...)
+	}
 	out, err := os.Create(p.LogPath)
 	if err != nil {
 		t.Fatal(err)
@@ -136,4 +145,17 @@ func ParseSchedstat(s string) (Sched, error) {
 		return Sched{}, fmt.Errorf("schedstat %q: bad times", s)
 	}
 	return Sched{time.Duration(run), time.Duration(wait)}, nil
+}
+
+// LoadAvg is /proc/loadavg's three averages ("unknown" if unreadable), for reports.
+func LoadAvg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
