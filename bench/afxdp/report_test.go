@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/uiod/uiod/internal/benchstat"
 )
 
 // summary is one forwarder's figures over the rounds: the median of each.
@@ -14,15 +16,6 @@ type summary struct {
 	p50, p99           float64 // µs
 	probedCPU, idleCPU float64 // % of one core, -1 for the kernel
 	back, sent         int
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // summarize groups results by forwarder, in first-seen order.
@@ -48,7 +41,7 @@ func summarize(all []result, probes int) []summary {
 			s.back += len(r.r.samples)
 			s.sent += probes
 		}
-		s.p50, s.p99, s.probedCPU, s.idleCPU = median(p50), median(p99), median(pc), median(ic)
+		s.p50, s.p99, s.probedCPU, s.idleCPU = benchstat.Median(p50), benchstat.Median(p99), benchstat.Median(pc), benchstat.Median(ic)
 		out = append(out, s)
 	}
 	return out

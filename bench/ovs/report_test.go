@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/benchstat"
 	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/internal/testutil"
 )
@@ -39,20 +40,6 @@ type report struct {
 	runs               []run
 }
 
-// median is the middle value of xs (the mean of the two middle ones for an even count).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // markdown renders every round, then each switch's median over the rounds with its ratio
 // to OVS-DPDK's (when OVS-DPDK was measured), then the two goals.
 func (rep report) markdown() string {
@@ -80,7 +67,7 @@ func (rep report) markdown() string {
 				probe, idle = append(probe, r.probeCPU), append(idle, r.idleCPU)
 			}
 		}
-		meds[n] = agg{median(p50), median(p99), median(probe), median(idle)}
+		meds[n] = agg{benchstat.Median(p50), benchstat.Median(p99), benchstat.Median(probe), benchstat.Median(idle)}
 	}
 	fmt.Fprintf(&b, "\nMedians over the rounds (in brackets: the ratio to %s's median):\n\n", baseline)
 	b.WriteString("| switch | p50 µs | p99 µs | CPU probed % | idle CPU % |\n|---|---|---|---|---|\n")
@@ -155,8 +142,8 @@ func TestMedian(t *testing.T) {
 		{[]float64{5, 1, 3}, 3},
 		{[]float64{4, 1, 3, 2}, 2.5},
 	} {
-		if got := median(tc.in); got != tc.want {
-			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		if got := benchstat.Median(tc.in); got != tc.want {
+			t.Errorf("Median(%v) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
 }

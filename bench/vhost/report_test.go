@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uiod/uiod/internal/benchstat"
 	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/internal/testutil"
 )
@@ -36,20 +37,6 @@ type report struct {
 	runs               []run
 }
 
-// median is the middle value of xs (the mean of the two middle ones for an even count).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-}
-
 // markdown renders every round, then each back end's median over the rounds with its
 // ratio to testpmd's (when testpmd was measured).
 func (rep report) markdown() string {
@@ -77,7 +64,7 @@ func (rep report) markdown() string {
 				probe, idle = append(probe, r.probeCPU), append(idle, r.idleCPU)
 			}
 		}
-		meds[n] = agg{median(p50), median(p99), median(probe), median(idle)}
+		meds[n] = agg{benchstat.Median(p50), benchstat.Median(p99), benchstat.Median(probe), benchstat.Median(idle)}
 	}
 	b.WriteString("\nMedians over the rounds (in brackets: the ratio to testpmd's median):\n\n")
 	b.WriteString("| back end | p50 µs | p99 µs | CPU probed % | idle CPU % |\n|---|---|---|---|---|\n")
@@ -107,8 +94,8 @@ func TestMedian(t *testing.T) {
 		{[]float64{5, 1, 3}, 3},
 		{[]float64{4, 1, 3, 2}, 2.5},
 	} {
-		if got := median(tc.in); got != tc.want {
-			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		if got := benchstat.Median(tc.in); got != tc.want {
+			t.Errorf("Median(%v) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
 }
