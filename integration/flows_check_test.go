@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic/igb"
 )
 
@@ -49,7 +50,7 @@ func TestFlowFrame(t *testing.T) {
 	if p := binary.BigEndian.Uint16(b[flowOffUDP:]); p != flowPort(42) {
 		t.Errorf("UDP source port %d, want %d", p, flowPort(42))
 	}
-	if c := ipChecksum(b[flowOffIP : flowOffIP+20]); c != 0 {
+	if c := testutil.Checksum(b[flowOffIP : flowOffIP+20]); c != 0 {
 		t.Errorf("IPv4 header does not check: %#04x", c)
 	}
 	for _, bad := range [][]byte{nil, b[:40], append(append([]byte{}, b[:flowOffData]...), 0, 0, 0, 0)} {

@@ -52,7 +52,7 @@ func flowFrame(phase uint32, f int, seq uint32) []byte {
 	ip[9] = 17 // UDP
 	copy(ip[12:16], flowSrcIP[:])
 	copy(ip[16:20], flowDstIP[:])
-	binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip[:20]))
+	binary.BigEndian.PutUint16(ip[10:], testutil.Checksum(ip[:20]))
 	udp := b[flowOffUDP:]
 	binary.BigEndian.PutUint16(udp[0:], flowPort(f))
 	binary.BigEndian.PutUint16(udp[2:], flowDstPort)
@@ -74,18 +74,6 @@ func parseFlowFrame(b []byte) (phase uint32, f int, seq uint32, ok bool) {
 	}
 	d := b[flowOffData:]
 	return binary.BigEndian.Uint32(d[4:]), int(binary.BigEndian.Uint32(d[8:])), binary.BigEndian.Uint32(d[12:]), true
-}
-
-// ipChecksum is the IPv4 header checksum of h (its checksum field zero).
-func ipChecksum(h []byte) uint16 {
-	var s uint32
-	for i := 0; i+1 < len(h); i += 2 {
-		s += uint32(h[i])<<8 | uint32(h[i+1])
-	}
-	for s>>16 != 0 {
-		s = s&0xffff + s>>16
-	}
-	return ^uint16(s)
 }
 
 // toeplitz is the RSS hash of in with key (Microsoft's RSS specification): for every set

@@ -1,27 +1,12 @@
 package latency
 
 import (
-	"encoding/binary"
 	"errors"
 	"net/netip"
 	"testing"
-)
 
-// checksum computes the internet checksum of b from scratch, independently of the
-// incremental code under test.
-func checksum(b []byte) uint16 {
-	var s uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(binary.BigEndian.Uint16(b[i:]))
-	}
-	if len(b)%2 == 1 {
-		s += uint32(b[len(b)-1]) << 8
-	}
-	for s>>16 != 0 {
-		s = s&0xffff + s>>16
-	}
-	return ^uint16(s)
-}
+	"github.com/uiod/uiod/internal/testutil"
+)
 
 func TestProbeFrame(t *testing.T) {
 	for _, size := range []int{64, 65, 128, 1514} {
@@ -37,13 +22,13 @@ func TestProbeFrame(t *testing.T) {
 			if len(f) != size {
 				t.Fatalf("size %d: frame is %d bytes", size, len(f))
 			}
-			if c := checksum(f[offIP : offIP+ipv4Len]); c != 0 {
+			if c := testutil.Checksum(f[offIP : offIP+ipv4Len]); c != 0 {
 				t.Fatalf("size %d: IPv4 checksum does not verify (%#x)", size, c)
 			}
 			// UDP checksum over pseudo-header + datagram, computed the slow way.
 			udp := f[offUDP:]
 			pseudo := append(append([]byte{}, f[offIP+12:offIP+20]...), 0, 17, byte(len(udp)>>8), byte(len(udp)))
-			if c := checksum(append(pseudo, udp...)); c != 0 {
+			if c := testutil.Checksum(append(pseudo, udp...)); c != 0 {
 				t.Fatalf("size %d seq %d: UDP checksum does not verify (%#x)", size, tc.seq, c)
 			}
 			p, err := ParseProbe(f)
@@ -149,7 +134,7 @@ func FuzzParseProbe(f *testing.F) {
 		}
 		// Whatever parses must have a valid IPv4 header checksum.
 		ihl := int(b[offIP]&0x0f) * 4
-		if checksum(b[offIP:offIP+ihl]) != 0 {
+		if testutil.Checksum(b[offIP:offIP+ihl]) != 0 {
 			t.Fatal("accepted a bad IPv4 checksum")
 		}
 	})

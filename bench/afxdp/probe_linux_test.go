@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/uiod/uiod/internal/testutil"
 )
 
 // prober sends ICMP echo requests out of one interface through AF_PACKET and times their
@@ -63,29 +65,14 @@ func (p *prober) build(seq uint16) {
 	ip[8], ip[9] = 64, unix.IPPROTO_ICMP
 	copy(ip[12:16], p.srcIP)
 	copy(ip[16:20], p.dstIP)
-	binary.BigEndian.PutUint16(ip[10:12], checksum(ip))
+	binary.BigEndian.PutUint16(ip[10:12], testutil.Checksum(ip))
 	ic := f[34:]
 	clear(ic)
 	ic[0] = 8 // echo request
 	binary.BigEndian.PutUint16(ic[4:6], p.id)
 	binary.BigEndian.PutUint16(ic[6:8], seq)
 	copy(ic[8:], "uiod-afxdp-bench")
-	binary.BigEndian.PutUint16(ic[2:4], checksum(ic))
-}
-
-// checksum is the Internet checksum of b.
-func checksum(b []byte) uint16 {
-	var s uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(binary.BigEndian.Uint16(b[i:]))
-	}
-	if len(b)%2 == 1 {
-		s += uint32(b[len(b)-1]) << 8
-	}
-	for s>>16 != 0 {
-		s = s&0xffff + s>>16
-	}
-	return ^uint16(s)
+	binary.BigEndian.PutUint16(ic[2:4], testutil.Checksum(ic))
 }
 
 // matches reports whether frame is probe seq coming back: ICMP echo request or reply
