@@ -20,7 +20,7 @@ build:
 
 # Everything: formatting and vet, unit and model tests, race detector on the non-timing
 # packages, and the real-kernel tests in a QEMU guest (installed on demand when root).
-# scripts/gotest.sh reruns once, and only, a QEMU guest test whose guest kernel stalled.
+# scripts/gotest.sh reruns (at most twice), and only, a QEMU guest test whose guest kernel stalled.
 test: lint qemu-setup
 	GO=$(GO) bash scripts/gotest.sh $(PKGS)
 	$(GO) test -count=1 -short -race -timeout 20m $(RACE_PKGS)
