@@ -133,19 +133,22 @@ func configName(arg string) string {
 }
 
 func newConfigExampleCmd() *cobra.Command {
-	var l3fwd, bridge bool
+	var l3fwd, bridge, router bool
 	cmd := &cobra.Command{
-		Use:   "example [--l3fwd | --bridge]",
+		Use:   "example [--l3fwd | --router | --bridge]",
 		Short: "Print a complete, commented configuration that validates",
 		Example: `  uiod config example > /etc/uiod/uiod.yaml
   uiod config example --l3fwd   # a router: routes, and a kernel exception path
+  uiod config example --router  # a router whose routes come from the kernel (BIRD, FRR)
   uiod config example --bridge  # a switch: access and trunk ports, limits, a static MAC`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ex := config.Example()
 			switch {
-			case l3fwd && bridge:
-				return usagef("--l3fwd and --bridge: choose one example")
+			case l3fwd && bridge, l3fwd && router, router && bridge:
+				return usagef("--l3fwd, --router and --bridge: choose one example")
+			case router:
+				ex = config.ExampleRouter()
 			case l3fwd:
 				ex = config.ExampleL3fwd()
 			case bridge:
@@ -156,6 +159,7 @@ func newConfigExampleCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&l3fwd, "l3fwd", false, "the l3fwd example: routing between two sim ports, one with a kernel exception path")
+	cmd.Flags().BoolVar(&router, "router", false, "the router example: l3fwd between two ports with kernel TAPs, its routes from the kernel's table")
 	cmd.Flags().BoolVar(&bridge, "bridge", false, "the bridge example: a learning switch of three sim ports in two VLANs")
 	return cmd
 }
@@ -197,8 +201,10 @@ func sizeString(n int64) string {
 		return fmt.Sprintf("%d GiB", n>>30)
 	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
+	case n >= 10<<20:
 		return fmt.Sprintf("%d MiB", (n+1<<19)>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%d KiB", (n+1<<9)>>10)
 }
