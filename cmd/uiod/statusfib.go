@@ -44,7 +44,7 @@ func (r statusReport) writeFIB(w io.Writer) {
 		fmt.Fprintf(w, "routes: %d (%d from kernel table %d, %d unresolved; %d static), %d local, %d neighbours, generation %d (table: /status .fib)\n",
 			f.Routes, f.Kernel, f.Table, f.Unresolved, f.Static, f.Local, f.Neighbours, f.Generation)
 		if f.OverLimit > 0 {
-			fmt.Fprintf(w, "table full: %d routes left out (max_routes %d, max_routes6 %d)\n", f.OverLimit, f.MaxRoutes, f.MaxRoutes6)
+			fmt.Fprintf(w, "table full: %d left out (max_routes %d, max_routes6 %d: /status .fib.first_over_limit)\n", f.OverLimit, f.MaxRoutes, f.MaxRoutes6)
 		}
 		return
 	}
