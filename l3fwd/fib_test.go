@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -344,5 +345,43 @@ func TestRouteLimit(t *testing.T) {
 	}
 	if o := forwardTo(t, a, netip.MustParseAddr("10.5.0.1")); o.port != 1 {
 		t.Errorf("10.5.0.1 after a withdrawal: %+v", o)
+	}
+}
+
+// TestFIBPages: the generation says what pages its IPv4 first level lies on (what the
+// daemon logs and /status shows): 4 KiB with the reason when THP is off, and an Update
+// that copies the IPv4 table measures the copy.
+func TestFIBPages(t *testing.T) {
+	path := t.TempDir() + "/enabled"
+	if err := os.WriteFile(path, []byte("always madvise [never]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := lpm.THPEnabledFile
+	lpm.THPEnabledFile = path
+	a, err := New(Config{Ports: []net.HardwareAddr{macP0, macP1}})
+	lpm.THPEnabledFile = old
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := a.FIB().Pages4; p.Mode != lpm.PagesSmall || p.Reason != "transparent_hugepage is never" {
+		t.Errorf("THP never: %+v", p)
+	}
+	// The next copy is made with THP as the machine has it.
+	st, err := a.Update([]Route{{Prefix: netip.MustParsePrefix("10.3.0.0/16"), Port: 1, NextHopMAC: macNH1}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode := lpm.PagesSmall
+	if b, err := os.ReadFile(old); err == nil && !strings.Contains(string(b), "[never]") {
+		mode = lpm.PagesTHP
+	}
+	if st.Pages4.Mode != mode || (mode == lpm.PagesTHP && st.Pages4.HugeBytes < 0) {
+		t.Errorf("after an IPv4 update: %+v, want mode %s", st.Pages4, mode)
+	}
+	// An IPv6-only update keeps the IPv4 table and its measure.
+	st2, err := a.Update([]Route{{Prefix: netip.MustParsePrefix("10.3.0.0/16"), Port: 1, NextHopMAC: macNH1},
+		{Prefix: netip.MustParsePrefix("2001:db8:3::/48"), Port: 1, NextHopMAC: macNH1}}, nil)
+	if err != nil || st2.Pages4 != st.Pages4 {
+		t.Errorf("after an IPv6 update: %+v %v, want %+v", st2.Pages4, err, st.Pages4)
 	}
 }
