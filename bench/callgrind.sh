@@ -5,6 +5,7 @@
 #
 #   bench/callgrind.sh [driver=ixgbe] [batch=32] [frames=20000,80000]
 #   bench/callgrind.sh loop [turns=20000,80000]
+#   bench/callgrind.sh queues [turns=20000,80000]
 #
 # It runs the driver's BenchmarkForward/batch=B under callgrind with collection on only
 # inside (*Forwarder).Step, for each frame count, and prints the count per frame and the
@@ -12,7 +13,12 @@
 # "loop" counts instead one turn of the dataplane's busy polling loop (dataplane's
 # BenchmarkLoopStep: two queues over ports that cost nothing, collection off inside their
 # RxBurst and TxBurst), empty and with a batch of 32 frames on one queue: the loop's own
-# work, to add to a driver's.
+# work, to add to a driver's. "queues" counts an empty turn of a busy thread polling 1, 2,
+# 4 and 8 such queues (BenchmarkLoopQueues): the loop's cost per queue polled.
+# Both first run the benchmark natively for the run of untold empty polls the idle policy
+# settles on (idle.Skip sizes it by time, and under valgrind time runs ~50x faster against
+# the code, so the run would stay near 0) and pin that run under callgrind
+# (UIOD_BENCH_SKIP_RUN; set SKIP_RUN=n to choose it instead).
 # GOGC=off: with the collector on, a cycle that overlaps the measured loop turns on the
 # write barriers and lets Step do marking work (gcWriteBarrier, wbBufFlush), a fixed
 # amount of work that lands inside or outside the toggle by timing, so the counts stop
@@ -27,7 +33,7 @@ count() {
 	shift 3
 	local args=()
 	for f in "$@"; do args+=("--toggle-collect=$f"); done
-	GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
+	GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 UIOD_BENCH_SKIP_RUN=${skip_run:-0} valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
 		"${args[@]}" "$bin" -test.run '^$' -test.bench "$bench" -test.benchtime "${n}x" \
 		>"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; exit 1; }
 	local ir
@@ -37,16 +43,26 @@ count() {
 }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if [ "${1:-}" = loop ]; then
-	IFS=, read -r -a counts <<<"${2:-20000,80000}"
-	(cd "$repo" && CGO_ENABLED=0 go test -c -o "$tmp/dp.test" ./dataplane)
-	dp=github.com/uiod/uiod/dataplane
-	for bench in empty frames/batch=32; do
+# native_run BENCH: the mean run a native run of the benchmark reports, rounded.
+native_run() {
+	if [ -n "${SKIP_RUN:-}" ]; then
+		echo "$SKIP_RUN"
+		return
+	fi
+	"$tmp/dp.test" -test.run '^$' -test.bench "$1" -test.benchtime 2000000x |
+		awk '/^Benchmark/ {for (i = 1; i < NF; i++) if ($(i+1) == "run") {printf "%d\n", $i + 0.5; exit}}'
+}
+# loop_counts BENCH...: the loop's instructions per turn of each benchmark.
+loop_counts() {
+	local dp=github.com/uiod/uiod/dataplane
+	for bench in "$@"; do
+		skip_run=$(native_run "$bench\$")
+		[ -n "$skip_run" ] || { echo "callgrind.sh: no native run for $bench" >&2; exit 1; }
 		prev_n=0 prev_ir=0
 		for n in "${counts[@]}"; do
-			ir=$(count "$tmp/dp.test" "BenchmarkLoopStep/$bench\$" "$n" "$dp.(*loop).step" \
+			ir=$(count "$tmp/dp.test" "$bench\$" "$n" "$dp.(*loop).step" \
 				"$dp.(*countPort).RxBurst" "$dp.(*countPort).TxBurst")
-			line="loop $bench turns=$n instructions=$ir per_turn=$(awk -v a="$ir" -v n="$n" 'BEGIN {printf "%.1f", a / n}')"
+			line="loop ${bench#*/} turns=$n skip_run=$skip_run instructions=$ir per_turn=$(awk -v a="$ir" -v n="$n" 'BEGIN {printf "%.1f", a / n}')"
 			if [ "$prev_n" -gt 0 ]; then
 				line="$line slope=$(awk -v a="$ir" -v b="$prev_ir" -v n="$n" -v m="$prev_n" 'BEGIN {printf "%.1f", (a - b) / (n - m)}')"
 			fi
@@ -54,8 +70,19 @@ if [ "${1:-}" = loop ]; then
 			prev_n=$n prev_ir=$ir
 		done
 	done
+}
+case "${1:-}" in
+loop | queues)
+	IFS=, read -r -a counts <<<"${2:-20000,80000}"
+	(cd "$repo" && CGO_ENABLED=0 go test -c -o "$tmp/dp.test" ./dataplane)
+	if [ "$1" = loop ]; then
+		loop_counts BenchmarkLoopStep/empty BenchmarkLoopStep/frames/batch=32
+	else
+		loop_counts BenchmarkLoopQueues/queues=1 BenchmarkLoopQueues/queues=2 BenchmarkLoopQueues/queues=4 BenchmarkLoopQueues/queues=8
+	fi
 	exit 0
-fi
+	;;
+esac
 drv=${1:-ixgbe}
 batch=${2:-32}
 IFS=, read -r -a counts <<<"${3:-20000,80000}"

@@ -28,7 +28,10 @@ type queue struct {
 	direct bool  // rx is a kernel path: frames go out of the slot without the App
 	mirror *mirrorSlot
 	wait   *rxWait // the RX port's 1588 wait histograms, nil without (rxwait.go)
-	c      queueCounters
+	// busyPolls counts the RX bursts that returned frames; the loop's polls count them
+	// all (publish derives the queue's Polls and EmptyPolls from the two).
+	busyPolls uint64
+	c         queueCounters
 }
 
 // txSlot is one TX queue a thread sends on, with the frames an RX burst sends to it.
@@ -56,8 +59,9 @@ type loop struct {
 	stop   *atomic.Bool
 
 	nextPublish, nextCPU int64
-	startWall, startCPU  int64 // idle.Now and thread CPU time at start (ns)
-	pollTime             int64 // idle.Now at the first non-empty burst of a Poll, 0 if none
+	startWall, startCPU  int64  // idle.Now and thread CPU time at start (ns)
+	pollTime             int64  // idle.Now at the first non-empty burst of a Poll, 0 if none
+	polls                uint64 // Polls run: RX bursts on each queue
 	cpuNs, wallNs        atomic.Int64
 
 	th    threadState // the OS thread the loop is locked to (thread_linux.go)
@@ -92,20 +96,24 @@ func (l *loop) run(ready chan<- error) {
 
 // step is one turn of the thread's loop: a poll of every queue, the idle policy told what
 // it found, and the counters published when due. It returns the frames the poll found.
+// An empty poll the Idler lets go untold (idle.Idler.Skip: a run of about
+// idle.SkipTarget) reads no clock: the policy, the runtime yield and the publishing of
+// the counters wait for the next told one.
 func (l *loop) step() int {
 	n := l.Poll()
-	now := l.pollTime
-	if now == 0 {
-		now = idle.Now()
-	}
 	if n > 0 {
+		now := l.pollTime
 		l.idler.Traffic(now)
-	} else {
+		if now >= l.nextPublish {
+			l.publish(now)
+		}
+	} else if !l.idler.Skip() {
+		now := idle.Now()
 		l.idler.Empty(now)
 		l.maybeYield(now)
-	}
-	if now >= l.nextPublish {
-		l.publish(now)
+		if now >= l.nextPublish {
+			l.publish(now)
+		}
 	}
 	if l.swap.pending.Load() != nil {
 		l.swapIdler() // the policy SetPolicy left: between turns, on this thread
@@ -118,48 +126,54 @@ func (l *loop) step() int {
 
 // Poll runs one RX burst on every queue of the thread, hands what it got to the App,
 // sends or frees every frame as the App decided, and returns the number of frames. It
-// allocates nothing.
+// allocates nothing. An empty queue costs the RX burst and a branch: the polls are
+// counted once per Poll for the thread (every Poll polls every queue), the empty ones
+// derived from the bursts that returned frames when the counters are published.
 func (l *loop) Poll() int {
 	total := 0
 	l.pollTime = 0
-	bufs := l.bufs
-	for i := range l.queues {
-		q := &l.queues[i]
-		n := q.rx.RxBurst(q.rxq, bufs)
-		q.c.local[cPolls]++
-		if n == 0 {
-			q.c.local[cEmptyPolls]++
-			continue
+	l.polls++
+	bufs, qs := l.bufs, l.queues
+	for i := range qs {
+		q := &qs[i]
+		if n := q.rx.RxBurst(q.rxq, bufs); n > 0 {
+			total += l.received(q, bufs[:n])
 		}
-		if l.pollTime == 0 {
-			l.pollTime = idle.Now()
-		}
-		got := bufs[:n]
-		bytes := 0
-		for _, b := range got {
-			bytes += b.Len()
-		}
-		q.c.local[cRxPackets] += uint64(n)
-		q.c.local[cRxBytes] += uint64(bytes)
-		if m := q.mirror.m.Load(); m != nil {
-			m.m.Mirror(l.index, RX, q.rxq, got, l.pollTime)
-		}
-		if q.wait != nil {
-			q.wait.observe(got, l.idler.WokenBy())
-		}
-		b := &l.burst
-		b.Port, b.Queue, b.Peer, b.Frames, b.Time = q.rxID, q.rxq, q.peer, got, l.pollTime
-		b.peerSlot, b.kernel = q.slot, q.kernel
-		if q.direct {
-			b.all = verdict(q.slot) + 1
-		} else {
-			l.app.Process(b)
-		}
-		l.dispatch(q, b)
-		clear(got)
-		total += n
 	}
 	return total
+}
+
+// received is Poll's work on a burst that returned frames: count, mirror, hand them to
+// the App and carry out its decisions. It returns len(got).
+func (l *loop) received(q *queue, got []*nic.Buf) int {
+	if l.pollTime == 0 {
+		l.pollTime = idle.Now()
+	}
+	n := len(got)
+	bytes := 0
+	for _, b := range got {
+		bytes += b.Len()
+	}
+	q.busyPolls++
+	q.c.local[cRxPackets] += uint64(n)
+	q.c.local[cRxBytes] += uint64(bytes)
+	if m := q.mirror.m.Load(); m != nil {
+		m.m.Mirror(l.index, RX, q.rxq, got, l.pollTime)
+	}
+	if q.wait != nil {
+		q.wait.observe(got, l.idler.WokenBy())
+	}
+	b := &l.burst
+	b.Port, b.Queue, b.Peer, b.Frames, b.Time = q.rxID, q.rxq, q.peer, got, l.pollTime
+	b.peerSlot, b.kernel = q.slot, q.kernel
+	if q.direct {
+		b.all = verdict(q.slot) + 1
+	} else {
+		l.app.Process(b)
+	}
+	l.dispatch(q, b)
+	clear(got)
+	return n
 }
 
 // dispatch carries out the App's decisions on b's frames and counts them on q.
@@ -252,7 +266,10 @@ func (l *loop) BeforeSleep() {
 // publish makes the counters visible to Stats and samples the CPU time when it is due.
 func (l *loop) publish(now int64) {
 	for i := range l.queues {
-		l.queues[i].c.publish()
+		q := &l.queues[i]
+		q.c.local[cPolls] = l.polls
+		q.c.local[cEmptyPolls] = l.polls - q.busyPolls
+		q.c.publish()
 	}
 	l.nextPublish = now + publishEvery
 	if now >= l.nextCPU {

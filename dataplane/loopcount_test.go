@@ -1,7 +1,10 @@
 package dataplane
 
 import (
+	"fmt"
 	"net"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/uiod/uiod/idle"
@@ -61,6 +64,37 @@ func newCountLoop(tb testing.TB, frames, batch int) *loop {
 	return l
 }
 
+// skipRunEnv pins the idle policy's run of untold empty polls in BenchmarkLoopStep and
+// BenchmarkLoopQueues (idle.Idler.PinSkipRun): bench/callgrind.sh sets it to the run a
+// native run of the benchmark reports as "run", since under valgrind the run sized by
+// time stays near 0.
+const skipRunEnv = "UIOD_BENCH_SKIP_RUN"
+
+// pinSkipRun applies skipRunEnv to l's Idler.
+func pinSkipRun(tb testing.TB, l *loop) {
+	if v := os.Getenv(skipRunEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			tb.Fatalf("%s=%q: want a number of polls", skipRunEnv, v)
+		}
+		l.idler.PinSkipRun(n)
+	}
+}
+
+// stepReport runs b.N turns of l, reporting the mean run of untold empty polls the idle
+// policy allowed ("run": natively sized by time, see idle.Skip).
+func stepReport(b *testing.B, l *loop) {
+	pinSkipRun(b, l)
+	b.ReportAllocs()
+	b.ResetTimer()
+	runs := 0
+	for range b.N {
+		l.step()
+		runs += l.idler.SkipRun()
+	}
+	b.ReportMetric(float64(runs)/float64(b.N), "run")
+}
+
 // BenchmarkLoopStep measures one turn of a busy polling thread's loop (two queues, the
 // ports free): "empty" polls find nothing, "frames" find a full batch of 32 on one queue.
 // Under callgrind (bench/callgrind.sh loop) it gives the loop's instructions per turn.
@@ -72,13 +106,43 @@ func BenchmarkLoopStep(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			l := newCountLoop(b, c.frames, 32)
 			l.queues[1].rx = &countPort{} // the return direction stays empty (its TX slot stays the port's)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				l.step()
-			}
+			stepReport(b, l)
 		})
 	}
+}
+
+// BenchmarkLoopQueues measures an empty turn of a busy thread polling 1, 2, 4 or 8 free
+// queues: under callgrind (bench/callgrind.sh queues) the loop's cost per queue polled.
+func BenchmarkLoopQueues(b *testing.B) {
+	for _, nq := range []int{1, 2, 4, 8} {
+		b.Run(fmt.Sprintf("queues=%d", nq), func(b *testing.B) {
+			l := newQueuesLoop(b, nq)
+			stepReport(b, l)
+		})
+	}
+}
+
+// newQueuesLoop is a busy-polling loop over nq empty countPorts, each forwarding to the
+// next.
+func newQueuesLoop(tb testing.TB, nq int) *loop {
+	ports := make([]*countPort, nq)
+	for i := range ports {
+		ports[i] = &countPort{}
+	}
+	qs := make([]Queue, nq)
+	for i := range qs {
+		qs[i] = Queue{Name: fmt.Sprintf("p%d", i), RxPort: ports[i], TxPort: ports[(i+1)%nq]}
+	}
+	l := testLoop(tb, 32, L2Fwd, qs)
+	var err error
+	if l.idler, err = idle.New(idle.PolicyConfig{Mode: idle.Busy}, nil, l); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.idler.Close() })
+	l.startWall = idle.Now()
+	l.nextPublish = l.startWall + publishEvery
+	l.nextCPU = l.startWall + cpuEvery
+	return l
 }
 
 func TestLoopStepAllocatesNothing(t *testing.T) {
@@ -101,4 +165,30 @@ func testLoop(tb testing.TB, batch int, app App, queues []Queue) *loop {
 	}
 	dp := &Dataplane{cfg: cfg, mirrors: make([]mirrorSlot, len(cfg.Ports))}
 	return dp.newLoop(0, cfg.Threads[0])
+}
+
+// Polls and EmptyPolls are counted per thread and per non-empty burst and derived at
+// publish: every queue's Polls is the thread's polls, EmptyPolls those that returned
+// nothing, whether the idle policy was told of the empty polls or not.
+func TestLoopPollCounts(t *testing.T) {
+	l := newCountLoop(t, 32, 32)
+	l.queues[1].rx = &countPort{} // empty
+	const turns = 1000
+	for range turns {
+		l.step()
+	}
+	l.queues[0].rx = &countPort{} // now empty too: these turns go mostly untold
+	for range turns {
+		l.step()
+	}
+	l.publish(idle.Now())
+	full, empty := l.queues[0].c.snapshot("p0", 0), l.queues[1].c.snapshot("p1", 0)
+	if full.Polls != 2*turns || full.EmptyPolls != turns || full.RxPackets != 32*turns {
+		t.Fatalf("queue with frames for %d of %d turns: polls %d, empty %d, rx %d", turns, 2*turns,
+			full.Polls, full.EmptyPolls, full.RxPackets)
+	}
+	if empty.Polls != 2*turns || empty.EmptyPolls != 2*turns || empty.RxPackets != 0 {
+		t.Fatalf("empty queue: polls %d, empty %d, rx %d; want %d, %d, 0", empty.Polls, empty.EmptyPolls,
+			empty.RxPackets, 2*turns, 2*turns)
+	}
 }

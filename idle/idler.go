@@ -89,6 +89,9 @@ type Idler struct {
 	quiet     int64         // time of the last frame or interrupt (see waitPlan)
 	turnEnd   int64         // when the previous turn's policy work ended (0: no turn yet), for Stalls
 	restEnd   int64         // when the last wait, range sleep or housekeeping yield ended (0: none), RestEnd
+	run       int           // the run of untold empty polls the last Empty allowed (skip.go)
+	spare     int           // what is left of it
+	pinRun    int           // PinSkipRun's run, 0: sized by time
 
 	// Auto's prediction of periodic traffic.
 	watchUntil   int64 // after a predicted wake-up: poll, do not sleep, until then (0: not watching)
@@ -174,6 +177,7 @@ func (d *Idler) Traffic(now int64) {
 		d.setThreshold(d.auto.threshold())
 	}
 	d.last = now
+	d.run, d.spare = 0, 0 // the next empty poll is told: a threshold of 0 sleeps there
 	if d.hk.overdue(now) {
 		now = d.yield(now)
 	}
@@ -182,7 +186,7 @@ func (d *Idler) Traffic(now int64) {
 
 // Empty tells the policy that a poll at time now (see Now) found nothing, and runs it.
 func (d *Idler) Empty(now int64) {
-	d.checkStall(now)
+	begin, g := now, d.checkStall(now)
 	if d.woke {
 		d.woke = false
 		d.c.wakeSpurious.Add(1)
@@ -204,6 +208,7 @@ func (d *Idler) Empty(now int64) {
 	if d.hk.due(now) {
 		now = d.yield(now)
 	}
+	d.plan(begin, now, g)
 	d.turnEnd = now
 }
 

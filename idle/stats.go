@@ -64,17 +64,22 @@ type counters struct {
 const StallThreshold = 20 * time.Microsecond
 
 // checkStall counts a stall if the empty poll at now came more than StallThreshold after
-// the previous turn ended. It costs the polling thread a subtraction and a comparison.
-func (d *Idler) checkStall(now int64) {
+// the previous turn ended, and returns that gap (-1 at the first turn). It costs the
+// polling thread a subtraction and a comparison.
+func (d *Idler) checkStall(now int64) int64 {
+	if d.turnEnd == 0 {
+		return -1
+	}
 	g := now - d.turnEnd
-	if g <= int64(StallThreshold) || d.turnEnd == 0 {
-		return
+	if g <= int64(StallThreshold) {
+		return g
 	}
 	d.c.stalls.Add(1)
 	d.c.stallNs.Add(uint64(g))
 	if g > d.c.maxStallNs.Load() {
 		d.c.maxStallNs.Store(g)
 	}
+	return g
 }
 
 // publishAuto makes Auto's estimates visible to Stats and applies its threshold.
