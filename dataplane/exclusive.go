@@ -69,6 +69,7 @@ func (dp *Dataplane) Exclusive(fn func()) error {
 // parkAt holds the loop's thread until g is released or the dataplane stops. It runs on
 // the loop's thread between two turns.
 func (l *loop) parkAt(g *parkGate) {
+	clear(l.bufs) // the last bursts' buffers: no reference into a pool fn may close
 	l.park.CompareAndSwap(g, nil)
 	g.parked.Done()
 	for {

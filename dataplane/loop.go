@@ -150,13 +150,9 @@ func (l *loop) received(q *queue, got []*nic.Buf) int {
 		l.pollTime = idle.Now()
 	}
 	n := len(got)
-	bytes := 0
-	for _, b := range got {
-		bytes += b.Len()
-	}
 	q.busyPolls++
 	q.c.local[cRxPackets] += uint64(n)
-	q.c.local[cRxBytes] += uint64(bytes)
+	q.c.local[cRxBytes] += uint64(frameBytes(got))
 	if m := q.mirror.m.Load(); m != nil {
 		m.m.Mirror(l.index, RX, q.rxq, got, l.pollTime)
 	}
@@ -172,7 +168,25 @@ func (l *loop) received(q *queue, got []*nic.Buf) int {
 		l.app.Process(b)
 	}
 	l.dispatch(q, b)
-	clear(got)
+	// got keeps its pointers: the next burst overwrites them and nothing reads past a
+	// burst's end, and clearing cost 2.4 instructions a frame (a bulk pointer write with
+	// its barrier check). parkAt clears the slice, before a port and its mempool may go.
+	return n
+}
+
+// frameBytes is the total length of frames, eight at a time: the plain loop's index
+// increment, comparison and branch per frame were half its cost (6 instructions a frame,
+// bench/callgrind.sh loop).
+func frameBytes(frames []*nic.Buf) int {
+	n := 0
+	for len(frames) >= 8 {
+		f := (*[8]*nic.Buf)(frames)
+		n += f[0].Len() + f[1].Len() + f[2].Len() + f[3].Len() + f[4].Len() + f[5].Len() + f[6].Len() + f[7].Len()
+		frames = frames[8:]
+	}
+	for _, b := range frames {
+		n += b.Len()
+	}
 	return n
 }
 

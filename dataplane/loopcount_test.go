@@ -192,3 +192,44 @@ func TestLoopPollCounts(t *testing.T) {
 			empty.RxPackets, 2*turns, 2*turns)
 	}
 }
+
+func TestFrameBytes(t *testing.T) {
+	pool, err := nic.NewMempool(&goDMA{}, 40, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames []*nic.Buf
+	for i := range 40 {
+		b := pool.Get()
+		b.SetLen(60 + 7*i)
+		frames = append(frames, b)
+	}
+	for n := 0; n <= len(frames); n++ {
+		want := 0
+		for _, b := range frames[:n] {
+			want += b.Len()
+		}
+		if got := frameBytes(frames[:n]); got != want {
+			t.Fatalf("frameBytes of %d frames = %d, want %d", n, got, want)
+		}
+	}
+}
+
+// The loop leaves the last bursts' pointers in its buffer slice; parking for Exclusive
+// (which may close a port and its mempool) clears them.
+func TestParkClearsBurstBuffers(t *testing.T) {
+	l := newCountLoop(t, 32, 32)
+	l.step()
+	if l.bufs[0] == nil {
+		t.Fatal("the burst left no buffer in the slice: nothing to test")
+	}
+	g := &parkGate{release: make(chan struct{})}
+	g.parked.Add(1)
+	close(g.release)
+	l.parkAt(g)
+	for i, b := range l.bufs {
+		if b != nil {
+			t.Fatalf("bufs[%d] still set after parking", i)
+		}
+	}
+}
