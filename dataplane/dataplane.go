@@ -128,9 +128,11 @@ func (dp *Dataplane) newLoop(ti int, th Thread) *loop {
 		addSlot(tx.Port, tx.Queue)
 	}
 	l.queues = make([]queue, len(th.Queues))
+	l.rx = make([]rxQueue, len(th.Queues))
 	for i, q := range th.Queues {
 		lq := &l.queues[i]
-		lq.name, lq.rx, lq.rxq, lq.peer = q.Name, q.RxPort, q.RxQ, nicID[q.TxPort]
+		l.rx[i] = rxQueue{q.RxPort, q.RxQ}
+		lq.name, lq.rxq, lq.peer = q.Name, q.RxQ, nicID[q.TxPort]
 		lq.slot, lq.kernel, lq.mirror = slotOf[TxQueue{q.TxPort, q.TxQ}], -1, &dp.noMirror
 		if id, ok := nicID[q.RxPort]; ok {
 			lq.rxID, lq.kernel, lq.mirror = id, kernelTx[id], &dp.mirrors[id]

@@ -16,11 +16,19 @@ const (
 	cpuEvery     = int64(10 * time.Millisecond)
 )
 
-// queue is one RX queue as its thread runs it.
+// rxQueue is the port and queue number of one RX queue, the part of it an empty poll
+// reads: a thread's are kept apart from the rest of their queues, so that its poll walks
+// 24 bytes a queue instead of the whole queue with its counters (bench/callgrind.sh
+// queues).
+type rxQueue struct {
+	port nic.Port
+	q    int
+}
+
+// queue is one RX queue as its thread runs it (its port and queue: loop.rx, same index).
 type queue struct {
 	name   string
-	rx     nic.Port
-	rxq    int
+	rxq    int // loop.rx's q, for the burst's received path
 	rxID   PortID
 	peer   PortID
 	slot   int16 // the TX slot of the queue's own TxPort/TxQ
@@ -49,6 +57,7 @@ type loop struct {
 	cpu    int
 	app    App
 	queues []queue
+	rx     []rxQueue // the queues' RX port and queue, by index in queues
 	slots  []txSlot
 	dirty  []int16 // slots with pending frames, in the order they got their first
 	bufs   []*nic.Buf
@@ -133,11 +142,10 @@ func (l *loop) Poll() int {
 	total := 0
 	l.pollTime = 0
 	l.polls++
-	bufs, qs := l.bufs, l.queues
-	for i := range qs {
-		q := &qs[i]
-		if n := q.rx.RxBurst(q.rxq, bufs); n > 0 {
-			total += l.received(q, bufs[:n])
+	bufs := l.bufs
+	for i, r := range l.rx {
+		if n := r.port.RxBurst(r.q, bufs); n > 0 {
+			total += l.received(&l.queues[i], bufs[:n])
 		}
 	}
 	return total
@@ -255,17 +263,15 @@ func (l *loop) drop(q *queue, frames []*nic.Buf, r DropReason) {
 // its counters first.
 func (l *loop) Arm() {
 	l.publish(idle.Now())
-	for i := range l.queues {
-		q := &l.queues[i]
-		q.rx.EnableRxInterrupt(q.rxq)
+	for _, r := range l.rx {
+		r.port.EnableRxInterrupt(r.q)
 	}
 }
 
 // Disarm disables every queue's RX interrupt.
 func (l *loop) Disarm() {
-	for i := range l.queues {
-		q := &l.queues[i]
-		q.rx.DisableRxInterrupt(q.rxq)
+	for _, r := range l.rx {
+		r.port.DisableRxInterrupt(r.q)
 	}
 }
 

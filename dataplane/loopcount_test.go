@@ -105,7 +105,7 @@ func BenchmarkLoopStep(b *testing.B) {
 	}{{"empty", 0}, {"frames/batch=32", 32}} {
 		b.Run(c.name, func(b *testing.B) {
 			l := newCountLoop(b, c.frames, 32)
-			l.queues[1].rx = &countPort{} // the return direction stays empty (its TX slot stays the port's)
+			l.rx[1].port = &countPort{} // the return direction stays empty (its TX slot stays the port's)
 			stepReport(b, l)
 		})
 	}
@@ -172,12 +172,12 @@ func testLoop(tb testing.TB, batch int, app App, queues []Queue) *loop {
 // nothing, whether the idle policy was told of the empty polls or not.
 func TestLoopPollCounts(t *testing.T) {
 	l := newCountLoop(t, 32, 32)
-	l.queues[1].rx = &countPort{} // empty
+	l.rx[1].port = &countPort{} // empty
 	const turns = 1000
 	for range turns {
 		l.step()
 	}
-	l.queues[0].rx = &countPort{} // now empty too: these turns go mostly untold
+	l.rx[0].port = &countPort{} // now empty too: these turns go mostly untold
 	for range turns {
 		l.step()
 	}

@@ -156,10 +156,9 @@ func (dp *Dataplane) checkVectors(p idle.PolicyConfig) error {
 
 // vectors are the RX interrupts of the loop's queues, in order (nil where a queue has none).
 func (l *loop) vectors() []*irq.Vector {
-	vs := make([]*irq.Vector, len(l.queues))
-	for i := range l.queues {
-		q := &l.queues[i]
-		vs[i] = q.rx.RxVector(q.rxq)
+	vs := make([]*irq.Vector, len(l.rx))
+	for i, r := range l.rx {
+		vs[i] = r.port.RxVector(r.q)
 	}
 	return vs
 }
