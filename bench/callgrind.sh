@@ -6,6 +6,7 @@
 #   bench/callgrind.sh [driver=ixgbe] [batch=32] [frames=20000,80000]
 #   bench/callgrind.sh loop [turns=20000,80000]
 #   bench/callgrind.sh queues [turns=20000,80000]
+#   bench/callgrind.sh models [turns=20000,80000]
 #
 # It runs the driver's BenchmarkForward/batch=B under callgrind with collection on only
 # inside (*Forwarder).Step, for each frame count, and prints the count per frame and the
@@ -14,7 +15,9 @@
 # BenchmarkLoopStep: two queues over ports that cost nothing, collection off inside their
 # RxBurst and TxBurst), empty and with a batch of 32 frames on one queue: the loop's own
 # work, to add to a driver's. "queues" counts an empty turn of a busy thread polling 1, 2,
-# 4 and 8 such queues (BenchmarkLoopQueues): the loop's cost per queue polled.
+# 4 and 8 such queues (BenchmarkLoopQueues): the loop's cost per queue polled. "models"
+# counts the same empty turn over 1, 2, 4 and 8 RX queues of an 82599 model through the
+# ixgbe driver (BenchmarkModelRate/queues=Q/empty), the driver's empty RxBurst included.
 # Both first run the benchmark natively for the run of untold empty polls the idle policy
 # settles on (idle.Skip sizes it by time, and under valgrind time runs ~50x faster against
 # the code, so the run would stay near 0) and pin that run under callgrind
@@ -60,8 +63,7 @@ loop_counts() {
 		[ -n "$skip_run" ] || { echo "callgrind.sh: no native run for $bench" >&2; exit 1; }
 		prev_n=0 prev_ir=0
 		for n in "${counts[@]}"; do
-			ir=$(count "$tmp/dp.test" "$bench\$" "$n" "$dp.(*loop).step" \
-				"$dp.(*countPort).RxBurst" "$dp.(*countPort).TxBurst")
+			ir=$(count "$tmp/dp.test" "$bench\$" "$n" "$dp.(*loop).step" "${toggles[@]}")
 			line="loop ${bench#*/} turns=$n skip_run=$skip_run instructions=$ir per_turn=$(awk -v a="$ir" -v n="$n" 'BEGIN {printf "%.1f", a / n}')"
 			if [ "$prev_n" -gt 0 ]; then
 				line="$line slope=$(awk -v a="$ir" -v b="$prev_ir" -v n="$n" -v m="$prev_n" 'BEGIN {printf "%.1f", (a - b) / (n - m)}')"
@@ -72,14 +74,19 @@ loop_counts() {
 	done
 }
 case "${1:-}" in
-loop | queues)
+loop | queues | models)
 	IFS=, read -r -a counts <<<"${2:-20000,80000}"
 	(cd "$repo" && CGO_ENABLED=0 go test -c -o "$tmp/dp.test" ./dataplane)
-	if [ "$1" = loop ]; then
-		loop_counts BenchmarkLoopStep/empty BenchmarkLoopStep/frames/batch=32
-	else
-		loop_counts BenchmarkLoopQueues/queues=1 BenchmarkLoopQueues/queues=2 BenchmarkLoopQueues/queues=4 BenchmarkLoopQueues/queues=8
-	fi
+	# Collection off inside the free ports' bursts; the models' are the driver's and count.
+	toggles=(github.com/uiod/uiod/dataplane.\(\*countPort\).RxBurst github.com/uiod/uiod/dataplane.\(\*countPort\).TxBurst)
+	case "$1" in
+	loop) loop_counts BenchmarkLoopStep/empty BenchmarkLoopStep/frames/batch=32 ;;
+	queues) loop_counts BenchmarkLoopQueues/queues=1 BenchmarkLoopQueues/queues=2 BenchmarkLoopQueues/queues=4 BenchmarkLoopQueues/queues=8 ;;
+	models)
+		toggles=()
+		loop_counts BenchmarkModelRate/queues=1/empty BenchmarkModelRate/queues=2/empty BenchmarkModelRate/queues=4/empty BenchmarkModelRate/queues=8/empty
+		;;
+	esac
 	exit 0
 	;;
 esac
