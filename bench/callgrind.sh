@@ -7,6 +7,7 @@
 #   bench/callgrind.sh loop [turns=20000,80000]
 #   bench/callgrind.sh queues [turns=20000,80000]
 #   bench/callgrind.sh models [turns=20000,80000]
+#   bench/callgrind.sh rate [turns=500,2000]
 #
 # It runs the driver's BenchmarkForward/batch=B under callgrind with collection on only
 # inside (*Forwarder).Step, for each frame count, and prints the count per frame and the
@@ -18,6 +19,10 @@
 # 4 and 8 such queues (BenchmarkLoopQueues): the loop's cost per queue polled. "models"
 # counts the same empty turn over 1, 2, 4 and 8 RX queues of an 82599 model through the
 # ixgbe driver (BenchmarkModelRate/queues=Q/empty), the driver's empty RxBurst included.
+# "rate" counts BenchmarkModelRate's turns with frames (one batch on every queue, ring 512)
+# per frame: the loop and the driver, collection off inside the model's register writes
+# (sim.bar0.Write32: its doorbell handlers run the model's TX), for 1, 2, 4 and 8 queues at
+# batch 32 and one queue at batch 8, 16 and 64.
 # Both first run the benchmark natively for the run of untold empty polls the idle policy
 # settles on (idle.Skip sizes it by time, and under valgrind time runs ~50x faster against
 # the code, so the run would stay near 0) and pin that run under callgrind
@@ -67,6 +72,9 @@ loop_counts() {
 			line="loop ${bench#*/} turns=$n skip_run=$skip_run instructions=$ir per_turn=$(awk -v a="$ir" -v n="$n" 'BEGIN {printf "%.1f", a / n}')"
 			if [ "$prev_n" -gt 0 ]; then
 				line="$line slope=$(awk -v a="$ir" -v b="$prev_ir" -v n="$n" -v m="$prev_n" 'BEGIN {printf "%.1f", (a - b) / (n - m)}')"
+				if [ "${frames_per_turn:-0}" -gt 0 ]; then
+					line="$line per_frame=$(awk -v a="$ir" -v b="$prev_ir" -v n="$n" -v m="$prev_n" -v f="$frames_per_turn" 'BEGIN {printf "%.1f", (a - b) / (n - m) / f}')"
+				fi
 			fi
 			echo "$line"
 			prev_n=$n prev_ir=$ir
@@ -74,8 +82,10 @@ loop_counts() {
 	done
 }
 case "${1:-}" in
-loop | queues | models)
-	IFS=, read -r -a counts <<<"${2:-20000,80000}"
+loop | queues | models | rate)
+	def=20000,80000
+	[ "$1" = rate ] && def=500,2000
+	IFS=, read -r -a counts <<<"${2:-$def}"
 	(cd "$repo" && CGO_ENABLED=0 go test -c -o "$tmp/dp.test" ./dataplane)
 	# Collection off inside the free ports' bursts; the models' are the driver's and count.
 	toggles=(github.com/uiod/uiod/dataplane.\(\*countPort\).RxBurst github.com/uiod/uiod/dataplane.\(\*countPort\).TxBurst)
@@ -85,6 +95,14 @@ loop | queues | models)
 	models)
 		toggles=()
 		loop_counts BenchmarkModelRate/queues=1/empty BenchmarkModelRate/queues=2/empty BenchmarkModelRate/queues=4/empty BenchmarkModelRate/queues=8/empty
+		;;
+	rate)
+		toggles=('github.com/uiod/uiod/sim.*bar0*Write32')
+		SKIP_RUN=0 # turns with frames: no untold run
+		for qb in 1/32 2/32 4/32 8/32 1/8 1/16 1/64; do
+			frames_per_turn=$((${qb%/*} * ${qb#*/}))
+			loop_counts "BenchmarkModelRate/queues=${qb%/*}/ring=512/batch=${qb#*/}"
+		done
 		;;
 	esac
 	exit 0

@@ -29,7 +29,9 @@ type Stats struct {
 	// Stalls counts the empty polls that came more than StallThreshold after the thread's
 	// previous turn ended, not counting the turns that slept or yielded: time the thread
 	// meant to poll and did not (the Go runtime preempting it, another task or the
-	// hypervisor taking its CPU). StallTime is their total and MaxStall the longest.
+	// hypervisor taking its CPU). StallTime is their total and MaxStall the longest. The
+	// gap is measured between the polls the loop tells (Skip), so it includes the untold
+	// run before it (about SkipTarget).
 	Stalls    uint64
 	StallTime time.Duration
 	MaxStall  time.Duration
