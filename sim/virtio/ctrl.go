@@ -62,6 +62,10 @@ func (m *Model) command(cmd []byte) byte {
 		}
 		m.pairs = n
 		return virtiospec.CtrlOK
+	case cmd[0] == virtiospec.CtrlClassRX:
+		return m.rxMode(cmd[1], cmd[2:])
+	case cmd[0] == virtiospec.CtrlClassMAC:
+		return m.macCommand(cmd[1], cmd[2:])
 	}
 	return virtiospec.CtrlErr
 }
