@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -93,35 +92,7 @@ func virtioForward(t *testing.T, mtu int, size func(i int) int) {
 		}
 		t.Logf("phase %s: %d of %d frames back", ph.name, len(back), len(sent))
 	}
-	// Phase "filter" (the guest checks what NIC 1 received, virtioFilterPhase).
-	if _, err := vm.WaitOutput("UIOD-VIRTIO-READY filter", 3*time.Minute); err != nil {
-		t.Fatalf("phase filter: %v", err)
-	}
-	for _, d := range append(guest.FilterDests, struct {
-		Name string
-		Dst  []byte
-		Want bool
-	}{"marker", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, true}) {
-		f := make([]byte, 60)
-		dst := d.Dst
-		if dst == nil {
-			dst = vm.NICs[0].MAC
-		}
-		copy(f, dst)
-		copy(f[6:], []byte{0x02, 0, 0, 0, 0, 0x55})
-		f[12], f[13] = 0x88, 0xb5
-		copy(f[14:], "filter "+d.Name)
-		if err := ports[0].Send(f); err != nil {
-			t.Fatalf("phase filter: send to %s: %v", d.Name, err)
-		}
-	}
-	out, err := vm.WaitOutput("UIOD-VIRTIO-DONE filter", time.Minute)
-	if err != nil {
-		t.Errorf("phase filter: %v", err)
-	} else if i := strings.Index(out, "UIOD-VIRTIO-DONE filter"); i >= 0 {
-		line, _, _ := strings.Cut(out[i:], "\n")
-		t.Logf("phase filter: %s", line)
-	}
+	hostFilterPhase(t, vm, ports[0], vm.NICs[0].MAC)
 	finishGuest(t, vm)
 }
 
