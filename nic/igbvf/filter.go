@@ -62,9 +62,8 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error {
 // table hashes of the groups (SET_MULTICAST, address bits 47:36; a group sharing its hash
 // with one of them passes too). The PF holds 30 hashes: beyond that, and for all, the
 // VF asks for multicast promiscuous mode (SET_PROMISC); a PF that refuses it (NACK) fails
-// the call with an error that says so. The filter is sent again after every VF reset.
-// While the PF is in reset the call fails, and the filter is kept for the port's
-// re-initialisation.
+// the call with an error that says so. The last filter the PF took is sent again after
+// every VF reset. While the PF is in reset the call fails and changes nothing.
 func (p *Port) SetMulticast(groups []net.HardwareAddr, all bool) error {
 	if err := mcast.CheckGroups(groups); err != nil {
 		return err
@@ -77,14 +76,18 @@ func (p *Port) SetMulticast(groups []net.HardwareAddr, all bool) error {
 	}
 	p.mbMu.Lock()
 	defer p.mbMu.Unlock()
-	if p.closed {
-		return errClosed
-	}
-	p.filt.hashes, p.filt.all = hashes, all
 	if err := p.filterUsable(); err != nil {
-		return fmt.Errorf("set multicast: %w (the filter is programmed when the port is re-initialised)", err)
+		return fmt.Errorf("set multicast: %w", err)
 	}
-	return p.programMulticast()
+	old := p.filt
+	p.filt.hashes, p.filt.all = hashes, all
+	if err := p.programMulticast(); err != nil {
+		// Keep what the PF took last for the next VF reset: a filter it refused would
+		// fail every re-initialisation.
+		p.filt.hashes, p.filt.all = old.hashes, old.all
+		return err
+	}
+	return nil
 }
 
 // filterUsable says why the mailbox cannot program the filter now: the port is closed

@@ -83,6 +83,13 @@ func TestFilterPromiscRefused(t *testing.T) {
 	if hashes, all := vfModel(h).Multicast(); len(hashes) != 30 || all {
 		t.Errorf("PF has %d hashes, all %v after the refusals, want the 30 set before", len(hashes), all)
 	}
+	// A VF reset sends the filter the PF took, not the refused one: the re-initialisation
+	// succeeds.
+	vfModel(h).ResetPF(10 * time.Millisecond)
+	testutil.Eventually(t, 5*time.Second, func() bool { return recoverStep(h) && h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up }, "no re-initialisation")
+	if hashes, all := vfModel(h).Multicast(); len(hashes) != 30 || all {
+		t.Errorf("after the PF reset: PF has %d hashes, all %v, want the 30 it took", len(hashes), all)
+	}
 }
 
 // TestFilterAfterPFReset: the filter and an address the VF chose survive a PF reset (the

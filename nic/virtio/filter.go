@@ -76,8 +76,13 @@ func (p *Port) SetMulticast(groups []net.HardwareAddr, all bool) error {
 	if err := p.filterUsable(virtiospec.FeatCtrlRX, "VIRTIO_NET_F_CTRL_RX", "set multicast"); err != nil {
 		return err
 	}
+	old := p.filt
 	p.filt.groups, p.filt.all = g, all
-	return p.sendFilter()
+	if err := p.sendFilter(); err != nil {
+		p.filt = old // Recover sends what the device took last, not what it refused
+		return err
+	}
+	return nil
 }
 
 // filterUsable says why the filter cannot be programmed now: the port is closed or

@@ -131,3 +131,24 @@ func TestFilterAfterRecover(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterRefusedKeepsLast: a filter the device refused is not the one Recover sends
+// again; the last one it took is.
+func TestFilterRefusedKeepsLast(t *testing.T) {
+	h, p := openTest(t, simvirtio.Config{}, nic.Config{Interrupts: nic.IRQNone}, Options{})
+	vm := h.Virtio()
+	if err := p.SetMulticast([]net.HardwareAddr{testGroup}, false); err != nil {
+		t.Fatal(err)
+	}
+	vm.RefuseCtrlNext(1)
+	if err := p.SetMulticast([]net.HardwareAddr{testGroup2}, false); err == nil || !strings.Contains(err.Error(), "VIRTIO_NET_ERR") {
+		t.Fatalf("SetMulticast refused by the device: %v", err)
+	}
+	vm.RaiseNeedsReset()
+	if err := p.Recover(); err != nil {
+		t.Fatal(err)
+	}
+	if f := vm.Filter(); len(f.Multicast) != 1 || !bytes.Equal(f.Multicast[0], testGroup) || f.Promisc {
+		t.Fatalf("after Recover: %+v, want the table the device took (%v)", f, testGroup)
+	}
+}

@@ -35,7 +35,10 @@ func (m *Model) control(qi int) {
 		}
 		cmd, read := m.readChain(chain[:len(chain)-1], nil, math.MaxInt, "control command")
 		status := byte(virtiospec.CtrlErr)
-		if read == chainDone {
+		switch {
+		case read == chainDone && m.inj.ctrlErr > 0:
+			m.inj.ctrlErr--
+		case read == chainDone:
 			status = m.command(cmd)
 		}
 		if b, err := m.dmaAt(ack.addr, 1, "control ack"); err == nil {
