@@ -92,6 +92,7 @@ func virtioForward(t *testing.T, mtu int, size func(i int) int) {
 		}
 		t.Logf("phase %s: %d of %d frames back", ph.name, len(back), len(sent))
 	}
+	hostFilterPhase(t, vm, ports[0], vm.NICs[0].MAC)
 	finishGuest(t, vm)
 }
 

@@ -1,6 +1,7 @@
 // Package igb is the driver for Intel's 1 GbE controller 82576 (QEMU's igb): reset and
 // init, PHY auto-negotiation through MDIC, RX/TX queues on the Intel advanced-descriptor
-// rings, RSS, MSI-X and legacy INTx interrupts, and statistics. Importing it registers
+// rings, RSS, MSI-X and legacy INTx interrupts, statistics, and the receive filter
+// (nic.RxFilter: the station address and the multicast table). Importing it registers
 // the driver "igb" with nic.Register.
 package igb
 

@@ -114,21 +114,15 @@ func (p *Port) setLPE() error {
 	return nil
 }
 
-// setRxMode registers no multicast hash (the port receives broadcast and its own
-// address), or, for a promiscuous port, asks for multicast promiscuous mode: a PF gives
-// a VF no unicast promiscuous mode, so the configuration is refused.
+// setRxMode sends the multicast filter the port's user set (SetMulticast; none before:
+// the port receives broadcast and its own address) to the PF, whose VF reset cleared it.
+// A promiscuous port is refused: a PF gives a VF no unicast promiscuous mode.
 func (p *Port) setRxMode() error {
 	if p.cfg.Promiscuous {
 		return fmt.Errorf("promiscuous: a virtual function cannot receive other stations' unicast frames (the PF filters by its MAC)")
 	}
-	ok, err := p.mbx.request(i82576.MsgSetMcast)
-	switch {
-	case err != nil:
-		return fmt.Errorf("set multicast: %w", err)
-	case !ok:
-		return fmt.Errorf("set multicast: the PF refused it (NACK)")
-	}
-	return nil
+	p.filt.prom = false // the VF reset turned it off
+	return p.programMulticast()
 }
 
 // RXDCTL and TXDCTL thresholds as the igb driver's (Linux igbvf uses the same values).

@@ -67,9 +67,11 @@ type Port struct {
 
 	mbMu       sync.Mutex // the mailbox, and the PF events below
 	mbx        mailbox
-	needReinit bool   // set under mbMu by what the watcher finds
-	events     uint64 // PF events found (under mbMu); the open of a port with the PF down is one
-	served     uint64 // events up to which a Recover's handshake ran (under mbMu)
+	needReinit bool     // set under mbMu by what the watcher finds
+	events     uint64   // PF events found (under mbMu); the open of a port with the PF down is one
+	served     uint64   // events up to which a Recover's handshake ran (under mbMu)
+	filt       rxFilter // the multicast filter asked for (under mbMu)
+	closed     bool     // Close took the registers (under mbMu)
 
 	// The queues' state, written only by open and Recover (which runs with no goroutine in
 	// the queues: nic.Recoverer) and read plainly by their owner; armed the other way.
@@ -232,6 +234,9 @@ func (p *Port) Close() error {
 		close(p.stop)
 	}
 	p.watching.Wait()
+	p.mbMu.Lock()
+	defer p.mbMu.Unlock()
+	p.closed = true
 	return p.core.Close()
 }
 

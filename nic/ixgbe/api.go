@@ -9,7 +9,8 @@ import (
 	"github.com/uiod/uiod/pci"
 )
 
-// MAC implements nic.Port: the address read from the receive address register at open.
+// MAC implements nic.Port: the address read from the receive address register at open,
+// or the one SetMAC set since.
 func (p *Port) MAC() net.HardwareAddr { return p.core.MAC() }
 
 // NumRxQueues implements nic.Port.

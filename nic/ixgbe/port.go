@@ -1,7 +1,8 @@
 // Package ixgbe is the driver for Intel's 10 GbE controller 82599 (SFP+, backplane and
 // CX4 parts; see Match): reset and init in the datasheet's order, link bring-up on the
 // EEPROM's link mode, RX/TX queues on the Intel advanced-descriptor rings, RSS, MSI-X and
-// legacy INTx interrupts, and statistics. Importing it registers the driver "ixgbe" with
+// legacy INTx interrupts, statistics, and the receive filter (nic.RxFilter: the station
+// address and the multicast table). Importing it registers the driver "ixgbe" with
 // nic.Register.
 package ixgbe
 

@@ -3,36 +3,49 @@ package virtio
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/uiod/uiod/internal/hw/virtiospec"
 	"github.com/uiod/uiod/pci"
 )
 
-// ctrlQueue is the control virtqueue. Commands are rare (at open), so one command is in
-// flight at a time and the driver polls for its completion. Its buffer is the header slot
-// area: the command (class, command, data) at offset 0 and the device's ack at 8.
+// ctrlQueue is the control virtqueue. Commands are rare (at open, and when the port's
+// user sets its receive filter), so one command is in flight at a time (mu) and the
+// driver polls for its completion; the data path never touches it. A command (class,
+// command, data) is one device-readable descriptor at the start of buf, the device's
+// ack one writable byte at ctrlAckOff.
 type ctrlQueue struct {
 	vq
+	mu       sync.Mutex // one command at a time
+	buf      pci.Mem    // the command and the ack, in DMA memory
 	lastUsed uint16
 }
 
 // ctrlTimeout bounds the wait for the device to answer a control command.
 const ctrlTimeout = time.Second
 
-// command sends class/cmd with data (at most 6 bytes) and waits for the device's ack.
+// ctrlBufLen is the control buffer's size: the longest command (a filter table of
+// maxMACTable addresses: class, command, two counts, the addresses) and the ack.
+const (
+	ctrlBufLen = 512
+	ctrlAckOff = ctrlBufLen - 8
+)
+
+// command sends class/cmd with data and waits for the device's ack.
 func (q *ctrlQueue) command(class, cmd uint8, data []byte) error {
-	r := q.ring
-	buf := r.hdr(0) // 12 bytes of DMA memory
-	if len(data) > 6 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	r, buf := q.ring, q.buf.Bytes
+	if 2+len(data) > ctrlAckOff {
 		return fmt.Errorf("control command %d/%d: %d bytes of data", class, cmd, len(data))
 	}
 	buf[0], buf[1] = class, cmd
 	copy(buf[2:], data)
-	buf[8] = 0xff
-	base := r.hdrIOVA(0)
+	buf[ctrlAckOff] = 0xff
+	base := q.buf.IOVA
 	r.setDesc(0, base, uint32(2+len(data)), virtiospec.DescNext, 1)
-	r.setDesc(1, base+8, 1, virtiospec.DescWrite, 0)
+	r.setDesc(1, base+ctrlAckOff, 1, virtiospec.DescWrite, 0)
 	old := r.availIdx
 	r.push(0)
 	r.publish()
@@ -49,8 +62,8 @@ func (q *ctrlQueue) command(class, cmd uint8, data []byte) error {
 	if id != 0 || n > 16 {
 		return fmt.Errorf("control command %d/%d: used entry id %d length %d", class, cmd, id, n)
 	}
-	if ack := buf[8]; ack != virtiospec.CtrlOK {
-		return fmt.Errorf("control command %d/%d: device answered %d", class, cmd, ack)
+	if ack := buf[ctrlAckOff]; ack != virtiospec.CtrlOK {
+		return fmt.Errorf("control command %d/%d: device answered %d (VIRTIO_NET_ERR)", class, cmd, ack)
 	}
 	return nil
 }
@@ -65,11 +78,17 @@ func (q *ctrlQueue) setPairs(n int) error {
 	return nil
 }
 
-// newCtrlQueue sets up the control virtqueue (a few descriptors suffice).
+// newCtrlQueue sets up the control virtqueue (a few descriptors suffice) and its command
+// buffer.
 func newCtrlQueue(t *transport, dma pci.DMA, index uint16, msix, eventIdx bool) (*ctrlQueue, error) {
+	buf, err := dma.Alloc(ctrlBufLen)
+	if err != nil {
+		return nil, fmt.Errorf("control queue buffer: %w", err)
+	}
 	q, err := newVQ(t, dma, index, 8, virtiospec.NoVector, msix, eventIdx)
 	if err != nil {
+		dma.Free(buf)
 		return nil, fmt.Errorf("control queue: %w", err)
 	}
-	return &ctrlQueue{vq: *q}, nil
+	return &ctrlQueue{vq: *q, buf: buf}, nil
 }

@@ -54,8 +54,11 @@
 // capped by the device's maximum queue size (QEMU's default is 256, so 128 packets),
 // halving the packet count to fit. BufSize must hold a frame of the MTU (nic.MaxFrame). TxQueues may not
 // exceed RxQueues (the device receives on every pair in use). ITR is ignored (the device
-// has no moderation), as is Promiscuous (without VIRTIO_NET_F_CTRL_RX the device's filter
-// is its own; QEMU's accepts every address). Stats.RxMissed stays 0: the device reports
+// has no moderation). The device filters as it does after reset (QEMU's takes every
+// address) until the port's user sets a receive filter (nic.RxFilter: SetMulticast,
+// SetMAC, with VIRTIO_NET_F_CTRL_RX and VIRTIO_NET_F_CTRL_MAC_ADDR); from then on it
+// takes its own address, broadcast and the groups set, or everything on a port opened
+// Promiscuous (docs/design.md §11, "Receive filter"). Stats.RxMissed stays 0: the device reports
 // no drops.
 //
 // Every field the device writes (used index, used entry id and length) is checked before

@@ -102,7 +102,9 @@ func (p *Port) negotiate(opt Options) error {
 		want |= 1 << virtiospec.FeatOrderPlat
 	}
 	if offered&(1<<virtiospec.FeatCtrlVQ) != 0 {
-		want |= 1<<virtiospec.FeatCtrlVQ | 1<<virtiospec.FeatMQ
+		// The receive filter's commands too (SetMulticast, SetMAC), used only when the
+		// port's user sets the filter.
+		want |= 1<<virtiospec.FeatCtrlVQ | 1<<virtiospec.FeatMQ | 1<<virtiospec.FeatCtrlRX | 1<<virtiospec.FeatCtrlMACAddr
 	}
 	if !opt.NoEventIdx {
 		want |= 1 << virtiospec.FeatEventIdx
@@ -172,7 +174,8 @@ func (p *Port) readConfig() error {
 	if n := int(p.t.common.r16(virtiospec.ComNumQueues)); n < need {
 		return fmt.Errorf("device has %d virtqueues (num_queues), but %d queue pairs%s need %d", n, pairs, ctrlNote(p.has(virtiospec.FeatCtrlVQ)), need)
 	}
-	p.mac, p.maxPairs = mac, pairs
+	p.mac.Store(&mac)
+	p.maxPairs = pairs
 	return nil
 }
 
@@ -266,7 +269,7 @@ func (p *Port) newQueues() error {
 		if err != nil {
 			return err
 		}
-		p.rings = append(p.rings, c.ring.mem)
+		p.rings = append(p.rings, c.ring.mem, c.buf)
 		p.ctrl = c
 	}
 	return nil

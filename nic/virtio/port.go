@@ -27,12 +27,13 @@ type Port struct {
 	cfg      nic.Config
 	opt      Options
 	features uint64
-	devMTU   int // the device's mtu field when it offers VIRTIO_NET_F_MTU, else 0
-	mac      net.HardwareAddr
+	devMTU   int                              // the device's mtu field when it offers VIRTIO_NET_F_MTU, else 0
+	mac      atomic.Pointer[net.HardwareAddr] // the device's address at open, then SetMAC's
 	maxPairs int
 	rx       []*rxQueue
 	tx       []*txQueue
 	ctrl     *ctrlQueue
+	filt     rxFilter // the receive filter the user set (filter.go), under closeMu
 	pools    []*nic.Mempool
 	rings    []pci.Mem
 
@@ -112,8 +113,14 @@ func (p *Port) Close() error {
 	return p.closeErr
 }
 
-// MAC implements nic.Port.
-func (p *Port) MAC() net.HardwareAddr { return p.mac }
+// MAC implements nic.Port: the device's address (or a random one for a device that has
+// none), or the one SetMAC set since.
+func (p *Port) MAC() net.HardwareAddr {
+	if m := p.mac.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
 
 // NumRxQueues implements nic.Port.
 func (p *Port) NumRxQueues() int { return len(p.rx) }

@@ -114,7 +114,10 @@ func (p *Port) reinit() error {
 	if p.ctrl != nil {
 		p.ctrl.rewind()
 	}
-	return p.program()
+	if err := p.program(); err != nil {
+		return err
+	}
+	return p.restoreFilter() // the reset made the device forget it
 }
 
 // rewind returns the ring to its state before the device first saw it: available and used

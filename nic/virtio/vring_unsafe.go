@@ -38,13 +38,10 @@ func newVring(mem pci.Mem, size int) *vring {
 func (r *vring) at(off int) unsafe.Pointer { return unsafe.Add(r.base, off) }
 
 // descIOVA, availIOVA, usedIOVA and hdrIOVA are the bus addresses of the areas.
-func (r *vring) descIOVA() uint64     { return r.mem.IOVA + uint64(r.l.desc) }
-func (r *vring) availIOVA() uint64    { return r.mem.IOVA + uint64(r.l.avail) }
-func (r *vring) usedIOVA() uint64     { return r.mem.IOVA + uint64(r.l.used) }
-func (r *vring) hdrIOVA(p int) uint64 { return r.mem.IOVA + uint64(r.l.hdrs+16*p) }
-func (r *vring) hdr(p int) []byte {
-	return r.mem.Bytes[r.l.hdrs+16*p : r.l.hdrs+16*p+virtiospec.NetHdrLen]
-}
+func (r *vring) descIOVA() uint64      { return r.mem.IOVA + uint64(r.l.desc) }
+func (r *vring) availIOVA() uint64     { return r.mem.IOVA + uint64(r.l.avail) }
+func (r *vring) usedIOVA() uint64      { return r.mem.IOVA + uint64(r.l.used) }
+func (r *vring) hdrIOVA(p int) uint64  { return r.mem.IOVA + uint64(r.l.hdrs+16*p) }
 func (r *vring) size() int             { return r.l.size }
 func (r *vring) usedEventOff() int     { return r.l.avail + virtiospec.UsedEventOff(r.l.size) }
 func (r *vring) availEventOff() int    { return r.l.used + virtiospec.AvailEventOff(r.l.size) }

@@ -194,3 +194,13 @@ func (p *filterPort) Close() error {
 	}
 	return nil
 }
+
+// Multicast is the pool's multicast filter as the VF's driver set it: the hashes it
+// registered (SET_MULTICAST) and whether the PF takes every multicast frame for it
+// (SET_PROMISC multicast, or more hashes than it holds).
+func (m *Model) Multicast() (hashes []uint16, all bool) {
+	f := &m.filt
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]uint16(nil), f.hashes[:f.nHashes]...), f.mcProm || f.mcOver
+}

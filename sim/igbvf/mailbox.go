@@ -166,7 +166,7 @@ func (m *Model) serveLocked(msg [i82576.VFMbxWords]uint32) {
 			m.filt.setMaxFrame(int(min(msg[1], i82576.VFMaxFrame))) // clamped, ACKed
 			ok = true
 		case i82576.MsgSetPromisc:
-			if info := w0 & i82576.MsgInfoMask; info&^i82576.PromiscMcast == 0 {
+			if info := w0 & i82576.MsgInfoMask; info&^i82576.PromiscMcast == 0 && !(info != 0 && m.cfg.NoMcastPromisc) {
 				m.filt.setMcastPromisc(info != 0)
 				ok = true
 			}

@@ -18,7 +18,7 @@
 //     VF is not trusted);
 //   - SET_MULTICAST: up to 30 hashes are filtered, more turn multicast promiscuous on;
 //   - SET_LPE: sizes above 9728 bytes are clamped to it, and ACKed;
-//   - SET_PROMISC (multicast only);
+//   - SET_PROMISC (multicast only; refused with Config.NoMcastPromisc);
 //   - NACK for anything else (Linux logs "Unhandled Msg", counted in Stats.Unhandled);
 //   - before the reset handshake, silence for 2 s after the VF's reset (the message is
 //     taken, PFACK, but not answered; Config.CTSHoldoff), then NACK without CTS; and a
@@ -85,6 +85,9 @@ type Config struct {
 	Quirks intel.Quirks
 	// NoAntiSpoof lets the VF send any source address, as QEMU's igb does.
 	NoAntiSpoof bool
+	// NoMcastPromisc makes the PF refuse SET_PROMISC multicast (NACK), as a PF that
+	// does not let the VF take every multicast frame would; it still takes "off".
+	NoMcastPromisc bool
 	// MailboxDelay is how long the PF takes to serve a message (default 50 µs; negative:
 	// at once, on the writer's goroutine).
 	MailboxDelay time.Duration

@@ -35,7 +35,10 @@ func (m *Model) control(qi int) {
 		}
 		cmd, read := m.readChain(chain[:len(chain)-1], nil, math.MaxInt, "control command")
 		status := byte(virtiospec.CtrlErr)
-		if read == chainDone {
+		switch {
+		case read == chainDone && m.inj.ctrlErr > 0:
+			m.inj.ctrlErr--
+		case read == chainDone:
 			status = m.command(cmd)
 		}
 		if b, err := m.dmaAt(ack.addr, 1, "control ack"); err == nil {
@@ -62,6 +65,10 @@ func (m *Model) command(cmd []byte) byte {
 		}
 		m.pairs = n
 		return virtiospec.CtrlOK
+	case cmd[0] == virtiospec.CtrlClassRX:
+		return m.rxMode(cmd[1], cmd[2:])
+	case cmd[0] == virtiospec.CtrlClassMAC:
+		return m.macCommand(cmd[1], cmd[2:])
 	}
 	return virtiospec.CtrlErr
 }

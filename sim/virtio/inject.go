@@ -11,7 +11,12 @@ type injections struct {
 	drop, badID, oversize, ahead int
 	jump                         uint16
 	churn                        bool
+	ctrlErr                      int // control commands to answer VIRTIO_NET_ERR
 }
+
+// RefuseCtrlNext answers the next n control commands VIRTIO_NET_ERR without running them,
+// as a device refuses a command it cannot carry out.
+func (m *Model) RefuseCtrlNext(n int) { m.dev.Lock(); m.inj.ctrlErr += n; m.dev.Unlock() }
 
 // DropNext drops the next n frames from the wire before they reach a queue.
 func (m *Model) DropNext(n int) { m.dev.Lock(); m.inj.drop += n; m.dev.Unlock() }

@@ -9,7 +9,9 @@
 // read and written through the IOMMU, event suppression (flags, or used_event and
 // avail_event with EVENT_IDX), MSI-X with a vector per queue and one for configuration
 // changes, INTx with the read-to-clear ISR register, multi-queue with the control queue's
-// VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, link status with configuration-change interrupts, and
+// VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, the receive filter of QEMU's virtio-net (promiscuous
+// after reset; VIRTIO_NET_CTRL_RX promiscuous and all-multicast, the 64-entry
+// VIRTIO_NET_CTRL_MAC table and MAC_ADDR_SET, each with its feature), link status with configuration-change interrupts, and
 // fault injection.
 //
 // It is strict about the spec's ordering rules: feature bits may only change before
@@ -79,6 +81,10 @@ type Config struct {
 	// negotiated the device delivers frames of a 1500-byte MTU only; a longer frame is
 	// never delivered (counted Oversize).
 	MTU int
+	// NoCtrlRX does not offer VIRTIO_NET_F_CTRL_RX (the RX mode and filter table
+	// commands): the device stays promiscuous. NoCtrlMACAddr does not offer
+	// VIRTIO_NET_F_CTRL_MAC_ADDR (the station address command).
+	NoCtrlRX, NoCtrlMACAddr bool
 	// SpeedMbps is the speed in the device configuration (0: unknown).
 	SpeedMbps int
 	// Steer picks the queue pair for a received frame among pairs (default: a hash of
@@ -118,6 +124,7 @@ type Model struct {
 	isr         uint8
 	link        bool
 	pairs       int
+	rxf         rxFilter // the receive filter (filter.go)
 	netcfg      [virtiospec.NetCfgLen]byte
 	inj         injections
 	st          Stats
@@ -173,6 +180,12 @@ func New(cfg Config) (*Model, error) {
 	}
 	if cfg.MaxPairs > 1 {
 		m.offered |= 1 << virtiospec.FeatMQ
+	}
+	if !cfg.NoCtrlRX {
+		m.offered |= 1 << virtiospec.FeatCtrlRX
+	}
+	if !cfg.NoCtrlMACAddr {
+		m.offered |= 1 << virtiospec.FeatCtrlMACAddr
 	}
 	if !cfg.NoEventIdx {
 		m.offered |= 1 << virtiospec.FeatEventIdx
@@ -257,6 +270,7 @@ func (m *Model) reset() {
 	m.msixConfig = virtiospec.NoVector
 	m.isr = 0
 	m.pairs = 1
+	m.resetFilter()
 	for i := range m.queues {
 		m.queues[i] = queue{size: uint16(m.cfg.QueueSize), msix: virtiospec.NoVector}
 	}

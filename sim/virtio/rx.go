@@ -22,6 +22,10 @@ func (m *Model) receive(frame []byte, _ int64) {
 		m.st.RxOff++
 		return
 	}
+	if !m.accepts(frame) {
+		m.st.Filtered++ // not for the device's addresses
+		return
+	}
 	if len(frame) > m.longest(frame) {
 		m.st.Oversize++ // beyond the MTU: not the device's to deliver
 		return

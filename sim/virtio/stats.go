@@ -14,6 +14,7 @@ type Stats struct {
 	RxOff    uint64 // arrived before DRIVER_OK, with the link down or the queue disabled
 	RxErrors uint64 // unusable receive chains
 	Dropped  uint64 // dropped by fault injection
+	Filtered uint64 // refused by the receive filter (not promiscuous, not an address it takes)
 
 	TxFrames   uint64
 	TxBytes    uint64

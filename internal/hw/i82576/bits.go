@@ -29,12 +29,13 @@ const (
 	IcrAsserted = 1 << 31
 	ImsValid    = 0x77D4FBFD // the IMS bits that name a cause
 
-	RctlEN    = 1 << 1
-	RctlUPE   = 1 << 3
-	RctlMPE   = 1 << 4
-	RctlLPE   = 1 << 5
-	RctlBAM   = 1 << 15
-	RctlSECRC = 1 << 26
+	RctlEN     = 1 << 1
+	RctlUPE    = 1 << 3
+	RctlMPE    = 1 << 4
+	RctlLPE    = 1 << 5
+	RctlBAM    = 1 << 15
+	RctlMOMask = 3 << 12 // the multicast table's filter type (MO)
+	RctlSECRC  = 1 << 26
 
 	TctlEN        = 1 << 1
 	TctlPSP       = 1 << 3

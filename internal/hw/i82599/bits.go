@@ -41,6 +41,11 @@ const (
 	FctrlUPE = 1 << 9
 	FctrlBAM = 1 << 10
 
+	// MCSTCTRL: the multicast table's filter type (MO, which address bits hash) and
+	// its enable (MFE).
+	McstctrlMOMask = 3
+	McstctrlMFE    = 1 << 2
+
 	SrrctlBSizePktShift = 0 // 1 KB units, bits 4:0
 	SrrctlBSizePktMask  = 0x1f
 	SrrctlDropEn        = 1 << 28

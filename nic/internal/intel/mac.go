@@ -3,6 +3,7 @@ package intel
 import (
 	"crypto/rand"
 	"fmt"
+	"net"
 
 	"github.com/uiod/uiod/internal/hw/intelnic"
 )
@@ -20,6 +21,7 @@ func ReadMAC(p *Port) error {
 		p.bar.Write32(intelnic.RAL0, uint32(mac[0])|uint32(mac[1])<<8|uint32(mac[2])<<16|uint32(mac[3])<<24)
 		p.bar.Write32(intelnic.RAH0, uint32(mac[4])|uint32(mac[5])<<8|intelnic.RahAV)
 	}
-	p.mac = mac
+	hw := net.HardwareAddr(mac)
+	p.mac.Store(&hw)
 	return nil
 }

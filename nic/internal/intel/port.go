@@ -82,7 +82,7 @@ type Port struct {
 	cfg    nic.Config
 	layout Layout
 	ops    Ops
-	mac    net.HardwareAddr
+	mac    atomic.Pointer[net.HardwareAddr] // the station address: ReadMAC's, then SetMAC's
 	rx     []*ring.RxQueue
 	tx     []*ring.TxQueue
 	pools  []*nic.Mempool
@@ -209,7 +209,12 @@ func (p *Port) Close() error {
 }
 
 // MAC implements nic.Port.
-func (p *Port) MAC() net.HardwareAddr { return p.mac }
+func (p *Port) MAC() net.HardwareAddr {
+	if m := p.mac.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
 
 // NumRxQueues implements nic.Port.
 func (p *Port) NumRxQueues() int { return len(p.rx) }

@@ -95,8 +95,9 @@ type Harness struct {
 	// FaultsOK lets a test that provokes device faults pass the strict check at close.
 	FaultsOK bool
 
-	mu  sync.Mutex
-	got [][]byte
+	mu     sync.Mutex
+	got    [][]byte
+	probes uint32 // Probe's tags
 }
 
 // New opens a port of drv on a fresh strict model and closes it (checking buffer

@@ -28,6 +28,8 @@ func IGBVF(base igbvf.Config) Family {
 		ArmFiresPending: true,
 		StatsFromDevice: true,
 		NoINTx:          true,
+		SetMACRefused:   !base.NoMAC,
+		NoPromiscuous:   true,
 		MaxQueues:       1,
 		LargestFrame:    func(size int) int { return min(size, i82576.VFMaxFrame-4) },
 		Faults:          intelFaults,

@@ -95,6 +95,15 @@ type Family struct {
 	// MaxQueues is the most queue pairs the family's driver takes (0: four or more); the
 	// multi-queue suites use as many as there are.
 	MaxQueues int
+	// PromiscuousUntilFiltered: the device takes every frame until the driver first sets
+	// its receive filter (a virtio-net device after reset; the driver leaves it so at
+	// open). Otherwise it filters by the port's address from open.
+	PromiscuousUntilFiltered bool
+	// SetMACRefused: the device refuses nic.RxFilter's SetMAC (a VF whose administrator
+	// set its MAC: the PF answers NACK).
+	SetMACRefused bool
+	// NoPromiscuous: the family's functions cannot be opened promiscuous (a VF).
+	NoPromiscuous bool
 	// Faults are the fault cases only this family's model can inject; Faults runs them
 	// after the shared ones.
 	Faults []FaultCase

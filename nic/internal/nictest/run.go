@@ -27,6 +27,7 @@ var Shared = []Suite{
 	{"FrameBetweenArmAndWait", FrameBetweenArmAndWait},
 	{"RepollAfterArm", RepollAfterArm},
 	{"ConcurrentWakeups", ConcurrentWakeups},
+	{"RxFilter", RxFilter},
 }
 
 // Run runs the shared suites and then drv.Family's own against drv, each as a subtest.

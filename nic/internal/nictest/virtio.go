@@ -35,7 +35,10 @@ func Virtio(base virtio.Config) Family {
 		Posted:            func(n int) int { return n },
 		DMAFaultCompletes: true,
 		HoldsWhenFull:     true,
-		Faults:            virtioFaults,
+		// QEMU's virtio-net is promiscuous after reset, and the driver sends no filter
+		// until its user sets one.
+		PromiscuousUntilFiltered: true,
+		Faults:                   virtioFaults,
 	}
 }
 
