@@ -83,4 +83,3 @@ func TestSetDown(t *testing.T) {
 		t.Fatalf("kernel got %d bytes after up, want the 400-byte frame (nothing queued while down)", len(got))
 	}
 }
-

@@ -36,9 +36,9 @@ type Port struct {
 	mtu        atomic.Int64
 	down       atomic.Bool
 	carrier    atomic.Bool
-	f        *os.File
-	release  func() error // after f is closed: the interface given back or gone
-	log      *zap.Logger
+	f          *os.File
+	release    func() error // after f is closed: the interface given back or gone
+	log        *zap.Logger
 
 	pool *nic.Mempool
 	rx   *rxRing
