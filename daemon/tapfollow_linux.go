@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/tap"
 )
@@ -100,9 +101,26 @@ func (d *Daemon) startTAPFollow() error {
 	if err != nil {
 		return err
 	}
+	w.onChange = d.tapChanged
 	w.start()
 	d.tapFollow.Store(w)
 	return nil
+}
+
+// tapChanged gives l3fwd, when it runs, the port's MAC and MTU as its kernel path now has
+// them: a new generation of its tables (l3fwd.App.SetPort), off the poll threads.
+func (d *Daemon) tapChanged(f *followedTAP) {
+	r := d.router.Load()
+	if r == nil {
+		return
+	}
+	st, err := r.SetPort(dataplane.PortID(f.id), f.tap.MAC(), f.tap.MTU())
+	if err != nil {
+		f.log.Error("kernel path: l3fwd cannot follow the port's new MAC or MTU", zap.Error(err))
+		return
+	}
+	f.log.Info("kernel path: l3fwd follows the port's MAC and MTU", zap.Stringer("mac", f.tap.MAC()), zap.Int("mtu", f.tap.MTU()),
+		zap.Uint64("generation", st.Generation))
 }
 
 // closeTAPFollow stops the watcher, if one runs.

@@ -385,3 +385,31 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 	testutil.Eventually(t, followWait, func() bool { return !d.Status().Ports[0].Absent && tapLinkNow().carrier },
 		"TAP's carrier never came back with the device: %+v", tapLinkNow())
 }
+
+// TestIntegrationTAPFollowsL3fwd: under l3fwd, a lower MTU set on port a's TAP becomes
+// l3fwd's egress MTU for port a (a new table generation): a DF ping of 1228 bytes from
+// behind port b reaches nsA before and is refused (mtu_exceeded) after; the TAP's MTU
+// back at the port's lets it through again.
+func TestIntegrationTAPFollowsL3fwd(t *testing.T) {
+	r := newKernelRig(t, "{mode: adaptive, idle_threshold: 300us, wait_timeout: 10ms}", true)
+	big := func() int { return ping(t, r.nsB, "-c", "2", "-i", "0.2", "-W", "2", "-M", "do", "-s", "1200", "10.231.0.2") }
+	if n := big(); n == 0 {
+		t.Fatal("no 1228-byte DF ping from nsB reached nsA at MTU 1500")
+	}
+	gen := r.d.router.Load().FIB().Generation
+	testutil.IPIn(t, r.ns, "link", "set", "dev", "uiodk0", "mtu", "1000")
+	testutil.Eventually(t, followWait, func() bool { return r.d.router.Load().FIB().Generation > gen },
+		"l3fwd's tables never followed the TAP's MTU (generation %d)", r.d.router.Load().FIB().Generation)
+	before := r.queue(t, "b/rx0").DropsBy["mtu_exceeded"]
+	if n := big(); n != 0 {
+		t.Fatalf("%d DF pings of 1228 bytes forwarded out of port a at its TAP's MTU 1000", n)
+	}
+	if after := r.queue(t, "b/rx0").DropsBy["mtu_exceeded"]; after <= before {
+		t.Errorf("b/rx0 mtu_exceeded %d → %d: the refused pings were not counted", before, after)
+	}
+	if n := ping(t, r.nsB, "-c", "2", "-i", "0.2", "-W", "2", "-s", "900", "10.231.0.2"); n == 0 {
+		t.Error("pings within the new MTU were not forwarded")
+	}
+	testutil.IPIn(t, r.ns, "link", "set", "dev", "uiodk0", "mtu", "1500")
+	testutil.Eventually(t, followWait, func() bool { return big() > 0 }, "DF pings of 1228 bytes still refused with the TAP back at 1500")
+}
