@@ -392,7 +392,9 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 // back at the port's lets it through again.
 func TestIntegrationTAPFollowsL3fwd(t *testing.T) {
 	r := newKernelRig(t, "{mode: adaptive, idle_threshold: 300us, wait_timeout: 10ms}", true)
-	big := func() int { return ping(t, r.nsB, "-c", "2", "-i", "0.2", "-W", "2", "-M", "do", "-s", "1200", "10.231.0.2") }
+	big := func() int {
+		return ping(t, r.nsB, "-c", "2", "-i", "0.2", "-W", "2", "-M", "do", "-s", "1200", "10.231.0.2")
+	}
 	if n := big(); n == 0 {
 		t.Fatal("no 1228-byte DF ping from nsB reached nsA at MTU 1500")
 	}
