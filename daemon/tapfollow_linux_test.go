@@ -358,8 +358,9 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 	if hasFilter && !follow().AllMulti {
 		t.Errorf("kernel.allmulti: /status %+v, want every multicast group asked", follow())
 	}
-	if !hasFilter && logs.FilterMessageSnippet("cannot follow the TAP").Len() != 1 {
-		t.Errorf("the port without a filter did not say once that it cannot follow")
+	if !hasFilter && (logs.FilterMessageSnippet("cannot follow the TAP").Len() != 1 ||
+		!logged(logs, "cannot follow the TAP", map[string]string{"port": "a", "allmulti": "true"})) {
+		t.Errorf("the port without a filter did not say once that it cannot follow kernel.allmulti")
 	}
 
 	// Removed: carrier off until the device is back.
