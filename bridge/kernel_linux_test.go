@@ -82,7 +82,8 @@ func untaggedSteps(k *kernelRig) []kstep {
 		{name: "G1 on port 3: learnt", in: 3, f: f(bc, "02:00:00:00:00:91"), want: floods,
 			do: func(t *testing.T, k *kernelRig) { k.linuxMACLimit(t, 2) }},
 		{name: "G2 on port 3: learnt", in: 3, f: f(bc, "02:00:00:00:00:92"), want: floods},
-		{name: "G3 on port 3: over the limit, forwarded", in: 3, f: f(bc, "02:00:00:00:00:93"), want: floods},
+		{name: "G3 on port 3: over the limit, forwarded", in: 3, f: f(bc, "02:00:00:00:00:93"), want: floods,
+			do: func(t *testing.T, k *kernelRig) { k.macLimitReached(t, 3) }},
 		{name: "to G3: not learnt, flooded", in: 1, f: f("02:00:00:00:00:93", mB), want: "0:u 2:u 3:u"},
 		{name: "to G1: learnt", in: 1, f: f("02:00:00:00:00:91", mB), want: "3:u"},
 		{name: "J broadcasts, ageing now 3 s", in: 0, f: f(bc, "02:00:00:00:00:a1"), want: "1:u 2:u 3:u",
@@ -109,17 +110,68 @@ func vlanSteps() []kstep {
 		{name: "native VLAN 1 of port 3: no other port", in: 3, f: testFrame(bc, mD, -1, 0, 0), want: ""},
 		{name: "A moves to port 3 in VLAN 10", in: 3, f: testFrame(bc, mA, 10, 0, 0), want: "0:u 2:t10"},
 		{name: "B to A follows it", in: 2, f: testFrame(mA, mB, 10, 0, 0), want: "3:t10"},
+		// One MAC in two VLANs is two entries, learnt and moved independently.
+		{name: "B moves to access 20, stays on the trunk in VLAN 10", in: 1, f: testFrame(bc, mB, -1, 0, 0), want: "2:t20"},
+		{name: "to B in VLAN 20: its new port", in: 2, f: testFrame(mB, mD, 20, 0, 0), want: "1:u"},
+		{name: "to B in VLAN 10: still the trunk", in: 0, f: testFrame(mB, mC, -1, 0, 0), want: "2:t10"},
+		// The trunk's MAC limit (4: it has B in VLAN 10 and D in VLAN 20) counts its
+		// entries of every VLAN.
+		{name: "G1 in VLAN 10 on the trunk: learnt", in: 2, f: testFrame(bc, mG1, 10, 0, 0), want: "0:u 3:t10",
+			do: func(t *testing.T, k *kernelRig) { k.linuxMACLimit(t, 2) }},
+		{name: "G1 in VLAN 20 on the trunk: a second entry, learnt", in: 2, f: testFrame(bc, mG1, 20, 0, 0), want: "1:u"},
+		{name: "G2 in VLAN 10: over the trunk's limit, forwarded", in: 2, f: testFrame(bc, mG2, 10, 0, 0), want: "0:u 3:t10",
+			do: func(t *testing.T, k *kernelRig) { k.macLimitReached(t, 2) }},
+		{name: "to G2 in VLAN 10: not learnt, flooded", in: 0, f: testFrame(mG2, mC, -1, 0, 0), want: "2:t10 3:t10"},
+		{name: "to G1 in VLAN 20: learnt", in: 1, f: testFrame(mG1, mC, -1, 0, 0), want: "2:t20"},
+		{name: "to G1 in VLAN 10: learnt", in: 3, f: testFrame(mG1, mD, 10, 0, 0), want: "2:t10"},
+		// S is static on the trunk in VLAN 20 only.
+		{name: "to static S in VLAN 20: the trunk", in: 1, f: testFrame(mS, mC, -1, 0, 0), want: "2:t20",
+			do: func(t *testing.T, k *kernelRig) { k.linuxMACLimit(t, -1) }},
+		{name: "to S in VLAN 10: no entry there, flooded", in: 0, f: testFrame(mS, mC, -1, 0, 0), want: "2:t10 3:t10"},
+		{name: "S on access 20: forwarded, not moved", in: 1, f: testFrame(mD, mS, -1, 0, 0), want: "2:t20"},
+		{name: "to S in VLAN 20: still the trunk", in: 1, f: testFrame(mS, mC, -1, 0, 0), want: "2:t20"},
+		{name: "VLAN 4095 (reserved) on the trunk", in: 2, f: testFrame(bc, mB, 4095, 0, 0), want: ""},
+		{name: "priority-tagged on the tagged-only trunk", in: 2, f: testFrame(bc, mB, 0, 4, 0), want: ""},
+		{name: "802.1ad-tagged on access 10: payload to an 802.1Q bridge, VLAN 10's", in: 0, f: sTagged(bc, mC, 100), want: "2:t10 3:t10"},
+		// Ageing, per VLAN entry.
+		{name: "J tagged 10 on port 3, ageing now 3 s", in: 3, f: testFrame(bc, mJ, 10, 0, 0), want: "0:u 2:t10",
+			do: func(t *testing.T, k *kernelRig) { k.setAgeing(t, 3*time.Second) }},
+		{name: "to J in VLAN 10: known", in: 0, f: testFrame(mJ, mC, -1, 0, 0), want: "3:t10"},
+		{name: "to J in VLAN 10 once its entry aged out: flooded", in: 0, f: testFrame(mJ, mC, -1, 0, 0), want: "2:t10 3:t10",
+			do: func(t *testing.T, k *kernelRig) { k.waitAged(t, mJ) }},
 	}
 }
+
+// sTagged is testFrame(dst, src, -1, 0, 0) behind an 802.1ad S-tag of vid: payload to an
+// 802.1Q bridge (Linux's with vlan_protocol 802.1Q), which treats the frame as untagged.
+func sTagged(dst, src string, vid uint16) []byte {
+	f := testFrame(dst, src, -1, 0, 0)
+	return slices.Insert(f, 12, byte(tpid8021AD>>8), byte(tpid8021AD&0xff), byte(vid>>8), byte(vid))
+}
+
+const tpid8021AD = 0x88a8
+
+// The VLAN rows' limited sources.
+const (
+	mG1 = "02:00:00:00:00:91"
+	mG2 = "02:00:00:00:00:92"
+	mJ  = "02:00:00:00:00:a1"
+)
 
 func ptr(s string) *string { return &s }
 
 // kernelRig is the two bridges and the test's sockets on their ports.
 type kernelRig struct {
 	lnx, uio string
+	cfg      Config
 	app      *App
 	dp       *dataplane.Dataplane
 	lh, ut   []*pktSock // the test's ends: Linux's ports, uiod's ports
+	// noMaxLearned: the kernel has no fdb_max_learned (before Linux 6.7), so the MAC
+	// limit's rows turn learning off on the limited port where uiod's limit is reached;
+	// learnOff is that port's Linux end (lb<i>) once off.
+	noMaxLearned bool
+	learnOff     string
 }
 
 func newKernelRig(t *testing.T, vlans bool) *kernelRig {
@@ -164,7 +216,9 @@ func newKernelRig(t *testing.T, vlans bool) *kernelRig {
 		br("vlan", "add", "dev", "lb2", "vid", "10")
 		br("vlan", "add", "dev", "lb2", "vid", "20")
 		br("vlan", "add", "dev", "lb3", "vid", "10")
+		br("fdb", "add", mS, "dev", "lb2", "vlan", "20", "master", "static", "sticky")
 		ports = vlanPorts()
+		ports[2].MACLimit = 4
 	} else {
 		k.bridgeTool(t, "fdb", "add", mS, "dev", "lb3", "master", "static", "sticky")
 		ports[3].MACLimit = 2
@@ -179,7 +233,9 @@ func newKernelRig(t *testing.T, vlans bool) *kernelRig {
 		t.Fatal("the Linux bridge's ports did not reach the forwarding state")
 	}
 	cfg := Config{Ports: ports}
-	if !vlans {
+	if vlans {
+		cfg.Static = []Static{{MAC: mac(mS), VLAN: 20, Port: 2}}
+	} else {
 		cfg.Static = []Static{{MAC: mac(mS), Port: 3}}
 	}
 	k.startUiod(t, cfg)
@@ -223,7 +279,7 @@ func (k *kernelRig) startUiod(t *testing.T, cfg Config) {
 	}
 	t.Cleanup(app.Close) // after the ports close (cleanups run last first)
 	t.Cleanup(dp.Stop)
-	k.app, k.dp = app, dp
+	k.cfg, k.app, k.dp = cfg, app, dp
 }
 
 // run sends each step's frame into both bridges and compares what comes out.
@@ -303,10 +359,19 @@ func (k *kernelRig) outputs(socks []*pktSock, id uint16) string {
 }
 
 // linuxMACLimit sets the Linux bridge's fdb_max_learned to the entries it has learnt now
-// plus extra (-1: no limit): a bridge-wide limit, which is uiod's limit of port 3 while
-// only port 3 learns new MACs.
+// plus extra (-1: no limit): a bridge-wide limit, which is uiod's limit of the port the
+// rows after it send on while only that port learns new MACs. A kernel without
+// fdb_max_learned (Linux 6.1 takes the attribute and ignores it) gets macLimitReached's
+// stand-in instead; extra -1 then turns that port's learning back on.
 func (k *kernelRig) linuxMACLimit(t *testing.T, extra int) {
 	t.Helper()
+	if k.noMaxLearned {
+		if extra < 0 && k.learnOff != "" {
+			k.bridgeTool(t, "link", "set", "dev", k.learnOff, "learning", "on")
+			k.learnOff = ""
+		}
+		return
+	}
 	limit := 0
 	if extra >= 0 {
 		out, err := exec.Command("bridge", "-n", k.lnx, "fdb", "show", "br", "br0").CombinedOutput()
@@ -320,10 +385,104 @@ func (k *kernelRig) linuxMACLimit(t *testing.T, extra int) {
 		}
 		limit += extra
 	}
-	err := testutil.InNetns(k.lnx, func() error { return setFDBMaxLearned("br0", uint32(limit)) })
-	if err != nil {
-		t.Skipf("the kernel takes no fdb_max_learned (Linux 6.7 on): %v", err)
+	var got uint32
+	var has bool
+	err := testutil.InNetns(k.lnx, func() (err error) {
+		if err = setFDBMaxLearned("br0", uint32(limit)); err != nil {
+			return err
+		}
+		got, has, err = fdbMaxLearned("br0")
+		return err
+	})
+	switch {
+	case err != nil:
+		t.Logf("the kernel refuses fdb_max_learned (%v): the limited port's learning is turned off instead where uiod's limit is reached", err)
+		k.noMaxLearned = true
+	case !has:
+		t.Log("the kernel reports no fdb_max_learned (Linux 6.7 on has it): the limited port's learning is turned off instead where uiod's limit is reached")
+		k.noMaxLearned = true
+	case got != uint32(limit):
+		t.Fatalf("the bridge's fdb_max_learned is %d after setting %d", got, limit)
 	}
+}
+
+// macLimitReached is the do of the first row over port's MAC limit: uiod's port must
+// have exactly its limit of dynamic entries then (else the rows are wrong), and on a
+// kernel without fdb_max_learned Linux's port stops learning here (`bridge link set
+// learning off`: what it has stays, frames still pass; what a limit of that many does).
+func (k *kernelRig) macLimitReached(t *testing.T, port int) {
+	t.Helper()
+	n := 0
+	for _, e := range k.app.Entries() {
+		if int(e.Port) == port && !e.Static {
+			n++
+		}
+	}
+	if limit := k.cfg.Ports[port].MACLimit; n != limit {
+		t.Fatalf("uiod's port %d has %d dynamic entries before the row over its limit, want its limit %d", port, n, limit)
+	}
+	if k.noMaxLearned {
+		k.learnOff = fmt.Sprint("lb", port)
+		k.bridgeTool(t, "link", "set", "dev", k.learnOff, "learning", "off")
+	}
+}
+
+// fdbMaxLearned reads bridge name's IFLA_BR_FDB_MAX_LEARNED; has is false when the
+// kernel reports none (before Linux 6.7).
+func fdbMaxLearned(name string) (limit uint32, has bool, err error) {
+	ifi, err := netIndex(name)
+	if err != nil {
+		return 0, false, err
+	}
+	req := nl.NewNetlinkRequest(unix.RTM_GETLINK, 0)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = int32(ifi)
+	req.AddData(msg)
+	msgs, err := req.Execute(unix.NETLINK_ROUTE, unix.RTM_NEWLINK)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, m := range msgs {
+		if len(m) < unix.SizeofIfInfomsg {
+			continue
+		}
+		data, err := nestedAttr(m[unix.SizeofIfInfomsg:], unix.IFLA_LINKINFO, nl.IFLA_INFO_DATA)
+		if err != nil || data == nil {
+			return 0, false, err
+		}
+		attrs, err := nl.ParseRouteAttr(data)
+		if err != nil {
+			return 0, false, err
+		}
+		for _, a := range attrs {
+			if a.Attr.Type&nl.NLA_TYPE_MASK == unix.IFLA_BR_FDB_MAX_LEARNED && len(a.Value) >= 4 {
+				return binary.NativeEndian.Uint32(a.Value), true, nil
+			}
+		}
+	}
+	return 0, false, nil
+}
+
+// nestedAttr returns the value of the attribute at path (types, outermost first) in the
+// route attributes b, or nil.
+func nestedAttr(b []byte, path ...uint16) ([]byte, error) {
+	for _, typ := range path {
+		attrs, err := nl.ParseRouteAttr(b)
+		if err != nil {
+			return nil, err
+		}
+		b = nil
+		for _, a := range attrs {
+			if a.Attr.Type&nl.NLA_TYPE_MASK == typ {
+				b = a.Value
+				break
+			}
+		}
+		if b == nil {
+			return nil, nil
+		}
+	}
+	return b, nil
 }
 
 // setFDBMaxLearned sets IFLA_BR_FDB_MAX_LEARNED on bridge name, which iproute2 6.1
@@ -507,11 +666,15 @@ func withTag(f, oob []byte) []byte {
 	return f
 }
 
-// testID is a test frame's id: the two bytes after EtherType 0x88b5.
+// testID is a test frame's id: the two bytes after EtherType 0x88b5 (behind an 802.1Q
+// tag, an 802.1ad one, or both in that order).
 func testID(f []byte) (uint16, bool) {
 	off := 12
 	if len(f) >= 16 && binary.BigEndian.Uint16(f[12:]) == tpid8021Q {
 		off = 16
+	}
+	if len(f) >= off+4 && binary.BigEndian.Uint16(f[off:]) == tpid8021AD {
+		off += 4
 	}
 	if len(f) < off+4 || binary.BigEndian.Uint16(f[off:]) != 0x88b5 {
 		return 0, false

@@ -133,6 +133,12 @@ type Forward struct {
 	// KernelTable is the kernel routing table RoutesFrom kernel follows: main (the
 	// default), a number, or a name from /etc/iproute2/rt_tables (see ParseKernelTable).
 	KernelTable string `mapstructure:"kernel_table"`
+	// MaxRoutes and MaxRoutes6 bound l3fwd's IPv4 and IPv6 tables: routes and local
+	// addresses, static and from the kernel, each family (0: DefaultMaxRoutes,
+	// DefaultMaxRoutes6). Static ones over it are a configuration error; kernel routes
+	// over it are left out and counted (FIBStatus.OverLimit).
+	MaxRoutes  int `mapstructure:"max_routes"`
+	MaxRoutes6 int `mapstructure:"max_routes6"`
 }
 
 // Poll configures the poll loops and their idle policy.

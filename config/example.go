@@ -22,3 +22,10 @@ var exampleBridge string
 // ExampleBridge returns a commented configuration that validates: a learning bridge of
 // three sim ports, two access ports of different VLANs and a trunk.
 func ExampleBridge() string { return exampleBridge }
+
+//go:embed example_router.yaml
+var exampleRouter string
+
+// ExampleRouter returns a commented configuration that validates: l3fwd between two
+// ports with kernel TAPs, its routes and neighbours from the kernel (routes_from: kernel).
+func ExampleRouter() string { return exampleRouter }

@@ -83,3 +83,24 @@ func TestExampleL3fwdShowsRoutesFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestExampleRouterValidates: the router example (uiod config example --router) is a
+// valid two-port router whose routes come from the kernel, a TAP on each port, and it
+// shows the route limits at their defaults.
+func TestExampleRouterValidates(t *testing.T) {
+	c, err := read(t, ExampleRouter())
+	if err != nil {
+		t.Fatalf("the router example does not validate: %v", err)
+	}
+	if c.Forward.Mode != ForwardL3fwd || c.Forward.RoutesFrom != RoutesFromKernel || len(c.Ports) != 2 || len(c.Forward.Routes) != 0 {
+		t.Errorf("the router example: %+v", c.Forward)
+	}
+	for _, p := range c.Ports {
+		if p.Kernel.TAP == "" {
+			t.Errorf("port %s has no kernel TAP", p.Name)
+		}
+	}
+	if c.Forward.MaxRoutes != DefaultMaxRoutes || c.Forward.MaxRoutes6 != DefaultMaxRoutes6 {
+		t.Errorf("limits %d, %d: want the defaults shown", c.Forward.MaxRoutes, c.Forward.MaxRoutes6)
+	}
+}

@@ -42,9 +42,70 @@ func ParseLocal(s string) (netip.Prefix, error) {
 	return ParsePrefix(s)
 }
 
-// checkL3fwdRouter checks forward.local and forward.police.
+// The route limits' defaults (forward.max_routes, max_routes6: the same as l3fwd's
+// DefaultMaxRoutes4 and 6, room for a full Internet table of each family) and the most
+// they may be (the LPM tables number their groups of 256 entries in 22 bits).
+const (
+	DefaultMaxRoutes  = 1 << 20
+	DefaultMaxRoutes6 = 1 << 19
+	MaxMaxRoutes      = 1 << 22
+)
+
+// RouteLimits are forward.max_routes and max_routes6 with their defaults applied.
+func (f *Forward) RouteLimits() (v4, v6 int) {
+	v4, v6 = f.MaxRoutes, f.MaxRoutes6
+	if v4 == 0 {
+		v4 = DefaultMaxRoutes
+	}
+	if v6 == 0 {
+		v6 = DefaultMaxRoutes6
+	}
+	return v4, v6
+}
+
+// checkRouteLimits checks forward.max_routes and max_routes6, and that the static routes
+// and local addresses of each family fit them.
+func (c *Config) checkRouteLimits(errs *fieldErrors) {
+	f := &c.Forward
+	for _, k := range []struct {
+		key string
+		v   int
+	}{{"forward.max_routes", f.MaxRoutes}, {"forward.max_routes6", f.MaxRoutes6}} {
+		if k.v < 0 || k.v > MaxMaxRoutes {
+			errs.add(k.key, k.v, "want 1 to %d (0 or absent: the default)", MaxMaxRoutes)
+		}
+	}
+	max4, max6 := f.RouteLimits()
+	var n4, n6 int
+	count := func(p netip.Prefix) {
+		if p.Addr().Is4() {
+			n4++
+		} else {
+			n6++
+		}
+	}
+	for _, r := range f.Routes {
+		if p, err := ParsePrefix(r.Prefix); err == nil {
+			count(p)
+		}
+	}
+	for _, s := range f.Local {
+		if p, err := ParseLocal(s); err == nil {
+			count(p)
+		}
+	}
+	if n4 > max4 && f.MaxRoutes >= 0 {
+		errs.add("forward.routes", nil, "%d IPv4 routes and local addresses, over forward.max_routes (%d)", n4, max4)
+	}
+	if n6 > max6 && f.MaxRoutes6 >= 0 {
+		errs.add("forward.routes", nil, "%d IPv6 routes and local addresses, over forward.max_routes6 (%d)", n6, max6)
+	}
+}
+
+// checkL3fwdRouter checks forward.local, forward.police and the route limits.
 func (c *Config) checkL3fwdRouter(errs *fieldErrors) {
 	f := &c.Forward
+	c.checkRouteLimits(errs)
 	seen := map[netip.Prefix]int{}
 	for i, s := range f.Local {
 		path := fmt.Sprintf("forward.local[%d]", i)
@@ -81,5 +142,11 @@ func (c *Config) checkNotL3fwdRouter(errs *fieldErrors) {
 	}
 	if len(c.Forward.Police) > 0 {
 		errs.add("forward.police", nil, "the exception path's policer only applies to forward.mode l3fwd")
+	}
+	if c.Forward.MaxRoutes != 0 {
+		errs.add("forward.max_routes", c.Forward.MaxRoutes, "only applies to forward.mode l3fwd")
+	}
+	if c.Forward.MaxRoutes6 != 0 {
+		errs.add("forward.max_routes6", c.Forward.MaxRoutes6, "only applies to forward.mode l3fwd")
 	}
 }

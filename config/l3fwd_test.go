@@ -69,3 +69,41 @@ func TestL3fwdPoliceUnknownField(t *testing.T) {
 	_, err := read(t, l3fwdDoc(ok)+"  police: {error: {rate: 5, burst: 1, rat: 5}}\n")
 	wantOneError(t, err, "forward.police[error]", "invalid keys: rat")
 }
+
+// TestRouteLimits: forward.max_routes and max_routes6 default to a full Internet table,
+// take 1 to MaxMaxRoutes, and static routes and local addresses over them are an error
+// naming forward.routes and the limit; they apply to l3fwd only.
+func TestRouteLimits(t *testing.T) {
+	r4 := `{prefix: 10.1.0.0/16, port: a, next_hop_mac: "02:00:00:00:00:01"}`
+	r4b := `{prefix: 10.2.0.0/16, port: a, next_hop_mac: "02:00:00:00:00:01"}`
+	r6 := `{prefix: "2001:db8::/32", port: a, next_hop_mac: "02:00:00:00:00:01"}`
+	c, err := read(t, l3fwdDoc(r4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v4, v6 := c.Forward.RouteLimits(); v4 != 1048576 || v6 != 524288 {
+		t.Errorf("defaults %d, %d", v4, v6)
+	}
+	c, err = read(t, l3fwdDoc(r4, r4b, r6)+"  max_routes: 2\n  max_routes6: 1\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v4, v6 := c.Forward.RouteLimits(); v4 != 2 || v6 != 1 {
+		t.Errorf("limits %d, %d", v4, v6)
+	}
+	tests := []struct {
+		name, text, path, msg string
+	}{
+		{"v4 over", l3fwdDoc(r4, r4b) + "  max_routes: 1\n", "forward.routes", "2 IPv4 routes and local addresses, over forward.max_routes (1)"},
+		{"local counts", l3fwdDoc(r4, r6) + "  local: [\"2001:db8::1\"]\n  max_routes6: 1\n", "forward.routes", "2 IPv6 routes and local addresses, over forward.max_routes6 (1)"},
+		{"negative", l3fwdDoc(r4) + "  max_routes: -1\n", "forward.max_routes", "want 1 to 4194304"},
+		{"too many", l3fwdDoc(r4) + "  max_routes6: 4194305\n", "forward.max_routes6", "want 1 to 4194304"},
+		{"l2fwd", simPorts + "forward:\n  max_routes: 10\n", "forward.max_routes", "only applies to forward.mode l3fwd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := read(t, tt.text)
+			wantOneError(t, err, tt.path, tt.msg)
+		})
+	}
+}

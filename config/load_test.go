@@ -83,7 +83,7 @@ func TestEnvFromProcess(t *testing.T) {
 
 func TestEnvKeys(t *testing.T) {
 	want := []string{"log.level", "log.format", "metrics.listen", "metrics.public", "state_dir", "capture.group", "forward.mode", "forward.routes_from", "forward.kernel_table",
-		"bridge.ageing", "bridge.table_size", "bridge.mac_limit", "bridge.flood_limit", "poll.mode", "poll.idle_threshold", "poll.wait_timeout", "poll.sleep_min", "poll.sleep_max",
+		"forward.max_routes", "forward.max_routes6", "bridge.ageing", "bridge.table_size", "bridge.mac_limit", "bridge.flood_limit", "poll.mode", "poll.idle_threshold", "poll.wait_timeout", "poll.sleep_min", "poll.sleep_max",
 		"poll.housekeeping.hz", "poll.housekeeping.length", "poll.cpus", "poll.delivery",
 		"power.cpu_dma_latency", "vfio.interface", "memory.dma_limit", "memory.model_limit"}
 	if !reflect.DeepEqual(envKeys, want) {

@@ -3,8 +3,11 @@ package daemon
 import (
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/l3fwd"
+	"github.com/uiod/uiod/l3fwd/lpm"
 )
 
 // FIBStatus is l3fwd's forwarding table in /status: where its routes come from, the
@@ -31,8 +34,20 @@ type FIBStatus struct {
 	// those l3fwd never routes (reserved destinations such as fe80::/64 or multicast).
 	Shadowed int `json:"shadowed"`
 	Refused  int `json:"refused"`
-	// MemoryBytes is what the lookup tables take.
-	MemoryBytes int `json:"memory_bytes"`
+	// OverLimit are the kernel routes and local addresses left out because their
+	// family's table was full (forward.max_routes, max_routes6), FirstOverLimit the first
+	// of them; Routes4 and Routes6 the entries of each family in force (local ones
+	// included), MaxRoutes and MaxRoutes6 the limits.
+	OverLimit      int    `json:"over_limit"`
+	FirstOverLimit string `json:"first_over_limit,omitempty"`
+	Routes4        int    `json:"routes4"`
+	Routes6        int    `json:"routes6"`
+	MaxRoutes      int    `json:"max_routes"`
+	MaxRoutes6     int    `json:"max_routes6"`
+	// MemoryBytes is what the lookup tables take, Pages what pages the IPv4 table's
+	// first level lies on (mode thp or 4k, and how much the kernel backs by huge pages).
+	MemoryBytes int          `json:"memory_bytes"`
+	Pages       lpm.PageInfo `json:"pages"`
 	// Events counts the route and neighbour messages received, Updates the tables
 	// published from them, UpdateErrors the tables that could not be built (the one in
 	// force kept), Resyncs the times a subscription was lost and the tables dumped anew.
@@ -96,4 +111,25 @@ func fillFIB(st *FIBStatus, f l3fwd.FIBStats) {
 	st.Generation, st.Updated = f.Generation, f.Updated
 	st.Routes, st.Static, st.Kernel, st.Unresolved, st.Local = f.Static+f.Dynamic, f.Static, f.Dynamic, f.Unresolved, f.Local
 	st.Shadowed, st.Refused, st.MemoryBytes = f.Shadowed, f.Refused, f.Memory
+	st.OverLimit, st.Routes4, st.Routes6, st.MaxRoutes, st.MaxRoutes6 = f.OverLimit, f.Routes4, f.Routes6, f.Max4, f.Max6
+	if f.OverLimit > 0 {
+		st.FirstOverLimit = f.FirstOverLimit.String()
+	}
+	st.Pages = f.Pages4
+}
+
+// limitLog logs the route limit's refusals once per burst: a warning when a table first
+// leaves entries out, naming the first and the limits, and a note when all fit again.
+type limitLog struct{ over bool }
+
+func (l *limitLog) note(log *zap.Logger, f l3fwd.FIBStats) {
+	switch {
+	case f.OverLimit > 0 && !l.over:
+		log.Warn("route table full: routes left out (forward.max_routes, max_routes6); forwarding by the rest",
+			zap.Int("left_out", f.OverLimit), zap.Stringer("first", f.FirstOverLimit),
+			zap.Int("max_routes", f.Max4), zap.Int("max_routes6", f.Max6), zap.Int("routes4", f.Routes4), zap.Int("routes6", f.Routes6))
+	case f.OverLimit == 0 && l.over:
+		log.Info("route table: every route fits again", zap.Int("routes4", f.Routes4), zap.Int("routes6", f.Routes6))
+	}
+	l.over = f.OverLimit > 0
 }

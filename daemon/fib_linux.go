@@ -209,6 +209,7 @@ func (w *fibWatcher) apply(fn func(*kernelFIB) bool) {
 // first, translates the state, and hands the result to l3fwd.App.Update.
 func (w *fibWatcher) builder() {
 	defer w.wg.Done()
+	var limit limitLog
 	for {
 		select {
 		case <-w.done:
@@ -231,6 +232,7 @@ func (w *fibWatcher) builder() {
 			continue
 		}
 		w.updates.Add(1)
+		limit.note(w.log, st)
 		w.mu.Lock()
 		w.built = changes
 		w.mu.Unlock()

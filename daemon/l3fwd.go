@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
@@ -39,10 +40,14 @@ func (d *Daemon) l3fwdApp() (*l3fwd.App, error) {
 		cfg.Local = append(cfg.Local, p)
 	}
 	cfg.Police = policeOf(d.cfg.Forward.Police)
+	cfg.MaxRoutes4, cfg.MaxRoutes6 = d.cfg.Forward.RouteLimits()
 	app, err := l3fwd.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("forward: %w", err)
 	}
+	f := app.FIB()
+	d.log.Info("l3fwd tables", zap.Int("memory_bytes", f.Memory), zap.Stringer("ipv4_pages", f.Pages4),
+		zap.Int("max_routes", f.Max4), zap.Int("max_routes6", f.Max6))
 	if err := d.startFIB(app); err != nil { // fib_linux.go
 		return nil, err
 	}
@@ -83,6 +88,7 @@ var (
 	mRouterRoutes       = prometheus.NewDesc("uiod_l3fwd_routes", "Routes in l3fwd's table, by source (static: forward.routes; kernel: forward.routes_from kernel, unresolved ones included; local: receive routes).", []string{"source"}, nil)
 	mRouterUnresolved   = prometheus.NewDesc("uiod_l3fwd_routes_unresolved", "Kernel routes whose next hop has no resolved neighbour: their frames go to the kernel.", nil, nil)
 	mRouterGeneration   = prometheus.NewDesc("uiod_l3fwd_table_generation", "Tables l3fwd has published: 1 at start, one more for each update from the kernel.", nil, nil)
+	mRouterOverLimit    = prometheus.NewDesc("uiod_l3fwd_routes_over_limit", "Kernel routes and local addresses left out of the table in force because their family's table was full (forward.max_routes, max_routes6).", nil, nil)
 	mRouterUpdateErrors = prometheus.NewDesc("uiod_l3fwd_table_update_errors_total", "Updates from the kernel that could not be built (the table in force kept).", nil, nil)
 )
 
@@ -97,6 +103,7 @@ func (c routerCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- mRouterUnresolved
 	ch <- mRouterGeneration
 	ch <- mRouterUpdateErrors
+	ch <- mRouterOverLimit
 }
 
 func (c routerCollector) Collect(ch chan<- prometheus.Metric) {
@@ -119,6 +126,7 @@ func (c routerCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(mRouterUnresolved, prometheus.GaugeValue, float64(f.Unresolved))
 	ch <- prometheus.MustNewConstMetric(mRouterGeneration, prometheus.GaugeValue, float64(f.Generation))
 	ch <- prometheus.MustNewConstMetric(mRouterUpdateErrors, prometheus.CounterValue, float64(app.UpdateErrors()))
+	ch <- prometheus.MustNewConstMetric(mRouterOverLimit, prometheus.GaugeValue, float64(f.OverLimit))
 }
 
 // l3fwdQueues lists every RX queue of every port. Their own TX queue (TxPort) is their

@@ -65,7 +65,19 @@ type Config struct {
 	// Threads is the number of poll threads, each with its policer (0: MaxThreads). A
 	// frame for the kernel on a thread beyond it is dropped as policed.
 	Threads int
+	// MaxRoutes4 and MaxRoutes6 bound the IPv4 and IPv6 entries of the table, routes and
+	// local prefixes together, static and from Update (0: DefaultMaxRoutes4,
+	// DefaultMaxRoutes6). Static entries over a limit are New's error; Update leaves out
+	// those over it (FIBStats.OverLimit), keeping the entries already in force first.
+	MaxRoutes4, MaxRoutes6 int
 }
+
+// The default route limits: room for a full Internet table of each family (about
+// 1 M IPv4 and 230 k IPv6 routes in 2026) with some growth.
+const (
+	DefaultMaxRoutes4 = 1 << 20
+	DefaultMaxRoutes6 = 1 << 19
+)
 
 // MaxThreads is the most poll threads an App polices.
 const MaxThreads = 64
@@ -88,6 +100,8 @@ type App struct {
 	mtu         []int
 	static      []Route
 	staticLocal []netip.Prefix
+
+	max4, max6 int // Config.MaxRoutes4 and MaxRoutes6, defaults applied
 
 	updateMu     sync.Mutex            // one Update at a time; guards the fields below
 	pinned       map[netip.Prefix]bool // the static routes' and local prefixes
@@ -144,6 +158,16 @@ func New(cfg Config) (*App, error) {
 		return nil, fmt.Errorf("threads %d: want 1 to %d", threads, MaxThreads)
 	}
 	a.threads = newThreads(threads, police)
+	a.max4, a.max6 = cfg.MaxRoutes4, cfg.MaxRoutes6
+	if a.max4 == 0 {
+		a.max4 = DefaultMaxRoutes4
+	}
+	if a.max6 == 0 {
+		a.max6 = DefaultMaxRoutes6
+	}
+	if a.max4 < 0 || a.max6 < 0 {
+		return nil, fmt.Errorf("route limits %d (IPv4) and %d (IPv6): want 0 (the default) or more", cfg.MaxRoutes4, cfg.MaxRoutes6)
+	}
 	a.ports, a.mtu = slices.Clone(cfg.Ports), slices.Clone(cfg.MTU)
 	a.static, a.staticLocal = slices.Clone(cfg.Routes), slices.Clone(cfg.Local)
 	b := a.newBuilder()

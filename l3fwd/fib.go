@@ -45,8 +45,36 @@ type FIBStats struct {
 	// (or an earlier dynamic one) has the same prefix; Refused those left out because
 	// l3fwd never routes them (a reserved destination, a bad port or MAC).
 	Shadowed, Refused int
+	// OverLimit are the dynamic routes and local prefixes left out because their family
+	// had Max4 or Max6 entries already (the entries in force kept first, then the
+	// others in Update's order); FirstOverLimit is the first of them.
+	OverLimit      int
+	FirstOverLimit netip.Prefix
+	// Routes4 and Routes6 are the entries of each family in force (routes and local
+	// prefixes, static and dynamic), Max4 and Max6 their limits (Config.MaxRoutes4, 6).
+	Routes4, Routes6, Max4, Max6 int
 	// Memory is the bytes of the lookup tables.
 	Memory int
+	// Pages4 is what pages the IPv4 first level lies on, measured when the generation
+	// was built (a generation that left the IPv4 table as it was keeps its measure).
+	Pages4 lpm.PageInfo
+}
+
+// family is 0 for an IPv4 prefix, 1 for IPv6.
+func family(p netip.Prefix) int {
+	if p.Addr().Is4() {
+		return 0
+	}
+	return 1
+}
+
+// limitError is New's error for static entries over a limit.
+func limitError(p netip.Prefix, n, limit int) error {
+	fam, key := "IPv4", "MaxRoutes4"
+	if family(p) == 1 {
+		fam, key = "IPv6", "MaxRoutes6"
+	}
+	return fmt.Errorf("%v: more than %d %s routes and local prefixes (the limit, %s)", p, limit, fam, key)
 }
 
 // DropUnresolved: a route whose next hop has no resolved neighbour yet (a route from the
@@ -108,6 +136,9 @@ func (b *builder) static() error {
 			return fmt.Errorf("route %d (%v): same prefix as %s", i, r.Prefix, what)
 		}
 		b.seen[r.Prefix] = fmt.Sprintf("route %d", i)
+		if err := b.count(r.Prefix); err != nil {
+			return fmt.Errorf("route %d: %w", i, err)
+		}
 		if err := b.route(r); err != nil {
 			return fmt.Errorf("route %d: %w", i, err)
 		}
@@ -126,11 +157,27 @@ func (b *builder) static() error {
 			return fmt.Errorf("local %d (%v): same prefix as %s", i, p, what)
 		}
 		b.seen[p] = fmt.Sprintf("local %d", i)
+		if err := b.count(p); err != nil {
+			return fmt.Errorf("local %d: %w", i, err)
+		}
 		if err := b.insert(p, hop{port: dataplane.PortID(vLocal)}); err != nil {
 			return fmt.Errorf("local %d: %w", i, err)
 		}
 		b.f.info.Local++
 	}
+	return nil
+}
+
+// count counts a static entry against its family's limit.
+func (b *builder) count(p netip.Prefix) error {
+	n, limit := &b.f.info.Routes4, b.a.max4
+	if family(p) == 1 {
+		n, limit = &b.f.info.Routes6, b.a.max6
+	}
+	if *n >= limit {
+		return limitError(p, *n, limit)
+	}
+	*n++
 	return nil
 }
 
@@ -148,6 +195,8 @@ func (b *builder) finish(gen uint64) (*fib, error) {
 	b.f.info.Generation = gen
 	b.f.info.Updated = time.Now()
 	b.f.info.Memory = b.f.v4.Memory() + b.f.v6.Memory()
+	b.f.info.Max4, b.f.info.Max6 = b.a.max4, b.a.max6
+	b.f.info.Pages4 = b.f.v4.Pages()
 	return b.f, nil
 }
 
@@ -186,19 +235,29 @@ func checkPrefix(p netip.Prefix) error {
 func (a *App) Update(routes []Route, local []netip.Prefix) (FIBStats, error) {
 	a.updateMu.Lock()
 	defer a.updateMu.Unlock()
-	info := FIBStats{Static: a.base.Static, Local: a.base.Local}
-	want := make(map[netip.Prefix]hop, len(routes)+len(local))
+	info := FIBStats{Static: a.base.Static, Local: a.base.Local, Routes4: a.base.Routes4, Routes6: a.base.Routes6, Max4: a.max4, Max6: a.max6}
+	// The entries to take, checked, in order: the ones in force first, so that a full
+	// table refuses what is new rather than trading one route for another.
+	type entry struct {
+		p     netip.Prefix
+		h     hop
+		local bool
+		unres bool
+	}
+	var take, later []entry
+	add := func(e entry) {
+		if _, in := a.dyn[e.p]; in {
+			take = append(take, e)
+		} else {
+			later = append(later, e)
+		}
+	}
 	for _, p := range local {
 		if checkLocal(p) != nil {
 			info.Refused++
 			continue
 		}
-		if _, dup := want[p]; dup || a.pinned[p] {
-			info.Shadowed++
-			continue
-		}
-		want[p] = hop{port: dataplane.PortID(vLocal)}
-		info.Local++
+		add(entry{p: p, h: hop{port: dataplane.PortID(vLocal)}, local: true})
 	}
 	for _, r := range routes {
 		if (!r.Unresolved && checkRoute(r, len(a.ports)) != nil) || (r.Unresolved && checkPrefix(r.Prefix) != nil) ||
@@ -206,14 +265,42 @@ func (a *App) Update(routes []Route, local []netip.Prefix) (FIBStats, error) {
 			info.Refused++
 			continue
 		}
-		if _, dup := want[r.Prefix]; dup || a.pinned[r.Prefix] {
+		add(entry{p: r.Prefix, h: a.hopFor(r), unres: r.Unresolved})
+	}
+	// Local prefixes win over routes for the same prefix whichever pass they are in.
+	localP := map[netip.Prefix]bool{}
+	for _, e := range append(take, later...) {
+		if e.local {
+			localP[e.p] = true
+		}
+	}
+	want := make(map[netip.Prefix]hop, len(take)+len(later))
+	for _, e := range append(take, later...) {
+		if _, dup := want[e.p]; dup || a.pinned[e.p] || (!e.local && localP[e.p]) {
 			info.Shadowed++
 			continue
 		}
-		want[r.Prefix] = a.hopFor(r)
-		info.Dynamic++
-		if r.Unresolved {
+		n, limit := &info.Routes4, a.max4
+		if family(e.p) == 1 {
+			n, limit = &info.Routes6, a.max6
+		}
+		if *n >= limit {
+			if info.OverLimit == 0 {
+				info.FirstOverLimit = e.p
+			}
+			info.OverLimit++
+			continue
+		}
+		*n++
+		want[e.p] = e.h
+		switch {
+		case e.local:
+			info.Local++
+		case e.unres:
+			info.Dynamic++
 			info.Unresolved++
+		default:
+			info.Dynamic++
 		}
 	}
 	old := a.fib.Load()
@@ -240,6 +327,10 @@ func (a *App) Update(routes []Route, local []netip.Prefix) (FIBStats, error) {
 	info.Generation = old.info.Generation + 1
 	info.Updated = time.Now()
 	info.Memory = f.v4.Memory() + f.v6.Memory()
+	info.Pages4 = old.info.Pages4
+	if u.own4 {
+		info.Pages4 = f.v4.Pages()
+	}
 	f.info = info
 	a.fib.Store(f)
 	return info, nil

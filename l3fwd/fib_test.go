@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/uiod/uiod/dataplane"
+	"github.com/uiod/uiod/l3fwd/lpm"
 )
 
 // outcome is what Forward did with a frame to one destination: the port and next-hop
@@ -130,6 +133,7 @@ func TestUpdate(t *testing.T) {
 			}
 			counts := got
 			counts.Generation, counts.Updated, counts.Memory = 0, time.Time{}, 0
+			counts.Routes4, counts.Routes6, counts.Max4, counts.Max6, counts.Pages4 = 0, 0, 0, 0, lpm.PageInfo{} // TestRouteLimit's
 			if counts != tc.stats {
 				t.Errorf("stats %+v, want %+v", counts, tc.stats)
 			}
@@ -286,5 +290,98 @@ func BenchmarkUpdate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestRouteLimit: static entries over MaxRoutes4/6 are New's error naming the prefix
+// and the limit; Update over a limit leaves the new entries out and counts them
+// (OverLimit, FirstOverLimit), keeps the entries in force first, forwards by what fits,
+// and takes the rest when room is made.
+func TestRouteLimit(t *testing.T) {
+	p := netip.MustParsePrefix
+	r := func(s string) Route { return Route{Prefix: p(s), Port: 1, NextHopMAC: macNH1} }
+	if _, err := New(Config{Ports: []net.HardwareAddr{macP0, macP1}, Routes: []Route{r("10.1.0.0/16"), r("10.2.0.0/16")}, MaxRoutes4: 1}); err == nil ||
+		!strings.Contains(err.Error(), "10.2.0.0/16") || !strings.Contains(err.Error(), "more than 1 IPv4") {
+		t.Errorf("two static routes over a limit of 1: %v", err)
+	}
+	if _, err := New(Config{Ports: []net.HardwareAddr{macP0, macP1}, Routes: []Route{r("2001:db8::/32")}, Local: []netip.Prefix{p("2001:db8:1::1/128")}, MaxRoutes6: 1}); err == nil ||
+		!strings.Contains(err.Error(), "local 0") || !strings.Contains(err.Error(), "IPv6") {
+		t.Errorf("a static route and a local prefix over an IPv6 limit of 1: %v", err)
+	}
+	a, err := New(Config{Ports: []net.HardwareAddr{macP0, macP1}, Routes: []Route{r("10.1.0.0/16")}, MaxRoutes4: 3, MaxRoutes6: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := a.FIB(); f.Routes4 != 1 || f.Max4 != 3 || f.Max6 != 1 {
+		t.Fatalf("New: %+v", f)
+	}
+	st, err := a.Update([]Route{r("10.3.0.0/16"), r("2001:db8:3::/48")}, nil)
+	if err != nil || st.OverLimit != 0 || st.Routes4 != 2 || st.Routes6 != 1 {
+		t.Fatalf("under the limits: %+v %v", st, err)
+	}
+	// Three new IPv4 routes and one IPv6 for one place of each: the entries in force
+	// stay, the first new one of each family that fits is taken, the rest refused.
+	st, err = a.Update([]Route{r("10.4.0.0/16"), r("10.5.0.0/16"), r("2001:db8:4::/48"), r("10.3.0.0/16"), r("2001:db8:3::/48"), r("10.6.0.0/16")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.OverLimit != 3 || st.FirstOverLimit != p("10.5.0.0/16") || st.Routes4 != 3 || st.Routes6 != 1 || st.Dynamic != 3 {
+		t.Errorf("over the limits: %+v", st)
+	}
+	want := map[string]outcome{
+		"10.1.0.1": {port: 1, mac: macNH1.String()}, "10.3.0.1": {port: 1, mac: macNH1.String()},
+		"10.4.0.1": {port: 1, mac: macNH1.String()}, "10.5.0.1": {reason: "no_route"}, "10.6.0.1": {reason: "no_route"},
+		"2001:db8:3::1": {port: 1, mac: macNH1.String()}, "2001:db8:4::1": {reason: "no_route"},
+	}
+	for dst, w := range want {
+		if o := forwardTo(t, a, netip.MustParseAddr(dst)); o != w {
+			t.Errorf("%s: %+v, want %+v", dst, o, w)
+		}
+	}
+	// The kernel withdraws 10.3/16: 10.5/16 now fits.
+	st, err = a.Update([]Route{r("10.4.0.0/16"), r("10.5.0.0/16"), r("2001:db8:3::/48")}, nil)
+	if err != nil || st.OverLimit != 0 || st.Routes4 != 3 {
+		t.Fatalf("after a withdrawal: %+v %v", st, err)
+	}
+	if o := forwardTo(t, a, netip.MustParseAddr("10.5.0.1")); o.port != 1 {
+		t.Errorf("10.5.0.1 after a withdrawal: %+v", o)
+	}
+}
+
+// TestFIBPages: the generation says what pages its IPv4 first level lies on (what the
+// daemon logs and /status shows): 4 KiB with the reason when THP is off, and an Update
+// that copies the IPv4 table measures the copy.
+func TestFIBPages(t *testing.T) {
+	path := t.TempDir() + "/enabled"
+	if err := os.WriteFile(path, []byte("always madvise [never]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := lpm.THPEnabledFile
+	lpm.THPEnabledFile = path
+	a, err := New(Config{Ports: []net.HardwareAddr{macP0, macP1}})
+	lpm.THPEnabledFile = old
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := a.FIB().Pages4; p.Mode != lpm.PagesSmall || p.Reason != "transparent_hugepage is never" {
+		t.Errorf("THP never: %+v", p)
+	}
+	// The next copy is made with THP as the machine has it.
+	st, err := a.Update([]Route{{Prefix: netip.MustParsePrefix("10.3.0.0/16"), Port: 1, NextHopMAC: macNH1}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode := lpm.PagesSmall
+	if b, err := os.ReadFile(old); err == nil && !strings.Contains(string(b), "[never]") {
+		mode = lpm.PagesTHP
+	}
+	if st.Pages4.Mode != mode || (mode == lpm.PagesTHP && st.Pages4.HugeBytes < 0) {
+		t.Errorf("after an IPv4 update: %+v, want mode %s", st.Pages4, mode)
+	}
+	// An IPv6-only update keeps the IPv4 table and its measure.
+	st2, err := a.Update([]Route{{Prefix: netip.MustParsePrefix("10.3.0.0/16"), Port: 1, NextHopMAC: macNH1},
+		{Prefix: netip.MustParsePrefix("2001:db8:3::/48"), Port: 1, NextHopMAC: macNH1}}, nil)
+	if err != nil || st2.Pages4 != st.Pages4 {
+		t.Errorf("after an IPv6 update: %+v %v, want %+v", st2.Pages4, err, st.Pages4)
 	}
 }

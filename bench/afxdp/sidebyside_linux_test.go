@@ -19,7 +19,7 @@ import (
 // far end's own stack answering the echo requests: nothing holds the interface.
 var (
 	shortForwarders = []string{"uiod-busy", "uiod-adaptive", "testpmd", "kernel"}
-	longForwarders  = []string{"uiod-busy", "uiod-adaptive", "testpmd", "kernel", "uiod-busy-generic", "uiod-adaptive-generic"}
+	longForwarders  = []string{"uiod-busy", "uiod-adaptive", "uiod-auto", "uiod-adaptive@2ms", "testpmd", "kernel", "uiod-busy-generic", "uiod-adaptive-generic"}
 )
 
 // The forwarder polls on CPU 0 (uiod's poll thread, testpmd's forwarding lcore), the
@@ -47,6 +47,9 @@ func benchParams() (params, bool) {
 	}
 	if n, err := strconv.Atoi(os.Getenv("UIOD_AFXDP_PROBES")); err == nil && n > 0 {
 		p.probes = n
+	}
+	if f := os.Getenv("UIOD_AFXDP_FORWARDERS"); f != "" {
+		p.forwarders = strings.Split(f, ",")
 	}
 	return p, true
 }
@@ -251,11 +254,23 @@ func (r *rig) startForwarder(t *testing.T, name, dir string) (*proc, error) {
 	}
 	rest, ok := strings.CutPrefix(name, "uiod-")
 	if !ok {
-		return nil, fmt.Errorf("forwarder %q: want kernel, testpmd or uiod-POLICY[-generic]", name)
+		return nil, fmt.Errorf("forwarder %q: want kernel, testpmd or uiod-POLICY[-generic] (POLICY busy, adaptive, adaptive@DURATION or auto)", name)
 	}
 	policy, mode := rest, "native"
 	if p, ok := strings.CutSuffix(rest, "-generic"); ok {
 		policy, mode = p, "generic"
+	}
+	// auto is adaptive with the threshold auto chooses (poll.idle_threshold: auto);
+	// adaptive@DUR is adaptive with idle_threshold DUR (e.g. adaptive@2ms: above the
+	// probes' gap, so the thread polls through the traffic and sleeps once it stops).
+	threshold := ""
+	if policy == "auto" {
+		policy, threshold = "adaptive", ", idle_threshold: auto"
+	} else if p, th, ok := strings.Cut(policy, "@"); ok {
+		if _, err := time.ParseDuration(th); err != nil || p != "adaptive" {
+			return nil, fmt.Errorf("forwarder %q: want uiod-adaptive@DURATION", name)
+		}
+		policy, threshold = p, ", idle_threshold: "+th
 	}
 	cfg := filepath.Join(dir, "uiod.yaml")
 	yaml := fmt.Sprintf(`state_dir: %s
@@ -264,8 +279,8 @@ log: {level: warn}
 ports:
   - {name: p, driver: af_xdp, interface: vethB, rx_ring: 512, tx_ring: 512, xdp: {mode: %s}}
 forward: {mode: reflect}
-poll: {mode: %s, cpus: [%d]}
-`, filepath.Join(dir, "state"), mode, policy, forwarderCPU)
+poll: {mode: %s%s, cpus: [%d]}
+`, filepath.Join(dir, "state"), mode, policy, threshold, forwarderCPU)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
 )
 
@@ -49,5 +50,50 @@ func TestStatusBridge(t *testing.T) {
 	}
 	if !strings.Contains(out, `"flood_limited": 9`) && !strings.Contains(out, `"flood_limited":9`) {
 		t.Errorf("uiod status --json lacks the bridge's counters:\n%s", out)
+	}
+}
+
+// TestConfigExampleRouter: uiod config example --router prints a two-port router whose
+// routes come from the kernel, both ports with a TAP, which validates and says what its
+// tables may take; the help lists it; it cannot be combined with another example.
+func TestConfigExampleRouter(t *testing.T) {
+	ex, stderr, code := runUIOD(t, "", nil, "config", "example", "--router")
+	if code != 0 || !strings.Contains(ex, "routes_from: kernel") || strings.Count(ex, "kernel: {tap: uiodk") != 2 || !strings.Contains(ex, "max_routes: 1048576") {
+		t.Fatalf("config example --router: exit %d, output %q, stderr %q", code, ex, stderr)
+	}
+	out, stderr, code := runUIOD(t, ex, nil, "config", "validate", "-")
+	if code != 0 || !strings.Contains(out, "<stdin>: ok") || !strings.Contains(out, "two generations live at once") {
+		t.Errorf("the router example does not validate: exit %d, %s%s", code, out, stderr)
+	}
+	if help, _, _ := runUIOD(t, "", nil, "config", "example", "--help"); !strings.Contains(help, "--router") || !strings.Contains(help, "config example --router") {
+		t.Errorf("config example --help does not list --router:\n%s", help)
+	}
+	for _, args := range [][]string{{"--router", "--l3fwd"}, {"--router", "--bridge"}} {
+		if _, stderr, code := runUIOD(t, "", nil, append([]string{"config", "example"}, args...)...); code != 2 || !strings.Contains(stderr, "choose one") {
+			t.Errorf("%v: exit %d, stderr %q; want 2", args, code, stderr)
+		}
+	}
+}
+
+// TestConfigValidateRouteTables: config validate prints what l3fwd's tables may take at
+// forward.max_routes and max_routes6 (one generation with static routes, two during an
+// update from the kernel), nothing for other modes, and refuses static routes over the
+// limit with exit 2 naming forward.routes and the limit.
+func TestConfigValidateRouteTables(t *testing.T) {
+	l3 := config.ExampleL3fwd()
+	small := strings.Replace(l3, "  routes_from: static\n", "  routes_from: static\n  max_routes: 1000\n  max_routes6: 100\n", 1)
+	out, stderr, code := runUIOD(t, small, nil, "config", "validate", "-")
+	for _, w := range []string{"l3fwd tables at forward.max_routes 1000 and max_routes6 100:", "first level 66 MiB", "groups up to 1000 KiB",
+		"groups up to 400 KiB with routes of /48 or shorter", "1.4 MiB with longer ones", "one generation"} {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Errorf("validate: exit %d, output lacks %q:\n%s%s", code, w, out, stderr)
+		}
+	}
+	if out, _, _ := runUIOD(t, config.Example(), nil, "config", "validate", "-"); strings.Contains(out, "l3fwd tables") {
+		t.Errorf("the l2fwd example prints l3fwd tables:\n%s", out)
+	}
+	over := strings.Replace(l3, "  routes_from: static\n", "  routes_from: static\n  max_routes: 1\n", 1)
+	if _, stderr, code := runUIOD(t, over, nil, "config", "validate", "-"); code != 2 || !strings.Contains(stderr, "forward.routes") || !strings.Contains(stderr, "over forward.max_routes (1)") {
+		t.Errorf("static routes over max_routes: exit %d, stderr %q; want 2", code, stderr)
 	}
 }

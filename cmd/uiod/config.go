@@ -10,6 +10,7 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/internal/clip"
+	"github.com/uiod/uiod/l3fwd/lpm"
 )
 
 func newConfigCmd(g *globals) *cobra.Command {
@@ -35,7 +36,8 @@ must drive the function's vendor:device; the error names the nic: that does).
 "-" reads standard input.
 
 Prints "FILE: ok" for a good file (with, for a port of another MTU than 1500, the frames
-it carries and the DMA memory its buffers take), and every problem of a bad one on
+it carries and the DMA memory its buffers take; for l3fwd, what its route tables may take
+at forward.max_routes), and every problem of a bad one on
 standard error, one per line, naming the key. Exits 2 if any file is bad.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -87,6 +89,7 @@ func validateConfig(l config.Loader, stdout, stderr io.Writer, stdin io.Reader, 
 		fmt.Fprintf(stdout, "%s: ok\n", name)
 		writeMemlock(stdout, name, cfg, l.Root)
 		writeMTUs(stdout, name, cfg, l.Root)
+		writeRouteTables(stdout, name, cfg)
 		return configOK
 	case errors.As(err, &ve):
 		for _, fe := range ve.Errors {
@@ -130,19 +133,22 @@ func configName(arg string) string {
 }
 
 func newConfigExampleCmd() *cobra.Command {
-	var l3fwd, bridge bool
+	var l3fwd, bridge, router bool
 	cmd := &cobra.Command{
-		Use:   "example [--l3fwd | --bridge]",
+		Use:   "example [--l3fwd | --router | --bridge]",
 		Short: "Print a complete, commented configuration that validates",
 		Example: `  uiod config example > /etc/uiod/uiod.yaml
   uiod config example --l3fwd   # a router: routes, and a kernel exception path
+  uiod config example --router  # a router whose routes come from the kernel (BIRD, FRR)
   uiod config example --bridge  # a switch: access and trunk ports, limits, a static MAC`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ex := config.Example()
 			switch {
-			case l3fwd && bridge:
-				return usagef("--l3fwd and --bridge: choose one example")
+			case l3fwd && bridge, l3fwd && router, router && bridge:
+				return usagef("--l3fwd, --router and --bridge: choose one example")
+			case router:
+				ex = config.ExampleRouter()
 			case l3fwd:
 				ex = config.ExampleL3fwd()
 			case bridge:
@@ -153,6 +159,52 @@ func newConfigExampleCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&l3fwd, "l3fwd", false, "the l3fwd example: routing between two sim ports, one with a kernel exception path")
+	cmd.Flags().BoolVar(&router, "router", false, "the router example: l3fwd between two ports with kernel TAPs, its routes from the kernel's table")
 	cmd.Flags().BoolVar(&bridge, "bridge", false, "the bridge example: a learning switch of three sim ports in two VLANs")
 	return cmd
+}
+
+// ruleBytes is about what the route list of an LPM table takes per route beside its
+// lookup tables (the heap BenchmarkLookup4 measures less the tables, over 1 M routes).
+const ruleBytes = 56
+
+// writeRouteTables prints, for forward.mode l3fwd, what its route tables may take at
+// forward.max_routes and max_routes6, and with routes from the kernel, while an update
+// holds two generations at once.
+func writeRouteTables(w io.Writer, name string, cfg *config.Config) {
+	if cfg.Forward.Mode != config.ForwardL3fwd {
+		return
+	}
+	max4, max6 := cfg.Forward.RouteLimits()
+	n4, n6 := lpm.Need4(max4), lpm.Need6(max6, 48)
+	all6 := lpm.Need6(max6, 128)
+	rules := int64(max4+max6) * ruleBytes
+	one := n4.First + n4.Groups + n6.First + n6.Groups + rules
+	fmt.Fprintf(w, "%s: l3fwd tables at forward.max_routes %d and max_routes6 %d:\n", name, max4, max6)
+	fmt.Fprintf(w, "  IPv4: first level %s (64 MiB, and 2 MiB to align it for huge pages), groups up to %s (1 KiB for each route longer than /24)\n",
+		sizeString(n4.First), sizeString(n4.Groups))
+	fmt.Fprintf(w, "  IPv6: first level %s, groups up to %s with routes of /48 or shorter (4 KiB a route), %s with longer ones\n",
+		sizeString(n6.First), sizeString(n6.Groups), sizeString(all6.Groups))
+	fmt.Fprintf(w, "  route lists: about %s (%d bytes a route)\n", sizeString(rules), ruleBytes)
+	if cfg.Forward.RoutesFrom == config.RoutesFromKernel {
+		fmt.Fprintf(w, "  in all up to %s; an update from the kernel copies the tables it changes, so two generations live at once: up to %s\n",
+			sizeString(one), sizeString(2*(one-rules)+rules))
+		return
+	}
+	fmt.Fprintf(w, "  in all up to %s (static routes: one generation)\n", sizeString(one))
+}
+
+// sizeString is n bytes in KiB, MiB or GiB.
+func sizeString(n int64) string {
+	switch {
+	case n >= 10<<30:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 10<<20:
+		return fmt.Sprintf("%d MiB", (n+1<<19)>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", (n+1<<9)>>10)
 }

@@ -113,7 +113,8 @@ func exampleKeys(text string) (keys map[string]*configKey, head string, err erro
 }
 
 // exampleDocs reads the keys of the example configurations: the default one's, then
-// those only a router uses (forward.routes) from the l3fwd example.
+// those only a router uses (forward.routes) from the l3fwd example, then the bridge's and
+// the kernel-routed router's (forward.max_routes).
 func exampleDocs() (map[string]*configKey, string, error) {
 	docs, head, err := exampleKeys(config.Example())
 	if err != nil {
@@ -127,7 +128,11 @@ func exampleDocs() (map[string]*configKey, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("the bridge example configuration: %w", err)
 	}
-	for _, ex := range []map[string]*configKey{l3, br} {
+	rt, _, err := exampleKeys(config.ExampleRouter())
+	if err != nil {
+		return nil, "", fmt.Errorf("the router example configuration: %w", err)
+	}
+	for _, ex := range []map[string]*configKey{l3, br, rt} {
 		for k, v := range ex {
 			if d, ok := docs[k]; !ok || d.value == "" && len(d.text) == 0 {
 				docs[k] = v

@@ -14,8 +14,12 @@ func (vm *VM) qemuArgs(o Options, initrd string) []string {
 	// no_timer_check: under a loaded TCG host the IO-APIC timer check can fail, and with
 	// interrupt remapping that is a panic.
 	cmdline := []string{"console=ttyS0", "panic=-1", "quiet", "loglevel=4", "no_timer_check"}
+	accel := "tcg"
+	if o.SingleThread {
+		accel = "tcg,thread=single"
+	}
 	args := []string{
-		"-machine", "q35", "-accel", "tcg", "-cpu", "max",
+		"-machine", "q35", "-accel", accel, "-cpu", "max",
 		"-m", o.Memory, "-smp", fmt.Sprint(o.CPUs),
 		"-display", "none", "-nodefaults", "-no-reboot", "-monitor", "none",
 		// Named threads ("CPU 0/TCG"): a killed guest's error says what each was doing.

@@ -73,6 +73,11 @@ type Options struct {
 	Memory string
 	// CPUs is the number of guest CPUs; 0 means 1.
 	CPUs int
+	// SingleThread runs every vCPU on one host thread, in turn (-accel tcg,thread=single),
+	// instead of a host thread each (MTTCG). A guest whose vCPUs then never run at once
+	// cannot lose its timer interrupts the way a 2-vCPU MTTCG guest does on a loaded host
+	// (docs/design.md §13), at the price of half the guest's CPU.
+	SingleThread bool
 	// HugePages is the number of 2 MiB huge pages the guest reserves at boot.
 	HugePages int
 	// Cmdline holds extra kernel command line words.

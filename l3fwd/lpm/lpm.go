@@ -13,7 +13,8 @@ import (
 )
 
 // Table4 is an IPv4 route table: DIR-24-8, 64 MiB for its first level plus 1 KiB for
-// every /24 that holds a longer route.
+// every /24 that holds a longer route. The first level is on transparent huge pages
+// where the kernel has them (Pages, HugePages).
 type Table4 struct {
 	t   trie
 	top *[1 << 24]uint32
@@ -90,6 +91,15 @@ func (t *Table4) Memory() int { return t.t.memory() }
 // Groups is the number of 256-entry groups in use below the first level.
 func (t *Table4) Groups() int { return t.t.groups() }
 
+// Pages says what pages the first level lies on, and how much of it the kernel backs
+// by huge pages now (it reads /proc/self/smaps: call it when the table is built, not
+// per lookup).
+func (t *Table4) Pages() PageInfo {
+	p := t.t.pages
+	p.measure(t.t.root)
+	return p
+}
+
 // Table6 is an IPv6 route table: a 16-bit first level (256 KiB), then a group of 256
 // entries for each further byte a route needs.
 type Table6 struct {
@@ -161,3 +171,35 @@ func (t *Table6) Memory() int { return t.t.memory() }
 
 // Groups is the number of 256-entry groups in use below the first level.
 func (t *Table6) Groups() int { return t.t.groups() }
+
+// Pages says what pages the first level lies on (see Table4.Pages; IPv6's first level
+// is smaller than a huge page).
+func (t *Table6) Pages() PageInfo {
+	p := t.t.pages
+	p.measure(t.t.root)
+	return p
+}
+
+// Need is what a table's lookup memory may grow to: its first level (with the huge
+// page of slack a THP first level is aligned in) and its groups of 256 entries at worst,
+// in bytes. A growing group list may have up to a quarter more capacity than it uses.
+type Need struct {
+	First, Groups int64
+}
+
+// groupBytes is one group's size.
+const groupBytes = groupSize * 4
+
+// Need4 is an IPv4 table's need with routes routes: a route longer than /24 takes at
+// most one group (none when it shares its /24 with another), a shorter one none.
+func Need4(routes int) Need {
+	return Need{First: 4<<24 + hugePage, Groups: int64(min(routes, maxGroups)) * groupBytes}
+}
+
+// Need6 is an IPv6 table's need with routes routes of at most bits bits each: a route
+// takes at most one group per byte beyond the first level's 16 bits (four for a /48),
+// and the table numbers at most 2^22 groups.
+func Need6(routes, bits int) Need {
+	per := max(0, (bits-16+groupBits-1)/groupBits)
+	return Need{First: 4 << 16, Groups: min(int64(routes)*int64(per), maxGroups) * groupBytes}
+}

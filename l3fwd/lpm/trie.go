@@ -55,19 +55,22 @@ type trie struct {
 	bits  int // address length: 32 or 128
 	first int // bits the first level consumes
 	root  []uint32
+	pages PageInfo // what root lies on
 	tbl8  []uint32
 	free  []uint32 // released group numbers
 	rules map[rule]NextHop
 }
 
 func newTrie(bits, first int) trie {
-	return trie{bits: bits, first: first, root: make([]uint32, 1<<first), rules: map[rule]NextHop{}}
+	root, pages := allocRoot(1 << first)
+	return trie{bits: bits, first: first, root: root, pages: pages, rules: map[rule]NextHop{}}
 }
 
-// clone is a deep copy of t.
+// clone is a deep copy of t; its first level is allocated as a new table's is.
 func (t *trie) clone() trie {
 	c := *t
-	c.root = slices.Clone(t.root)
+	c.root, c.pages = allocRoot(len(t.root))
+	copy(c.root, t.root)
 	c.tbl8 = slices.Clone(t.tbl8)
 	c.free = slices.Clone(t.free)
 	c.rules = maps.Clone(t.rules)
@@ -240,8 +243,15 @@ func (t *trie) group(slot uint32) []uint32 {
 	return t.tbl8[n*groupSize : (n+1)*groupSize : (n+1)*groupSize]
 }
 
-// memory is the bytes the lookup tables take (first level and every group allocated).
-func (t *trie) memory() int { return 4 * (cap(t.root) + cap(t.tbl8)) }
+// memory is the bytes the lookup tables take (first level and every group allocated,
+// and the huge page of slack a THP first level is aligned in).
+func (t *trie) memory() int {
+	n := 4 * (cap(t.root) + cap(t.tbl8))
+	if t.pages.Mode == PagesTHP {
+		n += hugePage
+	}
+	return n
+}
 
 // groups is the number of groups in use.
 func (t *trie) groups() int { return len(t.tbl8)/groupSize - len(t.free) }
