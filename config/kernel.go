@@ -15,6 +15,10 @@ type Kernel struct {
 	// persistent TAP of that name exists), with the port's MAC address and MTU, up. It
 	// takes 1 to 15 bytes of letters, digits, '-', '_' and '.'.
 	TAP string `mapstructure:"tap"`
+	// AllMulti makes the port take every multicast frame for the kernel, not only those
+	// of the groups the kernel joined on the TAP (which the port's filter follows:
+	// docs/design.md, "The TAP follows its port"). It needs tap.
+	AllMulti bool `mapstructure:"allmulti"`
 }
 
 // checkKernel checks every port's kernel path: a valid interface name, on one port only,
@@ -30,6 +34,9 @@ func (c *Config) checkKernel(errs *fieldErrors) {
 	for i, p := range c.Ports {
 		name := p.Kernel.TAP
 		if name == "" {
+			if p.Kernel.AllMulti {
+				errs.add(fmt.Sprintf("ports[%d].kernel.allmulti", i), true, "needs kernel.tap (the multicast groups are the TAP's)")
+			}
 			continue
 		}
 		path := fmt.Sprintf("ports[%d].kernel.tap", i)

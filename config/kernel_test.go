@@ -6,13 +6,13 @@ func TestKernel(t *testing.T) {
 	t.Run("valid", func(t *testing.T) {
 		c, err := read(t, `
 ports:
-  - {name: a, driver: sim, wire: "pair:a", kernel: {tap: uiod-a}}
+  - {name: a, driver: sim, wire: "pair:a", kernel: {tap: uiod-a, allmulti: true}}
   - {name: b, driver: sim, wire: "pair:b"}
 `)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Ports[0].Kernel.TAP != "uiod-a" || c.Ports[1].Kernel != (Kernel{}) {
+		if c.Ports[0].Kernel != (Kernel{TAP: "uiod-a", AllMulti: true}) || c.Ports[1].Kernel != (Kernel{}) {
 			t.Fatalf("kernel paths %+v, %+v", c.Ports[0].Kernel, c.Ports[1].Kernel)
 		}
 	})
@@ -24,6 +24,9 @@ ports:
 			[]string{"abcdefghijklmnop", "16 bytes, longer than the kernel's 15"}},
 		{"bad character", port0("kernel", `{tap: "tap%d"}`), "ports[0].kernel.tap", []string{"'%'"}},
 		{"unknown key", port0("kernel", "{tun: x}"), "ports[0].kernel.tun", []string{"unknown key", "did you mean tap?"}},
+		{"allmulti without a TAP", port0("kernel", "{allmulti: true}"), "ports[0].kernel.allmulti",
+			[]string{"needs kernel.tap"}},
+		{"allmulti not a bool", port0("kernel", "{tap: k0, allmulti: often}"), "ports[0].kernel.allmulti", nil},
 		{"same TAP on two ports", `
 ports:
   - {name: a, driver: sim, wire: "pair:a", kernel: {tap: k0}}

@@ -70,6 +70,8 @@ type Daemon struct {
 
 	fibWatch atomic.Pointer[fibWatcher] // forward.routes_from kernel's watcher (fib_linux.go)
 
+	tapFollow atomic.Pointer[tapFollower] // the kernel paths' watcher (tapfollow_linux.go)
+
 	httpLimits httpLimits
 }
 
@@ -155,6 +157,9 @@ func (d *Daemon) Start() (err error) {
 		return fmt.Errorf("start dataplane: %w", err)
 	}
 	d.dp = dp
+	if err := d.startTAPFollow(); err != nil { // tapfollow_linux.go
+		return err
+	}
 	// The control socket (uiod capture) lives beside the pid file, whose lock we hold;
 	// capture.group's members may use it too.
 	var capGroup *capture.Group
@@ -238,7 +243,8 @@ func (d *Daemon) shutdownLocked() error {
 		d.dp.Stop()
 		d.dp = nil
 	}
-	d.closeFIB() // fib_linux.go
+	d.closeFIB()       // fib_linux.go
+	d.closeTAPFollow() // tapfollow_linux.go
 	for i := len(d.ports) - 1; i >= 0; i-- {
 		p := d.ports[i]
 		if err := p.close(); err != nil {

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 )
@@ -48,13 +50,15 @@ type livePort struct {
 
 	ts liveTimesync // the 1588 unit's state (livetimesync.go)
 
-	onRecover func() // the dataplane's OnRecoverNeeded function, under mu
+	onRecover func()     // the dataplane's OnRecoverNeeded function, under mu
+	filter    liveFilter // the receive filter last set (liveport_filter.go), under mu
+	log       *zap.Logger
 }
 
 var _ nic.Recoverer = (*livePort)(nil)
 
 func newLivePort(p nic.Port) *livePort {
-	l := &livePort{mac: p.MAC(), nrx: p.NumRxQueues(), ntx: p.NumTxQueues()}
+	l := &livePort{mac: p.MAC(), nrx: p.NumRxQueues(), ntx: p.NumTxQueues(), log: zap.NewNop()}
 	l.cur.Store(&p)
 	return l
 }
@@ -112,6 +116,7 @@ func (l *livePort) put(p nic.Port) bool {
 	}
 	l.reopens++
 	l.reenableTimesync(p)
+	l.refilter(p)
 	if r, ok := p.(nic.Recoverer); ok && l.onRecover != nil {
 		r.OnRecoverNeeded(l.onRecover)
 	}
@@ -149,6 +154,8 @@ func (l *livePort) counts() (removals, reopens uint64) {
 func (l *livePort) MAC() net.HardwareAddr {
 	p := l.enter()
 	if p == nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
 		return l.mac
 	}
 	defer l.leave()

@@ -80,7 +80,8 @@ type collector struct{ d *Daemon }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortResets, mPortLink, mPortPresent, mPortRemovals, mPortReopens,
 		mQueueRx, mQueueRxB, mQueueTx, mQueueKernel, mQueueDrops, mQueueDropsR, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
-		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mGoYields, mGoYieldTime, mThreadMoves, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead, mBuildInfo, mRxWait, mRxWaitLost} {
+		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mGoYields, mGoYieldTime, mThreadMoves, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead, mBuildInfo, mRxWait, mRxWaitLost,
+		mTAPMTURefused, mTAPMACRefused, mTAPDownDrops, mTAPCarrier} {
 		ch <- d
 	}
 }
@@ -101,6 +102,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			counter(mPortTx, float64(k.Stats.TxPackets), p.Name+"/kernel")
 			counter(mPortMissed, float64(k.Stats.RxMissed), p.Name+"/kernel")
 			counter(mPortTxErrors, float64(k.Stats.TxErrors), p.Name+"/kernel")
+			if f := k.Follow; f != nil { // tapfollow.go
+				collectTAPFollow(f, p.Name, counter, gauge)
+			}
 		}
 		s := p.Stats
 		counter(mPortRx, float64(s.RxPackets), p.Name)

@@ -42,6 +42,7 @@ func (d *Daemon) watchRemoval(p *port) {
 		return
 	}
 	lp := newLivePort(p.nic)
+	lp.log = d.log.With(zap.String("port", p.cfg.Name))
 	p.nic, p.live = lp, lp
 	go d.serveRemoval(p, lp, ch)
 }

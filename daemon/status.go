@@ -71,6 +71,9 @@ type KernelStatus struct {
 	Stats PortStats `json:"stats"`
 	// Gone is set once the TAP interface was deleted under the daemon (tap.Port.Gone).
 	Gone bool `json:"gone,omitempty"`
+	// Follow is what the TAP's watcher saw and did (docs/design.md, "The TAP follows its
+	// port").
+	Follow *TAPFollowStatus `json:"follow,omitempty"`
 }
 
 // PortStats are a port's NIC counters.
@@ -195,7 +198,7 @@ func (d *Daemon) Status() Status {
 			LinkUp: l.Up, SpeedMbps: l.SpeedMbps, Stats: portStats(p.nic.Stats()),
 		})
 		if p.kernel != nil {
-			st.Ports[len(st.Ports)-1].Kernel = &KernelStatus{TAP: p.kernel.Name(), Stats: portStats(p.kernel.Stats()), Gone: p.kernel.Gone()}
+			st.Ports[len(st.Ports)-1].Kernel = &KernelStatus{TAP: p.kernel.Name(), Stats: portStats(p.kernel.Stats()), Gone: p.kernel.Gone(), Follow: d.tapStatus(i)}
 		}
 	}
 	if dp == nil {

@@ -91,7 +91,7 @@ const DefaultMTU = 1500
 // their next burst, without a lock.
 type App struct {
 	fib     atomic.Pointer[fib]
-	rxMAC   []uint64 // by PortID: the port's MAC as the fast path loads it (see macKey)
+	rxMAC   []uint64 // by PortID: the ports' MACs at New, as the fast path loads them (see macKey; the generation's are in force)
 	threads []threadState
 
 	// What every generation is built from: the ports' MACs and MTUs, and the static
@@ -233,11 +233,11 @@ func checkRoute(r Route, ports int) error {
 // decides frame by frame.
 func (a *App) Process(b *dataplane.Burst) {
 	t := a.fib.Load() // this burst's generation
-	if int(b.Port) >= len(a.rxMAC) {
+	if int(b.Port) >= len(t.rxMAC) {
 		a.processRest(t, b, 0, 0, -1)
 		return
 	}
-	mac := a.rxMAC[b.Port]
+	mac := t.rxMAC[b.Port]
 	_ = t.app // t's nil check, here rather than on every frame
 	var out dataplane.PortID
 	le := binary.LittleEndian
@@ -302,8 +302,8 @@ func (a *App) processRest(t *fib, b *dataplane.Burst, i int, out dataplane.PortI
 		i++
 	}
 	var rx uint64
-	if int(b.Port) < len(a.rxMAC) {
-		rx = a.rxMAC[b.Port]
+	if int(b.Port) < len(t.rxMAC) {
+		rx = t.rxMAC[b.Port]
 	}
 	var ts *threadState
 	if b.Thread >= 0 && b.Thread < len(a.threads) {
@@ -356,11 +356,12 @@ func (a *App) String() string { return "l3fwd" }
 // trims them, but not below the 60 bytes of a padded minimum frame) and true; otherwise
 // it leaves f as it was and returns why. It allocates nothing.
 func (a *App) Forward(rx dataplane.PortID, f []byte) (out dataplane.PortID, n int, r dataplane.DropReason, ok bool) {
+	t := a.fib.Load()
 	var mac uint64
-	if int(rx) < len(a.rxMAC) {
-		mac = a.rxMAC[rx]
+	if int(rx) < len(t.rxMAC) {
+		mac = t.rxMAC[rx]
 	}
-	p, n, v := a.fib.Load().decide(mac, f)
+	p, n, v := t.decide(mac, f)
 	if v != vForward {
 		return 0, len(f), verdicts[v].reason, false
 	}

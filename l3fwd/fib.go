@@ -3,6 +3,7 @@ package l3fwd
 import (
 	"fmt"
 	"maps"
+	"net"
 	"net/netip"
 	"slices"
 	"time"
@@ -21,6 +22,7 @@ type fib struct {
 	v4      *lpm.Table4
 	v6      *lpm.Table6
 	hops    []hop
+	rxMAC   []uint64            // by PortID: the port's own MAC (macKey), SetPort's or New's
 	suspect [256]bool           // suspectSrc4, here so that the fast path indexes off the generation alone
 	hopOf   map[hop]lpm.NextHop // hops' index, for Update (never read by the threads)
 	app     *App                // the generation's App, for Process's slow path
@@ -89,7 +91,7 @@ type builder struct {
 }
 
 func (a *App) newBuilder() *builder {
-	return &builder{a: a, f: &fib{v4: lpm.NewTable4(), v6: lpm.NewTable6(), suspect: suspectSrc4, app: a}, hopOf: map[hop]lpm.NextHop{}, seen: map[netip.Prefix]string{}}
+	return &builder{a: a, f: &fib{v4: lpm.NewTable4(), v6: lpm.NewTable6(), rxMAC: a.rxMAC, suspect: suspectSrc4, app: a}, hopOf: map[hop]lpm.NextHop{}, seen: map[netip.Prefix]string{}}
 }
 
 func (b *builder) addHop(h hop) (lpm.NextHop, error) {
@@ -302,7 +304,7 @@ func (a *App) Update(routes []Route, local []netip.Prefix) (FIBStats, error) {
 		}
 	}
 	old := a.fib.Load()
-	u := fibUpdate{old: old, f: &fib{v4: old.v4, v6: old.v6, hops: old.hops, suspect: old.suspect, hopOf: old.hopOf, app: a}}
+	u := fibUpdate{old: old, f: &fib{v4: old.v4, v6: old.v6, hops: old.hops, rxMAC: old.rxMAC, suspect: old.suspect, hopOf: old.hopOf, app: a}}
 	for p := range a.dyn {
 		if _, keep := want[p]; !keep {
 			if err := u.remove(p); err != nil {
@@ -332,6 +334,58 @@ func (a *App) Update(routes []Route, local []netip.Prefix) (FIBStats, error) {
 	f.info = info
 	a.fib.Store(f)
 	return info, nil
+}
+
+// SetPort gives port a new MAC and MTU (0: DefaultMTU), as the port's kernel path
+// follows a change the kernel side made on its TAP (daemon/tapfollow_linux.go): frames
+// to the new MAC are the port's own, and every next hop leaving by it takes the new
+// source MAC and MTU. Like Update it publishes a new generation beside the one in force
+// (the LPM tables are shared, only the next hops are copied) without stopping the poll
+// threads; one call of either runs at a time.
+func (a *App) SetPort(port dataplane.PortID, mac net.HardwareAddr, mtu int) (FIBStats, error) {
+	switch {
+	case int(port) >= len(a.ports):
+		return FIBStats{}, fmt.Errorf("set port %d: the dataplane has %d ports", port, len(a.ports))
+	case len(mac) != 6 || mac[0]&1 != 0:
+		return FIBStats{}, fmt.Errorf("set port %d: MAC %v: want a unicast Ethernet address", port, mac)
+	case mtu != 0 && (mtu < 68 || mtu > 65535):
+		return FIBStats{}, fmt.Errorf("set port %d: MTU %d: want 68 to 65535", port, mtu)
+	}
+	if mtu == 0 {
+		mtu = DefaultMTU
+	}
+	a.updateMu.Lock()
+	defer a.updateMu.Unlock()
+	a.ports[port] = slices.Clone(mac)
+	for len(a.mtu) <= int(port) {
+		a.mtu = append(a.mtu, 0)
+	}
+	a.mtu[port] = mtu
+	old := a.fib.Load()
+	f := &fib{v4: old.v4, v6: old.v6, hops: slices.Clone(old.hops), rxMAC: slices.Clone(old.rxMAC), suspect: old.suspect,
+		hopOf: make(map[hop]lpm.NextHop, len(old.hopOf)), app: a}
+	f.rxMAC[port] = macKey(mac)
+	follow := func(h hop) hop {
+		if h.port == port && h.mtu != 0 { // a route's next hop (special ones have MTU 0)
+			copy(h.macs[6:], mac)
+			h.mtu = uint16(mtu)
+		}
+		return h
+	}
+	for i, h := range f.hops {
+		f.hops[i] = follow(h)
+		if _, dup := f.hopOf[f.hops[i]]; !dup {
+			f.hopOf[f.hops[i]] = lpm.NextHop(i)
+		}
+	}
+	for p, h := range a.dyn {
+		a.dyn[p] = follow(h)
+	}
+	f.info = old.info
+	f.info.Generation = old.info.Generation + 1
+	f.info.Updated = time.Now()
+	a.fib.Store(f)
+	return f.info, nil
 }
 
 // hopFor is the next hop of a checked route.

@@ -30,3 +30,30 @@ func Open(name string) (*os.File, string, error) {
 	}
 	return os.NewFile(uintptr(fd), "tap:"+ifr.Name()), ifr.Name(), nil
 }
+
+// tunSetCarrier is TUNSETCARRIER, _IOW('T', 226, int) (Linux 4.6 and later), which
+// x/sys/unix does not name.
+const tunSetCarrier = 0x400454e2
+
+// SetCarrier turns the carrier of the TAP f is attached to on or off, as a cable plugged
+// in or pulled out would: the kernel's operstate follows (down, NO-CARRIER) and it
+// transmits nothing while the carrier is off. A kernel older than 4.6 fails with
+// unix.EINVAL or unix.ENOTTY.
+func SetCarrier(f *os.File, on bool) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	v := 0
+	if on {
+		v = 1
+	}
+	var ierr error
+	if err := rc.Control(func(fd uintptr) { ierr = unix.IoctlSetPointerInt(int(fd), tunSetCarrier, v) }); err != nil {
+		return err
+	}
+	if ierr != nil {
+		return fmt.Errorf("TUNSETCARRIER: %w", ierr)
+	}
+	return nil
+}

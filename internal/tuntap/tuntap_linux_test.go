@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/uiod/uiod/internal/testutil"
@@ -49,5 +50,51 @@ func TestOpen(t *testing.T) {
 				t.Errorf("Open(%q) = %v, want %v", tt.iface, err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestSetCarrier turns a TAP's carrier off and on again: the kernel's view of the link
+// (IFF_LOWER_UP, operstate) follows.
+func TestSetCarrier(t *testing.T) {
+	ns := testutil.TAPNetns(t, "uiod-carrier")
+	err := testutil.InNetns(ns, func() error {
+		f, name, err := Open("uiodcar0")
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		l, err := h.LinkByName(name)
+		if err != nil {
+			return err
+		}
+		if err := h.LinkSetUp(l); err != nil {
+			return err
+		}
+		lowerUp := func() (bool, error) {
+			l, err := h.LinkByName(name)
+			if err != nil {
+				return false, err
+			}
+			return l.Attrs().RawFlags&unix.IFF_LOWER_UP != 0, nil
+		}
+		for _, on := range []bool{false, true, false} {
+			if err := SetCarrier(f, on); err != nil {
+				return err
+			}
+			if got, err := lowerUp(); err != nil {
+				return err
+			} else if got != on {
+				return fmt.Errorf("after SetCarrier(%v) the TAP's IFF_LOWER_UP is %v", on, got)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

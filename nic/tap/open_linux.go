@@ -181,3 +181,6 @@ func (d *netdev) release() error {
 // detached reports whether err is a TAP descriptor's read after its interface was
 // deleted: the kernel detached the descriptor (EBADFD), for good.
 func detached(err error) bool { return errors.Is(err, unix.EBADFD) }
+
+// tuntapSetCarrier is TUNSETCARRIER on the port's descriptor.
+func tuntapSetCarrier(f *os.File, on bool) error { return tuntap.SetCarrier(f, on) }

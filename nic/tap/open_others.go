@@ -4,6 +4,7 @@ package tap
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/uiod/uiod/pci"
 )
@@ -20,3 +21,6 @@ func Available(name string) error {
 
 // detached is false: no TAP descriptor reads anywhere else.
 func detached(error) bool { return false }
+
+// tuntapSetCarrier fails: TAP interfaces are Linux's.
+func tuntapSetCarrier(*os.File, bool) error { return pci.ErrNotSupported }

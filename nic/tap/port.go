@@ -26,11 +26,19 @@ const stopTimeout = 5 * time.Second
 // thread.
 type Port struct {
 	name     string
-	mac      net.HardwareAddr
-	maxFrame int
-	f        *os.File
-	release  func() error // after f is closed: the interface given back or gone
-	log      *zap.Logger
+	mac      atomic.Pointer[net.HardwareAddr]
+	maxFrame int // the longest frame at the configured MTU: buffers and slots hold it
+	mtuMax   int // the configured MTU, the most SetMTU takes
+	// frameLimit is the longest frame TxBurst hands the kernel: maxFrame at the MTU the
+	// interface has now (SetMTU). down is set while the interface is down (SetDown):
+	// TxBurst then drops every frame, counted in txDown.
+	frameLimit atomic.Int64
+	mtu        atomic.Int64
+	down       atomic.Bool
+	carrier    atomic.Bool
+	f          *os.File
+	release    func() error // after f is closed: the interface given back or gone
+	log        *zap.Logger
 
 	pool *nic.Mempool
 	rx   *rxRing
@@ -52,6 +60,7 @@ type Port struct {
 
 	rxPackets, rxBytes, rxErrors, rxNoBuffer          atomic.Uint64
 	txPackets, txBytes, txRingFull, txBadLen, txWrite atomic.Uint64
+	txDown                                            atomic.Uint64
 }
 
 var _ nic.Port = (*Port)(nil)
@@ -71,11 +80,16 @@ func newPort(cfg Config, f *os.File, mac net.HardwareAddr, release func() error)
 		return nil, fmt.Errorf("tap %s: rx vector: %w", cfg.Name, err)
 	}
 	p := &Port{
-		name: cfg.Name, mac: mac, maxFrame: cfg.maxFrame(), f: f, release: release, log: cmp.Or(cfg.Log, zap.NewNop()),
+		name: cfg.Name, maxFrame: cfg.maxFrame(), mtuMax: cfg.MTU, f: f, release: release, log: cmp.Or(cfg.Log, zap.NewNop()),
 		pool: pool, rx: newRxRing(pool, cfg.RxRing), vec: vec,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}),
 		readerDone: make(chan struct{}), writerDone: make(chan struct{}),
 	}
+	mac = append(net.HardwareAddr(nil), mac...)
+	p.mac.Store(&mac)
+	p.frameLimit.Store(int64(cfg.maxFrame()))
+	p.mtu.Store(int64(cfg.MTU))
+	p.carrier.Store(true) // the kernel's default for an attached descriptor
 	for range cfg.TxQueues {
 		p.tx = append(p.tx, newTxRing(cfg.TxRing, cfg.maxFrame()))
 	}
@@ -87,8 +101,8 @@ func newPort(cfg Config, f *os.File, mac net.HardwareAddr, release func() error)
 // Name is the interface's name.
 func (p *Port) Name() string { return p.name }
 
-// MAC is the interface's address.
-func (p *Port) MAC() net.HardwareAddr { return append(net.HardwareAddr(nil), p.mac...) }
+// MAC is the interface's address: the one Open gave it, or the last SetMAC recorded.
+func (p *Port) MAC() net.HardwareAddr { return append(net.HardwareAddr(nil), (*p.mac.Load())...) }
 
 // NumRxQueues is 1.
 func (p *Port) NumRxQueues() int { return 1 }
@@ -108,15 +122,24 @@ func (p *Port) RxBurst(q int, bufs []*nic.Buf) int {
 // TxBurst copies bufs into TX queue q's ring towards the kernel and frees them; it returns
 // how many it took, fewer than len(bufs) when the ring is full (the caller keeps the
 // rest; they are counted in Counters().TxRingFull and Stats().TxErrors). A frame shorter
-// than an Ethernet header or longer than the MTU allows is taken, counted and freed. It
-// never blocks and allocates nothing.
+// than an Ethernet header or longer than the interface's MTU allows (MTU) is taken,
+// counted and freed; while the interface is down (SetDown) every frame is. It never
+// blocks and allocates nothing.
 func (p *Port) TxBurst(q int, bufs []*nic.Buf) int {
+	if p.down.Load() {
+		for _, b := range bufs {
+			b.Free()
+		}
+		p.txDown.Add(uint64(len(bufs)))
+		return len(bufs)
+	}
 	r := p.tx[q]
+	limit := int(p.frameLimit.Load())
 	n := 0
 	var bad uint64
 	for ; n < len(bufs); n++ {
 		b := bufs[n]
-		if l := b.Len(); l < 14 || l > r.size {
+		if l := b.Len(); l < 14 || l > limit {
 			bad++
 			b.Free()
 			continue
@@ -182,6 +205,58 @@ func (p *Port) fire() {
 // carrier on while its descriptor is attached).
 func (p *Port) Link() nic.Link { return nic.Link{Up: !p.closed.Load() && !p.gone.Load()} }
 
+// The kernel side of the interface may change under the port (ip link set): the daemon
+// follows it with SetMTU, SetMAC and SetDown, which record what it saw and change how the
+// port treats frames, never the interface itself, and with SetCarrier, which changes the
+// interface's carrier (docs/design.md, "The TAP follows its port"). They may be called
+// from any goroutine while the queues run.
+
+// SetCarrier turns the interface's carrier on or off (TUNSETCARRIER): off, the kernel
+// sees its link down (operstate down, NO-CARRIER) and transmits nothing on it.
+func (p *Port) SetCarrier(on bool) error {
+	if err := tuntapSetCarrier(p.f, on); err != nil {
+		return fmt.Errorf("tap %s: carrier: %w", p.name, err)
+	}
+	p.carrier.Store(on)
+	return nil
+}
+
+// Carrier reports the carrier the port last set (on after Open).
+func (p *Port) Carrier() bool { return p.carrier.Load() }
+
+// SetMTU records the MTU the interface has now: TxBurst then hands the kernel frames of
+// at most mtu plus the Ethernet header and a VLAN tag (longer ones are counted in
+// TxBadLength). It refuses an MTU below 68 or above the one the port was opened with
+// (its buffers hold no more), naming both.
+func (p *Port) SetMTU(mtu int) error {
+	if mtu < 68 || mtu > p.mtuMax {
+		return fmt.Errorf("tap %s: mtu %d: want 68..%d (the port's mtu)", p.name, mtu, p.mtuMax)
+	}
+	p.mtu.Store(int64(mtu))
+	p.frameLimit.Store(int64(mtu + frameOverhead))
+	return nil
+}
+
+// MTU is the interface's MTU as last recorded (Config.MTU after Open).
+func (p *Port) MTU() int { return int(p.mtu.Load()) }
+
+// MaxMTU is the MTU the port was opened with, the most SetMTU takes.
+func (p *Port) MaxMTU() int { return p.mtuMax }
+
+// SetMAC records the address the interface has now (MAC returns it).
+func (p *Port) SetMAC(mac net.HardwareAddr) {
+	m := append(net.HardwareAddr(nil), mac...)
+	p.mac.Store(&m)
+}
+
+// SetDown records whether the interface is administratively down (ip link set down):
+// while it is, TxBurst takes every frame, frees it and counts it (Counters().TxDown)
+// rather than queueing it for an interface that takes nothing.
+func (p *Port) SetDown(down bool) { p.down.Store(down) }
+
+// Down reports what SetDown last recorded.
+func (p *Port) Down() bool { return p.down.Load() }
+
 // Gone reports whether the interface was deleted under the port (ip link del): the
 // reader has stopped, the link reads down, and frames towards the kernel are refused
 // (Counters().TxWriteErrors) until the port is closed and opened again.
@@ -198,7 +273,7 @@ func (p *Port) Stats() nic.Stats {
 		TxBytes:   p.txBytes.Load(),
 		RxMissed:  p.rxNoBuffer.Load(),
 		RxErrors:  p.rxErrors.Load(),
-		TxErrors:  p.txRingFull.Load() + p.txBadLen.Load() + p.txWrite.Load(),
+		TxErrors:  p.txRingFull.Load() + p.txBadLen.Load() + p.txWrite.Load() + p.txDown.Load(),
 	}
 }
 
@@ -208,6 +283,7 @@ func (p *Port) Counters() Counters {
 		TxRingFull:    p.txRingFull.Load(),
 		TxBadLength:   p.txBadLen.Load(),
 		TxWriteErrors: p.txWrite.Load(),
+		TxDown:        p.txDown.Load(),
 		RxNoBuffer:    p.rxNoBuffer.Load(),
 	}
 }

@@ -127,6 +127,9 @@ type Counters struct {
 	// TxWriteErrors counts frames the kernel refused (the interface is down: EIO), in
 	// TxErrors too.
 	TxWriteErrors uint64
+	// TxDown counts frames TxBurst took and freed while the interface was down
+	// (Port.SetDown), in TxErrors too.
+	TxDown uint64
 	// RxNoBuffer counts frames the kernel sent while every posted buffer was filled and
 	// not yet taken by RxBurst: read and dropped (Stats().RxMissed).
 	RxNoBuffer uint64
