@@ -24,6 +24,7 @@ import (
 type Port struct {
 	h       *netlink.Handle // in the interface's namespace
 	name    string
+	mtu     int // the interface's when it was opened
 	ifindex int
 	mac     net.HardwareAddr
 	queues  []*queue
@@ -90,9 +91,11 @@ func Open(cfg Config) (_ *Port, err error) {
 	if err != nil {
 		return nil, wrap(err)
 	}
-	if err := checkLink(cfg, lk); err != nil {
+	mtu, err := checkLink(cfg, lk)
+	if err != nil {
 		return nil, wrap(err)
 	}
+	cfg.MTU = mtu
 	if id, desc := attachedProgram(lk); id != 0 {
 		if !cfg.Replace {
 			return nil, wrap(fmt.Errorf("%w (%s): detach it, or set replace to put uiod's in its place", ErrBusy, desc))
@@ -110,7 +113,7 @@ func Open(cfg Config) (_ *Port, err error) {
 		}
 		cfg.Log.Warn("replaced the interface's XDP program", zap.String("interface", cfg.Interface), zap.String("program", desc))
 	}
-	p := &Port{h: h, name: cfg.Interface, ifindex: lk.Attrs().Index, mac: append(net.HardwareAddr(nil), lk.Attrs().HardwareAddr...), log: cfg.Log}
+	p := &Port{h: h, name: cfg.Interface, mtu: mtu, ifindex: lk.Attrs().Index, mac: append(net.HardwareAddr(nil), lk.Attrs().HardwareAddr...), log: cfg.Log}
 	defer func() {
 		if err != nil {
 			p.release()
@@ -155,7 +158,7 @@ func Open(cfg Config) (_ *Port, err error) {
 		return nil, wrap(err)
 	}
 	cfg.Log.Info("af_xdp", zap.String("interface", cfg.Interface), zap.Ints("queues", qs),
-		zap.Stringer("attach", p.prog.mode), zap.Bool("zerocopy", p.zc), zap.Int("frame_size", cfg.FrameSize),
+		zap.Stringer("attach", p.prog.mode), zap.Bool("zerocopy", p.zc), zap.Int("frame_size", cfg.FrameSize), zap.Int("mtu", mtu),
 		zap.Uint16s("pass_ethertypes", cfg.PassEthertypes))
 	return p, nil
 }
@@ -205,18 +208,28 @@ func rxQueues(name string, lk netlink.Link) (int, error) {
 	return 1, nil
 }
 
-// checkLink refuses an interface that is down or whose MTU a chunk cannot hold.
-func checkLink(cfg Config, lk netlink.Link) error {
+// checkLink refuses an interface that is down, one whose MTU is not cfg.MTU (when set),
+// or whose MTU a chunk cannot hold: frames of more than one chunk would need multi-buffer
+// AF_XDP (XDP_USE_SG), which this package does not use. It returns the port's MTU, the
+// interface's.
+func checkLink(cfg Config, lk netlink.Link) (int, error) {
 	a := lk.Attrs()
 	if a.Flags&net.FlagUp == 0 {
-		return fmt.Errorf("%w (ip link set %s up)", ErrDown, cfg.Interface)
+		return 0, fmt.Errorf("%w (ip link set %s up)", ErrDown, cfg.Interface)
 	}
-	// An Ethernet header and one VLAN tag on top of the MTU.
-	if need := a.MTU + 18; need > MaxFrame(cfg.FrameSize) {
-		return fmt.Errorf("%w: MTU %d makes frames of up to %d bytes, frame_size %d holds %d (%d of headroom): use frame_size 4096 or a smaller MTU",
-			ErrMTU, a.MTU, need, cfg.FrameSize, MaxFrame(cfg.FrameSize), Headroom)
+	if cfg.MTU != 0 && cfg.MTU != a.MTU {
+		return 0, fmt.Errorf("%w: mtu %d asked, but interface %s has MTU %d: an af_xdp port's MTU is its interface's, which the kernel owns (ip link set %s mtu %d, or leave mtu out)",
+			ErrMTU, cfg.MTU, cfg.Interface, a.MTU, cfg.Interface, cfg.MTU)
 	}
-	return nil
+	if a.MTU > MaxMTU(cfg.FrameSize) {
+		hint := "use frame_size 4096 or a smaller MTU"
+		if cfg.FrameSize >= 4096 {
+			hint = "a larger MTU needs multi-buffer AF_XDP (XDP_USE_SG), which uiod does not use: lower the interface's MTU"
+		}
+		return 0, fmt.Errorf("%w: interface %s has MTU %d, frames of up to %d bytes; frame_size %d holds %d (%d of headroom), so MTU %d at most: %s",
+			ErrMTU, cfg.Interface, a.MTU, nic.MaxFrame(a.MTU), cfg.FrameSize, MaxFrame(cfg.FrameSize), Headroom, MaxMTU(cfg.FrameSize), hint)
+	}
+	return a.MTU, nil
 }
 
 // checkCaps names the capabilities the process lacks: CAP_NET_ADMIN (attach, promisc),
@@ -312,6 +325,9 @@ func (p *Port) watch() error {
 
 // Name is the interface's name.
 func (p *Port) Name() string { return p.name }
+
+// MTU is the port's MTU: the interface's when the port was opened.
+func (p *Port) MTU() int { return p.mtu }
 
 // MAC is the interface's address.
 func (p *Port) MAC() net.HardwareAddr { return append(net.HardwareAddr(nil), p.mac...) }

@@ -32,7 +32,8 @@ type queue struct {
 	txPool *nic.Mempool
 	// byChunk is every buffer of both pools by UMEM chunk index.
 	byChunk  []*nic.Buf
-	maxFrame int
+	maxFrame int // the longest frame received: a chunk after the headroom
+	txMax    int // the longest frame sent: the MTU's (nic.MaxFrame)
 	zc       bool
 
 	fill, comp addrRing
@@ -43,6 +44,15 @@ type queue struct {
 
 	rxPackets, rxBytes, txPackets, txBytes nic.Counter
 	rxBad, txBad, txFull, kicks, kickErrs  nic.Counter
+}
+
+// txMaxFrame is the longest frame a queue of cfg sends: its MTU's (nic.MaxFrame), at
+// most a chunk after the headroom (all of that while the MTU is not known, 0).
+func txMaxFrame(cfg Config) int {
+	if cfg.MTU == 0 {
+		return MaxFrame(cfg.FrameSize)
+	}
+	return min(MaxFrame(cfg.FrameSize), nic.MaxFrame(cfg.MTU))
 }
 
 // openQueue creates, sets up and binds the socket of netdev queue qid on ifindex.
@@ -57,7 +67,7 @@ func openQueue(cfg Config, ifindex, qid int) (_ *queue, err error) {
 		}
 		return nil, fmt.Errorf("socket(AF_XDP): %w", err)
 	}
-	q := &queue{id: qid, fd: fd, maxFrame: MaxFrame(cfg.FrameSize)}
+	q := &queue{id: qid, fd: fd, maxFrame: MaxFrame(cfg.FrameSize), txMax: txMaxFrame(cfg)}
 	defer func() {
 		if err != nil {
 			q.close()
@@ -294,7 +304,7 @@ func (q *queue) txBurst(bufs []*nic.Buf) int {
 	for ; n < len(bufs) && queued < free; n++ {
 		b := bufs[n]
 		l := b.Len()
-		if l < 14 || l > q.maxFrame {
+		if l < 14 || l > q.txMax {
 			q.txBad.Add(1)
 			b.Free()
 			continue

@@ -26,7 +26,7 @@ func fakeQueue(t testing.TB, cfg Config) *queue { return fakeQueueAt(t, cfg, 0) 
 func fakeQueueAt(t testing.TB, cfg Config, start uint32) *queue {
 	t.Helper()
 	cfg = cfg.withDefaults()
-	q := &queue{fd: -1, maxFrame: MaxFrame(cfg.FrameSize)}
+	q := &queue{fd: -1, maxFrame: MaxFrame(cfg.FrameSize), txMax: txMaxFrame(cfg)}
 	var err error
 	chunks := cfg.PoolSize + cfg.TxRing
 	if q.umem, err = newUMEM(chunks, cfg.FrameSize); err != nil {
@@ -161,6 +161,38 @@ func TestForeignBuffersAreCopied(t *testing.T) {
 	short.SetLen(10)
 	if n := q.txBurst([]*nic.Buf{short}); n != 1 || q.txBad.Load() != 1 || other.Avail() != 4 {
 		t.Fatalf("short frame: n %d, bad %d, avail %d", n, q.txBad.Load(), other.Avail())
+	}
+}
+
+// TestTxMTU: a queue sends frames up to its MTU's longest (MTU + 18) and counts and frees
+// longer ones, which fit its chunks but not the interface.
+func TestTxMTU(t *testing.T) {
+	q := fakeQueue(t, Config{Interface: "x", RxRing: 64, TxRing: 64, FrameSize: 4096, MTU: 3000})
+	other, err := nic.NewMempool(&nic.HeapDMA{}, 4, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range []int{nic.MaxFrame(3000), nic.MaxFrame(3000) + 1} {
+		b := other.Get()
+		b.SetLen(l)
+		if n := q.txBurst([]*nic.Buf{b}); n != 1 || other.Avail() != 4 {
+			t.Fatalf("%d-byte frame: txBurst %d, %d of 4 buffers free", l, n, other.Avail())
+		}
+		if bad := q.txBad.Load(); bad != uint64(i) {
+			t.Fatalf("%d-byte frame at MTU 3000: %d refused, want %d", l, bad, i)
+		}
+	}
+	if d := q.tx.descs[0]; d.Len != uint32(nic.MaxFrame(3000)) || q.tx.local != 1 {
+		t.Fatalf("queued %d descriptors, the first %+v; want one of %d bytes", q.tx.local, d, nic.MaxFrame(3000))
+	}
+}
+
+// TestMaxMTU: the largest MTU a chunk carries, with an Ethernet header and a VLAN tag.
+func TestMaxMTU(t *testing.T) {
+	for fs, want := range map[int]int{2048: 1774, 4096: 3822} {
+		if got := MaxMTU(fs); got != want || nic.MaxFrame(got) != MaxFrame(fs) {
+			t.Errorf("MaxMTU(%d) = %d, want %d", fs, got, want)
+		}
 	}
 }
 
