@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/internal/testutil"
@@ -99,5 +103,45 @@ func TestMTURefused(t *testing.T) {
 				t.Fatalf("after the refusal %s still has XDP: %s", r.ma, p)
 			}
 		})
+	}
+}
+
+// TestMTUChangeLogged: the interface's MTU changed under an open port (generic mode, which
+// lets it) is logged with both MTUs, and one beyond what a chunk holds says the kernel
+// drops the longer frames.
+func TestMTUChangeLogged(t *testing.T) {
+	r := newRig(t)
+	core, logs := observer.New(zap.InfoLevel)
+	p, err := r.open(t, Config{Interface: r.ma, Mode: ModeGeneric, Log: zap.New(core)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.MTU() != 1500 {
+		t.Fatalf("port MTU %d, want the interface's 1500", p.MTU())
+	}
+	for _, tc := range []struct {
+		mtu  int
+		want string
+	}{{1600, "the port keeps the MTU"}, {3000, "dropped by the kernel"}} {
+		testutil.IPIn(t, r.m, "link", "set", r.ma, "mtu", strconv.Itoa(tc.mtu))
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			found := false
+			for _, e := range logs.FilterMessageSnippet(tc.want).All() {
+				if m, ok := e.ContextMap()["mtu"].(int64); ok && m == int64(tc.mtu) {
+					found = e.ContextMap()["port_mtu"] == int64(1500)
+				}
+			}
+			if found {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("MTU %d: no warning saying %q with both MTUs; logged: %v", tc.mtu, tc.want, logs.All())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if p.MTU() != 1500 {
+		t.Fatalf("port MTU %d after the change, want the one it opened with, 1500", p.MTU())
 	}
 }

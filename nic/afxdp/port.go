@@ -22,14 +22,16 @@ import (
 // i are the socket bound to netdev queue QueueStart+i. The threading and buffer rules are
 // nic.Port's.
 type Port struct {
-	h       *netlink.Handle // in the interface's namespace
-	name    string
-	mtu     int // the interface's when it was opened
-	ifindex int
-	mac     net.HardwareAddr
-	queues  []*queue
-	prog    *loaded
-	zc      bool
+	h    *netlink.Handle // in the interface's namespace
+	name string
+	mtu  int // the interface's when it was opened
+	// frameSize is the UMEM chunk.
+	frameSize int
+	ifindex   int
+	mac       net.HardwareAddr
+	queues    []*queue
+	prog      *loaded
+	zc        bool
 	// promiscSet: Open turned IFF_PROMISC on, Close turns it off again.
 	promiscSet bool
 
@@ -113,7 +115,7 @@ func Open(cfg Config) (_ *Port, err error) {
 		}
 		cfg.Log.Warn("replaced the interface's XDP program", zap.String("interface", cfg.Interface), zap.String("program", desc))
 	}
-	p := &Port{h: h, name: cfg.Interface, mtu: mtu, ifindex: lk.Attrs().Index, mac: append(net.HardwareAddr(nil), lk.Attrs().HardwareAddr...), log: cfg.Log}
+	p := &Port{h: h, name: cfg.Interface, mtu: mtu, frameSize: cfg.FrameSize, ifindex: lk.Attrs().Index, mac: append(net.HardwareAddr(nil), lk.Attrs().HardwareAddr...), log: cfg.Log}
 	defer func() {
 		if err != nil {
 			p.release()
@@ -297,6 +299,7 @@ func (p *Port) watch() error {
 	go func() {
 		defer close(p.watchDone)
 		defer close(p.events)
+		seenMTU := p.mtu
 		for u := range ch {
 			if int(u.Index) != p.ifindex {
 				continue
@@ -317,10 +320,27 @@ func (p *Port) watch() error {
 				if p.up.Swap(up) != up {
 					p.log.Info("link", zap.String("interface", p.name), zap.Bool("up", up))
 				}
+				if m := u.Attrs().MTU; m != 0 && m != seenMTU {
+					seenMTU = m
+					p.mtuChanged(m)
+				}
 			}
 		}
 	}()
 	return nil
+}
+
+// mtuChanged logs that the interface's MTU is now mtu: the kernel owns it, the port keeps
+// the one it was opened with (its l3fwd and kernel-path MTU) until it is opened again, and
+// frames longer than a chunk holds are the kernel's to drop.
+func (p *Port) mtuChanged(mtu int) {
+	fields := []zap.Field{zap.String("interface", p.name), zap.Int("mtu", mtu), zap.Int("port_mtu", p.mtu)}
+	if mtu > MaxMTU(p.frameSize) {
+		p.log.Warn("interface MTU changed beyond what a chunk holds: frames longer than one chunk are dropped by the kernel (xdp rx_dropped); restart with a smaller MTU",
+			append(fields, zap.Int("frame_size", p.frameSize), zap.Int("max_mtu", MaxMTU(p.frameSize)))...)
+		return
+	}
+	p.log.Warn("interface MTU changed: the port keeps the MTU it was opened with until it is opened again", fields...)
 }
 
 // Name is the interface's name.
