@@ -171,8 +171,8 @@ var netdevMTU = func(name string) (int, bool) {
 const xdpHeadroom = 256
 
 // maxXDPMTU is nic/afxdp's MaxMTU: the largest MTU whose frames (nic.MaxFrame) fit one
-// chunk of frameSize bytes after the headroom. A larger one would need multi-buffer
-// AF_XDP (XDP_USE_SG), which uiod does not use.
+// chunk of frameSize bytes after the headroom; above it the port uses multi-buffer
+// AF_XDP (XDP_USE_SG).
 func maxXDPMTU(frameSize int) int {
 	if frameSize == 0 {
 		frameSize = 2048
@@ -212,22 +212,22 @@ func rawKey(m map[string]any, key string) any {
 	return nil
 }
 
+// maxXDPMultiBufferMTU is nic/afxdp's MaxMultiBufferMTU: the largest MTU an af_xdp port
+// takes, with multi-buffer AF_XDP above maxXDPMTU.
+const maxXDPMultiBufferMTU = 9710
+
 // checkAFXDPMTU checks an af_xdp port's mtu: the interface's (ifMTU, when ifOK: the
-// interface is here), and one whose frames a UMEM chunk holds.
+// interface is here), at most maxXDPMultiBufferMTU, and one whose frames a UMEM chunk
+// holds when zero-copy is required (frames over several chunks are received in copy mode).
 func checkAFXDPMTU(errs *fieldErrors, i int, p *Port, ifMTU int, ifOK bool) {
 	path := func(key string) string { return fmt.Sprintf("ports[%d].%s", i, key) }
 	mtu, fs := p.PortMTU(), p.XDP.FrameSize
 	if fs == 0 {
 		fs = 2048
 	}
-	limit := maxXDPMTU(fs)
-	why := func(m int) string {
-		hint := "xdp.frame_size 4096 holds frames of MTU " + strconv.Itoa(maxXDPMTU(4096))
-		if fs >= 4096 {
-			hint = "a larger MTU needs multi-buffer AF_XDP (XDP_USE_SG), which uiod does not use"
-		}
-		return fmt.Sprintf("frames of up to %d bytes, more than xdp.frame_size %d holds (%d after %d bytes of headroom: MTU %d at most); %s",
-			nic.MaxFrame(m), fs, fs-xdpHeadroom, xdpHeadroom, limit, hint)
+	key, val := "mtu", any(p.MTU)
+	if ifOK {
+		key, val = "interface", p.Interface
 	}
 	switch {
 	case mtu < nic.MinMTU:
@@ -235,10 +235,11 @@ func checkAFXDPMTU(errs *fieldErrors, i int, p *Port, ifMTU int, ifOK bool) {
 	case ifOK && mtu != ifMTU:
 		errs.add(path("mtu"), p.MTU, "interface %s has MTU %d: an af_xdp port's MTU is its interface's, which the kernel owns (ip link set %s mtu %d, or leave mtu out)",
 			p.Interface, ifMTU, p.Interface, mtu)
-	case ifOK && ifMTU > limit:
-		errs.add(path("interface"), p.Interface, "has MTU %d: %s", ifMTU, why(ifMTU))
-	case !ifOK && mtu > limit:
-		errs.add(path("mtu"), p.MTU, "%s", why(mtu))
+	case mtu > maxXDPMultiBufferMTU:
+		errs.add(path(key), val, "MTU %d: an af_xdp port takes MTUs up to %d", mtu, maxXDPMultiBufferMTU)
+	case mtu > maxXDPMTU(fs) && p.XDP.ZeroCopy == XDPZeroCopyOn:
+		errs.add(path(key), val, "MTU %d: frames of up to %d bytes, more than xdp.frame_size %d holds (%d after %d bytes of headroom: MTU %d at most), and frames over several chunks (multi-buffer AF_XDP) are received in copy mode: leave zerocopy out or lower the MTU",
+			mtu, nic.MaxFrame(mtu), fs, fs-xdpHeadroom, xdpHeadroom, maxXDPMTU(fs))
 	}
 }
 

@@ -90,8 +90,9 @@ type Port struct {
 	// of 9014 bytes without FCS, 9018 with a VLAN tag (default, and 0: 1500; 68 up to what the
 	// NIC takes: 9710 on the 82599, 9190 on the 82576, 9706 on its VF, 9710 and at most the
 	// device's on virtio; 9710 on vhost-user; on af_xdp ports the interface's:
-	// left out it is taken from the interface, given it must match it, up to 1774 with
-	// xdp.frame_size 2048 and 3822 with 4096). Buffers are sized to hold one frame.
+	// left out it is taken from the interface, given it must match it, up to 9710, with
+	// multi-buffer AF_XDP above 1774 at xdp.frame_size 2048 and 3822 at 4096). Buffers are
+	// sized to hold one frame.
 	MTU int `mapstructure:"mtu"`
 	// ITR is the minimum interval between interrupts; 0 means no moderation.
 	ITR time.Duration `mapstructure:"itr"`

@@ -228,19 +228,22 @@ func (c Config) Validate() error {
 // MaxFrame is the largest frame a chunk of frameSize bytes holds.
 func MaxFrame(frameSize int) int { return frameSize - Headroom }
 
-// MaxMTU is the largest interface MTU a port with chunks of frameSize bytes carries: its
-// frames, an Ethernet header and one VLAN tag on top of the MTU (nic.MaxFrame), must fit
-// in one chunk after the headroom (1774 for 2048, 3822 for 4096). A larger MTU would
-// need multi-buffer AF_XDP (XDP_USE_SG: a frame over several chunks), which this package
-// does not use; Open refuses it.
+// MaxMTU is the largest interface MTU whose frames, an Ethernet header and one VLAN tag on
+// top of the MTU (nic.MaxFrame), fit one chunk of frameSize bytes after the headroom
+// (1774 for 2048, 3822 for 4096). Above it, up to MaxMultiBufferMTU, the port uses
+// multi-buffer AF_XDP (XDP_USE_SG: a frame over several chunks, Linux 6.6 and later, in
+// copy mode), which costs a copy of every frame longer than a chunk.
 func MaxMTU(frameSize int) int { return MaxFrame(frameSize) - nic.EthHeader - nic.VLANTag }
+
+// MaxMultiBufferMTU is the largest MTU an af_xdp port takes (with multi-buffer AF_XDP).
+const MaxMultiBufferMTU = 9710
 
 // Errors of Open, each wrapped with the interface and what is wrong.
 var (
 	ErrNoInterface = errors.New("no such interface")
 	ErrDown        = errors.New("interface is down")
 	ErrQueues      = errors.New("queues do not match the interface's")
-	ErrMTU         = errors.New("MTU too large for the frame size")
+	ErrMTU         = errors.New("MTU refused")
 	ErrPrivilege   = errors.New("missing capabilities")
 )
 

@@ -2,6 +2,7 @@ package afxdp
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -25,52 +26,61 @@ func setRigMTU(t *testing.T, r *rig, mtu int) {
 	testutil.IPIn(t, r.m, "link", "set", r.mb, "mtu", s)
 }
 
-// TestMTU3000: veths at MTU 3000, which a 4096-byte chunk holds (up to MaxMTU, 3822).
-// One port takes the interface's MTU (mtu left out), the other names it; both report
-// it. Through l2fwd between them, in native and generic mode, `ping -M do -s 2972`
-// (3014-byte frames, DF) is answered and 4 MiB over TCP arrive with the same SHA-256.
-func TestMTU3000(t *testing.T) {
+// TestMTU: veths at MTU 3000 and 9000 in namespaces, ports of frame_size 4096 and 2048
+// through l2fwd, native and generic mode. MTU 3000 at 4096 fits one chunk (up to MaxMTU,
+// 3822); the others use multi-buffer AF_XDP (a frame over several chunks, copied into one
+// buffer on RX and split again on TX). One port takes the interface's MTU (mtu left out),
+// the other names it; both report it. `ping -M do -s MTU-28` (frames of MTU+14 bytes, DF)
+// is answered and 4 MiB over TCP arrive with the same SHA-256, in frames longer than a
+// chunk where the MTU's are, with no error counted.
+func TestMTU(t *testing.T) {
 	if _, err := exec.LookPath("ping"); err != nil {
 		t.Skip("needs ping (iputils-ping)")
 	}
-	for _, mode := range []Mode{ModeNative, ModeGeneric} {
-		t.Run(mode.String(), func(t *testing.T) {
-			r := newRig(t)
-			setRigMTU(t, r, 3000)
-			pa, err := r.open(t, Config{Interface: r.ma, Mode: mode, FrameSize: 4096, RxRing: 512, TxRing: 512})
-			if err != nil {
-				t.Fatal(err)
-			}
-			pb, err := r.open(t, Config{Interface: r.mb, Mode: mode, FrameSize: 4096, MTU: 3000, RxRing: 512, TxRing: 512})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if pa.MTU() != 3000 || pb.MTU() != 3000 {
-				t.Fatalf("ports' MTU %d and %d, want the interfaces' 3000", pa.MTU(), pb.MTU())
-			}
-			l2fwd(t, pa, pb, idle.PolicyConfig{Mode: idle.Adaptive})
-			out, err := exec.Command("ip", "netns", "exec", r.a, "ping", "-c", "3", "-i", "0.2", "-W", "5",
-				"-M", "do", "-s", "2972", r.ipB.String()).CombinedOutput()
-			if err != nil || !strings.Contains(string(out), " 0% packet loss") {
-				t.Fatalf("ping -M do -s 2972 through MTU 3000 ports: %v\n%s", err, out)
-			}
-			r.transfer(t, 4<<20)
-			sa, sb := pa.Stats(), pb.Stats()
-			if sa.RxErrors != 0 || sa.TxErrors != 0 || sb.RxErrors != 0 || sb.TxErrors != 0 {
-				t.Fatalf("errors counted: a %+v, b %+v", sa, sb)
-			}
-			// The pings alone are 6 frames of 3014 bytes each way.
-			if sa.RxBytes < 3*3014 || sb.RxBytes < 3*3014 {
-				t.Fatalf("stats a %+v, b %+v: the 3014-byte frames did not go through", sa, sb)
-			}
-			t.Logf("%s: a %+v, b %+v", mode, sa, sb)
-		})
+	for _, tc := range []struct{ mtu, frameSize int }{{3000, 4096}, {9000, 4096}, {9000, 2048}, {3000, 2048}} {
+		for _, mode := range []Mode{ModeNative, ModeGeneric} {
+			t.Run(fmt.Sprintf("%d-%d-%s", tc.mtu, tc.frameSize, mode), func(t *testing.T) {
+				r := newRig(t)
+				setRigMTU(t, r, tc.mtu)
+				pa, err := r.open(t, Config{Interface: r.ma, Mode: mode, FrameSize: tc.frameSize, RxRing: 512, TxRing: 512})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pb, err := r.open(t, Config{Interface: r.mb, Mode: mode, FrameSize: tc.frameSize, MTU: tc.mtu, RxRing: 512, TxRing: 512})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if pa.MTU() != tc.mtu || pb.MTU() != tc.mtu {
+					t.Fatalf("ports' MTU %d and %d, want the interfaces' %d", pa.MTU(), pb.MTU(), tc.mtu)
+				}
+				if sg := tc.mtu > MaxMTU(tc.frameSize); pa.queues[0].sg != sg {
+					t.Fatalf("multi-buffer %v, want %v", pa.queues[0].sg, sg)
+				}
+				l2fwd(t, pa, pb, idle.PolicyConfig{Mode: idle.Adaptive})
+				out, err := exec.Command("ip", "netns", "exec", r.a, "ping", "-c", "3", "-i", "0.2", "-W", "5",
+					"-M", "do", "-s", strconv.Itoa(tc.mtu-28), r.ipB.String()).CombinedOutput()
+				if err != nil || !strings.Contains(string(out), " 0% packet loss") {
+					t.Fatalf("ping -M do -s %d through MTU %d ports: %v\n%s", tc.mtu-28, tc.mtu, err, out)
+				}
+				r.transfer(t, 4<<20)
+				sa, sb := pa.Stats(), pb.Stats()
+				if sa.RxErrors != 0 || sa.TxErrors != 0 || sb.RxErrors != 0 || sb.TxErrors != 0 {
+					t.Fatalf("errors counted: a %+v, b %+v", sa, sb)
+				}
+				// 4 MiB in frames of the MTU: fewer than 4 MiB / (MTU - 100) + the pings and ACKs
+				// would not hold them at 1500.
+				if per := sa.RxBytes / max(sa.RxPackets, 1); per < uint64(tc.mtu)/2 {
+					t.Fatalf("a's %d frames average %d bytes: not the MTU's (%+v)", sa.RxPackets, per, sa)
+				}
+				t.Logf("a %+v, b %+v", sa, sb)
+			})
+		}
 	}
 }
 
-// TestMTURefused: an MTU a chunk cannot hold, 9000 at frame_size 4096 (frames of more
-// than one chunk would need multi-buffer AF_XDP), 3000 at 2048, and an mtu that is not
-// the interface's are refused naming the interface, both MTUs or the limit, and leave
+// TestMTURefused: an MTU above MaxMultiBufferMTU, one above a chunk with zerocopy on
+// (multi-buffer frames are received in copy mode), and an mtu that is not the
+// interface's are refused naming the interface, both MTUs or the limit, and leave
 // nothing attached.
 func TestMTURefused(t *testing.T) {
 	for _, tc := range []struct {
@@ -79,9 +89,8 @@ func TestMTURefused(t *testing.T) {
 		cfg   Config
 		texts []string
 	}{
-		{"9000 at 4096", 9000, Config{FrameSize: 4096}, []string{"MTU 9000", "MTU 3822 at most", "XDP_USE_SG", "frame_size 4096"}},
-		{"9000 asked at 4096", 9000, Config{FrameSize: 4096, MTU: 9000}, []string{"MTU 9000", "MTU 3822 at most", "XDP_USE_SG"}},
-		{"3000 at 2048", 3000, Config{}, []string{"MTU 3000", "MTU 1774 at most", "use frame_size 4096"}},
+		{"9711", 9711, Config{FrameSize: 4096}, []string{"MTU 9711", "more than an af_xdp port takes (9710)"}},
+		{"zerocopy on beyond a chunk", 9000, Config{FrameSize: 4096, ZeroCopy: ZeroCopyOn, Mode: ModeNative}, []string{"MTU 9000", "zero-copy MTU 3822 at most"}},
 		{"not the interface's", 1500, Config{MTU: 9000}, []string{"mtu 9000 asked", "has MTU 1500", "leave mtu out"}},
 		{"not the interface's at 3000", 3000, Config{FrameSize: 4096, MTU: 1500}, []string{"mtu 1500 asked", "has MTU 3000"}},
 	} {

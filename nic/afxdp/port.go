@@ -121,7 +121,7 @@ func Open(cfg Config) (_ *Port, err error) {
 			p.release()
 		}
 	}()
-	if p.prog, err = loadProgram(cfg.PassEthertypes); err != nil {
+	if p.prog, err = loadProgram(cfg.PassEthertypes, multiBuffer(cfg)); err != nil {
 		return nil, wrap(err)
 	}
 	p.zc = true
@@ -160,7 +160,7 @@ func Open(cfg Config) (_ *Port, err error) {
 		return nil, wrap(err)
 	}
 	cfg.Log.Info("af_xdp", zap.String("interface", cfg.Interface), zap.Ints("queues", qs),
-		zap.Stringer("attach", p.prog.mode), zap.Bool("zerocopy", p.zc), zap.Int("frame_size", cfg.FrameSize), zap.Int("mtu", mtu),
+		zap.Stringer("attach", p.prog.mode), zap.Bool("zerocopy", p.zc), zap.Int("frame_size", cfg.FrameSize), zap.Int("mtu", mtu), zap.Bool("multi_buffer", multiBuffer(cfg)),
 		zap.Uint16s("pass_ethertypes", cfg.PassEthertypes))
 	return p, nil
 }
@@ -211,9 +211,8 @@ func rxQueues(name string, lk netlink.Link) (int, error) {
 }
 
 // checkLink refuses an interface that is down, one whose MTU is not cfg.MTU (when set),
-// or whose MTU a chunk cannot hold: frames of more than one chunk would need multi-buffer
-// AF_XDP (XDP_USE_SG), which this package does not use. It returns the port's MTU, the
-// interface's.
+// above MaxMultiBufferMTU, or above what a chunk holds with zerocopy on (multi-buffer
+// frames are received in copy mode). It returns the port's MTU, the interface's.
 func checkLink(cfg Config, lk netlink.Link) (int, error) {
 	a := lk.Attrs()
 	if a.Flags&net.FlagUp == 0 {
@@ -223,13 +222,12 @@ func checkLink(cfg Config, lk netlink.Link) (int, error) {
 		return 0, fmt.Errorf("%w: mtu %d asked, but interface %s has MTU %d: an af_xdp port's MTU is its interface's, which the kernel owns (ip link set %s mtu %d, or leave mtu out)",
 			ErrMTU, cfg.MTU, cfg.Interface, a.MTU, cfg.Interface, cfg.MTU)
 	}
-	if a.MTU > MaxMTU(cfg.FrameSize) {
-		hint := "use frame_size 4096 or a smaller MTU"
-		if cfg.FrameSize >= 4096 {
-			hint = "a larger MTU needs multi-buffer AF_XDP (XDP_USE_SG), which uiod does not use: lower the interface's MTU"
-		}
-		return 0, fmt.Errorf("%w: interface %s has MTU %d, frames of up to %d bytes; frame_size %d holds %d (%d of headroom), so MTU %d at most: %s",
-			ErrMTU, cfg.Interface, a.MTU, nic.MaxFrame(a.MTU), cfg.FrameSize, MaxFrame(cfg.FrameSize), Headroom, MaxMTU(cfg.FrameSize), hint)
+	if a.MTU > MaxMultiBufferMTU {
+		return 0, fmt.Errorf("%w: interface %s has MTU %d, more than an af_xdp port takes (%d)", ErrMTU, cfg.Interface, a.MTU, MaxMultiBufferMTU)
+	}
+	if a.MTU > MaxMTU(cfg.FrameSize) && cfg.ZeroCopy == ZeroCopyOn {
+		return 0, fmt.Errorf("%w: interface %s has MTU %d, frames of up to %d bytes; frame_size %d holds %d (%d of headroom), so zero-copy MTU %d at most: frames over several chunks (multi-buffer) are received in copy mode; lower the MTU or leave zerocopy out",
+			ErrMTU, cfg.Interface, a.MTU, nic.MaxFrame(a.MTU), cfg.FrameSize, MaxFrame(cfg.FrameSize), Headroom, MaxMTU(cfg.FrameSize))
 	}
 	return a.MTU, nil
 }
@@ -335,12 +333,15 @@ func (p *Port) watch() error {
 // frames longer than a chunk holds are the kernel's to drop.
 func (p *Port) mtuChanged(mtu int) {
 	fields := []zap.Field{zap.String("interface", p.name), zap.Int("mtu", mtu), zap.Int("port_mtu", p.mtu)}
-	if mtu > MaxMTU(p.frameSize) {
+	switch {
+	case !p.queues[0].sg && mtu > MaxMTU(p.frameSize):
 		p.log.Warn("interface MTU changed beyond what a chunk holds: frames longer than one chunk are dropped by the kernel (xdp rx_dropped); restart with a smaller MTU",
 			append(fields, zap.Int("frame_size", p.frameSize), zap.Int("max_mtu", MaxMTU(p.frameSize)))...)
-		return
+	case p.queues[0].sg && mtu > p.mtu:
+		p.log.Warn("interface MTU changed beyond the port's: frames longer than its buffers are dropped and counted as RX errors; restart to take the new MTU", fields...)
+	default:
+		p.log.Warn("interface MTU changed: the port keeps the MTU it was opened with until it is opened again", fields...)
 	}
-	p.log.Warn("interface MTU changed: the port keeps the MTU it was opened with until it is opened again", fields...)
 }
 
 // Name is the interface's name.
