@@ -136,7 +136,7 @@ func Open(cfg Config) (_ *Port, err error) {
 			return nil, wrap(fmt.Errorf("XSKMAP entry of queue %d: %w", qid, err))
 		}
 	}
-	if cfg.ZeroCopy == ZeroCopyAuto && !p.zc {
+	if cfg.ZeroCopy == ZeroCopyAuto && !p.zc && !multiBuffer(cfg) {
 		cfg.Log.Info("zero-copy refused by the driver: copy mode", zap.String("interface", cfg.Interface))
 	}
 	err = p.prog.attach(p.ifindex, cfg.Mode, func(err error) {
