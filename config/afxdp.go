@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/uiod/uiod/nic"
 )
 
 // Values of an af_xdp port's keys.
@@ -155,6 +157,92 @@ var netdevExists = func(name string) bool {
 	return err == nil
 }
 
+// netdevMTU returns the MTU of this host's network interface of that name (in the
+// validating process's namespace); tests replace it.
+var netdevMTU = func(name string) (int, bool) {
+	ifc, err := net.InterfaceByName(name)
+	if err != nil {
+		return 0, false
+	}
+	return ifc.MTU, true
+}
+
+// xdpHeadroom is nic/afxdp's Headroom: where the kernel puts a frame in its UMEM chunk.
+const xdpHeadroom = 256
+
+// maxXDPMTU is nic/afxdp's MaxMTU: the largest MTU whose frames (nic.MaxFrame) fit one
+// chunk of frameSize bytes after the headroom; above it the port uses multi-buffer
+// AF_XDP (XDP_USE_SG).
+func maxXDPMTU(frameSize int) int {
+	if frameSize == 0 {
+		frameSize = 2048
+	}
+	return frameSize - xdpHeadroom - nic.EthHeader - nic.VLANTag
+}
+
+// resolveAFXDPMTU gives every af_xdp port whose mtu the document leaves out (or sets to
+// null) its interface's MTU, where that interface is here: the kernel owns an af_xdp
+// port's MTU. raw is the document as parsed.
+func (c *Config) resolveAFXDPMTU(raw map[string]any) {
+	ports, _ := rawKey(raw, "ports").([]any)
+	for i := range c.Ports {
+		p := &c.Ports[i]
+		if p.Driver != DriverAFXDP || i < len(ports) && portSetsMTU(ports[i]) {
+			continue
+		}
+		if mtu, ok := netdevMTU(p.Interface); ok && p.Interface != "" {
+			p.MTU = mtu
+		}
+	}
+}
+
+// portSetsMTU reports whether a port entry of the document has a non-null mtu.
+func portSetsMTU(entry any) bool {
+	m, ok := entry.(map[string]any)
+	return ok && rawKey(m, "mtu") != nil
+}
+
+// rawKey is the value of key in m, matched as hasKey does (nil if there is none).
+func rawKey(m map[string]any, key string) any {
+	for k, v := range m {
+		if strings.EqualFold(k, key) {
+			return v
+		}
+	}
+	return nil
+}
+
+// maxXDPMultiBufferMTU is nic/afxdp's MaxMultiBufferMTU: the largest MTU an af_xdp port
+// takes, with multi-buffer AF_XDP above maxXDPMTU.
+const maxXDPMultiBufferMTU = 9710
+
+// checkAFXDPMTU checks an af_xdp port's mtu: the interface's (ifMTU, when ifOK: the
+// interface is here), at most maxXDPMultiBufferMTU, and one whose frames a UMEM chunk
+// holds when zero-copy is required (frames over several chunks are received in copy mode).
+func checkAFXDPMTU(errs *fieldErrors, i int, p *Port, ifMTU int, ifOK bool) {
+	path := func(key string) string { return fmt.Sprintf("ports[%d].%s", i, key) }
+	mtu, fs := p.PortMTU(), p.XDP.FrameSize
+	if fs == 0 {
+		fs = 2048
+	}
+	key, val := "mtu", any(p.MTU)
+	if ifOK {
+		key, val = "interface", p.Interface
+	}
+	switch {
+	case mtu < nic.MinMTU:
+		errs.add(path("mtu"), p.MTU, "must be at least %d", nic.MinMTU)
+	case ifOK && mtu != ifMTU:
+		errs.add(path("mtu"), p.MTU, "interface %s has MTU %d: an af_xdp port's MTU is its interface's, which the kernel owns (ip link set %s mtu %d, or leave mtu out)",
+			p.Interface, ifMTU, p.Interface, mtu)
+	case mtu > maxXDPMultiBufferMTU:
+		errs.add(path(key), val, "MTU %d: an af_xdp port takes MTUs up to %d", mtu, maxXDPMultiBufferMTU)
+	case mtu > maxXDPMTU(fs) && p.XDP.ZeroCopy == XDPZeroCopyOn:
+		errs.add(path(key), val, "MTU %d: frames of up to %d bytes, more than xdp.frame_size %d holds (%d after %d bytes of headroom: MTU %d at most), and frames over several chunks (multi-buffer AF_XDP) are received in copy mode: leave zerocopy out or lower the MTU",
+			mtu, nic.MaxFrame(mtu), fs, fs-xdpHeadroom, xdpHeadroom, maxXDPMTU(fs))
+	}
+}
+
 // checkAFXDP checks port i's af_xdp keys: an interface that exists here, used by no
 // other port, and nothing of a PCI port.
 func checkAFXDP(errs *fieldErrors, i int, p *Port, ifaces map[string]int) {
@@ -168,6 +256,10 @@ func checkAFXDP(errs *fieldErrors, i int, p *Port, ifaces map[string]int) {
 		}
 		return
 	}
+	var (
+		ifMTU int
+		ifOK  bool
+	)
 	switch {
 	case p.Interface == "":
 		errs.add(path("interface"), nil, "required for af_xdp ports (the netdev, such as eth0)")
@@ -180,7 +272,9 @@ func checkAFXDP(errs *fieldErrors, i int, p *Port, ifaces map[string]int) {
 			errs.add(path("interface"), p.Interface, "same interface as ports[%d].interface", j)
 		}
 		ifaces[p.Interface] = i
+		ifMTU, ifOK = netdevMTU(p.Interface)
 	}
+	checkAFXDPMTU(errs, i, p, ifMTU, ifOK)
 	x := &p.XDP
 	if x.QueueStart < 0 || x.QueueStart >= maxXDPQueues {
 		errs.add(path("xdp.queue_start"), x.QueueStart, "must be in [0, %d)", maxXDPQueues)

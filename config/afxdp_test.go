@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/uiod/uiod/nic/afxdp"
 )
 
 // TestAFXDPPorts checks af_xdp ports: an interface that exists, the xdp keys, and
 // anything of a PCI port refused, each as exactly one error on the right key.
 func TestAFXDPPorts(t *testing.T) {
-	old := netdevExists
-	netdevExists = func(name string) bool { return strings.HasPrefix(name, "eth") }
-	t.Cleanup(func() { netdevExists = old })
+	fakeNetdevs(t, 1500)
 	const sim = "ports:\n  - {name: a, driver: sim, wire: \"pair:a\"}\n"
 	const xp = "  - {name: x, driver: af_xdp, interface: eth0"
 	good := []struct {
@@ -83,6 +83,94 @@ func TestAFXDPPorts(t *testing.T) {
 			_, err := read(t, tt.text)
 			wantOneError(t, err, tt.path, tt.msg)
 		})
+	}
+}
+
+// fakeNetdevs makes the interfaces eth* exist, each with MTU mtu, and no others.
+func fakeNetdevs(t *testing.T, mtu int) {
+	oldExists, oldMTU := netdevExists, netdevMTU
+	netdevExists = func(name string) bool { return strings.HasPrefix(name, "eth") }
+	netdevMTU = func(name string) (int, bool) { return mtu, strings.HasPrefix(name, "eth") }
+	t.Cleanup(func() { netdevExists, netdevMTU = oldExists, oldMTU })
+}
+
+// TestAFXDPMTU: an af_xdp port's MTU is its interface's. Left out (or null) it is taken
+// from the interface; given, it must be the interface's, refused naming both; at most
+// 9710 (multi-buffer AF_XDP above what one chunk holds); and with zerocopy on within one
+// UMEM chunk (frame_size less 256 of headroom, less 18 for the Ethernet header and a VLAN
+// tag), refused naming the limit and the interface. Where the interface is not here, a
+// given mtu is checked against the largest alone.
+func TestAFXDPMTU(t *testing.T) {
+	const sim = "ports:\n  - {name: a, driver: sim, wire: \"pair:a\"}\n"
+	xp := func(keys string) string { return sim + "  - {name: x, driver: af_xdp, interface: eth0" + keys + "}\n" }
+	for _, tt := range []struct {
+		name  string
+		ifMTU int
+		text  string
+		want  int
+		path  string // "" for no error
+		msg   []string
+	}{
+		{"left out at 1500", 1500, xp(""), 1500, "", nil},
+		{"left out at 3000", 3000, xp(", xdp: {frame_size: 4096}"), 3000, "", nil},
+		{"null at 3000", 3000, xp(", mtu: null, xdp: {frame_size: 4096}"), 3000, "", nil},
+		{"given at 3000", 3000, xp(", mtu: 3000, xdp: {frame_size: 4096}"), 3000, "", nil},
+		{"largest at 4096", 3822, xp(", xdp: {frame_size: 4096}"), 3822, "", nil},
+		{"largest at 2048", 1774, xp(""), 1774, "", nil},
+		{"9000 at 4096 (multi-buffer)", 9000, xp(", xdp: {frame_size: 4096}"), 9000, "", nil},
+		{"9000 at 2048 (multi-buffer)", 9000, xp(""), 9000, "", nil},
+		{"largest", 9710, xp(", mtu: 9710"), 9710, "", nil},
+		{"given, not the interface's", 3000, xp(", mtu: 1500, xdp: {frame_size: 4096}"), 0, "ports[1].mtu",
+			[]string{"interface eth0 has MTU 3000", "ip link set eth0 mtu 1500", "leave mtu out"}},
+		{"9000 given, interface at 1500", 1500, xp(", mtu: 9000, xdp: {frame_size: 4096}"), 0, "ports[1].mtu",
+			[]string{"interface eth0 has MTU 1500"}},
+		{"interface at 9711", 9711, xp(""), 0, "ports[1].interface", []string{"MTU 9711", "up to 9710"}},
+		{"interface at 9000, zerocopy on", 9000, xp(", xdp: {frame_size: 4096, zerocopy: on}"), 0, "ports[1].interface",
+			[]string{"MTU 9000", "9018 bytes", "frame_size 4096", "MTU 3822 at most", "copy mode", "leave zerocopy out"}},
+		{"interface at 3000, frame_size 2048, zerocopy on", 3000, xp(", xdp: {zerocopy: on}"), 0, "ports[1].interface",
+			[]string{"MTU 3000", "frame_size 2048", "MTU 1774 at most"}},
+		{"zerocopy on at the chunk's limit", 3822, xp(", xdp: {frame_size: 4096, zerocopy: on}"), 3822, "", nil},
+		{"mtu below 68", 1500, xp(", mtu: 67"), 0, "ports[1].mtu", []string{"at least 68"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fakeNetdevs(t, tt.ifMTU)
+			c, err := read(t, tt.text)
+			if tt.path != "" {
+				wantOneError(t, err, tt.path, tt.msg[0])
+				for _, m := range tt.msg[1:] {
+					if !strings.Contains(err.Error(), m) {
+						t.Errorf("%v: does not say %q", err, m)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error:\n%v", err)
+			}
+			if got := c.Ports[1].PortMTU(); got != tt.want {
+				t.Errorf("port's MTU %d, want %d", got, tt.want)
+			}
+		})
+	}
+	// The interface not here: a given mtu beyond the largest is refused on mtu.
+	t.Run("no interface here", func(t *testing.T) {
+		fakeNetdevs(t, 1500)
+		_, err := read(t, sim+"  - {name: x, driver: af_xdp, interface: nosuch0, mtu: 9800}\n")
+		if err == nil || !strings.Contains(err.Error(), "ports[1].mtu") || !strings.Contains(err.Error(), "up to 9710") {
+			t.Fatalf("got %v, want ports[1].mtu refused with the limit", err)
+		}
+	})
+}
+
+// TestMaxXDPMTU: config's limits are nic/afxdp's.
+func TestMaxXDPMTU(t *testing.T) {
+	if maxXDPMultiBufferMTU != afxdp.MaxMultiBufferMTU {
+		t.Errorf("maxXDPMultiBufferMTU %d, nic/afxdp's MaxMultiBufferMTU %d", maxXDPMultiBufferMTU, afxdp.MaxMultiBufferMTU)
+	}
+	for _, fs := range []int{2048, 4096} {
+		if got, want := maxXDPMTU(fs), afxdp.MaxMTU(fs); got != want {
+			t.Errorf("maxXDPMTU(%d) = %d, nic/afxdp's MaxMTU %d", fs, got, want)
+		}
 	}
 }
 

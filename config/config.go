@@ -89,8 +89,10 @@ type Port struct {
 	// MTU is the port's IP MTU, as Linux's: a port with mtu 9000 carries Ethernet frames
 	// of 9014 bytes without FCS, 9018 with a VLAN tag (default, and 0: 1500; 68 up to what the
 	// NIC takes: 9710 on the 82599, 9190 on the 82576, 9706 on its VF, 9710 and at most the
-	// device's on virtio; 9710 on vhost-user; af_xdp ports carry 1500 only in this
-	// version). Buffers are sized to hold one frame.
+	// device's on virtio; 9710 on vhost-user; on af_xdp ports the interface's:
+	// left out it is taken from the interface, given it must match it, up to 9710, with
+	// multi-buffer AF_XDP above 1774 at xdp.frame_size 2048 and 3822 at 4096). Buffers are
+	// sized to hold one frame.
 	MTU int `mapstructure:"mtu"`
 	// ITR is the minimum interval between interrupts; 0 means no moderation.
 	ITR time.Duration `mapstructure:"itr"`

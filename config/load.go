@@ -121,6 +121,7 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 	errs := decodeFieldErrors(err)
 	unknownKeys(raw, configType, "", &errs)
 	c.resolvePCIEnv(lookup, &errs)
+	c.resolveAFXDPMTU(raw)
 	for i := range c.Ports {
 		if c.Ports[i].Interrupts == "" {
 			c.Ports[i].Interrupts = defaultInterrupts(c.Ports[i].Driver)

@@ -63,8 +63,8 @@ func (p *Port) PortMTU() int {
 }
 
 // checkMTU checks port i's mtu against what its NIC takes (the widest of the NIC
-// drivers while the NIC is not known); the port kinds that are no NIC driver carry the
-// standard MTU only.
+// drivers while the NIC is not known); vhost-user ports take up to MaxVhostMTU, af_xdp
+// ports their interface's (checkAFXDP).
 func checkMTU(errs *fieldErrors, i int, p *Port) {
 	path := fmt.Sprintf("ports[%d].mtu", i)
 	mtu := p.PortMTU()
@@ -75,10 +75,7 @@ func checkMTU(errs *fieldErrors, i int, p *Port) {
 		}
 		return
 	case DriverAFXDP:
-		if mtu != nic.DefaultMTU {
-			errs.add(path, p.MTU, "%s ports carry the standard MTU, %d, only", p.Driver, nic.DefaultMTU)
-		}
-		return
+		return // its interface's: checkAFXDP
 	}
 	l := p.limits()
 	if mtu < nic.MinMTU || mtu > l.MaxMTUOrDefault() {

@@ -62,6 +62,7 @@ func afxdpConfig(p config.Port) (afxdp.Config, error) {
 		RxRing:         p.RxRing,
 		TxRing:         p.TxRing,
 		FrameSize:      p.XDP.FrameSize,
+		MTU:            p.PortMTU(),
 		Mode:           mode,
 		ZeroCopy:       zc,
 		Promiscuous:    p.Promiscuous,

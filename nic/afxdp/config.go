@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"go.uber.org/zap"
+
+	"github.com/uiod/uiod/nic"
 )
 
 // Mode is how the XDP program is attached to the interface.
@@ -110,8 +112,13 @@ type Config struct {
 	// RxRing is the fill and RX ring size, TxRing the TX and completion ring size
 	// (powers of two, MinRing to MaxRing; default DefaultRing).
 	RxRing, TxRing int
-	// FrameSize is the UMEM chunk, 2048 or 4096; frames up to FrameSize-Headroom bytes.
+	// FrameSize is the UMEM chunk, 2048 or 4096; frames up to FrameSize-Headroom bytes,
+	// so interface MTUs up to MaxMTU(FrameSize).
 	FrameSize int
+	// MTU is the port's IP MTU, which is the interface's: the kernel owns it. 0 takes
+	// the interface's as it is; any other value must be the interface's, or Open refuses
+	// naming both (ErrMTU).
+	MTU int
 	// PoolSize is the RX buffers per queue (default 2×RxRing + TxRing); each queue also
 	// has TxRing buffers for the frames it copies in from other ports.
 	PoolSize int
@@ -183,6 +190,8 @@ func (c Config) Validate() error {
 		return bad("queues %d: at most %d sockets from queue_start %d", c.Queues, MaxQueues-c.QueueStart, c.QueueStart)
 	case c.FrameSize != 2048 && c.FrameSize != 4096:
 		return bad("frame_size %d: want 2048 or 4096", c.FrameSize)
+	case c.MTU < 0:
+		return bad("mtu %d: want the interface's, or 0 to take it", c.MTU)
 	case c.PoolSize < c.RxRing:
 		return bad("pool size %d smaller than rx_ring %d", c.PoolSize, c.RxRing)
 	case c.Mode == ModeGeneric && c.ZeroCopy == ZeroCopyOn:
@@ -219,12 +228,22 @@ func (c Config) Validate() error {
 // MaxFrame is the largest frame a chunk of frameSize bytes holds.
 func MaxFrame(frameSize int) int { return frameSize - Headroom }
 
+// MaxMTU is the largest interface MTU whose frames, an Ethernet header and one VLAN tag on
+// top of the MTU (nic.MaxFrame), fit one chunk of frameSize bytes after the headroom
+// (1774 for 2048, 3822 for 4096). Above it, up to MaxMultiBufferMTU, the port uses
+// multi-buffer AF_XDP (XDP_USE_SG: a frame over several chunks, Linux 6.6 and later, in
+// copy mode), which costs a copy of every frame longer than a chunk.
+func MaxMTU(frameSize int) int { return MaxFrame(frameSize) - nic.EthHeader - nic.VLANTag }
+
+// MaxMultiBufferMTU is the largest MTU an af_xdp port takes (with multi-buffer AF_XDP).
+const MaxMultiBufferMTU = 9710
+
 // Errors of Open, each wrapped with the interface and what is wrong.
 var (
 	ErrNoInterface = errors.New("no such interface")
 	ErrDown        = errors.New("interface is down")
 	ErrQueues      = errors.New("queues do not match the interface's")
-	ErrMTU         = errors.New("MTU too large for the frame size")
+	ErrMTU         = errors.New("MTU refused")
 	ErrPrivilege   = errors.New("missing capabilities")
 )
 

@@ -31,8 +31,8 @@ func TestOpenRefuses(t *testing.T) {
 			testutil.IP(t, "-n", r.m, "link", "add", "xmq", "numrxqueues", "2", "numtxqueues", "2", "type", "veth", "peer", "name", "xmq1")
 			testutil.IPIn(t, r.m, "link", "set", "xmq", "up")
 		}, cfg: func(r *rig) Config { return Config{Interface: "xmq", Queues: 1} }, want: ErrQueues, text: "set partial"},
-		{name: "mtu", setup: func(t *testing.T, r *rig) { testutil.IPIn(t, r.m, "link", "set", r.ma, "mtu", "3000") },
-			cfg: func(r *rig) Config { return Config{Interface: r.ma} }, want: ErrMTU, text: "frame_size 4096"},
+		{name: "mtu", setup: func(t *testing.T, r *rig) { testutil.IPIn(t, r.m, "link", "set", r.ma, "mtu", "9711") },
+			cfg: func(r *rig) Config { return Config{Interface: r.ma} }, want: ErrMTU, text: "(9710)"},
 		{name: "zerocopy on", cfg: func(r *rig) Config { return Config{Interface: r.ma, ZeroCopy: ZeroCopyOn, Mode: ModeNative} }, want: ErrZeroCopyRefused, text: "XDP_ZEROCOPY"},
 		{name: "frame size", cfg: func(r *rig) Config { return Config{Interface: r.ma, FrameSize: 3000} }, want: ErrConfig, text: "frame_size 3000"},
 	} {

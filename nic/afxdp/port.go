@@ -22,13 +22,16 @@ import (
 // i are the socket bound to netdev queue QueueStart+i. The threading and buffer rules are
 // nic.Port's.
 type Port struct {
-	h       *netlink.Handle // in the interface's namespace
-	name    string
-	ifindex int
-	mac     net.HardwareAddr
-	queues  []*queue
-	prog    *loaded
-	zc      bool
+	h    *netlink.Handle // in the interface's namespace
+	name string
+	mtu  int // the interface's when it was opened
+	// frameSize is the UMEM chunk.
+	frameSize int
+	ifindex   int
+	mac       net.HardwareAddr
+	queues    []*queue
+	prog      *loaded
+	zc        bool
 	// promiscSet: Open turned IFF_PROMISC on, Close turns it off again.
 	promiscSet bool
 
@@ -90,9 +93,11 @@ func Open(cfg Config) (_ *Port, err error) {
 	if err != nil {
 		return nil, wrap(err)
 	}
-	if err := checkLink(cfg, lk); err != nil {
+	mtu, err := checkLink(cfg, lk)
+	if err != nil {
 		return nil, wrap(err)
 	}
+	cfg.MTU = mtu
 	if id, desc := attachedProgram(lk); id != 0 {
 		if !cfg.Replace {
 			return nil, wrap(fmt.Errorf("%w (%s): detach it, or set replace to put uiod's in its place", ErrBusy, desc))
@@ -110,13 +115,13 @@ func Open(cfg Config) (_ *Port, err error) {
 		}
 		cfg.Log.Warn("replaced the interface's XDP program", zap.String("interface", cfg.Interface), zap.String("program", desc))
 	}
-	p := &Port{h: h, name: cfg.Interface, ifindex: lk.Attrs().Index, mac: append(net.HardwareAddr(nil), lk.Attrs().HardwareAddr...), log: cfg.Log}
+	p := &Port{h: h, name: cfg.Interface, mtu: mtu, frameSize: cfg.FrameSize, ifindex: lk.Attrs().Index, mac: append(net.HardwareAddr(nil), lk.Attrs().HardwareAddr...), log: cfg.Log}
 	defer func() {
 		if err != nil {
 			p.release()
 		}
 	}()
-	if p.prog, err = loadProgram(cfg.PassEthertypes); err != nil {
+	if p.prog, err = loadProgram(cfg.PassEthertypes, multiBuffer(cfg)); err != nil {
 		return nil, wrap(err)
 	}
 	p.zc = true
@@ -131,7 +136,7 @@ func Open(cfg Config) (_ *Port, err error) {
 			return nil, wrap(fmt.Errorf("XSKMAP entry of queue %d: %w", qid, err))
 		}
 	}
-	if cfg.ZeroCopy == ZeroCopyAuto && !p.zc {
+	if cfg.ZeroCopy == ZeroCopyAuto && !p.zc && !multiBuffer(cfg) {
 		cfg.Log.Info("zero-copy refused by the driver: copy mode", zap.String("interface", cfg.Interface))
 	}
 	err = p.prog.attach(p.ifindex, cfg.Mode, func(err error) {
@@ -155,7 +160,7 @@ func Open(cfg Config) (_ *Port, err error) {
 		return nil, wrap(err)
 	}
 	cfg.Log.Info("af_xdp", zap.String("interface", cfg.Interface), zap.Ints("queues", qs),
-		zap.Stringer("attach", p.prog.mode), zap.Bool("zerocopy", p.zc), zap.Int("frame_size", cfg.FrameSize),
+		zap.Stringer("attach", p.prog.mode), zap.Bool("zerocopy", p.zc), zap.Int("frame_size", cfg.FrameSize), zap.Int("mtu", mtu), zap.Bool("multi_buffer", multiBuffer(cfg)),
 		zap.Uint16s("pass_ethertypes", cfg.PassEthertypes))
 	return p, nil
 }
@@ -205,18 +210,26 @@ func rxQueues(name string, lk netlink.Link) (int, error) {
 	return 1, nil
 }
 
-// checkLink refuses an interface that is down or whose MTU a chunk cannot hold.
-func checkLink(cfg Config, lk netlink.Link) error {
+// checkLink refuses an interface that is down, one whose MTU is not cfg.MTU (when set),
+// above MaxMultiBufferMTU, or above what a chunk holds with zerocopy on (multi-buffer
+// frames are received in copy mode). It returns the port's MTU, the interface's.
+func checkLink(cfg Config, lk netlink.Link) (int, error) {
 	a := lk.Attrs()
 	if a.Flags&net.FlagUp == 0 {
-		return fmt.Errorf("%w (ip link set %s up)", ErrDown, cfg.Interface)
+		return 0, fmt.Errorf("%w (ip link set %s up)", ErrDown, cfg.Interface)
 	}
-	// An Ethernet header and one VLAN tag on top of the MTU.
-	if need := a.MTU + 18; need > MaxFrame(cfg.FrameSize) {
-		return fmt.Errorf("%w: MTU %d makes frames of up to %d bytes, frame_size %d holds %d (%d of headroom): use frame_size 4096 or a smaller MTU",
-			ErrMTU, a.MTU, need, cfg.FrameSize, MaxFrame(cfg.FrameSize), Headroom)
+	if cfg.MTU != 0 && cfg.MTU != a.MTU {
+		return 0, fmt.Errorf("%w: mtu %d asked, but interface %s has MTU %d: an af_xdp port's MTU is its interface's, which the kernel owns (ip link set %s mtu %d, or leave mtu out)",
+			ErrMTU, cfg.MTU, cfg.Interface, a.MTU, cfg.Interface, cfg.MTU)
 	}
-	return nil
+	if a.MTU > MaxMultiBufferMTU {
+		return 0, fmt.Errorf("%w: interface %s has MTU %d, more than an af_xdp port takes (%d)", ErrMTU, cfg.Interface, a.MTU, MaxMultiBufferMTU)
+	}
+	if a.MTU > MaxMTU(cfg.FrameSize) && cfg.ZeroCopy == ZeroCopyOn {
+		return 0, fmt.Errorf("%w: interface %s has MTU %d, frames of up to %d bytes; frame_size %d holds %d (%d of headroom), so zero-copy MTU %d at most: frames over several chunks (multi-buffer) are received in copy mode; lower the MTU or leave zerocopy out",
+			ErrMTU, cfg.Interface, a.MTU, nic.MaxFrame(a.MTU), cfg.FrameSize, MaxFrame(cfg.FrameSize), Headroom, MaxMTU(cfg.FrameSize))
+	}
+	return a.MTU, nil
 }
 
 // checkCaps names the capabilities the process lacks: CAP_NET_ADMIN (attach, promisc),
@@ -284,6 +297,7 @@ func (p *Port) watch() error {
 	go func() {
 		defer close(p.watchDone)
 		defer close(p.events)
+		seenMTU := p.mtu
 		for u := range ch {
 			if int(u.Index) != p.ifindex {
 				continue
@@ -304,14 +318,37 @@ func (p *Port) watch() error {
 				if p.up.Swap(up) != up {
 					p.log.Info("link", zap.String("interface", p.name), zap.Bool("up", up))
 				}
+				if m := u.Attrs().MTU; m != 0 && m != seenMTU {
+					seenMTU = m
+					p.mtuChanged(m)
+				}
 			}
 		}
 	}()
 	return nil
 }
 
+// mtuChanged logs that the interface's MTU is now mtu: the kernel owns it, the port keeps
+// the one it was opened with (its l3fwd and kernel-path MTU) until it is opened again, and
+// frames longer than a chunk holds are the kernel's to drop.
+func (p *Port) mtuChanged(mtu int) {
+	fields := []zap.Field{zap.String("interface", p.name), zap.Int("mtu", mtu), zap.Int("port_mtu", p.mtu)}
+	switch {
+	case !p.queues[0].sg && mtu > MaxMTU(p.frameSize):
+		p.log.Warn("interface MTU changed beyond what a chunk holds: frames longer than one chunk are dropped by the kernel (xdp rx_dropped); restart with a smaller MTU",
+			append(fields, zap.Int("frame_size", p.frameSize), zap.Int("max_mtu", MaxMTU(p.frameSize)))...)
+	case p.queues[0].sg && mtu > p.mtu:
+		p.log.Warn("interface MTU changed beyond the port's: frames longer than its buffers are dropped and counted as RX errors; restart to take the new MTU", fields...)
+	default:
+		p.log.Warn("interface MTU changed: the port keeps the MTU it was opened with until it is opened again", fields...)
+	}
+}
+
 // Name is the interface's name.
 func (p *Port) Name() string { return p.name }
+
+// MTU is the port's MTU: the interface's when the port was opened.
+func (p *Port) MTU() int { return p.mtu }
 
 // MAC is the interface's address.
 func (p *Port) MAC() net.HardwareAddr { return append(net.HardwareAddr(nil), p.mac...) }

@@ -83,13 +83,18 @@ type loaded struct {
 }
 
 // loadProgram creates the XSKMAP and loads the program, passing the EtherTypes pass to
-// the kernel stack.
-func loadProgram(pass []uint16) (*loaded, error) {
+// the kernel stack; frags loads it as one that handles multi-buffer frames
+// (BPF_F_XDP_HAS_FRAGS: it reads only the Ethernet header, in the first buffer).
+func loadProgram(pass []uint16, frags bool) (*loaded, error) {
 	xsks, err := ebpf.NewMap(&ebpf.MapSpec{Name: "uiod_xsks", Type: ebpf.XSKMap, KeySize: 4, ValueSize: 4, MaxEntries: MaxQueues})
 	if err != nil {
 		return nil, fmt.Errorf("XSKMAP: %w", bpfErr(err))
 	}
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: progName, Type: ebpf.XDP, License: "GPL", Instructions: program(xsks.FD(), pass)})
+	spec := &ebpf.ProgramSpec{Name: progName, Type: ebpf.XDP, License: "GPL", Instructions: program(xsks.FD(), pass)}
+	if frags {
+		spec.Flags = unix.BPF_F_XDP_HAS_FRAGS
+	}
+	prog, err := ebpf.NewProgram(spec)
 	if err != nil {
 		xsks.Close()
 		return nil, fmt.Errorf("XDP program: %w", bpfErr(err))

@@ -32,8 +32,17 @@ type queue struct {
 	txPool *nic.Mempool
 	// byChunk is every buffer of both pools by UMEM chunk index.
 	byChunk  []*nic.Buf
-	maxFrame int
+	maxFrame int // the longest frame received: a chunk after the headroom
+	txMax    int // the longest frame sent: the MTU's (nic.MaxFrame)
 	zc       bool
+	// sg: multi-buffer AF_XDP (XDP_USE_SG), for an MTU whose frames a chunk cannot hold.
+	// A frame of several chunks is copied into a buffer of big on RX (asm while its
+	// chunks arrive, drop while the rest of a refused one does) and split over TX pool
+	// chunks on TX.
+	sg   bool
+	big  *nic.Mempool
+	asm  *nic.Buf
+	drop bool
 
 	fill, comp addrRing
 	rx, tx     descRing
@@ -44,6 +53,22 @@ type queue struct {
 	rxPackets, rxBytes, txPackets, txBytes nic.Counter
 	rxBad, txBad, txFull, kicks, kickErrs  nic.Counter
 }
+
+// txMaxFrame is the longest frame a queue of cfg sends: its MTU's (nic.MaxFrame), at
+// most a chunk after the headroom (all of that while the MTU is not known, 0).
+func txMaxFrame(cfg Config) int {
+	if cfg.MTU == 0 {
+		return MaxFrame(cfg.FrameSize)
+	}
+	if multiBuffer(cfg) {
+		return nic.MaxFrame(cfg.MTU)
+	}
+	return min(MaxFrame(cfg.FrameSize), nic.MaxFrame(cfg.MTU))
+}
+
+// multiBuffer reports whether a port of cfg needs multi-buffer AF_XDP: its MTU's frames
+// do not fit one chunk.
+func multiBuffer(cfg Config) bool { return cfg.MTU > MaxMTU(cfg.FrameSize) }
 
 // openQueue creates, sets up and binds the socket of netdev queue qid on ifindex.
 func openQueue(cfg Config, ifindex, qid int) (_ *queue, err error) {
@@ -57,7 +82,7 @@ func openQueue(cfg Config, ifindex, qid int) (_ *queue, err error) {
 		}
 		return nil, fmt.Errorf("socket(AF_XDP): %w", err)
 	}
-	q := &queue{id: qid, fd: fd, maxFrame: MaxFrame(cfg.FrameSize)}
+	q := &queue{id: qid, fd: fd, maxFrame: MaxFrame(cfg.FrameSize), txMax: txMaxFrame(cfg)}
 	defer func() {
 		if err != nil {
 			q.close()
@@ -82,6 +107,11 @@ func openQueue(cfg Config, ifindex, qid int) (_ *queue, err error) {
 	}
 	if q.txPool, err = nic.NewMempoolStride(q.umem, cfg.TxRing, q.maxFrame, cfg.FrameSize); err != nil {
 		return nil, err
+	}
+	if q.sg = multiBuffer(cfg); q.sg {
+		if q.big, err = nic.NewMempool(&nic.HeapDMA{}, cfg.RxRing, nic.BufSizeFor(cfg.MTU)); err != nil {
+			return nil, err
+		}
 	}
 	q.byChunk = make([]*nic.Buf, chunks)
 	for _, p := range []*nic.Mempool{q.rxPool, q.txPool} {
@@ -160,6 +190,18 @@ func (q *queue) mapRings(cfg Config) error {
 
 // bind binds the socket with need-wakeup, in zero-copy mode when asked or possible.
 func (q *queue) bind(cfg Config, ifindex int) error {
+	if q.sg {
+		// Multi-buffer in copy mode: zero-copy multi-buffer is the driver's (and a
+		// frame of several chunks is copied here anyway).
+		sa := &unix.SockaddrXDP{Flags: unix.XDP_USE_NEED_WAKEUP | unix.XDP_COPY | unix.XDP_USE_SG, Ifindex: uint32(ifindex), QueueID: uint32(q.id)}
+		if err := q.bindRetry(sa); err != nil {
+			if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) {
+				return fmt.Errorf("queue %d: bind with XDP_USE_SG (multi-buffer, for MTU %d): %w: %w", q.id, cfg.MTU, ErrMTU, err)
+			}
+			return bindErr(err, q.id)
+		}
+		return nil
+	}
 	sa := &unix.SockaddrXDP{Flags: unix.XDP_USE_NEED_WAKEUP, Ifindex: uint32(ifindex), QueueID: uint32(q.id)}
 	if cfg.ZeroCopy == ZeroCopyOff || cfg.Mode == ModeGeneric {
 		sa.Flags |= unix.XDP_COPY
@@ -227,6 +269,9 @@ func (q *queue) refill() { q.refillMin(1) }
 
 // rxBurst moves received frames into bufs.
 func (q *queue) rxBurst(bufs []*nic.Buf) int {
+	if q.sg {
+		return q.rxBurstSG(bufs)
+	}
 	r := &q.rx
 	n := r.avail()
 	if n == 0 {
@@ -265,6 +310,87 @@ func (q *queue) rxBurst(bufs []*nic.Buf) int {
 	return k
 }
 
+// rxBurstSG is rxBurst with multi-buffer frames: the chunks of a frame (all but the last
+// with XDP_PKT_CONTD) are copied into one buffer of q.big and given back to the fill
+// ring; a frame of one chunk is handed out as it is. A frame with a bad chunk, longer
+// than a big buffer, or with no big buffer free is dropped whole and counted once.
+func (q *queue) rxBurstSG(bufs []*nic.Buf) int {
+	r := &q.rx
+	n := r.avail()
+	if n == 0 {
+		return 0
+	}
+	k := 0
+	var bytes uint64
+	i := uint32(0)
+	for ; i < n && k < len(bufs); i++ {
+		d := &r.descs[(r.local+i)&r.mask]
+		last := d.Options&unix.XDP_PKT_CONTD == 0
+		var b *nic.Buf
+		if idx := d.Addr >> q.shift; idx < uint64(len(q.byChunk)) {
+			b = q.byChunk[idx]
+		}
+		switch {
+		case b == nil || d.Addr != b.IOVA() || int(d.Len) > q.maxFrame:
+			if b != nil {
+				b.Free()
+			}
+			q.dropFrame()
+		case q.asm == nil && !q.drop && last:
+			b.SetLen(int(d.Len))
+			bytes += uint64(d.Len)
+			bufs[k] = b
+			k++
+			continue
+		default:
+			if q.asm == nil && !q.drop {
+				if q.asm = q.big.Get(); q.asm == nil {
+					q.rxBad.Add(1)
+					q.drop = true
+				} else {
+					q.asm.SetLen(0)
+				}
+			}
+			if q.asm != nil {
+				if off := q.asm.Len(); off+int(d.Len) > q.asm.Cap() {
+					q.dropFrame()
+				} else {
+					copy(q.asm.Data()[off:], b.Data()[:d.Len])
+					q.asm.SetLen(off + int(d.Len))
+				}
+			}
+			b.Free()
+		}
+		if last {
+			if q.asm != nil {
+				bytes += uint64(q.asm.Len())
+				bufs[k] = q.asm
+				k++
+			}
+			q.asm, q.drop = nil, false
+		}
+	}
+	r.local += i
+	r.release()
+	q.rxPackets.Add(uint64(k))
+	q.rxBytes.Add(bytes)
+	q.refillMin(fillBatch)
+	return k
+}
+
+// dropFrame drops the frame being received (counted once) and the rest of its chunks.
+func (q *queue) dropFrame() {
+	if q.drop {
+		return
+	}
+	if q.asm != nil {
+		q.asm.Free()
+		q.asm = nil
+	}
+	q.rxBad.Add(1)
+	q.drop = true
+}
+
 // reclaim frees the buffers the kernel has sent.
 func (q *queue) reclaim() {
 	r := &q.comp
@@ -289,14 +415,41 @@ func (q *queue) txBurst(bufs []*nic.Buf) int {
 	q.reclaim()
 	r := &q.tx
 	free := r.free(uint32(len(bufs)))
-	n, queued := 0, uint32(0)
+	n, queued, frames := 0, uint32(0), uint64(0)
 	var bytes uint64
 	for ; n < len(bufs) && queued < free; n++ {
 		b := bufs[n]
 		l := b.Len()
-		if l < 14 || l > q.maxFrame {
+		if l < 14 || l > q.txMax {
 			q.txBad.Add(1)
 			b.Free()
+			continue
+		}
+		if l > q.maxFrame {
+			// Multi-buffer (txMax is above a chunk only then): over several chunks.
+			segs := uint32((l + q.maxFrame - 1) / q.maxFrame)
+			rem := r.free(segs) // past the descriptors queued in this burst
+			if rem < segs || q.txPool.Avail() < int(segs) {
+				break
+			}
+			free = queued + rem
+			src := b.Bytes()
+			for off := 0; off < l; off += q.maxFrame {
+				c := q.txPool.Get()
+				m := min(q.maxFrame, l-off)
+				copy(c.Data(), src[off:off+m])
+				c.SetLen(m)
+				var opt uint32
+				if off+m < l {
+					opt = unix.XDP_PKT_CONTD
+				}
+				r.descs[r.local&r.mask] = unix.XDPDesc{Addr: c.IOVA(), Len: uint32(m), Options: opt}
+				r.local++
+			}
+			b.Free()
+			queued += segs
+			frames++
+			bytes += uint64(l)
 			continue
 		}
 		if b.Pool().DMA() != q.dma {
@@ -312,6 +465,7 @@ func (q *queue) txBurst(bufs []*nic.Buf) int {
 		r.descs[r.local&r.mask] = unix.XDPDesc{Addr: b.IOVA(), Len: uint32(l)}
 		r.local++
 		queued++
+		frames++
 		bytes += uint64(l)
 	}
 	if full := len(bufs) - n; full > 0 {
@@ -320,7 +474,7 @@ func (q *queue) txBurst(bufs []*nic.Buf) int {
 	if queued > 0 {
 		r.publish()
 		q.txQueued += queued
-		q.txPackets.Add(uint64(queued))
+		q.txPackets.Add(frames)
 		q.txBytes.Add(bytes)
 		q.kickTx()
 	}

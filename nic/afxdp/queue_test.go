@@ -3,6 +3,7 @@
 package afxdp
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -26,7 +27,7 @@ func fakeQueue(t testing.TB, cfg Config) *queue { return fakeQueueAt(t, cfg, 0) 
 func fakeQueueAt(t testing.TB, cfg Config, start uint32) *queue {
 	t.Helper()
 	cfg = cfg.withDefaults()
-	q := &queue{fd: -1, maxFrame: MaxFrame(cfg.FrameSize)}
+	q := &queue{fd: -1, maxFrame: MaxFrame(cfg.FrameSize), txMax: txMaxFrame(cfg)}
 	var err error
 	chunks := cfg.PoolSize + cfg.TxRing
 	if q.umem, err = newUMEM(chunks, cfg.FrameSize); err != nil {
@@ -42,6 +43,11 @@ func fakeQueueAt(t testing.TB, cfg Config, start uint32) *queue {
 	}
 	if q.txPool, err = nic.NewMempoolStride(q.umem, cfg.TxRing, q.maxFrame, cfg.FrameSize); err != nil {
 		t.Fatal(err)
+	}
+	if q.sg = multiBuffer(cfg); q.sg {
+		if q.big, err = nic.NewMempool(&nic.HeapDMA{}, cfg.RxRing, nic.BufSizeFor(cfg.MTU)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	q.byChunk = make([]*nic.Buf, chunks)
 	for _, p := range []*nic.Mempool{q.rxPool, q.txPool} {
@@ -164,6 +170,38 @@ func TestForeignBuffersAreCopied(t *testing.T) {
 	}
 }
 
+// TestTxMTU: a queue sends frames up to its MTU's longest (MTU + 18) and counts and frees
+// longer ones, which fit its chunks but not the interface.
+func TestTxMTU(t *testing.T) {
+	q := fakeQueue(t, Config{Interface: "x", RxRing: 64, TxRing: 64, FrameSize: 4096, MTU: 3000})
+	other, err := nic.NewMempool(&nic.HeapDMA{}, 4, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range []int{nic.MaxFrame(3000), nic.MaxFrame(3000) + 1} {
+		b := other.Get()
+		b.SetLen(l)
+		if n := q.txBurst([]*nic.Buf{b}); n != 1 || other.Avail() != 4 {
+			t.Fatalf("%d-byte frame: txBurst %d, %d of 4 buffers free", l, n, other.Avail())
+		}
+		if bad := q.txBad.Load(); bad != uint64(i) {
+			t.Fatalf("%d-byte frame at MTU 3000: %d refused, want %d", l, bad, i)
+		}
+	}
+	if d := q.tx.descs[0]; d.Len != uint32(nic.MaxFrame(3000)) || q.tx.local != 1 {
+		t.Fatalf("queued %d descriptors, the first %+v; want one of %d bytes", q.tx.local, d, nic.MaxFrame(3000))
+	}
+}
+
+// TestMaxMTU: the largest MTU a chunk carries, with an Ethernet header and a VLAN tag.
+func TestMaxMTU(t *testing.T) {
+	for fs, want := range map[int]int{2048: 1774, 4096: 3822} {
+		if got := MaxMTU(fs); got != want || nic.MaxFrame(got) != MaxFrame(fs) {
+			t.Errorf("MaxMTU(%d) = %d, want %d", fs, got, want)
+		}
+	}
+}
+
 // TestRxBadDescriptors: an address outside the UMEM, at another offset, or a length
 // beyond the buffer is counted and not handed out.
 func TestRxBadDescriptors(t *testing.T) {
@@ -215,5 +253,128 @@ func TestProgramListing(t *testing.T) {
 		if got := fmt.Sprint(ins[i]); got != w {
 			t.Errorf("instruction %d: %q, want %q", i, got, w)
 		}
+	}
+}
+
+// kernelRxFrame plays the kernel receiving one frame of data over as many chunks as it
+// takes (XDP_PKT_CONTD on all but the last); bad, if not -1, puts that chunk at another
+// offset than the headroom.
+func kernelRxFrame(t testing.TB, q *queue, data []byte, bad int) {
+	t.Helper()
+	fp, fc := *q.fill.prod, *q.fill.cons
+	rp := *q.rx.prod
+	for i, off := 0, 0; off < len(data); i++ {
+		if fc == fp {
+			t.Fatal("fill ring empty")
+		}
+		addr := q.fill.descs[fc&q.fill.mask]
+		fc++
+		base := addr &^ uint64(q.umem.chunk-1)
+		m := min(q.maxFrame, len(data)-off)
+		copy(q.byChunk[base>>q.shift].Data(), data[off:off+m])
+		d := unix.XDPDesc{Addr: base + Headroom, Len: uint32(m)}
+		if i == bad {
+			d.Addr += 8
+		}
+		if off+m < len(data) {
+			d.Options = unix.XDP_PKT_CONTD
+		}
+		q.rx.descs[rp&q.rx.mask] = d
+		rp++
+		off += m
+	}
+	*q.fill.cons = fc
+	*q.rx.prod = rp
+}
+
+// TestMultiBuffer: at MTU 9000 on 2048-byte chunks a 9014-byte frame arrives over six
+// chunks and is handed out as one buffer with its bytes, the chunks back in the RX pool;
+// a frame of one chunk is handed out as it is; a frame with a bad chunk is dropped whole
+// and counted once; a frame split across two bursts (the caller's room) is whole in the
+// second. On TX the 9014-byte frame goes out over six TX-pool chunks, all but the last
+// with XDP_PKT_CONTD, and counts as one frame.
+func TestMultiBuffer(t *testing.T) {
+	q := fakeQueue(t, Config{Interface: "x", RxRing: 64, TxRing: 64, FrameSize: 2048, MTU: 9000})
+	if !q.sg || q.txMax != nic.MaxFrame(9000) {
+		t.Fatalf("sg %v, txMax %d", q.sg, q.txMax)
+	}
+	jumbo := make([]byte, 9014)
+	for i := range jumbo {
+		jumbo[i] = byte(i * 7)
+	}
+	small := []byte("0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopq")
+	kernelRxFrame(t, q, jumbo, -1)
+	kernelRxFrame(t, q, small, -1)
+	kernelRxFrame(t, q, jumbo, 2)
+	avail := q.rxPool.Avail()
+	bufs := make([]*nic.Buf, 8)
+	n := q.rxBurst(bufs)
+	if n != 2 || !bytes.Equal(bufs[0].Bytes(), jumbo) || bufs[0].Pool() != q.big || !bytes.Equal(bufs[1].Bytes(), small) || bufs[1].Pool() != q.rxPool {
+		t.Fatalf("rxBurst %d: want the jumbo frame whole in a big buffer and the small one in its chunk", n)
+	}
+	if q.rxBad.Load() != 1 || q.big.Avail() != q.big.Size()-1 {
+		t.Fatalf("bad %d, big buffers free %d of %d: the frame with a bad chunk not dropped whole once", q.rxBad.Load(), q.big.Avail(), q.big.Size())
+	}
+	if st := q.rxPackets.Load(); st != 2 {
+		t.Fatalf("rx packets %d", st)
+	}
+	_ = avail
+	// Across bursts: room for one frame, then the jumbo one in the next.
+	kernelRxFrame(t, q, small, -1)
+	kernelRxFrame(t, q, jumbo, -1)
+	one := make([]*nic.Buf, 1)
+	if n := q.rxBurst(one); n != 1 || !bytes.Equal(one[0].Bytes(), small) {
+		t.Fatalf("first burst %d", n)
+	}
+	one[0].Free()
+	if n := q.rxBurst(one); n != 1 || !bytes.Equal(one[0].Bytes(), jumbo) {
+		t.Fatalf("second burst %d", n)
+	}
+	one[0].Free()
+	bufs[1].Free()
+	// TX of the jumbo frame (a big buffer: not of this UMEM).
+	if n := q.txBurst(bufs[:1]); n != 1 {
+		t.Fatalf("txBurst %d", n)
+	}
+	if q.tx.local != 6 || q.txPackets.Load() != 1 || q.big.Avail() != q.big.Size() {
+		t.Fatalf("%d descriptors, %d frames, big buffers free %d of %d", q.tx.local, q.txPackets.Load(), q.big.Avail(), q.big.Size())
+	}
+	var sent []byte
+	for i := range 6 {
+		d := q.tx.descs[i]
+		if cont := d.Options&unix.XDP_PKT_CONTD != 0; cont != (i < 5) {
+			t.Fatalf("descriptor %d options %#x", i, d.Options)
+		}
+		sent = append(sent, q.byChunk[d.Addr>>q.shift].Data()[:d.Len]...)
+	}
+	if !bytes.Equal(sent, jumbo) {
+		t.Fatal("the chunks sent do not make the frame")
+	}
+	txAvail := q.txPool.Avail()
+	kernelTx(q)
+	q.reclaim()
+	if q.txPool.Avail() != txAvail+6 {
+		t.Fatalf("TX pool %d free after the completions, want %d", q.txPool.Avail(), txAvail+6)
+	}
+}
+
+// TestMultiBufferAllocs: receiving and sending multi-buffer frames allocates nothing.
+func TestMultiBufferAllocs(t *testing.T) {
+	a := fakeQueue(t, Config{Interface: "a", RxRing: 64, TxRing: 64, FrameSize: 2048, MTU: 9000})
+	b := fakeQueue(t, Config{Interface: "b", RxRing: 64, TxRing: 64, FrameSize: 2048, MTU: 9000})
+	jumbo := make([]byte, 9014)
+	bufs := make([]*nic.Buf, 4)
+	allocs := testing.AllocsPerRun(100, func() {
+		kernelRxFrame(t, a, jumbo, -1)
+		kernelRxFrame(t, a, jumbo, -1)
+		n := a.rxBurst(bufs)
+		if m := b.txBurst(bufs[:n]); m != n || n != 2 {
+			t.Fatalf("received %d, sent %d of 2", n, m)
+		}
+		kernelTx(b)
+		b.reclaim()
+	})
+	if allocs != 0 {
+		t.Fatalf("%.1f allocations per burst", allocs)
 	}
 }

@@ -88,13 +88,19 @@ func (p testPort) SetRxAddr(_ *sim.IOMMU, q int, bus uint64) error {
 }
 
 func (p testPort) DeviceSide(*sim.IOMMU) (nictest.DeviceSide, error) {
-	return &forwardSide{rx: deviceSide{r: p.rx[0].ring}, tx: deviceSide{r: p.tx[0].ring}}, nil
+	return &forwardSide{rx: deviceSide{r: p.rx[0].ring}, tx: deviceSide{r: p.tx[0].ring}, rxLen: 60}, nil
 }
 
 // forwardSide is the device's side of queue pair 0 for the nictest Forwarder.
-type forwardSide struct{ rx, tx deviceSide }
+type forwardSide struct {
+	rx, tx deviceSide
+	rxLen  uint32 // the length of the frames received, without the header
+}
 
-func (f *forwardSide) CompleteRx(n int) { f.rx.complete(n, virtiospec.NetHdrLen+60) }
+// SetRxLen implements nictest.FrameLenSetter.
+func (f *forwardSide) SetRxLen(n int) { f.rxLen = uint32(n) }
+
+func (f *forwardSide) CompleteRx(n int) { f.rx.complete(n, virtiospec.NetHdrLen+f.rxLen) }
 func (f *forwardSide) CompleteTx(n int) { f.tx.complete(n, 0) }
 
 // deviceSide is the device's view of one ring: it takes available heads and writes used

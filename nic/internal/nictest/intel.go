@@ -143,7 +143,7 @@ func (p intelPort) SetRxAddr(iommu *sim.IOMMU, q int, bus uint64) error {
 
 func (p intelPort) DeviceSide(iommu *sim.IOMMU) (DeviceSide, error) {
 	rq, tq := p.core.RxQueue(0), p.core.TxQueue(0)
-	d := &intelSide{rxMask: rq.Size() - 1, txMask: tq.Size() - 1}
+	d := &intelSide{rxMask: rq.Size() - 1, txMask: tq.Size() - 1, rxLen: 60}
 	var err error
 	if d.rxDesc, err = iommu.Translate(rq.IOVA(), rq.Len()); err != nil {
 		return nil, err
@@ -160,12 +160,16 @@ type intelSide struct {
 	rxDesc, txDesc []byte
 	rxNext, txNext int
 	rxMask, txMask int
+	rxLen          uint32 // the length of the frames received
 }
+
+// SetRxLen implements FrameLenSetter.
+func (d *intelSide) SetRxLen(n int) { d.rxLen = uint32(n) }
 
 func (d *intelSide) CompleteRx(n int) {
 	for i := 0; i < n; i++ {
 		desc := d.rxDesc[d.rxNext*16 : d.rxNext*16+16]
-		binary.LittleEndian.PutUint32(desc[12:], 60)
+		binary.LittleEndian.PutUint32(desc[12:], d.rxLen)
 		sim.StoreUint32(desc[8:], 0x3) // DD | EOP
 		d.rxNext = (d.rxNext + 1) & d.rxMask
 	}
