@@ -34,14 +34,26 @@ import (
 // frames longer than 1514 bytes. The daemon's ports must count no RX or TX error (the
 // namespaces send no frame shorter than 60 bytes, which QEMU's igb counts as a runt: see
 // jumboNamespaces).
-func TestIntegrationIgbJumbo(t *testing.T) {
+func TestIntegrationIgbJumbo(t *testing.T) { jumboThroughGuest(t, "igb") }
+
+// TestIntegrationVirtioJumboTCP is TestIntegrationIgbJumbo on two virtio-net-pci NICs
+// offering VIRTIO_NET_F_MTU at 9000 (host_mtu), the ports at mtu 9000 through the virtio
+// driver.
+func TestIntegrationVirtioJumboTCP(t *testing.T) { jumboThroughGuest(t, "virtio") }
+
+// jumboThroughGuest is the jumbo-frame run on two NICs of QEMU's model (igb or virtio).
+func jumboThroughGuest(t *testing.T, model string) {
 	if _, err := exec.LookPath("ping"); err != nil {
 		t.Skip("needs ping (iputils-ping)")
 	}
-	vm := startGuest(t, qemutest.DebianKernel, qemutest.Options{
-		IOMMU: true, NICModel: "igb", NICs: 2, TAPQueues: 1, HugePages: e2eHugePages, Timeout: 10 * time.Minute,
-		Script: testdataScript(t, "igbjumbo.sh"),
-	})
+	o := qemutest.Options{
+		IOMMU: true, NICModel: model, NICs: 2, TAPQueues: 1, HugePages: e2eHugePages, Timeout: 10 * time.Minute,
+		Script: "export UIOD_JUMBO_NIC=" + model + "\n" + testdataScript(t, "igbjumbo.sh"),
+	}
+	if model == "virtio" {
+		o.VirtioMTU = 9000
+	}
+	vm := startGuest(t, qemutest.DebianKernel, o)
 	if _, err := vm.WaitOutput("E2E READY", 5*time.Minute); err != nil {
 		t.Error(err)
 	} else if relay, err := jumboNamespaces(t, vm); err != nil {
