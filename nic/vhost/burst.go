@@ -1,6 +1,7 @@
 package vhost
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/uiod/uiod/nic"
@@ -72,7 +73,7 @@ func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
 // dropped); err is a broken rule (the front end is stopped).
 func (p *Port) readChain(r *vring, head uint16, dst []byte) (flen int, ok bool, err error) {
 	w := walker{r: r, next: head, more: true}
-	skip := p.hdrLen
+	skip := uint32(p.hdrLen)
 	fits := true
 	for w.more {
 		addr, ln, err := w.step(false)
@@ -80,17 +81,21 @@ func (p *Port) readChain(r *vring, head uint16, dst []byte) (flen int, ok bool, 
 			return 0, false, err
 		}
 		if skip > 0 {
-			k := min(uint32(skip), ln)
-			addr, ln, skip = addr+uint64(k), ln-k, skip-int(k)
+			k := min(skip, ln)
+			addr, ln, skip = addr+uint64(k), ln-k, skip-k
 		}
 		if ln == 0 || !fits {
 			continue
 		}
-		if flen+int(ln) > len(dst) {
+		if uint64(ln) > uint64(len(dst)-flen) {
 			fits = false
 			continue
 		}
-		k, err := r.copyOut(dst[flen:], addr, ln)
+		if src := r.gpa(addr, ln); src != nil {
+			flen += copy(dst[flen:], src) // the descriptor's one translation
+			continue
+		}
+		k, err := r.copyOut(dst[flen:], addr, ln) // across regions, or outside them
 		if err != nil {
 			return 0, false, err
 		}
@@ -237,26 +242,63 @@ func (p *Port) writeMerged(r *vring, frame []byte, avail uint16) (took uint16, f
 // position after it.
 func (p *Port) fill(r *vring, head uint16, pos int, frame []byte) (int, error) {
 	w := walker{r: r, next: head, more: true}
-	hdr := p.hdr[:p.hdrLen]
-	need := len(hdr) + len(frame)
+	hl := p.hdrLen
+	need := hl + len(frame)
 	for w.more && pos < need {
 		addr, ln, err := w.step(true)
 		if err != nil {
 			return 0, err
 		}
-		for ln > 0 && pos < need {
-			src := frame[max(pos-len(hdr), 0):]
-			if pos < len(hdr) {
-				src = hdr[pos:]
-			}
-			k, err := r.copyIn(addr, ln, src)
-			if err != nil {
+		k := uint32(min(uint64(ln), uint64(need-pos)))
+		dst := r.gpa(addr, k) // the descriptor's one translation, of the part written
+		if dst == nil {
+			if pos, err = p.fillChunks(r, addr, k, pos, frame); err != nil {
 				return 0, err
 			}
-			pos += k
-			addr += uint64(k)
-			ln -= uint32(k)
+			continue
 		}
+		if pos == 0 && len(dst) >= hl {
+			p.putHeader(dst)
+			pos, dst = hl, dst[hl:]
+		}
+		for len(dst) > 0 {
+			var c int
+			if pos < hl {
+				c = copy(dst, p.hdr[pos:hl])
+			} else {
+				c = copy(dst, frame[pos-hl:])
+			}
+			pos, dst = pos+c, dst[c:]
+		}
+	}
+	return pos, nil
+}
+
+// putHeader writes the virtio-net header (10 or 12 bytes, p.hdr) at the start of dst
+// (len(dst) >= p.hdrLen) with two stores.
+func (p *Port) putHeader(dst []byte) {
+	binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(p.hdr[:8]))
+	if p.hdrLen == 12 {
+		binary.LittleEndian.PutUint32(dst[8:], binary.LittleEndian.Uint32(p.hdr[8:]))
+	} else {
+		binary.LittleEndian.PutUint16(dst[8:], binary.LittleEndian.Uint16(p.hdr[8:]))
+	}
+}
+
+// fillChunks is fill's copy of the stream from pos into the n bytes at guest address a
+// when they are not in one region: chunk by chunk, each of which must be in one.
+func (p *Port) fillChunks(r *vring, a uint64, n uint32, pos int, frame []byte) (int, error) {
+	hl := p.hdrLen
+	for n > 0 {
+		src := frame[max(pos-hl, 0):]
+		if pos < hl {
+			src = p.hdr[pos:hl]
+		}
+		k, err := r.copyIn(a, n, src)
+		if err != nil {
+			return 0, err
+		}
+		pos, a, n = pos+k, a+uint64(k), n-uint32(k)
 	}
 	return pos, nil
 }

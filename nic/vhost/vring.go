@@ -30,6 +30,7 @@ type vring struct {
 	ready     bool
 	mem       *memTable
 	lay       ringLayout
+	last      regionCache // the region of mem the ring's last buffer was in
 	mask      uint16
 	lastAvail uint16   // next available entry to take
 	usedIdx   uint16   // shadow of the used index
@@ -113,9 +114,10 @@ func (r *vring) plan(mem *memTable) (ringLayout, error) {
 	return l, nil
 }
 
-// commit lays the ring over mem (its indices stay). Called with mu held.
+// commit lays the ring over mem (its indices stay) and forgets the region it last
+// translated into, which may belong to the table mem replaces. Called with mu held.
 func (r *vring) commit(mem *memTable, l ringLayout) {
-	r.mem, r.lay = mem, l
+	r.mem, r.lay, r.last = mem, l, regionCache{}
 	r.mask = uint16(r.num - 1)
 }
 
@@ -137,7 +139,7 @@ func (r *vring) relayout(mem *memTable) error {
 // stop halts the ring (the poll thread skips it) and forgets the memory. Called with mu held.
 func (r *vring) stop() {
 	r.ready = false
-	r.mem, r.lay = nil, ringLayout{}
+	r.mem, r.lay, r.last = nil, ringLayout{}, regionCache{}
 }
 
 // clear stops the ring and forgets its configuration; it returns the call notifier for the
