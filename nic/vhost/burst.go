@@ -32,15 +32,30 @@ func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
 			break
 		}
 		r.cur = b
-		head, err := r.head()
-		if err != nil {
-			p.fault(r, err)
+		head, ok := r.head()
+		if !ok {
+			p.fault(r, r.badHead())
 			return n
 		}
-		flen, ok, err := p.readChain(r, head, b.Data()[:p.maxFrame])
-		if err != nil {
-			p.fault(r, err)
-			return n
+		// The common case, readChain's for a chain of one descriptor holding the header
+		// and a frame that fits, in the region of the ring's last buffer; anything else
+		// (another region, a longer chain, a drop, a broken rule) is readChain's.
+		var flen int
+		addr, ln, flags, _ := r.descAt(head)
+		hl := uint32(p.hdrLen)
+		ok = false
+		if flags == 0 && ln > hl && ln-hl <= uint32(p.maxFrame) && addr+uint64(ln) >= addr {
+			if src := r.last.get(addr+uint64(hl), ln-hl); src != nil {
+				flen, ok = copy(b.Data(), src), true
+			}
+		}
+		if !ok {
+			var err error
+			flen, ok, err = p.readChain(r, head, b.Data()[:p.maxFrame])
+			if err != nil {
+				p.fault(r, err)
+				return n
+			}
 		}
 		r.lastAvail++
 		avail--
@@ -161,15 +176,18 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 			bytes += uint64(f.Len())
 			continue
 		}
-		head, err := r.head()
-		if err != nil {
-			p.fault(r, err)
+		head, ok := r.head()
+		if !ok {
+			p.fault(r, r.badHead())
 			break
 		}
-		written, err := p.fill(r, head, 0, f.Bytes())
-		if err != nil {
-			p.fault(r, err)
-			break
+		written, ok := p.writeOne(r, head, f.Bytes())
+		if !ok {
+			var err error
+			if written, err = p.fill(r, head, 0, f.Bytes()); err != nil {
+				p.fault(r, err)
+				break
+			}
 		}
 		f.Free()
 		n++
@@ -209,16 +227,22 @@ func (p *Port) writeMerged(r *vring, frame []byte, avail uint16) (took uint16, f
 			r.usedIdx -= took
 			return 0, uint32(avail) == r.num, nil
 		}
-		head, err := r.head()
-		if err != nil {
-			return 0, false, err
+		head, ok := r.head()
+		if !ok {
+			return 0, false, r.badHead()
 		}
 		if took == 0 {
 			first = head
 		}
-		end, err := p.fill(r, head, pos, frame)
-		if err != nil {
-			return 0, false, err
+		end := 0
+		ok = false
+		if pos == 0 {
+			end, ok = p.writeOne(r, head, frame)
+		}
+		if !ok {
+			if end, err = p.fill(r, head, pos, frame); err != nil {
+				return 0, false, err
+			}
 		}
 		if took == 0 && end < p.hdrLen {
 			// The specification's rule with mergeable buffers: each holds a header.
@@ -235,6 +259,26 @@ func (p *Port) writeMerged(r *vring, frame []byte, avail uint16) (took uint16, f
 		}
 	}
 	return took, false, nil
+}
+
+// writeOne is fill's common case from the stream's start: a chain of one descriptor that
+// holds the header and the whole frame, in one region. ok false leaves the chain to fill
+// (which writes the same bytes, or finds the broken rule).
+func (p *Port) writeOne(r *vring, head uint16, frame []byte) (int, bool) {
+	addr, ln, flags, _ := r.descAt(head)
+	need := p.hdrLen + len(frame)
+	if flags != descWrite || uint64(ln) < uint64(need) || addr+uint64(ln) < addr {
+		return 0, false
+	}
+	dst := r.last.get(addr, uint32(need))
+	if dst == nil {
+		if dst = r.gpaMiss(addr, uint32(need)); dst == nil {
+			return 0, false
+		}
+	}
+	p.putHeader(dst)
+	copy(dst[p.hdrLen:], frame)
+	return need, true
 }
 
 // fill writes the virtio-net header and frame, taken as one stream from its byte pos on,

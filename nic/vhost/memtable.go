@@ -62,11 +62,19 @@ type regionCache struct {
 // outside every one; copyOut and copyIn take those chunk by chunk). The slice is the
 // front end's memory: touch it only in an armed section (guard.go).
 func (r *vring) gpa(a uint64, n uint32) []byte {
-	c := &r.last
+	if b := r.last.get(a, n); b != nil {
+		return b
+	}
+	return r.gpaMiss(a, n)
+}
+
+// get is gpa's translation in the cached region (small enough to be inlined): nil when
+// the n bytes at a are not all in it.
+func (c *regionCache) get(a uint64, n uint32) []byte {
 	if off := a - c.gpa; a >= c.gpa && off <= uint64(len(c.mem)) && uint64(n) <= uint64(len(c.mem))-off {
 		return c.mem[off : off+uint64(n) : off+uint64(n)]
 	}
-	return r.gpaMiss(a, n)
+	return nil
 }
 
 // gpaMiss is gpa's look-up in the table, which remembers the region it finds.

@@ -49,6 +49,37 @@ func hostAlign(b []byte, a uintptr) uintptr {
 	return uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (a - 1)
 }
 
+// usedElem is one entry of the used ring: the chain's head and the bytes written, each a
+// little-endian 32-bit word.
+type usedElem struct{ id, len uint32 }
+
+// ringViews returns the available ring's entries and the used ring's as typed slices of
+// num elements over the same memory (avail 2-aligned and used 4-aligned in the mapping:
+// plan checks both before it calls this), so that a burst indexes them with one bounds
+// check instead of slicing bytes. Like the byte slices they view, they are touched only
+// inside an armed section (guard.go).
+func ringViews(avail, used []byte, num int) ([]uint16, []usedElem) {
+	_, _ = avail[4+2*num-1], used[4+8*num-1]
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&avail[4])), num),
+		unsafe.Slice((*usedElem)(unsafe.Pointer(&used[4])), num)
+}
+
+// le32 converts v between the host's order and little-endian.
+func le32(v uint32) uint32 {
+	if !littleEndian {
+		return bits.ReverseBytes32(v)
+	}
+	return v
+}
+
+// le16v converts v between the host's order and little-endian.
+func le16v(v uint16) uint16 {
+	if !littleEndian {
+		return bits.ReverseBytes16(v)
+	}
+	return v
+}
+
 func le16(b []byte, off int) uint16 { return binary.LittleEndian.Uint16(b[off:]) }
 
 func put16(b []byte, off int, v uint16) { binary.LittleEndian.PutUint16(b[off:], v) }

@@ -46,6 +46,9 @@ type ringLayout struct {
 	used     []byte // 6+8·num bytes (flags, idx, ring, avail_event)
 	idxOff   int    // the aligned 32-bit word of avail that holds idx
 	idxShift uint   // ... and idx's place in it
+
+	availRing []uint16   // avail's num entries (ring_unsafe.go: ringViews)
+	usedRing  []usedElem // used's num entries
 }
 
 // maxChainLen bounds a descriptor chain (the specification lets a device set "a reasonable
@@ -107,6 +110,7 @@ func (r *vring) plan(mem *memTable) (ringLayout, error) {
 		return l, fmt.Errorf("%w: rings at avail 0x%x used 0x%x are misaligned in the region's file (uva and mmap_offset disagree)",
 			errProto, r.addr.avail, r.addr.used)
 	}
+	l.availRing, l.usedRing = ringViews(l.avail, l.used, n)
 	l.idxShift = 16
 	if hostAlign(l.avail, 4) != 0 {
 		l.idxOff, l.idxShift = 2, 0 // avail is 2 mod 4: idx opens the next word
