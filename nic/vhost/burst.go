@@ -26,6 +26,8 @@ func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
 	avail, ok := p.available(r)
 	oldUsed := r.usedIdx
 	var bytes uint64
+	// These change only with every ring's lock held (setFeatures, SET_VRING_ENABLE).
+	hl, maxFrame, enabled := uint32(p.hdrLen), uint32(p.maxFrame), r.enabled
 	for ok && n < len(bufs) && avail > 0 {
 		b := pool.Get()
 		if b == nil {
@@ -38,24 +40,28 @@ func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
 			return n
 		}
 		// The common case, readChain's for a chain of one descriptor holding the header
-		// and a frame that fits, in the region of the ring's last buffer; anything else
-		// (another region, a longer chain, a drop, a broken rule) is readChain's.
-		var flen int
+		// and a frame that fits, in the region of the ring's last buffer, on an enabled
+		// ring; anything else (another region, a longer chain, a drop, a broken rule) is
+		// readChain's.
 		addr, ln, flags, _ := r.descAt(head)
-		hl := uint32(p.hdrLen)
-		ok = false
-		if flags == 0 && ln > hl && ln-hl <= uint32(p.maxFrame) && addr+uint64(ln) >= addr {
+		if flags == 0 && ln > hl && ln-hl <= maxFrame && addr+uint64(ln) >= addr && enabled {
 			if src := r.last.get(addr+uint64(hl), ln-hl); src != nil {
-				flen, ok = copy(b.Data(), src), true
+				flen := copy(b.Data(), src)
+				r.lastAvail++
+				avail--
+				r.putUsed(head, 0)
+				r.cur = nil
+				b.SetLen(flen)
+				bufs[n] = b
+				n++
+				bytes += uint64(flen)
+				continue
 			}
 		}
-		if !ok {
-			var err error
-			flen, ok, err = p.readChain(r, head, b.Data()[:p.maxFrame])
-			if err != nil {
-				p.fault(r, err)
-				return n
-			}
+		flen, ok, err := p.readChain(r, head, b.Data()[:maxFrame])
+		if err != nil {
+			p.fault(r, err)
+			return n
 		}
 		r.lastAvail++
 		avail--
@@ -149,7 +155,9 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 	oldUsed := r.usedIdx
 	var bytes uint64
 	var dropped uint64
-	hl, maxFrame := p.hdrLen, p.maxFrame // they change only with every ring's lock held
+	// These change only with every ring's lock held (setFeatures).
+	hl, maxFrame, mrg := p.hdrLen, p.maxFrame, p.mrg
+	h0, h1 := binary.LittleEndian.Uint64(p.hdr[:8]), binary.LittleEndian.Uint32(p.hdr[8:])
 	for ok && n < len(bufs) && avail > 0 {
 		f := bufs[n]
 		if f.Len() > maxFrame {
@@ -158,7 +166,7 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 			dropped++
 			continue
 		}
-		if p.mrg {
+		if mrg {
 			took, full, err := p.writeMerged(r, f.Bytes(), avail)
 			if err != nil {
 				p.fault(r, err)
@@ -189,7 +197,15 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 		addr, ln, flags, _ := r.descAt(head)
 		if flags == descWrite && uint64(ln) >= uint64(need) && addr+uint64(ln) >= addr {
 			if dst := r.last.get(addr, uint32(need)); dst != nil {
-				p.putHeader(dst)
+				if hl == 12 { // putHeader's stores
+					h := dst[:12:12]
+					binary.LittleEndian.PutUint64(h, h0)
+					binary.LittleEndian.PutUint32(h[8:], h1)
+				} else {
+					h := dst[:10:10]
+					binary.LittleEndian.PutUint64(h, h0)
+					binary.LittleEndian.PutUint16(h[8:], uint16(h1))
+				}
 				copy(dst[hl:], f.Bytes())
 				f.Free()
 				n++

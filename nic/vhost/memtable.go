@@ -47,15 +47,6 @@ func (t *memTable) uvaRange(a uint64, n int) []byte {
 	return nil
 }
 
-// regionCache is one region of a ring's memory table, the one its last buffer lay in:
-// mem[i] is guest-physical address gpa+i. The zero value holds nothing. It is reset
-// whenever the ring's table changes (vring.commit, vring.stop), so that it never outlives
-// the mapping it points into.
-type regionCache struct {
-	gpa uint64
-	mem []byte
-}
-
 // gpa translates the n bytes at guest-physical address a, which must lie in one region,
 // into the mapped memory: the region of the ring's last translation first, then the
 // table's. It returns nil when no region holds them all (a buffer across regions, or
@@ -66,15 +57,6 @@ func (r *vring) gpa(a uint64, n uint32) []byte {
 		return b
 	}
 	return r.gpaMiss(a, n)
-}
-
-// get is gpa's translation in the cached region (small enough to be inlined): nil when
-// the n bytes at a are not all in it.
-func (c *regionCache) get(a uint64, n uint32) []byte {
-	if off := a - c.gpa; a >= c.gpa && off <= uint64(len(c.mem)) && uint64(n) <= uint64(len(c.mem))-off {
-		return c.mem[off : off+uint64(n) : off+uint64(n)]
-	}
-	return nil
 }
 
 // gpaMiss is gpa's look-up in the table, which remembers the region it finds.
@@ -88,7 +70,7 @@ func (r *vring) gpaMiss(a uint64, n uint32) []byte {
 			if uint64(len(g.mem))-off < uint64(n) {
 				return nil
 			}
-			r.last = regionCache{gpa: g.gpa, mem: g.mem}
+			r.last = cacheRegion(g.gpa, g.mem)
 			return g.mem[off : off+uint64(n) : off+uint64(n)]
 		}
 	}

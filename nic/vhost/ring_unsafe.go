@@ -83,3 +83,30 @@ func le16v(v uint16) uint16 {
 func le16(b []byte, off int) uint16 { return binary.LittleEndian.Uint16(b[off:]) }
 
 func put16(b []byte, off int, v uint16) { binary.LittleEndian.PutUint16(b[off:], v) }
+
+// regionCache is one region of a ring's memory table, the one its last buffer lay in:
+// size bytes mapped at base, base[i] being guest-physical address gpa+i. The zero value
+// holds nothing. It is reset whenever the ring's table changes (vring.commit, vring.stop),
+// so that it never outlives the mapping it points into (which is not Go memory: the
+// collector ignores the pointer).
+type regionCache struct {
+	gpa  uint64
+	size uint64
+	base unsafe.Pointer
+}
+
+// cacheRegion is the cache of a region at guest-physical address gpa mapped as mem.
+func cacheRegion(gpa uint64, mem []byte) regionCache {
+	return regionCache{gpa: gpa, size: uint64(len(mem)), base: unsafe.Pointer(unsafe.SliceData(mem))}
+}
+
+// get is gpa's translation in the cached region (small enough to be inlined): the n bytes
+// at guest-physical address a, or nil when they are not all in it. off < size also
+// refuses a below gpa (off wraps past any region's size, which is below 2^63) and the zero
+// cache (size 0); n <= size-off keeps the end in the region, without overflow.
+func (c *regionCache) get(a uint64, n uint32) []byte {
+	if off := a - c.gpa; off < c.size && uint64(n) <= c.size-off {
+		return unsafe.Slice((*byte)(unsafe.Add(c.base, off)), n)
+	}
+	return nil
+}
