@@ -23,12 +23,12 @@ func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
 	}
 	defer p.disarm(r)
 	pool := p.pools[q]
-	avail, ok := p.available(r)
+	avail, _ := p.available(r) // 0 when the front end broke a rule
 	oldUsed := r.usedIdx
 	var bytes uint64
 	// These change only with every ring's lock held (setFeatures, SET_VRING_ENABLE).
 	hl, maxFrame, enabled := uint32(p.hdrLen), uint32(p.maxFrame), r.enabled
-	for ok && n < len(bufs) && avail > 0 {
+	for n < len(bufs) && avail > 0 {
 		b := pool.Get()
 		if b == nil {
 			break
@@ -151,14 +151,14 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 	if !r.enabled {
 		return 0
 	}
-	avail, ok := p.available(r)
+	avail, _ := p.available(r) // 0 when the front end broke a rule
 	oldUsed := r.usedIdx
 	var bytes uint64
 	var dropped uint64
 	// These change only with every ring's lock held (setFeatures).
 	hl, maxFrame, mrg := p.hdrLen, p.maxFrame, p.mrg
 	h0, h1 := binary.LittleEndian.Uint64(p.hdr[:8]), binary.LittleEndian.Uint32(p.hdr[8:])
-	for ok && n < len(bufs) && avail > 0 {
+	for n < len(bufs) && avail > 0 {
 		f := bufs[n]
 		if f.Len() > maxFrame {
 			f.Free()
