@@ -166,32 +166,14 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 			dropped++
 			continue
 		}
-		if mrg {
-			took, full, err := p.writeMerged(r, f.Bytes(), avail)
-			if err != nil {
-				p.fault(r, err)
-				break
-			}
-			if took == 0 && !full {
-				break // no room yet: the frame stays the caller's
-			}
-			f.Free()
-			n++
-			if full {
-				dropped++ // longer than the whole ring's buffers
-				continue
-			}
-			avail -= took
-			bytes += uint64(f.Len())
-			continue
-		}
 		head, ok := r.head()
 		if !ok {
 			p.fault(r, r.badHead())
 			break
 		}
 		// writeOne, inlined: a chain of one descriptor that holds the header and the
-		// frame, in the region of the ring's last buffer.
+		// frame, in the region of the ring's last buffer. With mergeable buffers too: that
+		// is one buffer, and p.hdr's num_buffers is 1.
 		flen := f.Len()
 		need := hl + flen
 		addr, ln, flags, _ := r.descAt(head)
@@ -215,6 +197,25 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 				bytes += uint64(flen)
 				continue
 			}
+		}
+		if mrg { // the rest with mergeable buffers: writeMerged, from this chain on
+			took, full, err := p.writeMerged(r, f.Bytes(), avail)
+			if err != nil {
+				p.fault(r, err)
+				break
+			}
+			if took == 0 && !full {
+				break // no room yet: the frame stays the caller's
+			}
+			f.Free()
+			n++
+			if full {
+				dropped++ // longer than the whole ring's buffers
+				continue
+			}
+			avail -= took
+			bytes += uint64(f.Len())
+			continue
 		}
 		written, ok := p.writeOne(r, head, f.Bytes())
 		if !ok {
