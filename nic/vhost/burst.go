@@ -1,6 +1,7 @@
 package vhost
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/uiod/uiod/nic"
@@ -22,21 +23,42 @@ func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
 	}
 	defer p.disarm(r)
 	pool := p.pools[q]
-	avail, ok := p.available(r)
+	avail, _ := p.available(r) // 0 when the front end broke a rule
 	oldUsed := r.usedIdx
 	var bytes uint64
-	for ok && n < len(bufs) && avail > 0 {
+	// These change only with every ring's lock held (setFeatures, SET_VRING_ENABLE).
+	hl, maxFrame, enabled := uint32(p.hdrLen), uint32(p.maxFrame), r.enabled
+	for n < len(bufs) && avail > 0 {
 		b := pool.Get()
 		if b == nil {
 			break
 		}
 		r.cur = b
-		head, err := r.head()
-		if err != nil {
-			p.fault(r, err)
+		head, ok := r.head()
+		if !ok {
+			p.fault(r, r.badHead())
 			return n
 		}
-		flen, ok, err := p.readChain(r, head, b.Data()[:p.maxFrame])
+		// The common case, readChain's for a chain of one descriptor holding the header
+		// and a frame that fits, in the region of the ring's last buffer, on an enabled
+		// ring; anything else (another region, a longer chain, a drop, a broken rule) is
+		// readChain's.
+		addr, ln, flags, _ := r.descAt(head)
+		if flags == 0 && ln > hl && ln-hl <= maxFrame && addr+uint64(ln) >= addr && enabled {
+			if src := r.last.get(addr+uint64(hl), ln-hl); src != nil {
+				flen := copy(b.Data(), src)
+				r.lastAvail++
+				avail--
+				r.putUsed(head, 0)
+				r.cur = nil
+				b.SetLen(flen)
+				bufs[n] = b
+				n++
+				bytes += uint64(flen)
+				continue
+			}
+		}
+		flen, ok, err := p.readChain(r, head, b.Data()[:maxFrame])
 		if err != nil {
 			p.fault(r, err)
 			return n
@@ -72,7 +94,7 @@ func (p *Port) RxBurst(q int, bufs []*nic.Buf) (n int) {
 // dropped); err is a broken rule (the front end is stopped).
 func (p *Port) readChain(r *vring, head uint16, dst []byte) (flen int, ok bool, err error) {
 	w := walker{r: r, next: head, more: true}
-	skip := p.hdrLen
+	skip := uint32(p.hdrLen)
 	fits := true
 	for w.more {
 		addr, ln, err := w.step(false)
@@ -80,17 +102,21 @@ func (p *Port) readChain(r *vring, head uint16, dst []byte) (flen int, ok bool, 
 			return 0, false, err
 		}
 		if skip > 0 {
-			k := min(uint32(skip), ln)
-			addr, ln, skip = addr+uint64(k), ln-k, skip-int(k)
+			k := min(skip, ln)
+			addr, ln, skip = addr+uint64(k), ln-k, skip-k
 		}
 		if ln == 0 || !fits {
 			continue
 		}
-		if flen+int(ln) > len(dst) {
+		if uint64(ln) > uint64(len(dst)-flen) {
 			fits = false
 			continue
 		}
-		k, err := r.copyOut(dst[flen:], addr, ln)
+		if src := r.gpa(addr, ln); src != nil {
+			flen += copy(dst[flen:], src) // the descriptor's one translation
+			continue
+		}
+		k, err := r.copyOut(dst[flen:], addr, ln) // across regions, or outside them
 		if err != nil {
 			return 0, false, err
 		}
@@ -125,19 +151,54 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 	if !r.enabled {
 		return 0
 	}
-	avail, ok := p.available(r)
+	avail, _ := p.available(r) // 0 when the front end broke a rule
 	oldUsed := r.usedIdx
 	var bytes uint64
 	var dropped uint64
-	for ok && n < len(bufs) && avail > 0 {
+	// These change only with every ring's lock held (setFeatures).
+	hl, maxFrame, mrg := p.hdrLen, p.maxFrame, p.mrg
+	h0, h1 := binary.LittleEndian.Uint64(p.hdr[:8]), binary.LittleEndian.Uint32(p.hdr[8:])
+	for n < len(bufs) && avail > 0 {
 		f := bufs[n]
-		if f.Len() > p.maxFrame {
+		if f.Len() > maxFrame {
 			f.Free()
 			n++
 			dropped++
 			continue
 		}
-		if p.mrg {
+		head, ok := r.head()
+		if !ok {
+			p.fault(r, r.badHead())
+			break
+		}
+		// writeOne, inlined: a chain of one descriptor that holds the header and the
+		// frame, in the region of the ring's last buffer. With mergeable buffers too: that
+		// is one buffer, and p.hdr's num_buffers is 1.
+		flen := f.Len()
+		need := hl + flen
+		addr, ln, flags, _ := r.descAt(head)
+		if flags == descWrite && uint64(ln) >= uint64(need) && addr+uint64(ln) >= addr {
+			if dst := r.last.get(addr, uint32(need)); dst != nil {
+				if hl == 12 { // putHeader's stores
+					h := dst[:12:12]
+					binary.LittleEndian.PutUint64(h, h0)
+					binary.LittleEndian.PutUint32(h[8:], h1)
+				} else {
+					h := dst[:10:10]
+					binary.LittleEndian.PutUint64(h, h0)
+					binary.LittleEndian.PutUint16(h[8:], uint16(h1))
+				}
+				copy(dst[hl:], f.Bytes())
+				f.Free()
+				n++
+				r.lastAvail++
+				avail--
+				r.putUsed(head, uint32(need))
+				bytes += uint64(flen)
+				continue
+			}
+		}
+		if mrg { // the rest with mergeable buffers: writeMerged, from this chain on
 			took, full, err := p.writeMerged(r, f.Bytes(), avail)
 			if err != nil {
 				p.fault(r, err)
@@ -156,15 +217,13 @@ func (p *Port) TxBurst(q int, bufs []*nic.Buf) (n int) {
 			bytes += uint64(f.Len())
 			continue
 		}
-		head, err := r.head()
-		if err != nil {
-			p.fault(r, err)
-			break
-		}
-		written, err := p.fill(r, head, 0, f.Bytes())
-		if err != nil {
-			p.fault(r, err)
-			break
+		written, ok := p.writeOne(r, head, f.Bytes())
+		if !ok {
+			var err error
+			if written, err = p.fill(r, head, 0, f.Bytes()); err != nil {
+				p.fault(r, err)
+				break
+			}
 		}
 		f.Free()
 		n++
@@ -204,16 +263,22 @@ func (p *Port) writeMerged(r *vring, frame []byte, avail uint16) (took uint16, f
 			r.usedIdx -= took
 			return 0, uint32(avail) == r.num, nil
 		}
-		head, err := r.head()
-		if err != nil {
-			return 0, false, err
+		head, ok := r.head()
+		if !ok {
+			return 0, false, r.badHead()
 		}
 		if took == 0 {
 			first = head
 		}
-		end, err := p.fill(r, head, pos, frame)
-		if err != nil {
-			return 0, false, err
+		end := 0
+		ok = false
+		if pos == 0 {
+			end, ok = p.writeOne(r, head, frame)
+		}
+		if !ok {
+			if end, err = p.fill(r, head, pos, frame); err != nil {
+				return 0, false, err
+			}
 		}
 		if took == 0 && end < p.hdrLen {
 			// The specification's rule with mergeable buffers: each holds a header.
@@ -232,31 +297,88 @@ func (p *Port) writeMerged(r *vring, frame []byte, avail uint16) (took uint16, f
 	return took, false, nil
 }
 
+// writeOne is fill's common case from the stream's start: a chain of one descriptor that
+// holds the header and the whole frame, in one region. ok false leaves the chain to fill
+// (which writes the same bytes, or finds the broken rule).
+func (p *Port) writeOne(r *vring, head uint16, frame []byte) (int, bool) {
+	addr, ln, flags, _ := r.descAt(head)
+	need := p.hdrLen + len(frame)
+	if flags != descWrite || uint64(ln) < uint64(need) || addr+uint64(ln) < addr {
+		return 0, false
+	}
+	dst := r.last.get(addr, uint32(need))
+	if dst == nil {
+		if dst = r.gpaMiss(addr, uint32(need)); dst == nil {
+			return 0, false
+		}
+	}
+	p.putHeader(dst)
+	copy(dst[p.hdrLen:], frame)
+	return need, true
+}
+
 // fill writes the virtio-net header and frame, taken as one stream from its byte pos on,
 // into the chain at head until the chain or the stream ends, and returns the stream's
 // position after it.
 func (p *Port) fill(r *vring, head uint16, pos int, frame []byte) (int, error) {
 	w := walker{r: r, next: head, more: true}
-	hdr := p.hdr[:p.hdrLen]
-	need := len(hdr) + len(frame)
+	hl := p.hdrLen
+	need := hl + len(frame)
 	for w.more && pos < need {
 		addr, ln, err := w.step(true)
 		if err != nil {
 			return 0, err
 		}
-		for ln > 0 && pos < need {
-			src := frame[max(pos-len(hdr), 0):]
-			if pos < len(hdr) {
-				src = hdr[pos:]
-			}
-			k, err := r.copyIn(addr, ln, src)
-			if err != nil {
+		k := uint32(min(uint64(ln), uint64(need-pos)))
+		dst := r.gpa(addr, k) // the descriptor's one translation, of the part written
+		if dst == nil {
+			if pos, err = p.fillChunks(r, addr, k, pos, frame); err != nil {
 				return 0, err
 			}
-			pos += k
-			addr += uint64(k)
-			ln -= uint32(k)
+			continue
 		}
+		if pos == 0 && len(dst) >= hl {
+			p.putHeader(dst)
+			pos, dst = hl, dst[hl:]
+		}
+		for len(dst) > 0 {
+			var c int
+			if pos < hl {
+				c = copy(dst, p.hdr[pos:hl])
+			} else {
+				c = copy(dst, frame[pos-hl:])
+			}
+			pos, dst = pos+c, dst[c:]
+		}
+	}
+	return pos, nil
+}
+
+// putHeader writes the virtio-net header (10 or 12 bytes, p.hdr) at the start of dst
+// (len(dst) >= p.hdrLen) with two stores.
+func (p *Port) putHeader(dst []byte) {
+	binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(p.hdr[:8]))
+	if p.hdrLen == 12 {
+		binary.LittleEndian.PutUint32(dst[8:], binary.LittleEndian.Uint32(p.hdr[8:]))
+	} else {
+		binary.LittleEndian.PutUint16(dst[8:], binary.LittleEndian.Uint16(p.hdr[8:]))
+	}
+}
+
+// fillChunks is fill's copy of the stream from pos into the n bytes at guest address a
+// when they are not in one region: chunk by chunk, each of which must be in one.
+func (p *Port) fillChunks(r *vring, a uint64, n uint32, pos int, frame []byte) (int, error) {
+	hl := p.hdrLen
+	for n > 0 {
+		src := frame[max(pos-hl, 0):]
+		if pos < hl {
+			src = p.hdr[pos:hl]
+		}
+		k, err := r.copyIn(a, n, src)
+		if err != nil {
+			return 0, err
+		}
+		pos, a, n = pos+k, a+uint64(k), n-uint32(k)
 	}
 	return pos, nil
 }

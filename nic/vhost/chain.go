@@ -7,7 +7,8 @@ import (
 
 // desc reads descriptor i (i < num, checked by the caller).
 func (r *vring) descAt(i uint16) (addr uint64, n uint32, flags, next uint16) {
-	d := r.lay.desc[16*int(i) : 16*int(i)+16]
+	off := 16 * int(i)
+	d := r.lay.desc[off : off+16 : off+16]
 	return binary.LittleEndian.Uint64(d), binary.LittleEndian.Uint32(d[8:]),
 		binary.LittleEndian.Uint16(d[12:]), binary.LittleEndian.Uint16(d[14:])
 }
@@ -23,20 +24,21 @@ func (r *vring) availCount() (uint16, error) {
 	return n, nil
 }
 
-// head takes the next available entry's chain head.
-func (r *vring) head() (uint16, error) {
-	h := le16(r.lay.avail, 4+2*int(r.lastAvail&r.mask))
-	if uint32(h) >= r.num {
-		return 0, fmt.Errorf("available entry %d names descriptor %d of %d", r.lastAvail, h, r.num)
-	}
-	return h, nil
+// head takes the next available entry's chain head; ok is false when it names no
+// descriptor (badHead is the error). It is small enough to be inlined in the bursts.
+func (r *vring) head() (h uint16, ok bool) {
+	h = le16v(r.lay.availRing[r.lastAvail&r.mask])
+	return h, uint32(h) < r.num
+}
+
+func (r *vring) badHead() error {
+	h := le16v(r.lay.availRing[r.lastAvail&r.mask])
+	return fmt.Errorf("available entry %d names descriptor %d of %d", r.lastAvail, h, r.num)
 }
 
 // putUsed writes the used entry for chain head with n bytes written.
 func (r *vring) putUsed(head uint16, n uint32) {
-	e := r.lay.used[4+8*int(r.usedIdx&r.mask):]
-	binary.LittleEndian.PutUint32(e, uint32(head))
-	binary.LittleEndian.PutUint32(e[4:], n)
+	r.lay.usedRing[r.usedIdx&r.mask] = usedElem{le32(uint32(head)), le32(n)}
 	r.usedIdx++
 }
 
@@ -58,19 +60,28 @@ func (w *walker) step(write bool) (addr uint64, n uint32, err error) {
 		return 0, 0, fmt.Errorf("descriptor chain longer than %d descriptors (a loop, or beyond the limit)", r.maxChain)
 	}
 	addr, n, flags, next := r.descAt(w.next)
-	switch {
-	case flags&descIndirect != 0:
-		return 0, 0, fmt.Errorf("descriptor %d is indirect, which was not negotiated", w.next)
-	case (flags&descWrite != 0) != write:
-		return 0, 0, fmt.Errorf("descriptor %d: write flag %v in a chain the device should write: %v", w.next, flags&descWrite != 0, write)
-	case flags&descNext != 0 && uint32(next) >= r.num:
-		return 0, 0, fmt.Errorf("descriptor %d chains to %d of %d", w.next, next, r.num)
+	want := uint16(0)
+	if write {
+		want = descWrite
 	}
-	if addr+uint64(n) < addr {
-		return 0, 0, fmt.Errorf("descriptor %d: address 0x%x + %d overflows", w.next, addr, n)
+	if flags&(descIndirect|descWrite) != want || (flags&descNext != 0 && uint32(next) >= r.num) || addr+uint64(n) < addr {
+		return 0, 0, w.bad(addr, n, flags, next, write)
 	}
 	w.more, w.next = flags&descNext != 0, next
 	return addr, n, nil
+}
+
+// bad is step's error for the descriptor it read.
+func (w *walker) bad(addr uint64, n uint32, flags, next uint16, write bool) error {
+	switch {
+	case flags&descIndirect != 0:
+		return fmt.Errorf("descriptor %d is indirect, which was not negotiated", w.next)
+	case (flags&descWrite != 0) != write:
+		return fmt.Errorf("descriptor %d: write flag %v in a chain the device should write: %v", w.next, flags&descWrite != 0, write)
+	case flags&descNext != 0 && uint32(next) >= w.r.num:
+		return fmt.Errorf("descriptor %d chains to %d of %d", w.next, next, w.r.num)
+	}
+	return fmt.Errorf("descriptor %d: address 0x%x + %d overflows", w.next, addr, n)
 }
 
 // copyOut copies up to len(dst) bytes at guest address a (n bytes long) into dst and

@@ -46,3 +46,33 @@ func (t *memTable) uvaRange(a uint64, n int) []byte {
 	}
 	return nil
 }
+
+// gpa translates the n bytes at guest-physical address a, which must lie in one region,
+// into the mapped memory: the region of the ring's last translation first, then the
+// table's. It returns nil when no region holds them all (a buffer across regions, or
+// outside every one; copyOut and copyIn take those chunk by chunk). The slice is the
+// front end's memory: touch it only in an armed section (guard.go).
+func (r *vring) gpa(a uint64, n uint32) []byte {
+	if b := r.last.get(a, n); b != nil {
+		return b
+	}
+	return r.gpaMiss(a, n)
+}
+
+// gpaMiss is gpa's look-up in the table, which remembers the region it finds.
+func (r *vring) gpaMiss(a uint64, n uint32) []byte {
+	if r.mem == nil {
+		return nil
+	}
+	for i := range r.mem.regions {
+		g := &r.mem.regions[i]
+		if off := a - g.gpa; a >= g.gpa && off < uint64(len(g.mem)) {
+			if uint64(len(g.mem))-off < uint64(n) {
+				return nil
+			}
+			r.last = cacheRegion(g.gpa, g.mem)
+			return g.mem[off : off+uint64(n) : off+uint64(n)]
+		}
+	}
+	return nil
+}

@@ -49,6 +49,64 @@ func hostAlign(b []byte, a uintptr) uintptr {
 	return uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (a - 1)
 }
 
+// usedElem is one entry of the used ring: the chain's head and the bytes written, each a
+// little-endian 32-bit word.
+type usedElem struct{ id, len uint32 }
+
+// ringViews returns the available ring's entries and the used ring's as typed slices of
+// num elements over the same memory (avail 2-aligned and used 4-aligned in the mapping:
+// plan checks both before it calls this), so that a burst indexes them with one bounds
+// check instead of slicing bytes. Like the byte slices they view, they are touched only
+// inside an armed section (guard.go).
+func ringViews(avail, used []byte, num int) ([]uint16, []usedElem) {
+	_, _ = avail[4+2*num-1], used[4+8*num-1]
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&avail[4])), num),
+		unsafe.Slice((*usedElem)(unsafe.Pointer(&used[4])), num)
+}
+
+// le32 converts v between the host's order and little-endian.
+func le32(v uint32) uint32 {
+	if !littleEndian {
+		return bits.ReverseBytes32(v)
+	}
+	return v
+}
+
+// le16v converts v between the host's order and little-endian.
+func le16v(v uint16) uint16 {
+	if !littleEndian {
+		return bits.ReverseBytes16(v)
+	}
+	return v
+}
+
 func le16(b []byte, off int) uint16 { return binary.LittleEndian.Uint16(b[off:]) }
 
 func put16(b []byte, off int, v uint16) { binary.LittleEndian.PutUint16(b[off:], v) }
+
+// regionCache is one region of a ring's memory table, the one its last buffer lay in:
+// size bytes mapped at base, base[i] being guest-physical address gpa+i. The zero value
+// holds nothing. It is reset whenever the ring's table changes (vring.commit, vring.stop),
+// so that it never outlives the mapping it points into (which is not Go memory: the
+// collector ignores the pointer).
+type regionCache struct {
+	gpa  uint64
+	size uint64
+	base unsafe.Pointer
+}
+
+// cacheRegion is the cache of a region at guest-physical address gpa mapped as mem.
+func cacheRegion(gpa uint64, mem []byte) regionCache {
+	return regionCache{gpa: gpa, size: uint64(len(mem)), base: unsafe.Pointer(unsafe.SliceData(mem))}
+}
+
+// get is gpa's translation in the cached region (small enough to be inlined): the n bytes
+// at guest-physical address a, or nil when they are not all in it. off < size also
+// refuses a below gpa (off wraps past any region's size, which is below 2^63) and the zero
+// cache (size 0); n <= size-off keeps the end in the region, without overflow.
+func (c *regionCache) get(a uint64, n uint32) []byte {
+	if off := a - c.gpa; off < c.size && uint64(n) <= c.size-off {
+		return unsafe.Slice((*byte)(unsafe.Add(c.base, off)), n)
+	}
+	return nil
+}

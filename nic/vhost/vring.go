@@ -30,6 +30,7 @@ type vring struct {
 	ready     bool
 	mem       *memTable
 	lay       ringLayout
+	last      regionCache // the region of mem the ring's last buffer was in
 	mask      uint16
 	lastAvail uint16   // next available entry to take
 	usedIdx   uint16   // shadow of the used index
@@ -45,6 +46,9 @@ type ringLayout struct {
 	used     []byte // 6+8·num bytes (flags, idx, ring, avail_event)
 	idxOff   int    // the aligned 32-bit word of avail that holds idx
 	idxShift uint   // ... and idx's place in it
+
+	availRing []uint16   // avail's num entries (ring_unsafe.go: ringViews)
+	usedRing  []usedElem // used's num entries
 }
 
 // maxChainLen bounds a descriptor chain (the specification lets a device set "a reasonable
@@ -106,6 +110,7 @@ func (r *vring) plan(mem *memTable) (ringLayout, error) {
 		return l, fmt.Errorf("%w: rings at avail 0x%x used 0x%x are misaligned in the region's file (uva and mmap_offset disagree)",
 			errProto, r.addr.avail, r.addr.used)
 	}
+	l.availRing, l.usedRing = ringViews(l.avail, l.used, n)
 	l.idxShift = 16
 	if hostAlign(l.avail, 4) != 0 {
 		l.idxOff, l.idxShift = 2, 0 // avail is 2 mod 4: idx opens the next word
@@ -113,9 +118,10 @@ func (r *vring) plan(mem *memTable) (ringLayout, error) {
 	return l, nil
 }
 
-// commit lays the ring over mem (its indices stay). Called with mu held.
+// commit lays the ring over mem (its indices stay) and forgets the region it last
+// translated into, which may belong to the table mem replaces. Called with mu held.
 func (r *vring) commit(mem *memTable, l ringLayout) {
-	r.mem, r.lay = mem, l
+	r.mem, r.lay, r.last = mem, l, regionCache{}
 	r.mask = uint16(r.num - 1)
 }
 
@@ -137,7 +143,7 @@ func (r *vring) relayout(mem *memTable) error {
 // stop halts the ring (the poll thread skips it) and forgets the memory. Called with mu held.
 func (r *vring) stop() {
 	r.ready = false
-	r.mem, r.lay = nil, ringLayout{}
+	r.mem, r.lay, r.last = nil, ringLayout{}, regionCache{}
 }
 
 // clear stops the ring and forgets its configuration; it returns the call notifier for the
