@@ -260,17 +260,9 @@ func (r *rig) startForwarder(t *testing.T, name, dir string) (*proc, error) {
 	if p, ok := strings.CutSuffix(rest, "-generic"); ok {
 		policy, mode = p, "generic"
 	}
-	// auto is adaptive with the threshold auto chooses (poll.idle_threshold: auto);
-	// adaptive@DUR is adaptive with idle_threshold DUR (e.g. adaptive@2ms: above the
-	// probes' gap, so the thread polls through the traffic and sleeps once it stops).
-	threshold := ""
-	if policy == "auto" {
-		policy, threshold = "adaptive", ", idle_threshold: auto"
-	} else if p, th, ok := strings.Cut(policy, "@"); ok {
-		if _, err := time.ParseDuration(th); err != nil || p != "adaptive" {
-			return nil, fmt.Errorf("forwarder %q: want uiod-adaptive@DURATION", name)
-		}
-		policy, threshold = p, ", idle_threshold: "+th
+	poll, err := testutil.PollSection(policy, fmt.Sprint(forwarderCPU))
+	if err != nil {
+		return nil, fmt.Errorf("forwarder %q: %w", name, err)
 	}
 	cfg := filepath.Join(dir, "uiod.yaml")
 	yaml := fmt.Sprintf(`state_dir: %s
@@ -279,8 +271,8 @@ log: {level: warn}
 ports:
   - {name: p, driver: af_xdp, interface: vethB, rx_ring: 512, tx_ring: 512, xdp: {mode: %s}}
 forward: {mode: reflect}
-poll: {mode: %s%s, cpus: [%d]}
-`, filepath.Join(dir, "state"), mode, policy, threshold, forwarderCPU)
+poll: %s
+`, filepath.Join(dir, "state"), mode, poll)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		return nil, err
 	}

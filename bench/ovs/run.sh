@@ -15,7 +15,9 @@
 # same dpdk-testpmd on CPU 1: virtio-user on both sockets and af_packet on vethB, chained io
 # forwarding. `uiod latency` probes vethA every 400 µs; the switch's process CPU is read from
 # schedstat while probed and while idle. The table lands in .cache/ovs/report.md and in the
-# test log.
+# test log. UIOD_OVS_SWITCHES=ovs-dpdk,uiod-auto,uiod-adaptive@500us (comma-separated) runs
+# only those; a uiod switch is uiod-POLICY, POLICY busy, adaptive, auto (adaptive with
+# idle_threshold: auto) or adaptive@DURATION.
 set -euo pipefail
 rounds=${1:-3}
 probes=${2:-5000}
@@ -32,5 +34,5 @@ mkdir -p "$cache"
 cd "$repo"
 UIOD_OVS_BENCH=1 UIOD_OVS_REPORT=$cache/report.md \
 	go test -count=1 -v -timeout 30m -run '^TestOVSSideBySide$' ./bench/ovs \
-	-args -ovs.rounds "$rounds" -ovs.probes "$probes"
+	-args -ovs.rounds "$rounds" -ovs.probes "$probes" -ovs.switches "${UIOD_OVS_SWITCHES:-}"
 echo "report: $cache/report.md"

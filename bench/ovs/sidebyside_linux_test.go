@@ -296,7 +296,11 @@ func (b *bench) startSwitch(t *testing.T, name, dir string, socks [2]string) (*s
 	}
 	policy, ok := strings.CutPrefix(name, "uiod-")
 	if !ok {
-		return nil, fmt.Errorf("switch %q: want ovs-dpdk or uiod-POLICY", name)
+		return nil, fmt.Errorf("switch %q: want ovs-dpdk or uiod-POLICY (busy, adaptive, auto, adaptive@DURATION)", name)
+	}
+	poll, err := testutil.PollSection(policy, switchCPU)
+	if err != nil {
+		return nil, fmt.Errorf("switch %q: %w", name, err)
 	}
 	cfg := filepath.Join(dir, "uiod.yaml")
 	yaml := fmt.Sprintf(`state_dir: %s
@@ -306,8 +310,8 @@ ports:
   - {name: a, driver: vhost-user, socket: %s}
   - {name: b, driver: vhost-user, socket: %s}
 forward: {mode: bridge}
-poll: {mode: %s, cpus: [%s]}
-`, filepath.Join(dir, "state"), socks[0], socks[1], policy, switchCPU)
+poll: %s
+`, filepath.Join(dir, "state"), socks[0], socks[1], poll)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		return nil, err
 	}
