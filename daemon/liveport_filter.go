@@ -30,15 +30,8 @@ var _ nic.RxFilter = (*livePort)(nil)
 func (l *livePort) SetMAC(mac net.HardwareAddr) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if p := l.enter(); p != nil {
-		defer l.leave()
-		f, ok := p.(nic.RxFilter)
-		if !ok {
-			return errNoRxFilter
-		}
-		if err := f.SetMAC(mac); err != nil {
-			return err
-		}
+	if err := l.withFilter(func(f nic.RxFilter) error { return f.SetMAC(mac) }); err != nil {
+		return err
 	}
 	l.filter.mac = slices.Clone(mac)
 	l.mac = slices.Clone(mac)
@@ -51,15 +44,8 @@ func (l *livePort) SetMAC(mac net.HardwareAddr) error {
 func (l *livePort) SetMulticast(groups []net.HardwareAddr, all bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if p := l.enter(); p != nil {
-		defer l.leave()
-		f, ok := p.(nic.RxFilter)
-		if !ok {
-			return errNoRxFilter
-		}
-		if err := f.SetMulticast(groups, all); err != nil {
-			return err
-		}
+	if err := l.withFilter(func(f nic.RxFilter) error { return f.SetMulticast(groups, all) }); err != nil {
+		return err
 	}
 	l.filter.groups = make([]net.HardwareAddr, len(groups))
 	for i, g := range groups {
@@ -67,6 +53,22 @@ func (l *livePort) SetMulticast(groups []net.HardwareAddr, all bool) error {
 	}
 	l.filter.all, l.filter.groupsSet = all, true
 	return nil
+}
+
+// withFilter runs set on the driver's port's filter while the device is present (inside
+// enter/leave, mu held by the caller) and does nothing while it is absent; a driver's
+// port that is no nic.RxFilter is errNoRxFilter.
+func (l *livePort) withFilter(set func(nic.RxFilter) error) error {
+	p := l.enter()
+	if p == nil {
+		return nil
+	}
+	defer l.leave()
+	f, ok := p.(nic.RxFilter)
+	if !ok {
+		return errNoRxFilter
+	}
+	return set(f)
 }
 
 // refilter gives a re-opened driver's port p the filter last set. Called by put with mu
