@@ -48,7 +48,7 @@ qemu-setup:
 SOAK_DURATION ?= 10m
 SOAK_TIMEOUT  ?= 30m
 soak:
-	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -v -timeout $(SOAK_TIMEOUT) -run '^TestSoak$$' ./internal/soak/
+	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -v -timeout $(SOAK_TIMEOUT) -run '^TestSoak$$' ./testrig/soak/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./nic/... ./dataplane/...

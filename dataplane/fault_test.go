@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/modelrig"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/sim/intel"
+	"github.com/uiod/uiod/testrig/modelrig"
 )
 
 // Fault tests: every fault the model injects, under INTx, on RSS queue faultQueue of a

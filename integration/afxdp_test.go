@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // afxdpModules are the guest modules for QEMU's igb and virtio-net-pci on their kernel

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // bridgeKernelModules are what bridge.TestKernelBridge needs of the Debian guest kernel:

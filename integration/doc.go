@@ -1,5 +1,5 @@
 // Package integration holds uiod's real-kernel tests: host-side tests (TestIntegration*)
-// that boot a QEMU guest with emulated igb NICs (see internal/qemutest) and run the guest
+// that boot a QEMU guest with emulated igb NICs (see testrig/qemutest) and run the guest
 // tests of package integration/guest in it, each reported here as a subtest; and the
 // end-to-end tests (TestIntegrationE2E*), in which the guest binds one NIC to vfio-pci and
 // one to uio_pci_generic, runs `uiod run` forwarding between them, and the host sends

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // e2eLatencyTable formats the runs' latencies as a Markdown table, one row per direction.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // finishE2E waits for a guest running one of the testdata scripts (see qemutest.VM.Finish)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // The end-to-end test. The guest (testdata/e2e.sh) binds NIC 1 to vfio-pci and NIC 2 to

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // The host's flow generator of the multi-queue test: UDP over IPv4 frames whose source

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/internal/tuntap"
+	"github.com/uiod/uiod/testrig/qemutest"
 	"github.com/uiod/uiod/wire"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // vfProbes probes at e2eInterval go through the VFs per steady run; vfEventProbes cover a

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // TestIntegrationKernelPathGuest proves the kernel exception path on a vfio-bound NIC in

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/nic/igb"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // The multi-queue test. One guest boot runs two scenarios in turn (testdata/multiqueue.sh),

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // pumpEtherType is the made-up ethertype of a framePump's frames.

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // TestIntegrationRemovalSharedIOMMU: both igb NICs under uiod on vfio-pci with traffic

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // TestIntegrationTimesyncLinux runs TestGuestTimesyncLinux on Debian's kernel: two QEMU

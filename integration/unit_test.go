@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // TestIntegrationUnitDebianIOMMU: the shipped systemd unit's bind → run → stop → restore

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // vfRemovalProbes probes at e2eInterval go through each pair while a VF is removed and

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/integration/guest"
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // TestIntegrationVirtioMultiQueue proves multi-queue on QEMU's virtio-net: one NIC on a

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/integration/guest"
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 	"github.com/uiod/uiod/wire"
 )
 

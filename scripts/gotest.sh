@@ -1,7 +1,7 @@
 #!/bin/bash
 # gotest.sh: `go test -count=1 -timeout 40m ./...` for `make test`, with one exception to
 # "a failure fails": a QEMU guest test whose guest kernel stalled (lost timer interrupts
-# under TCG with two vCPUs; internal/qemutest/stall.go) is rerun (at most twice). It reruns only when
+# under TCG with two vCPUs; testrig/qemutest/stall.go) is rerun (at most twice). It reruns only when
 # every failure is such a test: each failing top-level test was recorded by the harness as
 # stalled, every failing package is a guest package, and nothing panicked or failed to
 # build. The rerun must pass and must run the tests; one that stalls again the same way is
@@ -10,7 +10,7 @@
 #   scripts/gotest.sh [go test flags and packages]   (default: ./...)
 set -uo pipefail
 GO=${GO:-go}
-guest_pkgs='github.com/uiod/uiod/integration github.com/uiod/uiod/internal/qemutest github.com/uiod/uiod/bench/dpdk'
+guest_pkgs='github.com/uiod/uiod/integration github.com/uiod/uiod/testrig/qemutest github.com/uiod/uiod/bench/dpdk'
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export UIOD_QEMU_STALLS=$tmp/stalls

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // Host files dpdk-devbind needs in the guest: the script, the interpreter its first line

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/benchstat"
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // devbindStates are the guest script's listing rounds in order, with the driver the igb

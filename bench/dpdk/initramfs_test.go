@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // plugins are the PMD files whose own libraries the guest needs as well.

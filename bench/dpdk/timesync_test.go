@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // timesyncDUTs are the DUTs TestDPDKTimesync measures, by their latency labels: testpmd,

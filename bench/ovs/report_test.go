@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/benchstat"
-	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // baseline is the switch every other is compared with.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 var (

@@ -1,5 +1,5 @@
 // Package guest holds the tests that run inside the QEMU guest of uiod's integration tests
-// (see internal/qemutest and the host-side tests in package integration), as root, against
+// (see testrig/qemutest and the host-side tests in package integration), as root, against
 // the guest kernel's real vfio-pci, uio_pci_generic and two emulated igb NICs.
 //
 // Every test is named TestGuest* and skips unless UIOD_GUEST=1. The guest's /init exports:

@@ -15,7 +15,7 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 	"github.com/uiod/uiod/wire"
 )
 

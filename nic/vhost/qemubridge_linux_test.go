@@ -11,8 +11,8 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
-	"github.com/uiod/uiod/internal/qemutest"
 	"github.com/uiod/uiod/internal/testutil"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // bridgeGuestScript is the script of guest n (1 or 2) of TestIntegrationQEMUBridge, at

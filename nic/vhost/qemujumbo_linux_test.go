@@ -10,7 +10,7 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // TestIntegrationQEMUJumbo boots a QEMU guest whose virtio-net-pci (host_mtu=9000) is

@@ -10,7 +10,7 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
-	"github.com/uiod/uiod/internal/qemutest"
+	"github.com/uiod/uiod/testrig/qemutest"
 )
 
 // TestIntegrationQEMUMultiQueue boots a two-vCPU QEMU guest on `-netdev

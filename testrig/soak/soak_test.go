@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/internal/modelrig"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/sim/intel"
+	"github.com/uiod/uiod/testrig/modelrig"
 )
 
 var (

@@ -11,8 +11,8 @@
 //
 // The test skips unless it is given a duration:
 //
-//	go test ./internal/soak/ -run TestSoak -soak 10m
-//	SOAK_DURATION=60s go test ./internal/soak/
+//	go test ./testrig/soak/ -run TestSoak -soak 10m
+//	SOAK_DURATION=60s go test ./testrig/soak/
 //
 // `make soak` runs it for 10 minutes; `make test` for 60 seconds. SOAK_SEED (or -seed)
 // replays a run: the test logs the seed it used.
