@@ -58,5 +58,20 @@ func (p *Port) Device() pci.Device { return p.core.Device() }
 // TX queue that has one (frames from a pool the device cannot reach are copied into it).
 func (p *Port) Pools() []*nic.Mempool { return intel.Pools(&p.core) }
 
+// EnableTimesync implements nic.Timesync: the IEEE 1588 unit on, PTPv2 layer-2 Sync
+// frames stamped on receive and frames marked with Buf.MarkTimestamp on transmit.
+func (p *Port) EnableTimesync() error { return p.ts.EnableTimesync() }
+
+// DeviceTime implements nic.Timesync: the device clock (SYSTIM) in ns, continuous across
+// its wraps.
+func (p *Port) DeviceTime() (int64, error) { return p.ts.DeviceTime() }
+
+// TxTimestamp implements nic.Timesync: the transmit time of the last marked frame.
+func (p *Port) TxTimestamp() (int64, error) { return p.ts.TxTimestamp() }
+
+// RxTimestamp implements nic.Timesync: the receive time and PTP sequence id of the last
+// stamped frame.
+func (p *Port) RxTimestamp() (nic.RxStamp, error) { return p.ts.RxTimestamp() }
+
 // intelCore is the shared Intel port inside p, for the conformance harness.
 func (p *Port) intelCore() *intel.Port { return &p.core }

@@ -22,7 +22,7 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error { return intel.SetMAC(&p.core,
 // called while the queues run.
 func (p *Port) SetMulticast(groups []net.HardwareAddr, all bool) error {
 	return intel.SetMulticast(&p.core, groups, all, func(mpe bool) {
-		r := p.bar
+		r := p.bar()
 		rctl := r.Read32(i82576.RCTL) &^ (i82576.RctlMOMask | i82576.RctlMPE)
 		if mpe {
 			rctl |= i82576.RctlMPE

@@ -17,7 +17,7 @@ import (
 // igb_clear_vfta, igb_init_rx_addrs).
 // The reset itself is intel.GlobalReset's, which first waits out one already under way.
 func (p *Port) resetHW() error {
-	r := p.bar
+	r := p.bar()
 	err := intel.GlobalReset(r, intelnic.CtrlReset, func() {
 		r.Write32(i82576.IMC, intelnic.AllCauses)
 		r.Write32(i82576.EIMC, intelnic.AllCauses)
@@ -48,7 +48,7 @@ const queueDisableTimeout = 100 * time.Millisecond
 // and a queue's ring registers must not be programmed while it runs: Linux's
 // igb_configure_rx_ring and igb_configure_tx_ring write 0 to RXDCTL/TXDCTL first.
 func (p *Port) disableQueues() error {
-	r := p.bar
+	r := p.bar()
 	for _, q := range []struct {
 		dir string
 		reg func(int) uint32
@@ -69,8 +69,8 @@ func (p *Port) disableQueues() error {
 
 // readPHY reads a PHY register through MDIC.
 func (p *Port) readPHY(reg uint32) (uint16, error) {
-	p.bar.Write32(i82576.MDIC, reg<<i82576.MdicRegShift|i82576.PHYAddr<<i82576.MdicPHYShift|i82576.MdicOpRead)
-	v, err := intel.WaitBits(p.bar, i82576.MDIC, i82576.MdicReady, i82576.MdicReady, 100*time.Millisecond)
+	p.bar().Write32(i82576.MDIC, reg<<i82576.MdicRegShift|i82576.PHYAddr<<i82576.MdicPHYShift|i82576.MdicOpRead)
+	v, err := intel.WaitBits(p.bar(), i82576.MDIC, i82576.MdicReady, i82576.MdicReady, 100*time.Millisecond)
 	if err != nil {
 		return 0, fmt.Errorf("read phy register %d: %w", reg, err)
 	}
@@ -82,8 +82,8 @@ func (p *Port) readPHY(reg uint32) (uint16, error) {
 
 // writePHY writes a PHY register through MDIC.
 func (p *Port) writePHY(reg uint32, val uint16) error {
-	p.bar.Write32(i82576.MDIC, uint32(val)|reg<<i82576.MdicRegShift|i82576.PHYAddr<<i82576.MdicPHYShift|i82576.MdicOpWrite)
-	v, err := intel.WaitBits(p.bar, i82576.MDIC, i82576.MdicReady, i82576.MdicReady, 100*time.Millisecond)
+	p.bar().Write32(i82576.MDIC, uint32(val)|reg<<i82576.MdicRegShift|i82576.PHYAddr<<i82576.MdicPHYShift|i82576.MdicOpWrite)
+	v, err := intel.WaitBits(p.bar(), i82576.MDIC, i82576.MdicReady, i82576.MdicReady, 100*time.Millisecond)
 	if err != nil {
 		return fmt.Errorf("write phy register %d: %w", reg, err)
 	}
@@ -99,9 +99,9 @@ const rxdctlThresholds = 8 | 8<<8 | 1<<16
 // initRx programs the receive queues, RSS and the receive control register (82576
 // datasheet 4.5.9), then enables receive.
 func (p *Port) initRx() error {
-	r := p.bar
+	r := p.bar()
 	r.Write32(i82576.RCTL, r.Read32(i82576.RCTL)&^i82576.RctlEN)
-	bsize := uint32(p.cfg.BufSize/1024) & i82576.SrrctlBSizePktMask
+	bsize := uint32(p.cfg().BufSize/1024) & i82576.SrrctlBSizePktMask
 	for i := 0; i < p.NumRxQueues(); i++ {
 		srrctl := r.Read32(i82576.SRRCTL(i))
 		srrctl &^= intelnic.SrrctlDescTypeMask | i82576.SrrctlBSizePktMask
@@ -118,13 +118,13 @@ func (p *Port) initRx() error {
 	// Accept frames of the MTU with one VLAN tag and the FCS (RLPML, as Linux's
 	// igb_set_rlpml sizes it for its max_frame_size): long packets beyond 1518 bytes. The
 	// ring drops an untagged frame longer than the MTU allows.
-	if mfs := uint32(nic.MaxFrame(p.cfg.MTU) + intelnic.FCSLen); mfs > intelnic.StdFrameFCS {
+	if mfs := uint32(nic.MaxFrame(p.cfg().MTU) + intelnic.FCSLen); mfs > intelnic.StdFrameFCS {
 		rctl |= i82576.RctlLPE
 		r.Write32(i82576.RLPML, min(mfs, i82576.RlpmlMax))
 	} else {
 		rctl &^= i82576.RctlLPE
 	}
-	if p.cfg.Promiscuous {
+	if p.cfg().Promiscuous {
 		rctl |= i82576.RctlUPE | i82576.RctlMPE
 	} else {
 		rctl &^= i82576.RctlUPE | i82576.RctlMPE
@@ -142,7 +142,7 @@ const txdctlThresholds = 8 | 1<<8 | 1<<16
 
 // initTx programs the transmit queues and enables transmit (82576 datasheet 4.5.10).
 func (p *Port) initTx() error {
-	r := p.bar
+	r := p.bar()
 	r.Write32(i82576.TCTL, i82576.TctlConfigure)
 	for i := 0; i < p.NumTxQueues(); i++ {
 		intel.ProgramTxRing(&p.core, i)

@@ -7,7 +7,8 @@ import (
 	"github.com/uiod/uiod/nic/internal/intel"
 )
 
-// setupInterrupts programs the interrupt mode.
+// setupInterrupts enables the port's vectors (intel.EnableVectors) and, unless the
+// configuration asks for no interrupts, programs the interrupt mode.
 //
 // MSI-X: vector q for RX queue q and vector NumRxQueues for the "other" causes (link
 // change, through IVAR_MISC); queue causes auto-cleared by EIAC, never auto-masked (QEMU's
@@ -18,9 +19,13 @@ import (
 // path does (igb_assign_vector of the one vector; on silicon a queue without a valid entry
 // raises no interrupt), and the receive descriptor write-back cause ICR.RXDW (shared by
 // all queues) and link change in IMS; reading ICR acknowledges.
-func (p *Port) setupInterrupts(kind irq.Kind) {
+func (p *Port) setupInterrupts() error {
+	kind, ok, err := intel.EnableVectors(&p.core)
+	if !ok {
+		return err
+	}
 	n := p.NumRxQueues()
-	r := p.bar
+	r := p.bar()
 	if kind == irq.MSIX {
 		r.Write32(i82576.GPIE, intelnic.GpieMSIXMode|intelnic.GpiePBASupport|i82576.GpieNSICR)
 		queueBits := intel.MapRxQueues(&p.core)
@@ -33,7 +38,7 @@ func (p *Port) setupInterrupts(kind irq.Kind) {
 		r.Write32(i82576.EICR, intelnic.AllCauses)
 		r.Write32(i82576.IMS, i82576.IcrLSC)
 		r.Write32(i82576.EIMS, 1<<n)
-		return
+		return nil
 	}
 	r.Write32(i82576.GPIE, i82576.GpieNSICR)
 	for q := 0; q < n; q++ {
@@ -42,6 +47,7 @@ func (p *Port) setupInterrupts(kind irq.Kind) {
 	intel.Moderate(&p.core, 1)
 	r.Write32(i82576.ICR, r.Read32(i82576.ICR))
 	r.Write32(i82576.IMS, i82576.IcrLSC)
+	return nil
 }
 
 // unmaskINTx acknowledges ICR, handling a link change found there, and unmasks RXDW,
@@ -49,18 +55,18 @@ func (p *Port) setupInterrupts(kind irq.Kind) {
 func (p *Port) unmaskINTx(q int) {
 	// Reading ICR clears it (GPIE.NSICR); writing the bits back clears them again,
 	// which also lowers the line on models that only lower it on a write (QEMU).
-	icr := p.bar.Read32(i82576.ICR)
+	icr := p.bar().Read32(i82576.ICR)
 	if icr != 0 {
-		p.bar.Write32(i82576.ICR, icr)
+		p.bar().Write32(i82576.ICR, icr)
 	}
 	if icr&i82576.IcrLSC != 0 {
 		intel.LinkChanged(&p.core)
 	}
-	p.bar.Write32(i82576.IMS, i82576.IcrRXDW)
+	p.bar().Write32(i82576.IMS, i82576.IcrRXDW)
 }
 
 // maskINTx masks RXDW, and with it the receive interrupt of every queue.
-func (p *Port) maskINTx(q int) { p.bar.Write32(i82576.IMC, i82576.IcrRXDW) }
+func (p *Port) maskINTx(q int) { p.bar().Write32(i82576.IMC, i82576.IcrRXDW) }
 
 // otherInterrupt serves the MSI-X "other" vector: acknowledge the vector's EICR bit
 // (write 1 to clear), then read ICR, which clears it (GPIE.NSICR, set in MSI-X mode, on
@@ -68,8 +74,8 @@ func (p *Port) maskINTx(q int) { p.bar.Write32(i82576.IMC, i82576.IcrRXDW) }
 // link change after the read then raises both anew and sends a new message, where
 // clearing either afterwards would swallow that change.
 func (p *Port) otherInterrupt() {
-	p.bar.Write32(i82576.EICR, 1<<p.other)
-	icr := p.bar.Read32(i82576.ICR)
+	p.bar().Write32(i82576.EICR, 1<<p.other)
+	icr := p.bar().Read32(i82576.ICR)
 	if icr&i82576.IcrLSC != 0 {
 		intel.LinkChanged(&p.core)
 	}

@@ -23,7 +23,7 @@ const (
 // is refused: nothing here drives that PHY. The SerDes mode is taken as internal SerDes,
 // which is also what Linux falls back to when it cannot read an SFP module's EEPROM.
 func (p *Port) readMedia() error {
-	switch mode := p.bar.Read32(intelnic.CTRLEXT) & i82576.CtrlExtLinkModeMask; mode {
+	switch mode := p.bar().Read32(intelnic.CTRLEXT) & i82576.CtrlExtLinkModeMask; mode {
 	case i82576.CtrlExtLinkCopper:
 		p.media = mediaCopper
 	case i82576.CtrlExtLinkSerDes, i82576.CtrlExtLink1000BaseKX:
@@ -51,7 +51,7 @@ func cfgDone(function uint8) uint32 { return 1 << (18 + uint32(function&1)) }
 // Copper: CTRL.PHY_RST, then BMCR's power-down bit cleared (the PHY keeps it across its
 // reset). SerDes: PCS enabled and the laser on (CTRL_EXT.SDP3 low).
 func (p *Port) powerUpLink() error {
-	r := p.bar
+	r := p.bar()
 	if p.media == mediaSerDes {
 		r.Write32(i82576.PCSCFG0, r.Read32(i82576.PCSCFG0)|i82576.PcsCfgPCSEn)
 		r.Write32(intelnic.CTRLEXT, r.Read32(intelnic.CTRLEXT)&^i82576.CtrlExtSDP3Data)
@@ -77,7 +77,7 @@ func (p *Port) powerUpLink() error {
 	return nil
 }
 
-// startLink brings the link up on the port's media; waitLink then waits for it.
+// startLink brings the link up on the port's media; intel.WaitLink then waits for it.
 //
 // Copper: the MAC follows the PHY (link up, no forced speed) and the PHY restarts
 // auto-negotiation. SerDes (Linux igb_setup_serdes_link_82575): loopback off, the SFP cage
@@ -85,7 +85,7 @@ func (p *Port) powerUpLink() error {
 // detect from the SerDes, then the PCS: clause 37 auto-negotiation restarted, or on a
 // 1000BASE-KX port forced 1000/full (parallel detect).
 func (p *Port) startLink() error {
-	r := p.bar
+	r := p.bar()
 	if p.media == mediaSerDes {
 		r.Write32(i82576.SCTL, i82576.SctlDisableSerDesLoopback)
 		r.Write32(intelnic.CTRLEXT, r.Read32(intelnic.CTRLEXT)&^i82576.CtrlExtSDP3Data|i82576.CtrlExtI2CEna)
@@ -114,19 +114,11 @@ func (p *Port) startLink() error {
 // igb_get_pcs_speed_and_duplex_82575; STATUS is not accurate on a SerDes port).
 const pcsLinkUp = i82576.PcsLstsLinkOK | i82576.PcsLstsSyncOK
 
-// waitLink waits up to timeout for link-up.
-func (p *Port) waitLink(timeout time.Duration) bool {
-	if p.media == mediaSerDes {
-		return intel.WaitSet(p.bar, i82576.PCSLSTS, pcsLinkUp, timeout) == nil
-	}
-	return intel.WaitSet(p.bar, intelnic.STATUS, i82576.StatusLU, timeout) == nil
-}
-
 // readLink reads the link state: the device status register, or on a SerDes port the PCS
 // link status.
 func (p *Port) readLink() nic.Link {
 	if p.media == mediaSerDes {
-		v := p.bar.Read32(i82576.PCSLSTS)
+		v := p.bar().Read32(i82576.PCSLSTS)
 		l := nic.Link{Up: v&pcsLinkUp == pcsLinkUp}
 		switch {
 		case !l.Up:
@@ -139,5 +131,5 @@ func (p *Port) readLink() nic.Link {
 		}
 		return l
 	}
-	return intel.Link82576(p.bar.Read32(intelnic.STATUS))
+	return intel.Link82576(p.bar().Read32(intelnic.STATUS))
 }

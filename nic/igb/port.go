@@ -20,14 +20,11 @@ func init() {
 // Port is an open 82576 port. It implements nic.Port; its methods forward to the shared
 // Intel core it holds.
 type Port struct {
-	core intel.Port // queues, vectors, counters: the shared Intel driver
-	// Timesync is the IEEE 1588 unit: the port implements nic.Timesync.
-	intel.Timesync
-	bar       pci.Region
-	cfg       nic.Config
-	other     int   // MSI-X vector of link changes
-	media     media // copper PHY or SerDes, from CTRL_EXT's link mode
-	forcedPCS bool  // SerDes without PCS auto-negotiation (1000BASE-KX)
+	core      intel.Port     // BAR0, configuration, queues, vectors, counters: the shared Intel driver
+	ts        intel.Timesync // the IEEE 1588 unit: the port implements nic.Timesync
+	other     int            // MSI-X vector of link changes
+	media     media          // copper PHY or SerDes, from CTRL_EXT's link mode
+	forcedPCS bool           // SerDes without PCS auto-negotiation (1000BASE-KX)
 }
 
 var (
@@ -67,23 +64,33 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 		return nil, err
 	}
 	p := &Port{}
-	ops := intel.Ops{Mask: p.mask, Stop: p.stopRxTx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: func() { intel.HandBack(p.bar) }}
-	if err := intel.Open(&p.core, dev, cfg, limits, layout, ops, p.open); err != nil {
+	ops := intel.Ops{Mask: p.mask, Stop: p.stopRxTx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: func() { intel.HandBack(p.bar()) }}
+	if err := intel.Attach(&p.core, dev, cfg, limits, layout, ops); err != nil {
 		return nil, err
 	}
-	intel.InitTimesync(&p.Timesync, &p.core, i82576.Timesync, func(int) (uint32, uint) { return i82576.Timinca, i82576.TimincaShift })
+	if err := p.bringUp(); err != nil {
+		return nil, intel.Abort(&p.core, err)
+	}
+	intel.InitTimesync(&p.ts, &p.core, i82576.Timesync, func(int) (uint32, uint) { return i82576.Timinca, i82576.TimincaShift })
 	return p, nil
 }
 
-// open runs the whole bring-up; intel.Open undoes it on failure.
-func (p *Port) open(bar pci.Region, cfg nic.Config) error {
-	p.bar, p.cfg = bar, cfg
+// bringUp is the 82576's initialisation in the order of the datasheet's section 4.5
+// (Software Initialization), each step named by its section where the datasheet has
+// one. intel.Attach has mapped BAR0 with bus mastering off; Open calls intel.Abort if a
+// step fails.
+func (p *Port) bringUp() error {
+	// 4.5: interrupts masked, receive and transmit stopped, global reset, interrupts
+	// masked again, the NVM auto-read; the device taken from the firmware.
 	if err := p.resetHW(); err != nil {
 		return err
 	}
+	// The station address, from receive address 0.
 	if err := intel.ReadMAC(&p.core); err != nil {
 		return err
 	}
+	// Link setup: the media from CTRL_EXT's link mode, the PHY or the PCS powered up,
+	// auto-negotiation started (or the PCS forced).
 	if err := p.readMedia(); err != nil {
 		return err
 	}
@@ -93,23 +100,51 @@ func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 	if err := p.startLink(); err != nil {
 		return err
 	}
+	// The read-to-clear statistics read once, so that the totals start from zero.
 	intel.ReadCounters(&p.core)
-	if err := intel.StartQueues(&p.core, p.disableQueues, p.initRx, p.initTx, intel.Interrupts(&p.core, p.setupInterrupts)); err != nil {
+	// The rings and mempools in memory, then bus mastering on.
+	if err := intel.AllocQueues(&p.core); err != nil {
 		return err
 	}
-	p.waitLink(p.cfg.LinkTimeout)
+	if err := intel.EnableBusMaster(&p.core); err != nil {
+		return err
+	}
+	// Every queue the reset left enabled turned off before its ring is programmed.
+	if err := p.disableQueues(); err != nil {
+		return err
+	}
+	// 4.5.9: receive init, the queues enabled, receive on and the rings filled.
+	if err := p.initRx(); err != nil {
+		return err
+	}
+	// 4.5.10: transmit init, the queues enabled, transmit on.
+	if err := p.initTx(); err != nil {
+		return err
+	}
+	// The interrupt vectors and causes (link change unmasked).
+	if err := p.setupInterrupts(); err != nil {
+		return err
+	}
+	// The link, waited for up to cfg.LinkTimeout; down after that is no error.
+	intel.WaitLink(&p.core)
 	return nil
 }
 
+// bar is BAR0, as intel.Attach mapped it.
+func (p *Port) bar() pci.Region { return intel.BAR(&p.core) }
+
+// cfg is the configuration, as intel.Attach completed it.
+func (p *Port) cfg() nic.Config { return intel.Config(&p.core) }
+
 // mask masks every interrupt cause, legacy and extended.
 func (p *Port) mask() {
-	p.bar.Write32(i82576.IMC, intelnic.AllCauses)
-	p.bar.Write32(i82576.EIMC, intelnic.AllCauses)
+	p.bar().Write32(i82576.IMC, intelnic.AllCauses)
+	p.bar().Write32(i82576.EIMC, intelnic.AllCauses)
 }
 
 // stopRxTx disables receive and transmit before the queues are stopped.
 func (p *Port) stopRxTx() {
-	r := p.bar
+	r := p.bar()
 	r.Write32(i82576.RCTL, r.Read32(i82576.RCTL)&^i82576.RctlEN)
 	r.Write32(i82576.TCTL, r.Read32(i82576.TCTL)&^i82576.TctlEN)
 }

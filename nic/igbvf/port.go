@@ -128,8 +128,11 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 	p := &Port{kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	nop := func(int) {}
 	ops := intel.Ops{Mask: p.mask, Stop: func() {}, Link: p.readLink, UnmaskINTx: nop, MaskINTx: nop}
-	if err := intel.Open(&p.core, dev, cfg, limits, p.layout(), ops, p.open); err != nil {
+	if err := intel.Attach(&p.core, dev, cfg, limits, p.layout(), ops); err != nil {
 		return nil, err
+	}
+	if err := p.open(intel.BAR(&p.core), intel.Config(&p.core)); err != nil {
+		return nil, intel.Abort(&p.core, err)
 	}
 	p.watching.Add(1)
 	go p.watch()
@@ -139,7 +142,7 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 	return p, nil
 }
 
-// open runs the whole bring-up; intel.Open undoes it on failure.
+// open runs the whole bring-up; Open has intel.Abort undo it on failure.
 func (p *Port) open(bar pci.Region, cfg nic.Config) error {
 	p.bar, p.cfg = bar, cfg
 	p.cnt.bar = bar

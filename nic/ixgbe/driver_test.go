@@ -21,7 +21,9 @@ var driver = nictest.Driver{
 // TestDriver runs the conformance suites (see nictest.Run).
 func TestDriver(t *testing.T) { nictest.Run(t, driver) }
 
-// TestDocumentedAPI checks that go doc lists the port's methods.
+// TestDocumentedAPI checks that go doc lists the port's methods: nic.Port's, the receive
+// filter's and the timesync unit's.
 func TestDocumentedAPI(t *testing.T) {
-	nictest.DocumentsPort(t, "IRQKind", "LinkChanges", "Device")
+	nictest.DocumentsPort(t, "IRQKind", "LinkChanges", "Device", "Pools", "SetMAC", "SetMulticast",
+		"EnableTimesync", "DeviceTime", "TxTimestamp", "RxTimestamp")
 }

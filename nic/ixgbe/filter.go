@@ -22,7 +22,7 @@ func (p *Port) SetMAC(mac net.HardwareAddr) error { return intel.SetMAC(&p.core,
 // It may be called while the queues run.
 func (p *Port) SetMulticast(groups []net.HardwareAddr, all bool) error {
 	return intel.SetMulticast(&p.core, groups, all, func(mpe bool) {
-		r := p.bar
+		r := p.bar()
 		r.Write32(i82599.MCSTCTRL, r.Read32(i82599.MCSTCTRL)&^i82599.McstctrlMOMask|i82599.McstctrlMFE)
 		fctrl := r.Read32(i82599.FCTRL)
 		if mpe {

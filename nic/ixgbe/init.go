@@ -16,7 +16,7 @@ import (
 // unicast hash filter tables the reset leaves undefined and receive addresses 1-127.
 // The reset itself is intel.GlobalReset's, which first waits out one already under way.
 func (p *Port) resetHW() error {
-	r := p.bar
+	r := p.bar()
 	if err := intel.GlobalReset(r, i82599.CtrlResetMask, func() { r.Write32(i82599.EIMC, intelnic.AllCauses) }); err != nil {
 		return err
 	}
@@ -36,13 +36,13 @@ func (p *Port) resetHW() error {
 // and the ring, RSS, then the queues enabled and their rings filled. RXCTRL.RXEN is set by
 // open once transmit is up too.
 func (p *Port) initRx() error {
-	r := p.bar
+	r := p.bar()
 	r.Write32(i82599.RXCTRL, r.Read32(i82599.RXCTRL)&^i82599.RxctrlRXEN)
 	// Accept frames of the MTU (MAXFRS counts the FCS and not a VLAN tag, as Linux's
 	// ixgbe_set_rx_buffer_len sets it): jumbo frames beyond 1518 bytes, up to the 82599's
 	// 9728. The ring drops what is longer than the MTU allows.
 	hlreg0 := r.Read32(i82599.HLREG0) | i82599.Hlreg0RxCRCStrp
-	mfs := min(uint32(p.cfg.MTU+nic.EthHeader+intelnic.FCSLen), i82599.MaxFrameFCS)
+	mfs := min(uint32(p.cfg().MTU+nic.EthHeader+intelnic.FCSLen), i82599.MaxFrameFCS)
 	if mfs > intelnic.StdFrameFCS {
 		hlreg0 |= i82599.Hlreg0JumboEn
 	} else {
@@ -54,13 +54,13 @@ func (p *Port) initRx() error {
 	rdrxctl := r.Read32(i82599.RDRXCTL) &^ i82599.RdrxctlRSCFrstSize
 	r.Write32(i82599.RDRXCTL, rdrxctl|i82599.RdrxctlRSCACKC|i82599.RdrxctlFCoEWrFix|i82599.RdrxctlCRCStrip)
 	fctrl := r.Read32(i82599.FCTRL) | i82599.FctrlBAM
-	if p.cfg.Promiscuous {
+	if p.cfg().Promiscuous {
 		fctrl |= i82599.FctrlMPE | i82599.FctrlUPE
 	} else {
 		fctrl &^= i82599.FctrlMPE | i82599.FctrlUPE
 	}
 	r.Write32(i82599.FCTRL, fctrl)
-	bsize := uint32(p.cfg.BufSize/1024) & i82599.SrrctlBSizePktMask
+	bsize := uint32(p.cfg().BufSize/1024) & i82599.SrrctlBSizePktMask
 	for i := 0; i < p.NumRxQueues(); i++ {
 		srrctl := r.Read32(i82599.SRRCTL(i))
 		srrctl &^= intelnic.SrrctlDescTypeMask | i82599.SrrctlBSizePktMask
@@ -92,7 +92,7 @@ const secRxTimeout = 40 * time.Millisecond
 // (ixgbe_enable_rx_dma_82599) it waits up to secRxTimeout for SECRX_RDY and goes on
 // without it.
 func (p *Port) enableRx() {
-	r := p.bar
+	r := p.bar()
 	r.Write32(i82599.SECRXCTRL, r.Read32(i82599.SECRXCTRL)|i82599.SecrxctrlRxDis)
 	_ = intel.WaitSet(r, i82599.SECRXSTAT, i82599.SecrxstatRdy, secRxTimeout)
 	r.Write32(i82599.RXCTRL, r.Read32(i82599.RXCTRL)|i82599.RxctrlRXEN)
@@ -105,7 +105,7 @@ const txdctlThresholds = 32 << i82599.TxdctlPthreshShift
 // initTx is datasheet section 4.6.8: CRC and padding, the rings, DMA transmit enable,
 // then the queues enabled.
 func (p *Port) initTx() error {
-	r := p.bar
+	r := p.bar()
 	r.Write32(i82599.HLREG0, r.Read32(i82599.HLREG0)|i82599.Hlreg0TxCRCEn|i82599.Hlreg0TxPadEn)
 	for i := 0; i < p.NumTxQueues(); i++ {
 		intel.ProgramTxRing(&p.core, i)
@@ -125,10 +125,4 @@ func (p *Port) initTx() error {
 		}
 	}
 	return nil
-}
-
-// waitLink waits up to timeout for link-up and reports the state it saw last.
-func (p *Port) waitLink(timeout time.Duration) bool {
-	err := intel.WaitSet(p.bar, i82599.LINKS, i82599.LinksUp, timeout)
-	return err == nil
 }

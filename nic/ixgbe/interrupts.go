@@ -7,15 +7,20 @@ import (
 	"github.com/uiod/uiod/nic/internal/intel"
 )
 
-// setupInterrupts programs the interrupt mode. MSI-X: GPIE in MSI-X mode with the other
+// setupInterrupts enables the port's vectors (intel.EnableVectors) and, unless the
+// configuration asks for no interrupts, programs the interrupt mode. MSI-X: GPIE in MSI-X mode with the other
 // causes cleared only by writing EICR (OCD), then vector q for RX queue q and vector
 // NumRxQueues for link changes, queue causes auto-cleared (EIAC) and not auto-masked.
 // GPIE goes before the IVAR entries, as in Linux (ixgbe_up_complete: ixgbe_setup_gpie,
 // then ixgbe_configure_msix). INTx: one vector, RX queue q sets EICR bit q, reading EICR
 // acknowledges. Every cause stays masked except link change; EnableRxInterrupt unmasks a
 // queue's.
-func (p *Port) setupInterrupts(kind irq.Kind) {
-	r := p.bar
+func (p *Port) setupInterrupts() error {
+	kind, ok, err := intel.EnableVectors(&p.core)
+	if !ok {
+		return err
+	}
+	r := p.bar()
 	gpie := r.Read32(i82599.GPIE) &^ (intelnic.GpieMSIXMode | intelnic.GpieEIAME | i82599.GpieOCD)
 	if kind == irq.MSIX {
 		gpie |= intelnic.GpieMSIXMode | intelnic.GpiePBASupport | i82599.GpieOCD
@@ -36,23 +41,24 @@ func (p *Port) setupInterrupts(kind irq.Kind) {
 	// other causes, so they are written off.
 	r.Write32(i82599.EICR, intelnic.AllCauses)
 	r.Write32(i82599.EIMS, i82599.EicrLSC)
+	return nil
 }
 
 // unmaskINTx acknowledges the shared cause register, handling a link change it finds
 // there, and unmasks RX queue q's cause (EICR bit q).
 func (p *Port) unmaskINTx(q int) {
-	if eicr := p.bar.Read32(i82599.EICR); eicr&i82599.EicrLSC != 0 {
+	if eicr := p.bar().Read32(i82599.EICR); eicr&i82599.EicrLSC != 0 {
 		intel.LinkChanged(&p.core)
 	}
-	p.bar.Write32(i82599.EIMS, 1<<q)
+	p.bar().Write32(i82599.EIMS, 1<<q)
 }
 
 // maskINTx masks RX queue q's cause (EICR bit q).
-func (p *Port) maskINTx(q int) { p.bar.Write32(i82599.EIMC, 1<<q) }
+func (p *Port) maskINTx(q int) { p.bar().Write32(i82599.EIMC, 1<<q) }
 
 // otherInterrupt handles the MSI-X "other" vector: acknowledge the link status change
 // (EICR is write-1-to-clear; reading it would also clear queue causes still masked).
 func (p *Port) otherInterrupt() {
-	p.bar.Write32(i82599.EICR, i82599.EicrLSC)
+	p.bar().Write32(i82599.EICR, i82599.EicrLSC)
 	intel.LinkChanged(&p.core)
 }

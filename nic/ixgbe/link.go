@@ -24,7 +24,7 @@ var lmsFor = map[media]uint8{
 // the port's media cannot run is refused: nothing this driver does would bring that link
 // up.
 func (p *Port) setupLink() error {
-	r := p.bar
+	r := p.bar()
 	autoc := r.Read32(i82599.AUTOC)
 	lms := uint8(autoc & i82599.AutocLMSMask >> i82599.AutocLMSShift)
 	if lmsFor[p.id.media]&(1<<lms) == 0 {
@@ -42,7 +42,7 @@ func (p *Port) setupLink() error {
 
 // readLink reads the link status register.
 func (p *Port) readLink() nic.Link {
-	v := p.bar.Read32(i82599.LINKS)
+	v := p.bar().Read32(i82599.LINKS)
 	l := nic.Link{Up: v&i82599.LinksUp != 0}
 	if l.Up {
 		switch v & i82599.LinksSpeedMask {

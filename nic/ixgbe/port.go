@@ -21,12 +21,9 @@ func init() {
 // Port is an open 82599 port. It implements nic.Port; its methods forward to the shared
 // Intel core it holds.
 type Port struct {
-	core intel.Port // queues, vectors, counters: the shared Intel driver
-	// Timesync is the IEEE 1588 unit: the port implements nic.Timesync.
-	intel.Timesync
-	bar pci.Region
-	id  device // the supported device id: name and media
-	cfg nic.Config
+	core intel.Port     // BAR0, configuration, queues, vectors, counters: the shared Intel driver
+	ts   intel.Timesync // the IEEE 1588 unit: the port implements nic.Timesync
+	id   device         // the supported device id: name and media
 }
 
 var (
@@ -68,43 +65,78 @@ func Open(dev pci.Device, cfg nic.Config) (*Port, error) {
 		return nil, err
 	}
 	p := &Port{id: d}
-	ops := intel.Ops{Mask: p.mask, Stop: p.stopRx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: func() { intel.HandBack(p.bar) }}
-	if err := intel.Open(&p.core, dev, cfg, limits, layout, ops, p.open); err != nil {
+	ops := intel.Ops{Mask: p.mask, Stop: p.stopRx, Link: p.readLink, UnmaskINTx: p.unmaskINTx, MaskINTx: p.maskINTx, Release: func() { intel.HandBack(p.bar()) }}
+	if err := intel.Attach(&p.core, dev, cfg, limits, layout, ops); err != nil {
 		return nil, err
 	}
-	intel.InitTimesync(&p.Timesync, &p.core, i82599.Timesync, i82599.TimincaFor)
+	if err := p.bringUp(); err != nil {
+		return nil, intel.Abort(&p.core, err)
+	}
+	intel.InitTimesync(&p.ts, &p.core, i82599.Timesync, i82599.TimincaFor)
 	return p, nil
 }
 
-// open runs the whole bring-up; intel.Open undoes it on failure.
-func (p *Port) open(bar pci.Region, cfg nic.Config) error {
-	p.bar, p.cfg = bar, cfg
+// bringUp is the 82599's initialisation in the order of the datasheet's section 4.6.3
+// (Initialization Sequence), each step named by its section. intel.Attach has mapped
+// BAR0 with bus mastering off; Open calls intel.Abort if a step fails.
+func (p *Port) bringUp() error {
+	// 4.6.3.1, 4.6.3.2: interrupts masked, global reset, interrupts masked again; 4.6.3:
+	// the EEPROM auto-read and the DMA init done; the device taken from the firmware.
 	if err := p.resetHW(); err != nil {
 		return err
 	}
+	// 4.6.4: link setup in the EEPROM's link mode, auto-negotiation restarted.
 	if err := p.setupLink(); err != nil {
 		return err
 	}
-	intel.ReadCounters(&p.core) // the registers are read-to-clear: start from zero
+	// 4.6.5: the read-to-clear statistics read once, so that the totals start from zero.
+	intel.ReadCounters(&p.core)
+	// The station address, from receive address 0.
 	if err := intel.ReadMAC(&p.core); err != nil {
 		return err
 	}
-	if err := intel.StartQueues(&p.core, p.initRx, p.initTx, intel.Interrupts(&p.core, p.setupInterrupts)); err != nil {
+	// The rings and mempools in memory, then bus mastering on.
+	if err := intel.AllocQueues(&p.core); err != nil {
 		return err
 	}
+	if err := intel.EnableBusMaster(&p.core); err != nil {
+		return err
+	}
+	// 4.6.7: receive init, the queues enabled and their rings filled; RXEN still off.
+	if err := p.initRx(); err != nil {
+		return err
+	}
+	// 4.6.8: transmit init, the queues enabled.
+	if err := p.initTx(); err != nil {
+		return err
+	}
+	// 4.6.3.1: the interrupt vectors and causes (link change unmasked).
+	if err := p.setupInterrupts(); err != nil {
+		return err
+	}
+	// 4.6.7, last step: RXCTRL.RXEN, with the security path halted.
 	p.enableRx()
-	p.waitLink(p.cfg.LinkTimeout)
+	// 4.6.4: the link, waited for up to cfg.LinkTimeout; down after that is no error.
+	intel.WaitLink(&p.core)
 	return nil
 }
+
+// bar is BAR0, as intel.Attach mapped it.
+func (p *Port) bar() pci.Region { return intel.BAR(&p.core) }
+
+// cfg is the configuration, as intel.Attach completed it.
+func (p *Port) cfg() nic.Config { return intel.Config(&p.core) }
 
 // mask masks every interrupt cause: EIMC with all ones (IXGBE_IRQ_CLEAR_MASK, as Linux's
 // ixgbe_stop_adapter_generic writes it) and the extended queue masks of MSI-X mode
 // (EIMC_EX, as ixgbe_irq_disable clears them).
 func (p *Port) mask() {
-	p.bar.Write32(i82599.EIMC, intelnic.AllCauses)
-	p.bar.Write32(i82599.EIMCEx(0), intelnic.AllCauses)
-	p.bar.Write32(i82599.EIMCEx(1), intelnic.AllCauses)
+	p.bar().Write32(i82599.EIMC, intelnic.AllCauses)
+	p.bar().Write32(i82599.EIMCEx(0), intelnic.AllCauses)
+	p.bar().Write32(i82599.EIMCEx(1), intelnic.AllCauses)
 }
 
 // stopRx disables receive before the queues are stopped.
-func (p *Port) stopRx() { p.bar.Write32(i82599.RXCTRL, p.bar.Read32(i82599.RXCTRL)&^i82599.RxctrlRXEN) }
+func (p *Port) stopRx() {
+	p.bar().Write32(i82599.RXCTRL, p.bar().Read32(i82599.RXCTRL)&^i82599.RxctrlRXEN)
+}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/hw/intelnic"
-	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel/ring"
 )
@@ -235,12 +234,43 @@ func TestWaitBits(t *testing.T) {
 	}
 }
 
-// TestInterruptsNone checks that a port configured without interrupts enables no vectors
-// and programs nothing.
+// TestInterruptsNone checks that a port configured without interrupts enables no vectors.
 func TestInterruptsNone(t *testing.T) {
 	p := &Port{cfg: nic.Config{Interrupts: nic.IRQNone}}
-	called := false
-	if err := Interrupts(p, func(irq.Kind) { called = true })(); err != nil || called {
-		t.Errorf("Interrupts with IRQNone: err %v, program called %v", err, called)
+	if _, ok, err := EnableVectors(p); err != nil || ok {
+		t.Errorf("EnableVectors with IRQNone: ok %v, err %v", ok, err)
+	}
+}
+
+// TestWaitLink checks the last bring-up step: it returns as soon as the link reads up,
+// and a link still down after LinkTimeout ends the wait without an error (the port opens
+// with the link down).
+func TestWaitLink(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		upAfter int // reads until the link is up; 0: never
+		timeout time.Duration
+	}{
+		{"up at once", 1, time.Hour},
+		{"up after reads", 5, time.Hour},
+		{"never up", 0, 30 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reads := 0
+			p := &Port{cfg: nic.Config{LinkTimeout: tt.timeout}}
+			p.ops.Link = func() nic.Link {
+				reads++
+				return nic.Link{Up: tt.upAfter > 0 && reads >= tt.upAfter}
+			}
+			start := time.Now()
+			WaitLink(p)
+			took := time.Since(start)
+			if tt.upAfter > 0 && reads != tt.upAfter {
+				t.Errorf("%d link reads, want %d (the wait goes on after the link is up)", reads, tt.upAfter)
+			}
+			if tt.upAfter == 0 && took < tt.timeout {
+				t.Errorf("returned after %v with the link down, want the whole %v", took, tt.timeout)
+			}
+		})
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/uiod/uiod/nic/internal/vectors"
 )
 
-// EnableVectors enables the port's interrupt vectors in the configured mode (see
-// vectors.Enable). It returns the mode in use, and ok false when the configuration asks
+// EnableVectors is the bring-up step before a driver programs its interrupt causes: it
+// enables the port's interrupt vectors in the configured mode (see vectors.Enable). It returns the mode in use, and ok false when the configuration asks
 // for no interrupts or the vectors could not be enabled (err says why).
 func EnableVectors(p *Port) (kind irq.Kind, ok bool, err error) {
 	if p.cfg.Interrupts == nic.IRQNone {
@@ -21,19 +21,6 @@ func EnableVectors(p *Port) (kind irq.Kind, ok bool, err error) {
 		return 0, false, err
 	}
 	return p.irqs.Kind, true, nil
-}
-
-// Interrupts is a StartQueues step: it enables the port's vectors (EnableVectors) and,
-// unless the configuration asks for no interrupts, has program set the device up for the
-// mode in use.
-func Interrupts(p *Port, program func(kind irq.Kind)) func() error {
-	return func() error {
-		kind, ok, err := EnableVectors(p)
-		if ok {
-			program(kind)
-		}
-		return err
-	}
 }
 
 // WatchOther calls fn on its own goroutine each time the MSI-X "other" vector (the one

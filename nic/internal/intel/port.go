@@ -1,9 +1,12 @@
 // Package intel is the part of the ixgbe and igb drivers that does not depend on the
-// controller: the port's queues, mempools and interrupt vectors, the Port methods of
-// nic.Port, statistics accumulation, RSS programming and the open, abort and close
-// skeletons. A driver holds a Port in an unexported field and forwards the nic.Port methods
-// to it (so that go doc lists them), describes its registers with a Layout and supplies
-// the controller-specific steps as Ops.
+// controller, as a library of bring-up steps the drivers call in their datasheet's order
+// (Attach, AllocQueues, EnableBusMaster, EnableVectors, WaitLink, ...; Abort undoes a
+// failed open), and the port's running state: its queues, mempools and interrupt vectors,
+// the Port methods of nic.Port, statistics accumulation and RSS programming. A driver
+// holds a Port in an unexported field and forwards the nic.Port methods to it (so that go
+// doc lists them), describes its registers with a Layout and gives, as Ops, the few
+// controller-specific steps the Port's own methods need (Close, Link, the INTx interrupt
+// paths); the bring-up is the driver's, not called back from here.
 //
 // Driver-facing operations are functions taking a *Port rather than methods, so that a
 // Port's methods are exactly what a driver forwards.
@@ -15,6 +18,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
@@ -54,8 +58,10 @@ type Layout struct {
 	Counters func() (rxPackets, rxBytes, txPackets, txBytes uint64)
 }
 
-// Ops are the controller-specific steps the shared code calls. None is on the per-packet
-// path.
+// Ops are the controller-specific steps the Port's own methods call: Close (Mask, Stop,
+// Release), Link and DeviceTime (Link), and the INTx interrupt paths (UnmaskINTx,
+// MaskINTx). None is on the per-packet path, and none is a step of the bring-up, which the
+// driver runs itself.
 type Ops struct {
 	// Mask masks every interrupt cause.
 	Mask func()
@@ -124,12 +130,12 @@ func DeviceIDs[F any](ids map[uint16]F, name func(F) string) []nic.DeviceID {
 	return out
 }
 
-// Open fills in cfg's defaults, checks it against the driver's limits, maps BAR0, turns bus
-// mastering off (nothing a previous user left running may write to memory) and calls
-// start with the BAR and the completed configuration to run the driver's bring-up. If
-// that fails, Open leaves the device quiesced (queues disabled, interrupts masked, bus
-// mastering off) and frees what start allocated. Errors name the device.
-func Open(p *Port, dev pci.Device, cfg nic.Config, limits nic.Limits, layout Layout, ops Ops, start func(bar pci.Region, cfg nic.Config) error) error {
+// Attach is a driver's first bring-up step: it fills in cfg's defaults, checks it against
+// the driver's limits, maps BAR0 and turns bus mastering off (nothing a previous user left
+// running may write to memory). p keeps the device, the BAR and the completed
+// configuration (BAR, Config) and the controller's layout and ops. Errors name the
+// device. Once Attach has succeeded, a driver whose later step fails calls Abort.
+func Attach(p *Port, dev pci.Device, cfg nic.Config, limits nic.Limits, layout Layout, ops Ops) error {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(limits); err != nil {
 		return fmt.Errorf("%s: %w", dev.Addr(), err)
@@ -139,15 +145,43 @@ func Open(p *Port, dev pci.Device, cfg nic.Config, limits nic.Limits, layout Lay
 		return fmt.Errorf("%s: map BAR0: %w", dev.Addr(), err)
 	}
 	p.dev, p.bar, p.cfg, p.layout, p.ops = dev, bar, cfg, layout, ops
-	err = pci.SetBusMaster(dev.Config(), false)
-	if err == nil {
-		err = start(bar, cfg)
-	}
-	if err != nil {
-		abort(p)
-		return fmt.Errorf("%s: %w", dev.Addr(), err)
+	if err := pci.SetBusMaster(dev.Config(), false); err != nil {
+		return Abort(p, err)
 	}
 	return nil
+}
+
+// Abort undoes a bring-up that failed with err after Attach: it leaves the device
+// quiesced (interrupts masked, queues disabled, bus mastering off), frees what the
+// bring-up allocated and returns err naming the device. The caller still owns the device
+// and closes it.
+func Abort(p *Port, err error) error {
+	abort(p)
+	return fmt.Errorf("%s: %w", p.dev.Addr(), err)
+}
+
+// BAR is the port's BAR0, mapped by Attach.
+func BAR(p *Port) pci.Region { return p.bar }
+
+// Config is the port's configuration as Attach completed it (defaults filled in).
+func Config(p *Port) nic.Config { return p.cfg }
+
+// EnableBusMaster turns bus mastering on: the step after the queues are allocated and
+// before their rings are programmed.
+func EnableBusMaster(p *Port) error { return pci.SetBusMaster(p.dev.Config(), true) }
+
+// WaitLink is the last bring-up step: it waits up to the configured LinkTimeout for the
+// link (Ops.Link) to come up. A link still down then is not an error: the port opens with
+// the link down, and Link reports it once it comes up (docs/design.md §9).
+func WaitLink(p *Port) {
+	deadline := time.Now().Add(p.cfg.LinkTimeout)
+	sleep := time.Microsecond
+	for !p.ops.Link().Up && time.Now().Before(deadline) {
+		time.Sleep(sleep)
+		if sleep < time.Millisecond {
+			sleep *= 2
+		}
+	}
 }
 
 // abort quiesces the device after a failed open and frees what the open allocated.

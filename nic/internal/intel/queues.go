@@ -7,7 +7,6 @@ import (
 	"github.com/uiod/uiod/internal/hw/intelnic"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/internal/intel/ring"
-	"github.com/uiod/uiod/pci"
 )
 
 // A queue's register block, the same on the 82599 and the 82576: base address, length,
@@ -47,13 +46,14 @@ func AllocQueues(p *Port) error {
 	return nil
 }
 
-// StartQueues allocates the queues (AllocQueues), turns bus mastering on and runs the
-// driver's steps in order: receive init, transmit init, interrupts.
+// StartQueues allocates the queues (AllocQueues), turns bus mastering on
+// (EnableBusMaster) and runs steps in order (igbvf's receive init, transmit init and
+// interrupts).
 func StartQueues(p *Port, steps ...func() error) error {
 	if err := AllocQueues(p); err != nil {
 		return err
 	}
-	if err := pci.SetBusMaster(p.dev.Config(), true); err != nil {
+	if err := EnableBusMaster(p); err != nil {
 		return err
 	}
 	for _, step := range steps {

@@ -18,7 +18,8 @@ const etqf1588 = 3
 var errClosed = errors.New("port closed")
 
 // Timesync implements nic.Timesync for an ixgbe or igb port on the registers regs. A
-// driver embeds it and calls InitTimesync at open.
+// driver holds it in an unexported field, forwards its methods (so that go doc lists
+// them) and calls InitTimesync at open.
 type Timesync struct {
 	p    *Port
 	regs intelnic.TimesyncRegs
