@@ -58,6 +58,20 @@ func (p *Port) Device() pci.Device { return p.core.Device() }
 // TX queue that has one (frames from a pool the device cannot reach are copied into it).
 func (p *Port) Pools() []*nic.Mempool { return intel.Pools(&p.core) }
 
+// SetMAC implements nic.RxFilter: mac goes into receive address 0 (RAL/RAH, valid),
+// where the station address is read from at open; MAC returns it from then on. It may
+// be called while the queues run.
+func (p *Port) SetMAC(mac net.HardwareAddr) error { return intel.SetMAC(&p.core, mac) }
+
+// SetMulticast implements nic.RxFilter: the groups are hashed into the 4096-bit
+// multicast table (filter type 0: address bits 47:36), so any number of them is taken,
+// and a frame to a group sharing those 12 bits with one of them passes too. all turns
+// the multicast promiscuous bit on (every multicast frame), as a promiscuous port has it
+// anyway. It may be called while the queues run.
+func (p *Port) SetMulticast(groups []net.HardwareAddr, all bool) error {
+	return intel.SetMulticast(&p.core, groups, all)
+}
+
 // EnableTimesync implements nic.Timesync: the IEEE 1588 unit on, PTPv2 layer-2 Sync
 // frames stamped on receive and frames marked with Buf.MarkTimestamp on transmit.
 func (p *Port) EnableTimesync() error { return p.ts.EnableTimesync() }

@@ -29,6 +29,7 @@ type Port struct {
 
 var (
 	_ nic.Port     = (*Port)(nil)
+	_ nic.RxFilter = (*Port)(nil)
 	_ nic.Timesync = (*Port)(nil)
 )
 
@@ -47,6 +48,7 @@ var layout = intel.Layout{
 	// Frames dropped for lack of a descriptor (SRRCTL.DROP_EN) are counted per queue in
 	// RQDPC (Linux igb_update_stats).
 	QueueDrops: i82576.RQDPC,
+	Multicast:  multicastMode,
 }
 
 // Open resets and initialises dev, an 82576 function, powers its link up and brings it

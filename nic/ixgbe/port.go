@@ -28,6 +28,7 @@ type Port struct {
 
 var (
 	_ nic.Port     = (*Port)(nil)
+	_ nic.RxFilter = (*Port)(nil)
 	_ nic.Timesync = (*Port)(nil)
 )
 
@@ -46,6 +47,7 @@ var layout = intel.Layout{
 	// Frames dropped for lack of a descriptor (SRRCTL.DROP_EN) are counted per queue in
 	// QPRDC, not in MPC (Linux ixgbe_update_stats reads both).
 	QueueDrops: i82599.QPRDC,
+	Multicast:  multicastMode,
 }
 
 // Open resets and initialises dev, an 82599 function, and starts its queues.

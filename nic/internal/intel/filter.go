@@ -38,13 +38,13 @@ func SetMAC(p *Port, mac net.HardwareAddr) error {
 	})
 }
 
-// SetMulticast fills the multicast table with groups and calls mode with whether every
-// multicast frame is to be taken (all); mode writes the controller's multicast control
-// (filter type 0, table enabled, MPE as asked or as the port's promiscuous mode has it).
+// SetMulticast fills the multicast table with groups and has Layout.Multicast write the
+// controller's multicast control (filter type 0, table enabled, MPE when every multicast
+// frame is to be taken: all, or the port is promiscuous).
 // Each table register is written once with its final value, so a group in both the old
 // and the new list is never dropped meanwhile; when all is set MPE goes on before the
 // table changes, and off only after it.
-func SetMulticast(p *Port, groups []net.HardwareAddr, all bool, mode func(mpe bool)) error {
+func SetMulticast(p *Port, groups []net.HardwareAddr, all bool) error {
 	if err := mcast.CheckGroups(groups); err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func SetMulticast(p *Port, groups []net.HardwareAddr, all bool, mode func(mpe bo
 	mpe := all || p.cfg.Promiscuous
 	return p.locked(func() {
 		if mpe {
-			mode(true)
+			p.layout.Multicast(p.bar, true)
 		}
 		for i, w := range mta {
 			if off := intelnic.MTA + 4*uint32(i); p.bar.Read32(off) != w {
@@ -64,7 +64,7 @@ func SetMulticast(p *Port, groups []net.HardwareAddr, all bool, mode func(mpe bo
 			}
 		}
 		if !mpe {
-			mode(false)
+			p.layout.Multicast(p.bar, false)
 		}
 	})
 }

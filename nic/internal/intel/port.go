@@ -56,6 +56,9 @@ type Layout struct {
 	// GOTC and MPC; QueueDrops is still read if set): it returns what the device counted
 	// since its last call. A virtual function's counters wrap instead of clearing on read.
 	Counters func() (rxPackets, rxBytes, txPackets, txBytes uint64)
+	// Multicast writes the controller's multicast control on r for SetMulticast: the
+	// table on with filter type 0, and the multicast promiscuous bit as mpe says.
+	Multicast func(r pci.Region, mpe bool)
 }
 
 // Ops are the controller-specific steps the Port's own methods call: Close (Mask, Stop,
