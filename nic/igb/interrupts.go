@@ -7,8 +7,7 @@ import (
 	"github.com/uiod/uiod/nic/internal/intel"
 )
 
-// setupInterrupts enables the port's vectors (intel.EnableVectors) and, unless the
-// configuration asks for no interrupts, programs the interrupt mode.
+// setupInterrupts programs the interrupt mode of the vectors intel.EnableVectors enabled.
 //
 // MSI-X: vector q for RX queue q and vector NumRxQueues for the "other" causes (link
 // change, through IVAR_MISC); queue causes auto-cleared by EIAC, never auto-masked (QEMU's
@@ -19,11 +18,7 @@ import (
 // path does (igb_assign_vector of the one vector; on silicon a queue without a valid entry
 // raises no interrupt), and the receive descriptor write-back cause ICR.RXDW (shared by
 // all queues) and link change in IMS; reading ICR acknowledges.
-func (p *Port) setupInterrupts() error {
-	kind, ok, err := intel.EnableVectors(&p.core)
-	if !ok {
-		return err
-	}
+func (p *Port) setupInterrupts(kind irq.Kind) {
 	n := p.NumRxQueues()
 	r := p.bar()
 	if kind == irq.MSIX {
@@ -38,7 +33,7 @@ func (p *Port) setupInterrupts() error {
 		r.Write32(i82576.EICR, intelnic.AllCauses)
 		r.Write32(i82576.IMS, i82576.IcrLSC)
 		r.Write32(i82576.EIMS, 1<<n)
-		return nil
+		return
 	}
 	r.Write32(i82576.GPIE, i82576.GpieNSICR)
 	for q := 0; q < n; q++ {
@@ -47,7 +42,6 @@ func (p *Port) setupInterrupts() error {
 	intel.Moderate(&p.core, 1)
 	r.Write32(i82576.ICR, r.Read32(i82576.ICR))
 	r.Write32(i82576.IMS, i82576.IcrLSC)
-	return nil
 }
 
 // unmaskINTx acknowledges ICR, handling a link change found there, and unmasks RXDW,

@@ -123,9 +123,13 @@ func (p *Port) bringUp() error {
 	if err := p.initTx(); err != nil {
 		return err
 	}
-	// The interrupt vectors and causes (link change unmasked).
-	if err := p.setupInterrupts(); err != nil {
+	// The interrupt vectors, then their causes (link change unmasked).
+	kind, ok, err := intel.EnableVectors(&p.core)
+	if err != nil {
 		return err
+	}
+	if ok {
+		p.setupInterrupts(kind)
 	}
 	// The link, waited for up to cfg.LinkTimeout; down after that is no error.
 	intel.WaitLink(&p.core)

@@ -7,19 +7,14 @@ import (
 	"github.com/uiod/uiod/nic/internal/intel"
 )
 
-// setupInterrupts enables the port's vectors (intel.EnableVectors) and, unless the
-// configuration asks for no interrupts, programs the interrupt mode. MSI-X: GPIE in MSI-X mode with the other
+// setupInterrupts programs the interrupt mode of the vectors intel.EnableVectors enabled. MSI-X: GPIE in MSI-X mode with the other
 // causes cleared only by writing EICR (OCD), then vector q for RX queue q and vector
 // NumRxQueues for link changes, queue causes auto-cleared (EIAC) and not auto-masked.
 // GPIE goes before the IVAR entries, as in Linux (ixgbe_up_complete: ixgbe_setup_gpie,
 // then ixgbe_configure_msix). INTx: one vector, RX queue q sets EICR bit q, reading EICR
 // acknowledges. Every cause stays masked except link change; EnableRxInterrupt unmasks a
 // queue's.
-func (p *Port) setupInterrupts() error {
-	kind, ok, err := intel.EnableVectors(&p.core)
-	if !ok {
-		return err
-	}
+func (p *Port) setupInterrupts(kind irq.Kind) {
 	r := p.bar()
 	gpie := r.Read32(i82599.GPIE) &^ (intelnic.GpieMSIXMode | intelnic.GpieEIAME | i82599.GpieOCD)
 	if kind == irq.MSIX {
@@ -41,7 +36,6 @@ func (p *Port) setupInterrupts() error {
 	// other causes, so they are written off.
 	r.Write32(i82599.EICR, intelnic.AllCauses)
 	r.Write32(i82599.EIMS, i82599.EicrLSC)
-	return nil
 }
 
 // unmaskINTx acknowledges the shared cause register, handling a link change it finds

@@ -112,9 +112,13 @@ func (p *Port) bringUp() error {
 	if err := p.initTx(); err != nil {
 		return err
 	}
-	// 4.6.3.1: the interrupt vectors and causes (link change unmasked).
-	if err := p.setupInterrupts(); err != nil {
+	// 4.6.3.1: the interrupt vectors, then their causes (link change unmasked).
+	kind, ok, err := intel.EnableVectors(&p.core)
+	if err != nil {
 		return err
+	}
+	if ok {
+		p.setupInterrupts(kind)
 	}
 	// 4.6.7, last step: RXCTRL.RXEN, with the security path halted.
 	p.enableRx()
