@@ -216,10 +216,7 @@ ports:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := read(t, tt.text)
-			if err != nil {
-				t.Fatalf("unexpected error:\n%v", err)
-			}
+			c := mustRead(t, tt.text)
 			if tt.check != nil && !tt.check(c) {
 				t.Errorf("config not as expected: %+v", c)
 			}
