@@ -5,25 +5,16 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/spf13/viper"
 )
 
 // TestExampleBridgeValidates: the bridge example (uiod config example --bridge) is valid
 // and shows every key of the bridge section.
 func TestExampleBridgeValidates(t *testing.T) {
-	c, err := read(t, ExampleBridge())
-	if err != nil {
-		t.Fatalf("the bridge example does not validate: %v", err)
-	}
+	c := mustRead(t, ExampleBridge())
 	if c.Forward.Mode != ForwardBridge || len(c.Bridge.Ports) != 3 || len(c.Bridge.Static) != 1 {
 		t.Errorf("the bridge example: mode %s, bridge %+v", c.Forward.Mode, c.Bridge)
 	}
-	v := viper.New()
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(strings.NewReader(ExampleBridge())); err != nil {
-		t.Fatal(err)
-	}
+	v := shownKeys(t, ExampleBridge())
 	for _, key := range envKeys {
 		if strings.HasPrefix(key, "bridge.") && !v.IsSet(key) {
 			t.Errorf("the bridge example does not show %s", key)

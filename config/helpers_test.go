@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/spf13/viper"
 )
 
 // testHost is the machine tests validate against: CPUs 0-3.
@@ -105,4 +107,16 @@ func wantOneErrors(t *testing.T, tests []oneError) {
 			wantOneError(t, err, tt.path, tt.msg)
 		})
 	}
+}
+
+// shownKeys reads an example document into a viper of its own, to ask which keys it
+// shows (IsSet, Get).
+func shownKeys(t *testing.T, doc string) *viper.Viper {
+	t.Helper()
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(strings.NewReader(doc)); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -81,10 +81,7 @@ func TestExampleL3fwdShowsRoutesFrom(t *testing.T) {
 // valid two-port router whose routes come from the kernel, a TAP on each port, and it
 // shows the route limits at their defaults.
 func TestExampleRouterValidates(t *testing.T) {
-	c, err := read(t, ExampleRouter())
-	if err != nil {
-		t.Fatalf("the router example does not validate: %v", err)
-	}
+	c := mustRead(t, ExampleRouter())
 	if c.Forward.Mode != ForwardL3fwd || c.Forward.RoutesFrom != RoutesFromKernel || len(c.Ports) != 2 || len(c.Forward.Routes) != 0 {
 		t.Errorf("the router example: %+v", c.Forward)
 	}
