@@ -111,6 +111,8 @@ func TestAFXDPMTU(t *testing.T) {
 		{"largest", 9710, xp(", mtu: 9710"), 9710, "", nil},
 		{"given, not the interface's", 3000, xp(", mtu: 1500, xdp: {frame_size: 4096}"), 0, "ports[1].mtu",
 			[]string{"interface eth0 has MTU 3000", "ip link set eth0 mtu 1500", "leave mtu out"}},
+		{"given in capitals, not the interface's", 3000, xp(", MTU: 1500, xdp: {frame_size: 4096}"), 0, "ports[1].mtu",
+			[]string{"interface eth0 has MTU 3000"}},
 		{"9000 given, interface at 1500", 1500, xp(", mtu: 9000, xdp: {frame_size: 4096}"), 0, "ports[1].mtu",
 			[]string{"interface eth0 has MTU 1500"}},
 		{"interface at 9711", 9711, xp(""), 0, "ports[1].interface", []string{"MTU 9711", "up to 9710"}},
