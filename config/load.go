@@ -168,7 +168,7 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 			}
 		}
 	}
-	return nil, fieldErrors(errs).err()
+	return nil, errs.err()
 }
 
 // pathSet is a set of key paths.
