@@ -182,9 +182,9 @@ func maxXDPMTU(frameSize int) int {
 
 // resolveAFXDPMTU gives every af_xdp port whose mtu the document leaves out (or sets to
 // null) its interface's MTU, where that interface is here: the kernel owns an af_xdp
-// port's MTU. raw is the document as parsed.
-func (c *Config) resolveAFXDPMTU(raw map[string]any) {
-	ports, _ := rawKey(raw, "ports").([]any)
+// port's MTU. tree is the document's known keys (see schemaTree).
+func (c *Config) resolveAFXDPMTU(tree map[string]any) {
+	ports, _ := tree["ports"].([]any)
 	for i := range c.Ports {
 		p := &c.Ports[i]
 		if p.Driver != DriverAFXDP || i < len(ports) && portSetsMTU(ports[i]) {
@@ -199,17 +199,7 @@ func (c *Config) resolveAFXDPMTU(raw map[string]any) {
 // portSetsMTU reports whether a port entry of the document has a non-null mtu.
 func portSetsMTU(entry any) bool {
 	m, ok := entry.(map[string]any)
-	return ok && rawKey(m, "mtu") != nil
-}
-
-// rawKey is the value of key in m, matched as hasKey does (nil if there is none).
-func rawKey(m map[string]any, key string) any {
-	for k, v := range m {
-		if strings.EqualFold(k, key) {
-			return v
-		}
-	}
-	return nil
+	return ok && m["mtu"] != nil
 }
 
 // maxXDPMultiBufferMTU is nic/afxdp's MaxMultiBufferMTU: the largest MTU an af_xdp port

@@ -30,19 +30,14 @@ func TestAFXDPPorts(t *testing.T) {
 	}
 	for _, tt := range good {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := read(t, tt.text)
-			if err != nil {
-				t.Fatalf("unexpected error:\n%v", err)
-			}
+			c := mustRead(t, tt.text)
 			p := c.Ports[1]
 			if !reflect.DeepEqual(p.XDP, tt.want) || p.HasPCI() || p.Interface != "eth0" {
 				t.Errorf("port %+v, want xdp %+v", p, tt.want)
 			}
 		})
 	}
-	bad := []struct {
-		name, text, path, msg string
-	}{
+	wantOneErrors(t, []oneError{
 		{"no interface", sim + "  - {name: x, driver: af_xdp}\n", "ports[1].interface", "required for af_xdp ports"},
 		{"no such interface", sim + "  - {name: x, driver: af_xdp, interface: nosuch0}\n", "ports[1].interface", "no such network interface"},
 		{"long interface", sim + "  - {name: x, driver: af_xdp, interface: eth0123456789012}\n", "ports[1].interface", "15 bytes"},
@@ -77,13 +72,7 @@ func TestAFXDPPorts(t *testing.T) {
 		{"interface on a sim port", port0("interface", "eth0"), "ports[0].interface", "only af_xdp ports"},
 		{"xdp on a sim port", port0("xdp", "{mode: native}"), "ports[0].xdp", "only af_xdp ports"},
 		{"pass on a sim port", port0("xdp", "{pass: {ethertypes: [0x0806]}}"), "ports[0].xdp", "only af_xdp ports"},
-	}
-	for _, tt := range bad {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := read(t, tt.text)
-			wantOneError(t, err, tt.path, tt.msg)
-		})
-	}
+	})
 }
 
 // fakeNetdevs makes the interfaces eth* exist, each with MTU mtu, and no others.
@@ -122,6 +111,8 @@ func TestAFXDPMTU(t *testing.T) {
 		{"largest", 9710, xp(", mtu: 9710"), 9710, "", nil},
 		{"given, not the interface's", 3000, xp(", mtu: 1500, xdp: {frame_size: 4096}"), 0, "ports[1].mtu",
 			[]string{"interface eth0 has MTU 3000", "ip link set eth0 mtu 1500", "leave mtu out"}},
+		{"given in capitals, not the interface's", 3000, xp(", MTU: 1500, xdp: {frame_size: 4096}"), 0, "ports[1].mtu",
+			[]string{"interface eth0 has MTU 3000"}},
 		{"9000 given, interface at 1500", 1500, xp(", mtu: 9000, xdp: {frame_size: 4096}"), 0, "ports[1].mtu",
 			[]string{"interface eth0 has MTU 1500"}},
 		{"interface at 9711", 9711, xp(""), 0, "ports[1].interface", []string{"MTU 9711", "up to 9710"}},

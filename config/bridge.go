@@ -202,13 +202,7 @@ func (c *Config) checkBridge(errs *fieldErrors) {
 			statics[k] = i
 		}
 	}
-	threads := c.Threads()
-	for i, p := range c.Ports {
-		if p.sized() && p.TxQueues < threads {
-			errs.add(fmt.Sprintf("ports[%d].tx_queues", i), p.TxQueues,
-				"fewer than the %d poll threads: a bridge gives every thread a TX queue on every port", threads)
-		}
-	}
+	c.checkTxPerThread(errs, "a bridge")
 }
 
 // checkNotBridge refuses a bridge section in the other modes.

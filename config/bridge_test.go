@@ -5,25 +5,16 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/spf13/viper"
 )
 
 // TestExampleBridgeValidates: the bridge example (uiod config example --bridge) is valid
 // and shows every key of the bridge section.
 func TestExampleBridgeValidates(t *testing.T) {
-	c, err := read(t, ExampleBridge())
-	if err != nil {
-		t.Fatalf("the bridge example does not validate: %v", err)
-	}
+	c := mustRead(t, ExampleBridge())
 	if c.Forward.Mode != ForwardBridge || len(c.Bridge.Ports) != 3 || len(c.Bridge.Static) != 1 {
 		t.Errorf("the bridge example: mode %s, bridge %+v", c.Forward.Mode, c.Bridge)
 	}
-	v := viper.New()
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(strings.NewReader(ExampleBridge())); err != nil {
-		t.Fatal(err)
-	}
+	v := shownKeys(t, ExampleBridge())
 	for _, key := range envKeys {
 		if strings.HasPrefix(key, "bridge.") && !v.IsSet(key) {
 			t.Errorf("the bridge example does not show %s", key)
@@ -67,9 +58,7 @@ func TestBridgePortOf(t *testing.T) {
 
 func TestBridgeBadConfigs(t *testing.T) {
 	mode := "forward: {mode: bridge}\n"
-	tests := []struct {
-		name, text, path, msg string
-	}{
+	wantOneErrors(t, []oneError{
 		{"bridge section in l2fwd", simPorts + "bridge: {ageing: 10s}", "bridge", "only applies to forward.mode bridge"},
 		{"pairs", simPorts + "forward: {mode: bridge, pairs: [[a, b]]}", "forward.pairs", "only apply to l2fwd"},
 		{"routes", simPorts + "forward: {mode: bridge, routes: [{prefix: 10.0.0.0/8, port: a, next_hop_mac: \"02:00:00:00:00:01\"}]}", "forward.routes", "only apply to forward.mode l3fwd"},
@@ -94,13 +83,7 @@ func TestBridgeBadConfigs(t *testing.T) {
 		{"static twice", simPorts + mode + "bridge: {static: [{mac: \"02:00:00:00:00:01\", port: a}, {mac: \"02:00:00:00:00:01\", port: b}]}", "bridge.static[1].mac", "bridge.static[0]"},
 		{"tx queues", strings.Replace(port0("tx_queues", "1"), "pair:b\"}", "pair:b\", tx_queues: 2}", 1) + mode + "poll: {cpus: [0, 1]}", "ports[0].tx_queues", "every thread a TX queue"},
 		{"unknown key", simPorts + mode + "bridge: {ageng: 1s}", "bridge.ageng", "did you mean ageing?"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := read(t, tt.text)
-			wantOneError(t, err, tt.path, tt.msg)
-		})
-	}
+	})
 	// No bridge section: every port joins, untagged.
 	if _, err := read(t, simPorts+mode); err != nil {
 		t.Errorf("a bridge of two ports with no bridge section: %v", err)

@@ -6,10 +6,10 @@
 // parse the YAML themselves, within MaxDepth and MaxNodes (aliases counted per use), so
 // that reading costs time linear in the input; a second document and keys that differ
 // only in case are refused. Keys the schema does not have are reported by their full path
-// (such as "ports[1].rx_rnig", with a suggestion); the rest is decoded with viper's
-// UnmarshalExact, the environment overrides applied, defaults filled in and the result
-// validated, every value whatever the mode, with the idle policy's own rules for the poll
-// section. Errors about the content are a *ValidationError; a file that is not YAML or
+// (such as "ports[1].rx_rnig", with a suggestion); viper is given the rest with the
+// environment overrides set over it and decodes it once, strictly typed, onto the
+// defaults; the result is validated, every value whatever the mode, with the idle
+// policy's own rules for the poll section. Errors about the content are a *ValidationError; a file that is not YAML or
 // crosses a limit gives a *ParseError; any other error is a failure to read the input.
 //
 // Sim ports may leave pci out: Load then gives them a synthetic address in domain ffff

@@ -7,25 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/viper"
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/wire"
 )
 
 func TestExampleValidates(t *testing.T) {
-	c, err := read(t, Example())
-	if err != nil {
-		t.Fatalf("example does not validate:\n%v", err)
-	}
+	c := mustRead(t, Example())
 	if len(c.Ports) != 2 {
 		t.Errorf("example has %d ports, want 2", len(c.Ports))
 	}
 	// The example shows every key of the schema.
-	v := viper.New()
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(strings.NewReader(Example())); err != nil {
-		t.Fatal(err)
-	}
+	v := shownKeys(t, Example())
 	for _, key := range envKeys {
 		// The bridge example's (bridge_test.go) and the router examples' (l3fwd keys;
 		// the route limits: TestExampleRouterValidates).
@@ -216,10 +208,7 @@ ports:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := read(t, tt.text)
-			if err != nil {
-				t.Fatalf("unexpected error:\n%v", err)
-			}
+			c := mustRead(t, tt.text)
 			if tt.check != nil && !tt.check(c) {
 				t.Errorf("config not as expected: %+v", c)
 			}
@@ -279,10 +268,7 @@ func TestCPUListFormat(t *testing.T) {
 // TestExampleL3fwdValidates: the l3fwd example (uiod config example --l3fwd) is a valid
 // router configuration with a kernel exception path.
 func TestExampleL3fwdValidates(t *testing.T) {
-	c, err := read(t, ExampleL3fwd())
-	if err != nil {
-		t.Fatalf("the l3fwd example does not validate: %v", err)
-	}
+	c := mustRead(t, ExampleL3fwd())
 	if c.Forward.Mode != ForwardL3fwd || len(c.Forward.Routes) != 3 || c.Ports[0].Kernel.TAP != "uiod0" {
 		t.Errorf("the l3fwd example: mode %s, %d routes, port0's kernel %+v", c.Forward.Mode, len(c.Forward.Routes), c.Ports[0].Kernel)
 	}

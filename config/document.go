@@ -56,11 +56,11 @@ func readDocument(r io.Reader) ([]byte, error) {
 	return doc, nil
 }
 
-// parseDocument parses one YAML document into the plain values viper takes: nested
-// map[string]any, []any and scalars. It refuses, as a *ParseError, a document that is not
-// YAML, is not a mapping, holds a second document, nests deeper than MaxDepth or expands to
-// more than MaxNodes values; and, as FieldErrors, keys given twice in one mapping, or
-// twice in different case (viper would silently keep one of them).
+// parseDocument parses one YAML document into plain values: nested map[string]any, []any
+// and scalars. It refuses, as a *ParseError, a document that is not YAML, is not a
+// mapping, holds a second document, nests deeper than MaxDepth or expands to more than
+// MaxNodes values; and, as FieldErrors with their lines, keys given twice in one mapping,
+// or twice in different case (keys are case-insensitive: one of the two would be lost).
 func parseDocument(doc []byte) (map[string]any, fieldErrors, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	var root yaml.Node
@@ -244,23 +244,4 @@ func kindName(k yaml.Kind) string {
 		return "an alias"
 	}
 	return "a document"
-}
-
-// copyTree returns a deep copy of a value parseDocument returned.
-func copyTree(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(v))
-		for k, e := range v {
-			m[k] = copyTree(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(v))
-		for i, e := range v {
-			l[i] = copyTree(e)
-		}
-		return l
-	}
-	return v
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/spf13/viper"
 )
 
 // testHost is the machine tests validate against: CPUs 0-3.
@@ -21,6 +23,16 @@ func read(t testing.TB, text string, env ...string) (*Config, error) {
 		return v, ok
 	}}
 	return l.Read(strings.NewReader(text))
+}
+
+// mustRead is read of a configuration that must load.
+func mustRead(t *testing.T, text string) *Config {
+	t.Helper()
+	c, err := read(t, text)
+	if err != nil {
+		t.Fatalf("unexpected error:\n%v", err)
+	}
+	return c
 }
 
 // fieldErrs returns the FieldErrors of err, failing the test if err is not a
@@ -80,4 +92,31 @@ func wantOneError(t *testing.T, err error, path string, msgs ...string) {
 			t.Errorf("got %q, want path %s and %q", errs[0].Error(), path, m)
 		}
 	}
+}
+
+// oneError is a document that must give exactly one error, on path, whose text contains
+// msg.
+type oneError struct{ name, text, path, msg string }
+
+// wantOneErrors reads each document in a subtest and checks its one error (wantOneError).
+func wantOneErrors(t *testing.T, tests []oneError) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := read(t, tt.text)
+			wantOneError(t, err, tt.path, tt.msg)
+		})
+	}
+}
+
+// shownKeys reads an example document into a viper of its own, to ask which keys it
+// shows (IsSet, Get).
+func shownKeys(t *testing.T, doc string) *viper.Viper {
+	t.Helper()
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(strings.NewReader(doc)); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -28,9 +28,7 @@ func TestRoutesFromKeys(t *testing.T) {
 	if _, err := read(t, kernelPorts+"forward:\n  mode: l3fwd\n  routes_from: kernel\n"+route); err != nil {
 		t.Errorf("static routes with routes_from kernel: %v", err)
 	}
-	for _, tt := range []struct {
-		name, text, path, msg string
-	}{
+	wantOneErrors(t, []oneError{
 		{"unknown source", kernelPorts + "forward:\n  mode: l3fwd\n  routes_from: bgp\n" + route, "forward.routes_from", "want static or kernel"},
 		{"no tap", simPorts + "forward:\n  mode: l3fwd\n  routes_from: kernel\n", "forward.routes_from", "no port has a kernel path"},
 		{"bad table", kernelPorts + "forward:\n  mode: l3fwd\n  routes_from: kernel\n  kernel_table: no-such-table-here\n", "forward.kernel_table", "no table of this name"},
@@ -38,12 +36,7 @@ func TestRoutesFromKeys(t *testing.T) {
 		{"table without kernel", kernelPorts + "forward:\n  mode: l3fwd\n  kernel_table: \"100\"\n" + route, "forward.kernel_table", "only applies to routes_from: kernel"},
 		{"static needs routes", kernelPorts + "forward:\n  mode: l3fwd\n  routes_from: static\n", "forward.routes", "or routes_from: kernel"},
 		{"in l2fwd", simPorts + "forward:\n  routes_from: kernel\n", "forward.routes_from", "only applies to forward.mode l3fwd"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := read(t, tt.text)
-			wantOneError(t, err, tt.path, tt.msg)
-		})
-	}
+	})
 }
 
 func TestParseKernelTable(t *testing.T) {
@@ -88,10 +81,7 @@ func TestExampleL3fwdShowsRoutesFrom(t *testing.T) {
 // valid two-port router whose routes come from the kernel, a TAP on each port, and it
 // shows the route limits at their defaults.
 func TestExampleRouterValidates(t *testing.T) {
-	c, err := read(t, ExampleRouter())
-	if err != nil {
-		t.Fatalf("the router example does not validate: %v", err)
-	}
+	c := mustRead(t, ExampleRouter())
 	if c.Forward.Mode != ForwardL3fwd || c.Forward.RoutesFrom != RoutesFromKernel || len(c.Ports) != 2 || len(c.Forward.Routes) != 0 {
 		t.Errorf("the router example: %+v", c.Forward)
 	}

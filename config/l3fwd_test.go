@@ -16,9 +16,7 @@ func TestL3fwdRouterKeys(t *testing.T) {
 	if len(c.Forward.Local) != 3 || c.Forward.Police["control"] != (PoliceRate{Rate: 5000, Burst: 16}) || len(c.Forward.Police) != 1 {
 		t.Errorf("forward %+v", c.Forward)
 	}
-	tests := []struct {
-		name, text, path, msg string
-	}{
+	wantOneErrors(t, []oneError{
 		{"bad local", l3fwdDoc(ok) + "  local: [192.0.2]\n", "forward.local[0]", "not an address or prefix"},
 		{"duplicate local", l3fwdDoc(ok) + "  local: [192.0.2.1, 192.0.2.1/32]\n", "forward.local[1]", "same address as forward.local[0]"},
 		{"zero rate", l3fwdDoc(ok) + "  police: {error: {rate: 0, burst: 4}}\n", "forward.police.error.rate", "want 1 to"},
@@ -26,13 +24,7 @@ func TestL3fwdRouterKeys(t *testing.T) {
 		{"unknown police key", l3fwdDoc(ok) + "  police: {junk: {rate: 10}}\n", "forward.police.junk", "unknown class (want control, local, error)"},
 		{"local in l2fwd", simPorts + "forward:\n  local: [192.0.2.1]\n", "forward.local", "only apply to forward.mode l3fwd"},
 		{"police in l2fwd", simPorts + "forward:\n  police: {error: {rate: 1, burst: 1}}\n", "forward.police", "only applies to forward.mode l3fwd"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := read(t, tt.text)
-			wantOneError(t, err, tt.path, tt.msg)
-		})
-	}
+	})
 }
 
 func TestParseLocal(t *testing.T) {
@@ -91,19 +83,11 @@ func TestRouteLimits(t *testing.T) {
 	if v4, v6 := c.Forward.RouteLimits(); v4 != 2 || v6 != 1 {
 		t.Errorf("limits %d, %d", v4, v6)
 	}
-	tests := []struct {
-		name, text, path, msg string
-	}{
+	wantOneErrors(t, []oneError{
 		{"v4 over", l3fwdDoc(r4, r4b) + "  max_routes: 1\n", "forward.routes", "2 IPv4 routes and local addresses, over forward.max_routes (1)"},
 		{"local counts", l3fwdDoc(r4, r6) + "  local: [\"2001:db8::1\"]\n  max_routes6: 1\n", "forward.routes", "2 IPv6 routes and local addresses, over forward.max_routes6 (1)"},
 		{"negative", l3fwdDoc(r4) + "  max_routes: -1\n", "forward.max_routes", "want 1 to 4194304"},
 		{"too many", l3fwdDoc(r4) + "  max_routes6: 4194305\n", "forward.max_routes6", "want 1 to 4194304"},
 		{"l2fwd", simPorts + "forward:\n  max_routes: 10\n", "forward.max_routes", "only applies to forward.mode l3fwd"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := read(t, tt.text)
-			wantOneError(t, err, tt.path, tt.msg)
-		})
-	}
+	})
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -77,19 +78,21 @@ func (l Loader) Read(r io.Reader) (*Config, error) {
 	return l.parse(doc)
 }
 
-// parse is Read on a document already in memory.
+// parse is Read on a document already in memory. Viper is the one layer between the
+// document and Config: it is given the document's known keys (schemaTree), each
+// environment override set over them, and decodes the result once, strictly (decodeHook).
 func (l Loader) parse(doc []byte) (*Config, error) {
-	raw, keyErrs, err := parseDocument(doc)
+	raw, dups, err := parseDocument(doc)
 	if err != nil {
 		return nil, err
 	}
-	if len(keyErrs) > 0 {
-		return nil, fieldErrors(keyErrs).err()
+	if len(dups) > 0 {
+		return nil, dups.err()
 	}
+	var errs fieldErrors
+	tree := schemaTree(raw, configType, "", &errs).(map[string]any)
 	v := viper.New()
-	// Viper lower-cases the keys of the map it is given in place; errors name keys as the
-	// file spells them, so it gets a copy.
-	if err := v.MergeConfigMap(knownKeys(copyTree(raw), configType).(map[string]any)); err != nil {
+	if err := v.MergeConfigMap(tree); err != nil {
 		return nil, &ParseError{Err: err}
 	}
 	lookup := l.LookupEnv
@@ -108,7 +111,7 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 	// Decode onto the defaults: a key the file leaves out (or sets to null) keeps its
 	// default, one it sets explicitly, even to 0, is checked as given.
 	c := Default()
-	if ports, ok := v.Get("ports").([]any); ok {
+	if ports, ok := tree["ports"].([]any); ok {
 		c.Ports = make([]Port, len(ports))
 		for i := range c.Ports {
 			c.Ports[i] = DefaultPort()
@@ -118,17 +121,17 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 		dc.DecodeHook = mapstructure.DecodeHookFuncType(decodeHook)
 		dc.WeaklyTypedInput = false
 	})
-	errs := decodeFieldErrors(err)
-	unknownKeys(raw, configType, "", &errs)
+	errs = append(errs, decodeFieldErrors(err)...)
 	c.resolvePCIEnv(lookup, &errs)
-	c.resolveAFXDPMTU(raw)
+	c.resolveAFXDPMTU(tree)
 	for i := range c.Ports {
 		if c.Ports[i].Interrupts == "" {
 			c.Ports[i].Interrupts = defaultInterrupts(c.Ports[i].Driver)
 		}
 	}
 	c.assignSimAddrs()
-	if _, env := fromEnv["state_dir"]; !env && !hasKey(raw, "state_dir") {
+	_, inFile := tree["state_dir"]
+	if _, inEnv := fromEnv["state_dir"]; !inEnv && !inFile {
 		if dir := c.userStateDir(lookup); dir != "" {
 			c.StateDir = dir
 		}
@@ -165,7 +168,7 @@ func (l Loader) parse(doc []byte) (*Config, error) {
 			}
 		}
 	}
-	return nil, fieldErrors(errs).err()
+	return nil, errs.err()
 }
 
 // pathSet is a set of key paths.
@@ -194,48 +197,30 @@ func inside(path, parent string) bool {
 	return path == parent || strings.HasPrefix(path, parent) && (path[len(parent)] == '.' || path[len(parent)] == '[')
 }
 
-// decodeFieldErrors turns mapstructure's joined decode errors into FieldErrors.
+// decodeFieldErrors turns the decoder's error into FieldErrors: mapstructure joins one
+// *DecodeError for each value it refused (and wraps the join in one more error).
 func decodeFieldErrors(err error) fieldErrors {
 	var errs fieldErrors
-	var walk func(err error)
-	walk = func(err error) {
-		if err == nil {
-			return
+	switch e := err.(type) {
+	case nil:
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			errs = append(errs, decodeFieldErrors(inner)...)
 		}
-		var de *mapstructure.DecodeError
-		if errors.As(err, &de) && err == error(de) {
-			errs = append(errs, fromDecodeError(de)...)
-			return
+	case *mapstructure.DecodeError:
+		var hookErr *decodeError
+		if errors.As(e.Unwrap(), &hookErr) {
+			errs.add(e.Name(), hookErr.value, "%s", hookErr.msg)
+		} else {
+			errs.add(cmp.Or(e.Name(), "(config)"), nil, "%s", e.Unwrap().Error())
 		}
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-			return
-		}
+	default:
 		if inner := errors.Unwrap(err); inner != nil {
-			walk(inner)
-			return
+			return decodeFieldErrors(inner)
 		}
-		errs = append(errs, FieldError{Path: "(config)", Msg: err.Error()})
+		errs.add("(config)", nil, "%s", err.Error())
 	}
-	walk(err)
 	return errs
-}
-
-// fromDecodeError turns one mapstructure decode error into a FieldError. (Unknown keys
-// never reach the decoder: knownKeys removed them, and unknownKeys reports them.)
-func fromDecodeError(de *mapstructure.DecodeError) []FieldError {
-	path := de.Name()
-	inner := de.Unwrap()
-	var hookErr *decodeError
-	if errors.As(inner, &hookErr) {
-		return []FieldError{{Path: path, Value: hookErr.value, Msg: hookErr.msg}}
-	}
-	if path == "" {
-		path = "(config)"
-	}
-	return []FieldError{{Path: path, Msg: inner.Error()}}
 }
 
 // joinPath appends key to the path of its parent mapping; a key that is empty or not a

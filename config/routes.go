@@ -70,6 +70,18 @@ func ParseRoute(r Route) (netip.Prefix, net.HardwareAddr, error) {
 // Threads is the number of poll threads: one per poll.cpus entry, one when there are none.
 func (c *Config) Threads() int { return max(1, len(c.Poll.CPUs)) }
 
+// checkTxPerThread refuses a port with fewer TX queues than poll threads, for an app
+// (l3fwd, a bridge) that gives every thread a TX queue on every port.
+func (c *Config) checkTxPerThread(errs *fieldErrors, app string) {
+	threads := c.Threads()
+	for i, p := range c.Ports {
+		if p.sized() && p.TxQueues < threads {
+			errs.add(fmt.Sprintf("ports[%d].tx_queues", i), p.TxQueues,
+				"fewer than the %d poll threads: %s gives every thread a TX queue on every port", threads, app)
+		}
+	}
+}
+
 // checkL3fwd checks forward.routes in l3fwd mode, and that every port has a TX queue for
 // each poll thread (every thread may send to every port).
 func (c *Config) checkL3fwd(errs *fieldErrors) {
@@ -106,13 +118,7 @@ func (c *Config) checkL3fwd(errs *fieldErrors) {
 	}
 	c.checkL3fwdRouter(errs)
 	c.checkRoutesFrom(errs)
-	threads := c.Threads()
-	for i, p := range c.Ports {
-		if p.sized() && p.TxQueues < threads {
-			errs.add(fmt.Sprintf("ports[%d].tx_queues", i), p.TxQueues,
-				"fewer than the %d poll threads: l3fwd gives every thread a TX queue on every port", threads)
-		}
-	}
+	c.checkTxPerThread(errs, "l3fwd")
 }
 
 // checkNotL3fwd refuses forward.routes in the other modes.

@@ -40,9 +40,7 @@ func TestRoutes(t *testing.T) {
 // TestBadRoutes: each bad route gets one error on its own path.
 func TestBadRoutes(t *testing.T) {
 	ok := `{prefix: 10.0.0.0/8, port: a, next_hop_mac: "02:00:00:00:00:01"}`
-	tests := []struct {
-		name, text, path, msg string
-	}{
+	wantOneErrors(t, []oneError{
 		{"no routes", l3fwdDoc(), "forward.routes", "at least one route"},
 		{"malformed prefix", l3fwdDoc(`{prefix: 10.0.0/8, port: a, next_hop_mac: "02:00:00:00:00:01"}`), "forward.routes[0].prefix", "not a prefix"},
 		{"no length", l3fwdDoc(`{prefix: 10.0.0.0, port: a, next_hop_mac: "02:00:00:00:00:01"}`), "forward.routes[0].prefix", "not a prefix"},
@@ -64,13 +62,7 @@ func TestBadRoutes(t *testing.T) {
 		{"routes in l2fwd", simPorts + "forward:\n  routes: [" + ok + "]\n", "forward.routes", "only apply to forward.mode l3fwd"},
 		{"tx queues below threads", strings.Replace(l3fwdDoc(ok), `wire: "pair:a"`, `wire: "pair:a", tx_queues: 2`, 1) + "poll: {cpus: [0, 1]}\n",
 			"ports[1].tx_queues", "fewer than the 2 poll threads"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := read(t, tt.text)
-			wantOneError(t, err, tt.path, tt.msg)
-		})
-	}
+	})
 }
 
 func TestParseRouteFields(t *testing.T) {

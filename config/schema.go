@@ -167,53 +167,14 @@ func editDistance(a, b string) int {
 	return d[len(a)][len(b)]
 }
 
-// unknownKeys adds an error for every key of the raw YAML document that the schema does
-// not have and errs does not already report (viper is given the document without them,
-// see knownKeys).
-func unknownKeys(raw any, t reflect.Type, path string, errs *fieldErrors) {
-	reported := map[string]bool{}
-	for _, e := range *errs {
-		reported[strings.ToLower(e.Path)] = true
-	}
-	walkUnknown(raw, t, path, reported, errs)
-}
-
-func walkUnknown(raw any, t reflect.Type, path string, reported map[string]bool, errs *fieldErrors) {
-	switch {
-	case isSection(t):
-		m, ok := raw.(map[string]any)
-		if !ok {
-			return
-		}
-		for key, val := range m {
-			kp := joinPath(path, key)
-			if ft := fieldTypeFold(t, key); ft != nil {
-				walkUnknown(val, ft, kp, reported, errs)
-				continue
-			}
-			if !reported[strings.ToLower(kp)] {
-				msg := "unknown key"
-				if s := suggest(strings.ToLower(key), schemaKeys(t)); s != "" {
-					msg += "; did you mean " + s + "?"
-				}
-				errs.add(kp, nil, "%s", msg)
-			}
-		}
-	case t.Kind() == reflect.Slice:
-		l, ok := raw.([]any)
-		if !ok {
-			return
-		}
-		for i, v := range l {
-			walkUnknown(v, t.Elem(), path+"["+strconv.Itoa(i)+"]", reported, errs)
-		}
-	}
-}
-
-// knownKeys returns raw without the keys the schema does not have (unknownKeys reports
-// them): viper merges a mapping in time quadratic in its number of keys, so it only ever
-// sees the schema's few.
-func knownKeys(raw any, t reflect.Type) any {
+// schemaTree returns the document raw with the keys of every mapping the schema reads as a
+// section spelled as the schema spells them (in lower case: keys are case-insensitive),
+// without the keys the schema does not have, and adds an "unknown key" error for each of
+// those, by its full path as the file spells it (with a suggestion). Only the schema's
+// keys go on to viper, which merges a mapping in time quadratic in its number of keys.
+// Mappings the schema reads as maps (forward.police) are left as they are: the decoder's
+// ErrorUnused refuses unknown keys inside their values.
+func schemaTree(raw any, t reflect.Type, path string, errs *fieldErrors) any {
 	switch {
 	case isSection(t):
 		m, ok := raw.(map[string]any)
@@ -222,9 +183,16 @@ func knownKeys(raw any, t reflect.Type) any {
 		}
 		out := make(map[string]any, len(m))
 		for key, val := range m {
-			if ft := fieldTypeFold(t, key); ft != nil {
-				out[key] = knownKeys(val, ft)
+			kp := joinPath(path, key)
+			if f, ok := fieldFold(t, key); ok {
+				out[f.Tag.Get("mapstructure")] = schemaTree(val, f.Type, kp, errs)
+				continue
 			}
+			msg := "unknown key"
+			if s := suggest(strings.ToLower(key), schemaKeys(t)); s != "" {
+				msg += "; did you mean " + s + "?"
+			}
+			errs.add(kp, nil, "%s", msg)
 		}
 		return out
 	case t.Kind() == reflect.Slice:
@@ -234,7 +202,7 @@ func knownKeys(raw any, t reflect.Type) any {
 		}
 		out := make([]any, len(l))
 		for i, v := range l {
-			out[i] = knownKeys(v, t.Elem())
+			out[i] = schemaTree(v, t.Elem(), path+"["+strconv.Itoa(i)+"]", errs)
 		}
 		return out
 	}
@@ -246,13 +214,12 @@ func isSection(t reflect.Type) bool {
 	return t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(textUnmarshalerType)
 }
 
-// fieldTypeFold returns the type of the field of struct t whose key is key in any case,
-// or nil.
-func fieldTypeFold(t reflect.Type, key string) reflect.Type {
+// fieldFold returns the field of struct t whose key is key in any case.
+func fieldFold(t reflect.Type, key string) (reflect.StructField, bool) {
 	for i := 0; i < t.NumField(); i++ {
 		if strings.EqualFold(t.Field(i).Tag.Get("mapstructure"), key) {
-			return t.Field(i).Type
+			return t.Field(i), true
 		}
 	}
-	return nil
+	return reflect.StructField{}, false
 }

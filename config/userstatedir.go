@@ -3,7 +3,6 @@ package config
 import (
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // geteuid is os.Geteuid; tests replace it.
@@ -28,15 +27,4 @@ func (c *Config) userStateDir(lookup func(string) (string, bool)) string {
 		return ""
 	}
 	return filepath.Join(dir, "uiod")
-}
-
-// hasKey reports whether the document sets the top-level key (keys are
-// case-insensitive).
-func hasKey(raw map[string]any, key string) bool {
-	for k := range raw {
-		if strings.EqualFold(k, key) {
-			return true
-		}
-	}
-	return false
 }

@@ -19,6 +19,7 @@ func TestUserStateDir(t *testing.T) {
 		{"no XDG_RUNTIME_DIR", 1000, simPorts, nil, DefaultStateDir},
 		{"relative XDG_RUNTIME_DIR", 1000, simPorts, []string{"XDG_RUNTIME_DIR", "run"}, DefaultStateDir},
 		{"state_dir set", 1000, simPorts + "state_dir: /tmp/mine\n", []string{"XDG_RUNTIME_DIR", "/run/user/1000"}, "/tmp/mine"},
+		{"state_dir set in capitals", 1000, simPorts + "State_Dir: /tmp/mine\n", []string{"XDG_RUNTIME_DIR", "/run/user/1000"}, "/tmp/mine"},
 		{"state_dir from env", 1000, simPorts, []string{"XDG_RUNTIME_DIR", "/run/user/1000", "UIOD_STATE_DIR", "/tmp/env"}, "/tmp/env"},
 		{"pci port", 1000, pciPort, []string{"XDG_RUNTIME_DIR", "/run/user/1000"}, DefaultStateDir},
 	}

@@ -13,10 +13,7 @@ import (
 // TestBadFiles checks each rule: the file has exactly one problem, reported on the right
 // path with the bad value.
 func TestBadFiles(t *testing.T) {
-	tests := []struct {
-		name, text, path string
-		msg              string // substring of the message
-	}{
+	wantOneErrors(t, []oneError{
 		// Top level.
 		{"no ports", "log: {level: info}", "ports", "at least one port"},
 		{"empty ports", "ports: []", "ports", "at least one port"},
@@ -161,13 +158,7 @@ forward: {pairs: [[a, b]]}`, "forward.pairs", `"c"`},
 		{"unknown key, null", simPorts + "bogus:", "bogus", "unknown key"},
 		{"unknown key in list item", port0("extra", "{}"), "ports[0].extra", "unknown key"},
 		{"unknown nested key", simPorts + "poll: {housekeeping: {hertz: 5}}", "poll.housekeeping.hertz", "unknown key"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := read(t, tt.text)
-			wantOneError(t, err, tt.path, tt.msg)
-		})
-	}
+	})
 }
 
 func TestManyErrorsAtOnce(t *testing.T) {

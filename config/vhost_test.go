@@ -20,19 +20,14 @@ func TestVhostPorts(t *testing.T) {
 	}
 	for _, tt := range good {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := read(t, tt.text)
-			if err != nil {
-				t.Fatalf("unexpected error:\n%v", err)
-			}
+			c := mustRead(t, tt.text)
 			p := c.Ports[1]
 			if p.VhostMode() != tt.mode || p.HasPCI() || p.PCI != "" || p.Socket != "/run/vm.sock" {
 				t.Errorf("port %+v: mode %s, HasPCI %v", p, p.VhostMode(), p.HasPCI())
 			}
 		})
 	}
-	bad := []struct {
-		name, text, path, msg string
-	}{
+	wantOneErrors(t, []oneError{
 		{"no socket", sim + "  - {name: vm, driver: vhost-user}\n", "ports[1].socket", "required for vhost-user ports"},
 		{"bad mode", sim + vm + ", mode: both}\n", "ports[1].mode", "both"},
 		{"pci", sim + vm + ", pci: \"01:00.0\"}\n", "ports[1].pci", "not a PCI function"},
@@ -46,11 +41,5 @@ func TestVhostPorts(t *testing.T) {
 		{"socket on a sim port", port0("socket", "/run/x.sock"), "ports[0].socket", "only vhost-user ports"},
 		{"mode on a sim port", port0("mode", "server"), "ports[0].mode", "only vhost-user ports"},
 		{"same socket", "ports:\n" + vm + "}\n" + "  - {name: vm2, driver: vhost-user, socket: /run/vm.sock}\n", "ports[1].socket", "same socket as ports[0].socket"},
-	}
-	for _, tt := range bad {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := read(t, tt.text)
-			wantOneError(t, err, tt.path, tt.msg)
-		})
-	}
+	})
 }

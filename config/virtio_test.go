@@ -22,18 +22,13 @@ func TestVirtioPorts(t *testing.T) {
 	}
 	for _, tt := range good {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := read(t, tt.text)
-			if err != nil {
-				t.Fatalf("unexpected error:\n%v", err)
-			}
+			c := mustRead(t, tt.text)
 			if c.Ports[0].NIC != NICVirtio {
 				t.Errorf("ports[0].nic = %q", c.Ports[0].NIC)
 			}
 		})
 	}
-	bad := []struct {
-		name, text, path, msg string
-	}{
+	wantOneErrors(t, []oneError{
 		{"itr", port0("nic", "virtio", "itr", "50us"), "ports[0].itr", "= 50µs: port a is virtio-net (virtio), which has no interrupt moderation"},
 		{"itr within the 82599 range on hardware", "ports:\n  - {name: up, driver: vfio-pci, pci: \"01:00.0\", nic: virtio, itr: 8us}\nforward: {mode: reflect}",
 			"ports[0].itr", "port up is virtio-net"},
@@ -43,11 +38,5 @@ func TestVirtioPorts(t *testing.T) {
 		{"more tx than rx queues", port0("nic", "virtio", "tx_queues", "2"), "ports[0].tx_queues", "= 2: more than rx_queues (1): port a is virtio-net"},
 		{"second port", simPorts + "  - {name: c, driver: sim, wire: \"pair:c\", nic: virtio, itr: 1ms}\n  - {name: d, driver: sim, wire: \"pair:d\"}\n",
 			"ports[2].itr", "port c is virtio-net"},
-	}
-	for _, tt := range bad {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := read(t, tt.text)
-			wantOneError(t, err, tt.path, tt.msg)
-		})
-	}
+	})
 }
