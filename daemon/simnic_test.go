@@ -109,14 +109,15 @@ func TestCheckNICVirtio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = b.checkNIC(config.Port{Name: "v0", NIC: config.NICAuto, ITR: 50 * time.Microsecond}, v)
+	_, err = b.checkNIC(config.Port{Name: "v0", NIC: config.NICAuto, ITR: 50 * time.Microsecond}, v)
 	testutil.ErrorIs(t, err, pci.ErrNotSupported, "port v0: 0000:05:00.0 is virtio-net, which has no interrupt moderation: itr 50µs")
 	for _, name := range []string{config.NICAuto, config.NICVirtio} {
-		if err := b.checkNIC(config.Port{Name: "v0", NIC: name}, v); err != nil {
-			t.Errorf("nic %s: %v", name, err)
+		id, err := b.checkNIC(config.Port{Name: "v0", NIC: name}, v)
+		if err != nil || id.Vendor != 0x1af4 {
+			t.Errorf("nic %s: %v, %v; want the virtio-net ids from sysfs", name, id, err)
 		}
 	}
-	err = b.checkNIC(config.Port{Name: "x0", NIC: config.NICVirtio}, x)
+	_, err = b.checkNIC(config.Port{Name: "x0", NIC: config.NICVirtio}, x)
 	testutil.ErrorContains(t, err, "port x0", "unsupported device 8086:1528 for driver virtio", "1af4:1041 (virtio-net)")
 }
 
