@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -146,28 +145,12 @@ func TestStatusDuringStop(t *testing.T) {
 	if d.MetricsAddr() == "" {
 		t.Fatal("metrics endpoint not running")
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				d.Status()
-			}
-		}()
-	}
+	stop := hammer(4, func() bool { d.Status(); return true })
 	time.Sleep(20 * time.Millisecond)
 	if err := d.Stop(); err != nil {
 		t.Errorf("Stop: %v", err)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if st := d.Status(); len(st.Ports) != 0 || len(st.Queues) != 0 {
 		t.Errorf("status after Stop lists ports or queues: %+v", st)
 	}

@@ -3,12 +3,10 @@ package daemon
 import (
 	"bytes"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/wire"
 )
 
 // TestDaemonJumbo runs l2fwd between two sim ports at mtu 9000 on each Intel model and
@@ -34,25 +32,9 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 				t.Fatalf("Start: %v", err)
 			}
 			defer d.Stop()
-			var mu sync.Mutex
-			var out [][]byte
-			gen := make([]wire.Port, 2)
-			for i := range gen {
-				g, err := wire.Open(fmt.Sprintf("pair:%s%d", name, i))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer g.Close()
-				if i == 1 {
-					g.SetHandler(func(f []byte, _ int64) {
-						mu.Lock()
-						out = append(out, append([]byte(nil), f...))
-						mu.Unlock()
-					})
-				}
-				gen[i] = g
-			}
-			received := func() int { mu.Lock(); defer mu.Unlock(); return len(out) }
+			c := openCollectors(t, name, 2)
+			gen := c.gen
+			received := func() int { return c.count(1) }
 			frame := func(n int, tag bool) []byte {
 				f := make([]byte, n)
 				copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 9})
@@ -79,9 +61,8 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 				if !testutil.WaitFor(10*time.Second, func() bool { return received() >= want }) {
 					t.Fatalf("a frame of %d bytes (tagged %v) did not come out at mtu 9000: status %+v", tt.n, tt.tag, d.Status().Ports)
 				}
-				mu.Lock()
-				got := out[len(out)-1]
-				mu.Unlock()
+				var got []byte
+				c.frames(func(out [][][]byte) { got = out[1][len(out[1])-1] })
 				if !bytes.Equal(got, f) {
 					t.Errorf("a frame of %d bytes came out as %d bytes with other contents", tt.n, len(got))
 				}
