@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -116,13 +114,8 @@ func TestDaemonStartFailureReleases(t *testing.T) {
 
 func get(t *testing.T, url string) string {
 	t.Helper()
-	r, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Body.Close()
-	b, _ := io.ReadAll(r.Body)
-	return string(b)
+	_, body := getCode(t, url)
+	return body
 }
 
 func getStatus(t *testing.T, url string) Status {

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"bytes"
-	"fmt"
 	"testing"
 	"time"
 
@@ -20,18 +19,8 @@ func TestDaemonJumbo(t *testing.T) {
 	for _, model := range []string{"ixgbe", "igb", "virtio"} {
 		t.Run(model, func(t *testing.T) {
 			name := "jumbo" + model
-			cfg := testConfig(t, fmt.Sprintf(`
-ports:
-  - {name: a, driver: sim, nic: %[2]s, wire: "pair:%[1]s0", promiscuous: true, mtu: 9000}
-  - {name: b, driver: sim, nic: %[2]s, wire: "pair:%[1]s1", promiscuous: true, mtu: 9000}
-forward: {mode: l2fwd, pairs: [[a, b]]}
-poll: {mode: adaptive, wait_timeout: 5ms}
-`, name, model))
-			d := New(cfg, Options{})
-			if err := d.Start(); err != nil {
-				t.Fatalf("Start: %v", err)
-			}
-			defer d.Stop()
+			cfg := simNICConfig(t, name, model, ", mtu: 9000")
+			d, _ := startDaemon(t, cfg)
 			c := openCollectors(t, name, 2)
 			gen := c.gen
 			received := func() int { return c.count(1) }

@@ -57,13 +57,7 @@ func TestSimPortModels(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.nic, func(t *testing.T) {
 			name := "dnic" + tt.nic
-			cfg := testConfig(t, fmt.Sprintf(`
-ports:
-  - {name: a, driver: sim, nic: %[2]s, wire: "pair:%[1]s0", promiscuous: %[3]t}
-  - {name: b, driver: sim, nic: %[2]s, wire: "pair:%[1]s1", promiscuous: %[3]t}
-forward: {mode: l2fwd, pairs: [[a, b]]}
-poll: {mode: adaptive, wait_timeout: 5ms}
-`, name, tt.nic, tt.nic != "igbvf")) // a VF takes broadcast, not promiscuous mode
+			cfg := simNICConfig(t, name, tt.nic, "")
 			d, base := startDaemon(t, cfg)
 			for _, p := range d.ports {
 				tt.check(t, p)

@@ -368,16 +368,14 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 	dev := d.ports[0].model.Device()
 	d.mu.Unlock()
 	var back = make(chan struct{})
-	old := simPresent
-	simPresent = func(pc config.Port) bool {
+	setSimPresent(t, func(pc config.Port) bool {
 		select {
 		case <-back:
 			return true
 		default:
 			return pc.Name != "a"
 		}
-	}
-	t.Cleanup(func() { simPresent = old })
+	})
 	if err := dev.RequestRemoval(); err != nil {
 		t.Fatal(err)
 	}
