@@ -85,9 +85,7 @@ type followRig struct {
 // watcher over them (allmulti[i]: kernel.allmulti).
 func newFollowRig(t *testing.T, ports []nic.Port, names []string, allmulti []bool) *followRig {
 	t.Helper()
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
+	needTUN(t)
 	r := &followRig{ns: testutil.Netns(t, "uiod-tf")}
 	log, logs := observed()
 	r.logs = logs
@@ -269,9 +267,7 @@ func TestTAPFollowLink(t *testing.T) {
 // /metrics show it, a TAP set down drops the frames the app hands it (counted), and
 // the port's filter follows the TAP exactly when its driver has one.
 func TestIntegrationTAPFollowsSimPort(t *testing.T) {
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
+	needTUN(t)
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("needs ip (iproute2)")
 	}
