@@ -45,7 +45,7 @@ bridge:
 poll: {mode: busy}
 `, n))
 	cfg.Poll.CPUs = []int{-1, -1} // two unpinned threads
-	c := openCollectors(t, n, 3)
+	c := openWireEnds(t, n, 3)
 	d, _ := startDaemon(t, cfg)
 	// A's broadcast: untagged out of b, tagged out of c.
 	if err := c.gen[0].Send(bridgeFrame(0xff, 0xa, 0, 1)); err != nil {

@@ -21,7 +21,7 @@ func TestDaemonJumbo(t *testing.T) {
 			name := "jumbo" + model
 			cfg := simNICConfig(t, name, model, ", mtu: 9000")
 			d, _ := startDaemon(t, cfg)
-			c := openCollectors(t, name, 2)
+			c := openWireEnds(t, name, 2)
 			gen := c.gen
 			received := func() int { return c.count(1) }
 			frame := func(n int, tag bool) []byte {

@@ -60,7 +60,7 @@ func ipv4Frame(dst net.IP, ttl uint8, seq uint32) []byte {
 func TestL3fwd(t *testing.T) {
 	cfg := l3fwdConfig(t, t.Name(), 2)
 	cfg.Poll.CPUs = []int{-1, -1} // two unpinned threads
-	c := openCollectors(t, t.Name(), 3)
+	c := openWireEnds(t, t.Name(), 3)
 	d, _ := startDaemon(t, cfg)
 	sends := []struct {
 		port int

@@ -72,7 +72,7 @@ type wireEnds struct {
 	got [][][]byte // by end, in arrival order
 }
 
-func openCollectors(t *testing.T, name string, n int) *wireEnds {
+func openWireEnds(t *testing.T, name string, n int) *wireEnds {
 	t.Helper()
 	c := &wireEnds{got: make([][][]byte, n)}
 	for i := range n {
