@@ -6,12 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/wire"
 )
 
 // bridgeFrame is a 64-byte frame from src to dst (last bytes of 02:00:00:00:00:xx, 0xff
@@ -50,49 +45,26 @@ bridge:
 poll: {mode: busy}
 `, n))
 	cfg.Poll.CPUs = []int{-1, -1} // two unpinned threads
-	var mu sync.Mutex
-	got := map[int][][]byte{}
-	var gens []wire.Port
-	for i := range 3 {
-		g, err := wire.Open(fmt.Sprintf("pair:%s%d", n, i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.SetHandler(func(f []byte, ts int64) {
-			mu.Lock()
-			got[i] = append(got[i], bytes.Clone(f))
-			mu.Unlock()
-		})
-		gens = append(gens, g)
-		t.Cleanup(func() { g.Close() })
-	}
+	c := openWireEnds(t, n, 3)
 	d, _ := startDaemon(t, cfg)
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		if !testutil.WaitFor(10*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return cond() }) {
-			mu.Lock()
-			defer mu.Unlock()
-			t.Fatalf("%s: got %d %d %d frames", what, len(got[0]), len(got[1]), len(got[2]))
-		}
-	}
 	// A's broadcast: untagged out of b, tagged out of c.
-	if err := gens[0].Send(bridgeFrame(0xff, 0xa, 0, 1)); err != nil {
+	if err := c.gen[0].Send(bridgeFrame(0xff, 0xa, 0, 1)); err != nil {
 		t.Fatal(err)
 	}
-	wait("the broadcast", func() bool { return len(got[1]) == 1 && len(got[2]) == 1 })
+	c.wait(t, "the broadcast", func(got [][][]byte) bool { return len(got[1]) == 1 && len(got[2]) == 1 })
 	// C (behind the trunk) answers A: only out of a, untagged.
-	if err := gens[2].Send(bridgeFrame(0xa, 0xc, 10, 2)); err != nil {
+	if err := c.gen[2].Send(bridgeFrame(0xa, 0xc, 10, 2)); err != nil {
 		t.Fatal(err)
 	}
-	wait("the answer", func() bool { return len(got[0]) == 1 })
-	mu.Lock()
-	bcast, answer := bridgeFrame(0xff, 0xa, 0, 1), bridgeFrame(0xa, 0xc, 10, 2)
-	tagged := append(append(bytes.Clone(bcast[:12]), 0x81, 0, 0, 10), bcast[12:]...)
-	untagged := append(bytes.Clone(answer[:12]), answer[16:]...)
-	if !bytes.Equal(got[1][0], bcast) || !bytes.Equal(got[2][0], tagged) || !bytes.Equal(got[0][0], untagged) {
-		t.Errorf("frames out: a % x\nb % x\nc % x", got[0][0], got[1][0], got[2][0])
-	}
-	mu.Unlock()
+	c.wait(t, "the answer", func(got [][][]byte) bool { return len(got[0]) == 1 })
+	c.frames(func(got [][][]byte) {
+		bcast, answer := bridgeFrame(0xff, 0xa, 0, 1), bridgeFrame(0xa, 0xc, 10, 2)
+		tagged := append(append(bytes.Clone(bcast[:12]), 0x81, 0, 0, 10), bcast[12:]...)
+		untagged := append(bytes.Clone(answer[:12]), answer[16:]...)
+		if !bytes.Equal(got[1][0], bcast) || !bytes.Equal(got[2][0], tagged) || !bytes.Equal(got[0][0], untagged) {
+			t.Errorf("frames out: a % x\nb % x\nc % x", got[0][0], got[1][0], got[2][0])
+		}
+	})
 	st := d.Status()
 	if st.Bridge == nil || st.Bridge.Entries != 2 || len(st.Bridge.FDB) != 2 || st.Bridge.Ageing != "5m0s" {
 		t.Fatalf("status bridge %+v: want 2 entries", st.Bridge)

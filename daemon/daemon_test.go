@@ -2,14 +2,11 @@ package daemon
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -117,13 +114,8 @@ func TestDaemonStartFailureReleases(t *testing.T) {
 
 func get(t *testing.T, url string) string {
 	t.Helper()
-	r, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Body.Close()
-	b, _ := io.ReadAll(r.Body)
-	return string(b)
+	_, body := getCode(t, url)
+	return body
 }
 
 func getStatus(t *testing.T, url string) Status {
@@ -146,28 +138,12 @@ func TestStatusDuringStop(t *testing.T) {
 	if d.MetricsAddr() == "" {
 		t.Fatal("metrics endpoint not running")
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				d.Status()
-			}
-		}()
-	}
+	stop := hammer(4, func() bool { d.Status(); return true })
 	time.Sleep(20 * time.Millisecond)
 	if err := d.Stop(); err != nil {
 		t.Errorf("Stop: %v", err)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if st := d.Status(); len(st.Ports) != 0 || len(st.Queues) != 0 {
 		t.Errorf("status after Stop lists ports or queues: %+v", st)
 	}

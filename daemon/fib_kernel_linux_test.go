@@ -27,9 +27,7 @@ type fibRig struct {
 
 func newFIBRig(t *testing.T) *fibRig {
 	t.Helper()
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
+	needTUN(t)
 	if _, err := exec.LookPath("ping"); err != nil {
 		t.Skip("needs ping (iputils-ping)")
 	}
@@ -210,20 +208,10 @@ func TestIntegrationRoutesFromKernel(t *testing.T) {
 // TestIntegrationRoutesFromKernelStatic: a static route is pinned over the kernel's
 // route for the same prefix.
 func TestIntegrationRoutesFromKernelStatic(t *testing.T) {
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
+	needTUN(t)
 	ns := testutil.Netns(t, "uiod-fs")
-	cfg := testConfig(t, `
-ports:
-  - {name: a, driver: sim, wire: "pair:fibs0", kernel: {tap: uiodk0}}
-  - {name: b, driver: sim, wire: "pair:fibs1", kernel: {tap: uiodk1}}
-forward:
-  mode: l3fwd
-  routes_from: kernel
-  routes: [{prefix: 10.9.0.0/16, port: a, next_hop_mac: "02:00:00:00:09:01"}]
-`)
-	d, _ := startIn(t, cfg, ns, nil)
+	d := startKernelRouter(t, ns, "fibs", `
+  routes: [{prefix: 10.9.0.0/16, port: a, next_hop_mac: "02:00:00:00:09:01"}]`)
 	testutil.IPIn(t, ns, "addr", "add", "10.232.0.1/24", "dev", "uiodk1")
 	testutil.IPIn(t, ns, "route", "add", "10.9.0.0/16", "via", "10.232.0.2")
 	testutil.IPIn(t, ns, "route", "add", "10.10.0.0/16", "via", "10.232.0.2")
@@ -391,4 +379,21 @@ func TestIntegrationRouteChurn(t *testing.T) {
 	if c[0] == 0 {
 		t.Error("no churned destination was ever forwarded: the routes never took")
 	}
+}
+
+// startKernelRouter starts, in netns ns, a router with routes from the kernel on two sim
+// ports a and b (wires pair:WIRE0 and pair:WIRE1) whose kernel paths are the TAPs uiodk0
+// and uiodk1; forward is more of the forward section, each line indented by two.
+func startKernelRouter(t *testing.T, ns, wire, forward string) *Daemon {
+	t.Helper()
+	cfg := testConfig(t, fmt.Sprintf(`
+ports:
+  - {name: a, driver: sim, wire: "pair:%[1]s0", kernel: {tap: uiodk0}}
+  - {name: b, driver: sim, wire: "pair:%[1]s1", kernel: {tap: uiodk1}}
+forward:
+  mode: l3fwd
+  routes_from: kernel%[2]s
+`, wire, forward))
+	d, _ := startIn(t, cfg, ns, nil)
+	return d
 }

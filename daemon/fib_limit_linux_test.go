@@ -3,7 +3,6 @@ package daemon
 import (
 	"fmt"
 	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -16,17 +15,10 @@ import (
 // and the new ones over it sent to the kernel as no_route; when the kernel drops the
 // extra routes, the count returns to 0.
 func TestIntegrationRoutesFromKernelLimit(t *testing.T) {
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
+	needTUN(t)
 	ns := testutil.Netns(t, "uiod-fl")
-	cfg := testConfig(t, `
-ports:
-  - {name: a, driver: sim, wire: "pair:fibl0", kernel: {tap: uiodk0}}
-  - {name: b, driver: sim, wire: "pair:fibl1", kernel: {tap: uiodk1}}
-forward: {mode: l3fwd, routes_from: kernel, max_routes: 24}
-`)
-	d, _ := startIn(t, cfg, ns, nil)
+	d := startKernelRouter(t, ns, "fibl", `
+  max_routes: 24`)
 	testutil.IPIn(t, ns, "addr", "add", "10.232.0.1/24", "dev", "uiodk1")
 	for i := range 4 {
 		testutil.IPIn(t, ns, "route", "add", fmt.Sprintf("10.50.%d.0/24", i), "via", "10.232.0.2")

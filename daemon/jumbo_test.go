@@ -2,13 +2,10 @@ package daemon
 
 import (
 	"bytes"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/wire"
 )
 
 // TestDaemonJumbo runs l2fwd between two sim ports at mtu 9000 on each Intel model and
@@ -22,37 +19,11 @@ func TestDaemonJumbo(t *testing.T) {
 	for _, model := range []string{"ixgbe", "igb", "virtio"} {
 		t.Run(model, func(t *testing.T) {
 			name := "jumbo" + model
-			cfg := testConfig(t, fmt.Sprintf(`
-ports:
-  - {name: a, driver: sim, nic: %[2]s, wire: "pair:%[1]s0", promiscuous: true, mtu: 9000}
-  - {name: b, driver: sim, nic: %[2]s, wire: "pair:%[1]s1", promiscuous: true, mtu: 9000}
-forward: {mode: l2fwd, pairs: [[a, b]]}
-poll: {mode: adaptive, wait_timeout: 5ms}
-`, name, model))
-			d := New(cfg, Options{})
-			if err := d.Start(); err != nil {
-				t.Fatalf("Start: %v", err)
-			}
-			defer d.Stop()
-			var mu sync.Mutex
-			var out [][]byte
-			gen := make([]wire.Port, 2)
-			for i := range gen {
-				g, err := wire.Open(fmt.Sprintf("pair:%s%d", name, i))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer g.Close()
-				if i == 1 {
-					g.SetHandler(func(f []byte, _ int64) {
-						mu.Lock()
-						out = append(out, append([]byte(nil), f...))
-						mu.Unlock()
-					})
-				}
-				gen[i] = g
-			}
-			received := func() int { mu.Lock(); defer mu.Unlock(); return len(out) }
+			cfg := simNICConfig(t, name, model, ", mtu: 9000")
+			d, _ := startDaemon(t, cfg)
+			c := openWireEnds(t, name, 2)
+			gen := c.gen
+			received := func() int { return c.count(1) }
 			frame := func(n int, tag bool) []byte {
 				f := make([]byte, n)
 				copy(f, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 9})
@@ -79,9 +50,8 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 				if !testutil.WaitFor(10*time.Second, func() bool { return received() >= want }) {
 					t.Fatalf("a frame of %d bytes (tagged %v) did not come out at mtu 9000: status %+v", tt.n, tt.tag, d.Status().Ports)
 				}
-				mu.Lock()
-				got := out[len(out)-1]
-				mu.Unlock()
+				var got []byte
+				c.frames(func(out [][][]byte) { got = out[1][len(out[1])-1] })
 				if !bytes.Equal(got, f) {
 					t.Errorf("a frame of %d bytes came out as %d bytes with other contents", tt.n, len(got))
 				}

@@ -71,9 +71,7 @@ var (
 
 func newKernelRig(t *testing.T, poll string, l3 bool) *kernelRig {
 	t.Helper()
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
+	needTUN(t)
 	for _, tool := range []string{"ping", "nc"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("needs %s (iputils-ping, netcat-openbsd)", tool)
@@ -175,9 +173,7 @@ func startIn(t testing.TB, cfg *config.Config, ns string, app dataplane.App) (*D
 // open the wires' far ends).
 func pairKernelDaemon(t testing.TB, tapName, poll string, open func(name string)) (d *Daemon, ns string, macs [][6]byte) {
 	t.Helper()
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
+	needTUN(t)
 	ns = testutil.Netns(t, "uiod-"+tapName)
 	name := fmt.Sprintf("%s-%d", tapName, os.Getpid())
 	cfg := testConfig(t, fmt.Sprintf(`
@@ -399,9 +395,7 @@ func queueStats(d *Daemon, name string) dataplane.QueueStats {
 // TestIntegrationKernelRefused: a start that fails on a kernel path names the interface
 // and leaves the namespace's interfaces as they were: no TAP it made stays behind.
 func TestIntegrationKernelRefused(t *testing.T) {
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
+	needTUN(t)
 	ns := testutil.Netns(t, "uiod-kr")
 	testutil.IPIn(t, ns, "link", "add", "uiodv0", "type", "veth", "peer", "name", "uiodv1")
 	var held *tap.Port
@@ -444,9 +438,7 @@ poll: {mode: busy}
 // only l3fwd hands frames to it (reflect's rule that a queue sends back out of its RX port
 // is not a kernel path's, whose frames leave by its own port).
 func TestIntegrationKernelBuiltinApps(t *testing.T) {
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
+	needTUN(t)
 	ns := testutil.Netns(t, "uiod-kapps")
 	for i, c := range []struct{ name, forward string }{
 		{"l2fwd", "{mode: l2fwd}"},
@@ -466,5 +458,13 @@ poll: {mode: adaptive}
 				t.Fatalf("no a/kernel queue in %+v", d.dp.Stats())
 			}
 		})
+	}
+}
+
+// needTUN skips t on a host without /dev/net/tun (no TAP for the kernel path).
+func needTUN(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skip("no /dev/net/tun")
 	}
 }

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/wire"
 )
 
 // l3fwdConfig is three sim ports on the wires pair:NAME0..2 routing 10.1/16 to c, a /32
@@ -62,22 +60,7 @@ func ipv4Frame(dst net.IP, ttl uint8, seq uint32) []byte {
 func TestL3fwd(t *testing.T) {
 	cfg := l3fwdConfig(t, t.Name(), 2)
 	cfg.Poll.CPUs = []int{-1, -1} // two unpinned threads
-	var mu sync.Mutex
-	got := map[int][][]byte{}
-	var gens []wire.Port
-	for i := range 3 {
-		g, err := wire.Open(fmt.Sprintf("pair:%s%d", t.Name(), i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.SetHandler(func(f []byte, ts int64) {
-			mu.Lock()
-			got[i] = append(got[i], bytes.Clone(f))
-			mu.Unlock()
-		})
-		gens = append(gens, g)
-		t.Cleanup(func() { g.Close() })
-	}
+	c := openWireEnds(t, t.Name(), 3)
 	d, _ := startDaemon(t, cfg)
 	sends := []struct {
 		port int
@@ -94,37 +77,31 @@ func TestL3fwd(t *testing.T) {
 	for i, s := range sends {
 		f := ipv4Frame(s.dst, s.ttl, uint32(i))
 		copy(f, d.ports[s.port].nic.MAC()) // l3fwd routes only what is sent to the port's MAC
-		if err := gens[s.port].Send(f); err != nil {
+		if err := c.gen[s.port].Send(f); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if !testutil.WaitFor(10*time.Second, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(got[0])+len(got[1])+len(got[2]) >= 3
-	}) {
-		t.Fatalf("forwarded frames did not arrive: %d %d %d", len(got[0]), len(got[1]), len(got[2]))
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for i, s := range sends {
-		if s.to < 0 {
-			continue
+	c.wait(t, "forwarded frames did not arrive", func(got [][][]byte) bool { return len(got[0])+len(got[1])+len(got[2]) >= 3 })
+	c.frames(func(got [][][]byte) {
+		for i, s := range sends {
+			if s.to < 0 {
+				continue
+			}
+			if len(got[s.to]) == 0 {
+				t.Errorf("frame %d: nothing out of port %d", i, s.to)
+				continue
+			}
+			f := got[s.to][0]
+			got[s.to] = got[s.to][1:]
+			want := ipv4Frame(s.dst, s.ttl-1, uint32(i))
+			mac, _ := net.ParseMAC(s.mac)
+			copy(want, mac)
+			copy(want[6:], d.ports[s.to].nic.MAC())
+			if !bytes.Equal(f, want) {
+				t.Errorf("frame %d out of port %d:\n got % x\nwant % x", i, s.to, f, want)
+			}
 		}
-		if len(got[s.to]) == 0 {
-			t.Errorf("frame %d: nothing out of port %d", i, s.to)
-			continue
-		}
-		f := got[s.to][0]
-		got[s.to] = got[s.to][1:]
-		want := ipv4Frame(s.dst, s.ttl-1, uint32(i))
-		mac, _ := net.ParseMAC(s.mac)
-		copy(want, mac)
-		copy(want[6:], d.ports[s.to].nic.MAC())
-		if !bytes.Equal(f, want) {
-			t.Errorf("frame %d out of port %d:\n got % x\nwant % x", i, s.to, f, want)
-		}
-	}
+	})
 	if !testutil.WaitFor(5*time.Second, func() bool {
 		for _, q := range d.dp.Stats() {
 			if q.DropsBy["ttl_expired"] == 1 {

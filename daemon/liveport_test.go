@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -117,24 +116,12 @@ func TestLivePortTake(t *testing.T) {
 	for round := range 20 {
 		sp := &stubPort{stats: nic.Stats{RxPackets: 10}}
 		lp := newLivePort(sp)
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for range 3 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					_ = lp.Stats()
-					_ = lp.Link()
-					_ = lp.RxVector(0)
-				}
-			}()
-		}
+		stop := hammer(3, func() bool {
+			_ = lp.Stats()
+			_ = lp.Link()
+			_ = lp.RxVector(0)
+			return true
+		})
 		for sp.calls.Load() < int64(100*(round+1)) {
 		}
 		p, err := lp.take()
@@ -142,8 +129,7 @@ func TestLivePortTake(t *testing.T) {
 			t.Fatalf("take: %v, %v", p, err)
 		}
 		p.Close()
-		close(stop)
-		wg.Wait()
+		stop()
 		if n := sp.afterShut.Load(); n != 0 {
 			t.Fatalf("round %d: %d calls into the port after it was taken and closed", round, n)
 		}
@@ -178,21 +164,11 @@ func TestLivePortTakeBetweenTurns(t *testing.T) {
 			}
 			dp.Start()
 			t.Cleanup(dp.Stop)
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-						_ = lp.Stats()
-						_ = lp.Link()
-					}
-				}
-			}()
+			stop := hammer(1, func() bool {
+				_ = lp.Stats()
+				_ = lp.Link()
+				return true
+			})
 			testutil.Eventually(t, 10*time.Second, func() bool { return sp.calls.Load() > 1000 }, "the poll thread polls the port")
 			var took nic.Port
 			if err := dp.Exclusive(func() {
@@ -207,8 +183,7 @@ func TestLivePortTakeBetweenTurns(t *testing.T) {
 			testutil.Eventually(t, 10*time.Second, func() bool {
 				return dataplaneTurns(dp.Stats()) > dataplaneTurns(stats)+100
 			}, "the poll thread polls the absent port")
-			close(stop)
-			wg.Wait()
+			stop()
 			if n := sp.afterShut.Load(); n != 0 {
 				t.Fatalf("%d calls into the port after it was taken and closed", n)
 			}

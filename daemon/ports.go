@@ -63,8 +63,9 @@ func (b *backends) openPortOn(p config.Port, reuse wire.Port) (*port, error) {
 	if err != nil {
 		return nil, fmt.Errorf("port %s: %w", p.Name, err)
 	}
+	var id nic.DeviceID // from sysfs; for a sim port, nic reads it from the model
 	if p.Driver != config.DriverSim {
-		if err := b.checkNIC(p, addr); err != nil {
+		if id, err = b.checkNIC(p, addr); err != nil {
 			return nil, err
 		}
 	}
@@ -72,10 +73,8 @@ func (b *backends) openPortOn(p config.Port, reuse wire.Port) (*port, error) {
 	if op.dev, err = b.openFunction(op, reuse); err != nil {
 		return nil, err
 	}
-	d, err := nic.Identify(op.dev, p.NIC)
-	if err == nil {
-		op.nic, err = d.Open(op.dev, nicConfig(p))
-	}
+	var d nic.Driver
+	op.nic, d, err = nic.OpenDriver(op.dev, id, p.NIC, nicConfig(p))
 	if err != nil {
 		op.dev.Close()
 		if op.model != nil {
@@ -234,19 +233,22 @@ func vfioMode(s string) vfio.Mode {
 
 // checkNIC refuses a function no NIC driver supports before its backend opens it, from
 // the ids in sysfs: the error names the device and lists the supported ones, and the host
-// is left as it was. A function sysfs does not describe is left for the backend to refuse.
-func (b *backends) checkNIC(p config.Port, addr pci.Addr) error {
+// is left as it was. It returns those ids, which identify the function for its open
+// (nic.OpenDriver). A function sysfs does not describe is left for the open to identify
+// from its configuration space, and to refuse: its id is the zero DeviceID.
+func (b *backends) checkNIC(p config.Port, addr pci.Addr) (nic.DeviceID, error) {
 	info, err := (&pci.Host{Root: b.root}).Device(addr)
 	if err != nil {
-		return nil
+		return nic.DeviceID{}, nil
 	}
-	if _, err := nic.Lookup(uint16(info.VendorID), uint16(info.DeviceID), p.NIC); err != nil {
-		return fmt.Errorf("port %s: %s: %w", p.Name, addr, err)
+	id := nic.DeviceID{Vendor: uint16(info.VendorID), Device: uint16(info.DeviceID)}
+	if _, err := nic.Lookup(id.Vendor, id.Device, p.NIC); err != nil {
+		return nic.DeviceID{}, fmt.Errorf("port %s: %s: %w", p.Name, addr, err)
 	}
-	if virtio.Match(uint16(info.VendorID), uint16(info.DeviceID)) && p.ITR != 0 {
+	if virtio.Match(id.Vendor, id.Device) && p.ITR != 0 {
 		// nic: virtio refuses it in the configuration; nic: auto finds out here.
-		return fmt.Errorf("port %s: %s is virtio-net, which has no interrupt moderation: itr %v: %w",
+		return nic.DeviceID{}, fmt.Errorf("port %s: %s is virtio-net, which has no interrupt moderation: itr %v: %w",
 			p.Name, addr, p.ITR, pci.ErrNotSupported)
 	}
-	return nil
+	return id, nil
 }

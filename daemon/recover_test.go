@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -26,13 +25,7 @@ func TestSimPortRecovers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.nic, func(t *testing.T) {
 			name := "drec" + tt.nic
-			cfg := testConfig(t, fmt.Sprintf(`
-ports:
-  - {name: a, driver: sim, nic: %[2]s, wire: "pair:%[1]s0", promiscuous: %[3]t}
-  - {name: b, driver: sim, nic: %[2]s, wire: "pair:%[1]s1", promiscuous: %[3]t}
-forward: {mode: l2fwd, pairs: [[a, b]]}
-poll: {mode: adaptive, wait_timeout: 5ms}
-`, name, tt.nic, tt.nic != "igbvf"))
+			cfg := simNICConfig(t, name, tt.nic, "")
 			d, base := startDaemon(t, cfg)
 			if d.ports[0].live == nil {
 				t.Fatal("port a is not behind a livePort")

@@ -25,14 +25,18 @@ func TestDeviceRemoval(t *testing.T) {
 	}
 }
 
-func testDeviceRemoval(t *testing.T, mode string) {
-	var back atomic.Bool
+// setSimPresent makes present say whether a sim port's device is there (the removal
+// watcher's view) until the test ends.
+func setSimPresent(t *testing.T, present func(config.Port) bool) {
 	old := simPresent
-	simPresent = func(pc config.Port) bool { return pc.Name != "a" || back.Load() }
+	simPresent = present
 	t.Cleanup(func() { simPresent = old })
+}
 
-	name := "drm" + mode
-	cfg := testConfig(t, fmt.Sprintf(`
+// fourPortConfig is four sim ports a-d on the wires pair:NAME0-3, a↔b and c↔d under poll
+// mode.
+func fourPortConfig(t *testing.T, name, mode string) *config.Config {
+	return testConfig(t, fmt.Sprintf(`
 ports:
   - {name: a, driver: sim, wire: "pair:%[1]s0", promiscuous: true}
   - {name: b, driver: sim, wire: "pair:%[1]s1", promiscuous: true}
@@ -41,6 +45,13 @@ ports:
 forward: {mode: l2fwd, pairs: [[a, b], [c, d]]}
 poll: {mode: %[2]s, wait_timeout: 5ms}
 `, name, mode))
+}
+
+func testDeviceRemoval(t *testing.T, mode string) {
+	var back atomic.Bool
+	setSimPresent(t, func(pc config.Port) bool { return pc.Name != "a" || back.Load() })
+	name := "drm" + mode
+	cfg := fourPortConfig(t, name, mode)
 	d, base := startDaemon(t, cfg)
 	var gen [4]wire.Port
 	var sink [4]*frameSink
@@ -148,18 +159,8 @@ func getCode(t *testing.T, url string) (int, string) {
 // device is released too, and both come back.
 func TestTwoRemovals(t *testing.T) {
 	var back atomic.Bool
-	old := simPresent
-	simPresent = func(pc config.Port) bool { return back.Load() }
-	t.Cleanup(func() { simPresent = old })
-	d, _ := startDaemon(t, testConfig(t, `
-ports:
-  - {name: a, driver: sim, wire: "pair:dtr0", promiscuous: true}
-  - {name: b, driver: sim, wire: "pair:dtr1", promiscuous: true}
-  - {name: c, driver: sim, wire: "pair:dtr2", promiscuous: true}
-  - {name: d, driver: sim, wire: "pair:dtr3", promiscuous: true}
-forward: {mode: l2fwd, pairs: [[a, b], [c, d]]}
-poll: {mode: adaptive, wait_timeout: 5ms}
-`))
+	setSimPresent(t, func(config.Port) bool { return back.Load() })
+	d, _ := startDaemon(t, fourPortConfig(t, "dtr", "adaptive"))
 	for i, name := range []string{"a", "c"} {
 		dev, ok := d.SimDevice(name)
 		if !ok {

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -19,9 +18,7 @@ import (
 // follows its port"): with the filter left as Open programs it (broadcast and the
 // port's own MAC), the solicitation never gets past the port.
 func TestIntegrationRouterNDWithoutPromiscuous(t *testing.T) {
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
+	needTUN(t)
 	for _, tool := range []string{"ip", "ping"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("needs %s", tool)

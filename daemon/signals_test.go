@@ -3,7 +3,6 @@ package daemon
 import (
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,23 +44,15 @@ func TestShutdownSignalsQuiesce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() { // traffic until the daemon closes its end
-				defer wg.Done()
-				for i := uint32(0); ; i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					if gen.Send(frame(i)) == wire.ErrClosed {
-						return
-					}
-					time.Sleep(50 * time.Microsecond)
+			var i uint32
+			stop := hammer(1, func() bool { // traffic until the daemon closes its end
+				i++
+				if gen.Send(frame(i-1)) == wire.ErrClosed {
+					return false
 				}
-			}()
+				time.Sleep(50 * time.Microsecond)
+				return true
+			})
 			testutil.Eventually(t, 10*time.Second, func() bool {
 				st := d.Status()
 				return len(st.Queues) > 0 && st.Queues[0].RxPackets > 0
@@ -81,8 +72,7 @@ func TestShutdownSignalsQuiesce(t *testing.T) {
 			if err := d.Stop(); err != nil {
 				t.Fatalf("Stop after %v: %v", sig, err)
 			}
-			close(stop)
-			wg.Wait()
+			stop()
 			for i, dev := range devs {
 				checkQuiesced(t, d.cfg.Ports[i].Name, dev)
 			}

@@ -57,13 +57,7 @@ func TestSimPortModels(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.nic, func(t *testing.T) {
 			name := "dnic" + tt.nic
-			cfg := testConfig(t, fmt.Sprintf(`
-ports:
-  - {name: a, driver: sim, nic: %[2]s, wire: "pair:%[1]s0", promiscuous: %[3]t}
-  - {name: b, driver: sim, nic: %[2]s, wire: "pair:%[1]s1", promiscuous: %[3]t}
-forward: {mode: l2fwd, pairs: [[a, b]]}
-poll: {mode: adaptive, wait_timeout: 5ms}
-`, name, tt.nic, tt.nic != "igbvf")) // a VF takes broadcast, not promiscuous mode
+			cfg := simNICConfig(t, name, tt.nic, "")
 			d, base := startDaemon(t, cfg)
 			for _, p := range d.ports {
 				tt.check(t, p)
@@ -109,14 +103,15 @@ func TestCheckNICVirtio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = b.checkNIC(config.Port{Name: "v0", NIC: config.NICAuto, ITR: 50 * time.Microsecond}, v)
+	_, err = b.checkNIC(config.Port{Name: "v0", NIC: config.NICAuto, ITR: 50 * time.Microsecond}, v)
 	testutil.ErrorIs(t, err, pci.ErrNotSupported, "port v0: 0000:05:00.0 is virtio-net, which has no interrupt moderation: itr 50µs")
 	for _, name := range []string{config.NICAuto, config.NICVirtio} {
-		if err := b.checkNIC(config.Port{Name: "v0", NIC: name}, v); err != nil {
-			t.Errorf("nic %s: %v", name, err)
+		id, err := b.checkNIC(config.Port{Name: "v0", NIC: name}, v)
+		if err != nil || id.Vendor != 0x1af4 {
+			t.Errorf("nic %s: %v, %v; want the virtio-net ids from sysfs", name, id, err)
 		}
 	}
-	err = b.checkNIC(config.Port{Name: "x0", NIC: config.NICVirtio}, x)
+	_, err = b.checkNIC(config.Port{Name: "x0", NIC: config.NICVirtio}, x)
 	testutil.ErrorContains(t, err, "port x0", "unsupported device 8086:1528 for driver virtio", "1af4:1041 (virtio-net)")
 }
 

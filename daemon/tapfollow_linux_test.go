@@ -85,9 +85,7 @@ type followRig struct {
 // watcher over them (allmulti[i]: kernel.allmulti).
 func newFollowRig(t *testing.T, ports []nic.Port, names []string, allmulti []bool) *followRig {
 	t.Helper()
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
+	needTUN(t)
 	r := &followRig{ns: testutil.Netns(t, "uiod-tf")}
 	log, logs := observed()
 	r.logs = logs
@@ -269,9 +267,7 @@ func TestTAPFollowLink(t *testing.T) {
 // /metrics show it, a TAP set down drops the frames the app hands it (counted), and
 // the port's filter follows the TAP exactly when its driver has one.
 func TestIntegrationTAPFollowsSimPort(t *testing.T) {
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skip("no /dev/net/tun")
-	}
+	needTUN(t)
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("needs ip (iproute2)")
 	}
@@ -368,16 +364,14 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 	dev := d.ports[0].model.Device()
 	d.mu.Unlock()
 	var back = make(chan struct{})
-	old := simPresent
-	simPresent = func(pc config.Port) bool {
+	setSimPresent(t, func(pc config.Port) bool {
 		select {
 		case <-back:
 			return true
 		default:
 			return pc.Name != "a"
 		}
-	}
-	t.Cleanup(func() { simPresent = old })
+	})
 	if err := dev.RequestRemoval(); err != nil {
 		t.Fatal(err)
 	}

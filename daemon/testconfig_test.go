@@ -36,6 +36,20 @@ poll: {mode: %[2]s, wait_timeout: 5ms %[3]s}
 `, name, mode, extra))
 }
 
+// simNICConfig is simConfig's two ports on device models of NIC driver nic, in adaptive
+// mode; portExtra is appended to each port's fields. The ports are promiscuous but for
+// igbvf's (a VF takes broadcast, not promiscuous mode).
+func simNICConfig(t testing.TB, name, nic, portExtra string) *config.Config {
+	t.Helper()
+	return testConfig(t, fmt.Sprintf(`
+ports:
+  - {name: a, driver: sim, nic: %[2]s, wire: "pair:%[1]s0", promiscuous: %[3]t%[4]s}
+  - {name: b, driver: sim, nic: %[2]s, wire: "pair:%[1]s1", promiscuous: %[3]t%[4]s}
+forward: {mode: l2fwd, pairs: [[a, b]]}
+poll: {mode: adaptive, wait_timeout: 5ms}
+`, name, nic, nic != "igbvf", portExtra))
+}
+
 // startDaemon starts a daemon for cfg, stops it when the test ends, and returns it with
 // the base URL of its metrics endpoint as read back from the listener.
 func startDaemon(t testing.TB, cfg *config.Config) (*Daemon, string) {

@@ -1,6 +1,9 @@
 package daemon
 
 import (
+	"bytes"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,4 +62,88 @@ func (e *farEnds) sendBoth(t *testing.T, n, every, lag int) bool {
 		}
 	}
 	return testutil.WaitFor(10*time.Second, func() bool { return e.sink[0].count() >= n && e.sink[1].count() >= n })
+}
+
+// wireEnds are the test's ends of the wires pair:NAME0 … pair:NAME(n-1), each keeping a
+// copy of every frame it receives; they close when the test ends.
+type wireEnds struct {
+	gen []wire.Port
+	mu  sync.Mutex
+	got [][][]byte // by end, in arrival order
+}
+
+func openWireEnds(t *testing.T, name string, n int) *wireEnds {
+	t.Helper()
+	c := &wireEnds{got: make([][][]byte, n)}
+	for i := range n {
+		g, err := wire.Open(fmt.Sprintf("pair:%s%d", name, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetHandler(func(f []byte, _ int64) {
+			c.mu.Lock()
+			c.got[i] = append(c.got[i], bytes.Clone(f))
+			c.mu.Unlock()
+		})
+		c.gen = append(c.gen, g)
+		t.Cleanup(func() { g.Close() })
+	}
+	return c
+}
+
+// frames runs f on what every end has received so far, holding the lock (f may take
+// frames off).
+func (c *wireEnds) frames(f func(got [][][]byte)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(c.got)
+}
+
+// count is the number of frames end i has received.
+func (c *wireEnds) count(i int) (n int) {
+	c.frames(func(got [][][]byte) { n = len(got[i]) })
+	return n
+}
+
+// wait waits up to 10 s for cond on the frames received, and fails t naming what did not
+// happen and how many frames each end has.
+func (c *wireEnds) wait(t *testing.T, what string, cond func(got [][][]byte) bool) {
+	t.Helper()
+	if testutil.WaitFor(10*time.Second, func() (ok bool) { c.frames(func(got [][][]byte) { ok = cond(got) }); return ok }) {
+		return
+	}
+	c.frames(func(got [][][]byte) {
+		n := make([]int, len(got))
+		for i := range got {
+			n[i] = len(got[i])
+		}
+		t.Fatalf("%s: frames received by each end: %v", what, n)
+	})
+}
+
+// hammer calls f in n goroutines, each over and over until f returns false or stop is
+// called; stop waits for them.
+func hammer(n int, f func() bool) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if !f() {
+					return
+				}
+			}
+		}()
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }

@@ -258,32 +258,6 @@ func supportedLocked(name string) string {
 	return strings.Join(parts, "; ")
 }
 
-// Open brings up dev with the named driver, or with the one that matches its vendor and
-// device id when name is "auto" or "" (see Identify).
-func Open(dev pci.Device, name string, cfg Config) (Port, error) {
-	d, err := Identify(dev, name)
-	if err != nil {
-		return nil, err
-	}
-	return d.Open(dev, cfg)
-}
-
-// Identify reads dev's ids from its configuration space and returns the driver that
-// opens it: the named one, or the one whose Match accepts it for "auto" or "" (see
-// Lookup). A caller that needs to know which driver a port runs calls it and then the
-// driver's Open, instead of identifying the device twice.
-func Identify(dev pci.Device, name string) (Driver, error) {
-	vendor, device, err := pci.ReadIDs(dev.Config())
-	if err != nil {
-		return Driver{}, err
-	}
-	d, err := Lookup(vendor, device, name)
-	if err != nil {
-		return Driver{}, fmt.Errorf("%s: %w", dev.Addr(), err)
-	}
-	return d, nil
-}
-
 func sortedKeys(m map[string]Driver) []string {
 	k := make([]string, 0, len(m))
 	for n := range m {

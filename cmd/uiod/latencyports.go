@@ -43,16 +43,18 @@ func parsePortsFlag(s string) ([2]pci.Addr, error) {
 // the run has software figures only.
 func runLatencyPorts(ctx context.Context, cmd *cobra.Command, g *globals, addrs [2]pci.Addr, cfg latency.Config, hw bool, outs *latency.Outputs, human io.Writer) error {
 	var wires [2]*latency.NICWire
+	var drivers [2]string
 	for i, a := range addrs {
 		dev, err := vfio.Open(a, vfio.Options{Log: g.log})
 		if err != nil {
 			return fmt.Errorf("--ports: %s: %w", a, err)
 		}
-		p, err := nic.Open(dev, "auto", nic.Config{Promiscuous: true, Interrupts: nic.IRQNone, LinkTimeout: 5 * time.Second})
+		p, d, err := nic.OpenDriver(dev, nic.DeviceID{}, "auto", nic.Config{Promiscuous: true, Interrupts: nic.IRQNone, LinkTimeout: 5 * time.Second})
 		if err != nil {
 			dev.Close()
 			return fmt.Errorf("--ports: %w", err)
 		}
+		drivers[i] = d.Name
 		if wires[i], err = latency.NewNICWire(p); err != nil {
 			p.Close()
 			return fmt.Errorf("--ports: %s: %w", a, err)
@@ -76,7 +78,7 @@ func runLatencyPorts(ctx context.Context, cmd *cobra.Command, g *globals, addrs 
 		cfg.Label = addrs[0].String() + "→" + addrs[1].String()
 	}
 	outs.Title = fmt.Sprintf("%s, %s", cfg.Label, cfg.Pattern)
-	fmt.Fprintf(progress, "latency: %s → %s (vfio-pci), %s\n", addrs[0], addrs[1], cfg.Pattern)
+	fmt.Fprintf(progress, "latency: %s (%s) → %s (%s) on vfio-pci, %s\n", addrs[0], drivers[0], addrs[1], drivers[1], cfg.Pattern)
 	res, err := latency.Run(ctx, wires[0], wires[1], cfg)
 	if err != nil {
 		return err

@@ -120,20 +120,15 @@ func exampleDocs() (map[string]*configKey, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("the example configuration: %w", err)
 	}
-	l3, _, err := exampleKeys(config.ExampleL3fwd())
-	if err != nil {
-		return nil, "", fmt.Errorf("the l3fwd example configuration: %w", err)
-	}
-	br, _, err := exampleKeys(config.ExampleBridge())
-	if err != nil {
-		return nil, "", fmt.Errorf("the bridge example configuration: %w", err)
-	}
-	rt, _, err := exampleKeys(config.ExampleRouter())
-	if err != nil {
-		return nil, "", fmt.Errorf("the router example configuration: %w", err)
-	}
-	for _, ex := range []map[string]*configKey{l3, br, rt} {
-		for k, v := range ex {
+	for _, ex := range []struct {
+		name string
+		yaml string
+	}{{"l3fwd", config.ExampleL3fwd()}, {"bridge", config.ExampleBridge()}, {"router", config.ExampleRouter()}} {
+		keys, _, err := exampleKeys(ex.yaml)
+		if err != nil {
+			return nil, "", fmt.Errorf("the %s example configuration: %w", ex.name, err)
+		}
+		for k, v := range keys {
 			if d, ok := docs[k]; !ok || d.value == "" && len(d.text) == 0 {
 				docs[k] = v
 			}
