@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/uiod/uiod/nic/tap"
 	"github.com/uiod/uiod/nic/virtio"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/simnic"
 	"github.com/uiod/uiod/uio"
@@ -236,7 +238,11 @@ func vfioMode(s string) vfio.Mode {
 // the ids in sysfs: the error names the device and lists the supported ones, and the host
 // is left as it was. A function sysfs does not describe is left for the backend to refuse.
 func (b *backends) checkNIC(p config.Port, addr pci.Addr) error {
-	info, err := (&pci.Host{Root: b.root}).Device(addr)
+	h, err := pcihost.New(cmp.Or(b.root, "/"))
+	if err != nil {
+		return nil
+	}
+	info, err := h.Device(addr)
 	if err != nil {
 		return nil
 	}

@@ -1,6 +1,11 @@
 package pci
 
-import "fmt"
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/uiod/uiod/internal/clip"
+)
 
 // Class is a 24-bit PCI class code: base class << 16 | subclass << 8 | programming interface.
 type Class uint32
@@ -32,11 +37,11 @@ func (c Class) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (c *Class) UnmarshalText(b []byte) error {
-	v, err := parseClass(b)
+	v, err := ParseHex(b, 6)
 	if err != nil {
 		return err
 	}
-	*c = v
+	*c = Class(v)
 	return nil
 }
 
@@ -51,10 +56,26 @@ func (id ID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (id *ID) UnmarshalText(b []byte) error {
-	v, err := parseID(b)
+	v, err := ParseHex(b, 4)
 	if err != nil {
 		return err
 	}
 	*id = ID(v)
 	return nil
+}
+
+// ParseHex parses a hex value as sysfs shows one, such as a vendor ("0x8086\n") or a
+// class ("0x020000\n"): an optional 0x prefix, 1 to digits hex digits, an optional
+// trailing newline, nothing else. Any other content is an error wrapping ErrMalformed.
+func ParseHex(b []byte, digits int) (uint32, error) {
+	s := bytes.TrimSuffix(b, []byte("\n"))
+	s = bytes.TrimPrefix(bytes.TrimPrefix(s, []byte("0x")), []byte("0X"))
+	if len(s) == 0 || len(s) > digits {
+		return 0, fmt.Errorf("%w value %s: want up to %d hex digits", ErrMalformed, clip.Quote(string(b)), digits)
+	}
+	v, ok := hexField(string(s))
+	if !ok {
+		return 0, fmt.Errorf("%w value %s: not hex", ErrMalformed, clip.Quote(string(b)))
+	}
+	return v, nil
 }
