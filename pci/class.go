@@ -36,14 +36,7 @@ func (c Class) String() string { return fmt.Sprintf("%06x", uint32(c)) }
 func (c Class) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
-func (c *Class) UnmarshalText(b []byte) error {
-	v, err := ParseHex(b, 6)
-	if err != nil {
-		return err
-	}
-	*c = Class(v)
-	return nil
-}
+func (c *Class) UnmarshalText(b []byte) error { return unmarshalHex(c, b, 6) }
 
 // ID is a 16-bit PCI vendor or device id. It formats as four hex digits, "8086".
 type ID uint16
@@ -55,13 +48,16 @@ func (id ID) String() string { return fmt.Sprintf("%04x", uint16(id)) }
 func (id ID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
-func (id *ID) UnmarshalText(b []byte) error {
-	v, err := ParseHex(b, 4)
-	if err != nil {
-		return err
+func (id *ID) UnmarshalText(b []byte) error { return unmarshalHex(id, b, 4) }
+
+// unmarshalHex sets *v to the hex value b of up to digits digits (ParseHex); on an error
+// *v is left as it was.
+func unmarshalHex[T ~uint16 | ~uint32](v *T, b []byte, digits int) error {
+	x, err := ParseHex(b, digits)
+	if err == nil {
+		*v = T(x)
 	}
-	*id = ID(v)
-	return nil
+	return err
 }
 
 // ParseHex parses a hex value as sysfs shows one, such as a vendor ("0x8086\n") or a

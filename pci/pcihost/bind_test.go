@@ -33,6 +33,25 @@ func host(t *testing.T) (*pcihost.Host, *pcitest.Tree, *pcitest.Kernel) {
 	return h, tr, k
 }
 
+// untouched applies the setups that are not nil to the tree, snapshots it and returns the
+// check that a refused plan left it as it was, with no write seen by the kernel; msg says
+// what was refused.
+func untouched(t *testing.T, tr *pcitest.Tree, k *pcitest.Kernel, msg string, setups ...func(*pcitest.Tree)) func() {
+	t.Helper()
+	for _, setup := range setups {
+		if setup != nil {
+			setup(tr)
+		}
+	}
+	before := tr.Snapshot()
+	return func() {
+		t.Helper()
+		if len(k.Writes()) != 0 || !maps.Equal(before, tr.Snapshot()) {
+			t.Error(msg + " touched the tree")
+		}
+	}
+}
+
 func addrs(s ...string) []pci.Addr {
 	var out []pci.Addr
 	for _, a := range s {
@@ -206,10 +225,7 @@ func TestBindRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, tr, k := host(t)
-			if tt.setup != nil {
-				tt.setup(tr)
-			}
-			before := tr.Snapshot()
+			check := untouched(t, tr, k, "a refused plan", tt.setup)
 			_, err := h.PlanBind(addrs(tt.addrs...), tt.driver, tt.opts)
 			if err == nil {
 				t.Fatal("PlanBind succeeded")
@@ -227,9 +243,7 @@ func TestBindRefused(t *testing.T) {
 					t.Errorf("error %q mentions %q", err, s)
 				}
 			}
-			if len(k.Writes()) != 0 || !maps.Equal(before, tr.Snapshot()) {
-				t.Error("a refused plan touched the tree")
-			}
+			check()
 		})
 	}
 }

@@ -2,7 +2,6 @@ package pcihost_test
 
 import (
 	"errors"
-	"maps"
 	"slices"
 	"strings"
 	"syscall"
@@ -39,14 +38,12 @@ func TestBindModprobeFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := tr.Snapshot()
+	check := untouched(t, tr, k, "a failed modprobe")
 	err = h.Apply(p)
 	if err == nil || !strings.Contains(err.Error(), "load driver uio_pci_generic") {
 		t.Errorf("error = %v", err)
 	}
-	if len(k.Writes()) != 0 || !maps.Equal(before, tr.Snapshot()) {
-		t.Error("writes after a failed modprobe")
-	}
+	check()
 }
 
 func TestBindRollback(t *testing.T) {

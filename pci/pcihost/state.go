@@ -36,11 +36,8 @@ func stateName(a pci.Addr) string { return a.String() + ".json" }
 // record is checked like user input: a driver or override that is not a driver name, or
 // a record about another function, is an error wrapping ErrMalformed.
 func (h *Host) State(a pci.Addr) (s BindState, ok bool, err error) {
-	d, err := h.OpenStateDir(bindStateDir, false)
-	if errors.Is(err, os.ErrNotExist) {
-		return BindState{}, false, nil
-	}
-	if err != nil {
+	d, err := h.existingStateDir(bindStateDir)
+	if d == nil {
 		return BindState{}, false, err
 	}
 	defer d.Close()
@@ -89,11 +86,8 @@ func (h *Host) saveState(s BindState) error {
 }
 
 func (h *Host) removeState(a pci.Addr) error {
-	d, err := h.OpenStateDir(bindStateDir, false)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	d, err := h.existingStateDir(bindStateDir)
+	if d == nil {
 		return err
 	}
 	defer d.Close()

@@ -75,12 +75,19 @@ func (h *Host) checkStateDirEntries(f *os.File, p string) error {
 // creating it: a missing directory is fine (it is created when needed), an existing one
 // must be uiod's own.
 func (h *Host) CheckStateDir(rel string) error {
-	d, err := h.OpenStateDir(rel, false)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	d, err := h.existingStateDir(rel)
+	if d == nil {
 		return err
 	}
 	return d.Close()
+}
+
+// existingStateDir is OpenStateDir(rel, false) with a missing directory not an error:
+// then d and err are both nil.
+func (h *Host) existingStateDir(rel string) (*StateDir, error) {
+	d, err := h.OpenStateDir(rel, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return d, err
 }

@@ -48,17 +48,12 @@ func TestPlanVFsRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, tr, k := sriovHost(t)
-			if tt.setup != nil {
-				tt.setup(tr)
-			}
-			before := tr.Snapshot()
+			check := untouched(t, tr, k, "a refused plan", tt.setup)
 			_, err := h.PlanVFs(pci.MustParseAddr(tt.pf), tt.n, pcihost.VFOptions{Force: tt.force})
 			if err == nil || !errors.Is(err, tt.is) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("PlanVFs: %v, want %v naming %q", err, tt.is, tt.want)
 			}
-			if len(k.Writes()) != 0 || !maps.Equal(before, tr.Snapshot()) {
-				t.Error("a refused plan changed the tree")
-			}
+			check()
 		})
 	}
 }
