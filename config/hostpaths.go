@@ -45,13 +45,13 @@ func (c *Config) checkHostPaths(root string) fieldErrors {
 		root = abs
 	}
 	root = filepath.Clean(root)
+	// No directory at root: nothing under it resolves or exists yet (h is nil), and the
+	// daemon's opening it fails later.
 	h, err := pcihost.New(root)
-	if err != nil {
-		errs.add("state_dir", c.StateDir, "%v", err)
-		return errs
+	if err == nil {
+		h.StateFiles = StateFiles
 	}
-	h.StateFiles = StateFiles
-	if c.StateDir != "" && filepath.IsAbs(c.StateDir) && !hasDotDot(c.StateDir) {
+	if h != nil && c.StateDir != "" && filepath.IsAbs(c.StateDir) && !hasDotDot(c.StateDir) {
 		if _, err := h.Path(c.StateDir); err != nil {
 			errs.add("state_dir", c.StateDir, "%s", outsideMsg(err, root))
 		} else if err := h.CheckStateDir(c.StateDir); err != nil {
@@ -74,7 +74,8 @@ func (c *Config) checkHostPaths(root string) fieldErrors {
 	return errs
 }
 
-// unixPathOutside returns why the socket path sock is not inside root, or "".
+// unixPathOutside returns why the socket path sock is not inside root (h, nil when there
+// is no directory at root), or "".
 func unixPathOutside(h *pcihost.Host, root, sock string) string {
 	abs, err := filepath.Abs(sock)
 	if err != nil {
@@ -83,6 +84,9 @@ func unixPathOutside(h *pcihost.Host, root, sock string) string {
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 		return fmt.Sprintf("is outside the root %s (under --root, unix wire sockets must lie inside it)", root)
+	}
+	if h == nil {
+		return ""
 	}
 	if _, err := h.Path(rel); err != nil {
 		return outsideMsg(err, root)
