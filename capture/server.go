@@ -14,16 +14,16 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/nic"
-	"github.com/uiod/uiod/pci"
 )
 
 func portID(i int) dataplane.PortID { return dataplane.PortID(i) }
 
 // SocketName is the control socket's name in the daemon's state_dir.
-const SocketName = pci.ControlSocketName
+const SocketName = config.ControlSocketName
 
 // tmpExtra is how much longer than the socket's name its temporary name is.
 const tmpExtra = len("..tmp-") + 8

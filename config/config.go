@@ -25,6 +25,7 @@ import (
 	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // Config is the daemon's whole configuration. The mapstructure tags are the YAML keys.
@@ -200,8 +201,8 @@ type Memory struct {
 
 // Values of the enumerated keys.
 const (
-	DriverVFIO = pci.DriverVFIO
-	DriverUIO  = pci.DriverUIO
+	DriverVFIO = pcihost.DriverVFIO
+	DriverUIO  = pcihost.DriverUIO
 	DriverSim  = "sim"
 
 	NICAuto   = "auto"

@@ -1,11 +1,13 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // CheckDevices checks every PCI port whose function exists under the host root (a
@@ -19,10 +21,10 @@ func (c *Config) CheckDevices(root string) error { return c.checkDevices(root).e
 
 func (c *Config) checkDevices(root string) fieldErrors {
 	var errs fieldErrors
-	if root == "" {
-		root = "/"
+	h, err := pcihost.New(cmp.Or(root, "/"))
+	if err != nil {
+		return errs // no host tree under root: no ids to compare with
 	}
-	h := &pci.Host{Root: root}
 	for i := range c.Ports {
 		p := &c.Ports[i]
 		if p.Driver == DriverSim || !slices.Contains(nicNames(), p.NIC) {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"slices"
@@ -8,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/uiod/uiod/internal/clip"
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // Host is what validation knows about the machine a configuration will run on.
@@ -47,9 +48,11 @@ func LocalHostAt(root string) Host {
 	}
 	// Read inside the root only (no symlink out of it), a regular file, without
 	// blocking on a FIFO or device node put in its place, at most maxMeminfo bytes.
-	if b, err := (&pci.Host{Root: root}).ReadFile("proc/meminfo", maxMeminfo); err == nil {
-		h.HugePages = parseMeminfo(string(b))
-		h.MemAvailable = parseMemAvailable(string(b))
+	if ph, err := pcihost.New(cmp.Or(root, "/")); err == nil {
+		if b, err := ph.ReadFile("proc/meminfo", maxMeminfo); err == nil {
+			h.HugePages = parseMeminfo(string(b))
+			h.MemAvailable = parseMemAvailable(string(b))
+		}
 	}
 	if h.MemAvailable == 0 {
 		// The sim ports' memory is this process's whatever the root: without a meminfo

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/uiod/uiod/internal/clip"
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -17,7 +17,7 @@ import (
 //
 //   - state_dir is a host path under the root ("/run/uiod" is <root>/run/uiod): it must
 //     resolve inside the root, every symlink on the way followed only inside it, and
-//     when it exists be uiod's own (pci.Host.CheckStateDir: not a symlink, owned by root,
+//     when it exists be uiod's own (pcihost.Host.CheckStateDir: not a symlink, owned by root,
 //     not group or world writable, holding nothing but uiod's files).
 //   - A unix wire's socket paths are the paths other programs (QEMU, uiod latency) use
 //     as they are, so they are not moved under the root: under a root other than "/"
@@ -45,8 +45,13 @@ func (c *Config) checkHostPaths(root string) fieldErrors {
 		root = abs
 	}
 	root = filepath.Clean(root)
-	h := &pci.Host{Root: root}
-	if c.StateDir != "" && filepath.IsAbs(c.StateDir) && !hasDotDot(c.StateDir) {
+	// No directory at root: nothing under it resolves or exists yet (h is nil), and the
+	// daemon's opening it fails later.
+	h, err := pcihost.New(root)
+	if err == nil {
+		h.StateFiles = StateFiles
+	}
+	if h != nil && c.StateDir != "" && filepath.IsAbs(c.StateDir) && !hasDotDot(c.StateDir) {
 		if _, err := h.Path(c.StateDir); err != nil {
 			errs.add("state_dir", c.StateDir, "%s", outsideMsg(err, root))
 		} else if err := h.CheckStateDir(c.StateDir); err != nil {
@@ -69,8 +74,9 @@ func (c *Config) checkHostPaths(root string) fieldErrors {
 	return errs
 }
 
-// unixPathOutside returns why the socket path sock is not inside root, or "".
-func unixPathOutside(h *pci.Host, root, sock string) string {
+// unixPathOutside returns why the socket path sock is not inside root (h, nil when there
+// is no directory at root), or "".
+func unixPathOutside(h *pcihost.Host, root, sock string) string {
 	abs, err := filepath.Abs(sock)
 	if err != nil {
 		return err.Error()
@@ -78,6 +84,9 @@ func unixPathOutside(h *pci.Host, root, sock string) string {
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 		return fmt.Sprintf("is outside the root %s (under --root, unix wire sockets must lie inside it)", root)
+	}
+	if h == nil {
+		return ""
 	}
 	if _, err := h.Path(rel); err != nil {
 		return outsideMsg(err, root)
@@ -87,7 +96,7 @@ func unixPathOutside(h *pci.Host, root, sock string) string {
 
 // outsideMsg phrases a failed resolution under root.
 func outsideMsg(err error, root string) string {
-	if errors.Is(err, pci.ErrOutsideRoot) {
+	if errors.Is(err, pcihost.ErrOutsideRoot) {
 		return fmt.Sprintf("resolves outside the root %s (a \"..\" above it or a symlink out of it)", root)
 	}
 	return fmt.Sprintf("cannot be resolved under the root %s: %v", root, err)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/uiod/uiod/internal/testutil"
-
 	"github.com/uiod/uiod/wire"
 )
 

@@ -24,7 +24,7 @@ import (
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/dataplane"
 	"github.com/uiod/uiod/l3fwd"
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // Options are what the daemon takes from its environment rather than its configuration.
@@ -292,7 +292,7 @@ func (d *Daemon) MetricsAddr() string {
 // only, opened without blocking, and must be a character device (the kernel's misc
 // device): a FIFO, regular file or symlink out of the root put in its place is refused.
 func holdCPUDMALatency(root string, us int) (*os.File, error) {
-	h, err := pci.NewHost(root)
+	h, err := pcihost.New(root)
 	if err != nil {
 		return nil, fmt.Errorf("power.cpu_dma_latency: %w", err)
 	}

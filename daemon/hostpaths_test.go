@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // TestStartKeepsWiresInsideRoot: under a --root, a sim port's unix wire whose socket lies
@@ -61,7 +61,7 @@ func TestCPUDMALatencyContained(t *testing.T) {
 		victim := filepath.Join(outside, "cpu_dma_latency")
 		os.WriteFile(victim, []byte("precious"), 0o644)
 		os.Symlink(outside, filepath.Join(root, "dev"))
-		testutil.ErrorIs(t, hold(t, root), pci.ErrOutsideRoot, "power.cpu_dma_latency")
+		testutil.ErrorIs(t, hold(t, root), pcihost.ErrOutsideRoot, "power.cpu_dma_latency")
 		if b, _ := os.ReadFile(victim); string(b) != "precious" {
 			t.Errorf("the file outside the root now holds %q", b)
 		}

@@ -12,17 +12,18 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // pidFileName is the daemon's lock and pid file inside state_dir.
-const pidFileName = pci.PIDFileName
+const pidFileName = config.PIDFileName
 
 // pidLock is the running daemon's claim on its state directory: an exclusively locked
 // file holding its pid. Two daemons driving the same NICs would program the same rings —
 // with uio_pci_generic nothing else stops that — so a second `uiod run` with the same
 // state_dir refuses to start.
 type pidLock struct {
-	dir *pci.StateDir
+	dir *pcihost.StateDir
 	f   *os.File
 	// stale is set when a pid file was there but nobody held its lock: a daemon died
 	// without shutting down, and may have left its ports DMAing.
@@ -32,15 +33,16 @@ type pidLock struct {
 }
 
 // lockStateDir opens <root>/<stateDir> — which must stay inside root, not be a symlink,
-// be owned by root and not be writable by group or others (see pci.Host.OpenStateDir) —
+// be owned by root and not be writable by group or others (see pcihost.Host.OpenStateDir) —
 // takes the lock and writes the pid. The pid file is only ever created new (never
 // followed through a symlink, never an existing file truncated): a stale one, whose lock
 // nobody holds, is removed first, and the lock reports it.
 func lockStateDir(root, stateDir string) (*pidLock, error) {
-	h, err := pci.NewHost(root)
+	h, err := pcihost.New(root)
 	if err != nil {
 		return nil, fmt.Errorf("state_dir: %w", err)
 	}
+	h.StateFiles = config.StateFiles
 	dir, err := h.OpenStateDir(stateDir, true)
 	if err != nil {
 		return nil, stateDirError(err)
@@ -64,7 +66,7 @@ func stateDirError(err error) error {
 }
 
 // lockPIDFile creates and locks the pid file in dir, replacing a stale one.
-func lockPIDFile(dir *pci.StateDir) (*pidLock, error) {
+func lockPIDFile(dir *pcihost.StateDir) (*pidLock, error) {
 	l := &pidLock{dir: dir}
 	path := dir.Path() + "/" + pidFileName
 	for try := 0; try < 4; try++ {
@@ -143,7 +145,7 @@ func (l *pidLock) release() error {
 }
 
 // quiesceStale quiesces the PCI function of every port (bus mastering off, function
-// reset; see pci.Host.Quiesce) when the lock found a stale pid file: the daemon that
+// reset; see pcihost.Host.Quiesce) when the lock found a stale pid file: the daemon that
 // left it died without its ordered shutdown. uio_pci_generic turns bus mastering off when
 // the dead process's last /dev/uioN descriptor closes, but does not reset the NIC: its
 // rings stay programmed at memory the kernel has handed on, so whatever sets bus
@@ -156,7 +158,7 @@ func quiesceStale(l *pidLock, root string, ports []config.Port, log *zap.Logger)
 	}
 	log.Warn("stale pid file: the previous uiod run died without shutting down; quiescing its ports",
 		zap.String("pid", pidString(l.stalePID)))
-	h, err := pci.NewHost(root)
+	h, err := pcihost.New(root)
 	if err != nil {
 		return err
 	}
@@ -187,10 +189,11 @@ func quiesceStale(l *pidLock, root string, ports []config.Port, log *zap.Logger)
 // now, and its pid (0 if its pid file is unreadable). A missing directory or pid file,
 // or one whose lock nobody holds, is not running.
 func RunningPID(root, stateDir string) (pid int, running bool, err error) {
-	h, err := pci.NewHost(root)
+	h, err := pcihost.New(root)
 	if err != nil {
 		return 0, false, err
 	}
+	h.StateFiles = config.StateFiles
 	dir, err := h.OpenStateDir(stateDir, false)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, false, nil

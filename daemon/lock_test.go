@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/pci/pcitest"
-	"go.uber.org/zap"
-	"golang.org/x/sys/unix"
+	"github.com/uiod/uiod/pci/pcihost"
+	"github.com/uiod/uiod/pci/pcihost/pcitest"
 )
 
 // TestLockStateDirContained: state_dir never resolves outside the root.
@@ -24,7 +26,7 @@ func TestLockStateDirContained(t *testing.T) {
 		if err == nil {
 			l.release()
 		}
-		testutil.ErrorIs(t, err, pci.ErrOutsideRoot, "state_dir")
+		testutil.ErrorIs(t, err, pcihost.ErrOutsideRoot, "state_dir")
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(root), outside, "uiod")); !os.IsNotExist(err) {
 		t.Errorf("a state directory was created outside the root: %v", err)
@@ -137,7 +139,7 @@ func TestRunningPIDHeldElsewhere(t *testing.T) {
 // nothing is touched.
 func TestQuiesceStale(t *testing.T) {
 	tr := pcitest.Standard(t)
-	tr.AddFunction(pcitest.Function{Addr: "0000:09:00.0", Vendor: 0x8086, Device: 0x10c9, Class: 0x020000, Driver: pci.DriverUIO, IOMMUGroup: 9})
+	tr.AddFunction(pcitest.Function{Addr: "0000:09:00.0", Vendor: 0x8086, Device: 0x10c9, Class: 0x020000, Driver: pcihost.DriverUIO, IOMMUGroup: 9})
 	tr.AddReset("0000:09:00.0")
 	ports := []config.Port{
 		{Name: "sim0", Driver: config.DriverSim},
@@ -163,7 +165,7 @@ func TestQuiesceStale(t *testing.T) {
 	}
 	// A port on a host driver is refused, not quiesced.
 	err := quiesceStale(&pidLock{stale: true}, tr.Root, []config.Port{{Name: "x", Driver: config.DriverUIO, PCI: pcitest.X540}}, zap.NewNop())
-	testutil.ErrorIs(t, err, pci.ErrRefused, "ixgbe")
+	testutil.ErrorIs(t, err, pcihost.ErrRefused, "ixgbe")
 }
 
 // TestStartQuiescesBeforeProgramming: Start after a daemon died quiesces every PCI port
@@ -173,7 +175,7 @@ func TestStartQuiescesBeforeProgramming(t *testing.T) {
 	const addr = "0000:09:00.0"
 	for _, stale := range []bool{false, true} {
 		tr := pcitest.New(t)
-		tr.AddFunction(pcitest.Function{Addr: addr, Vendor: 0x8086, Device: 0x10c9, Class: 0x020000, Driver: pci.DriverUIO, IOMMUGroup: 9})
+		tr.AddFunction(pcitest.Function{Addr: addr, Vendor: 0x8086, Device: 0x10c9, Class: 0x020000, Driver: pcihost.DriverUIO, IOMMUGroup: 9})
 		tr.AddReset(addr)
 		cfg := simConfig(t, "dq"+strconv.FormatBool(stale), "adaptive", "")
 		cfg.StateDir = "/run/uiod"

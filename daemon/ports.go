@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/uiod/uiod/nic/tap"
 	"github.com/uiod/uiod/nic/virtio"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/sim/simnic"
 	"github.com/uiod/uiod/uio"
@@ -237,7 +239,11 @@ func vfioMode(s string) vfio.Mode {
 // (nic.OpenDriver). A function sysfs does not describe is left for the open to identify
 // from its configuration space, and to refuse: its id is the zero DeviceID.
 func (b *backends) checkNIC(p config.Port, addr pci.Addr) (nic.DeviceID, error) {
-	info, err := (&pci.Host{Root: b.root}).Device(addr)
+	h, err := pcihost.New(cmp.Or(b.root, "/"))
+	if err != nil {
+		return nic.DeviceID{}, nil
+	}
+	info, err := h.Device(addr)
 	if err != nil {
 		return nic.DeviceID{}, nil
 	}

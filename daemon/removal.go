@@ -11,6 +11,7 @@ import (
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/nic/afxdp"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 	"github.com/uiod/uiod/sim"
 	"github.com/uiod/uiod/wire"
 )
@@ -210,7 +211,7 @@ func (d *Daemon) devicePresent(pc config.Port) bool {
 	case config.DriverAFXDP:
 		return afxdp.Ready(pc.Interface)
 	}
-	h, err := pci.NewHost(d.opts.Root)
+	h, err := pcihost.New(d.opts.Root)
 	if err != nil {
 		return false
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/uiod/uiod/nic/ixgbe"
 	"github.com/uiod/uiod/nic/virtio"
 	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/pci/pcitest"
+	"github.com/uiod/uiod/pci/pcihost/pcitest"
 	simigbvf "github.com/uiod/uiod/sim/igbvf"
 	"github.com/uiod/uiod/sim/intel"
 	simvirtio "github.com/uiod/uiod/sim/virtio"

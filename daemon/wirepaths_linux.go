@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uiod/uiod/config"
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 	"github.com/uiod/uiod/wire"
 )
 
@@ -17,7 +17,7 @@ import (
 const maxUnixPath = 107
 
 // pinWire returns w with its unix socket paths pinned inside root: each socket's
-// directory is opened inside root (symlinks followed only inside it; see pci.Host.OpenFile)
+// directory is opened inside root (symlinks followed only inside it; see pcihost.Host.OpenFile)
 // and the path becomes /proc/self/fd/N/NAME, which names that very directory however the
 // path is changed afterwards. The wire then binds its own socket and, at every (re)connect,
 // finds its peer's without resolving the configured path again, so nobody who can rename
@@ -28,7 +28,7 @@ func pinWire(root string, w config.Wire) (config.Wire, []*os.File, error) {
 	if w.Kind != wire.KindUnix || filepath.Clean(root) == "/" {
 		return w, nil, nil
 	}
-	h, err := pci.NewHost(root)
+	h, err := pcihost.New(root)
 	if err != nil {
 		return w, nil, err
 	}
@@ -38,7 +38,7 @@ func pinWire(root string, w config.Wire) (config.Wire, []*os.File, error) {
 		if err != nil {
 			return "", err
 		}
-		rel, err := filepath.Rel(h.Root, abs)
+		rel, err := filepath.Rel(h.Root(), abs)
 		if err != nil {
 			return "", err
 		}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // ErrNotContiguous is returned when memory is not physically contiguous, so a device that
@@ -37,10 +37,10 @@ type Pagemap struct {
 }
 
 // OpenPagemap opens root/proc/self/pagemap, resolving the path only inside root (a
-// symlink out of it is pci.ErrOutsideRoot) and without blocking: anything but a regular
+// symlink out of it is pcihost.ErrOutsideRoot) and without blocking: anything but a regular
 // file there (a FIFO, a device node) is refused.
 func OpenPagemap(root string) (*Pagemap, error) {
-	h, err := pci.NewHost(root)
+	h, err := pcihost.New(root)
 	if err != nil {
 		return nil, fmt.Errorf("open pagemap: %w", err)
 	}

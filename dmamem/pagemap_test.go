@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // TestOpenPagemapContained: root/proc/self/pagemap is opened only inside the root and
@@ -46,7 +46,7 @@ func TestOpenPagemapContained(t *testing.T) {
 		os.MkdirAll(filepath.Join(outside, "self"), 0o755)
 		os.WriteFile(filepath.Join(outside, "self/pagemap"), make([]byte, 64), 0o644)
 		os.Symlink(outside, filepath.Join(root, "proc"))
-		testutil.ErrorIs(t, open(t, root), pci.ErrOutsideRoot, "pagemap")
+		testutil.ErrorIs(t, open(t, root), pcihost.ErrOutsideRoot, "pagemap")
 	})
 	t.Run("regular file inside", func(t *testing.T) {
 		root := t.TempDir()

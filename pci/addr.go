@@ -1,11 +1,11 @@
-// Package pci finds, describes, binds, quiesces and opens PCI functions.
+// Package pci is the seam between the NIC drivers and the backends that open a PCI
+// function: Device (its regions, configuration space and interrupt events), DMA memory,
+// the configuration space offsets and capabilities, ids, classes and function addresses,
+// and the errors they return (docs/design.md §2).
 //
-// Host paths are always taken relative to a root prefix (see Host), so that the same code
-// serves the real host ("/"), a container that mounts the host elsewhere, and fixture trees
-// in tests. Host is the one place that knows the sysfs layout (layout.go): the backends
-// (vfio, uio) ask it for driver links, IOMMU groups, device nodes and attribute files.
-// Nothing a Host reads or writes resolves outside its root (contain.go), reads are bounded
-// and never block, and uiod's own state lives in a checked StateDir (statedir.go).
+// It knows nothing of the host: finding, describing, binding and quiescing functions
+// through sysfs is package pcihost, which imports pci and never the reverse, so a driver
+// pulls in neither sysfs, pci.ids nor modprobe.
 package pci
 
 import (

@@ -14,3 +14,7 @@ var ErrNotSupported = errors.ErrUnsupported
 // regions, interrupts and config space), a vfio container or a DMA allocator after its
 // Close. A wire has its own, wire.ErrClosed.
 var ErrClosed = errors.New("closed")
+
+// ErrMalformed is wrapped by every error about content that does not have the expected
+// format: configuration space, or a sysfs or procfs file read by package pcihost.
+var ErrMalformed = errors.New("malformed")

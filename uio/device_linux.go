@@ -1,6 +1,7 @@
 package uio
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -12,12 +13,13 @@ import (
 	"github.com/uiod/uiod/internal/mmio"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // Device is a PCI function opened through uio_pci_generic. It implements pci.Device.
 type Device struct {
 	addr pci.Addr
-	host *pci.Host
+	host *pcihost.Host
 	log  *zap.Logger
 
 	mu      sync.Mutex
@@ -39,7 +41,7 @@ var _ pci.Device = (*Device)(nil)
 // reset (none offered, failed, or Options.NoReset) bus mastering stays off: the driver
 // turns it on once it has reset the device itself.
 func Open(addr pci.Addr, opts Options) (*Device, error) {
-	host, err := pci.HostUnder(opts.Root)
+	host, err := pcihost.New(cmp.Or(opts.Root, "/"))
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +50,7 @@ func Open(addr pci.Addr, opts Options) (*Device, error) {
 		log = zap.NewNop()
 	}
 	d := &Device{addr: addr, host: host, log: log.With(zap.Stringer("pci", addr)), uioFD: -1}
-	if err := host.CheckBound(addr, pci.DriverUIO); err != nil {
+	if err := host.CheckBound(addr, pcihost.DriverUIO); err != nil {
 		return nil, err
 	}
 	d.uioPath, err = host.UIODevice(addr)
@@ -59,7 +61,7 @@ func Open(addr pci.Addr, opts Options) (*Device, error) {
 		d.release()
 		return nil, fmt.Errorf("device %s: %w", addr, err)
 	}
-	d.log.Warn(pci.WarnUIO, zap.String("uio", d.uioPath))
+	d.log.Warn(pcihost.WarnUIO, zap.String("uio", d.uioPath))
 	return d, nil
 }
 
@@ -77,7 +79,7 @@ func (d *Device) open(opts Options) error {
 	if opts.DMA != nil {
 		d.dma = opts.DMA
 	} else {
-		d.dma, err = NewDMA(d.host.Root, opts.HugePages, d.log)
+		d.dma, err = NewDMA(d.host.Root(), opts.HugePages, d.log)
 		if err != nil {
 			return err
 		}
@@ -124,7 +126,7 @@ func (d *Device) Region(bar int) (pci.Region, error) {
 
 // mapBAR maps BAR bar. Called with d.mu held.
 func (d *Device) mapBAR(bar int) (pci.Region, error) {
-	text, err := d.host.ReadDeviceFile(d.addr, "resource", pci.MaxAttrSize)
+	text, err := d.host.ReadDeviceFile(d.addr, "resource", pcihost.MaxAttrSize)
 	if err != nil {
 		return nil, fmt.Errorf("BAR%d: %w", bar, err)
 	}

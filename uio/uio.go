@@ -16,12 +16,13 @@ import (
 
 	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // Errors callers may match with errors.Is.
 var (
-	// ErrNotBound means the device is not bound to uio_pci_generic. It is pci.ErrNotBound.
-	ErrNotBound = pci.ErrNotBound
+	// ErrNotBound means the device is not bound to uio_pci_generic. It is pcihost.ErrNotBound.
+	ErrNotBound = pcihost.ErrNotBound
 	// ErrNotSupported means uio cannot do what was asked (MSI/MSI-X, I/O port BARs). It
 	// is pci.ErrNotSupported.
 	ErrNotSupported = pci.ErrNotSupported

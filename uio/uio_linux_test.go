@@ -15,7 +15,8 @@ import (
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/pci/pcitest"
+	"github.com/uiod/uiod/pci/pcihost"
+	"github.com/uiod/uiod/pci/pcihost/pcitest"
 )
 
 var testAddr = pci.MustParseAddr("0000:02:00.0")
@@ -96,10 +97,10 @@ func TestOpenErrors(t *testing.T) {
 		is      error
 		mention []string
 	}{
-		{name: "no such device", root: fixture(t, pci.DriverUIO), addr: pci.MustParseAddr("0000:03:00.0"), mention: []string{"0000:03:00.0"}},
+		{name: "no such device", root: fixture(t, pcihost.DriverUIO), addr: pci.MustParseAddr("0000:03:00.0"), mention: []string{"0000:03:00.0"}},
 		{name: "bound to vfio-pci", root: fixture(t, "vfio-pci"), is: ErrNotBound, mention: []string{"vfio-pci", "uiod bind"}},
-		{name: "no uio entry", root: fixture(t, pci.DriverUIO, "uio"), mention: []string{"no uio device"}},
-		{name: "no device node", root: fixture(t, pci.DriverUIO, "dev"), is: os.ErrNotExist, mention: []string{"dev/uio3"}},
+		{name: "no uio entry", root: fixture(t, pcihost.DriverUIO, "uio"), mention: []string{"no uio device"}},
+		{name: "no device node", root: fixture(t, pcihost.DriverUIO, "dev"), is: os.ErrNotExist, mention: []string{"dev/uio3"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,7 +114,7 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func TestDevice(t *testing.T) {
-	root := fixture(t, pci.DriverUIO)
+	root := fixture(t, pcihost.DriverUIO)
 	d, err := Open(testAddr, hostDMA(t, Options{Root: root.Root}))
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +246,7 @@ func TestDevice(t *testing.T) {
 }
 
 func TestOpenWithoutReset(t *testing.T) {
-	root := fixture(t, pci.DriverUIO, "reset")
+	root := fixture(t, pcihost.DriverUIO, "reset")
 	d, err := Open(testAddr, hostDMA(t, Options{Root: root.Root}))
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +282,7 @@ func TestOpenUnresetKeepsBusMasterOff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := fixture(t, pci.DriverUIO)
+			root := fixture(t, pcihost.DriverUIO)
 			if tt.setup != nil {
 				tt.setup(t, root)
 			}
@@ -301,7 +302,7 @@ func TestOpenUnresetKeepsBusMasterOff(t *testing.T) {
 }
 
 func TestSharedDMA(t *testing.T) {
-	root := fixture(t, pci.DriverUIO)
+	root := fixture(t, pcihost.DriverUIO)
 	dma, err := NewDMA("/", 0, nil) // the process's own pagemap: the fixture has none
 	if err != nil {
 		t.Fatal(err)
@@ -378,16 +379,16 @@ func FuzzParseResource(f *testing.F) {
 	})
 }
 
-// TestOpenWarns checks that Open logs the project's one uio warning (pci.WarnUIO), once.
+// TestOpenWarns checks that Open logs the project's one uio warning (pcihost.WarnUIO), once.
 func TestOpenWarns(t *testing.T) {
-	root := fixture(t, pci.DriverUIO)
+	root := fixture(t, pcihost.DriverUIO)
 	core, logs := observer.New(zap.WarnLevel)
 	d, err := Open(testAddr, hostDMA(t, Options{Root: root.Root, Log: zap.New(core)}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if n := logs.FilterMessage(pci.WarnUIO).Len(); n != 1 || logs.Len() != 1 {
-		t.Errorf("warnings %v, want pci.WarnUIO once", logs.All())
+	if n := logs.FilterMessage(pcihost.WarnUIO).Len(); n != 1 || logs.Len() != 1 {
+		t.Errorf("warnings %v, want pcihost.WarnUIO once", logs.All())
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // backend is one kernel interface that gives devices a DMA address space: the group
@@ -45,7 +46,7 @@ type dmaSpace interface {
 // concurrent use.
 type Container struct {
 	opts Options
-	host *pci.Host
+	host *pcihost.Host
 	log  *zap.Logger
 	mode Mode // resolved: ModeGroup or ModeIOMMUFD
 
@@ -66,13 +67,13 @@ func NewContainer(opts Options) (*Container, error) {
 	c.mode = opts.Mode
 	if c.mode == ModeAuto {
 		switch {
-		case host.HasDev(pci.VFIOContainerDev):
+		case host.HasDev(pcihost.VFIOContainerDev):
 			c.mode = ModeGroup
-		case host.HasDev(pci.IOMMUFDDev):
+		case host.HasDev(pcihost.IOMMUFDDev):
 			c.mode = ModeIOMMUFD
 		default:
 			return nil, fmt.Errorf("neither %s nor %s exists (load vfio-pci: modprobe vfio-pci): %w",
-				strings.TrimSuffix(host.Root, "/")+"/"+pci.VFIOContainerDev, strings.TrimSuffix(host.Root, "/")+"/"+pci.IOMMUFDDev, ErrNoVFIO)
+				strings.TrimSuffix(host.Root(), "/")+"/"+pcihost.VFIOContainerDev, strings.TrimSuffix(host.Root(), "/")+"/"+pcihost.IOMMUFDDev, ErrNoVFIO)
 		}
 	}
 	switch c.mode {
@@ -123,7 +124,7 @@ func (c *Container) Open(addr pci.Addr) (*Device, error) {
 }
 
 func (c *Container) open(addr pci.Addr, owns bool) (*Device, error) {
-	if err := c.host.CheckBound(addr, pci.DriverVFIO); err != nil {
+	if err := c.host.CheckBound(addr, pcihost.DriverVFIO); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -237,7 +238,7 @@ func (c *Container) Close() error {
 
 // groupMembers describes the functions of an IOMMU group and their drivers, for the
 // not-viable error.
-func groupMembers(host *pci.Host, group int) string {
+func groupMembers(host *pcihost.Host, group int) string {
 	members, err := host.IOMMUGroupMembers(group)
 	if err != nil {
 		return "members unknown: " + err.Error()

@@ -12,6 +12,7 @@ import (
 	"github.com/uiod/uiod/internal/mmio"
 	"github.com/uiod/uiod/irq"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // Device is a PCI function opened through VFIO. It implements pci.Device.
@@ -45,7 +46,7 @@ func Open(addr pci.Addr, opts Options) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := host.CheckBound(addr, pci.DriverVFIO); err != nil {
+	if err := host.CheckBound(addr, pcihost.DriverVFIO); err != nil {
 		return nil, err
 	}
 	c, err := NewContainer(opts)

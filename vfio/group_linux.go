@@ -8,13 +8,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // groupBackend is the VFIO group interface: a container (/dev/vfio/vfio) that IOMMU
 // groups (/dev/vfio/N, or /dev/vfio/noiommu-N) join. The first group picks the IOMMU
 // backend: type1 for a real group, no-IOMMU for a noiommu one.
 type groupBackend struct {
-	host   *pci.Host
+	host   *pcihost.Host
 	log    *zap.Logger
 	path   string
 	fd     int         // the container
@@ -22,8 +23,8 @@ type groupBackend struct {
 	dma    dmaSpace    // nil until the first group joined
 }
 
-func openGroupBackend(host *pci.Host, log *zap.Logger) (*groupBackend, error) {
-	path, err := host.Path(pci.VFIOContainerDev)
+func openGroupBackend(host *pcihost.Host, log *zap.Logger) (*groupBackend, error) {
+	path, err := host.Path(pcihost.VFIOContainerDev)
 	if err != nil {
 		return nil, err
 	}

@@ -7,20 +7,21 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // iommufd is the device cdev interface: devices (/dev/vfio/devices/vfioN) bind to an
 // iommufd (/dev/iommu) and attach to one IOAS, the container's address space.
 type iommufd struct {
 	translated
-	host *pci.Host
+	host *pcihost.Host
 	path string
 	fd   int
 	ioas uint32
 }
 
-func openIOMMUFD(host *pci.Host) (*iommufd, error) {
-	path, err := host.Path(pci.IOMMUFDDev)
+func openIOMMUFD(host *pcihost.Host) (*iommufd, error) {
+	path, err := host.Path(pcihost.IOMMUFDDev)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,7 @@ package vfio
 
 import (
 	"github.com/uiod/uiod/dmamem"
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // noIOMMU is the address space of a no-IOMMU group (vfio's enable_unsafe_noiommu_mode):
@@ -12,8 +12,8 @@ type noIOMMU struct {
 	pagemap *dmamem.Pagemap
 }
 
-func newNoIOMMU(host *pci.Host) (*noIOMMU, error) {
-	pm, err := dmamem.OpenPagemap(host.Root)
+func newNoIOMMU(host *pcihost.Host) (*noIOMMU, error) {
+	pm, err := dmamem.OpenPagemap(host.Root())
 	if err != nil {
 		return nil, err
 	}

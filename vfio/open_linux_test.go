@@ -9,7 +9,8 @@ import (
 	"github.com/uiod/uiod/dmamem"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/pci/pcitest"
+	"github.com/uiod/uiod/pci/pcihost"
+	"github.com/uiod/uiod/pci/pcihost/pcitest"
 )
 
 var testAddr = pci.MustParseAddr("0000:01:00.0")
@@ -95,7 +96,7 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func TestGroupMembers(t *testing.T) {
-	h, err := pci.NewHost(fixture(t, "vfio-pci"))
+	h, err := pcihost.New(fixture(t, "vfio-pci"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,21 +18,22 @@
 package vfio
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
 	"go.uber.org/zap"
 
 	"github.com/uiod/uiod/dmamem"
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // Errors callers may match with errors.Is.
 var (
 	// ErrNoVFIO means the kernel offers no VFIO interface under the root.
 	ErrNoVFIO = errors.New("vfio not available")
-	// ErrNotBound means the device is not bound to vfio-pci. It is pci.ErrNotBound.
-	ErrNotBound = pci.ErrNotBound
+	// ErrNotBound means the device is not bound to vfio-pci. It is pcihost.ErrNotBound.
+	ErrNotBound = pcihost.ErrNotBound
 	// ErrNotViable means a device of the IOMMU group is bound to a host driver.
 	ErrNotViable = errors.New("iommu group not viable")
 )
@@ -80,7 +81,7 @@ type Options struct {
 }
 
 // host returns the PCI host under the root.
-func (o Options) host() (*pci.Host, error) { return pci.HostUnder(o.Root) }
+func (o Options) host() (*pcihost.Host, error) { return pcihost.New(cmp.Or(o.Root, "/")) }
 
 func (o Options) log() *zap.Logger {
 	if o.Log == nil {

@@ -9,13 +9,14 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 func newBindCmd(g *globals) *cobra.Command {
 	var (
 		driver  string
 		cfgPath string
-		opts    pci.BindOptions
+		opts    pcihost.BindOptions
 		dryRun  bool
 	)
 	cmd := &cobra.Command{
@@ -58,7 +59,7 @@ packaged one, of sim ports) binds nothing and exits 0, saying what to edit.`,
 			if driver == "" {
 				return usagef("--driver is required: vfio-pci, uio_pci_generic, or a kernel driver name")
 			}
-			if err := pci.ValidDriverName(driver); err != nil {
+			if err := pcihost.ValidDriverName(driver); err != nil {
 				return asUsage(fmt.Errorf("--driver: %w", err))
 			}
 			addrs, err := parsePCIArgs(g, args)
@@ -117,12 +118,12 @@ func noPCIPorts(g *globals, op, path string) {
 // planBindConfig plans binding every PCI port of a configuration to its driver, as one
 // plan (one rollback for all), after checking each port's device against its nic:. It
 // returns a nil plan when the configuration has no PCI ports.
-func planBindConfig(g *globals, h *pci.Host, path string, opts pci.BindOptions) (*pci.Plan, error) {
+func planBindConfig(g *globals, h *pcihost.Host, path string, opts pcihost.BindOptions) (*pcihost.Plan, error) {
 	byDriver, drivers, err := configPorts(config.Loader{Root: g.root, CheckDevices: true}, path)
 	if err != nil || len(drivers) == 0 {
 		return nil, err
 	}
-	var plans []*pci.Plan
+	var plans []*pcihost.Plan
 	for _, drv := range drivers {
 		p, err := h.PlanBind(byDriver[drv], drv, opts)
 		if err != nil {
@@ -130,7 +131,7 @@ func planBindConfig(g *globals, h *pci.Host, path string, opts pci.BindOptions) 
 		}
 		plans = append(plans, p)
 	}
-	p, err := pci.JoinPlans(plans...)
+	p, err := pcihost.JoinPlans(plans...)
 	if err != nil {
 		return nil, asUsage(fmt.Errorf("%s: %w", path, err))
 	}
@@ -138,7 +139,7 @@ func planBindConfig(g *globals, h *pci.Host, path string, opts pci.BindOptions) 
 }
 
 // runPCIPlan prints the plan's warnings, then prints (dry run) or applies the plan.
-func runPCIPlan(cmd *cobra.Command, h *pci.Host, p *pci.Plan, dryRun bool) error {
+func runPCIPlan(cmd *cobra.Command, h *pcihost.Host, p *pcihost.Plan, dryRun bool) error {
 	stderr := cmd.ErrOrStderr()
 	for _, w := range p.Warnings {
 		writeWarning(stderr, w)
@@ -157,7 +158,7 @@ func runPCIPlan(cmd *cobra.Command, h *pci.Host, p *pci.Plan, dryRun bool) error
 	return nil
 }
 
-func pciResultLine(op string, d pci.DevicePlan) string {
+func pciResultLine(op string, d pcihost.DevicePlan) string {
 	name := func(s string) string {
 		if s == "" {
 			return "no driver"
@@ -175,7 +176,7 @@ func pciResultLine(op string, d pci.DevicePlan) string {
 
 // writeWarning prints a warning; the no-IOMMU one is framed so that nobody misses it.
 func writeWarning(w io.Writer, msg string) {
-	if msg == pci.WarnNoIOMMU {
+	if msg == pcihost.WarnNoIOMMU {
 		bar := strings.Repeat("!", 78)
 		fmt.Fprintf(w, "%s\n!!! WARNING: %s\n%s\n", bar, msg, bar)
 		return

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/pci/pcitest"
+	"github.com/uiod/uiod/pci/pcihost/pcitest"
 )
 
 func testBindRefused(t *testing.T, cli *uiodCLI) {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/uiod/uiod/capture"
 	"github.com/uiod/uiod/config"
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 func newCaptureCmd(g *globals) *cobra.Command {
@@ -192,7 +192,7 @@ func controlSocket(root, cfgPath, stateDir string, stateDirSet bool) (string, er
 	if !filepath.IsAbs(dir) {
 		return "", usagef("--state-dir %q: want an absolute path", dir)
 	}
-	h, err := pci.NewHost(root)
+	h, err := pcihost.New(root)
 	if err != nil {
 		return "", asUsage(err)
 	}

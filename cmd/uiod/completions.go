@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/uiod/uiod/latency/simrig"
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // logLevels are the values --log-level takes.
@@ -53,8 +53,8 @@ func registerCompletions(root *cobra.Command, g *globals) {
 
 // completionScan scans the host under --root for a completion: no log (the command did
 // not start), and nothing on an error (the shell shows no candidates).
-func completionScan(g *globals, all bool) []pci.DeviceInfo {
-	h, err := pci.NewHost(g.root)
+func completionScan(g *globals, all bool) []pcihost.DeviceInfo {
+	h, err := pcihost.New(g.root)
 	if err != nil {
 		return nil
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/uiod/uiod/pci/pcitest"
+	"github.com/uiod/uiod/pci/pcihost/pcitest"
 )
 
 // TestDidYouMean: a mistyped subcommand exits 2 with cobra's suggestions, at the top

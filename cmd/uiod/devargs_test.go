@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/uiod/uiod/pci/pcitest"
+	"github.com/uiod/uiod/pci/pcihost/pcitest"
 )
 
 // TestFunctionArgs runs the commands that take PCI functions on the fixture tree. devices

@@ -13,16 +13,19 @@ import (
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
-// pciHost returns the host under --root, with pci.ids warnings going to the log. A root
+// pciHost returns the host under --root, with pci.ids warnings going to the log and the
+// daemon's files (config.StateFiles) admitted in a state directory. A root
 // that is empty or not a directory is a usage error.
-func pciHost(g *globals) (*pci.Host, error) {
-	h, err := pci.NewHost(g.root)
+func pciHost(g *globals) (*pcihost.Host, error) {
+	h, err := pcihost.New(g.root)
 	if err != nil {
 		return nil, asUsage(fmt.Errorf("--root: %w", err))
 	}
 	h.Warn = func(msg string) { g.log.Warn(msg) }
+	h.StateFiles = config.StateFiles
 	return h, nil
 }
 
@@ -64,7 +67,7 @@ xdp=unknown zerocopy=unknown. These are the live host's, whatever --root says.`,
 				return listInterfaces(cmd.OutOrStdout(), args, asJSON)
 			}
 			if driver != "" && driver != noDriver {
-				if err := pci.ValidDriverName(driver); err != nil {
+				if err := pcihost.ValidDriverName(driver); err != nil {
 					return asUsage(fmt.Errorf("--driver: %w", err))
 				}
 			}
@@ -110,15 +113,15 @@ xdp=unknown zerocopy=unknown. These are the live host's, whatever --root says.`,
 // filterDevices keeps the functions in want (all when want is empty) bound to driver
 // ("": any; noDriver: none), in want's order. A function of want the scan did not find
 // is a usage error naming it.
-func filterDevices(h *pci.Host, devs []pci.DeviceInfo, want []pci.Addr, driver string) ([]pci.DeviceInfo, error) {
+func filterDevices(h *pcihost.Host, devs []pcihost.DeviceInfo, want []pci.Addr, driver string) ([]pcihost.DeviceInfo, error) {
 	if len(want) > 0 {
-		var picked []pci.DeviceInfo
+		var picked []pcihost.DeviceInfo
 		for _, a := range want {
-			i := slices.IndexFunc(devs, func(d pci.DeviceInfo) bool { return d.Addr == a })
+			i := slices.IndexFunc(devs, func(d pcihost.DeviceInfo) bool { return d.Addr == a })
 			if i < 0 {
-				return nil, asUsage(fmt.Errorf("%s: %w (no %s)", a, pci.ErrNoDevice, h.DeviceDir(a)))
+				return nil, asUsage(fmt.Errorf("%s: %w (no %s)", a, pcihost.ErrNoDevice, h.DeviceDir(a)))
 			}
-			if !slices.ContainsFunc(picked, func(d pci.DeviceInfo) bool { return d.Addr == a }) {
+			if !slices.ContainsFunc(picked, func(d pcihost.DeviceInfo) bool { return d.Addr == a }) {
 				picked = append(picked, devs[i])
 			}
 		}
@@ -130,22 +133,22 @@ func filterDevices(h *pci.Host, devs []pci.DeviceInfo, want []pci.Addr, driver s
 	if driver == noDriver {
 		driver = ""
 	}
-	return slices.DeleteFunc(devs, func(d pci.DeviceInfo) bool { return d.Driver != driver }), nil
+	return slices.DeleteFunc(devs, func(d pcihost.DeviceInfo) bool { return d.Driver != driver }), nil
 }
 
 // writeDeviceGroups prints the functions in dpdk-devbind --status style.
-func writeDeviceGroups(w io.Writer, devs []pci.DeviceInfo, all bool) {
+func writeDeviceGroups(w io.Writer, devs []pcihost.DeviceInfo, all bool) {
 	kind := "Network devices"
 	if all {
 		kind = "PCI devices"
 	}
 	groups := []struct {
 		title string
-		match func(d *pci.DeviceInfo) bool
+		match func(d *pcihost.DeviceInfo) bool
 	}{
-		{kind + " using a userspace driver", func(d *pci.DeviceInfo) bool { return d.IsUserspace() }},
-		{kind + " using a kernel driver", func(d *pci.DeviceInfo) bool { return d.Driver != "" && !d.IsUserspace() }},
-		{kind + " without a driver", func(d *pci.DeviceInfo) bool { return d.Driver == "" }},
+		{kind + " using a userspace driver", func(d *pcihost.DeviceInfo) bool { return d.IsUserspace() }},
+		{kind + " using a kernel driver", func(d *pcihost.DeviceInfo) bool { return d.Driver != "" && !d.IsUserspace() }},
+		{kind + " without a driver", func(d *pcihost.DeviceInfo) bool { return d.Driver == "" }},
 	}
 	printed := false
 	for _, grp := range groups {
@@ -177,7 +180,7 @@ func writeDeviceGroups(w io.Writer, devs []pci.DeviceInfo, all bool) {
 // A virtual function shows its PF (pf=0000:03:00.0), a PF with SR-IOV its VFs out of
 // how many it may have (vfs=2/8).
 // A function pci.ids does not name is named by that driver ('82576 10c9', 'virtio-net 1041').
-func deviceLine(d *pci.DeviceInfo) string {
+func deviceLine(d *pcihost.DeviceInfo) string {
 	var b strings.Builder
 	drv, model := uiodNIC(d)
 	name := d.DeviceName
@@ -236,7 +239,7 @@ func deviceLine(d *pci.DeviceInfo) string {
 
 // uiodNIC returns the registered NIC driver that opens the function with nic: auto and
 // its name for the device ("virtio", "virtio-net"), or "" for a function none supports.
-func uiodNIC(d *pci.DeviceInfo) (driver, model string) {
+func uiodNIC(d *pcihost.DeviceInfo) (driver, model string) {
 	vendor, device := uint16(d.VendorID), uint16(d.DeviceID)
 	drv, err := nic.Lookup(vendor, device, config.NICAuto)
 	if err != nil {
@@ -250,9 +253,9 @@ func uiodNIC(d *pci.DeviceInfo) (driver, model string) {
 	return drv.Name, ""
 }
 
-// deviceJSON is a function as `uiod devices --json` prints it: its pci.DeviceInfo keys
+// deviceJSON is a function as `uiod devices --json` prints it: its pcihost.DeviceInfo keys
 // and "nic", the NIC driver that opens it ("" if none).
-type deviceJSON struct{ pci.DeviceInfo }
+type deviceJSON struct{ pcihost.DeviceInfo }
 
 // MarshalJSON appends the "nic" key to the DeviceInfo's object.
 func (d deviceJSON) MarshalJSON() ([]byte, error) {
@@ -282,7 +285,7 @@ func (d deviceJSON) MarshalJSON() ([]byte, error) {
 // <root>/sys/class/net. A bad one is a usage error.
 func parsePCIArgs(g *globals, args []string) ([]pci.Addr, error) {
 	var addrs []pci.Addr
-	var h *pci.Host
+	var h *pcihost.Host
 	for _, s := range args {
 		a, err := pci.ParseAddr(s)
 		if err != nil {
@@ -319,7 +322,7 @@ func addrsOrConfig(g *globals, name, cfgPath string, args []string, missing stri
 // pciPlanError turns an error of planning (nothing was touched) into the command's error:
 // a missing device or a refusal is the user's to fix (exit 2), anything else is a failure.
 func pciPlanError(err error) error {
-	if errors.Is(err, pci.ErrNoDevice) || errors.Is(err, pci.ErrRefused) || errors.Is(err, pci.ErrBadAddr) {
+	if errors.Is(err, pcihost.ErrNoDevice) || errors.Is(err, pcihost.ErrRefused) || errors.Is(err, pci.ErrBadAddr) {
 		return asUsage(err)
 	}
 	return err

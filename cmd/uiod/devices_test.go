@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/pci/pcitest"
+	"github.com/uiod/uiod/pci/pcihost/pcitest"
 )
 
 // uiodCLI runs the uiod binary with extra environment for the PCI command tests.

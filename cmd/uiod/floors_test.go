@@ -15,7 +15,8 @@ const modulePath = "github.com/uiod/uiod/"
 // TestFloors keeps the house drawn from imports free of arrows running up (docs/design.md
 // §2): internal/ is the ground floor and imports nothing of the project outside internal/;
 // testrig/ holds the rigs that assemble the whole house to test it, and only test files
-// import them.
+// import them; the pci seam and the drivers (nic/...) import nothing of the sysfs host tool
+// (pci/pcihost and below).
 func TestFloors(t *testing.T) {
 	dirs, err := goDirs("../..")
 	if err != nil {
@@ -60,6 +61,14 @@ func TestFloorRule(t *testing.T) {
 		{"daemon", "testrig/modelrig", false, false},
 		{"testrig/soak", "testrig/modelrig", false, true},
 		{"testrig/soak", "daemon", false, true},
+		{"pci", "pci/pcihost", false, false},
+		{"pci", "pci/pcihost/pcitest", true, false},
+		{"nic/ixgbe", "pci/pcihost", false, false},
+		{"nic/internal/nictest", "pci/pcihost/pcitest", true, false},
+		{"nic/ixgbe", "pci", false, true},
+		{"pci/pcihost", "pci", false, true},
+		{"vfio", "pci/pcihost", false, true},
+		{"daemon", "pci/pcihost/pcitest", true, true},
 	} {
 		if got := floorRule(tt.dir, tt.imp, tt.test) == ""; got != tt.ok {
 			t.Errorf("floorRule(%s, %s, test=%v) allowed=%v, want %v", tt.dir, tt.imp, tt.test, got, tt.ok)
@@ -75,6 +84,10 @@ func floorRule(dir, imp string, test bool) string {
 		return "internal/ is the ground floor and imports only internal/"
 	case under(imp, "testrig") && !under(dir, "testrig") && !test:
 		return "testrig/ packages are test rigs: only test files import them"
+	case under(imp, "pci/pcihost") && under(dir, "pci") && !under(dir, "pci/pcihost"):
+		return "pci is the drivers' seam and imports nothing of the host tool pci/pcihost"
+	case under(imp, "pci/pcihost") && under(dir, "nic"):
+		return "a driver (nic/...) sees a function through the pci seam, never through the host tool pci/pcihost"
 	}
 	return ""
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/uiod/uiod/pci/pcitest"
+	"github.com/uiod/uiod/pci/pcihost/pcitest"
 )
 
 // TestValidateMemlock: config validate says how much RLIMIT_MEMLOCK the PCI ports need

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/uiod/uiod/pci/pcitest"
+	"github.com/uiod/uiod/pci/pcihost/pcitest"
 )
 
 // TestNotNICForce: --force takes a function that is not a network controller, for bind

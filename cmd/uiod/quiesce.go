@@ -9,6 +9,7 @@ import (
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 func newQuiesceCmd(g *globals) *cobra.Command {
@@ -77,8 +78,8 @@ func quiesceConfigPorts(g *globals, path string) ([]pci.Addr, error) {
 // runQuiesce plans every function first (so a bad address, a host driver's function or,
 // unless force, a function that is no NIC touches nothing), then prints or applies the
 // plans.
-func runQuiesce(cmd *cobra.Command, h *pci.Host, addrs []pci.Addr, dryRun, force bool) error {
-	var plans []*pci.QuiescePlan
+func runQuiesce(cmd *cobra.Command, h *pcihost.Host, addrs []pci.Addr, dryRun, force bool) error {
+	var plans []*pcihost.QuiescePlan
 	for _, a := range addrs {
 		if !force {
 			if err := h.CheckNetworkClass(a, "quiesce it (bus master off, function reset)"); err != nil {

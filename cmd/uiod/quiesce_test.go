@@ -10,8 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/pci"
-	"github.com/uiod/uiod/pci/pcitest"
+	"github.com/uiod/uiod/pci/pcihost"
+	"github.com/uiod/uiod/pci/pcihost/pcitest"
 )
 
 const quiesceAddr = "0000:09:00.0"
@@ -20,7 +20,7 @@ const quiesceAddr = "0000:09:00.0"
 // mastering on (command 0x0406), as a killed uiod leaves it, with a reset attribute.
 func quiesceTree(t *testing.T) *pcitest.Tree {
 	tr := pcitest.Standard(t)
-	tr.AddFunction(pcitest.Function{Addr: quiesceAddr, Vendor: 0x8086, Device: 0x10c9, Class: 0x020000, Driver: pci.DriverUIO, IOMMUGroup: 9})
+	tr.AddFunction(pcitest.Function{Addr: quiesceAddr, Vendor: 0x8086, Device: 0x10c9, Class: 0x020000, Driver: pcihost.DriverUIO, IOMMUGroup: 9})
 	tr.AddReset(quiesceAddr)
 	return tr
 }

@@ -9,8 +9,7 @@ import (
 	"testing"
 
 	"github.com/uiod/uiod/internal/testutil"
-
-	"github.com/uiod/uiod/pci/pcitest"
+	"github.com/uiod/uiod/pci/pcihost/pcitest"
 )
 
 // TestRunUnsupportedNIC checks that uiod run refuses a NIC no driver supports (the

@@ -5,11 +5,12 @@ import (
 
 	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 func newUnbindCmd(g *globals) *cobra.Command {
 	var (
-		opts    pci.UnbindOptions
+		opts    pcihost.UnbindOptions
 		cfgPath string
 		dryRun  bool
 	)

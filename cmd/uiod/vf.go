@@ -11,6 +11,7 @@ import (
 
 	"github.com/uiod/uiod/internal/clip"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 func newVFCmd(g *globals) *cobra.Command {
@@ -57,7 +58,7 @@ func completePFs(g *globals, every bool) cobra.CompletionFunc {
 
 // vfPlanFlags are the flags of the vf subcommands that change a PF's VF count.
 type vfPlanFlags struct {
-	opts   pci.VFOptions
+	opts   pcihost.VFOptions
 	dryRun bool
 }
 
@@ -81,7 +82,7 @@ func newVFCreateCmd(g *globals) *cobra.Command {
 			if err != nil || n < 1 {
 				return usagef("vf create: N %s is not a count of VFs (1 or more)", clip.Quote(args[1]))
 			}
-			return runVFPlan(cmd, g, args[0], f.dryRun, func(h *pci.Host, pf pci.Addr) (*pci.Plan, error) {
+			return runVFPlan(cmd, g, args[0], f.dryRun, func(h *pcihost.Host, pf pci.Addr) (*pcihost.Plan, error) {
 				return h.PlanVFs(pf, n, f.opts)
 			})
 		},
@@ -96,7 +97,7 @@ func newVFRemoveCmd(g *globals) *cobra.Command {
 		Example: `  uiod vf remove --dry-run 0000:03:00.0`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVFPlan(cmd, g, args[0], f.dryRun, func(h *pci.Host, pf pci.Addr) (*pci.Plan, error) {
+			return runVFPlan(cmd, g, args[0], f.dryRun, func(h *pcihost.Host, pf pci.Addr) (*pcihost.Plan, error) {
 				return h.PlanRemoveVFs(pf, f.opts)
 			})
 		},
@@ -105,7 +106,7 @@ func newVFRemoveCmd(g *globals) *cobra.Command {
 
 // runVFPlan resolves the PF argument, plans with plan and prints (dry run) or applies the
 // plan, then prints the PF's VFs.
-func runVFPlan(cmd *cobra.Command, g *globals, arg string, dryRun bool, plan func(*pci.Host, pci.Addr) (*pci.Plan, error)) error {
+func runVFPlan(cmd *cobra.Command, g *globals, arg string, dryRun bool, plan func(*pcihost.Host, pci.Addr) (*pcihost.Plan, error)) error {
 	addrs, err := parsePCIArgs(g, []string{arg})
 	if err != nil {
 		return err
@@ -173,8 +174,8 @@ func newVFListCmd(g *globals) *cobra.Command {
 
 // listPFs describes the PFs named in args (each must have SR-IOV), or every function
 // with SR-IOV when args is empty.
-func listPFs(g *globals, h *pci.Host, args []string) ([]pci.DeviceInfo, error) {
-	pfs := []pci.DeviceInfo{}
+func listPFs(g *globals, h *pcihost.Host, args []string) ([]pcihost.DeviceInfo, error) {
+	pfs := []pcihost.DeviceInfo{}
 	if len(args) == 0 {
 		devs, err := h.Scan(true)
 		if err != nil {
@@ -205,7 +206,7 @@ func listPFs(g *globals, h *pci.Host, args []string) ([]pci.DeviceInfo, error) {
 }
 
 // writeVFList prints each PF and its VFs, one line each, VFs as uiod devices shows them.
-func writeVFList(w io.Writer, h *pci.Host, pfs []pci.DeviceInfo) {
+func writeVFList(w io.Writer, h *pcihost.Host, pfs []pcihost.DeviceInfo) {
 	if len(pfs) == 0 {
 		fmt.Fprintln(w, "No SR-IOV physical functions found")
 		return

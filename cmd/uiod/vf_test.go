@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/pci/pcitest"
+	"github.com/uiod/uiod/pci/pcihost/pcitest"
 )
 
 // vfTree is the standard tree with SR-IOV on the igb 82576 (2 VFs made) and on the SATA

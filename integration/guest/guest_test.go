@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/uiod/uiod/config"
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // guestNICs returns the addresses of the guest's igb NICs; it skips t outside the guest and
@@ -107,7 +107,7 @@ func driverOf(t *testing.T, addr string) string {
 // MSI-X).
 func igbPortYAML(name, driver, addr string) string {
 	irqs := "msix"
-	if driver == pci.DriverUIO {
+	if driver == pcihost.DriverUIO {
 		irqs = "intx"
 	}
 	return fmt.Sprintf("  - {name: %s, driver: %s, pci: %q, nic: igb, interrupts: %s, promiscuous: true}\n", name, driver, addr, irqs)
@@ -151,15 +151,15 @@ func devicesJSON(t *testing.T) map[string]string {
 // TestIgbPortYAML reads a configuration made of igbPortYAML entries as the daemon does:
 // each port on its driver with that driver's interrupts, promiscuous.
 func TestIgbPortYAML(t *testing.T) {
-	doc := "ports:\n" + igbPortYAML("p0", pci.DriverVFIO, "0000:01:00.0") + igbPortYAML("p1", pci.DriverUIO, "0000:02:00.0") +
+	doc := "ports:\n" + igbPortYAML("p0", pcihost.DriverVFIO, "0000:01:00.0") + igbPortYAML("p1", pcihost.DriverUIO, "0000:02:00.0") +
 		"forward:\n  mode: l2fwd\n  pairs:\n    - [p0, p1]\n"
 	c, err := config.Read(strings.NewReader(doc))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, doc)
 	}
 	want := []struct{ name, driver, addr, irqs string }{
-		{"p0", pci.DriverVFIO, "0000:01:00.0", "msix"},
-		{"p1", pci.DriverUIO, "0000:02:00.0", "intx"},
+		{"p0", pcihost.DriverVFIO, "0000:01:00.0", "msix"},
+		{"p1", pcihost.DriverUIO, "0000:02:00.0", "intx"},
 	}
 	if len(c.Ports) != len(want) {
 		t.Fatalf("%d ports, want %d", len(c.Ports), len(want))

@@ -14,6 +14,7 @@ import (
 	"github.com/uiod/uiod/internal/mmio"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // igb receive registers read through BAR0 by the quiesce test.
@@ -52,7 +53,7 @@ func TestGuestQuiesceAfterKill(t *testing.T) {
 	yaml := `metrics:
   listen: 127.0.0.1:9479
 ports:
-` + igbPortYAML("p0", pci.DriverUIO, nic) + `forward:
+` + igbPortYAML("p0", pcihost.DriverUIO, nic) + `forward:
   mode: reflect
 `
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
@@ -60,7 +61,7 @@ ports:
 	}
 	from := driverOf(t, nic)
 	t.Logf("uiod bind --config:\n%s", mustUIOD(t, "bind", "--config", cfg))
-	if d := driverOf(t, nic); d != pci.DriverUIO {
+	if d := driverOf(t, nic); d != pcihost.DriverUIO {
 		t.Fatalf("after uiod bind --config %s is on %q, want uio_pci_generic", nic, d)
 	}
 
@@ -181,7 +182,7 @@ func setCommandRegister(t *testing.T, addr string, v uint16) {
 // mapBAR0 maps a function's BAR0 through its sysfs resource0 file.
 func mapBAR0(t *testing.T, addr string) *mmio.Region {
 	t.Helper()
-	h, err := pci.NewHost("/")
+	h, err := pcihost.New("/")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/internal/testutil"
-	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // removalStatusURL is where the removal test's daemon serves /status.
@@ -114,7 +114,7 @@ func TestGuestRemoval(t *testing.T) {
 	if !testutil.WaitFor(10*time.Second, func() bool { _, err := os.Stat(filepath.Join("/sys/bus/pci/devices", a)); return err == nil }) {
 		t.Fatalf("%s not back after rescan", a)
 	}
-	t.Logf("after rescan %s is on %q; uiod bind:\n%s", a, driverOf(t, a), mustUIOD(t, "bind", "--driver", pci.DriverVFIO, a))
+	t.Logf("after rescan %s is on %q; uiod bind:\n%s", a, driverOf(t, a), mustUIOD(t, "bind", "--driver", pcihost.DriverVFIO, a))
 	var after []removalPort
 	if !testutil.WaitFor(60*time.Second, func() bool {
 		after = removalStatus()

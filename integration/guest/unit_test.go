@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // unitFile is where the host test puts contrib/uiod.service in the guest (where the
@@ -55,7 +56,7 @@ func TestGuestUnitBindRunRestore(t *testing.T) {
   listen: %s
 ports:
 `, strings.TrimSuffix(strings.TrimPrefix(unitStatusURL, "http://"), "/status")) +
-		igbPortYAML("p0", pci.DriverVFIO, nic1) + igbPortYAML("p1", pci.DriverUIO, nic2) + `forward:
+		igbPortYAML("p0", pcihost.DriverVFIO, nic1) + igbPortYAML("p1", pcihost.DriverUIO, nic2) + `forward:
   mode: l2fwd
   pairs:
     - [p0, p1]
@@ -91,7 +92,7 @@ ports:
 	for _, e := range u.StartPre {
 		runExecLine(t, "ExecStartPre", e)
 	}
-	for nic, want := range map[string]string{nic1: pci.DriverVFIO, nic2: pci.DriverUIO} {
+	for nic, want := range map[string]string{nic1: pcihost.DriverVFIO, nic2: pcihost.DriverUIO} {
 		if d := driverOf(t, nic); d != want {
 			t.Fatalf("after ExecStartPre %s is on %q, want %s", nic, d, want)
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // unprivUID is the user the unprivileged run runs as.
@@ -118,7 +119,7 @@ func unprivOwn(t *testing.T, dir string, addrs ...string) string {
 			t.Fatal(err)
 		}
 	}
-	h, err := pci.NewHost("/")
+	h, err := pcihost.New("/")
 	if err != nil {
 		t.Fatal(err)
 	}

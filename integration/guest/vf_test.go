@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/uiod/uiod/pci"
+	"github.com/uiod/uiod/pci/pcihost"
 )
 
 // TestGuestVF drives Linux's igb PF driver through uiod vf on QEMU's igb, whose SR-IOV
@@ -36,7 +37,7 @@ func TestGuestVF(t *testing.T) {
 	if out, code := uiod(t, "vf", "create", pf, "3"); code != 2 || !strings.Contains(out, "remove them first") {
 		t.Errorf("second create: exit %d\n%s", code, out)
 	}
-	var pfs []pci.DeviceInfo
+	var pfs []pcihost.DeviceInfo
 	if err := json.Unmarshal([]byte(mustUIOD(t, "vf", "list", "--json", pf)), &pfs); err != nil || len(pfs) != 1 || pfs[0].SRIOV == nil {
 		t.Fatalf("vf list --json: %v %+v", err, pfs)
 	}
@@ -65,8 +66,8 @@ func TestGuestVF(t *testing.T) {
 	if cmd := commandRegister(t, vf); cmd&pci.CmdBusMaster != 0 {
 		t.Errorf("VF command %#04x after quiesce: bus mastering on", cmd)
 	}
-	t.Logf("uiod bind --driver vfio-pci %s:\n%s", vf, mustUIOD(t, "bind", "--driver", pci.DriverVFIO, vf))
-	if d := driverOf(t, vf); d != pci.DriverVFIO {
+	t.Logf("uiod bind --driver vfio-pci %s:\n%s", vf, mustUIOD(t, "bind", "--driver", pcihost.DriverVFIO, vf))
+	if d := driverOf(t, vf); d != pcihost.DriverVFIO {
 		t.Errorf("VF on %q after bind, want vfio-pci", d)
 	}
 	if out, code := uiod(t, "vf", "remove", pf); code != 2 || !strings.Contains(out, "is bound to vfio-pci") {
