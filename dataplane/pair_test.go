@@ -61,6 +61,28 @@ func sumStats(qs []QueueStats) (s QueueStats) {
 	return s
 }
 
+// busyAndSleeping are the two policies a test of the running threads goes through: busy
+// polling, and adaptive sleeping at once for the longest wait (so only a wake-up ends it).
+var busyAndSleeping = []idle.PolicyConfig{
+	{Mode: idle.Busy},
+	{Mode: idle.Adaptive, IdleThreshold: time.Nanosecond, WaitTimeout: time.Second},
+}
+
+// newCrossed is an unstarted l2fwd dataplane under pol over a and b, each port's queue 0
+// polled by a thread of its own and sent to the other; it is stopped at cleanup.
+func newCrossed(t *testing.T, pol idle.PolicyConfig, a, b nic.Port) *Dataplane {
+	t.Helper()
+	dp, err := New(Config{App: L2Fwd, Policy: pol, Threads: []Thread{
+		{CPU: -1, Queues: []Queue{{Name: "a", RxPort: a, TxPort: b}}},
+		{CPU: -1, Queues: []Queue{{Name: "b", RxPort: b, TxPort: a}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dp.Stop)
+	return dp
+}
+
 // pacer sleeps between injections on a locked thread with a 1 ns timer slack.
 func lockPacer(t *testing.T) {
 	runtime.LockOSThread()
