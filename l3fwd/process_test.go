@@ -94,12 +94,18 @@ func startRouter(t testing.TB, app dataplane.App, p0, p1 *queuePort, k nic.Port)
 	if k != nil {
 		tx = append(tx, dataplane.TxQueue{Port: k})
 	}
-	dp, err := dataplane.New(dataplane.Config{
+	return startDataplane(t, dataplane.Config{
 		Ports:   ports,
 		Threads: []dataplane.Thread{{CPU: -1, Queues: []dataplane.Queue{{RxPort: p0, TxPort: p0}}, Tx: tx}},
 		App:     app,
 		Policy:  idle.PolicyConfig{Mode: idle.Busy},
 	})
+}
+
+// startDataplane makes and starts cfg's dataplane, stopped at cleanup.
+func startDataplane(t testing.TB, cfg dataplane.Config) *dataplane.Dataplane {
+	t.Helper()
+	dp, err := dataplane.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,13 +277,7 @@ func TestProcessAllocs(t *testing.T) {
 func pollAllocs(t *testing.T, cfg dataplane.Config, frames func(dataplane.QueueStats) uint64) (allocs, n uint64) {
 	t.Helper()
 	cfg.Policy = idle.PolicyConfig{Mode: idle.Busy}
-	dp, err := dataplane.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dp.Start(); err != nil {
-		t.Fatal(err)
-	}
+	dp := startDataplane(t, cfg)
 	time.Sleep(20 * time.Millisecond)
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
