@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -81,6 +82,19 @@ func newCrossed(t *testing.T, pol idle.PolicyConfig, a, b nic.Port) *Dataplane {
 	}
 	t.Cleanup(dp.Stop)
 	return dp
+}
+
+// paceRandomGaps sends frames 0 to n-1 with send, from a locked pacer (lockPacer), with
+// gaps uniform in [0, 2×threshold] after each: about half the frames find an adaptive
+// thread of that threshold polling, half find it asleep or on its way there. send and the
+// gaps draw from one generator, seeded with (seed, seed+1).
+func paceRandomGaps(t *testing.T, n int, threshold time.Duration, seed uint64, send func(i int, rng *rand.Rand)) {
+	lockPacer(t)
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	for i := range n {
+		send(i, rng)
+		pause(time.Duration(rng.Int64N(int64(2 * threshold))))
+	}
 }
 
 // pacer sleeps between injections on a locked thread with a 1 ns timer slack.
