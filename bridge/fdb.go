@@ -249,18 +249,25 @@ func (t *fdb) addStatic(k uint64, port uint16) bool {
 	return false
 }
 
+// settled reads slot i's key and then its value; ok is false if the slot holds no entry
+// or one being written (its value is then not read). The caller checks the key again
+// after the value when it must know the two belong together.
+func (t *fdb) settled(i int) (s *fdbSlot, k, v uint64, ok bool) {
+	s = &t.slots[i]
+	k = s.key.Load()
+	if k&keyLive == 0 || k&keyBusy != 0 {
+		return s, k, 0, false
+	}
+	return s, k, s.val.Load(), true
+}
+
 // expire removes the dynamic entries not seen for longer than ageMs at now (ms), and
 // returns how many it removed. Any goroutine may run it at any time (the ager does).
 func (t *fdb) expire(now, ageMs int64) int {
 	n := 0
 	for i := range t.slots {
-		s := &t.slots[i]
-		k := s.key.Load()
-		if k&keyLive == 0 || k&keyBusy != 0 {
-			continue
-		}
-		v := s.val.Load()
-		if v&(valStatic|valDead) != 0 || live(v, now, ageMs) || s.key.Load() != k {
+		s, k, v, ok := t.settled(i)
+		if !ok || v&(valStatic|valDead) != 0 || live(v, now, ageMs) || s.key.Load() != k {
 			continue
 		}
 		if t.remove(s, k, v, keyTomb) {
@@ -278,13 +285,8 @@ type entry struct {
 // walk calls fn for every entry in force at now (ms).
 func (t *fdb) walk(now, ageMs int64, fn func(entry)) {
 	for i := range t.slots {
-		s := &t.slots[i]
-		k := s.key.Load()
-		if k&keyLive == 0 || k&keyBusy != 0 {
-			continue
-		}
-		v := s.val.Load()
-		if s.key.Load() != k || !live(v, now, ageMs) {
+		s, k, v, ok := t.settled(i)
+		if !ok || s.key.Load() != k || !live(v, now, ageMs) {
 			continue
 		}
 		fn(entry{k, v})

@@ -343,15 +343,7 @@ func (k *kernelRig) outputs(socks []*pktSock, id uint16) string {
 	var out []string
 	for p, s := range socks {
 		for _, f := range s.frames(id) {
-			fr, _ := parse(f)
-			form := "u"
-			if fr.tagged {
-				form = fmt.Sprintf("t%d", fr.tci&vidMask)
-				if pcp := fr.tci >> 13; pcp != 0 {
-					form += fmt.Sprintf("p%d", pcp)
-				}
-			}
-			out = append(out, fmt.Sprintf("%d:%s", p, form))
+			out = append(out, outForm(p, f))
 		}
 	}
 	slices.Sort(out)

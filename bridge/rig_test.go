@@ -129,21 +129,27 @@ func describe(t testing.TB, in []byte, d decision) string {
 	}
 	var out []string
 	for p, f := range d.sent {
-		fr, _ := parse(f)
-		form := "u"
-		if fr.tagged {
-			form = fmt.Sprintf("t%d", fr.tci&vidMask)
-			if pcp := fr.tci >> 13; pcp != 0 {
-				form += fmt.Sprintf("p%d", pcp)
-			}
-		}
 		if !bytes.Equal(untag(f), untag(in)) {
 			t.Errorf("port %d got % x, from % x", p, f, in)
 		}
-		out = append(out, fmt.Sprintf("%d:%s", p, form))
+		out = append(out, outForm(int(p), f))
 	}
 	sort.Strings(out)
 	return strings.Join(out, " ")
+}
+
+// outForm renders frame f sent out of port p as describe does: "2:u" untagged, "2:t10"
+// tagged with VID 10, "2:t10p5" with PCP 5 too.
+func outForm(p int, f []byte) string {
+	fr, _ := parse(f)
+	if !fr.tagged {
+		return fmt.Sprintf("%d:u", p)
+	}
+	form := fmt.Sprintf("%d:t%d", p, fr.tci&vidMask)
+	if pcp := fr.tci >> 13; pcp != 0 {
+		form += fmt.Sprintf("p%d", pcp)
+	}
+	return form
 }
 
 func untag(f []byte) []byte {

@@ -264,15 +264,7 @@ func TestSlowReaderKeepsItsCapture(t *testing.T) {
 	sw := &slowWriter{pause: 6 * time.Second}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	type result struct {
-		sum Summary
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		sum, err := Capture(ctx, s.Path(), Request{Op: "capture", Ports: []string{"xe0"}}, bufOut(t, sw))
-		done <- result{sum, err}
-	}()
+	wait := captureAsync(ctx, s.Path(), Request{Op: "capture", Ports: []string{"xe0"}}, bufOut(t, sw))
 	waitMirror(t, ft, 0, true)
 	seq, sent := 0, 0
 	for end := time.Now().Add(7 * time.Second); time.Now().Before(end); {
@@ -283,20 +275,15 @@ func TestSlowReaderKeepsItsCapture(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	cancel()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the capture did not end 20s after the client asked")
+	sum, err := wait(t, 20*time.Second)
+	if err != nil {
+		t.Fatalf("Capture: %v", err)
 	}
-	if r.err != nil {
-		t.Fatalf("Capture: %v", r.err)
+	if sum.Captured[0]+sum.Dropped[0] != uint64(sent) || sum.Dropped[0] == 0 {
+		t.Errorf("%d captured + %d dropped, want %d sent with some dropped", sum.Captured[0], sum.Dropped[0], sent)
 	}
-	if r.sum.Captured[0]+r.sum.Dropped[0] != uint64(sent) || r.sum.Dropped[0] == 0 {
-		t.Errorf("%d captured + %d dropped, want %d sent with some dropped", r.sum.Captured[0], r.sum.Dropped[0], sent)
-	}
-	if r.sum.Ended != "the client ended the capture" {
-		t.Errorf("ended: %q", r.sum.Ended)
+	if sum.Ended != "the client ended the capture" {
+		t.Errorf("ended: %q", sum.Ended)
 	}
 }
 

@@ -157,6 +157,37 @@ func runHelper(t *testing.T, bin, path string, ft *fakeTarget, who identity, adm
 	return <-stream, strings.TrimSpace(stderr.String()), err
 }
 
+// listenStat listens on a control socket in a fresh directory others may search, for
+// group g (nil: none), closing it at cleanup, and returns it with the socket's stat.
+func listenStat(t *testing.T, ft *fakeTarget, g *Group) (*Server, unix.Stat_t) {
+	t.Helper()
+	s, err := Listen(filepath.Join(publicDir(t, "uiodcap"), SocketName), ft, nil, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var st unix.Stat_t
+	if err := unix.Stat(s.Path(), &st); err != nil {
+		t.Fatal(err)
+	}
+	return s, st
+}
+
+// checkRefused checks that the helper was refused (exit status 3) with an error that
+// says every one of want.
+func checkRefused(t *testing.T, msg string, err error, want []string) {
+	t.Helper()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("helper: %v (%s), want it refused", err, msg)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("helper's error %q lacks %q", msg, w)
+		}
+	}
+}
+
 // TestServerGroupAccess: with a group, the socket is 0660, owned by the daemon's user and
 // the group; a member by primary gid and one by a supplementary group capture; a
 // non-member is stopped by the socket's permissions with a message naming the group, and
@@ -167,15 +198,7 @@ func TestServerGroupAccess(t *testing.T) {
 	bin := helperBinary(t)
 	g := &Group{ID: testGID, Name: "uiodtestcap"}
 	ft := newFakeTarget(t)
-	s, err := Listen(filepath.Join(publicDir(t, "uiodcap"), SocketName), ft, nil, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	var st unix.Stat_t
-	if err := unix.Stat(s.Path(), &st); err != nil {
-		t.Fatal(err)
-	}
+	s, st := listenStat(t, ft, g)
 	if st.Mode&unix.S_IFMT != unix.S_IFSOCK || st.Mode&0o7777 != 0o660 || st.Gid != testGID || int(st.Uid) != os.Geteuid() {
 		t.Fatalf("control socket mode %#o, uid %d, gid %d: want a socket of mode 0660, uid %d, gid %d", st.Mode, st.Uid, st.Gid, os.Geteuid(), testGID)
 	}
@@ -196,15 +219,7 @@ func TestServerGroupAccess(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out, msg, err := runHelper(t, bin, s.Path(), ft, tt.who, tt.admitted)
 			if !tt.admitted {
-				var ee *exec.ExitError
-				if !errors.As(err, &ee) || ee.ExitCode() != 3 {
-					t.Fatalf("helper: %v (%s), want it refused", err, msg)
-				}
-				for _, w := range tt.want {
-					if !strings.Contains(msg, w) {
-						t.Errorf("helper's error %q lacks %q", msg, w)
-					}
-				}
+				checkRefused(t, msg, err, tt.want)
 				return
 			}
 			if err != nil {
@@ -226,15 +241,7 @@ func TestServerWithoutGroup(t *testing.T) {
 	needRoot(t)
 	bin := helperBinary(t)
 	ft := newFakeTarget(t)
-	s, err := Listen(filepath.Join(publicDir(t, "uiodcap"), SocketName), ft, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	var st unix.Stat_t
-	if err := unix.Stat(s.Path(), &st); err != nil {
-		t.Fatal(err)
-	}
+	s, st := listenStat(t, ft, nil)
 	if st.Mode&0o7777 != 0o600 || int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid() {
 		t.Fatalf("control socket mode %#o, uid %d, gid %d: want 0600 and the daemon's own", st.Mode&0o7777, st.Uid, st.Gid)
 	}
@@ -248,15 +255,7 @@ func TestServerWithoutGroup(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, msg, err := runHelper(t, bin, s.Path(), ft, tt.who, false)
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 3 {
-				t.Fatalf("helper: %v (%s), want it refused", err, msg)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(msg, w) {
-					t.Errorf("helper's error %q lacks %q", msg, w)
-				}
-			}
+			checkRefused(t, msg, err, tt.want)
 		})
 	}
 }

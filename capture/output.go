@@ -112,23 +112,28 @@ func NewOutput(cfg OutputConfig) (*Output, error) {
 	return o, nil
 }
 
+// fileKinds name the kinds of file -w refuses, in the order fileKind tests their bits (a
+// character device has fs.ModeDevice set too).
+var fileKinds = []struct {
+	bit  fs.FileMode
+	what string
+}{
+	{fs.ModeSymlink, "a symbolic link; give the file it points to"},
+	{fs.ModeDir, "a directory"},
+	{fs.ModeCharDevice, "a character device"},
+	{fs.ModeDevice, "a block device"},
+	{fs.ModeNamedPipe, "a named pipe"},
+	{fs.ModeSocket, "a socket"},
+}
+
 func fileKind(m os.FileMode) string {
-	switch t := m.Type(); {
-	case t&fs.ModeSymlink != 0:
-		return "a symbolic link; give the file it points to"
-	case t&fs.ModeDir != 0:
-		return "a directory"
-	case t&fs.ModeCharDevice != 0:
-		return "a character device"
-	case t&fs.ModeDevice != 0:
-		return "a block device"
-	case t&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case t&fs.ModeSocket != 0:
-		return "a socket"
-	default:
-		return t.String()
+	t := m.Type()
+	for _, k := range fileKinds {
+		if t&k.bit != 0 {
+			return k.what
+		}
 	}
+	return t.String()
 }
 
 // open is called once the daemon accepted a capture of ports interfaces.

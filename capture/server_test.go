@@ -46,6 +46,30 @@ func waitMirror(t *testing.T, ft *fakeTarget, p dataplane.PortID, want bool) {
 	}
 }
 
+// captureAsync runs Capture on a goroutine of its own; the function it returns waits at
+// most limit for it to end (once the caller cancelled ctx) and returns what it returned.
+func captureAsync(ctx context.Context, path string, req Request, out *Output) func(t *testing.T, limit time.Duration) (Summary, error) {
+	type result struct {
+		sum Summary
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sum, err := Capture(ctx, path, req, out)
+		done <- result{sum, err}
+	}()
+	return func(t *testing.T, limit time.Duration) (Summary, error) {
+		t.Helper()
+		select {
+		case r := <-done:
+			return r.sum, r.err
+		case <-time.After(limit):
+			t.Fatalf("the capture did not end %v after the client asked", limit)
+			return Summary{}, nil
+		}
+	}
+}
+
 func TestServerCapture(t *testing.T) {
 	s, ft := newServer(t)
 	if fi, err := os.Stat(s.Path()); err != nil || fi.Mode().Perm() != 0o600 || fi.Mode().Type() != os.ModeSocket {
@@ -54,30 +78,17 @@ func TestServerCapture(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out bytes.Buffer
-	type result struct {
-		sum Summary
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		sum, err := Capture(ctx, s.Path(), Request{Op: "capture", Ports: []string{"xe1"}}, bufOut(t, &out))
-		done <- result{sum, err}
-	}()
+	wait := captureAsync(ctx, s.Path(), Request{Op: "capture", Ports: []string{"xe1"}}, bufOut(t, &out))
 	waitMirror(t, ft, 1, true)
 	seq := 0
 	ft.send(1, 0, dataplane.RX, 0, 7, 80, &seq)
 	cancel() // like Ctrl-C: the daemon ends the capture and sends the statistics
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the capture did not end 10s after the client asked")
+	sum, err := wait(t, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if r.sum.Captured[0] != 7 || r.sum.Dropped[0] != 0 || r.sum.Ports[0] != "xe1" {
-		t.Errorf("summary %+v, want 7 captured on xe1", r.sum)
+	if sum.Captured[0] != 7 || sum.Dropped[0] != 0 || sum.Ports[0] != "xe1" {
+		t.Errorf("summary %+v, want 7 captured on xe1", sum)
 	}
 	pkts, names, _ := readPcapng(t, &out)
 	if len(pkts) != 7 || names[0] != "xe1" {

@@ -103,16 +103,7 @@ func TestSendCopyAllocatesNothing(t *testing.T) {
 			b.Send(i, 2)
 		}
 	})
-	r := newAppRig(t, app)
-	frame := make([]byte, 60)
-	r.a.onTx, r.b.onTx, r.c.onTx, r.k.onTx = nil, nil, nil, nil
-	n := testing.AllocsPerRun(200, func() {
-		for range 8 {
-			r.a.inject(0, frame)
-		}
-		r.l.Poll()
-	})
-	if n != 0 {
+	if n := burstAllocs(t, app); n != 0 {
 		t.Fatalf("a burst with copies allocates %.1f times", n)
 	}
 }

@@ -46,7 +46,7 @@ func New(cfg Config) (*Dataplane, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	every, err := yieldEvery()
+	every, err := idle.RuntimeYieldFromEnv()
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func New(cfg Config) (*Dataplane, error) {
 	for ti, th := range cfg.Threads {
 		l := dp.newLoop(ti, th)
 		l.th.keepOff(pollCPUs)
-		l.yield.every = int64(every)
+		l.yield.every = every
 		var vectors []*irq.Vector
 		for _, q := range th.Queues {
 			vectors = append(vectors, q.RxPort.RxVector(q.RxQ))

@@ -24,22 +24,12 @@ func (p *countingPort) RxBurst(q int, bufs []*nic.Buf) int {
 // polling or asleep under adaptive with the longest wait_timeout (it is woken); afterwards
 // polling goes on. Before Start the function runs at once.
 func TestExclusive(t *testing.T) {
-	for _, pol := range []idle.PolicyConfig{
-		{Mode: idle.Busy},
-		{Mode: idle.Adaptive, IdleThreshold: time.Nanosecond, WaitTimeout: time.Second},
-	} {
+	for _, pol := range busyAndSleeping {
 		t.Run(pol.Mode.String(), func(t *testing.T) {
 			dma := &goDMA{}
 			a := &countingPort{fakePort: newFakePort(t, dma, 1, 1, true)}
 			b := &countingPort{fakePort: newFakePort(t, dma, 1, 1, true)}
-			dp, err := New(Config{App: L2Fwd, Policy: pol, Threads: []Thread{
-				{CPU: -1, Queues: []Queue{{Name: "a", RxPort: a, TxPort: b}}},
-				{CPU: -1, Queues: []Queue{{Name: "b", RxPort: b, TxPort: a}}},
-			}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(dp.Stop)
+			dp := newCrossed(t, pol, a, b)
 			ran := false
 			if err := dp.Exclusive(func() { ran = true }); err != nil || !ran {
 				t.Fatalf("before Start: %v, ran %v", err, ran)
@@ -49,7 +39,7 @@ func TestExclusive(t *testing.T) {
 			}
 			waitFor(t, "polls", func() bool { return a.polls.Load() > 0 && b.polls.Load() > 0 })
 			var during [2]int64
-			err = dp.Exclusive(func() {
+			err := dp.Exclusive(func() {
 				pa, pb := a.polls.Load(), b.polls.Load()
 				time.Sleep(30 * time.Millisecond)
 				during = [2]int64{a.polls.Load() - pa, b.polls.Load() - pb}

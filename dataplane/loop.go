@@ -91,7 +91,8 @@ func (l *loop) run(ready chan<- error) {
 	}
 	l.startCPU = int64(threadCPUTime())
 	l.startWall = idle.Now()
-	l.yield.restAt, l.yield.locked = l.startWall, true
+	l.yield.locked = true
+	l.keepYield(l.idler, l.startWall)
 	l.nextPublish = l.startWall + publishEvery
 	l.nextCPU = l.startWall + cpuEvery
 	ready <- nil
@@ -118,8 +119,9 @@ func (l *loop) step() int {
 		}
 	} else if !l.idler.Skip() {
 		now := idle.Now()
-		l.idler.Empty(now)
-		l.maybeYield(now)
+		if l.idler.Empty(now) {
+			l.goYield() // the runtime yield (yield.go)
+		}
 		if now >= l.nextPublish {
 			l.publish(now)
 		}

@@ -54,13 +54,6 @@ func newCountLoop(tb testing.TB, frames, batch int) *loop {
 		{Name: "p0", RxPort: ports[0], TxPort: ports[1]},
 		{Name: "p1", RxPort: ports[1], TxPort: ports[0]},
 	})
-	if l.idler, err = idle.New(idle.PolicyConfig{Mode: idle.Busy}, nil, l); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { l.idler.Close() })
-	l.startWall = idle.Now()
-	l.nextPublish = l.startWall + publishEvery
-	l.nextCPU = l.startWall + cpuEvery
 	return l
 }
 
@@ -133,16 +126,7 @@ func newQueuesLoop(tb testing.TB, nq int) *loop {
 	for i := range qs {
 		qs[i] = Queue{Name: fmt.Sprintf("p%d", i), RxPort: ports[i], TxPort: ports[(i+1)%nq]}
 	}
-	l := testLoop(tb, 32, L2Fwd, qs)
-	var err error
-	if l.idler, err = idle.New(idle.PolicyConfig{Mode: idle.Busy}, nil, l); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { l.idler.Close() })
-	l.startWall = idle.Now()
-	l.nextPublish = l.startWall + publishEvery
-	l.nextCPU = l.startWall + cpuEvery
-	return l
+	return testLoop(tb, 32, L2Fwd, qs)
 }
 
 func TestLoopStepAllocatesNothing(t *testing.T) {
@@ -155,8 +139,9 @@ func TestLoopStepAllocatesNothing(t *testing.T) {
 	}
 }
 
-// testLoop lays out the loop of a one-thread dataplane over queues, as New does, without
-// an idle policy: the caller sets l.idler.
+// testLoop lays out the loop of a one-thread dataplane over queues, as New does, with a
+// busy Idler (closed at cleanup) and its clocks started as run starts them, but no
+// thread: the caller turns it (step, Poll) on its own goroutine.
 func testLoop(tb testing.TB, batch int, app App, queues []Queue) *loop {
 	tb.Helper()
 	cfg := Config{Batch: batch, App: app, Policy: idle.PolicyConfig{Mode: idle.Busy}, Threads: []Thread{{CPU: -1, Queues: queues}}}
@@ -164,7 +149,16 @@ func testLoop(tb testing.TB, batch int, app App, queues []Queue) *loop {
 		tb.Fatal(err)
 	}
 	dp := &Dataplane{cfg: cfg, mirrors: make([]mirrorSlot, len(cfg.Ports))}
-	return dp.newLoop(0, cfg.Threads[0])
+	l := dp.newLoop(0, cfg.Threads[0])
+	var err error
+	if l.idler, err = idle.New(cfg.Policy, nil, l); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.idler.Close() })
+	l.startWall = idle.Now()
+	l.nextPublish = l.startWall + publishEvery
+	l.nextCPU = l.startWall + cpuEvery
+	return l
 }
 
 // Polls and EmptyPolls are counted per thread and per non-empty burst and derived at

@@ -126,16 +126,13 @@ func TestModelRandomGaps(t *testing.T) {
 	if err := r.dp.Start(); err != nil {
 		t.Fatal(err)
 	}
-	lockPacer(t)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for i := 0; i < frames; i++ {
+	paceRandomGaps(t, frames, threshold, 3, func(i int, rng *rand.Rand) {
 		// Keep fewer frames in flight than an RX ring holds: on a loaded machine the poll
 		// thread can be descheduled for longer than 256 gaps, and a full ring drops frames
 		// (counted as missed by the model), which is not what this test is about.
 		testutil.WaitFor(10*time.Second, func() bool { return int64(i)-r.count.Load() < 128 })
 		r.send(rng.IntN(2), uint64(i))
-		pause(time.Duration(rng.Int64N(int64(2 * threshold))))
-	}
+	})
 	waitFor(t, "every frame", func() bool { return r.count.Load() == int64(frames) })
 	r.close(t)
 	worst := checkLatencies(t, r.lat)

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/sim/intel"
@@ -98,13 +97,6 @@ func newRateRig(tb testing.TB, queues, ring, batch int) *rateRig {
 		qs[i] = Queue{Name: fmt.Sprintf("q%d", i), RxPort: r.ports[0], RxQ: i, TxPort: r.ports[1], TxQ: i}
 	}
 	l := testLoop(tb, batch, L2Fwd, qs)
-	if l.idler, err = idle.New(idle.PolicyConfig{Mode: idle.Busy}, nil, l); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { l.idler.Close() })
-	l.startWall = idle.Now()
-	l.nextPublish = l.startWall + publishEvery
-	l.nextCPU = l.startWall + cpuEvery
 	r.loop = l
 	return r
 }

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -59,6 +60,41 @@ func sumStats(qs []QueueStats) (s QueueStats) {
 		s.EmptyPolls += q.EmptyPolls
 	}
 	return s
+}
+
+// busyAndSleeping are the two policies a test of the running threads goes through: busy
+// polling, and adaptive sleeping at once for the longest wait (so only a wake-up ends it).
+var busyAndSleeping = []idle.PolicyConfig{
+	{Mode: idle.Busy},
+	{Mode: idle.Adaptive, IdleThreshold: time.Nanosecond, WaitTimeout: time.Second},
+}
+
+// newCrossed is an unstarted l2fwd dataplane under pol over a and b, each port's queue 0
+// polled by a thread of its own and sent to the other; it is stopped at cleanup.
+func newCrossed(t *testing.T, pol idle.PolicyConfig, a, b nic.Port) *Dataplane {
+	t.Helper()
+	dp, err := New(Config{App: L2Fwd, Policy: pol, Threads: []Thread{
+		{CPU: -1, Queues: []Queue{{Name: "a", RxPort: a, TxPort: b}}},
+		{CPU: -1, Queues: []Queue{{Name: "b", RxPort: b, TxPort: a}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dp.Stop)
+	return dp
+}
+
+// paceRandomGaps sends frames 0 to n-1 with send, from a locked pacer (lockPacer), with
+// gaps uniform in [0, 2×threshold] after each: about half the frames find an adaptive
+// thread of that threshold polling, half find it asleep or on its way there. send and the
+// gaps draw from one generator, seeded with (seed, seed+1).
+func paceRandomGaps(t *testing.T, n int, threshold time.Duration, seed uint64, send func(i int, rng *rand.Rand)) {
+	lockPacer(t)
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	for i := range n {
+		send(i, rng)
+		pause(time.Duration(rng.Int64N(int64(2 * threshold))))
+	}
 }
 
 // pacer sleeps between injections on a locked thread with a 1 ns timer slack.

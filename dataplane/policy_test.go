@@ -58,10 +58,8 @@ func TestRandomGapsAroundThreshold(t *testing.T) {
 			if err := p.dp.Start(); err != nil {
 				t.Fatal(err)
 			}
-			lockPacer(t)
-			rng := rand.New(rand.NewPCG(1, 2))
 			var buf [frameLen]byte
-			for i := 0; i < n; i++ {
+			paceRandomGaps(t, n, threshold, 1, func(i int, rng *rand.Rand) {
 				from, to := p.a, p.b
 				if rng.IntN(2) == 1 {
 					from, to = to, from
@@ -69,10 +67,7 @@ func TestRandomGapsAroundThreshold(t *testing.T) {
 				for !from.inject(0, makeFrame(buf[:], to.mac, from.mac, uint64(i), idle.Now())) {
 					pause(10 * time.Microsecond) // ring full: the thread is behind
 				}
-				// Gaps uniform in [0, 2×threshold]: about half the frames find the thread
-				// polling, half find it asleep or on its way there.
-				pause(time.Duration(rng.Int64N(int64(2 * threshold))))
-			}
+			})
 			waitFor(t, "every frame", func() bool { return p.rec.count.Load() == int64(n) })
 			p.checkClean(t)
 			worst := checkLatencies(t, p.rec.lat)

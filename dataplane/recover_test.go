@@ -114,22 +114,12 @@ func (p *recoveringPort) Recover() error {
 // inside the port's queues, retries the failed ones after the port's backoff, and frames
 // flow again after the last; every buffer is accounted for at the end.
 func TestRecoverUnderTraffic(t *testing.T) {
-	for _, pol := range []idle.PolicyConfig{
-		{Mode: idle.Busy},
-		{Mode: idle.Adaptive, IdleThreshold: time.Nanosecond, WaitTimeout: time.Second},
-	} {
+	for _, pol := range busyAndSleeping {
 		t.Run(pol.Mode.String(), func(t *testing.T) {
 			dma := &goDMA{}
 			a := &recoveringPort{fakePort: newFakePort(t, dma, 1, 1, true)}
 			b := newFakePort(t, dma, 1, 1, true)
-			dp, err := New(Config{App: L2Fwd, Policy: pol, Threads: []Thread{
-				{CPU: -1, Queues: []Queue{{Name: "a", RxPort: a, TxPort: b}}},
-				{CPU: -1, Queues: []Queue{{Name: "b", RxPort: b, TxPort: a}}},
-			}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(dp.Stop)
+			dp := newCrossed(t, pol, a, b)
 			a.needs.Raise() // before Start: served once the dataplane runs
 			if err := dp.Start(); err != nil {
 				t.Fatal(err)

@@ -39,6 +39,7 @@ func (l *loop) swapIdler() {
 	old := l.idler
 	sum := addStats(l.retiredStats(), old.Stats())
 	l.swap.retired.Store(&sum)
+	l.keepYield(next, old.RestEnd())
 	l.idler = next
 	l.swap.current.Store(next)
 	if l.stop.Load() {

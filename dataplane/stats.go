@@ -40,10 +40,11 @@ type ThreadStats struct {
 	// Idle are the idle policy's counters: arms, sleeps, wake-ups by interrupt, timeout
 	// and Stop, spurious wake-ups, time asleep, housekeeping yields.
 	Idle idle.Stats
-	// RuntimeYields counts the thread's yields to the Go scheduler after YieldEvery of
-	// polling without a break, RuntimeYieldTime their total time, ThreadChanges those
-	// after which the goroutine ran on another OS thread (which it pinned again), and
-	// ThreadErrors the failed re-pins and affinity restores after a change.
+	// RuntimeYields counts the thread's yields to the Go scheduler its Idler asked for
+	// (after idle.RuntimeYieldEvery of polling without a break), RuntimeYieldTime their
+	// total time, ThreadChanges those after which the goroutine ran on another OS thread
+	// (which it pinned again), and ThreadErrors the failed re-pins and affinity restores
+	// after a change.
 	RuntimeYields    uint64
 	RuntimeYieldTime time.Duration
 	ThreadChanges    uint64

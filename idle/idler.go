@@ -1,13 +1,15 @@
 // Package idle decides what a polling thread does when its queues are empty: keep
 // polling (Busy), sleep a random short time (SleepRange), or arm the queues' RX
 // interrupts and sleep in epoll until one fires (Adaptive, with a fixed or an estimated
-// idle threshold), plus periodic housekeeping yields under any policy. It sits above irq,
+// idle threshold), plus periodic housekeeping yields under any policy and, on a loop that
+// turns it on, the runtime yield to the Go scheduler (RuntimeYieldEvery). It sits above irq,
 // whose vectors and Poller it sleeps on, and below the dataplane, whose loops drive it.
 // ParseSpec reads the policy mini-language of the command line (busy, adaptive:300us,
 // auto, sleep:20us-50us, …+hk:100/10us).
 package idle
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,6 +71,10 @@ func (s State) String() string { return stateNames.name(s) }
 // WaitTimeout. A raw sleeper (irq.WaitRaw) silent for DeepIdleAfter waits blocking, for up
 // to MaxWaitTimeout, until the next frame or interrupt (deep idle, see waitPlan).
 //
+// The runtime yield (runtimeyield.go), when the thread's loop turned it on, is the
+// Idler's decision too: Empty returns true once the thread has polled for
+// RuntimeYieldEvery without a rest, and the loop yields to the Go scheduler.
+//
 // Housekeeping (see housekeeping.go): a yield is due 1/HousekeepingHz after the previous
 // one started; it is taken at the first empty poll from then on and, under unbroken
 // traffic, at the latest a quarter period later (the deadline). A sleep of at least
@@ -82,16 +88,17 @@ type Idler struct {
 	st   atomic.Int32
 	auto autoThreshold
 
-	threshold int64         // ns
-	wait      time.Duration // bound of the next sleep: WaitTimeout, doubled while idle
-	last      int64         // time of the last poll that found frames
-	woke      bool          // last wait ended by an interrupt and no poll ran since
-	quiet     int64         // time of the last frame or interrupt (see waitPlan)
-	turnEnd   int64         // when the previous turn's policy work ended (0: no turn yet), for Stalls
-	restEnd   int64         // when the last wait, range sleep or housekeeping yield ended (0: none), RestEnd
-	run       int           // the run of untold empty polls the last Empty allowed (skip.go)
-	spare     int           // what is left of it
-	pinRun    int           // PinSkipRun's run, 0: sized by time
+	threshold  int64         // ns
+	wait       time.Duration // bound of the next sleep: WaitTimeout, doubled while idle
+	last       int64         // time of the last poll that found frames
+	woke       bool          // last wait ended by an interrupt and no poll ran since
+	quiet      int64         // time of the last frame or interrupt (see waitPlan)
+	turnEnd    int64         // when the previous turn's policy work ended (0: no turn yet), for Stalls
+	restEnd    int64         // when the thread last rested (0: never), RestEnd
+	yieldAfter int64         // the runtime yield's interval (math.MaxInt64: off), SetRuntimeYield
+	run        int           // the run of untold empty polls the last Empty allowed (skip.go)
+	spare      int           // what is left of it
+	pinRun     int           // PinSkipRun's run, 0: sized by time
 
 	// Auto's prediction of periodic traffic.
 	watchUntil   int64 // after a predicted wake-up: poll, do not sleep, until then (0: not watching)
@@ -115,7 +122,7 @@ func New(cfg PolicyConfig, vectors []*irq.Vector, q Queues) (*Idler, error) {
 	}
 	cfg = cfg.WithDefaults()
 	now := Now()
-	d := &Idler{cfg: cfg, q: q, threshold: int64(cfg.IdleThreshold), wait: cfg.WaitTimeout, last: now, quiet: now}
+	d := &Idler{cfg: cfg, q: q, threshold: int64(cfg.IdleThreshold), wait: cfg.WaitTimeout, last: now, quiet: now, yieldAfter: math.MaxInt64}
 	d.obs, _ = q.(SleepObserver)
 	d.rng = uint64(now) | 1
 	var watch []*irq.Vector
@@ -185,7 +192,10 @@ func (d *Idler) Traffic(now int64) {
 }
 
 // Empty tells the policy that a poll at time now (see Now) found nothing, and runs it.
-func (d *Idler) Empty(now int64) {
+// It returns true when the thread is to yield to the Go scheduler now (the runtime
+// yield, SetRuntimeYield): the caller yields, without frames in hand, and then calls
+// Rested.
+func (d *Idler) Empty(now int64) bool {
 	begin, g := now, d.checkStall(now)
 	if d.woke {
 		d.woke = false
@@ -210,6 +220,7 @@ func (d *Idler) Empty(now int64) {
 	}
 	d.plan(begin, now, g)
 	d.turnEnd = now
+	return now-d.restEnd >= d.yieldAfter
 }
 
 func (d *Idler) setThreshold(t int64) {

@@ -364,7 +364,7 @@ func startModelRouter(t *testing.T, ns string, app dataplane.App, k [2]nic.Port)
 		t.Cleanup(func() { p.Close() })
 		ports = append(ports, p)
 	}
-	dp, err := dataplane.New(dataplane.Config{
+	return startDataplane(t, dataplane.Config{
 		Ports: []dataplane.Port{{Name: "p0", NIC: ports[0], Kernel: k[0]}, {Name: "p1", NIC: ports[1], Kernel: k[1]}},
 		Threads: []dataplane.Thread{{CPU: -1,
 			Queues: []dataplane.Queue{{Name: "p0", RxPort: ports[0], TxPort: ports[0]}, {Name: "p1", RxPort: ports[1], TxPort: ports[1]},
@@ -374,14 +374,6 @@ func startModelRouter(t *testing.T, ns string, app dataplane.App, k [2]nic.Port)
 		App:    app,
 		Policy: idle.DefaultPolicy(),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dp.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dp.Stop)
-	return dp
 }
 
 // rxTotal is what the ports received (not the kernel paths).

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/dataplane"
-	"github.com/uiod/uiod/idle"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/nic"
 	"github.com/uiod/uiod/sim"
@@ -83,23 +82,7 @@ type kernelRig struct {
 
 func newKernelRig(t testing.TB, app dataplane.App, room int) *kernelRig {
 	r := &kernelRig{p0: newQueuePort(t, macP0), p1: newQueuePort(t, macP1), k: &ringPort{stubPort: stubPort{macP0}, room: room}}
-	dp, err := dataplane.New(dataplane.Config{
-		Ports: []dataplane.Port{{Name: "p0", NIC: r.p0, Kernel: r.k}, {Name: "p1", NIC: r.p1}},
-		Threads: []dataplane.Thread{{CPU: -1,
-			Queues: []dataplane.Queue{{RxPort: r.p0, TxPort: r.p0}},
-			Tx:     []dataplane.TxQueue{{Port: r.p1}, {Port: r.k}},
-		}},
-		App:    app,
-		Policy: idle.PolicyConfig{Mode: idle.Busy},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dp.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dp.Stop)
-	r.dp = dp
+	r.dp = startRouter(t, app, r.p0, r.p1, r.k)
 	return r
 }
 

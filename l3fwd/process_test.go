@@ -85,17 +85,27 @@ type processRig struct {
 	frames int
 }
 
-func newProcessRig(t testing.TB) *processRig {
-	r := &processRig{a: testApp(t), p: [2]*queuePort{newQueuePort(t, macP0), newQueuePort(t, macP1)}}
-	dp, err := dataplane.New(dataplane.Config{
-		Ports: []dataplane.Port{{Name: "p0", NIC: r.p[0]}, {Name: "p1", NIC: r.p[1]}},
-		Threads: []dataplane.Thread{{CPU: -1,
-			Queues: []dataplane.Queue{{RxPort: r.p[0], TxPort: r.p[0]}},
-			Tx:     []dataplane.TxQueue{{Port: r.p[1]}},
-		}},
-		App:    r.a,
-		Policy: idle.PolicyConfig{Mode: idle.Busy},
+// startRouter starts a busy one-thread dataplane that runs app on p0's queue, with p1
+// and, unless nil, p0's kernel path k to send to; it is stopped at cleanup.
+func startRouter(t testing.TB, app dataplane.App, p0, p1 *queuePort, k nic.Port) *dataplane.Dataplane {
+	t.Helper()
+	ports := []dataplane.Port{{Name: "p0", NIC: p0, Kernel: k}, {Name: "p1", NIC: p1}}
+	tx := []dataplane.TxQueue{{Port: p1}}
+	if k != nil {
+		tx = append(tx, dataplane.TxQueue{Port: k})
+	}
+	return startDataplane(t, dataplane.Config{
+		Ports:   ports,
+		Threads: []dataplane.Thread{{CPU: -1, Queues: []dataplane.Queue{{RxPort: p0, TxPort: p0}}, Tx: tx}},
+		App:     app,
+		Policy:  idle.PolicyConfig{Mode: idle.Busy},
 	})
+}
+
+// startDataplane makes and starts cfg's dataplane, stopped at cleanup.
+func startDataplane(t testing.TB, cfg dataplane.Config) *dataplane.Dataplane {
+	t.Helper()
+	dp, err := dataplane.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +113,12 @@ func newProcessRig(t testing.TB) *processRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(dp.Stop)
-	r.dp = dp
+	return dp
+}
+
+func newProcessRig(t testing.TB) *processRig {
+	r := &processRig{a: testApp(t), p: [2]*queuePort{newQueuePort(t, macP0), newQueuePort(t, macP1)}}
+	r.dp = startRouter(t, r.a, r.p[0], r.p[1], nil)
 	return r
 }
 
@@ -262,13 +277,7 @@ func TestProcessAllocs(t *testing.T) {
 func pollAllocs(t *testing.T, cfg dataplane.Config, frames func(dataplane.QueueStats) uint64) (allocs, n uint64) {
 	t.Helper()
 	cfg.Policy = idle.PolicyConfig{Mode: idle.Busy}
-	dp, err := dataplane.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dp.Start(); err != nil {
-		t.Fatal(err)
-	}
+	dp := startDataplane(t, cfg)
 	time.Sleep(20 * time.Millisecond)
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)

@@ -181,7 +181,7 @@ start() {
 		*) fail "unknown forwarder $NAME" ;;
 		esac
 		# uiod-busy-noyield: busy without the poll thread's yields to the Go scheduler
-		# (dataplane.YieldEnv), left to the runtime's own preemption.
+		# (idle.RuntimeYieldEnv), left to the runtime's own preemption.
 		[ "$NAME" = uiod-busy-noyield ] && export UIOD_RUNTIME_YIELD=off
 		run_daemon /tmp/uiod.yaml
 		unset UIOD_RUNTIME_YIELD

@@ -130,7 +130,7 @@ func ratios(med map[string]run) string {
 		}
 	}
 	lines("uiod-busy", "testpmd", mP50, mP99, mProbeCPU)
-	// The same without the poll thread's runtime yields (dataplane.YieldEnv=off).
+	// The same without the poll thread's runtime yields (idle.RuntimeYieldEnv=off).
 	lines("uiod-busy-noyield", "testpmd", mP50, mP99)
 	lines("uiod-busy", "uiod-busy-noyield", mP99)
 	lines("uiod-adaptive", "l3fwd-power", mIdleCPU, mP50, mP99)

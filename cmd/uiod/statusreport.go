@@ -71,7 +71,7 @@ type threadReport struct {
 	StallsPerSecond float64 `json:"stalls_per_second"`
 	StalledPercent  float64 `json:"stalled_percent"`
 	// RuntimeYieldsPerSecond are the thread's voluntary yields to the Go scheduler
-	// (dataplane.YieldEvery) over the interval.
+	// (idle.RuntimeYieldEvery) over the interval.
 	RuntimeYieldsPerSecond float64 `json:"runtime_yields_per_second"`
 }
 

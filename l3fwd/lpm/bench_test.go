@@ -88,14 +88,7 @@ func BenchmarkLookup4(b *testing.B) {
 	setupBench4(b)
 	t, ref, addrs := bench4.t, bench4.ref, bench4.addrs
 	b.Run("dir24-8", func(b *testing.B) {
-		var sink NextHop
-		i := 0
-		for b.Loop() {
-			nh, _ := t.Lookup(addrs[i&(benchAddrs-1)])
-			sink += nh
-			i++
-		}
-		_ = sink
+		lookup4(b, t, addrs)
 		b.ReportMetric(float64(t.Memory())/(1<<20), "table-MiB")
 		b.ReportMetric(float64(bench4.heap)/(1<<20), "heap-MiB")
 		b.ReportMetric(float64(t.Groups()), "groups")
@@ -108,14 +101,7 @@ func BenchmarkLookup4(b *testing.B) {
 		HugePages = false
 		small := t.Clone()
 		HugePages = true
-		var sink NextHop
-		i := 0
-		for b.Loop() {
-			nh, _ := small.Lookup(addrs[i&(benchAddrs-1)])
-			sink += nh
-			i++
-		}
-		_ = sink
+		lookup4(b, small, addrs)
 		b.ReportMetric(float64(rootHuge(small))/(1<<20), "huge-MiB")
 	})
 	b.Run("naive", func(b *testing.B) {
@@ -190,6 +176,18 @@ func BenchmarkLookup6(b *testing.B) {
 		}
 		_ = sink
 	})
+}
+
+// lookup4 looks up bench4's addresses in t, one per b.Loop turn, in turn.
+func lookup4(b *testing.B, t *Table4, addrs []uint32) {
+	var sink NextHop
+	i := 0
+	for b.Loop() {
+		nh, _ := t.Lookup(addrs[i&(benchAddrs-1)])
+		sink += nh
+		i++
+	}
+	_ = sink
 }
 
 // rootHuge is how much of t's first level the kernel backs by huge pages (-1: unknown).
