@@ -16,12 +16,9 @@ import (
 )
 
 var (
-	rounds   = flag.Int("ovs.rounds", 3, "rounds of every switch, the order rotated each round")
-	probes   = flag.Int("ovs.probes", 5000, "probes per switch per round")
-	interval = flag.Duration("ovs.interval", 400*time.Microsecond, "gap between probes")
-	idleFor  = flag.Duration("ovs.idle", 10*time.Second, "idle stretch whose CPU is measured, front ends connected")
-	settle   = flag.Duration("ovs.settle", 5*time.Second, "wait after the first probes come back, before a discarded warm-up at the probes' rate")
-	only     = flag.String("ovs.switches", "", "comma-separated subset of the switches (default all)")
+	flags   = sidebyside.NewFlags("ovs", 3, "switch", "switches", "switches")
+	idleFor = flag.Duration("ovs.idle", 10*time.Second, "idle stretch whose CPU is measured, front ends connected")
+	settle  = flag.Duration("ovs.settle", 5*time.Second, "wait after the first probes come back, before a discarded warm-up at the probes' rate")
 )
 
 // switches are measured in this order in the first round, rotated by one each round.
@@ -79,10 +76,10 @@ func TestOVSSideBySide(t *testing.T) {
 			}
 		},
 	})
-	b.Run(t, sidebyside.Order(switches, *only), sidebyside.Spec{
+	b.Run(t, flags.Order(switches), sidebyside.Spec{
 		Roles: sidebyside.Roles{Contender: "switch", Peer: "front end", Baseline: baseline, FineRatios: true,
 			Goal: &sidebyside.Goal{Text: "The issue's goal (idle CPU ≤ 0.1× OVS-DPDK's at p50 ≤ 1.1× its):", IdleMax: 0.1, P50Max: 1.1}},
-		Plan:       sidebyside.Plan{Rounds: *rounds, Probes: *probes, Interval: *interval, Idle: *idleFor, Settle: *settle},
+		Plan:       flags.Plan(*idleFor, *settle),
 		Sockets:    []string{"vhA", "vhB"},
 		SocketWait: 60 * time.Second,
 		Start:      sidebyside.Starter(b.startSwitch),

@@ -13,11 +13,8 @@ import (
 )
 
 var (
-	rounds   = flag.Int("vhost.rounds", 3, "rounds of every back end, the order rotated each round")
-	probes   = flag.Int("vhost.probes", 5000, "probes per back end per round")
-	interval = flag.Duration("vhost.interval", 400*time.Microsecond, "gap between probes")
-	idleFor  = flag.Duration("vhost.idle", 10*time.Second, "idle stretch whose CPU is measured, client connected")
-	only     = flag.String("vhost.backends", "", "comma-separated subset of the back ends (default all)")
+	flags   = sidebyside.NewFlags("vhost", 3, "back end", "backends", "back ends")
+	idleFor = flag.Duration("vhost.idle", 10*time.Second, "idle stretch whose CPU is measured, client connected")
 )
 
 // backends are measured in this order in the first round, rotated by one each round.
@@ -42,9 +39,9 @@ func TestVhostSideBySide(t *testing.T) {
 		Gate: "UIOD_VHOST_BENCH", What: "the vhost-user side-by-side benchmark", Script: "bench/vhost/run.sh",
 		Root: "network namespace, AF_PACKET, dpdk-testpmd", Netns: "uiod-vhb",
 	})}
-	b.Run(t, sidebyside.Order(backends, *only), sidebyside.Spec{
+	b.Run(t, flags.Order(backends), sidebyside.Spec{
 		Roles:      sidebyside.Roles{Contender: "back end", Peer: "client", Baseline: "testpmd"},
-		Plan:       sidebyside.Plan{Rounds: *rounds, Probes: *probes, Interval: *interval, Idle: *idleFor},
+		Plan:       flags.Plan(*idleFor, 0),
 		Sockets:    []string{"vhost.sock"},
 		SocketWait: 30 * time.Second,
 		Start:      sidebyside.Starter(b.startBackend),

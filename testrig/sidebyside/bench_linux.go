@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -117,12 +116,4 @@ func (b *Bench) UIODRun(t *testing.T, dir, name, yaml string) (*testutil.Proc, e
 		return nil, err
 	}
 	return testutil.StartProc(t, dir, name, "ip", "netns", "exec", b.NS, b.UIOD, "run", "--config", cfg), nil
-}
-
-// Order is the contenders to measure: all, or the comma-separated subset only if given.
-func Order(all []string, only string) []string {
-	if only != "" {
-		return strings.Split(only, ",")
-	}
-	return all
 }

@@ -34,16 +34,6 @@ func Starter[C interface {
 	}
 }
 
-// Plan is how one run measures every contender.
-type Plan struct {
-	Rounds, Probes int
-	Interval       time.Duration // between probes
-	Idle           time.Duration // the idle stretch whose CPU is measured
-	// Settle, if not 0, is a wait after the first probes come back, followed by a
-	// discarded warm-up at the probes' rate.
-	Settle time.Duration
-}
-
 // Spec is what a bench starts for each contender and how it reports.
 type Spec struct {
 	Roles
