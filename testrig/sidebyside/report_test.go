@@ -9,12 +9,20 @@ import (
 	"github.com/uiod/uiod/testrig/qemutest"
 )
 
-// TestTimes: two decimals, two significant digits below 0.01.
 func TestTimes(t *testing.T) {
-	want := map[float64]string{0: "0.00×", 1: "1.00×", 4.153: "4.15×", 0.01: "0.01×", 0.000904: "0.0009×", 0.0123: "0.01×"}
-	for in, w := range want {
-		if got := Times(in); got != w {
-			t.Errorf("Times(%v) = %q, want %q", in, got, w)
+	for _, tc := range []struct {
+		in   float64
+		want string
+	}{
+		{0, "0.00×"},
+		{1, "1.00×"},
+		{4.153, "4.15×"},
+		{0.01, "0.01×"},
+		{0.000904, "0.0009×"},
+		{0.0123, "0.01×"},
+	} {
+		if got := Times(tc.in); got != tc.want {
+			t.Errorf("Times(%v) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
