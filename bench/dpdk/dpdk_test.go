@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	flags    = sidebyside.NewFlags("dpdk", 2, "forwarder", "forwarders", "forwarders")
+	flags    = sidebyside.NewFlags(sidebyside.FlagSet{Prefix: "dpdk", Rounds: 2, One: "forwarder", Subset: "forwarders", Many: "forwarders"})
 	burst    = flag.Int("dpdk.burst", 20000, "probes of the burst after the idle stretch, 10 µs apart (0: no burst)")
 	burstGap = flag.Duration("dpdk.burst-gap", 10*time.Microsecond, "gap between the burst's probes")
 	rates    = flag.String("dpdk.rates", "", "comma-separated probe rates in kpps for a rate sweep (default: one rate, 1/-dpdk.interval)")

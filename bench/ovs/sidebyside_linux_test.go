@@ -16,9 +16,9 @@ import (
 )
 
 var (
-	flags   = sidebyside.NewFlags("ovs", 3, "switch", "switches", "switches")
-	idleFor = flag.Duration("ovs.idle", 10*time.Second, "idle stretch whose CPU is measured, front ends connected")
-	settle  = flag.Duration("ovs.settle", 5*time.Second, "wait after the first probes come back, before a discarded warm-up at the probes' rate")
+	flags = sidebyside.NewFlags(sidebyside.FlagSet{Prefix: "ovs", Rounds: 3, One: "switch", Subset: "switches", Many: "switches",
+		IdleWith: "front ends connected"})
+	settle = flag.Duration("ovs.settle", 5*time.Second, "wait after the first probes come back, before a discarded warm-up at the probes' rate")
 )
 
 // switches are measured in this order in the first round, rotated by one each round.
@@ -79,7 +79,7 @@ func TestOVSSideBySide(t *testing.T) {
 	b.Run(t, flags.Order(switches), sidebyside.Spec{
 		Roles: sidebyside.Roles{Contender: "switch", Peer: "front end", Baseline: baseline, FineRatios: true,
 			Goal: &sidebyside.Goal{Text: "The issue's goal (idle CPU ≤ 0.1× OVS-DPDK's at p50 ≤ 1.1× its):", IdleMax: 0.1, P50Max: 1.1}},
-		Plan:       flags.Plan(*idleFor, *settle),
+		Plan:       flags.Plan(*settle),
 		Sockets:    []string{"vhA", "vhB"},
 		SocketWait: 60 * time.Second,
 		Start:      sidebyside.Starter(b.startSwitch),

@@ -1,7 +1,6 @@
 package vhost
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,10 +11,8 @@ import (
 	"github.com/uiod/uiod/testrig/sidebyside"
 )
 
-var (
-	flags   = sidebyside.NewFlags("vhost", 3, "back end", "backends", "back ends")
-	idleFor = flag.Duration("vhost.idle", 10*time.Second, "idle stretch whose CPU is measured, client connected")
-)
+var flags = sidebyside.NewFlags(sidebyside.FlagSet{Prefix: "vhost", Rounds: 3, One: "back end", Subset: "backends", Many: "back ends",
+	IdleWith: "client connected"})
 
 // backends are measured in this order in the first round, rotated by one each round.
 var backends = []string{"testpmd", "uiod-busy", "uiod-adaptive", "uiod-auto"}
@@ -41,7 +38,7 @@ func TestVhostSideBySide(t *testing.T) {
 	})}
 	b.Run(t, flags.Order(backends), sidebyside.Spec{
 		Roles:      sidebyside.Roles{Contender: "back end", Peer: "client", Baseline: "testpmd"},
-		Plan:       flags.Plan(*idleFor, 0),
+		Plan:       flags.Plan(0),
 		Sockets:    []string{"vhost.sock"},
 		SocketWait: 30 * time.Second,
 		Start:      sidebyside.Starter(b.startBackend),
