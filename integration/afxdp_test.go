@@ -44,10 +44,7 @@ func TestIntegrationAFXDPGuest(t *testing.T) {
 			t.Errorf("%s: %d of %d probes back through the af_xdp ports", d.name, rep.Received, rep.Sent)
 		}
 	}
-	if err := vm.Send("done"); err != nil {
-		t.Errorf("guest control port: %v", err)
-	}
-	res, rep := finishE2E(t, vm)
+	res, rep := doneE2E(t, vm)
 	for _, l := range strings.Split(res.Output, "\n") {
 		if strings.Contains(l, "E2E ifaces") || strings.Contains(l, "E2E devices") || strings.Contains(l, `"attach"`) {
 			t.Log(l)

@@ -130,9 +130,7 @@ func (w wakeCounts) problems() []string {
 // to the drivers they had before uiod bind (igb for the igb NICs).
 func checkShutdown(t *testing.T, rep *e2eReport, nics []string) {
 	t.Helper()
-	if rep.runExit != 0 {
-		t.Errorf("uiod run exited with status %d after SIGTERM, want 0", rep.runExit)
-	}
+	rep.checkRunExit(t)
 	var clean bool
 	for _, l := range rep.log {
 		if strings.Contains(l, "stopped cleanly") {

@@ -23,6 +23,24 @@ func finishE2E(t *testing.T, vm *qemutest.VM) (*qemutest.Result, *e2eReport) {
 	return res, rep
 }
 
+// doneE2E tells the guest script its host side is done (an error if the control port
+// refuses), then finishes the guest as finishE2E does.
+func doneE2E(t *testing.T, vm *qemutest.VM) (*qemutest.Result, *e2eReport) {
+	t.Helper()
+	if err := vm.Send("done"); err != nil {
+		t.Errorf("tell the guest to stop: %v", err)
+	}
+	return finishE2E(t, vm)
+}
+
+// checkRunExit is an error unless uiod run exited with status 0 after SIGTERM.
+func (rep *e2eReport) checkRunExit(t *testing.T) {
+	t.Helper()
+	if rep.runExit != 0 {
+		t.Errorf("uiod run exited with status %d after SIGTERM, want 0", rep.runExit)
+	}
+}
+
 // takeSnapshot asks the guest script for a snapshot called name and waits until it is
 // taken.
 func takeSnapshot(vm *qemutest.VM, name string) error {

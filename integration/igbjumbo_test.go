@@ -82,13 +82,8 @@ func jumboThroughGuest(t *testing.T, model string) {
 			t.Error(err)
 		}
 	}
-	if err := vm.Send("done"); err != nil {
-		t.Errorf("guest control port: %v", err)
-	}
-	_, rep := finishE2E(t, vm)
-	if rep.runExit != 0 {
-		t.Errorf("uiod run exited with status %d after SIGTERM, want 0", rep.runExit)
-	}
+	_, rep := doneE2E(t, vm)
+	rep.checkRunExit(t)
 	var st struct {
 		Ports []struct {
 			Name  string `json:"name"`

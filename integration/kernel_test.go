@@ -33,13 +33,8 @@ func TestIntegrationKernelPathGuest(t *testing.T) {
 	} else if err := pingGuest(t, vm); err != nil {
 		t.Error(err)
 	}
-	if err := vm.Send("done"); err != nil {
-		t.Errorf("guest control port: %v", err)
-	}
-	_, rep := finishE2E(t, vm)
-	if rep.runExit != 0 {
-		t.Errorf("uiod run exited with status %d after SIGTERM, want 0", rep.runExit)
-	}
+	_, rep := doneE2E(t, vm)
+	rep.checkRunExit(t)
 	if !rep.logged("kernel path up", `"tap": "uiodk0"`) {
 		t.Errorf("the daemon's log does not say the kernel path came up:\n%s", strings.Join(rep.log, "\n"))
 	}

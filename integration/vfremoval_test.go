@@ -65,10 +65,7 @@ func TestIntegrationVFRemoval(t *testing.T) {
 			}
 		}
 	}
-	if err := vm.Send("done"); err != nil {
-		t.Errorf("tell the guest to stop: %v", err)
-	}
-	res, rep := finishE2E(t, vm)
+	res, rep := doneE2E(t, vm)
 	for _, l := range strings.Split(res.Output, "\n") {
 		if strings.Contains(l, "E2E vfremove") || strings.Contains(l, "device requested by the kernel") || strings.Contains(l, "device back") {
 			t.Log(strings.TrimSpace(l))
@@ -111,9 +108,7 @@ func TestIntegrationVFRemoval(t *testing.T) {
 			checkProbes(t, runs["after-"+ev][1])
 		})
 	}
-	if rep.runExit != 0 {
-		t.Errorf("uiod run exit status %d after SIGTERM", rep.runExit)
-	}
+	rep.checkRunExit(t)
 }
 
 // removalPort is a port's presence in /status.

@@ -72,18 +72,13 @@ func TestIntegrationVirtioRunMultiQueue(t *testing.T) {
 	if err := takeSnapshot(vm, "end"); err != nil {
 		t.Error(err)
 	}
-	if err := vm.Send("done"); err != nil {
-		t.Errorf("guest control port: %v", err)
-	}
-	res, rep := finishE2E(t, vm)
+	res, rep := doneE2E(t, vm)
 	t.Logf("%d of %d frames back through %s", mine, runMQFrames, vm.NICs[0].TAP)
 	if mine != runMQFrames {
 		t.Errorf("%d of %d frames came back", mine, runMQFrames)
 	}
 	checkRunMQ(t, res.NICs[0], rep)
-	if rep.runExit != 0 {
-		t.Errorf("uiod run exited with status %d after SIGTERM, want 0", rep.runExit)
-	}
+	rep.checkRunExit(t)
 	if !rep.logged("nic driver", `"nic": "virtio"`) {
 		t.Errorf("the daemon's log does not say the virtio driver opened p0:\n%s", strings.Join(rep.log, "\n"))
 	}

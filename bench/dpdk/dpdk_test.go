@@ -10,13 +10,11 @@ import (
 	"time"
 
 	"github.com/uiod/uiod/testrig/qemutest"
+	"github.com/uiod/uiod/testrig/sidebyside"
 )
 
 var (
-	rounds   = flag.Int("dpdk.rounds", 2, "rounds of every forwarder, the order rotated each round")
-	probes   = flag.Int("dpdk.probes", 5000, "probes per forwarder per round")
-	interval = flag.Duration("dpdk.interval", 400*time.Microsecond, "gap between probes")
-	only     = flag.String("dpdk.forwarders", "", "comma-separated subset of the forwarders (default all)")
+	flags    = sidebyside.NewFlags(sidebyside.FlagSet{Prefix: "dpdk", Rounds: 2, One: "forwarder", Subset: "forwarders", Many: "forwarders"})
 	burst    = flag.Int("dpdk.burst", 20000, "probes of the burst after the idle stretch, 10 µs apart (0: no burst)")
 	burstGap = flag.Duration("dpdk.burst-gap", 10*time.Microsecond, "gap between the burst's probes")
 	rates    = flag.String("dpdk.rates", "", "comma-separated probe rates in kpps for a rate sweep (default: one rate, 1/-dpdk.interval)")
@@ -45,18 +43,14 @@ func TestDPDKSideBySide(t *testing.T) {
 	if l3fwd == "" {
 		t.Fatal("UIOD_L3FWD_POWER must name the built l3fwd-power (bench/dpdk/run.sh builds it)")
 	}
-	order := forwarders
-	if *only != "" {
-		order = strings.Split(*only, ",")
-	}
-	steps := []rateStep{{gap: *interval, probes: *probes}}
+	steps := []rateStep{{gap: flags.Interval(), probes: flags.Probes()}}
 	if *rates != "" {
 		var err error
-		if steps, err = sweepSteps(*rates, *probes); err != nil {
+		if steps, err = sweepSteps(*rates, flags.Probes()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	report(t, measureSteps(t, testpmd, l3fwd, false, order, *rounds, steps, *burst))
+	report(t, measureSteps(t, testpmd, l3fwd, false, flags.Order(forwarders), flags.Rounds(), steps, *burst))
 }
 
 // TestIntegrationL3fwdPower is the short side-by-side that make test runs: uiod's l3fwd,
@@ -109,7 +103,7 @@ func guestTestpmd(t *testing.T) string {
 // order rotated, with probes probes -dpdk.interval apart from NIC 0 to NIC 1 (and a burst
 // of burst probes after each idle stretch, 0 for none).
 func measureAll(t *testing.T, testpmd, l3fwd string, vf bool, order []string, rounds, probes, burst int) []run {
-	return measureSteps(t, testpmd, l3fwd, vf, order, rounds, []rateStep{{gap: *interval, probes: probes}}, burst)
+	return measureSteps(t, testpmd, l3fwd, vf, order, rounds, []rateStep{{gap: flags.Interval(), probes: probes}}, burst)
 }
 
 // measureSteps is measureAll at each probe rate of steps in turn: per round, every rate

@@ -21,7 +21,7 @@ func TestIntegrationVFSideBySide(t *testing.T) {
 	testpmd, l3fwd := integrationDPDK(t)
 	n, count := 1, 1000
 	if os.Getenv("UIOD_DPDK_BENCH") == "1" {
-		n, count = *rounds, *probes
+		n, count = flags.Rounds(), flags.Probes()
 	}
 	runs := measureAll(t, testpmd, l3fwd, true, vfForwarders, n, count, 0)
 	if len(runs) != n*len(vfForwarders) {

@@ -18,20 +18,12 @@
 # test log. UIOD_OVS_SWITCHES=ovs-dpdk,uiod-auto,uiod-adaptive@500us (comma-separated) runs
 # only those; a uiod switch is uiod-POLICY, POLICY busy, adaptive, auto (adaptive with
 # idle_threshold: auto) or adaptive@DURATION.
-set -euo pipefail
-rounds=${1:-3}
-probes=${2:-5000}
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-cache=$repo/.cache/ovs
-[ "$(id -u)" = 0 ] || { echo "run.sh: must run as root" >&2; exit 1; }
+. "$(dirname "$0")/../../testrig/sidebyside/prologue.sh" ovs "$@"
 if [ "${UIOD_OVS_INSTALL:-}" = 1 ] && [ ! -x /usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y openvswitch-switch-dpdk
 fi
-command -v dpdk-testpmd >/dev/null || { echo "run.sh: dpdk-testpmd missing (apt-get install dpdk)" >&2; exit 1; }
 [ -x /usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk ] ||
 	{ echo "run.sh: OVS-DPDK missing (apt-get install openvswitch-switch-dpdk, or UIOD_OVS_INSTALL=1)" >&2; exit 1; }
-mkdir -p "$cache"
-cd "$repo"
 UIOD_OVS_BENCH=1 UIOD_OVS_REPORT=$cache/report.md \
 	go test -count=1 -v -timeout 30m -run '^TestOVSSideBySide$' ./bench/ovs \
 	-args -ovs.rounds "$rounds" -ovs.probes "$probes" -ovs.switches "${UIOD_OVS_SWITCHES:-}"

@@ -13,15 +13,7 @@
 # forwarding on CPU 1; the back end polls on CPU 0. `uiod latency` probes vethA every
 # 400 µs; the back end's process CPU is read from schedstat while probed and while idle.
 # The table lands in .cache/vhost/report.md and in the test log; the namespace is deleted.
-set -euo pipefail
-rounds=${1:-3}
-probes=${2:-5000}
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-cache=$repo/.cache/vhost
-[ "$(id -u)" = 0 ] || { echo "run.sh: must run as root" >&2; exit 1; }
-command -v dpdk-testpmd >/dev/null || { echo "run.sh: dpdk-testpmd missing (apt-get install dpdk)" >&2; exit 1; }
-mkdir -p "$cache"
-cd "$repo"
+. "$(dirname "$0")/../../testrig/sidebyside/prologue.sh" vhost "$@"
 UIOD_VHOST_BENCH=1 UIOD_VHOST_REPORT=$cache/report.md \
 	go test -count=1 -v -timeout 60m -run '^TestVhostSideBySide$' ./bench/vhost \
 	-args -vhost.rounds "$rounds" -vhost.probes "$probes"

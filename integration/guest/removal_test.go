@@ -1,9 +1,7 @@
 package guest
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -31,18 +29,11 @@ type removalPort struct {
 
 // removalStatus reads the daemon's ports, nil if it does not answer.
 func removalStatus() []removalPort {
-	resp, err := http.Get(removalStatusURL)
+	ports, err := statusPorts[removalPort](removalStatusURL)
 	if err != nil {
 		return nil
 	}
-	defer resp.Body.Close()
-	var st struct {
-		Ports []removalPort `json:"ports"`
-	}
-	if json.NewDecoder(resp.Body).Decode(&st) != nil {
-		return nil
-	}
-	return st.Ports
+	return ports
 }
 
 // bindReflectPair writes dir/pair.yaml, two vfio-pci igb ports a and b reflecting under

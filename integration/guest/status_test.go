@@ -26,6 +26,36 @@ func (p statusPort) String() string {
 	return fmt.Sprintf("%s: link %v, rx %d, tx %d", p.Name, p.LinkUp, p.Stats.RxPackets, p.Stats.TxPackets)
 }
 
+// statusPorts reads the ports of the /status at url, each decoded as a P.
+func statusPorts[P any](url string) ([]P, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Ports []P `json:"ports"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	return st.Ports, err
+}
+
+// portsReady reads the /status at url: whether it lists n ports and ready holds for each,
+// and what it showed.
+func portsReady(url string, n int, ready func(statusPort) bool) (bool, string) {
+	ports, err := statusPorts[statusPort](url)
+	if err != nil || len(ports) != n {
+		return false, fmt.Sprintf("status: %v, %d ports", err, len(ports))
+	}
+	var s []string
+	done := true
+	for _, p := range ports {
+		s = append(s, p.String())
+		done = done && ready(p)
+	}
+	return done, strings.Join(s, "; ")
+}
+
 // waitPorts waits up to 90 s until the /status at url of the daemon run (logging to log)
 // lists n ports and ready holds for each; it fails t, saying what the ports showed, if
 // not.
@@ -33,26 +63,8 @@ func waitPorts(t *testing.T, run *exec.Cmd, log *syncBuffer, url string, n int, 
 	t.Helper()
 	var last string
 	ok := testutil.WaitFor(90*time.Second, func() bool {
-		resp, err := http.Get(url)
-		if err != nil {
-			last = err.Error()
-			return false
-		}
-		defer resp.Body.Close()
-		var st struct {
-			Ports []statusPort `json:"ports"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || len(st.Ports) != n {
-			last = fmt.Sprintf("status: %v, %d ports", err, len(st.Ports))
-			return false
-		}
-		var s []string
-		done := true
-		for _, p := range st.Ports {
-			s = append(s, p.String())
-			done = done && ready(p)
-		}
-		last = strings.Join(s, "; ")
+		done, showed := portsReady(url, n, ready)
+		last = showed
 		return done
 	})
 	if !ok {

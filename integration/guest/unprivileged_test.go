@@ -1,10 +1,8 @@
 package guest
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -186,22 +184,7 @@ func startUnprivileged(t *testing.T, cfg, state string, out io.Writer) (*exec.Cm
 // /status at url listed n ports for which ready holds.
 func waitPortsQuiet(url string, n int, ready func(statusPort) bool, done chan<- bool) {
 	done <- testutil.WaitFor(90*time.Second, func() bool {
-		resp, err := http.Get(url)
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		var st struct {
-			Ports []statusPort `json:"ports"`
-		}
-		if json.NewDecoder(resp.Body).Decode(&st) != nil || len(st.Ports) != n {
-			return false
-		}
-		for _, p := range st.Ports {
-			if !ready(p) {
-				return false
-			}
-		}
-		return true
+		ok, _ := portsReady(url, n, ready)
+		return ok
 	})
 }

@@ -28,7 +28,7 @@ func TestMedian(t *testing.T) {
 		in   []float64
 		want float64
 	}{
-		{nil, 0}, {[]float64{3}, 3}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5},
+		{nil, 0}, {[]float64{3}, 3}, {[]float64{3, 1, 2}, 2}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5},
 	}
 	for _, tt := range tests {
 		in := slices.Clone(tt.in)

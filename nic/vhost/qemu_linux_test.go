@@ -83,34 +83,19 @@ func (p *peer) handler(f []byte, _ int64) {
 // stopped and started again under the running guest: QEMU reconnects (reconnect-ms), sends
 // its rings' state again, and the guest's pings resume.
 func TestIntegrationQEMU(t *testing.T) {
-	k, err := qemutest.SharedKernel()
-	if err != nil {
-		t.Skip("no guest kernel with virtio_net built in: ", err)
-	}
-	dir, err := os.MkdirTemp("", "uiodvq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "vm.sock")
+	h := newQEMUHost(t, "uiodvq", "")
 	wireName := fmt.Sprintf("vhqemu%d", os.Getpid())
-	cfg := pairedConfig(t, dir, wireName, sock, config.VhostServer, "mode: adaptive")
+	cfg := pairedConfig(t, h.dir, wireName, h.sock, config.VhostServer, "mode: adaptive")
 	p := startPeer(t, wireName)
-	d := daemon.New(cfg, daemon.Options{})
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
+	d := startDaemon(t, cfg)
 	defer func() { d.Stop() }()
 	vm := qemutest.Start(t, qemutest.Options{
-		Kernel:    k,
+		Kernel:    h.kernel,
 		NICs:      1,
-		VhostUser: sock,
+		VhostUser: h.sock,
 		Timeout:   4 * time.Minute,
-		Script: `for d in /sys/class/net/*; do n=${d##*/}; [ "$n" = lo ] || IF=$n; done
-echo "interface $IF driver $(basename $(readlink /sys/class/net/$IF/device/driver))"
-ip link set "$IF" up
-ip addr add 10.22.0.2/24 dev "$IF"
-ping -c 5 -W 10 10.22.0.1
+		Script: guestIF + `echo "interface $IF driver $(basename $(readlink /sys/class/net/$IF/device/driver))"
+` + guestUp + `ping -c 5 -W 10 10.22.0.1
 echo "ping exit $?"
 echo "waiting for uiod's restart"
 read -r line <$UIOD_GUEST_CONTROL
@@ -128,10 +113,7 @@ echo "rx_packets $(cat /sys/class/net/$IF/statistics/rx_packets) tx_packets $(ca
 	echoes := p.echoes.Load()
 	p.stop()
 	p = startPeer(t, wireName) // the model port's new wire end pairs with a new far end
-	d = daemon.New(cfg, daemon.Options{})
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
+	d = startDaemon(t, cfg)
 	if err := vm.Send("go"); err != nil {
 		t.Fatal(err)
 	}
@@ -152,8 +134,74 @@ echo "rx_packets $(cat /sys/class/net/$IF/statistics/rx_packets) tx_packets $(ca
 	if echoes < 5 || p.echoes.Load() < 5 {
 		t.Errorf("peer saw %d echo requests through the first uiod, %d through the second; want 5 each", echoes, p.echoes.Load())
 	}
-	if vmStats := st.Ports[1].Stats; vmStats.RxErrors != 0 || vmStats.TxErrors != 0 {
-		t.Errorf("vhost-user port errors: %+v", vmStats)
+	noPortErrors(t, st.Ports[1])
+}
+
+// qemuHost is the host side every vhost-user QEMU test starts from: a guest kernel with
+// virtio_net built in and a scratch directory for the sockets and uiod's state.
+type qemuHost struct {
+	kernel    qemutest.Kernel
+	dir, sock string // sock: dir/vm.sock, for a test with one guest
+}
+
+// newQEMUHost skips t without a guest kernel (and in -short, saying short, unless that is
+// empty) and makes the scratch directory (named from prefix), removed once t is done.
+func newQEMUHost(t *testing.T, prefix, short string) *qemuHost {
+	t.Helper()
+	k, err := qemutest.SharedKernel()
+	if err != nil {
+		t.Skip("no guest kernel with virtio_net built in: ", err)
+	}
+	if short != "" && testing.Short() {
+		t.Skip(short)
+	}
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return &qemuHost{kernel: k, dir: dir, sock: filepath.Join(dir, "vm.sock")}
+}
+
+// config reads the configuration yaml, with uiod's metrics on a free port and its state
+// in the scratch directory.
+func (h *qemuHost) config(t *testing.T, yaml string) *config.Config {
+	t.Helper()
+	cfg, err := config.Read(strings.NewReader(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(h.dir, "state")
+	return cfg
+}
+
+// startDaemon starts uiod on cfg; the caller stops it.
+func startDaemon(t *testing.T, cfg *config.Config) *daemon.Daemon {
+	t.Helper()
+	d := daemon.New(cfg, daemon.Options{})
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// The guest scripts' first lines: guestIF finds the guest's one NIC as $IF, guestUp brings
+// it up as 10.22.0.2/24, the peer's subnet.
+const (
+	guestIF = `for d in /sys/class/net/*; do n=${d##*/}; [ "$n" = lo ] || IF=$n; done
+`
+	guestUp = `ip link set "$IF" up
+ip addr add 10.22.0.2/24 dev "$IF"
+`
+)
+
+// noPortErrors fails t if any of ports counted an RX or TX error.
+func noPortErrors(t *testing.T, ports ...daemon.PortStatus) {
+	t.Helper()
+	for _, p := range ports {
+		if p.Stats.RxErrors != 0 || p.Stats.TxErrors != 0 {
+			t.Errorf("vhost-user port %s errors: %+v", p.Name, p.Stats)
+		}
 	}
 }
 

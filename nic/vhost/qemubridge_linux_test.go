@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/config"
-	"github.com/uiod/uiod/daemon"
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/testrig/qemutest"
 )
@@ -72,24 +70,13 @@ tail -n 3 /tmp/ping
 // guest 1's QEMU is killed and started again while guest 2 pings the namespace: guest 2's
 // replies keep coming, and guest 1, booted again on the same socket, pings both again.
 func TestIntegrationQEMUBridge(t *testing.T) {
-	k, err := qemutest.SharedKernel()
-	if err != nil {
-		t.Skip("no guest kernel with virtio_net built in: ", err)
-	}
-	if testing.Short() {
-		t.Skip("boots three QEMU guests; not in -short")
-	}
+	h := newQEMUHost(t, "uiodvb", "boots three QEMU guests; not in -short")
 	ns := testutil.TAPNetns(t, "vhbr")
 	ns20 := testutil.Netns(t, "vhbr20")
-	dir, err := os.MkdirTemp("", "uiodvb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	socks := []string{filepath.Join(dir, "vm1.sock"), filepath.Join(dir, "vm2.sock")}
+	socks := []string{filepath.Join(h.dir, "vm1.sock"), filepath.Join(h.dir, "vm2.sock")}
 	tap := fmt.Sprintf("vhbr%d", os.Getpid()%100000)
 	tap20 := tap + "v"
-	cfg, err := config.Read(strings.NewReader(fmt.Sprintf(`
+	d := startDaemon(t, h.config(t, fmt.Sprintf(`
 ports:
   - {name: up, driver: sim, wire: "tap:%s", promiscuous: true}
   - {name: vm1, driver: vhost-user, socket: %s}
@@ -104,14 +91,6 @@ bridge:
     - {port: up20, pvid: 20}
 poll: {mode: adaptive}
 `, tap, socks[0], socks[1], tap20)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(dir, "state")
-	d := daemon.New(cfg, daemon.Options{})
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
 	defer d.Stop()
 	// The model NICs hold the TAPs open; the interfaces move into their namespaces: VLAN
 	// 10's (the up port's) with 10.23.0.1, VLAN 20's (up20's) with 10.23.0.3. The host's
@@ -123,7 +102,7 @@ poll: {mode: adaptive}
 		}
 	}
 	boot := func(n, b int) *qemutest.VM {
-		return qemutest.Start(t, qemutest.Options{Kernel: k, NICs: 1, VhostUser: socks[n-1], Timeout: 4 * time.Minute,
+		return qemutest.Start(t, qemutest.Options{Kernel: h.kernel, NICs: 1, VhostUser: socks[n-1], Timeout: 4 * time.Minute,
 			Script: bridgeGuestScript(n, b)})
 	}
 	start := time.Now()
@@ -203,11 +182,7 @@ poll: {mode: adaptive}
 	t.Logf("boot of both %v, through the transfer %v, guest 1 killed and back in %v; guest 2 ping: %s",
 		booted.Round(time.Millisecond), transferred.Round(time.Millisecond), restarted.Round(time.Millisecond), tailLines(r2.Output, 4))
 	t.Logf("guest 1 (second boot):\n%s\nports %+v\nqueues %+v", r1.Output, st.Ports, st.Queues)
-	for _, p := range st.Ports[1:] {
-		if p.Stats.RxErrors != 0 || p.Stats.TxErrors != 0 {
-			t.Errorf("vhost-user port %s errors: %+v", p.Name, p.Stats)
-		}
-	}
+	noPortErrors(t, st.Ports[1:]...)
 }
 
 // tailLines is the last n lines of s, on one line.

@@ -3,13 +3,10 @@ package vhost_test
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/config"
-	"github.com/uiod/uiod/daemon"
 	"github.com/uiod/uiod/testrig/qemutest"
 )
 
@@ -25,55 +22,33 @@ func TestIntegrationQEMUJumbo(t *testing.T) { runQEMUJumbo(t, 9000) }
 func TestIntegrationQEMUJumboRefused(t *testing.T) { runQEMUJumbo(t, 1500) }
 
 func runQEMUJumbo(t *testing.T, portMTU int) {
-	k, err := qemutest.SharedKernel()
-	if err != nil {
-		t.Skip("no guest kernel with virtio_net built in: ", err)
-	}
-	dir, err := os.MkdirTemp("", "uiodvqj")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "vm.sock")
+	h := newQEMUHost(t, "uiodvqj", "")
 	wireName := fmt.Sprintf("vhqemuj%d", os.Getpid())
-	cfg, err := config.Read(strings.NewReader(fmt.Sprintf(`
+	cfg := h.config(t, fmt.Sprintf(`
 ports:
   - {name: nic, driver: sim, wire: "pair:%s", promiscuous: true, mtu: 9000}
   - {name: vm, driver: vhost-user, socket: %s, mtu: %d}
 forward: {mode: l2fwd, pairs: [[nic, vm]]}
 poll: {mode: adaptive}
-`, wireName, sock, portMTU)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(dir, "state")
+`, wireName, h.sock, portMTU))
 	p := startPeer(t, wireName)
-	d := daemon.New(cfg, daemon.Options{})
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
+	d := startDaemon(t, cfg)
 	defer func() { d.Stop() }()
-	script := `for d in /sys/class/net/*; do n=${d##*/}; [ "$n" = lo ] || IF=$n; done
-echo "guest mtu $(cat /sys/class/net/$IF/mtu)"
+	script := guestIF + `echo "guest mtu $(cat /sys/class/net/$IF/mtu)"
 ip link set "$IF" mtu 9000
-ip link set "$IF" up
-ip addr add 10.22.0.2/24 dev "$IF"
-ping -c 2 -W 10 10.22.0.1
+` + guestUp + `ping -c 2 -W 10 10.22.0.1
 ping -c 5 -W 10 -s 8972 10.22.0.1
 echo "jumbo ping exit $?"
 echo "rx_packets $(cat /sys/class/net/$IF/statistics/rx_packets) tx_packets $(cat /sys/class/net/$IF/statistics/tx_packets)"`
 	if portMTU < 9000 {
 		// One ping is enough to show nothing passes (each unanswered one waits -W).
-		script = `for d in /sys/class/net/*; do n=${d##*/}; [ "$n" = lo ] || IF=$n; done
-ip link set "$IF" up
-ip addr add 10.22.0.2/24 dev "$IF"
-ping -c 1 -W 2 10.22.0.1
+		script = guestIF + guestUp + `ping -c 1 -W 2 10.22.0.1
 echo "ping exit $?"`
 	}
 	vm := qemutest.Start(t, qemutest.Options{
-		Kernel:    k,
+		Kernel:    h.kernel,
 		NICs:      1,
-		VhostUser: sock,
+		VhostUser: h.sock,
 		VhostMTU:  9000,
 		Timeout:   4 * time.Minute,
 		Script:    script,
@@ -110,7 +85,5 @@ echo "ping exit $?"`
 	if got := p.maxEcho.Load(); got != 9014 {
 		t.Errorf("longest echo request %d bytes, want 9014 (one unfragmented packet)", got)
 	}
-	if vmStats := st.Ports[1].Stats; vmStats.RxErrors != 0 || vmStats.TxErrors != 0 {
-		t.Errorf("vhost-user port errors: %+v", vmStats)
-	}
+	noPortErrors(t, st.Ports[1])
 }

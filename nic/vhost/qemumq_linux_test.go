@@ -3,12 +3,10 @@ package vhost_test
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/uiod/uiod/config"
 	"github.com/uiod/uiod/daemon"
 	"github.com/uiod/uiod/testrig/qemutest"
 )
@@ -20,46 +18,23 @@ import (
 // pinned to its own TX queue by XPS, reach the peer behind the model NIC, through uiod's
 // RX queue 0 and RX queue 1 of the vhost-user port.
 func TestIntegrationQEMUMultiQueue(t *testing.T) {
-	k, err := qemutest.SharedKernel()
-	if err != nil {
-		t.Skip("no guest kernel with virtio_net built in: ", err)
-	}
-	if testing.Short() {
-		t.Skip("boots a two-vCPU QEMU guest; not in -short")
-	}
-	dir, err := os.MkdirTemp("", "uiodvm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "vm.sock")
+	h := newQEMUHost(t, "uiodvm", "boots a two-vCPU QEMU guest; not in -short")
 	wireName := fmt.Sprintf("vhqemumq%d", os.Getpid())
-	cfg, err := config.Read(strings.NewReader(fmt.Sprintf(`
+	p := startPeer(t, wireName)
+	d := startDaemon(t, h.config(t, fmt.Sprintf(`
 ports:
   - {name: nic, driver: sim, wire: "pair:%s", promiscuous: true, rx_queues: 2, tx_queues: 2}
   - {name: vm, driver: vhost-user, socket: %s, rx_queues: 2, tx_queues: 2}
 forward: {mode: l2fwd, pairs: [[nic, vm]]}
 poll: {mode: adaptive}
-`, wireName, sock)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Metrics.Listen, cfg.StateDir = "127.0.0.1:0", filepath.Join(dir, "state")
-	p := startPeer(t, wireName)
-	d := daemon.New(cfg, daemon.Options{})
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
+`, wireName, h.sock)))
 	defer d.Stop()
 	r := qemutest.Run(t, qemutest.Options{
-		Kernel: k, NICs: 1, CPUs: 2, VhostUser: sock, VhostQueues: 2, Timeout: 4 * time.Minute,
-		Script: `for d in /sys/class/net/*; do n=${d##*/}; [ "$n" = lo ] || IF=$n; done
-echo "queues $(ls /sys/class/net/$IF/queues | tr '\n' ' ')"
+		Kernel: h.kernel, NICs: 1, CPUs: 2, VhostUser: h.sock, VhostQueues: 2, Timeout: 4 * time.Minute,
+		Script: guestIF + `echo "queues $(ls /sys/class/net/$IF/queues | tr '\n' ' ')"
 echo 1 >/sys/class/net/$IF/queues/tx-0/xps_cpus
 echo 2 >/sys/class/net/$IF/queues/tx-1/xps_cpus
-ip link set "$IF" up
-ip addr add 10.22.0.2/24 dev "$IF"
-taskset 1 ping -c 5 -W 10 10.22.0.1 >/dev/null; echo "cpu0 ping exit $?"
+` + guestUp + `taskset 1 ping -c 5 -W 10 10.22.0.1 >/dev/null; echo "cpu0 ping exit $?"
 taskset 2 ping -c 5 -W 10 10.22.0.1 >/dev/null; echo "cpu1 ping exit $?"`,
 	})
 	st := d.Status()
@@ -83,7 +58,5 @@ taskset 2 ping -c 5 -W 10 10.22.0.1 >/dev/null; echo "cpu1 ping exit $?"`,
 			t.Errorf("%s carried no frame from the guest: %+v", q.Name, vmq)
 		}
 	}
-	if s := st.Ports[1].Stats; s.RxErrors != 0 || s.TxErrors != 0 {
-		t.Errorf("vhost-user port errors: %+v", s)
-	}
+	noPortErrors(t, st.Ports[1])
 }
