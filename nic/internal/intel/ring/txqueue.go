@@ -125,35 +125,28 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		return 0
 	}
 	m, t := int(q.mask), int(q.tail)
-	desc, slots := q.desc[:m+1], q.bufs[:m+1]
-	full := (int(q.clean) - 1) & m // the slot that stays empty
+	room := (int(q.clean) - 1 - t) & m // free slots; the one before clean stays empty
 	span := uint(q.plain - MinTxFrame)
 	n := 0
 	var bytes uint64
-	for n < len(bufs) && t != full {
-		// The inner loop makes no call (see RxQueue.Burst): a frame it does not queue
-		// as it is ends it, and prepare readies it out of line.
-		var b *nic.Buf
-		for n < len(bufs) && t != full {
-			b = bufs[n]
-			size := b.Len()
-			if b.Pool() != q.lastPool || !q.lastLocal || uint(size-MinTxFrame) > span || b.TimestampMarked() {
-				break
-			}
-			d := &desc[t&m]
-			d.qw0 = b.IOVA()
-			d.w2 = uint32(size) | txCmd
-			d.w3 = uint32(size) << intelnic.TxdPaylenShift
-			slots[t&m] = b
-			t = (t + 1) & m
-			n++
-			bytes += uint64(size)
-			b = nil
+	for n < len(bufs) && room > 0 {
+		// The frames up to the ring's wrap (or the burst's or the room's end) go to
+		// postFast, whose loop makes no call (see RxQueue.Burst); the first frame it does
+		// not take as it is, prepare readies out of line.
+		pool := q.lastPool
+		if !q.lastLocal {
+			pool = nil // no buffer's pool: every frame goes to prepare
 		}
-		if b == nil {
-			break
+		k := min(len(bufs)-n, room, m+1-t)
+		done, b := q.postFast(t, bufs[n:n+k], pool, span)
+		n += done
+		room -= done
+		t = (t + done) & m
+		bytes += b
+		if done == k {
+			continue
 		}
-		b, cmd, v := q.prepare(b)
+		b2, cmd, v := q.prepare(bufs[n])
 		if v == txStop {
 			break
 		}
@@ -161,13 +154,14 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		if v == txSkip {
 			continue
 		}
-		size := b.Len()
-		d := &desc[t&m]
-		d.qw0 = b.IOVA()
+		size := b2.Len()
+		d := &q.desc[t]
+		d.qw0 = b2.IOVA()
 		d.w2 = uint32(size) | cmd
 		d.w3 = uint32(size) << intelnic.TxdPaylenShift
-		slots[t&m] = b
+		q.bufs[t] = b2
 		t = (t + 1) & m
+		room--
 		bytes += uint64(size)
 	}
 	if t := uint32(t); t != q.tail {
@@ -177,6 +171,32 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		q.db.Ring(t)
 	}
 	return n
+}
+
+// postFast queues bufs at the slots from t on (t+len(bufs) is at most the ring's size) for
+// as long as a frame needs nothing of prepare: a buffer of pool (the device can address
+// it; nil: no pool is known to be), an untagged length from MinTxFrame to MinTxFrame+span
+// and no timestamp mark. It returns the frames queued and their bytes. Slices as long as
+// bufs and no call keep the loop in registers (its arguments too: no more than the ABI's
+// nine integer registers) and free of bounds checks and of the ring's mask.
+//
+//go:noinline
+func (q *TxQueue) postFast(t int, bufs []*nic.Buf, pool *nic.Mempool, span uint) (int, uint64) {
+	desc, slots := q.desc[t:t+len(bufs)], q.bufs[t:t+len(bufs)]
+	var bytes uint64
+	for i, b := range bufs {
+		size := b.Len()
+		if b.Pool() != pool || uint(size-MinTxFrame) > span || b.TimestampMarked() {
+			return i, bytes
+		}
+		d := &desc[i]
+		d.qw0 = b.IOVA()
+		d.w2 = uint32(size) | txCmd
+		d.w3 = uint32(size) << intelnic.TxdPaylenShift
+		slots[i] = b
+		bytes += uint64(size)
+	}
+	return len(bufs), bytes
 }
 
 // txVerdict is what prepare decided for a frame.
@@ -240,22 +260,40 @@ func (q *TxQueue) prepare(b *nic.Buf) (*nic.Buf, uint32, txVerdict) {
 // returns how many it freed. Burst calls it; a caller may call it to return buffers to
 // their pools when it has nothing to send.
 func (q *TxQueue) Reclaim() int {
-	m, c, tail := int(q.mask), int(q.clean), int(q.tail)
-	desc, slots := q.desc[:m+1], q.bufs[:m+1]
+	m, c := int(q.mask), int(q.clean)
+	pending := (int(q.tail) - c) & m
 	n := 0
-	for c != tail {
-		if atomic.LoadUint32(&desc[c&m].w3)&intelnic.TxStatusDD == 0 {
+	for pending > 0 {
+		k := min(pending, m+1-c) // up to the ring's wrap
+		done := q.reclaimFast(c, k)
+		n += done
+		c = (c + done) & m
+		pending -= done
+		if done < k {
 			break
 		}
-		b := slots[c&m]
-		slots[c&m] = nil
-		b.Free()
-		c = (c + 1) & m
-		n++
 	}
 	q.clean = uint32(c)
 	q.hang.done += uint64(n)
 	return n
+}
+
+// reclaimFast frees the buffers of the k slots from c on (c+k is at most the ring's size)
+// up to the first one the NIC has not completed and returns how many it freed. Slices cut
+// to k keep the loop free of bounds checks and of the ring's mask.
+//
+//go:noinline
+func (q *TxQueue) reclaimFast(c, k int) int {
+	desc, slots := q.desc[c:c+k], q.bufs[c:c+k]
+	for i := range slots {
+		if atomic.LoadUint32(&desc[i].w3)&intelnic.TxStatusDD == 0 {
+			return i
+		}
+		b := slots[i]
+		slots[i] = nil
+		b.Free()
+	}
+	return k
 }
 
 // Release frees every queued buffer and resets the ring to empty. Call it only after the
