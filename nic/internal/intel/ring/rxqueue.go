@@ -107,12 +107,11 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 		if k == 0 {
 			break // nothing posted
 		}
-		var d *advDesc // completed, and not to hand over as it is
-		if q.drop {
-			if d = &q.desc[next]; atomic.LoadUint32(&d.w2)&intelnic.RxStatusDD == 0 {
-				break
-			}
-		} else {
+		d := &q.desc[next] // completed, and, past the if, not to hand over as it is
+		if atomic.LoadUint32(&d.w2)&intelnic.RxStatusDD == 0 {
+			break // not completed: an empty ring ends here, without a call
+		}
+		if !q.drop {
 			done, b, rare := q.takeFast(next, bufs[n:n+k])
 			n += done
 			bytes += b

@@ -260,40 +260,22 @@ func (q *TxQueue) prepare(b *nic.Buf) (*nic.Buf, uint32, txVerdict) {
 // returns how many it freed. Burst calls it; a caller may call it to return buffers to
 // their pools when it has nothing to send.
 func (q *TxQueue) Reclaim() int {
-	m, c := int(q.mask), int(q.clean)
-	pending := (int(q.tail) - c) & m
+	m, c, tail := int(q.mask), int(q.clean), int(q.tail)
+	desc, slots := q.desc[:m+1], q.bufs[:m+1]
 	n := 0
-	for pending > 0 {
-		k := min(pending, m+1-c) // up to the ring's wrap
-		done := q.reclaimFast(c, k)
-		n += done
-		c = (c + done) & m
-		pending -= done
-		if done < k {
+	for c != tail {
+		if atomic.LoadUint32(&desc[c&m].w3)&intelnic.TxStatusDD == 0 {
 			break
 		}
+		b := slots[c&m]
+		slots[c&m] = nil
+		b.Free()
+		c = (c + 1) & m
+		n++
 	}
 	q.clean = uint32(c)
 	q.hang.done += uint64(n)
 	return n
-}
-
-// reclaimFast frees the buffers of the k slots from c on (c+k is at most the ring's size)
-// up to the first one the NIC has not completed and returns how many it freed. Slices cut
-// to k keep the loop free of bounds checks and of the ring's mask.
-//
-//go:noinline
-func (q *TxQueue) reclaimFast(c, k int) int {
-	desc, slots := q.desc[c:c+k], q.bufs[c:c+k]
-	for i := range slots {
-		if atomic.LoadUint32(&desc[i].w3)&intelnic.TxStatusDD == 0 {
-			return i
-		}
-		b := slots[i]
-		slots[i] = nil
-		b.Free()
-	}
-	return k
 }
 
 // Release frees every queued buffer and resets the ring to empty. Call it only after the
