@@ -97,11 +97,52 @@ func (q *RxQueue) Fill() int {
 //
 // The descriptors up to the ring's wrap go to takeFast, whose loop makes no call and
 // indexes slices as long as the burst: no bounds check and no mask per frame
-// (docs/design.md §5, "The per-frame cost").
+// (docs/design.md §5, "The per-frame cost"). Burst itself makes that one call in the
+// common case, and leaves the rest (the ring's wrap, a rare descriptor) to takeMore.
 func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 	m, tail, next := int(q.mask), int(q.tail), int(q.next)
 	n := 0
 	var bytes uint64
+	// An empty ring ends at the first test, without a call.
+	if k := min(len(bufs), (tail-next)&m, m+1-next); k > 0 && atomic.LoadUint32(&q.desc[next].w2)&intelnic.RxStatusDD != 0 {
+		more := q.drop
+		if !more {
+			var rare *advDesc
+			n, bytes, rare = q.takeFast(next, bufs[:k])
+			next = (next + n) & m
+			more = rare != nil || n == k && n < len(bufs)
+		}
+		if more {
+			q.next = uint32(next)
+			n, bytes = q.takeMore(bufs, n, bytes)
+			next = int(q.next)
+		}
+	}
+	q.next = uint32(next)
+	// The slot at tail is never posted: a DD bit there is a write-back the NIC was not
+	// given. Check it every burst, so the error shows however long refill waits.
+	if d := &q.desc[tail&m]; atomic.LoadUint32(&d.w2)&intelnic.RxStatusDD != 0 {
+		d.w2 = 0
+		q.errors.Add(1)
+	}
+	if (next-tail-1)&m >= int(q.freeThresh) {
+		q.refill()
+	}
+	if n > 0 {
+		q.packets.Add(uint64(n))
+		q.bytes.Add(bytes)
+	}
+	return n
+}
+
+// takeMore is the rest of a burst that has n frames in bufs, of bytes, and q.next at the
+// ring's wrap, at a rare descriptor or in a frame being dropped: it moves frames into
+// bufs[n:] as Burst does, the rare descriptors through rare, and returns the new n and
+// bytes.
+//
+//go:noinline
+func (q *RxQueue) takeMore(bufs []*nic.Buf, n int, bytes uint64) (int, uint64) {
+	m, tail, next := int(q.mask), int(q.tail), int(q.next)
 	for n < len(bufs) {
 		k := min(len(bufs)-n, (tail-next)&m, m+1-next)
 		if k == 0 {
@@ -109,7 +150,7 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 		}
 		d := &q.desc[next] // completed, and, past the if, not to hand over as it is
 		if atomic.LoadUint32(&d.w2)&intelnic.RxStatusDD == 0 {
-			break // not completed: an empty ring ends here, without a call
+			break
 		}
 		if !q.drop {
 			done, b, rare := q.takeFast(next, bufs[n:n+k])
@@ -132,20 +173,7 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 		next = int(q.next)
 	}
 	q.next = uint32(next)
-	// The slot at tail is never posted: a DD bit there is a write-back the NIC was not
-	// given. Check it every burst, so the error shows however long refill waits.
-	if d := &q.desc[tail&m]; atomic.LoadUint32(&d.w2)&intelnic.RxStatusDD != 0 {
-		d.w2 = 0
-		q.errors.Add(1)
-	}
-	if (next-tail-1)&m >= int(q.freeThresh) {
-		q.refill()
-	}
-	if n > 0 {
-		q.packets.Add(uint64(n))
-		q.bytes.Add(bytes)
-	}
-	return n
+	return n, bytes
 }
 
 // takeFast moves the frames of the completed descriptors from next on (next+len(bufs) is

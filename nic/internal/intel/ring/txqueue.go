@@ -126,43 +126,17 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 	}
 	m, t := int(q.mask), int(q.tail)
 	room := (int(q.clean) - 1 - t) & m // free slots; the one before clean stays empty
-	span := uint(q.plain - MinTxFrame)
 	n := 0
 	var bytes uint64
-	for n < len(bufs) && room > 0 {
-		// The frames up to the ring's wrap (or the burst's or the room's end) go to
-		// postFast, whose loop makes no call (see RxQueue.Burst); the first frame it does
-		// not take as it is, prepare readies out of line.
-		pool := q.lastPool
-		if !q.lastLocal {
-			pool = nil // no buffer's pool: every frame goes to prepare
+	// The frames up to the ring's wrap go to postFast, whose loop makes no call (see
+	// RxQueue.Burst); the rest of the burst (past the wrap, from a frame postFast does
+	// not take as it is) to postMore.
+	if k := min(len(bufs), room, m+1-t); k > 0 {
+		n, bytes = q.postFast(t, bufs[:k], q.knownPool(), uint(q.plain-MinTxFrame))
+		t = (t + n) & m
+		if n < len(bufs) && n < room {
+			n, t, bytes = q.postMore(bufs, n, t, bytes)
 		}
-		k := min(len(bufs)-n, room, m+1-t)
-		done, b := q.postFast(t, bufs[n:n+k], pool, span)
-		n += done
-		room -= done
-		t = (t + done) & m
-		bytes += b
-		if done == k {
-			continue
-		}
-		b2, cmd, v := q.prepare(bufs[n])
-		if v == txStop {
-			break
-		}
-		n++
-		if v == txSkip {
-			continue
-		}
-		size := b2.Len()
-		d := &q.desc[t]
-		d.qw0 = b2.IOVA()
-		d.w2 = uint32(size) | cmd
-		d.w3 = uint32(size) << intelnic.TxdPaylenShift
-		q.bufs[t] = b2
-		t = (t + 1) & m
-		room--
-		bytes += uint64(size)
 	}
 	if t := uint32(t); t != q.tail {
 		q.packets.Add(uint64((t - q.tail) & q.mask))
@@ -197,6 +171,55 @@ func (q *TxQueue) postFast(t int, bufs []*nic.Buf, pool *nic.Mempool, span uint)
 		bytes += uint64(size)
 	}
 	return len(bufs), bytes
+}
+
+// knownPool is the pool whose buffers the device can address, of those seen last: nil if
+// it cannot (postFast then takes no buffer, as no buffer's pool is nil).
+func (q *TxQueue) knownPool() *nic.Mempool {
+	if !q.lastLocal {
+		return nil
+	}
+	return q.lastPool
+}
+
+// postMore is the rest of a burst that has taken n frames of bufs and queued them up to
+// slot t, of bytes: it queues frames from bufs[n] on as Burst does, readies those postFast
+// does not take through prepare, and returns the new n, t and bytes.
+//
+//go:noinline
+func (q *TxQueue) postMore(bufs []*nic.Buf, n, t int, bytes uint64) (int, int, uint64) {
+	m := int(q.mask)
+	room := (int(q.clean) - 1 - t) & m
+	span := uint(q.plain - MinTxFrame)
+	for n < len(bufs) && room > 0 {
+		k := min(len(bufs)-n, room, m+1-t)
+		done, b := q.postFast(t, bufs[n:n+k], q.knownPool(), span)
+		n += done
+		room -= done
+		t = (t + done) & m
+		bytes += b
+		if done == k {
+			continue
+		}
+		b2, cmd, v := q.prepare(bufs[n]) // prepare may learn a new pool: knownPool above
+		if v == txStop {
+			break
+		}
+		n++
+		if v == txSkip {
+			continue
+		}
+		size := b2.Len()
+		d := &q.desc[t]
+		d.qw0 = b2.IOVA()
+		d.w2 = uint32(size) | cmd
+		d.w3 = uint32(size) << intelnic.TxdPaylenShift
+		q.bufs[t] = b2
+		t = (t + 1) & m
+		room--
+		bytes += uint64(size)
+	}
+	return n, t, bytes
 }
 
 // txVerdict is what prepare decided for a frame.
