@@ -34,7 +34,7 @@ type RxQueueStats struct {
 // and takes back the ones the NIC wrote frames into.
 //
 // Descriptors [next, tail) are posted to the NIC; the rest belong to the driver and hold no
-// buffer. One slot always stays unposted (RDH = RDT means "ring empty" to the NIC). Every
+// buffer (their slots may keep a stale pointer, never read). One slot always stays unposted (RDH = RDT means "ring empty" to the NIC). Every
 // write-back field is checked before use: a bad one is counted and its buffer recycled.
 type RxQueue struct {
 	ring        // bufs: buffer posted at each slot; tail: last value written to RDT
@@ -203,9 +203,8 @@ func (q *RxQueue) takeFast(next int, bufs []*nic.Buf) (int, uint64, *advDesc) {
 		if st&intelnic.RxStatusTS != 0 {
 			b.SetRxTimestamped()
 		}
-		bufs[i] = b
-		slots[i] = nil
-		d.w2 = 0 // the slot is ours: clear DD so a stray write-back shows up at refill
+		bufs[i] = b // the slot's pointer stays, stale: release and Rewind read only [next, tail)
+		d.w2 = 0    // the slot is ours: clear DD so a stray write-back shows up at refill
 		bytes += uint64(length)
 	}
 	return len(bufs), bytes, nil
@@ -306,7 +305,7 @@ func (q *RxQueue) postFree(t, k int) int {
 // Release takes every posted buffer back into its pool and resets the ring to empty. Call
 // it only after the NIC's queue is disabled.
 func (q *RxQueue) Release() {
-	q.release()
+	q.release(q.next)
 	q.next, q.drop = 0, false
 }
 

@@ -290,9 +290,7 @@ func (q *TxQueue) Reclaim() int {
 		if atomic.LoadUint32(&desc[c&m].w3)&intelnic.TxStatusDD == 0 {
 			break
 		}
-		b := slots[c&m]
-		slots[c&m] = nil
-		b.Free()
+		slots[c&m].Free() // the pointer stays, stale: release reads only [clean, tail)
 		c = (c + 1) & m
 		n++
 	}
@@ -304,7 +302,7 @@ func (q *TxQueue) Reclaim() int {
 // Release frees every queued buffer and resets the ring to empty. Call it only after the
 // NIC's queue is disabled.
 func (q *TxQueue) Release() {
-	q.release()
+	q.release(q.clean)
 	q.clean = 0
 }
 
