@@ -11,7 +11,10 @@
 #
 # It runs the driver's BenchmarkForward/batch=B under callgrind with collection on only
 # inside (*Forwarder).Step, for each frame count, and prints the count per frame and the
-# slope between the counts (the per-frame cost with the b.N=1 warm-up taken out).
+# slope between the counts (the per-frame cost with the b.N=1 warm-up taken out); then,
+# from the same profiles, the step split by bench/cgsplit.py into the driver's RxBurst and
+# TxBurst (the ring's refill and Reclaim inside them), the fake NIC's write-backs and the
+# step's own instructions, per frame and as slopes, with the check that the parts add up.
 # "loop" counts instead one turn of the dataplane's busy polling loop (dataplane's
 # BenchmarkLoopStep: two queues over ports that cost nothing, collection off inside their
 # RxBurst and TxBurst), empty and with a batch of 32 frames on one queue: the loop's own
@@ -112,7 +115,7 @@ drv=${1:-ixgbe}
 batch=${2:-32}
 IFS=, read -r -a counts <<<"${3:-20000,80000}"
 (cd "$repo" && CGO_ENABLED=0 go test -c -o "$tmp/drv.test" "./nic/$drv")
-prev_n=0 prev_ir=0
+prev_n=0 prev_ir=0 profiles=()
 for n in "${counts[@]}"; do
 	ir=$(count "$tmp/drv.test" "BenchmarkForward/batch=$batch\$" "$n" \
 		'github.com/uiod/uiod/nic/internal/nictest.(*Forwarder).Step')
@@ -121,8 +124,8 @@ for n in "${counts[@]}"; do
 		line="$line slope=$(awk -v a="$ir" -v b="$prev_ir" -v n="$n" -v m="$prev_n" 'BEGIN {printf "%.1f", (a - b) / (n - m)}')"
 	fi
 	echo "$line"
-	callgrind_annotate --inclusive=yes "$tmp/cg.out" 2>/dev/null |
-		awk -v n="$n" '/(RxBurst|TxBurst|Burst|refill|Reclaim|StoreUint32) \[/ {fn = $3; sub(/^[^:]*:/, "", fn); sub(/^github.com\/uiod\/uiod\//, "", fn)
-			if (!seen[fn]++) {gsub(",", "", $1); printf "  %-56s %7.1f per frame\n", fn, $1 / n}}' | head -8
+	mv "$tmp/cg.out" "$tmp/cg.$n.out"
+	profiles+=("$tmp/cg.$n.out:$n")
 	prev_n=$n prev_ir=$ir
 done
+python3 "$repo/bench/cgsplit.py" 'nictest.(*Forwarder).Step' "${profiles[@]}"

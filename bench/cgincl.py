@@ -76,18 +76,16 @@ def counted(c):
     return (OWN.match(c) and not TEST.search(c)) or LEAF_RT.match(c)
 
 
-def main():
-    verbose = len(sys.argv) > 1 and sys.argv[1] == "-v"
-    args = sys.argv[2:] if verbose else sys.argv[1:]
-    path, funcs = args[0], args[1:]
-    self_cost, calls, ncalls = parse(path)
+def inclusive(self_cost, calls, ncalls):
+    """The clean inclusive count of a function (the module's docstring), as a function of
+    its name."""
     calls_in = defaultdict(int)
     for f in ncalls:
         for c, k in ncalls[f].items():
             calls_in[c] += k
     memo = {}
 
-    def cost(f, path):
+    def cost(f, path=frozenset()):
         if f in memo:
             return memo[f]
         total = self_cost[f]
@@ -101,9 +99,18 @@ def main():
         memo[f] = total
         return total
 
+    return cost
+
+
+def main():
+    verbose = len(sys.argv) > 1 and sys.argv[1] == "-v"
+    args = sys.argv[2:] if verbose else sys.argv[1:]
+    path, funcs = args[0], args[1:]
+    self_cost, calls, ncalls = parse(path)
+    cost = inclusive(self_cost, calls, ncalls)
     for want in funcs:
         for f in sorted(n for n in self_cost.keys() | calls.keys() if n.endswith(want)):
-            print(f"{cost(f, frozenset()):.0f} {f}")
+            print(f"{cost(f):.0f} {f}")
             if verbose:
                 print(f"    self {self_cost[f]}")
                 for c, v in sorted(calls[f].items(), key=lambda kv: -kv[1]):

@@ -12,7 +12,7 @@ import (
 // buffer at each slot, the tail and its doorbell.
 type ring struct {
 	desc []advDesc
-	bufs []*nic.Buf // buffer at each slot, nil if none
+	bufs []*nic.Buf // buffer at each slot the queue holds; the others' are stale (never read)
 	mask uint32
 	tail uint32 // last value written to the tail register
 	db   Doorbell
@@ -38,15 +38,16 @@ func (r *ring) Len() int { return len(r.desc) * DescSize }
 // Size is the number of descriptors.
 func (r *ring) Size() int { return len(r.desc) }
 
-// release gives every buffer still at a slot back to its pool, zeroes the descriptors and
-// the tail. Call it only after the NIC's queue is disabled.
-func (r *ring) release() {
-	for i, b := range r.bufs {
-		if b != nil {
-			r.bufs[i] = nil
+// release gives the buffers at the slots from first up to the tail (the ones the queue
+// holds) back to their pools, clears every slot, zeroes the descriptors and the tail. Call
+// it only after the NIC's queue is disabled.
+func (r *ring) release(first uint32) {
+	for s := first; s != r.tail; s = (s + 1) & r.mask {
+		if b := r.bufs[s]; b != nil {
 			b.Free()
 		}
 	}
+	clear(r.bufs)
 	for i := range r.desc {
 		r.desc[i] = advDesc{}
 	}

@@ -34,7 +34,7 @@ type RxQueueStats struct {
 // and takes back the ones the NIC wrote frames into.
 //
 // Descriptors [next, tail) are posted to the NIC; the rest belong to the driver and hold no
-// buffer. One slot always stays unposted (RDH = RDT means "ring empty" to the NIC). Every
+// buffer (their slots may keep a stale pointer, never read). One slot always stays unposted (RDH = RDT means "ring empty" to the NIC). Every
 // write-back field is checked before use: a bad one is counted and its buffer recycled.
 type RxQueue struct {
 	ring        // bufs: buffer posted at each slot; tail: last value written to RDT
@@ -95,58 +95,33 @@ func (q *RxQueue) Fill() int {
 // holds freeThresh or more completed slots it reposts buffers to all of them and writes the
 // tail register once. It never blocks and never allocates.
 //
-// The ring's fields are read once into locals (the compiler reloads a field after every
-// store through a pointer) and indexed with the mask, which the slicing to mask+1
-// proves in bounds: no bounds check per frame (docs/design.md §5, "The per-frame cost").
+// The descriptors up to the ring's wrap go to takeFast, whose loop makes no call and
+// indexes slices as long as the burst: no bounds check and no mask per frame
+// (docs/design.md §5, "The per-frame cost"). Burst itself makes that one call in the
+// common case, and leaves the rest (the ring's wrap, a rare descriptor) to takeMore.
 func (q *RxQueue) Burst(bufs []*nic.Buf) int {
-	m, tail := int(q.mask), int(q.tail)
-	desc, slots := q.desc[:m+1], q.bufs[:m+1]
-	next, plain := int(q.next), uint(q.plain)
+	m, tail, next := int(q.mask), int(q.tail), int(q.next)
 	n := 0
 	var bytes uint64
-	for {
-		// The loop makes no call (every register is the caller's across one, so the
-		// loop would keep its state on the stack): a descriptor it does not hand over
-		// as it is ends it, and reject takes it out of line.
-		var rare *advDesc
-		for n < len(bufs) && next != tail {
-			d := &desc[next&m]
-			st := atomic.LoadUint32(&d.w2)
-			if st&intelnic.RxStatusDD == 0 {
-				break
-			}
-			b := slots[next&m]
-			length := int(atomic.LoadUint32(&d.w3) & 0xffff)
-			if q.drop || st&intelnic.RxStatusEOP == 0 || uint(length-1) >= plain {
-				rare = d
-				break
-			}
-			b.SetLen(length)
-			if st&intelnic.RxStatusTS != 0 {
-				b.SetRxTimestamped()
-			}
-			bufs[n] = b
-			n++
-			bytes += uint64(length)
-			slots[next&m] = nil
-			d.w2 = 0 // the slot is ours: clear DD so a stray write-back shows up at refill
-			next = (next + 1) & m
+	// An empty ring ends at the first test, without a call.
+	if k := min(len(bufs), (tail-next)&m, m+1-next); k > 0 && atomic.LoadUint32(&q.desc[next].w2)&intelnic.RxStatusDD != 0 {
+		more := q.drop
+		if !more {
+			var rare *advDesc
+			n, bytes, rare = q.takeFast(next, bufs[:k])
+			next = (next + n) & m
+			more = rare != nil || n == k && n < len(bufs)
 		}
-		if rare == nil {
-			break
+		if more {
+			q.next = uint32(next)
+			n, bytes = q.takeMore(bufs, n, bytes)
+			next = int(q.next)
 		}
-		q.next = uint32(next)
-		if b := q.rare(rare); b != nil {
-			bufs[n] = b
-			n++
-			bytes += uint64(b.Len())
-		}
-		next = int(q.next)
 	}
 	q.next = uint32(next)
 	// The slot at tail is never posted: a DD bit there is a write-back the NIC was not
 	// given. Check it every burst, so the error shows however long refill waits.
-	if d := &desc[tail&m]; atomic.LoadUint32(&d.w2)&intelnic.RxStatusDD != 0 {
+	if d := &q.desc[tail&m]; atomic.LoadUint32(&d.w2)&intelnic.RxStatusDD != 0 {
 		d.w2 = 0
 		q.errors.Add(1)
 	}
@@ -158,6 +133,81 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 		q.bytes.Add(bytes)
 	}
 	return n
+}
+
+// takeMore is the rest of a burst that has n frames in bufs, of bytes, and q.next at the
+// ring's wrap, at a rare descriptor or in a frame being dropped: it moves frames into
+// bufs[n:] as Burst does, the rare descriptors through rare, and returns the new n and
+// bytes.
+//
+//go:noinline
+func (q *RxQueue) takeMore(bufs []*nic.Buf, n int, bytes uint64) (int, uint64) {
+	m, tail, next := int(q.mask), int(q.tail), int(q.next)
+	for n < len(bufs) {
+		k := min(len(bufs)-n, (tail-next)&m, m+1-next)
+		if k == 0 {
+			break // nothing posted
+		}
+		d := &q.desc[next] // completed, and, past the if, not to hand over as it is
+		if atomic.LoadUint32(&d.w2)&intelnic.RxStatusDD == 0 {
+			break
+		}
+		if !q.drop {
+			done, b, rare := q.takeFast(next, bufs[n:n+k])
+			n += done
+			bytes += b
+			next = (next + done) & m
+			if done == k {
+				continue
+			}
+			if d = rare; d == nil {
+				break // the descriptor at next is not completed
+			}
+		}
+		q.next = uint32(next)
+		if b := q.rare(d); b != nil {
+			bufs[n] = b
+			n++
+			bytes += uint64(b.Len())
+		}
+		next = int(q.next)
+	}
+	q.next = uint32(next)
+	return n, bytes
+}
+
+// takeFast moves the frames of the completed descriptors from next on (next+len(bufs) is
+// at most the ring's size) into bufs for as long as each is whole (EOP) and of a length
+// from 1 to the longest untagged frame, and returns how many it moved, their bytes and,
+// if it stopped at a completed descriptor it does not hand over as it is, that one (nil if
+// it stopped at one not completed). The caller acts on that one reading of the status:
+// reading it again could find a descriptor the NIC completed since.
+//
+//go:noinline
+func (q *RxQueue) takeFast(next int, bufs []*nic.Buf) (int, uint64, *advDesc) {
+	desc, slots := q.desc[next:next+len(bufs)], q.bufs[next:next+len(bufs)]
+	plain := uint(q.plain)
+	var bytes uint64
+	for i := range bufs {
+		d := &desc[i]
+		st := atomic.LoadUint32(&d.w2)
+		if st&intelnic.RxStatusDD == 0 {
+			return i, bytes, nil
+		}
+		length := int(atomic.LoadUint32(&d.w3) & 0xffff)
+		if st&intelnic.RxStatusEOP == 0 || uint(length-1) >= plain {
+			return i, bytes, d
+		}
+		b := slots[i]
+		b.SetLen(length)
+		if st&intelnic.RxStatusTS != 0 {
+			b.SetRxTimestamped()
+		}
+		bufs[i] = b // the slot's pointer stays, stale: release and Rewind read only [next, tail)
+		d.w2 = 0    // the slot is ours: clear DD so a stray write-back shows up at refill
+		bytes += uint64(length)
+	}
+	return len(bufs), bytes, nil
 }
 
 // rare takes the completed descriptor d at q.next, which the burst's inner loop does
@@ -206,27 +256,16 @@ func tagged(frame []byte) bool {
 // is counted as an error and the slot is rewritten.
 func (q *RxQueue) refill() {
 	m, t := int(q.mask), int(q.tail)
-	desc, slots := q.desc[:m+1], q.bufs[:m+1]
-	last, pool := (int(q.next)-1)&m, q.pool
-	var errs uint64
-	for t != last {
-		b := pool.Get()
-		if b == nil {
+	want := (int(q.next) - 1 - t) & m
+	for want > 0 {
+		k := min(want, m+1-t) // up to the ring's wrap
+		done := q.postFree(t, k)
+		t = (t + done) & m
+		want -= done
+		if done < k {
 			q.noBufs.Add(1)
 			break
 		}
-		d := &desc[t&m]
-		if atomic.LoadUint32(&d.w2)&intelnic.RxStatusDD != 0 {
-			errs++
-		}
-		d.qw0 = b.IOVA()
-		d.w2 = 0
-		d.w3 = 0
-		slots[t&m] = b
-		t = (t + 1) & m
-	}
-	if errs > 0 {
-		q.errors.Add(errs)
 	}
 	if t := uint32(t); t != q.tail {
 		q.tail = t
@@ -234,10 +273,39 @@ func (q *RxQueue) refill() {
 	}
 }
 
+// postFree posts a buffer of the pool to each of the k slots from t on (t+k is at most the
+// ring's size) and returns how many it posted, fewer if the pool ran out.
+//
+//go:noinline
+func (q *RxQueue) postFree(t, k int) int {
+	desc, slots := q.desc[t:t+k], q.bufs[t:t+k]
+	pool := q.pool
+	var errs uint64
+	for i := range slots {
+		b := pool.Get()
+		if b == nil {
+			k = i
+			break
+		}
+		d := &desc[i]
+		if atomic.LoadUint32(&d.w2)&intelnic.RxStatusDD != 0 {
+			errs++
+		}
+		d.qw0 = b.IOVA()
+		d.w2 = 0
+		d.w3 = 0
+		slots[i] = b
+	}
+	if errs > 0 {
+		q.errors.Add(errs)
+	}
+	return k
+}
+
 // Release takes every posted buffer back into its pool and resets the ring to empty. Call
 // it only after the NIC's queue is disabled.
 func (q *RxQueue) Release() {
-	q.release()
+	q.release(q.next)
 	q.next, q.drop = 0, false
 }
 

@@ -31,14 +31,16 @@ func newRxFixture(t testing.TB, ring, poolSize, bufSize int) *rxFixture {
 	return &rxFixture{dma: dma, pool: pool, q: q, hw: &fakeRx{q: q, dma: dma, tail: tail}}
 }
 
-// conserved checks that every buffer is either free or posted.
+// conserved checks that every buffer is either free or posted: each slot of [next, tail)
+// holds one (the other slots' pointers are stale and not counted).
 func (f *rxFixture) conserved(t testing.TB, held int) {
 	t.Helper()
 	posted := 0
-	for _, b := range f.q.bufs {
-		if b != nil {
-			posted++
+	for s := f.q.next; s != f.q.tail; s = (s + 1) & f.q.mask {
+		if f.q.bufs[s] == nil {
+			t.Fatalf("slot %d of the posted [%d, %d) holds no buffer", s, f.q.next, f.q.tail)
 		}
+		posted++
 	}
 	if got := f.pool.Avail() + posted + held; got != f.pool.Size() {
 		t.Fatalf("buffers: %d free + %d posted + %d held = %d, pool has %d", f.pool.Avail(), posted, held, got, f.pool.Size())

@@ -125,50 +125,18 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		return 0
 	}
 	m, t := int(q.mask), int(q.tail)
-	desc, slots := q.desc[:m+1], q.bufs[:m+1]
-	full := (int(q.clean) - 1) & m // the slot that stays empty
-	span := uint(q.plain - MinTxFrame)
+	room := (int(q.clean) - 1 - t) & m // free slots; the one before clean stays empty
 	n := 0
 	var bytes uint64
-	for n < len(bufs) && t != full {
-		// The inner loop makes no call (see RxQueue.Burst): a frame it does not queue
-		// as it is ends it, and prepare readies it out of line.
-		var b *nic.Buf
-		for n < len(bufs) && t != full {
-			b = bufs[n]
-			size := b.Len()
-			if b.Pool() != q.lastPool || !q.lastLocal || uint(size-MinTxFrame) > span || b.TimestampMarked() {
-				break
-			}
-			d := &desc[t&m]
-			d.qw0 = b.IOVA()
-			d.w2 = uint32(size) | txCmd
-			d.w3 = uint32(size) << intelnic.TxdPaylenShift
-			slots[t&m] = b
-			t = (t + 1) & m
-			n++
-			bytes += uint64(size)
-			b = nil
+	// The frames up to the ring's wrap go to postFast, whose loop makes no call (see
+	// RxQueue.Burst); the rest of the burst (past the wrap, from a frame postFast does
+	// not take as it is) to postMore.
+	if k := min(len(bufs), room, m+1-t); k > 0 {
+		n, bytes = q.postFast(t, bufs[:k], q.knownPool(), uint(q.plain-MinTxFrame))
+		t = (t + n) & m
+		if n < len(bufs) && n < room {
+			n, t, bytes = q.postMore(bufs, n, t, bytes)
 		}
-		if b == nil {
-			break
-		}
-		b, cmd, v := q.prepare(b)
-		if v == txStop {
-			break
-		}
-		n++
-		if v == txSkip {
-			continue
-		}
-		size := b.Len()
-		d := &desc[t&m]
-		d.qw0 = b.IOVA()
-		d.w2 = uint32(size) | cmd
-		d.w3 = uint32(size) << intelnic.TxdPaylenShift
-		slots[t&m] = b
-		t = (t + 1) & m
-		bytes += uint64(size)
 	}
 	if t := uint32(t); t != q.tail {
 		q.packets.Add(uint64((t - q.tail) & q.mask))
@@ -177,6 +145,81 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 		q.db.Ring(t)
 	}
 	return n
+}
+
+// postFast queues bufs at the slots from t on (t+len(bufs) is at most the ring's size) for
+// as long as a frame needs nothing of prepare: a buffer of pool (the device can address
+// it; nil: no pool is known to be), an untagged length from MinTxFrame to MinTxFrame+span
+// and no timestamp mark. It returns the frames queued and their bytes. Slices as long as
+// bufs and no call keep the loop in registers (its arguments too: no more than the ABI's
+// nine integer registers) and free of bounds checks and of the ring's mask.
+//
+//go:noinline
+func (q *TxQueue) postFast(t int, bufs []*nic.Buf, pool *nic.Mempool, span uint) (int, uint64) {
+	desc, slots := q.desc[t:t+len(bufs)], q.bufs[t:t+len(bufs)]
+	var bytes uint64
+	for i, b := range bufs {
+		size := b.Len()
+		if b.Pool() != pool || uint(size-MinTxFrame) > span || b.TimestampMarked() {
+			return i, bytes
+		}
+		d := &desc[i]
+		d.qw0 = b.IOVA()
+		d.w2 = uint32(size) | txCmd
+		d.w3 = uint32(size) << intelnic.TxdPaylenShift
+		slots[i] = b
+		bytes += uint64(size)
+	}
+	return len(bufs), bytes
+}
+
+// knownPool is the pool whose buffers the device can address, of those seen last: nil if
+// it cannot (postFast then takes no buffer, as no buffer's pool is nil).
+func (q *TxQueue) knownPool() *nic.Mempool {
+	if !q.lastLocal {
+		return nil
+	}
+	return q.lastPool
+}
+
+// postMore is the rest of a burst that has taken n frames of bufs and queued them up to
+// slot t, of bytes: it queues frames from bufs[n] on as Burst does, readies those postFast
+// does not take through prepare, and returns the new n, t and bytes.
+//
+//go:noinline
+func (q *TxQueue) postMore(bufs []*nic.Buf, n, t int, bytes uint64) (int, int, uint64) {
+	m := int(q.mask)
+	room := (int(q.clean) - 1 - t) & m
+	span := uint(q.plain - MinTxFrame)
+	for n < len(bufs) && room > 0 {
+		k := min(len(bufs)-n, room, m+1-t)
+		done, b := q.postFast(t, bufs[n:n+k], q.knownPool(), span)
+		n += done
+		room -= done
+		t = (t + done) & m
+		bytes += b
+		if done == k {
+			continue
+		}
+		b2, cmd, v := q.prepare(bufs[n]) // prepare may learn a new pool: knownPool above
+		if v == txStop {
+			break
+		}
+		n++
+		if v == txSkip {
+			continue
+		}
+		size := b2.Len()
+		d := &q.desc[t]
+		d.qw0 = b2.IOVA()
+		d.w2 = uint32(size) | cmd
+		d.w3 = uint32(size) << intelnic.TxdPaylenShift
+		q.bufs[t] = b2
+		t = (t + 1) & m
+		room--
+		bytes += uint64(size)
+	}
+	return n, t, bytes
 }
 
 // txVerdict is what prepare decided for a frame.
@@ -247,9 +290,7 @@ func (q *TxQueue) Reclaim() int {
 		if atomic.LoadUint32(&desc[c&m].w3)&intelnic.TxStatusDD == 0 {
 			break
 		}
-		b := slots[c&m]
-		slots[c&m] = nil
-		b.Free()
+		slots[c&m].Free() // the pointer stays, stale: release reads only [clean, tail)
 		c = (c + 1) & m
 		n++
 	}
@@ -261,7 +302,7 @@ func (q *TxQueue) Reclaim() int {
 // Release frees every queued buffer and resets the ring to empty. Call it only after the
 // NIC's queue is disabled.
 func (q *TxQueue) Release() {
-	q.release()
+	q.release(q.clean)
 	q.clean = 0
 }
 
