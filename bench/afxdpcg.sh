@@ -258,6 +258,13 @@ def dump(be, d):
             agg[k][0] += v[0]
             agg[k][1] += v[1]
     return files, procs, agg
+def fold(agg, match):
+    c = i = 0
+    for k, v in agg.items():
+        if match(k):
+            c += v[0]
+            i += v[1]
+    return c, i
 def fns(be, agg):
     """(rx calls, rx instructions, tx calls, tx instructions, names)"""
     if be == "dpdk":
@@ -266,14 +273,8 @@ def fns(be, agg):
         cand += [(0, 0, "?")] * 2
         (rc, r, rn), (tc, t, tn) = cand[0], cand[1]
         return rc, r, tc, t, f"PMD rx ({rn})", f"PMD tx ({tn})"
-    def fold(suffix):
-        c = i = 0
-        for k, v in agg.items():
-            if k[0].endswith(suffix):
-                c += v[0]
-                i += v[1]
-        return c, i
-    return fold("afxdp.(*Port).RxBurst") + fold("afxdp.(*Port).TxBurst") + ("Port.RxBurst", "Port.TxBurst")
+    return (fold(agg, lambda k: k[0].endswith("afxdp.(*Port).RxBurst")) + fold(agg, lambda k: k[0].endswith("afxdp.(*Port).TxBurst")) +
+            ("Port.RxBurst", "Port.TxBurst"))
 def cgincl(files, fn):
     tot = 0
     for f in files:
@@ -288,20 +289,20 @@ for be in ("dpdk", "uiod"):
     files, procs, agg = dump(be, 2)
     rc, r, tc, t, rname, tname = fns(be, agg)
     empty_rx = ir / max(irc, 1)           # one empty receive call
-    empty_turn = iprocs / max(irc, 1)     # the whole process per empty receive call (a turn)
+    empty_turn = iprocs / max(irc, 1)     # the process's instructions per empty receive call
     full = tc                              # receive calls that brought frames: one send each
     rx_frames = (r - (rc - full) * empty_rx) / bb
     proc_frames = (procs - (rc - full) * empty_turn) / bb
     print(f"{be}: {s} sent, {b} back; {len(files)} threads")
-    print(f"  idle: {irc} receive calls, {empty_rx:.1f} instructions each; the process {empty_turn:.1f} per call (an empty turn)")
+    print(f"  idle: {irc} receive calls, {empty_rx:.1f} instructions each; the process {empty_turn:.1f} per receive call (an empty turn, all threads)")
     print(f"  {rname}: {r / bb:.1f} per frame with the empty calls ({rc} calls), {rx_frames:.1f} per frame without them")
     print(f"  {tname}: {t / bb:.1f} per frame ({tc} calls, {b / max(tc, 1):.2f} frames a call)")
     if be == "uiod":
         print(f"  cgincl (uiod code and runtime leaves only): RxBurst {(cgincl(files, 'afxdp.(*Port).RxBurst') - (rc - full) * empty_rx) / bb:.1f} per frame without the empty calls, TxBurst {cgincl(files, 'afxdp.(*Port).TxBurst') / bb:.1f}")
-    print(f"  the process: {procs / bb:.1f} per frame, {proc_frames:.1f} without the empty turns")
+    print(f"  the process: {procs / bb:.1f} per frame (all threads, empty turns included), {proc_frames:.1f} less the empty turns")
     res[be] = dict(rx=rx_frames, tx=t / bb, proc=proc_frames, empty=empty_rx, turn=empty_turn)
 print()
 d, u = res["dpdk"], res["uiod"]
-print("uiod / DPDK: receive per frame %.2fx, send per frame %.2fx, receive+send %.2fx, process per frame %.2fx, empty receive %.2fx, empty turn %.2fx" % (
+print("uiod / DPDK: receive per frame %.2fx, send per frame %.2fx, receive+send %.2fx, process per frame less empty turns %.2fx, empty receive %.2fx, empty turn %.2fx" % (
     u["rx"] / d["rx"], u["tx"] / d["tx"], (u["rx"] + u["tx"]) / (d["rx"] + d["tx"]), u["proc"] / d["proc"], u["empty"] / d["empty"], u["turn"] / d["turn"]))
 PY

@@ -264,7 +264,8 @@ func operUp(lk netlink.Link) bool {
 }
 
 // busyPoll sets the busy-poll socket options on every socket, logging the ones the
-// kernel refuses.
+// kernel refuses; a queue whose socket took SO_BUSY_POLL makes a recvfrom at every
+// empty receive (queue.rxEmpty).
 func (p *Port) busyPoll(cfg Config) {
 	for _, q := range p.queues {
 		for _, o := range []struct {
@@ -273,6 +274,8 @@ func (p *Port) busyPoll(cfg Config) {
 		}{{"SO_PREFER_BUSY_POLL", unix.SO_PREFER_BUSY_POLL, 1}, {"SO_BUSY_POLL", unix.SO_BUSY_POLL, cfg.BusyPollUsecs}, {"SO_BUSY_POLL_BUDGET", unix.SO_BUSY_POLL_BUDGET, cfg.BusyPollBudget}} {
 			if err := unix.SetsockoptInt(q.fd, unix.SOL_SOCKET, o.opt, o.v); err != nil {
 				p.log.Warn("busy_poll: socket option refused", zap.String("interface", p.name), zap.Int("queue", q.id), zap.String("option", o.name), zap.Error(err))
+			} else if o.opt == unix.SO_BUSY_POLL {
+				q.rxWake = &alwaysWake
 			}
 		}
 	}
