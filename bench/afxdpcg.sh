@@ -17,26 +17,26 @@
 #
 # Native, per forwarder: an idle window of idle_seconds (per second: what the forwarder
 # costs with no traffic) and the traffic (per frame: everything the process did while the
-# frames passed, idle polls included, and the same less the idle window's rate over the
-# traffic's time). Columns: all system calls, sendto, recvfrom, poll/ppoll/epoll_pwait,
-# futex, nanosleep/clock_nanosleep, others; voluntary context switches of the process's
-# threads (each a sleep that a wake-up ended), involuntary ones (preemptions), and
-# sched_wakeup events the process raised (the threads it woke, its own or others).
+# frames passed, its idle polls included). Columns: all system calls, sendto, recvfrom,
+# poll/ppoll/epoll_pwait, futex, nanosleep/clock_nanosleep, the others; voluntary context
+# switches of the process's threads (each a sleep that a wake-up ended), involuntary ones
+# (preemptions), and the sched_wakeup events the process raised (threads it woke).
 #
-# Callgrind, per forwarder: counters zeroed when the traffic starts and dumped when it
-# ends (callgrind_control -z, -d). uiod: afxdp.(*Port).RxBurst and TxBurst, inclusive as
-# bench/cgincl.py counts them (uiod's own code and runtime leaves, not the system call's
-# runtime entry and exit) and as callgrind records them (everything below, the Go
-# syscall wrapper included). DPDK: Debian's librte_net_af_xdp is stripped, so its receive
-# and send functions are found by their calls: the functions of the PMD's object that
-# testpmd's object calls, the most called being eth_af_xdp_rx and the next eth_af_xdp_tx;
-# callgrind's inclusive counts (libc's send/recvfrom wrappers included). Both: the
-# instructions per frame received and per frame sent, the calls, the receive's cost per
-# empty call ((receive - receive per frame x frames) / empty calls is not computed: the
-# per-call figure of the idle run below is), and the busiest thread's instructions per
-# frame (everything the poll thread ran in the traffic window, empty polls included:
-# under callgrind a poll takes ~50x longer, so this figure is the idle loop's, read it
-# with care).
+# Callgrind, per forwarder: counters zeroed once it answers, dump 1 after idle_seconds of
+# no traffic, dump 2 after the frames (callgrind_control -z, -d). uiod: afxdp.(*Port).RxBurst
+# and TxBurst as callgrind records them (everything below, the system calls' wrappers
+# included) and as bench/cgincl.py counts them (uiod's own code and runtime leaves only).
+# DPDK: Debian's librte_net_af_xdp is stripped, so its receive and send functions are
+# found by their calls: of the PMD's functions that testpmd's object calls, the most
+# called is the receive (eth_af_xdp_rx) and the next the send (eth_af_xdp_tx); callgrind's
+# inclusive counts (libc's send and recvfrom wrappers included). For each: the idle
+# window's instructions per receive call (an empty receive) and the process's per receive
+# call (an empty turn, all threads); the receive's instructions per frame less the empty
+# calls (the traffic's calls less its send calls, one per receive that brought frames, at
+# the empty receive's cost), the send's per frame, and the process's per frame less the
+# empty turns. uiod's other threads (sysmon, the runtime yield) work by the clock, not by
+# the turn, so its process figure moves between runs (DPDK's moved by under 1 % in three).
+# UIOD_AFXDPCG_XDP adds keys to uiod's xdp section ("busy_poll: true").
 set -euo pipefail
 frames=${1:-2000}
 burst=${2:-ping}
@@ -284,7 +284,7 @@ def cgincl(files, fn):
 for be in ("dpdk", "uiod"):
     s, b = gen(f"{out}/cg.{be}.gen")
     bb = max(b, 1)
-    _, iprocs, iagg = dump(be, 1)
+    ifiles, iprocs, iagg = dump(be, 1)
     irc, ir, _, _, _, _ = fns(be, iagg)
     files, procs, agg = dump(be, 2)
     rc, r, tc, t, rname, tname = fns(be, agg)
@@ -298,7 +298,8 @@ for be in ("dpdk", "uiod"):
     print(f"  {rname}: {r / bb:.1f} per frame with the empty calls ({rc} calls), {rx_frames:.1f} per frame without them")
     print(f"  {tname}: {t / bb:.1f} per frame ({tc} calls, {b / max(tc, 1):.2f} frames a call)")
     if be == "uiod":
-        print(f"  cgincl (uiod code and runtime leaves only): RxBurst {(cgincl(files, 'afxdp.(*Port).RxBurst') - (rc - full) * empty_rx) / bb:.1f} per frame without the empty calls, TxBurst {cgincl(files, 'afxdp.(*Port).TxBurst') / bb:.1f}")
+        cg_empty = cgincl(ifiles, "afxdp.(*Port).RxBurst") / max(irc, 1)
+        print(f"  cgincl (uiod code and runtime leaves only): empty RxBurst {cg_empty:.1f}, RxBurst {(cgincl(files, 'afxdp.(*Port).RxBurst') - (rc - full) * cg_empty) / bb:.1f} per frame without the empty calls, TxBurst {cgincl(files, 'afxdp.(*Port).TxBurst') / bb:.1f}")
     print(f"  the process: {procs / bb:.1f} per frame (all threads, empty turns included), {proc_frames:.1f} less the empty turns")
     res[be] = dict(rx=rx_frames, tx=t / bb, proc=proc_frames, empty=empty_rx, turn=empty_turn)
 print()
