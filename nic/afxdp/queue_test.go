@@ -386,11 +386,9 @@ func TestMultiBufferAllocs(t *testing.T) {
 // also a failed one.
 func TestEmptyRxKicks(t *testing.T) {
 	for _, c := range []struct {
-		name       string
-		fillWakeup bool
-		busyPoll   bool
-		sg         bool
-		kicks      uint64
+		name                     string
+		fillWakeup, busyPoll, sg bool
+		kicks                    uint64 // recvfrom calls of one empty receive
 	}{
 		{name: "nothing asked"},
 		{name: "fill ring asks", fillWakeup: true, kicks: 1},
