@@ -362,8 +362,17 @@ func (p *Port) NumRxQueues() int { return len(p.queues) }
 // NumTxQueues is the number of sockets: TX queue i is socket i's TX ring.
 func (p *Port) NumTxQueues() int { return len(p.queues) }
 
-// RxBurst takes frames from socket q's RX ring and refills its fill ring. No system call.
-func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return p.queues[q].rxBurst(bufs) }
+// RxBurst takes frames from socket q's RX ring and refills its fill ring. An empty ring
+// is found here, without rxBurst's frame: the empty poll is the common one. No system
+// call unless the kernel asks for one or busy_poll is on (queue.rxEmpty).
+func (p *Port) RxBurst(q int, bufs []*nic.Buf) int {
+	x := p.queues[q]
+	if x.rx.avail() == 0 {
+		x.rxEmpty()
+		return 0
+	}
+	return x.rxBurst(bufs)
+}
 
 // TxBurst puts frames on socket q's TX ring (a frame of another port's memory is copied
 // into this socket's UMEM) and kicks the kernel when the ring asks for it.
