@@ -367,11 +367,12 @@ func (p *Port) NumTxQueues() int { return len(p.queues) }
 // call unless the kernel asks for one or busy_poll is on (queue.rxEmpty).
 func (p *Port) RxBurst(q int, bufs []*nic.Buf) int {
 	x := p.queues[q]
-	if x.rx.avail() == 0 {
+	n := x.rx.avail()
+	if n == 0 {
 		x.rxEmpty()
 		return 0
 	}
-	return x.rxBurst(bufs)
+	return x.rxFrames(bufs, n)
 }
 
 // TxBurst puts frames on socket q's TX ring (a frame of another port's memory is copied
