@@ -264,7 +264,8 @@ func operUp(lk netlink.Link) bool {
 }
 
 // busyPoll sets the busy-poll socket options on every socket, logging the ones the
-// kernel refuses.
+// kernel refuses; a queue whose socket took SO_BUSY_POLL makes a recvfrom at every
+// empty receive (queue.rxEmpty).
 func (p *Port) busyPoll(cfg Config) {
 	for _, q := range p.queues {
 		for _, o := range []struct {
@@ -273,6 +274,8 @@ func (p *Port) busyPoll(cfg Config) {
 		}{{"SO_PREFER_BUSY_POLL", unix.SO_PREFER_BUSY_POLL, 1}, {"SO_BUSY_POLL", unix.SO_BUSY_POLL, cfg.BusyPollUsecs}, {"SO_BUSY_POLL_BUDGET", unix.SO_BUSY_POLL_BUDGET, cfg.BusyPollBudget}} {
 			if err := unix.SetsockoptInt(q.fd, unix.SOL_SOCKET, o.opt, o.v); err != nil {
 				p.log.Warn("busy_poll: socket option refused", zap.String("interface", p.name), zap.Int("queue", q.id), zap.String("option", o.name), zap.Error(err))
+			} else if o.opt == unix.SO_BUSY_POLL {
+				q.rxWake = &alwaysWake
 			}
 		}
 	}
@@ -359,8 +362,18 @@ func (p *Port) NumRxQueues() int { return len(p.queues) }
 // NumTxQueues is the number of sockets: TX queue i is socket i's TX ring.
 func (p *Port) NumTxQueues() int { return len(p.queues) }
 
-// RxBurst takes frames from socket q's RX ring and refills its fill ring. No system call.
-func (p *Port) RxBurst(q int, bufs []*nic.Buf) int { return p.queues[q].rxBurst(bufs) }
+// RxBurst takes frames from socket q's RX ring and refills its fill ring. An empty ring
+// is found here, without rxBurst's frame: the empty poll is the common one. No system
+// call unless the kernel asks for one or busy_poll is on (queue.rxEmpty).
+func (p *Port) RxBurst(q int, bufs []*nic.Buf) int {
+	x := p.queues[q]
+	n := x.rx.avail()
+	if n == 0 {
+		x.rxEmpty()
+		return 0
+	}
+	return x.rxFrames(bufs, n)
+}
 
 // TxBurst puts frames on socket q's TX ring (a frame of another port's memory is copied
 // into this socket's UMEM) and kicks the kernel when the ring asks for it.

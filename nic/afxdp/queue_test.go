@@ -71,6 +71,7 @@ func fakeQueueAt(t testing.TB, cfg Config, start uint32) *queue {
 	for _, r := range []*ring{&q.fill.ring, &q.comp.ring, &q.rx.ring, &q.tx.ring} {
 		*r.prod, *r.cons, r.local, r.cached = start, start, start, start
 	}
+	q.rxWake = q.fill.flags
 	q.refill()
 	return q
 }
@@ -376,5 +377,51 @@ func TestMultiBufferAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%.1f allocations per burst", allocs)
+	}
+}
+
+// TestEmptyRxKicks: a receive that finds nothing makes a recvfrom when the fill ring asks
+// for a wake-up (a zero-copy driver out of buffers waits for one; a busy poller never
+// arms) or the socket busy-polls, and none otherwise. With no socket (fd -1) each kick is
+// also a failed one.
+func TestEmptyRxKicks(t *testing.T) {
+	for _, c := range []struct {
+		name                     string
+		fillWakeup, busyPoll, sg bool
+		kicks                    uint64 // recvfrom calls of one empty receive
+	}{
+		{name: "nothing asked"},
+		{name: "fill ring asks", fillWakeup: true, kicks: 1},
+		{name: "busy poll", busyPoll: true, kicks: 1},
+		{name: "multi-buffer, fill ring asks", fillWakeup: true, sg: true, kicks: 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Config{Interface: "x", RxRing: 64, TxRing: 64}
+			if c.sg {
+				cfg.MTU = 9000
+			}
+			q := fakeQueue(t, cfg)
+			if q.sg != c.sg {
+				t.Fatalf("sg %v", q.sg)
+			}
+			if c.busyPoll {
+				q.rxWake = &alwaysWake
+			}
+			if c.fillWakeup {
+				*q.fill.flags = unix.XDP_RING_NEED_WAKEUP
+			}
+			bufs := make([]*nic.Buf, 8)
+			if n := q.rxBurst(bufs); n != 0 {
+				t.Fatalf("rxBurst %d", n)
+			}
+			if q.kicks.Load() != c.kicks || q.kickErrs.Load() != c.kicks {
+				t.Fatalf("kicks %d, failed %d: want %d", q.kicks.Load(), q.kickErrs.Load(), c.kicks)
+			}
+			// A receive with frames makes none.
+			kernelRx(t, q, 2, 60)
+			if n := q.rxBurst(bufs); n != 2 || q.kicks.Load() != c.kicks {
+				t.Fatalf("rxBurst %d, kicks %d", n, q.kicks.Load())
+			}
+		})
 	}
 }
