@@ -1,6 +1,7 @@
 package afxdp
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -148,23 +149,13 @@ type Config struct {
 
 // withDefaults fills in the zero fields.
 func (c Config) withDefaults() Config {
-	if c.RxRing == 0 {
-		c.RxRing = DefaultRing
-	}
-	if c.TxRing == 0 {
-		c.TxRing = DefaultRing
-	}
-	if c.FrameSize == 0 {
-		c.FrameSize = DefaultFrameSize
-	}
-	if c.PoolSize == 0 {
-		c.PoolSize = 2*c.RxRing + c.TxRing
-	}
-	if c.BusyPoll && c.BusyPollUsecs == 0 {
-		c.BusyPollUsecs = 20
-	}
-	if c.BusyPoll && c.BusyPollBudget == 0 {
-		c.BusyPollBudget = 64
+	c.RxRing = cmp.Or(c.RxRing, DefaultRing)
+	c.TxRing = cmp.Or(c.TxRing, DefaultRing)
+	c.FrameSize = cmp.Or(c.FrameSize, DefaultFrameSize)
+	c.PoolSize = cmp.Or(c.PoolSize, 2*c.RxRing+c.TxRing)
+	if c.BusyPoll {
+		c.BusyPollUsecs = cmp.Or(c.BusyPollUsecs, 20)
+		c.BusyPollBudget = cmp.Or(c.BusyPollBudget, 64)
 	}
 	if c.Log == nil {
 		c.Log = zap.NewNop()

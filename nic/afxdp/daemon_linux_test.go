@@ -17,9 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf/link"
-	"github.com/vishvananda/netlink"
-
 	"github.com/uiod/uiod/internal/testutil"
 )
 
@@ -132,17 +129,7 @@ func TestDaemonRefusesBusyInterface(t *testing.T) {
 	}
 	r := newRig(t)
 	prog := otherProgram(t)
-	var lk link.Link
-	if err := testutil.InNetns(r.m, func() error {
-		l, err := netlink.LinkByName(r.mb)
-		if err != nil {
-			return err
-		}
-		lk, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: l.Attrs().Index, Flags: link.XDPGenericMode})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	lk := r.attachOther(t, r.mb, prog)
 	defer lk.Close()
 	before := r.xdpProg(t, r.mb)
 	bin := testutil.GoBuild(t, "github.com/uiod/uiod/cmd/uiod")

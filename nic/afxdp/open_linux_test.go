@@ -7,7 +7,6 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 
 	"github.com/uiod/uiod/internal/testutil"
@@ -97,17 +96,7 @@ func TestExistingProgram(t *testing.T) {
 	prog := otherProgram(t)
 	info, _ := prog.Info()
 	id, _ := info.ID()
-	var lk link.Link
-	if err := testutil.InNetns(r.m, func() error {
-		l, err := netlink.LinkByName(r.ma)
-		if err != nil {
-			return err
-		}
-		lk, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: l.Attrs().Index, Flags: link.XDPGenericMode})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	lk := r.attachOther(t, r.ma, prog)
 	defer lk.Close()
 	before := r.xdpProg(t, r.ma)
 	_, err := r.open(t, Config{Interface: r.ma})

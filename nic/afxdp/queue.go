@@ -315,8 +315,15 @@ func (q *queue) rxFrames(bufs []*nic.Buf, n uint32) int {
 		bufs[k] = b
 		k++
 	}
-	r.local += n
-	r.release()
+	return q.rxTaken(n, k, bytes)
+}
+
+// rxTaken ends an RX burst that took n descriptors off the RX ring and hands out k
+// frames of bytes in all: the ring's entries are released, the frames counted, and the
+// fill ring refilled.
+func (q *queue) rxTaken(n uint32, k int, bytes uint64) int {
+	q.rx.local += n
+	q.rx.release()
 	q.rxPackets.Add(uint64(k))
 	q.rxBytes.Add(bytes)
 	q.refillMin(fillBatch)
@@ -379,12 +386,7 @@ func (q *queue) rxBurstSG(bufs []*nic.Buf, n uint32) int {
 			q.asm, q.drop = nil, false
 		}
 	}
-	r.local += i
-	r.release()
-	q.rxPackets.Add(uint64(k))
-	q.rxBytes.Add(bytes)
-	q.refillMin(fillBatch)
-	return k
+	return q.rxTaken(i, k, bytes)
 }
 
 // dropFrame drops the frame being received (counted once) and the rest of its chunks.

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/vishvananda/netlink"
 	"golang.org/x/net/icmp"
 	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
@@ -122,14 +125,7 @@ func (r *rig) ping(t *testing.T, n int, timeout time.Duration) []time.Duration {
 // pingTo is ping to dst.
 func (r *rig) pingTo(t *testing.T, dst net.IP, n int, timeout time.Duration) []time.Duration {
 	t.Helper()
-	var c *icmp.PacketConn
-	if err := testutil.InNetns(r.a, func() error {
-		var err error
-		c, err = icmp.ListenPacket("ip4:icmp", r.ipA.String())
-		return err
-	}); err != nil {
-		t.Fatalf("icmp socket in %s: %v", r.a, err)
-	}
+	c := r.icmpConn(t)
 	defer c.Close()
 	var rtts []time.Duration
 	buf := make([]byte, 1500)
@@ -255,9 +251,8 @@ func (r *rig) recreateB(t *testing.T, mac string) {
 	testutil.IPIn(t, r.m, "link", "set", r.mb, "up")
 }
 
-// pingFlood sends an echo request from a to b every interval until stop is closed,
-// without waiting for answers: traffic into the ports while a test changes them.
-func (r *rig) pingFlood(t *testing.T, interval time.Duration, stop <-chan struct{}) (done <-chan struct{}) {
+// icmpConn is an ICMP socket on a's address, opened in netns a.
+func (r *rig) icmpConn(t *testing.T) *icmp.PacketConn {
 	t.Helper()
 	var c *icmp.PacketConn
 	if err := testutil.InNetns(r.a, func() error {
@@ -267,6 +262,32 @@ func (r *rig) pingFlood(t *testing.T, interval time.Duration, stop <-chan struct
 	}); err != nil {
 		t.Fatalf("icmp socket in %s: %v", r.a, err)
 	}
+	return c
+}
+
+// attachOther attaches prog to interface ifname of netns m in generic mode, through
+// netlink as another program's loader would; the caller closes the link.
+func (r *rig) attachOther(t *testing.T, ifname string, prog *ebpf.Program) link.Link {
+	t.Helper()
+	var lk link.Link
+	if err := testutil.InNetns(r.m, func() error {
+		l, err := netlink.LinkByName(ifname)
+		if err != nil {
+			return err
+		}
+		lk, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: l.Attrs().Index, Flags: link.XDPGenericMode})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return lk
+}
+
+// pingFlood sends an echo request from a to b every interval until stop is closed,
+// without waiting for answers: traffic into the ports while a test changes them.
+func (r *rig) pingFlood(t *testing.T, interval time.Duration, stop <-chan struct{}) (done <-chan struct{}) {
+	t.Helper()
+	c := r.icmpConn(t)
 	d := make(chan struct{})
 	go func() {
 		defer close(d)

@@ -25,16 +25,8 @@ import (
 // testpmd's 2 KiB receive buffers, come back as one chain each, and are received whole,
 // byte for byte, with the MACs swapped.
 func TestDPDKJumbo(t *testing.T) {
-	bin := dpdkBin(t)
-	if testing.Short() {
-		t.Skip("starts dpdk-testpmd; not in -short")
-	}
-	sock := filepath.Join(t.TempDir(), "vhost.sock")
-	p, err := vhost.Open(vhost.Config{Socket: sock, MTU: 9000, PoolSize: 512})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	bin := testpmdBin(t)
+	p, sock := dpdkPort(t, vhost.Config{MTU: 9000, PoolSize: 512})
 	tp := &testpmd{t: t, bin: bin, sock: sock, mode: "macswap", prefix: fmt.Sprintf("uiodvhj%d", os.Getpid()),
 		vdev: fmt.Sprintf("net_virtio_user0,path=%s,queues=1,mrg_rxbuf=1", sock),
 		args: []string{"--max-pkt-len=9018", "--enable-scatter", "--mbuf-size=2176"}}
@@ -116,10 +108,7 @@ func TestDPDKJumbo(t *testing.T) {
 // wire go through uiod to testpmd (mrg_rxbuf=1, --max-pkt-len=9018, 2 KiB mbufs), which
 // sends them back (macswap), and come out of the model's wire again whole.
 func TestIntegrationDPDKJumbo(t *testing.T) {
-	bin := dpdkBin(t)
-	if testing.Short() {
-		t.Skip("starts dpdk-testpmd; not in -short")
-	}
+	bin := testpmdBin(t)
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "vhost.sock")
 	wireName := fmt.Sprintf("vhdpdkj-%d", os.Getpid())
@@ -228,4 +217,27 @@ poll: {mode: adaptive, wait_timeout: 5ms}
 	if vm := st.Ports[1].Stats; vm.RxErrors != 0 || vm.TxErrors != 0 {
 		t.Errorf("vhost-user port %+v", vm)
 	}
+}
+
+// testpmdBin is dpdkBin for a test that starts dpdk-testpmd once: it skips in -short too.
+func testpmdBin(t *testing.T) string {
+	t.Helper()
+	bin := dpdkBin(t)
+	if testing.Short() {
+		t.Skip("starts dpdk-testpmd; not in -short")
+	}
+	return bin
+}
+
+// dpdkPort opens a vhost-user port as cfg says, on a socket of its own in t's temporary
+// directory (cfg.Socket is set), closed when t ends; it returns the port and the socket.
+func dpdkPort(t *testing.T, cfg vhost.Config) (*vhost.Port, string) {
+	t.Helper()
+	cfg.Socket = filepath.Join(t.TempDir(), "vhost.sock")
+	p, err := vhost.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p, cfg.Socket
 }

@@ -169,6 +169,23 @@ func (f *frontend) addrs(i int) []byte {
 	return b
 }
 
+// setBigRing sends SET_VRING_NUM, _ADDR and _KICK for vring ring of f.num entries, its
+// parts laid out within its span for a ring of up to 2048 (the used ring 8192 bytes past
+// the available one), and returns where its descriptor table and available ring are.
+func (f *frontend) setBigRing(ring int) (desc, avail int) {
+	base := feRingOff + ring*feRingSpan
+	desc, avail, used := base, base+16*f.num, base+16*f.num+8192
+	a := binary.LittleEndian.AppendUint32(nil, uint32(ring))
+	a = binary.LittleEndian.AppendUint32(a, 0)
+	for _, v := range []int{desc, used, avail, 0} {
+		a = binary.LittleEndian.AppendUint64(a, f.gpa+uint64(v))
+	}
+	f.request(reqSetVringNum, state(uint32(ring), uint32(f.num)), false)
+	f.request(reqSetVringAddr, a, false)
+	f.request(reqSetVringKick, u64(uint64(ring)), false, f.kick[ring])
+	return desc, avail
+}
+
 // negotiate exchanges features (features of the offered ones) and protocol features.
 func (f *frontend) negotiate(features uint64) {
 	got := binary.LittleEndian.Uint64(f.request(reqGetFeatures, nil, true))

@@ -372,17 +372,7 @@ func TestChainLimit(t *testing.T) {
 			f.num = 2048
 			f.negotiate(stdFeatures)
 			f.request(reqSetMemTable, f.memTable(), false, f.memfd)
-			// vring 1's parts, laid out for 2048 entries within its span.
-			base := feRingOff + ringGuestTX*feRingSpan
-			desc, avail, used := base, base+16*f.num, base+16*f.num+8192
-			a := binary.LittleEndian.AppendUint32(nil, ringGuestTX)
-			a = binary.LittleEndian.AppendUint32(a, 0)
-			for _, v := range []int{desc, used, avail, 0} {
-				a = binary.LittleEndian.AppendUint64(a, f.gpa+uint64(v))
-			}
-			f.request(reqSetVringNum, state(ringGuestTX, uint32(f.num)), false)
-			f.request(reqSetVringAddr, a, false)
-			f.request(reqSetVringKick, u64(ringGuestTX), false, f.kick[ringGuestTX])
+			desc, avail := f.setBigRing(ringGuestTX) // laid out for 2048 entries within its span
 			f.request(reqSetVringEnable, state(ringGuestTX, 1), false)
 			off, buf := f.bufAddr(0)
 			clear(f.mem[off : off+12])

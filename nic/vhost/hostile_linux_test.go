@@ -260,16 +260,7 @@ var hostileCases = []hostile{
 		f.num = 2048 // chains of up to 1024 descriptors on a ring of 2048
 		f.negotiate(1 << featVersion1)
 		f.request(reqSetMemTable, f.memTable(), false, f.memfd)
-		base := feRingOff + ringGuestTX*feRingSpan
-		desc, avail, used := base, base+16*f.num, base+16*f.num+8192
-		a := binary.LittleEndian.AppendUint32(nil, ringGuestTX)
-		a = binary.LittleEndian.AppendUint32(a, 0)
-		for _, v := range []int{desc, used, avail, 0} {
-			a = binary.LittleEndian.AppendUint64(a, f.gpa+uint64(v))
-		}
-		f.request(reqSetVringNum, state(ringGuestTX, uint32(f.num)), false)
-		f.request(reqSetVringAddr, a, false)
-		f.request(reqSetVringKick, u64(ringGuestTX), false, f.kick[ringGuestTX])
+		desc, avail := f.setBigRing(ringGuestTX)
 		_, buf := f.bufAddr(0)
 		for i := range f.num {
 			d := f.mem[desc+16*i:]

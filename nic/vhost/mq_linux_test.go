@@ -21,6 +21,17 @@ func openMQ(t testing.TB, pairs int) (*Port, string) {
 	return p, sock
 }
 
+// startMQ opens a port of queues pairs (openMQ) and runs a front end on pairs of them,
+// rings of 64 entries and MQ negotiated, until the link is up.
+func startMQ(t testing.TB, queues, pairs int) (*Port, string, *frontend) {
+	p, sock := openMQ(t, queues)
+	f := dial(t, sock)
+	f.num, f.pairs = 64, pairs
+	f.start(stdFeatures | 1<<featMQ)
+	eventually(t, "link up", func() bool { return p.Link().Up })
+	return p, sock, f
+}
+
 // tagged is a 60-byte frame whose first bytes say which pair and which frame it is.
 func tagged(q, i int) []byte {
 	b := frame(q*16+i, 60)
@@ -137,11 +148,7 @@ func (f *frontend) f(q int) rawReceiver { return pairView{f, q} }
 // pair disabled later): the TX queues of the pairs it does not run send on the pairs it
 // does, and nothing is lost; enabling a pair again gives it its own TX queue back.
 func TestMultiQueueFewerPairs(t *testing.T) {
-	p, sock := openMQ(t, 4)
-	f := dial(t, sock)
-	f.num, f.pairs = 64, 2
-	f.start(stdFeatures | 1<<featMQ) // pairs 2 and 3 never configured
-	eventually(t, "link up", func() bool { return p.Link().Up })
+	p, _, f := startMQ(t, 4, 2) // pairs 2 and 3 never configured
 	f.postRxOn(0, 16)
 	f.postRxOn(1, 16)
 	sent := func(q, i int) {
@@ -230,11 +237,7 @@ func TestMultiQueueRefusals(t *testing.T) {
 // TestMultiQueueAllocs checks that bursts on a second pair, and on a TX queue sent on
 // another's pair, allocate nothing.
 func TestMultiQueueAllocs(t *testing.T) {
-	p, sock := openMQ(t, 3)
-	f := dial(t, sock)
-	f.num, f.pairs = 64, 2
-	f.start(stdFeatures | 1<<featMQ)
-	eventually(t, "link up", func() bool { return p.Link().Up })
+	p, _, f := startMQ(t, 3, 2)
 	rx, tx := make([]*nic.Buf, 8), make([]*nic.Buf, 8)
 	for i := range 8 {
 		f.transmitOn(1, i, frame(i, 60))
@@ -263,11 +266,7 @@ func TestMultiQueueAllocs(t *testing.T) {
 // connection is closed and every pair stopped, counted once; the next front end runs both
 // pairs again.
 func TestMultiQueueFaultOnSecondPair(t *testing.T) {
-	p, sock := openMQ(t, 2)
-	f := dial(t, sock)
-	f.num, f.pairs = 64, 2
-	f.start(stdFeatures | 1<<featMQ)
-	eventually(t, "link up", func() bool { return p.Link().Up })
+	p, sock, f := startMQ(t, 2, 2)
 	_, a, _ := f.ringOff(rxRing(1))
 	binary.LittleEndian.PutUint16(f.mem[a+2:], uint16(f.num+1))
 	if n := p.RxBurst(1, make([]*nic.Buf, 8)); n != 0 {

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,17 +17,9 @@ import (
 // pairs, and frames uiod sends on TX queue q come back on RX queue q (testpmd forwards its
 // RX queue q to its TX queue q), every one, on both pairs.
 func TestIntegrationDPDKMultiQueue(t *testing.T) {
-	bin := dpdkBin(t)
-	if testing.Short() {
-		t.Skip("starts dpdk-testpmd; not in -short")
-	}
+	bin := testpmdBin(t)
 	const pairs = 2
-	sock := filepath.Join(t.TempDir(), "vhost.sock")
-	p, err := vhost.Open(vhost.Config{Socket: sock, Queues: pairs, PoolSize: 1024})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p, sock := dpdkPort(t, vhost.Config{Queues: pairs, PoolSize: 1024})
 	tp := &testpmd{t: t, bin: bin, sock: sock, mode: "macswap", queues: pairs,
 		prefix: fmt.Sprintf("uiodvhmq%d", os.Getpid())}
 	tp.start()
