@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -22,31 +23,17 @@ const (
 	ModeGeneric             // on the skb path (XDP_FLAGS_SKB_MODE); any netdev, slower
 )
 
+// modeNames are the modes' names, by value.
+var modeNames = []string{ModeAuto: "auto", ModeNative: "native", ModeGeneric: "generic"}
+
 // ParseMode parses auto, native or generic.
 func ParseMode(s string) (Mode, error) {
-	switch s {
-	case "", "auto":
-		return ModeAuto, nil
-	case "native":
-		return ModeNative, nil
-	case "generic":
-		return ModeGeneric, nil
-	}
-	return 0, fmt.Errorf("attach mode %q: want auto, native or generic", s)
+	i, err := parseName("attach mode", s, modeNames)
+	return Mode(i), err
 }
 
 // String names the mode.
-func (m Mode) String() string {
-	switch m {
-	case ModeAuto:
-		return "auto"
-	case ModeNative:
-		return "native"
-	case ModeGeneric:
-		return "generic"
-	}
-	return fmt.Sprintf("afxdp.Mode(%d)", int(m))
-}
+func (m Mode) String() string { return nameOf(int(m), modeNames, "afxdp.Mode") }
 
 // ZeroCopy says whether the sockets are bound in zero-copy mode.
 type ZeroCopy int
@@ -58,30 +45,37 @@ const (
 	ZeroCopyOff                  // copy mode
 )
 
+// zeroCopyNames are the zero-copy choices' names, by value.
+var zeroCopyNames = []string{ZeroCopyAuto: "auto", ZeroCopyOn: "on", ZeroCopyOff: "off"}
+
 // ParseZeroCopy parses auto, on or off.
 func ParseZeroCopy(s string) (ZeroCopy, error) {
-	switch s {
-	case "", "auto":
-		return ZeroCopyAuto, nil
-	case "on":
-		return ZeroCopyOn, nil
-	case "off":
-		return ZeroCopyOff, nil
-	}
-	return 0, fmt.Errorf("zerocopy %q: want auto, on or off", s)
+	i, err := parseName("zerocopy", s, zeroCopyNames)
+	return ZeroCopy(i), err
 }
 
 // String names the choice.
-func (z ZeroCopy) String() string {
-	switch z {
-	case ZeroCopyAuto:
-		return "auto"
-	case ZeroCopyOn:
-		return "on"
-	case ZeroCopyOff:
-		return "off"
+func (z ZeroCopy) String() string { return nameOf(int(z), zeroCopyNames, "afxdp.ZeroCopy") }
+
+// parseName is the index of s in names, the empty string naming the first; an error
+// names what was parsed and the names wanted.
+func parseName(what, s string, names []string) (int, error) {
+	if s == "" {
+		return 0, nil
 	}
-	return fmt.Sprintf("afxdp.ZeroCopy(%d)", int(z))
+	if i := slices.Index(names, s); i >= 0 {
+		return i, nil
+	}
+	last := len(names) - 1
+	return 0, fmt.Errorf("%s %q: want %s or %s", what, s, strings.Join(names[:last], ", "), names[last])
+}
+
+// nameOf is names[v], or typ(v) for a value without a name.
+func nameOf(v int, names []string, typ string) string {
+	if v >= 0 && v < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", typ, v)
 }
 
 // Limits and defaults.

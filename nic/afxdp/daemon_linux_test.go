@@ -82,43 +82,37 @@ func cpuTime(t *testing.T, pid int) time.Duration {
 // between two af_xdp ports, sleeps when idle (adaptive), and once killed with SIGKILL
 // leaves no XDP program on either interface.
 func TestDaemonL2fwdAndKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs uiod")
-	}
-	for _, mode := range []string{"native", "generic"} {
-		t.Run(mode, func(t *testing.T) {
-			r := newRig(t)
-			u := r.startUIOD(t, r.uiodConfig(t, mode, "adaptive"))
-			if !strings.Contains(u.log.String(), "af_xdp "+mode+" copy") && !strings.Contains(u.log.String(), "\"attach\": \""+mode+"\"") {
-				t.Errorf("log does not say the attach mode %s:\n%s", mode, u.log.String())
-			}
-			if rtts := r.ping(t, 5, 2*time.Second); len(rtts) < 4 {
-				t.Fatalf("%d of 5 pings through uiod:\n%s", len(rtts), u.log.String())
-			}
-			r.transfer(t, 1<<20)
-			time.Sleep(300 * time.Millisecond)
-			pid := u.cmd.Process.Pid
-			c0, w0 := cpuTime(t, pid), time.Now()
-			time.Sleep(2 * time.Second)
-			idle := float64(cpuTime(t, pid)-c0) / float64(time.Since(w0))
-			t.Logf("%s: idle CPU of uiod (adaptive) %.2f %% of a core", mode, 100*idle)
-			if idle > 0.25 {
-				t.Errorf("idle uiod used %.0f %% of a core: adaptive did not sleep", 100*idle)
-			}
-			if rtts := r.ping(t, 1, 2*time.Second); len(rtts) != 1 {
-				t.Fatal("the first ping after idleness was not answered")
-			}
-			if r.xdpProg(t, r.ma) == "" || r.xdpProg(t, r.mb) == "" {
-				t.Fatal("no XDP program attached while uiod runs")
-			}
-			u.cmd.Process.Signal(syscall.SIGKILL)
-			<-u.exited
-			u.cmd.Wait()
-			if !waitFor(func() bool { return r.xdpProg(t, r.ma) == "" && r.xdpProg(t, r.mb) == "" }) {
-				t.Fatalf("after kill -9: %s %q, %s %q", r.ma, r.xdpProg(t, r.ma), r.mb, r.xdpProg(t, r.mb))
-			}
-		})
-	}
+	inEachMode(t, func(t *testing.T, r *rig, mode string) {
+		u := r.startUIOD(t, r.uiodConfig(t, mode, "adaptive"))
+		if !strings.Contains(u.log.String(), "af_xdp "+mode+" copy") && !strings.Contains(u.log.String(), "\"attach\": \""+mode+"\"") {
+			t.Errorf("log does not say the attach mode %s:\n%s", mode, u.log.String())
+		}
+		if rtts := r.ping(t, 5, 2*time.Second); len(rtts) < 4 {
+			t.Fatalf("%d of 5 pings through uiod:\n%s", len(rtts), u.log.String())
+		}
+		r.transfer(t, 1<<20)
+		time.Sleep(300 * time.Millisecond)
+		pid := u.cmd.Process.Pid
+		c0, w0 := cpuTime(t, pid), time.Now()
+		time.Sleep(2 * time.Second)
+		idle := float64(cpuTime(t, pid)-c0) / float64(time.Since(w0))
+		t.Logf("%s: idle CPU of uiod (adaptive) %.2f %% of a core", mode, 100*idle)
+		if idle > 0.25 {
+			t.Errorf("idle uiod used %.0f %% of a core: adaptive did not sleep", 100*idle)
+		}
+		if rtts := r.ping(t, 1, 2*time.Second); len(rtts) != 1 {
+			t.Fatal("the first ping after idleness was not answered")
+		}
+		if r.xdpProg(t, r.ma) == "" || r.xdpProg(t, r.mb) == "" {
+			t.Fatal("no XDP program attached while uiod runs")
+		}
+		u.cmd.Process.Signal(syscall.SIGKILL)
+		<-u.exited
+		u.cmd.Wait()
+		if !waitFor(func() bool { return r.xdpProg(t, r.ma) == "" && r.xdpProg(t, r.mb) == "" }) {
+			t.Fatalf("after kill -9: %s %q, %s %q", r.ma, r.xdpProg(t, r.ma), r.mb, r.xdpProg(t, r.mb))
+		}
+	})
 }
 
 // TestDaemonRefusesBusyInterface: uiod run on an interface with another program exits 2
@@ -217,57 +211,51 @@ func (u *uiodProc) waitStatus(t *testing.T, ns, name string, cond func(portState
 // (a new ifindex) and the port is re-opened on it, program attached, and pings go
 // through uiod again.
 func TestDaemonInterfaceReturns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs uiod")
-	}
-	for _, mode := range []string{"native", "generic"} {
-		t.Run(mode, func(t *testing.T) {
-			r := newRig(t)
-			cfg := r.uiodConfig(t, mode, "adaptive")
-			text, err := os.ReadFile(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(cfg, []byte(strings.Replace(string(text), `listen: ""`, `listen: "127.0.0.1:0"`, 1)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			u := r.startUIOD(t, cfg)
-			if rtts := r.ping(t, 5, 2*time.Second); len(rtts) < 4 {
-				t.Fatalf("%d of 5 pings through uiod before the deletion:\n%s", len(rtts), u.log.String())
-			}
-			stop := make(chan struct{})
-			flood := r.pingFlood(t, 5*time.Millisecond, stop)
-			defer func() { close(stop); <-flood }()
-			time.Sleep(200 * time.Millisecond)
+	inEachMode(t, func(t *testing.T, r *rig, mode string) {
+		cfg := r.uiodConfig(t, mode, "adaptive")
+		text, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfg, []byte(strings.Replace(string(text), `listen: ""`, `listen: "127.0.0.1:0"`, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		u := r.startUIOD(t, cfg)
+		if rtts := r.ping(t, 5, 2*time.Second); len(rtts) < 4 {
+			t.Fatalf("%d of 5 pings through uiod before the deletion:\n%s", len(rtts), u.log.String())
+		}
+		stop := make(chan struct{})
+		flood := r.pingFlood(t, 5*time.Millisecond, stop)
+		defer func() { close(stop); <-flood }()
+		time.Sleep(200 * time.Millisecond)
 
-			mac := r.macB(t)
-			testutil.IPIn(t, r.m, "link", "del", r.mb)
-			if p, ok := u.waitStatus(t, r.m, "b", func(p portState) bool { return p.Absent && !p.LinkUp }); !ok {
-				t.Fatalf("interface %s deleted: port b %+v, want absent:\n%s", r.mb, p, u.log.String())
-			}
-			if p := u.status(t, r.m)["a"]; p.Absent {
-				t.Fatalf("port a absent too: %+v", p)
-			}
-			time.Sleep(300 * time.Millisecond) // absent for a while under traffic
-			r.recreateB(t, mac)
-			if p, ok := u.waitStatus(t, r.m, "b", func(p portState) bool { return !p.Absent && p.Reopens == 1 }); !ok {
-				t.Fatalf("interface %s back: port b %+v, want re-opened once:\n%s", r.mb, p, u.log.String())
-			}
-			if r.xdpProg(t, r.mb) == "" {
-				t.Fatalf("port b re-opened but no XDP program on the new %s", r.mb)
-			}
-			if rtts := r.ping(t, 5, 2*time.Second); len(rtts) < 4 {
-				t.Fatalf("%d of 5 pings through uiod after the re-open:\n%s", len(rtts), u.log.String())
-			}
-			r.transfer(t, 256<<10)
-			select {
-			case <-u.exited:
-				t.Fatalf("uiod exited:\n%s", u.log.String())
-			default:
-			}
-			t.Logf("%s: port b gone and back; log:\n%s", mode, grepLines(u.log.String(), "interface deleted", "re-opened", "re-open"))
-		})
-	}
+		mac := r.macB(t)
+		testutil.IPIn(t, r.m, "link", "del", r.mb)
+		if p, ok := u.waitStatus(t, r.m, "b", func(p portState) bool { return p.Absent && !p.LinkUp }); !ok {
+			t.Fatalf("interface %s deleted: port b %+v, want absent:\n%s", r.mb, p, u.log.String())
+		}
+		if p := u.status(t, r.m)["a"]; p.Absent {
+			t.Fatalf("port a absent too: %+v", p)
+		}
+		time.Sleep(300 * time.Millisecond) // absent for a while under traffic
+		r.recreateB(t, mac)
+		if p, ok := u.waitStatus(t, r.m, "b", func(p portState) bool { return !p.Absent && p.Reopens == 1 }); !ok {
+			t.Fatalf("interface %s back: port b %+v, want re-opened once:\n%s", r.mb, p, u.log.String())
+		}
+		if r.xdpProg(t, r.mb) == "" {
+			t.Fatalf("port b re-opened but no XDP program on the new %s", r.mb)
+		}
+		if rtts := r.ping(t, 5, 2*time.Second); len(rtts) < 4 {
+			t.Fatalf("%d of 5 pings through uiod after the re-open:\n%s", len(rtts), u.log.String())
+		}
+		r.transfer(t, 256<<10)
+		select {
+		case <-u.exited:
+			t.Fatalf("uiod exited:\n%s", u.log.String())
+		default:
+		}
+		t.Logf("%s: port b gone and back; log:\n%s", mode, grepLines(u.log.String(), "interface deleted", "re-opened", "re-open"))
+	})
 }
 
 // grepLines returns the lines of s that contain one of words.
@@ -282,4 +270,15 @@ func grepLines(s string, words ...string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// inEachMode runs test, which builds and runs uiod (skipped in -short), as a subtest for
+// each attach mode, native and generic, each on a rig of its own.
+func inEachMode(t *testing.T, test func(t *testing.T, r *rig, mode string)) {
+	if testing.Short() {
+		t.Skip("builds and runs uiod")
+	}
+	for _, mode := range []string{"native", "generic"} {
+		t.Run(mode, func(t *testing.T) { test(t, newRig(t), mode) })
+	}
 }

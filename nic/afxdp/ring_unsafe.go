@@ -58,14 +58,23 @@ func ringBytes(off unix.XDPRingOffset, n, descSize int) int { return int(off.Des
 
 const descSize = int(unsafe.Sizeof(unix.XDPDesc{}))
 
+// getsockoptXDP reads SOL_XDP option opt of the socket into a T; n is how many bytes of
+// it the kernel wrote (an older kernel's struct may be shorter).
+func getsockoptXDP[T any](fd int, opt uintptr) (v T, n uint32, err error) {
+	n = uint32(unsafe.Sizeof(v))
+	_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_XDP, opt,
+		uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&n)), 0)
+	if e != 0 {
+		return v, n, e
+	}
+	return v, n, nil
+}
+
 // getMmapOffsets reads XDP_MMAP_OFFSETS from the socket.
 func getMmapOffsets(fd int) (unix.XDPMmapOffsets, error) {
-	var off unix.XDPMmapOffsets
-	l := uint32(unsafe.Sizeof(off))
-	_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_XDP, unix.XDP_MMAP_OFFSETS,
-		uintptr(unsafe.Pointer(&off)), uintptr(unsafe.Pointer(&l)), 0)
-	if e != 0 {
-		return off, e
+	off, l, err := getsockoptXDP[unix.XDPMmapOffsets](fd, unix.XDP_MMAP_OFFSETS)
+	if err != nil {
+		return off, err
 	}
 	if l != uint32(unsafe.Sizeof(off)) {
 		return off, fmt.Errorf("XDP_MMAP_OFFSETS: %d bytes, want %d (a kernel before 5.4?)", l, unsafe.Sizeof(off))
@@ -91,14 +100,8 @@ func registerUMEM(fd int, mem []byte, chunk int) error {
 
 // getStatistics reads XDP_STATISTICS.
 func getStatistics(fd int) (unix.XDPStatistics, error) {
-	var st unix.XDPStatistics
-	l := uint32(unsafe.Sizeof(st))
-	_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_XDP, unix.XDP_STATISTICS,
-		uintptr(unsafe.Pointer(&st)), uintptr(unsafe.Pointer(&l)), 0)
-	if e != 0 {
-		return st, e
-	}
-	return st, nil
+	st, _, err := getsockoptXDP[unix.XDPStatistics](fd, unix.XDP_STATISTICS)
+	return st, err
 }
 
 // ethtoolChannels is struct ethtool_channels.

@@ -20,10 +20,7 @@ func BenchmarkBurst32(b *testing.B) {
 	}{{"64B", 64, stdFeatures}, {"1500B", 1500, stdFeatures}, {"64B-mrg", 64, stdFeatures | 1<<featMrgRxBuf}} {
 		size := tc.size
 		b.Run(tc.name, func(b *testing.B) {
-			p, sock := openServer(b)
-			f := dial(b, sock)
-			f.start(tc.features)
-			eventually(b, "link up", func() bool { return p.Link().Up })
+			p, f := startServer(b, tc.features)
 			for i := range 32 {
 				f.transmit(i, frame(i, size))
 			}

@@ -148,10 +148,7 @@ func TestSharedFdsNeverBlock(t *testing.T) {
 		}, func(f *frontend) { emptyEventfd(f.call[ringGuestRX]) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, sock := openServer(t)
-			f := dial(t, sock)
-			f.start(stdFeatures)
-			eventually(t, "link up", func() bool { return p.Link().Up })
+			p, f := startServer(t, stdFeatures)
 			tc.prep(t, f, p)
 			done := make(chan struct{})
 			go func() {
@@ -185,10 +182,7 @@ func TestSharedFdsNeverBlock(t *testing.T) {
 // refused before anything changes: both rings stay on the old table, which stays mapped,
 // and the poll thread's writes still land in the front end's memory.
 func TestRefusedMemTableKeepsTheOld(t *testing.T) {
-	p, sock := openServer(t)
-	f := dial(t, sock)
-	f.start(stdFeatures)
-	eventually(t, "link up", func() bool { return p.Link().Up })
+	p, f := startServer(t, stdFeatures)
 	old := ringMem(p, ringGuestTX)
 	// The new table lacks vring 0's memory (the first ring span).
 	rs := regionsMsg(region{gpa: feGPA + feRingSpan, size: feMemSize - feRingSpan, uva: feGPA + feRingSpan, offset: feRingSpan})
@@ -337,10 +331,7 @@ func TestMemoryFileFilesystem(t *testing.T) {
 // per burst: TxBurst drops the first frame that does not fit and stops there, where it
 // retried the same chain for every frame of the burst.
 func TestShortChainOncePerBurst(t *testing.T) {
-	p, sock := openServer(t)
-	f := dial(t, sock)
-	f.start(stdFeatures)
-	eventually(t, "link up", func() bool { return p.Link().Up })
+	p, f := startServer(t, stdFeatures)
 	_, addr := f.bufAddr(f.num)
 	f.putDesc(ringGuestRX, 0, addr, 16, descWrite, 0) // room for the header and 4 bytes
 	f.pushAvail(ringGuestRX, 0)
@@ -442,10 +433,7 @@ func TestPollModeKick(t *testing.T) {
 // guest's TX frames are processed and discarded (used->idx advances, no frame comes out),
 // its RX ring is given nothing, and the link is down.
 func TestDisabledRingDiscards(t *testing.T) {
-	p, sock := openServer(t)
-	f := dial(t, sock)
-	f.start(stdFeatures)
-	eventually(t, "link up", func() bool { return p.Link().Up })
+	p, f := startServer(t, stdFeatures)
 	f.request(reqSetVringEnable, state(ringGuestTX, 0), false)
 	f.request(reqSetVringEnable, state(ringGuestRX, 0), false)
 	if p.Link().Up {
@@ -481,10 +469,7 @@ func TestDisabledRingDiscards(t *testing.T) {
 // rings up again without SET_FEATURES gets the legacy 10-byte header, not the one of the
 // features negotiated before the reset.
 func TestResetOwner(t *testing.T) {
-	p, sock := openServer(t)
-	f := dial(t, sock)
-	f.start(stdFeatures)
-	eventually(t, "link up", func() bool { return p.Link().Up })
+	p, f := startServer(t, stdFeatures)
 	f.request(reqResetOwner, nil, false)
 	f.features = 0 // no protocol features: no more acks
 	eventually(t, "link down", func() bool { return !p.Link().Up })
@@ -527,10 +512,7 @@ func TestAvailTwoAligned(t *testing.T) {
 // TestSameMemTableKeepsMapping (L6): QEMU resends its unchanged memory table at every
 // start; the back end keeps the mapping it has (no remap, no fresh page faults).
 func TestSameMemTableKeepsMapping(t *testing.T) {
-	p, sock := openServer(t)
-	f := dial(t, sock)
-	f.start(stdFeatures)
-	eventually(t, "link up", func() bool { return p.Link().Up })
+	p, f := startServer(t, stdFeatures)
 	before := ringMem(p, ringGuestTX)
 	dup, err := unix.Dup(f.memfd) // another descriptor of the same file
 	if err != nil {

@@ -70,10 +70,7 @@ func TestCallSuppression(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, sock := openServer(t)
-			f := dial(t, sock)
-			f.start(tc.features)
-			eventually(t, "link up", func() bool { return p.Link().Up })
+			p, f := startServer(t, tc.features)
 			for i, s := range tc.steps {
 				f.setUsedEvent(ringGuestRX, s.usedEvent)
 				f.setAvailFlags(ringGuestRX, s.flags)
@@ -145,10 +142,7 @@ func TestRxInterrupt(t *testing.T) {
 
 // TestBurstsAllocateNothing checks the data path: a burst each way allocates nothing.
 func TestBurstsAllocateNothing(t *testing.T) {
-	p, sock := openServer(t)
-	f := dial(t, sock)
-	f.start(stdFeatures)
-	eventually(t, "link up", func() bool { return p.Link().Up })
+	p, f := startServer(t, stdFeatures)
 	rx := make([]*nic.Buf, 32)
 	tx := make([]*nic.Buf, 32)
 	for i := range 32 {

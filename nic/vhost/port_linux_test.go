@@ -21,6 +21,16 @@ func openServer(t testing.TB) (*Port, string) {
 	return p, sock
 }
 
+// startServer opens a server port (openServer) and runs a front end on it with features
+// until the link is up.
+func startServer(t testing.TB, features uint64) (*Port, *frontend) {
+	p, sock := openServer(t)
+	f := dial(t, sock)
+	f.start(features)
+	eventually(t, "link up", func() bool { return p.Link().Up })
+	return p, f
+}
+
 func dial(t testing.TB, sock string) *frontend {
 	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: sock, Net: "unix"})
 	if err != nil {

@@ -37,10 +37,7 @@ func (f *frontend) swapMemory(t *testing.T, gpa uint64) (old []byte) {
 // fills the cache with the first file's region; then the front end moves its memory.
 func TestRegionCacheNewTable(t *testing.T) {
 	t.Run("same addresses, new file", func(t *testing.T) {
-		p, sock := openServer(t)
-		f := dial(t, sock)
-		f.start(stdFeatures)
-		eventually(t, "link up", func() bool { return p.Link().Up })
+		p, f := startServer(t, stdFeatures)
 		f.transmit(0, frame(1, 60))
 		if got := rxAll(t, p, 1); !bytes.Equal(got[0], frame(1, 60)) {
 			t.Fatalf("first frame % x", got[0])
@@ -69,10 +66,7 @@ func TestRegionCacheNewTable(t *testing.T) {
 		}
 	})
 	t.Run("old addresses gone", func(t *testing.T) {
-		p, sock := openServer(t)
-		f := dial(t, sock)
-		f.start(stdFeatures)
-		eventually(t, "link up", func() bool { return p.Link().Up })
+		p, f := startServer(t, stdFeatures)
 		f.transmit(0, frame(1, 60))
 		rxAll(t, p, 1)
 		// The same memory now sits at another guest-physical address: a descriptor
