@@ -147,9 +147,7 @@ var (
 type bridgeCollector struct{ d *Daemon }
 
 func (c bridgeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{mBridgeEntries, mBridgeLearned, mBridgeMoved, mBridgeRefused, mBridgeFlooded, mBridgeLimited, mBridgeDropped, mBridgeCopyFail} {
-		ch <- d
-	}
+	describe(ch, mBridgeEntries, mBridgeLearned, mBridgeMoved, mBridgeRefused, mBridgeFlooded, mBridgeLimited, mBridgeDropped, mBridgeCopyFail)
 }
 
 func (c bridgeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -159,14 +157,15 @@ func (c bridgeCollector) Collect(ch chan<- prometheus.Metric) {
 	if br == nil {
 		return
 	}
+	m := scrape(ch)
 	for _, p := range br.app.Stats() {
-		ch <- prometheus.MustNewConstMetric(mBridgeEntries, prometheus.GaugeValue, float64(p.Entries), p.Name)
-		for _, m := range []struct {
+		m.gauge(mBridgeEntries, float64(p.Entries), p.Name)
+		for _, c := range []struct {
 			d *prometheus.Desc
 			v uint64
 		}{{mBridgeLearned, p.Learned}, {mBridgeMoved, p.Moved}, {mBridgeRefused, p.Refused}, {mBridgeFlooded, p.Flooded},
 			{mBridgeLimited, p.FloodLimited}, {mBridgeDropped, p.Dropped}, {mBridgeCopyFail, p.CopyFailed}} {
-			ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), p.Name)
+			m.counter(c.d, float64(c.v), p.Name)
 		}
 	}
 }

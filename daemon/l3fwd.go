@@ -96,14 +96,7 @@ var (
 type routerCollector struct{ d *Daemon }
 
 func (c routerCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- mRouterNotForwarded
-	ch <- mRouterToKernel
-	ch <- mRouterPoliced
-	ch <- mRouterRoutes
-	ch <- mRouterUnresolved
-	ch <- mRouterGeneration
-	ch <- mRouterUpdateErrors
-	ch <- mRouterOverLimit
+	describe(ch, mRouterNotForwarded, mRouterToKernel, mRouterPoliced, mRouterRoutes, mRouterUnresolved, mRouterGeneration, mRouterUpdateErrors, mRouterOverLimit)
 }
 
 func (c routerCollector) Collect(ch chan<- prometheus.Metric) {
@@ -111,22 +104,23 @@ func (c routerCollector) Collect(ch chan<- prometheus.Metric) {
 	if app == nil {
 		return
 	}
+	m := scrape(ch)
 	s := app.Stats()
 	for r, n := range s.NotForwarded {
-		ch <- prometheus.MustNewConstMetric(mRouterNotForwarded, prometheus.CounterValue, float64(n), r)
+		m.counter(mRouterNotForwarded, float64(n), r)
 	}
 	for _, cl := range s.Classes {
-		ch <- prometheus.MustNewConstMetric(mRouterToKernel, prometheus.CounterValue, float64(cl.ToKernel), cl.Class)
-		ch <- prometheus.MustNewConstMetric(mRouterPoliced, prometheus.CounterValue, float64(cl.Policed), cl.Class)
+		m.counter(mRouterToKernel, float64(cl.ToKernel), cl.Class)
+		m.counter(mRouterPoliced, float64(cl.Policed), cl.Class)
 	}
 	f := app.FIB()
 	for src, n := range map[string]int{"static": f.Static, "kernel": f.Dynamic, "local": f.Local} {
-		ch <- prometheus.MustNewConstMetric(mRouterRoutes, prometheus.GaugeValue, float64(n), src)
+		m.gauge(mRouterRoutes, float64(n), src)
 	}
-	ch <- prometheus.MustNewConstMetric(mRouterUnresolved, prometheus.GaugeValue, float64(f.Unresolved))
-	ch <- prometheus.MustNewConstMetric(mRouterGeneration, prometheus.GaugeValue, float64(f.Generation))
-	ch <- prometheus.MustNewConstMetric(mRouterUpdateErrors, prometheus.CounterValue, float64(app.UpdateErrors()))
-	ch <- prometheus.MustNewConstMetric(mRouterOverLimit, prometheus.GaugeValue, float64(f.OverLimit))
+	m.gauge(mRouterUnresolved, float64(f.Unresolved))
+	m.gauge(mRouterGeneration, float64(f.Generation))
+	m.counter(mRouterUpdateErrors, float64(app.UpdateErrors()))
+	m.gauge(mRouterOverLimit, float64(f.OverLimit))
 }
 
 // l3fwdQueues lists every RX queue of every port. Their own TX queue (TxPort) is their

@@ -77,72 +77,84 @@ var (
 // collector turns Status into Prometheus metrics at scrape time.
 type collector struct{ d *Daemon }
 
-func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortResets, mPortLink, mPortPresent, mPortRemovals, mPortReopens,
-		mQueueRx, mQueueRxB, mQueueTx, mQueueKernel, mQueueDrops, mQueueDropsR, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
-		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mGoYields, mGoYieldTime, mThreadMoves, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead, mBuildInfo, mRxWait, mRxWaitLost,
-		mTAPMTURefused, mTAPMACRefused, mTAPDownDrops, mTAPCarrier} {
+// describe sends ds to a collector's Describe channel.
+func describe(ch chan<- *prometheus.Desc, ds ...*prometheus.Desc) {
+	for _, d := range ds {
 		ch <- d
 	}
 }
 
+// scrape is a collector's Collect channel, with the ways the daemon's metrics are sent on it.
+type scrape chan<- prometheus.Metric
+
+func (s scrape) counter(d *prometheus.Desc, v float64, l ...string) {
+	s <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
+}
+
+func (s scrape) gauge(d *prometheus.Desc, v float64, l ...string) {
+	s <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
+}
+
+// flag is a gauge of 1 while on, else 0.
+func (s scrape) flag(d *prometheus.Desc, on bool, l ...string) {
+	v := 0.0
+	if on {
+		v = 1
+	}
+	s.gauge(d, v, l...)
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	describe(ch, mPortRx, mPortRxBytes, mPortTx, mPortTxBytes, mPortMissed, mPortRxErrors, mPortTxErrors, mPortTxTimeouts, mPortResets, mPortLink, mPortPresent, mPortRemovals, mPortReopens,
+		mQueueRx, mQueueRxB, mQueueTx, mQueueKernel, mQueueDrops, mQueueDropsR, mQueuePolls, mQueueEmpty, mThreadCPU, mThreadWall, mArms, mArmRaces,
+		mSleeps, mWakeups, mSpurious, mAsleep, mYields, mDeepSleeps, mStalls, mStallTime, mGoYields, mGoYieldTime, mThreadMoves, mIdleErrors, mThreshold, mGapEstimate, mWakeCost, mPredictHits, mPeriod, mLead, mBuildInfo, mRxWait, mRxWaitLost,
+		mTAPMTURefused, mTAPMACRefused, mTAPDownDrops, mTAPCarrier)
+}
+
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	st := c.d.Status()
-	ch <- prometheus.MustNewConstMetric(mBuildInfo, prometheus.GaugeValue, 1, st.Version, st.Revision, runtime.Version())
-	counter := func(d *prometheus.Desc, v float64, l ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
-	}
-	gauge := func(d *prometheus.Desc, v float64, l ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
-	}
+	m := scrape(ch)
+	m.gauge(mBuildInfo, 1, st.Version, st.Revision, runtime.Version())
 	for _, p := range st.Ports {
 		if k := p.Kernel; k != nil {
 			// The kernel path as a port of its own, named after its port.
-			counter(mPortRx, float64(k.Stats.RxPackets), p.Name+"/kernel")
-			counter(mPortTx, float64(k.Stats.TxPackets), p.Name+"/kernel")
-			counter(mPortMissed, float64(k.Stats.RxMissed), p.Name+"/kernel")
-			counter(mPortTxErrors, float64(k.Stats.TxErrors), p.Name+"/kernel")
+			m.counter(mPortRx, float64(k.Stats.RxPackets), p.Name+"/kernel")
+			m.counter(mPortTx, float64(k.Stats.TxPackets), p.Name+"/kernel")
+			m.counter(mPortMissed, float64(k.Stats.RxMissed), p.Name+"/kernel")
+			m.counter(mPortTxErrors, float64(k.Stats.TxErrors), p.Name+"/kernel")
 			if f := k.Follow; f != nil { // tapfollow.go
-				collectTAPFollow(f, p.Name, counter, gauge)
+				collectTAPFollow(m, f, p.Name)
 			}
 		}
 		s := p.Stats
-		counter(mPortRx, float64(s.RxPackets), p.Name)
-		counter(mPortRxBytes, float64(s.RxBytes), p.Name)
-		counter(mPortTx, float64(s.TxPackets), p.Name)
-		counter(mPortTxBytes, float64(s.TxBytes), p.Name)
-		counter(mPortMissed, float64(s.RxMissed), p.Name)
-		counter(mPortRxErrors, float64(s.RxErrors), p.Name)
-		counter(mPortTxErrors, float64(s.TxErrors), p.Name)
-		counter(mPortTxTimeouts, float64(s.TxTimeouts), p.Name)
-		counter(mPortResets, float64(s.DeviceResets), p.Name)
-		link := 0.0
-		if p.LinkUp {
-			link = 1
-		}
-		gauge(mPortLink, link, p.Name)
-		present := 1.0
-		if p.Absent {
-			present = 0
-		}
-		gauge(mPortPresent, present, p.Name)
-		counter(mPortRemovals, float64(p.Removals), p.Name)
-		counter(mPortReopens, float64(p.Reopens), p.Name)
+		m.counter(mPortRx, float64(s.RxPackets), p.Name)
+		m.counter(mPortRxBytes, float64(s.RxBytes), p.Name)
+		m.counter(mPortTx, float64(s.TxPackets), p.Name)
+		m.counter(mPortTxBytes, float64(s.TxBytes), p.Name)
+		m.counter(mPortMissed, float64(s.RxMissed), p.Name)
+		m.counter(mPortRxErrors, float64(s.RxErrors), p.Name)
+		m.counter(mPortTxErrors, float64(s.TxErrors), p.Name)
+		m.counter(mPortTxTimeouts, float64(s.TxTimeouts), p.Name)
+		m.counter(mPortResets, float64(s.DeviceResets), p.Name)
+		m.flag(mPortLink, p.LinkUp, p.Name)
+		m.flag(mPortPresent, !p.Absent, p.Name)
+		m.counter(mPortRemovals, float64(p.Removals), p.Name)
+		m.counter(mPortReopens, float64(p.Reopens), p.Name)
 	}
 	for _, q := range st.Queues {
 		t := strconv.Itoa(q.Thread)
-		counter(mQueueRx, float64(q.RxPackets), q.Name, t)
-		counter(mQueueRxB, float64(q.RxBytes), q.Name, t)
-		counter(mQueueTx, float64(q.TxPackets), q.Name, t)
-		counter(mQueueKernel, float64(q.ToKernel), q.Name, t)
-		counter(mQueueDrops, float64(q.Drops), q.Name, t)
+		m.counter(mQueueRx, float64(q.RxPackets), q.Name, t)
+		m.counter(mQueueRxB, float64(q.RxBytes), q.Name, t)
+		m.counter(mQueueTx, float64(q.TxPackets), q.Name, t)
+		m.counter(mQueueKernel, float64(q.ToKernel), q.Name, t)
+		m.counter(mQueueDrops, float64(q.Drops), q.Name, t)
 		for r, n := range q.DropsBy {
-			counter(mQueueDropsR, float64(n), q.Name, t, r)
+			m.counter(mQueueDropsR, float64(n), q.Name, t, r)
 		}
-		counter(mQueuePolls, float64(q.Polls), q.Name, t)
-		counter(mQueueEmpty, float64(q.EmptyPolls), q.Name, t)
+		m.counter(mQueuePolls, float64(q.Polls), q.Name, t)
+		m.counter(mQueueEmpty, float64(q.EmptyPolls), q.Name, t)
 	}
-	collectRxWaits(ch, st)
+	collectRxWaits(m, st)
 	c.d.mu.Lock()
 	dp := c.d.dp
 	c.d.mu.Unlock()
@@ -151,30 +163,30 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, t := range dp.Threads() {
 		l := []string{strconv.Itoa(t.Index), strconv.Itoa(t.CPU)}
-		counter(mThreadCPU, t.CPUTime.Seconds(), l...)
-		counter(mThreadWall, t.WallTime.Seconds(), l...)
-		counter(mArms, float64(t.Idle.Arms), l...)
-		counter(mArmRaces, float64(t.Idle.ArmRaces), l...)
-		counter(mSleeps, float64(t.Idle.Sleeps), l...)
-		counter(mWakeups, float64(t.Idle.WakeInterrupt), append(l, "interrupt")...)
-		counter(mWakeups, float64(t.Idle.WakeTimeout), append(l, "timeout")...)
-		counter(mWakeups, float64(t.Idle.WakeStop), append(l, "stop")...)
-		counter(mWakeups, float64(t.Idle.WakePredicted), append(l, "predicted")...)
-		counter(mPredictHits, float64(t.Idle.PredictHits), l...)
-		counter(mSpurious, float64(t.Idle.WakeSpurious), l...)
-		counter(mAsleep, t.Idle.Asleep.Seconds(), l...)
-		counter(mYields, float64(t.Idle.Yields), l...)
-		counter(mDeepSleeps, float64(t.Idle.DeepSleeps), l...)
-		counter(mStalls, float64(t.Idle.Stalls), l...)
-		counter(mStallTime, t.Idle.StallTime.Seconds(), l...)
-		counter(mGoYields, float64(t.RuntimeYields), l...)
-		counter(mGoYieldTime, t.RuntimeYieldTime.Seconds(), l...)
-		counter(mThreadMoves, float64(t.ThreadChanges), l...)
-		counter(mIdleErrors, float64(t.Idle.Errors), l...)
-		gauge(mThreshold, t.Idle.Threshold.Seconds(), l...)
-		gauge(mGapEstimate, t.Idle.GapEstimate.Seconds(), l...)
-		gauge(mWakeCost, t.Idle.WakeCost.Seconds(), l...)
-		gauge(mPeriod, t.Idle.Period.Seconds(), l...)
-		gauge(mLead, t.Idle.Lead.Seconds(), l...)
+		m.counter(mThreadCPU, t.CPUTime.Seconds(), l...)
+		m.counter(mThreadWall, t.WallTime.Seconds(), l...)
+		m.counter(mArms, float64(t.Idle.Arms), l...)
+		m.counter(mArmRaces, float64(t.Idle.ArmRaces), l...)
+		m.counter(mSleeps, float64(t.Idle.Sleeps), l...)
+		m.counter(mWakeups, float64(t.Idle.WakeInterrupt), append(l, "interrupt")...)
+		m.counter(mWakeups, float64(t.Idle.WakeTimeout), append(l, "timeout")...)
+		m.counter(mWakeups, float64(t.Idle.WakeStop), append(l, "stop")...)
+		m.counter(mWakeups, float64(t.Idle.WakePredicted), append(l, "predicted")...)
+		m.counter(mPredictHits, float64(t.Idle.PredictHits), l...)
+		m.counter(mSpurious, float64(t.Idle.WakeSpurious), l...)
+		m.counter(mAsleep, t.Idle.Asleep.Seconds(), l...)
+		m.counter(mYields, float64(t.Idle.Yields), l...)
+		m.counter(mDeepSleeps, float64(t.Idle.DeepSleeps), l...)
+		m.counter(mStalls, float64(t.Idle.Stalls), l...)
+		m.counter(mStallTime, t.Idle.StallTime.Seconds(), l...)
+		m.counter(mGoYields, float64(t.RuntimeYields), l...)
+		m.counter(mGoYieldTime, t.RuntimeYieldTime.Seconds(), l...)
+		m.counter(mThreadMoves, float64(t.ThreadChanges), l...)
+		m.counter(mIdleErrors, float64(t.Idle.Errors), l...)
+		m.gauge(mThreshold, t.Idle.Threshold.Seconds(), l...)
+		m.gauge(mGapEstimate, t.Idle.GapEstimate.Seconds(), l...)
+		m.gauge(mWakeCost, t.Idle.WakeCost.Seconds(), l...)
+		m.gauge(mPeriod, t.Idle.Period.Seconds(), l...)
+		m.gauge(mLead, t.Idle.Lead.Seconds(), l...)
 	}
 }

@@ -50,18 +50,18 @@ var (
 )
 
 // collectRxWaits emits the RX wait histograms of st.
-func collectRxWaits(ch chan<- prometheus.Metric, st Status) {
+func collectRxWaits(m scrape, st Status) {
 	lost := map[string]uint64{}
 	for _, w := range st.RxWaits {
 		b := make(map[float64]uint64, len(w.Buckets))
 		for _, k := range w.Buckets {
 			b[k.LeSeconds] = k.Count
 		}
-		ch <- prometheus.MustNewConstHistogram(mRxWait, w.Count, w.SumSeconds, b, w.Port, w.Wake)
+		m <- prometheus.MustNewConstHistogram(mRxWait, w.Count, w.SumSeconds, b, w.Port, w.Wake)
 		lost[w.Port] = w.Lost
 	}
 	for p, n := range lost {
-		ch <- prometheus.MustNewConstMetric(mRxWaitLost, prometheus.CounterValue, float64(n), p)
+		m.counter(mRxWaitLost, float64(n), p)
 	}
 }
 

@@ -82,13 +82,9 @@ var (
 )
 
 // collectTAPFollow is the watcher's part of port's metrics.
-func collectTAPFollow(f *TAPFollowStatus, port string, counter, gauge func(*prometheus.Desc, float64, ...string)) {
-	counter(mTAPMTURefused, float64(f.MTURefused), port)
-	counter(mTAPMACRefused, float64(f.MACRefused), port)
-	counter(mTAPDownDrops, float64(f.TxDown), port)
-	carrier := 0.0
-	if f.Carrier {
-		carrier = 1
-	}
-	gauge(mTAPCarrier, carrier, port)
+func collectTAPFollow(m scrape, f *TAPFollowStatus, port string) {
+	m.counter(mTAPMTURefused, float64(f.MTURefused), port)
+	m.counter(mTAPMACRefused, float64(f.MACRefused), port)
+	m.counter(mTAPDownDrops, float64(f.TxDown), port)
+	m.flag(mTAPCarrier, f.Carrier, port)
 }

@@ -152,36 +152,10 @@ func TestLatencyInterrupt(t *testing.T) {
 	cmd := exec.Command(uiodBinary(t), "latency", "--sim", "--duration", "2s", "--policies", "busy,adaptive,auto")
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var errText testutil.Lines
-	second, done := errText.Follow(stderr, "[2/3] adaptive: constant")
-	select {
-	case <-second:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("the second policy did not start within 60 s:\n%s", errText.String())
-	}
-	time.Sleep(200 * time.Millisecond) // into the second policy's run
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { <-done; exited <- cmd.Wait() }()
-	var werr error
-	select {
-	case werr = <-exited:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatal("still running 30 s after SIGINT")
-	}
+	p := startLogging(t, cmd, "[2/3] adaptive: constant", 60*time.Second) // the second policy started
+	time.Sleep(200 * time.Millisecond)                                    // into the second policy's run
+	werr := p.stopWithin(t, syscall.SIGINT, 30*time.Second)
+	errText := p.log
 	t.Log("\n" + stdout.String() + errText.String())
 	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
 		t.Fatalf("exit %d (%v), want %d", code, werr, exitInterrupted)

@@ -50,7 +50,8 @@ func TestRunSignals(t *testing.T) {
 	}
 }
 
-// daemonProc is a `uiod run` subprocess, its standard error collected line by line.
+// daemonProc is a uiod subprocess (`uiod run` for startDaemon), its standard error
+// collected line by line.
 type daemonProc struct {
 	cmd    *exec.Cmd
 	log    *testutil.Lines
@@ -62,10 +63,18 @@ type daemonProc struct {
 // test ends.
 func startDaemon(t *testing.T, bin, cfg string, setup ...func(*exec.Cmd)) *daemonProc {
 	t.Helper()
-	d := &daemonProc{cmd: exec.Command(bin, "run", "--config", cfg), log: new(testutil.Lines)}
+	cmd := exec.Command(bin, "run", "--config", cfg)
 	for _, f := range setup {
-		f(d.cmd)
+		f(cmd)
 	}
+	return startLogging(t, cmd, "dataplane running", 20*time.Second)
+}
+
+// startLogging starts cmd and waits (at most within) for a line of its standard error
+// containing want; the process is killed when the test ends.
+func startLogging(t *testing.T, cmd *exec.Cmd, want string, within time.Duration) *daemonProc {
+	t.Helper()
+	d := &daemonProc{cmd: cmd, log: new(testutil.Lines)}
 	stderr, err := d.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -74,12 +83,12 @@ func startDaemon(t *testing.T, bin, cfg string, setup ...func(*exec.Cmd)) *daemo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.cmd.Process.Kill() })
-	var running <-chan struct{}
-	running, d.exited = d.log.Follow(stderr, "dataplane running")
+	var seen <-chan struct{}
+	seen, d.exited = d.log.Follow(stderr, want)
 	select {
-	case <-running:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("daemon did not start:\n%s", d.log.String())
+	case <-seen:
+	case <-time.After(within):
+		t.Fatalf("%q not logged within %v:\n%s", want, within, d.log.String())
 	}
 	return d
 }
@@ -88,11 +97,17 @@ func startDaemon(t *testing.T, bin, cfg string, setup ...func(*exec.Cmd)) *daemo
 // assertion: only a shutdown that has not ended 60 s after sig fails the test.
 func (d *daemonProc) stop(t *testing.T, sig syscall.Signal) error {
 	t.Helper()
+	return d.stopWithin(t, sig, 60*time.Second)
+}
+
+// stopWithin is stop with a hang guard of within.
+func (d *daemonProc) stopWithin(t *testing.T, sig syscall.Signal, within time.Duration) error {
+	t.Helper()
 	d.cmd.Process.Signal(sig)
 	select {
 	case <-d.exited:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("no exit 60 s after %v: shutdown hung\n%s", sig, d.log.String())
+	case <-time.After(within):
+		t.Fatalf("no exit %v after %v: shutdown hung\n%s", within, sig, d.log.String())
 	}
 	return d.cmd.Wait()
 }
