@@ -164,17 +164,9 @@ protocol bgp peer { local 10.232.0.2 as 65002; neighbor 10.232.0.1 as 65001; %s 
 `, timers))
 	testutil.Eventually(t, 60*time.Second, func() bool { return r.route("10.233.0.0/24") == "forward" },
 		"the BGP route never reached uiod: kernel %q", testutil.IPIn(t, r.ns, "route", "show", "proto", "bird"))
-	since := func() string { // the session's state and since when, as BIRD shows it
-		for _, l := range strings.Split(birdc(t, r.ns, router, "show", "protocols", "peer"), "\n") {
-			if f := strings.Fields(l); len(f) >= 6 && f[0] == "peer" {
-				return strings.Join(f[3:], " ")
-			}
-		}
-		return ""
-	}
-	before := since()
-	if !strings.Contains(before, "Established") {
-		t.Fatalf("session before the flood: %q", before)
+	before := birdSession(t, birdc(t, r.ns, router, "show", "protocols", "peer"))
+	if !strings.Contains(before.state, "Established") {
+		t.Fatalf("session before the flood: %q", before.state)
 	}
 
 	macB := r.d.ports[1].nic.MAC()
@@ -212,15 +204,73 @@ protocol bgp peer { local 10.232.0.2 as 65002; neighbor 10.232.0.1 as 65001; %s 
 	if err != nil {
 		t.Fatalf("flood: %v", err)
 	}
-	after := since()
-	t.Logf("%d TTL-1 frames sent in 8 s, %d policed; session %q before, %q after", sent, policed()-p0, before, after)
-	if after != before {
-		t.Errorf("the BGP session did not survive the flood: %q before, %q after", before, after)
+	after := birdSession(t, birdc(t, r.ns, router, "show", "protocols", "peer"))
+	t.Logf("%d TTL-1 frames sent in 8 s, %d policed; session %q before, %q after", sent, policed()-p0, before.raw, after.raw)
+	if !before.same(after) {
+		t.Errorf("the BGP session did not survive the flood: %q before, %q after", before.raw, after.raw)
 	}
 	if policed() == p0 {
 		t.Error("nothing was policed: the flood did not reach the policer")
 	}
 	if r.route("10.233.0.0/24") != "forward" {
 		t.Errorf("the BGP route after the flood: %q", r.route("10.233.0.0/24"))
+	}
+}
+
+// birdPeer is the "peer" protocol's line of `birdc show protocols`: its state and info
+// ("up", "Established") and since when.
+type birdPeer struct {
+	raw, state string
+	since      string
+}
+
+// birdSession reads the peer protocol's line from birdc's output.
+func birdSession(t *testing.T, out string) birdPeer {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) >= 6 && f[0] == "peer" {
+			return birdPeer{raw: strings.Join(f[3:], " "), state: f[3] + " " + strings.Join(f[5:], " "), since: f[4]}
+		}
+	}
+	t.Fatalf("no peer protocol in birdc's output:\n%s", out)
+	return birdPeer{}
+}
+
+// same reports whether q is the same session as p: the same state, and a since time
+// within half a second. BIRD keeps the since time on its monotonic clock and shows it on
+// the wall clock, so two readings of one session can differ by a millisecond; a session
+// that went down and came back is at least its hold time (3 s) later.
+func (p birdPeer) same(q birdPeer) bool {
+	if p.state != q.state {
+		return false
+	}
+	for _, layout := range []string{"15:04:05.000", "15:04:05"} {
+		a, errA := time.Parse(layout, p.since)
+		b, errB := time.Parse(layout, q.since)
+		if errA == nil && errB == nil {
+			d := b.Sub(a)
+			return d > -500*time.Millisecond && d < 500*time.Millisecond
+		}
+	}
+	return p.since == q.since
+}
+
+// TestBirdSessionSame: one session read twice a millisecond apart is the same; one that
+// came back, or is in another state, is not.
+func TestBirdSessionSame(t *testing.T) {
+	read := func(line string) birdPeer { return birdSession(t, "Name Proto Table State Since Info\n"+line+"\n") }
+	up := read("peer       BGP        ---        up     14:20:01.123  Established")
+	for _, tt := range []struct {
+		line string
+		want bool
+	}{
+		{"peer       BGP        ---        up     14:20:01.123  Established", true},
+		{"peer       BGP        ---        up     14:20:01.124  Established", true},
+		{"peer       BGP        ---        up     14:20:06.400  Established", false},
+		{"peer       BGP        ---        start  14:20:01.123  Active        Socket: Connection refused", false},
+	} {
+		if got := up.same(read(tt.line)); got != tt.want {
+			t.Errorf("same(%q) = %v, want %v", tt.line, got, tt.want)
+		}
 	}
 }
