@@ -17,6 +17,13 @@ func (r *Recorder) Handle(frame []byte, _ int64) {
 	r.mu.Unlock()
 }
 
+// Len is the number of frames recorded since the last Take.
+func (r *Recorder) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.frames)
+}
+
 // Take returns the frames recorded since the last Take, oldest first, and forgets them.
 func (r *Recorder) Take() [][]byte {
 	r.mu.Lock()
