@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,34 +12,17 @@ import (
 )
 
 // frameLog collects the frames a host socket receives.
-type frameLog struct {
-	mu     sync.Mutex
-	frames [][]byte
-}
+type frameLog struct{ wire.Recorder }
 
-func (l *frameLog) add(f []byte, _ int64) {
-	l.mu.Lock()
-	l.frames = append(l.frames, append([]byte(nil), f...))
-	l.mu.Unlock()
-}
+func (l *frameLog) add(f []byte, ts int64) { l.Handle(f, ts) }
 
 // wait returns the frames once n arrived or after timeout, and forgets them.
 func (l *frameLog) wait(n int, timeout time.Duration) [][]byte {
 	deadline := time.Now().Add(timeout)
-	for {
-		l.mu.Lock()
-		k := len(l.frames)
-		l.mu.Unlock()
-		if k >= n || time.Now().After(deadline) {
-			break
-		}
+	for l.Len() < n && !time.Now().After(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f := l.frames
-	l.frames = nil
-	return f
+	return l.Take()
 }
 
 // count waits until n frames for which mine holds have arrived, or for timeout, and

@@ -32,7 +32,8 @@ func fixture(t *testing.T, driver string, files ...string) string {
 func TestOpenErrors(t *testing.T) {
 	tests := []struct {
 		name    string
-		root    func(t *testing.T) string
+		driver  string   // the function's driver in the fixture
+		nodes   []string // the device nodes the fixture has
 		addr    pci.Addr
 		opts    Options
 		is      error
@@ -40,44 +41,47 @@ func TestOpenErrors(t *testing.T) {
 	}{
 		{
 			name:    "no such device",
-			root:    func(t *testing.T) string { return fixture(t, "vfio-pci") },
+			driver:  "vfio-pci",
 			addr:    pci.MustParseAddr("0000:02:00.0"),
 			mention: []string{"0000:02:00.0"},
 		},
 		{
 			name:    "bound to a host driver",
-			root:    func(t *testing.T) string { return fixture(t, "igb") },
+			driver:  "igb",
 			is:      ErrNotBound,
 			mention: []string{"0000:01:00.0", "igb", "uiod bind"},
 		},
 		{
 			name:    "no driver",
-			root:    func(t *testing.T) string { return fixture(t, "") },
+			driver:  "",
 			is:      ErrNotBound,
 			mention: []string{"no driver"},
 		},
 		{
 			name:    "no vfio device nodes",
-			root:    func(t *testing.T) string { return fixture(t, "vfio-pci") },
+			driver:  "vfio-pci",
 			is:      ErrNoVFIO,
 			mention: []string{"dev/vfio/vfio", "dev/iommu", "modprobe vfio-pci"},
 		},
 		{
 			name:    "container node is not vfio",
-			root:    func(t *testing.T) string { return fixture(t, "vfio-pci", "dev/vfio/vfio") },
+			driver:  "vfio-pci",
+			nodes:   []string{"dev/vfio/vfio"},
 			is:      unix.ENOTTY,
 			mention: []string{"dev/vfio/vfio", "not a VFIO container"},
 		},
 		{
 			name:    "forced group mode without node",
-			root:    func(t *testing.T) string { return fixture(t, "vfio-pci", "dev/iommu") },
+			driver:  "vfio-pci",
+			nodes:   []string{"dev/iommu"},
 			opts:    Options{Mode: ModeGroup},
 			is:      ErrNoVFIO,
 			mention: []string{"dev/vfio/vfio"},
 		},
 		{
 			name:    "iommufd node is not iommufd",
-			root:    func(t *testing.T) string { return fixture(t, "vfio-pci", "dev/iommu") },
+			driver:  "vfio-pci",
+			nodes:   []string{"dev/iommu"},
 			is:      unix.ENOTTY,
 			mention: []string{"dev/iommu", "IOAS"},
 		},
@@ -85,7 +89,7 @@ func TestOpenErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := tt.opts
-			opts.Root = tt.root(t)
+			opts.Root = fixture(t, tt.driver, tt.nodes...)
 			addr := tt.addr
 			if addr == (pci.Addr{}) {
 				addr = testAddr

@@ -14,11 +14,6 @@ import (
 	"github.com/uiod/uiod/sim/igbvf"
 )
 
-var (
-	testGroup = net.HardwareAddr{0x33, 0x33, 0xff, 0x00, 0x00, 0x01}
-	testMAC   = net.HardwareAddr{0x02, 0x11, 0x22, 0x33, 0x44, 0x55}
-)
-
 // groups are n multicast groups with n distinct hashes.
 func groups(n int) []net.HardwareAddr {
 	g := make([]net.HardwareAddr, n)
@@ -99,21 +94,21 @@ func TestFilterAfterPFReset(t *testing.T) {
 	drv.Family = nictest.IGBVF(igbvf.Config{NoAntiSpoof: true, NoMAC: true})
 	h := nictest.New(t, drv, nic.Config{})
 	p, m := Rings(h), vfModel(h)
-	if err := p.SetMAC(testMAC); err != nil {
+	if err := p.SetMAC(nictest.NewMAC); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.SetMulticast(append(groups(40), testGroup), false); err != nil {
+	if err := p.SetMulticast(append(groups(40), nictest.Group1), false); err != nil {
 		t.Fatal(err)
 	}
 	m.ResetPF(10 * time.Millisecond)
 	testutil.Eventually(t, 5*time.Second, func() bool { return recoverStep(h) && h.Port.Stats().DeviceResets > 0 && h.Port.Link().Up }, "no re-initialisation")
-	if !bytes.Equal(p.MAC(), testMAC) || !bytes.Equal(m.MAC(), testMAC) {
-		t.Errorf("after the PF reset: port %v, PF %v, want %v", p.MAC(), m.MAC(), testMAC)
+	if !bytes.Equal(p.MAC(), nictest.NewMAC) || !bytes.Equal(m.MAC(), nictest.NewMAC) {
+		t.Errorf("after the PF reset: port %v, PF %v, want %v", p.MAC(), m.MAC(), nictest.NewMAC)
 	}
 	if hashes, all := m.Multicast(); len(hashes) != 30 || !all {
 		t.Errorf("after the PF reset: PF has %d hashes, all %v; want 30 and multicast promiscuous", len(hashes), all)
 	}
-	if got := h.Probe(testGroup, testMAC); !got[testGroup.String()] || !got[testMAC.String()] {
+	if got := h.Probe(nictest.Group1, nictest.NewMAC); !got[nictest.Group1.String()] || !got[nictest.NewMAC.String()] {
 		t.Errorf("after the PF reset: received %v", got)
 	}
 }

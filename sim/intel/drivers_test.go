@@ -44,10 +44,16 @@ func tcp6Frame(i int) []byte {
 	ip[0], ip[6], ip[7] = 0x60, 6, 64
 	binary.BigEndian.PutUint16(ip[4:], uint16(len(ip)-40))
 	ip[8], ip[23], ip[24], ip[39] = 0xfd, 1, 0xfd, 2
-	binary.BigEndian.PutUint16(ip[40:], uint16(10000+i))
-	binary.BigEndian.PutUint16(ip[42:], 80)
+	flowPorts(ip[40:], i, 80)
 	ip[52] = 5 << 4 // data offset
 	return f
+}
+
+// flowPorts writes flow i's ports at the start of the TCP or UDP header l4: source port
+// 10000+i, destination port dport.
+func flowPorts(l4 []byte, i int, dport uint16) {
+	binary.BigEndian.PutUint16(l4, uint16(10000+i))
+	binary.BigEndian.PutUint16(l4[2:], dport)
 }
 
 // receiveSpread sends frames of 64 flows made by frame and returns how many each of the
@@ -78,8 +84,7 @@ func udpFrame(i int) []byte {
 	ip[0], ip[8], ip[9] = 0x45, 64, 17
 	binary.BigEndian.PutUint16(ip[2:], uint16(len(f)-14))
 	copy(ip[12:], []byte{10, 0, 0, 1, 10, 0, 0, 2})
-	binary.BigEndian.PutUint16(ip[20:], uint16(10000+i))
-	binary.BigEndian.PutUint16(ip[22:], 53)
+	flowPorts(ip[20:], i, 53)
 	return f
 }
 

@@ -3,7 +3,6 @@ package intel
 import (
 	"bytes"
 	"encoding/binary"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/uiod/uiod/internal/testutil"
 	"github.com/uiod/uiod/pci"
 	"github.com/uiod/uiod/sim"
+	"github.com/uiod/uiod/wire"
 )
 
 func TestInitRegisters(t *testing.T) {
@@ -209,9 +209,8 @@ func TestSharedIOMMUForwarding(t *testing.T) {
 	if ma.Device().DMA() != mb.Device().DMA() {
 		t.Fatal("DMA() differs")
 	}
-	var mu sync.Mutex
-	var out [][]byte
-	b2.SetHandler(func(f []byte, _ int64) { mu.Lock(); out = append(out, append([]byte(nil), f...)); mu.Unlock() })
+	var out wire.Recorder
+	b2.SetHandler(out.Handle)
 	ga := &rig{t: t, m: ma, dev: ma.Device(), peer: a2}
 	gb := &rig{t: t, m: mb, dev: mb.Device(), peer: b2}
 	for _, g := range []*rig{ga, gb} {
@@ -228,7 +227,7 @@ func TestSharedIOMMUForwarding(t *testing.T) {
 	binary.LittleEndian.PutUint64(d, rx.bufs.IOVA)
 	binary.LittleEndian.PutUint32(d[8:], uint32(l)|intelnic.TxdTypeData<<20|txCmd)
 	gb.wr(gb.txq(0, intelnic.QT), 1)
-	if len(out) != 1 || !bytes.Equal(out[0], f) {
+	if got := out.Take(); len(got) != 1 || !bytes.Equal(got[0], f) {
 		t.Fatal("zero-copy forward failed")
 	}
 	if ma.Device().Err() != nil || mb.Device().Err() != nil {

@@ -209,22 +209,24 @@ func (m *Model) phyRead(reg uint32) (uint16, bool) {
 	case i82576.PHYANAR:
 		return m.phy.anar, true
 	case i82576.PHYANLPAR:
-		if up {
-			return 0x45E1, true
-		}
-		return 0, true
+		return whileUp(up, 0x45E1), true
 	case i82576.PHYGCR:
 		return m.phy.gcr, true
 	case i82576.PHYGSR:
-		if up {
-			return 0x3C00, true
-		}
-		return 0, true
+		return whileUp(up, 0x3C00), true
 	}
 	if reg < 32 {
 		return m.phy.other[reg], true
 	}
 	return 0, false
+}
+
+// whileUp is a PHY status register's value v while the link is up, 0 while it is down.
+func whileUp(up bool, v uint16) uint16 {
+	if up {
+		return v
+	}
+	return 0
 }
 
 func (m *Model) phyWrite(reg uint32, v uint16) bool {

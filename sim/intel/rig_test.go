@@ -2,7 +2,6 @@ package intel
 
 import (
 	"encoding/binary"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,8 +22,7 @@ type rig struct {
 	r    pci.Region
 	peer wire.Port
 
-	mu     sync.Mutex
-	frames [][]byte // received by the peer
+	frames wire.Recorder // what the peer received
 
 	rx [4]ring
 	tx [4]ring
@@ -69,11 +67,7 @@ func newRigTB(tb testing.TB, cfg Config) *rig {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b.SetHandler(func(f []byte, _ int64) {
-		g.mu.Lock()
-		g.frames = append(g.frames, append([]byte(nil), f...))
-		g.mu.Unlock()
-	})
+	b.SetHandler(g.frames.Handle)
 	if err := pci.SetBusMaster(g.dev.Config(), true); err != nil {
 		tb.Fatal(err)
 	}
@@ -292,13 +286,7 @@ func (rg *ring) fillTX(i int, frame []byte, cmd uint32) {
 const txCmd = intelnic.TxdDEXT | intelnic.TxdRS | intelnic.TxdIFCS | intelnic.TxdEOP
 
 // received returns and forgets the frames the peer got.
-func (g *rig) received() [][]byte {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	f := g.frames
-	g.frames = nil
-	return f
-}
+func (g *rig) received() [][]byte { return g.frames.Take() }
 
 // frame returns an n-byte unicast frame to the model's MAC with a recognisable payload.
 func (g *rig) frame(n int, seed byte) []byte {

@@ -48,21 +48,19 @@ func TestToeplitzMicrosoftVectors(t *testing.T) {
 // frameFor builds an Ethernet frame carrying an IP packet with a TCP or UDP header.
 func frameFor(src, dst netip.Addr, proto byte, sport, dport uint16) []byte {
 	f := make([]byte, 14, 128)
-	if src.Is4() {
-		binary.BigEndian.PutUint16(f[12:], 0x0800)
-		ip := make([]byte, 20)
-		ip[0], ip[9] = 0x45, proto
-		copy(ip[12:], src.AsSlice())
-		copy(ip[16:], dst.AsSlice())
-		f = append(f, ip...)
-	} else {
-		binary.BigEndian.PutUint16(f[12:], 0x86dd)
-		ip := make([]byte, 40)
-		ip[0], ip[6] = 0x60, proto
-		copy(ip[8:], src.AsSlice())
-		copy(ip[24:], dst.AsSlice())
-		f = append(f, ip...)
+	// IPv4: version and IHL 0x45, protocol at 9, addresses from 12; IPv6: version 0x60,
+	// next header at 6, addresses from 8. The header ends where the addresses do.
+	etype, ver, protoAt, addrAt := uint16(0x0800), byte(0x45), 9, 12
+	if !src.Is4() {
+		etype, ver, protoAt, addrAt = 0x86dd, 0x60, 6, 8
 	}
+	binary.BigEndian.PutUint16(f[12:], etype)
+	s, d := src.AsSlice(), dst.AsSlice()
+	ip := make([]byte, addrAt+2*len(s))
+	ip[0], ip[protoAt] = ver, proto
+	copy(ip[addrAt:], s)
+	copy(ip[addrAt+len(s):], d)
+	f = append(f, ip...)
 	f = binary.BigEndian.AppendUint16(f, sport)
 	f = binary.BigEndian.AppendUint16(f, dport)
 	return append(f, make([]byte, 16)...)

@@ -10,7 +10,6 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -95,9 +94,8 @@ type Harness struct {
 	// FaultsOK lets a test that provokes device faults pass the strict check at close.
 	FaultsOK bool
 
-	mu     sync.Mutex
-	got    [][]byte
-	probes uint32 // Probe's tags
+	peer   wire.Recorder // what the peer got
+	probes uint32        // Probe's tags
 }
 
 // New opens a port of drv on a fresh strict model and closes it (checking buffer
@@ -120,11 +118,7 @@ func NewOn(t testing.TB, drv Driver, cfg nic.Config, mc ModelConfig) *Harness {
 		t.Fatal(err)
 	}
 	h := &Harness{T: t, Model: m, Dev: m.Device(), Peer: b}
-	b.SetHandler(func(f []byte, ts int64) {
-		h.mu.Lock()
-		h.got = append(h.got, append([]byte(nil), f...))
-		h.mu.Unlock()
-	})
+	b.SetHandler(h.peer.Handle)
 	p, err := drv.Open(m.PCI(), cfg)
 	if err != nil {
 		m.Close()
@@ -152,13 +146,7 @@ func (h *Harness) close() {
 }
 
 // Received returns and forgets the frames the peer got.
-func (h *Harness) Received() [][]byte {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	g := h.got
-	h.got = nil
-	return g
-}
+func (h *Harness) Received() [][]byte { return h.peer.Take() }
 
 // Broadcast is the Ethernet broadcast address.
 var Broadcast = net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}

@@ -15,15 +15,9 @@ import (
 func IGBVF(base igbvf.Config) Family {
 	return Family{
 		Name: "igbvf",
-		New: func(mc ModelConfig) (Model, error) {
-			c := base
+		New: newModel(base, func(c *igbvf.Config, mc ModelConfig) {
 			c.Wire, c.IOMMU, c.Strict = mc.Wire, mc.IOMMU, true
-			m, err := igbvf.New(c)
-			if err != nil {
-				return nil, err
-			}
-			return IGBVFModel{m}, nil
-		},
+		}, igbvf.New, func(m *igbvf.Model) Model { return IGBVFModel{m} }),
 		Posted:          func(n int) int { return n - 1 },
 		ArmFiresPending: true,
 		StatsFromDevice: true,

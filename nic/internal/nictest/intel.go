@@ -25,15 +25,9 @@ func Intel(f intel.Flavor, q intel.Quirks) Family {
 func IntelWith(cfg intel.Config) Family {
 	return Family{
 		Name: "intel " + cfg.Flavor.String(),
-		New: func(mc ModelConfig) (Model, error) {
-			c := cfg
+		New: newModel(cfg, func(c *intel.Config, mc ModelConfig) {
 			c.Wire, c.IOMMU, c.Strict = mc.Wire, mc.IOMMU, true
-			m, err := intel.New(c)
-			if err != nil {
-				return nil, err
-			}
-			return IntelModel{m}, nil
-		},
+		}, intel.New, func(m *intel.Model) Model { return IntelModel{m} }),
 		Posted:          func(n int) int { return n - 1 },
 		ArmFiresPending: true,
 		CountsMissed:    true,

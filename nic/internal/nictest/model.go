@@ -128,3 +128,17 @@ type Suite struct {
 	Name string
 	Run  func(*testing.T, Driver)
 }
+
+// newModel is a Family's New for a model package: it copies base, lets set put the
+// suite's settings in the copy, opens the model with open and wraps it as a Model with as.
+func newModel[C, M any](base C, set func(*C, ModelConfig), open func(C) (M, error), as func(M) Model) func(ModelConfig) (Model, error) {
+	return func(mc ModelConfig) (Model, error) {
+		c := base
+		set(&c, mc)
+		m, err := open(c)
+		if err != nil {
+			return nil, err
+		}
+		return as(m), nil
+	}
+}

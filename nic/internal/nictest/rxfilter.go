@@ -16,15 +16,17 @@ import (
 // The groups the receive filter suite joins. Their multicast table hashes (address bits
 // 47:36, the Intel MTA's filter type 0 and the VF's SET_MULTICAST hash) are 0x010 and
 // 0x020: they do not collide, so a hash filter tells them apart as an exact one does.
+// Group1 and NewMAC are exported for the drivers' own filter tests; nothing changes them.
 var (
-	group1 = net.HardwareAddr{0x33, 0x33, 0xff, 0x00, 0x00, 0x01}
+	Group1 = net.HardwareAddr{0x33, 0x33, 0xff, 0x00, 0x00, 0x01}
 	group2 = net.HardwareAddr{0x33, 0x33, 0xff, 0x00, 0x00, 0x02}
 	// otherMulticast is an IPv4 group (hash 0x030) no call joins.
 	otherMulticast = net.HardwareAddr{0x01, 0x00, 0x5e, 0x01, 0x00, 0x03}
 	// stranger is a unicast address that is not the port's.
 	stranger = net.HardwareAddr{0x02, 0x99, 0x88, 0x77, 0x66, 0x55}
-	// newMAC is the station address SetMAC moves the port to.
-	newMAC = net.HardwareAddr{0x02, 0x11, 0x22, 0x33, 0x44, 0x55}
+	// NewMAC is the station address SetMAC moves the port to (also a VF's PF-assigned
+	// address in nic/igbvf's tests).
+	NewMAC = net.HardwareAddr{0x02, 0x11, 0x22, 0x33, 0x44, 0x55}
 )
 
 // FilterOf is p's nic.RxFilter (nil: the driver has none).
@@ -134,7 +136,7 @@ func RxFilter(t *testing.T, drv Driver) {
 			t.Fatal("the port does not implement nic.RxFilter")
 		}
 		own := h.Port.MAC().String()
-		g1, g2, om, st := group1.String(), group2.String(), otherMulticast.String(), stranger.String()
+		g1, g2, om, st := Group1.String(), group2.String(), otherMulticast.String(), stranger.String()
 		if !drv.Family.PromiscuousUntilFiltered {
 			h.expect("at open", map[string]bool{own: true, g1: false, st: false})
 		}
@@ -142,11 +144,11 @@ func RxFilter(t *testing.T, drv Driver) {
 			t.Fatal(err)
 		}
 		h.expect("no groups", map[string]bool{own: true, g1: false, g2: false, st: false})
-		if err := f.SetMulticast([]net.HardwareAddr{group1}, false); err != nil {
+		if err := f.SetMulticast([]net.HardwareAddr{Group1}, false); err != nil {
 			t.Fatal(err)
 		}
-		h.expect("group1", map[string]bool{own: true, g1: true, g2: false, om: false})
-		if err := f.SetMulticast([]net.HardwareAddr{group1}, true); err != nil {
+		h.expect("Group1", map[string]bool{own: true, g1: true, g2: false, om: false})
+		if err := f.SetMulticast([]net.HardwareAddr{Group1}, true); err != nil {
 			t.Fatal(err)
 		}
 		h.expect("all", map[string]bool{g1: true, g2: true, om: true, st: false})
@@ -160,19 +162,19 @@ func RxFilter(t *testing.T, drv Driver) {
 				t.Errorf("100 groups: frame to %v not received", g)
 			}
 		}
-		if err := f.SetMulticast([]net.HardwareAddr{group1}, false); err != nil {
+		if err := f.SetMulticast([]net.HardwareAddr{Group1}, false); err != nil {
 			t.Fatal(err)
 		}
-		h.expect("back to group1", map[string]bool{g1: true, g2: false, om: false})
-		err := f.SetMulticast([]net.HardwareAddr{group1, stranger}, false)
+		h.expect("back to Group1", map[string]bool{g1: true, g2: false, om: false})
+		err := f.SetMulticast([]net.HardwareAddr{Group1, stranger}, false)
 		if err == nil || !strings.Contains(err.Error(), st) {
 			t.Errorf("SetMulticast with unicast %s: error %v, want one naming it", st, err)
 		}
-		if err := f.SetMAC(group1); err == nil {
-			t.Errorf("SetMAC(%v): no error for a multicast address", group1)
+		if err := f.SetMAC(Group1); err == nil {
+			t.Errorf("SetMAC(%v): no error for a multicast address", Group1)
 		}
 		h.expect("after the refused calls", map[string]bool{own: true, g1: true, g2: false})
-		err = f.SetMAC(newMAC)
+		err = f.SetMAC(NewMAC)
 		if drv.Family.SetMACRefused {
 			if err == nil || !strings.Contains(err.Error(), "NACK") {
 				t.Errorf("SetMAC on a VF whose MAC the administrator set: error %v, want the PF's NACK", err)
@@ -180,16 +182,16 @@ func RxFilter(t *testing.T, drv Driver) {
 			if h.Port.MAC().String() != own {
 				t.Errorf("MAC %v after a refused SetMAC, want %s", h.Port.MAC(), own)
 			}
-			h.expect("refused SetMAC", map[string]bool{own: true, newMAC.String(): false, g1: true})
+			h.expect("refused SetMAC", map[string]bool{own: true, NewMAC.String(): false, g1: true})
 			return
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h.Port.MAC().String() != newMAC.String() {
-			t.Errorf("MAC %v after SetMAC(%v)", h.Port.MAC(), newMAC)
+		if h.Port.MAC().String() != NewMAC.String() {
+			t.Errorf("MAC %v after SetMAC(%v)", h.Port.MAC(), NewMAC)
 		}
-		h.expect("SetMAC", map[string]bool{newMAC.String(): true, own: false, g1: true, g2: false})
+		h.expect("SetMAC", map[string]bool{NewMAC.String(): true, own: false, g1: true, g2: false})
 	})
 	t.Run("while polled", func(t *testing.T) { filterWhilePolled(t, drv) })
 	t.Run("promiscuous", func(t *testing.T) {
@@ -201,10 +203,10 @@ func RxFilter(t *testing.T, drv Driver) {
 		if err := f.SetMulticast(nil, false); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.SetMAC(newMAC); err != nil && !drv.Family.SetMACRefused {
+		if err := f.SetMAC(NewMAC); err != nil && !drv.Family.SetMACRefused {
 			t.Fatal(err)
 		}
-		h.expect("promiscuous", map[string]bool{group1.String(): true, otherMulticast.String(): true, stranger.String(): true, newMAC.String(): true})
+		h.expect("promiscuous", map[string]bool{Group1.String(): true, otherMulticast.String(): true, stranger.String(): true, NewMAC.String(): true})
 	})
 	t.Run("closed", func(t *testing.T) {
 		h := New(t, drv, nic.Config{RxQueues: 1, TxQueues: 1, Interrupts: nic.IRQNone})
@@ -212,22 +214,22 @@ func RxFilter(t *testing.T, drv Driver) {
 		if err := h.Port.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.SetMulticast([]net.HardwareAddr{group1}, false); err == nil {
+		if err := f.SetMulticast([]net.HardwareAddr{Group1}, false); err == nil {
 			t.Error("SetMulticast on a closed port: no error")
 		}
-		if err := f.SetMAC(newMAC); err == nil {
+		if err := f.SetMAC(NewMAC); err == nil {
 			t.Error("SetMAC on a closed port: no error")
 		}
 	})
 }
 
-// filterWhilePolled sends frames to group1 in batches while one goroutine polls the
-// queue and another sets lists that all hold group1 (with and without others, all on and
+// filterWhilePolled sends frames to Group1 in batches while one goroutine polls the
+// queue and another sets lists that all hold Group1 (with and without others, all on and
 // off): every frame must be received.
 func filterWhilePolled(t *testing.T, drv Driver) {
 	h := New(t, drv, nic.Config{RxQueues: 1, TxQueues: 1, Interrupts: nic.IRQNone})
 	f := FilterOf(h.Port)
-	if err := f.SetMulticast([]net.HardwareAddr{group1}, false); err != nil {
+	if err := f.SetMulticast([]net.HardwareAddr{Group1}, false); err != nil {
 		t.Fatal(err)
 	}
 	var got atomic.Int64
@@ -245,7 +247,7 @@ func filterWhilePolled(t *testing.T, drv Driver) {
 			}
 			n := h.Port.RxBurst(0, bufs)
 			for _, b := range bufs[:n] {
-				if fr := b.Bytes(); len(fr) >= 6 && string(fr[:6]) == string(group1) {
+				if fr := b.Bytes(); len(fr) >= 6 && string(fr[:6]) == string(Group1) {
 					got.Add(1)
 				}
 				b.Free()
@@ -255,7 +257,7 @@ func filterWhilePolled(t *testing.T, drv Driver) {
 			}
 		}
 	}()
-	lists := [][]net.HardwareAddr{{group1}, append([]net.HardwareAddr{group1}, manyGroups(40)...), {group2, group1}, append(manyGroups(100), group1)}
+	lists := [][]net.HardwareAddr{{Group1}, append([]net.HardwareAddr{Group1}, manyGroups(40)...), {group2, Group1}, append(manyGroups(100), Group1)}
 	errc := make(chan error, 1)
 	go func() { // the filter's user
 		defer wg.Done()
@@ -274,7 +276,7 @@ func filterWhilePolled(t *testing.T, drv Driver) {
 	}()
 	const batches, batch = 40, 8
 	frame := make([]byte, 64)
-	copy(frame, group1)
+	copy(frame, Group1)
 	copy(frame[6:], []byte{0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee})
 	binary.BigEndian.PutUint16(frame[12:], 0x88b5)
 	for i := 0; i < batches; i++ {
@@ -291,7 +293,7 @@ func filterWhilePolled(t *testing.T, drv Driver) {
 		if n := got.Load(); n < want {
 			close(stop)
 			wg.Wait()
-			t.Fatalf("batch %d: %d of %d frames to %v received while the filter changed (model %+v)", i, n, want, group1, h.Model.Counters())
+			t.Fatalf("batch %d: %d of %d frames to %v received while the filter changed (model %+v)", i, n, want, Group1, h.Model.Counters())
 		}
 	}
 	close(stop)

@@ -33,12 +33,7 @@ func Timesync(t *testing.T, drv Driver) {
 			if _, err := ts.TxTimestamp(); !errors.Is(err, nic.ErrNoTimestamp) {
 				t.Fatalf("nothing sent: %v, want ErrNoTimestamp", err)
 			}
-			w0 := wire.Now()
-			sendPTP(t, h, peerMAC, 7, true)
-			awaitPeer(t, h, 1)
-			w1 := wire.Now()
-			d := awaitTx(t, ts)
-			c.check(t, "tx stamp", d, w0, w1)
+			txStamped(t, h, ts, c, peerMAC, 7, "tx stamp")
 			if _, err := ts.TxTimestamp(); !errors.Is(err, nic.ErrNoTimestamp) {
 				t.Errorf("second read: %v, want ErrNoTimestamp (the latch was freed)", err)
 			}
@@ -199,6 +194,17 @@ func peerStamped(t *testing.T, h *Harness, ts nic.Timesync, c clockRef, src net.
 		t.Fatal(err)
 	}
 	c.check(t, what, d, w0, w1)
+}
+
+// txStamped sends the peer a marked PTP frame with sequence seq and checks the device's
+// TX stamp of it against c.
+func txStamped(t *testing.T, h *Harness, ts nic.Timesync, c clockRef, dst net.HardwareAddr, seq uint16, what string) {
+	t.Helper()
+	w0 := wire.Now()
+	sendPTP(t, h, dst, seq, true)
+	awaitPeer(t, h, 1)
+	w1 := wire.Now()
+	c.check(t, what, awaitTx(t, ts), w0, w1)
 }
 
 // awaitPeer waits until the peer has got n frames.

@@ -121,12 +121,7 @@ func TimesyncWrap(t *testing.T, drv Driver) {
 	adjust(1<<63 + 1 - s - uint64(before)<<shift)
 	c := refClock(t, ts)
 	peerMAC := net.HardwareAddr{0x02, 0, 0, 0, 0, 0x97}
-	w0 := wire.Now()
-	sendPTP(t, h, peerMAC, 1, true)
-	awaitPeer(t, h, 1)
-	w1 := wire.Now()
-	tx := awaitTx(t, ts)
-	c.check(t, "tx stamp before the wrap", tx, w0, w1)
+	txStamped(t, h, ts, c, peerMAC, 1, "tx stamp before the wrap")
 	time.Sleep(2 * before)
 	peerStamped(t, h, ts, c, peerMAC, 2, "rx stamp after the wrap")
 	c.checkNow(t, ts, "device time after the wrap")

@@ -13,25 +13,8 @@ import (
 // own: moderation and per-queue drop counters do not exist in virtio-net.
 func Virtio(base virtio.Config) Family {
 	return Family{
-		Name: "virtio",
-		New: func(mc ModelConfig) (Model, error) {
-			c := base
-			c.Wire, c.IOMMU, c.Strict = mc.Wire, mc.IOMMU, true
-			if c.MTU == 0 {
-				c.MTU = mc.MTU // the device's mtu is the port's (VIRTIO_NET_F_MTU offered) when it has one
-			}
-			if c.Steer == nil {
-				c.Steer = bySrcByte2
-			}
-			if c.QueueSize < 2*mc.Ring { // two descriptors per packet
-				c.QueueSize = 2 * mc.Ring
-			}
-			m, err := virtio.New(c)
-			if err != nil {
-				return nil, err
-			}
-			return VirtioModel{m}, nil
-		},
+		Name:              "virtio",
+		New:               newModel(base, virtioSettings, virtio.New, func(m *virtio.Model) Model { return VirtioModel{m} }),
 		Posted:            func(n int) int { return n },
 		DMAFaultCompletes: true,
 		HoldsWhenFull:     true,
@@ -44,6 +27,22 @@ func Virtio(base virtio.Config) Family {
 
 // bySrcByte2 steers by the third byte of the IPv4 source address.
 func bySrcByte2(f []byte, pairs int) int { return int(f[28]) % pairs }
+
+// virtioSettings puts a suite's settings in a virtio-net model's Config: the wire, the
+// IOMMU and strictness, the port's mtu and a virtqueue large enough for its ring, and the
+// default steering when base has none.
+func virtioSettings(c *virtio.Config, mc ModelConfig) {
+	c.Wire, c.IOMMU, c.Strict = mc.Wire, mc.IOMMU, true
+	if c.MTU == 0 {
+		c.MTU = mc.MTU // the device's mtu is the port's (VIRTIO_NET_F_MTU offered) when it has one
+	}
+	if c.Steer == nil {
+		c.Steer = bySrcByte2
+	}
+	if c.QueueSize < 2*mc.Ring { // two descriptors per packet
+		c.QueueSize = 2 * mc.Ring
+	}
+}
 
 // VirtioModel is a virtio-net model as a Model.
 type VirtioModel struct{ *virtio.Model }
