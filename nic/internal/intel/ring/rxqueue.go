@@ -104,15 +104,17 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 	m, tail, next := int(q.mask), int(q.tail), int(q.next)
 	n := 0
 	var bytes uint64
-	// An empty ring ends at the first test, without a call. The first frame is taken here,
-	// and takeFast is called only if the descriptor after it is completed too: a burst of
-	// one frame (low-rate traffic) makes no call.
+	// An empty ring ends at the first test, the DD bit at next (always a slot of the ring;
+	// nothing is taken from it unless it is posted, k > 0), without a call or the count of
+	// slots to take. The first frame is taken here, and takeFast is called only if the
+	// descriptor after it is completed too: a burst of one frame (low-rate traffic) makes
+	// no call.
+	d := &q.desc[next]
+	st := atomic.LoadUint32(&d.w2)
+	if st&intelnic.RxStatusDD == 0 {
+		goto done // not an if around the rest: that counted 5 more at batch 1
+	}
 	if k := min(len(bufs), (tail-next)&m, m+1-next); k > 0 {
-		d := &q.desc[next]
-		st := atomic.LoadUint32(&d.w2)
-		if st&intelnic.RxStatusDD == 0 {
-			goto done // not an if around the rest: that counted 5 more at batch 1
-		}
 		more := q.drop
 		if !more {
 			var rare *advDesc
