@@ -97,18 +97,45 @@ func (q *RxQueue) Fill() int {
 //
 // The descriptors up to the ring's wrap go to takeFast, whose loop makes no call and
 // indexes slices as long as the burst: no bounds check and no mask per frame
-// (docs/design.md §5, "The per-frame cost"). Burst itself makes that one call in the
-// common case, and leaves the rest (the ring's wrap, a rare descriptor) to takeMore.
+// (docs/design.md §5, "The per-frame cost"). Burst takes the first frame itself and makes
+// that one call only when the descriptor after it is completed too, so a burst of one frame
+// makes none; it leaves the rest (the ring's wrap, a rare descriptor) to takeMore.
 func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 	m, tail, next := int(q.mask), int(q.tail), int(q.next)
 	n := 0
 	var bytes uint64
-	// An empty ring ends at the first test, without a call.
-	if k := min(len(bufs), (tail-next)&m, m+1-next); k > 0 && atomic.LoadUint32(&q.desc[next].w2)&intelnic.RxStatusDD != 0 {
+	// An empty ring ends at the first test, the DD bit at next (always a slot of the ring;
+	// nothing is taken from it unless it is posted, k > 0), without a call or the count of
+	// slots to take. The first frame is taken here, and takeFast is called only if the
+	// descriptor after it is completed too: a burst of one frame (low-rate traffic) makes
+	// no call.
+	d := &q.desc[next]
+	st := atomic.LoadUint32(&d.w2)
+	if st&intelnic.RxStatusDD == 0 {
+		goto done // not an if around the rest: that counted 5 more at batch 1
+	}
+	if k := min(len(bufs), (tail-next)&m, m+1-next); k > 0 {
 		more := q.drop
 		if !more {
 			var rare *advDesc
-			n, bytes, rare = q.takeFast(next, bufs[:k])
+			if length := int(atomic.LoadUint32(&d.w3) & 0xffff); st&intelnic.RxStatusEOP != 0 && uint(length-1) < uint(q.plain) {
+				b := q.bufs[next]
+				b.SetLen(length)
+				if st&intelnic.RxStatusTS != 0 {
+					b.SetRxTimestamped()
+				}
+				bufs[0] = b // as in takeFast
+				d.w2 = 0
+				n, bytes = 1, uint64(length)
+				if k > 1 && atomic.LoadUint32(&q.desc[next+1].w2)&intelnic.RxStatusDD != 0 {
+					var b uint64
+					n, b, rare = q.takeFast(next+1, bufs[1:k])
+					n++
+					bytes += b
+				}
+			} else {
+				rare = d // takeMore reads it again: its DD stays set
+			}
 			next = (next + n) & m
 			more = rare != nil || n == k && n < len(bufs)
 		}
@@ -118,6 +145,7 @@ func (q *RxQueue) Burst(bufs []*nic.Buf) int {
 			next = int(q.next)
 		}
 	}
+done:
 	q.next = uint32(next)
 	// The slot at tail is never posted: a DD bit there is a write-back the NIC was not
 	// given. Check it every burst, so the error shows however long refill waits.

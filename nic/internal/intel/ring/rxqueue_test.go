@@ -302,3 +302,48 @@ func FuzzRxWriteBack(f *testing.F) {
 		}
 	})
 }
+
+// TestRxTimestampMark checks that a write-back's TS bit marks the frame it belongs to, and
+// only that one, whether the burst takes the frame itself (one completed), through
+// takeFast (several) or as a tagged frame through rare.
+func TestRxTimestampMark(t *testing.T) {
+	plain := bytes.Repeat([]byte{0xab}, 100)
+	tagged := append(bytes.Repeat([]byte{0xff}, 12), 0x81, 0x00)
+	tagged = append(tagged, bytes.Repeat([]byte{0xcd}, nic.EthHeader+1500+nic.VLANTag-len(tagged))...)
+	for _, tc := range []struct {
+		name   string
+		frames [][]byte
+		marked []bool
+	}{
+		{"one frame", [][]byte{plain}, []bool{true}},
+		{"one frame unmarked", [][]byte{plain}, []bool{false}},
+		{"several", [][]byte{plain, plain, plain}, []bool{false, true, true}},
+		{"tagged", [][]byte{plain, tagged}, []bool{false, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newRxFixture(t, 32, 64, 2048)
+			f.q.plain = 1500 + nic.EthHeader // as with MTU 1500, so the tagged frame is a rare one
+			f.q.Fill()
+			for i, fr := range tc.frames {
+				d := &f.q.desc[f.hw.head]
+				if !f.hw.receive(fr, 0) {
+					t.Fatal("ring full")
+				}
+				if tc.marked[i] {
+					d.w2 |= intelnic.RxStatusTS
+				}
+			}
+			bufs := make([]*nic.Buf, 32)
+			if n := f.q.Burst(bufs); n != len(tc.frames) {
+				t.Fatalf("Burst = %d, want %d", n, len(tc.frames))
+			}
+			for i, b := range bufs[:len(tc.frames)] {
+				if b.Len() != len(tc.frames[i]) || b.RxTimestamped() != tc.marked[i] {
+					t.Errorf("frame %d: length %d, timestamped %v; want %d, %v", i, b.Len(), b.RxTimestamped(), len(tc.frames[i]), tc.marked[i])
+				}
+				b.Free()
+			}
+			f.conserved(t, 0)
+		})
+	}
+}

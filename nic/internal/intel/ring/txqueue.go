@@ -128,11 +128,22 @@ func (q *TxQueue) Burst(bufs []*nic.Buf) int {
 	room := (int(q.clean) - 1 - t) & m // free slots; the one before clean stays empty
 	n := 0
 	var bytes uint64
-	// The frames up to the ring's wrap go to postFast, whose loop makes no call (see
-	// RxQueue.Burst); the rest of the burst (past the wrap, from a frame postFast does
-	// not take as it is) to postMore.
+	// A burst of one frame is queued here, without a call; the frames of a longer one up
+	// to the ring's wrap go to postFast, whose loop makes no call (see RxQueue.Burst). The
+	// rest of the burst (past the wrap, from a frame postFast does not take as it is) goes
+	// to postMore.
 	if k := min(len(bufs), room, m+1-t); k > 0 {
-		n, bytes = q.postFast(t, bufs[:k], q.knownPool(), uint(q.plain-MinTxFrame))
+		if k > 1 {
+			n, bytes = q.postFast(t, bufs[:k], q.knownPool(), uint(q.plain-MinTxFrame))
+		} else if b := bufs[0]; b.Pool() == q.knownPool() && uint(b.Len()-MinTxFrame) <= uint(q.plain-MinTxFrame) && !b.TimestampMarked() {
+			size := b.Len() // as in postFast
+			d := &q.desc[t]
+			d.qw0 = b.IOVA()
+			d.w2 = uint32(size) | txCmd
+			d.w3 = uint32(size) << intelnic.TxdPaylenShift
+			q.bufs[t] = b
+			n, bytes = 1, uint64(size)
+		}
 		t = (t + n) & m
 		if n < len(bufs) && n < room {
 			n, t, bytes = q.postMore(bufs, n, t, bytes)
