@@ -47,10 +47,7 @@ func (c *Config) checkHostPaths(root string) fieldErrors {
 	root = filepath.Clean(root)
 	// No directory at root: nothing under it resolves or exists yet (h is nil), and the
 	// daemon's opening it fails later.
-	h, err := pcihost.New(root)
-	if err == nil {
-		h.StateFiles = StateFiles
-	}
+	h, _ := StateHost(root)
 	if h != nil && c.StateDir != "" && filepath.IsAbs(c.StateDir) && !hasDotDot(c.StateDir) {
 		if _, err := h.Path(c.StateDir); err != nil {
 			errs.add("state_dir", c.StateDir, "%s", outsideMsg(err, root))

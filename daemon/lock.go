@@ -38,11 +38,10 @@ type pidLock struct {
 // followed through a symlink, never an existing file truncated): a stale one, whose lock
 // nobody holds, is removed first, and the lock reports it.
 func lockStateDir(root, stateDir string) (*pidLock, error) {
-	h, err := pcihost.New(root)
+	h, err := config.StateHost(root)
 	if err != nil {
 		return nil, fmt.Errorf("state_dir: %w", err)
 	}
-	h.StateFiles = config.StateFiles
 	dir, err := h.OpenStateDir(stateDir, true)
 	if err != nil {
 		return nil, stateDirError(err)
@@ -189,11 +188,10 @@ func quiesceStale(l *pidLock, root string, ports []config.Port, log *zap.Logger)
 // now, and its pid (0 if its pid file is unreadable). A missing directory or pid file,
 // or one whose lock nobody holds, is not running.
 func RunningPID(root, stateDir string) (pid int, running bool, err error) {
-	h, err := pcihost.New(root)
+	h, err := config.StateHost(root)
 	if err != nil {
 		return 0, false, err
 	}
-	h.StateFiles = config.StateFiles
 	dir, err := h.OpenStateDir(stateDir, false)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, false, nil

@@ -20,12 +20,11 @@ import (
 // daemon's files (config.StateFiles) admitted in a state directory. A root
 // that is empty or not a directory is a usage error.
 func pciHost(g *globals) (*pcihost.Host, error) {
-	h, err := pcihost.New(g.root)
+	h, err := config.StateHost(g.root)
 	if err != nil {
 		return nil, asUsage(fmt.Errorf("--root: %w", err))
 	}
 	h.Warn = func(msg string) { g.log.Warn(msg) }
-	h.StateFiles = config.StateFiles
 	return h, nil
 }
 

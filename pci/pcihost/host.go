@@ -51,7 +51,7 @@ type Host struct {
 	Modprobe func(module string) error
 	// StateFiles are the names, besides bind records, that a state directory may hold
 	// (see OpenStateDir): those of the programs that share it with uiod bind, such as the
-	// daemon's pid file and control socket (config.StateFiles). The host tool knows no
+	// daemon's pid file and control socket (config.StateFiles; config.StateHost sets them). The host tool knows no
 	// such name of its own.
 	StateFiles []string
 
